@@ -1,0 +1,50 @@
+export { canonicalJson, deepFreeze } from './canonical.ts';
+export { ERROR_CATALOGUE, GRPC_STATUS, MeshrelayError, isErrorCode, toMeshrelayError, type ErrorCode } from './errors.ts';
+export {
+  compareResources,
+  formatResourceKey,
+  isRecord,
+  resourceKey,
+  type ObjectMeta,
+  type Resource,
+  type ResourceKey,
+} from './resource.ts';
+export { INPUT_KINDS, KINDS, OWNER_LABEL, OWNER_LABEL_VALUE, findInputKind, isKind, type KindRef } from './kinds.ts';
+export {
+  buildInputSnapshot,
+  buildOutputSnapshot,
+  encodeResources,
+  sha256Hex,
+  snapshotEncoding,
+  type EncodedResources,
+  type InputSnapshot,
+  type InputSnapshotInit,
+  type OutputSnapshot,
+  type OutputSnapshotInit,
+  type Provenance,
+} from './snapshot.ts';
+export {
+  DEFAULT_CHUNK_BYTES,
+  DEFAULT_COMPRESS_ABOVE_BYTES,
+  SnapshotAssembler,
+  encodeSnapshotFrames,
+  type AssembledSnapshot,
+  type AssemblyLimits,
+  type FrameInput,
+  type FrameOptions,
+  type SnapshotFrames,
+} from './wire.ts';
+export {
+  CLUSTER_WARM_CONDITION,
+  DEFAULT_MANAGEMENT_NAMESPACE,
+  DNS_LABEL,
+  DNS_SUBDOMAIN,
+  clusterSpiffeId,
+  clusterWarmCondition,
+  isClusterWarm,
+  isValidClusterName,
+  type ClusterCondition,
+  type KubernetesCluster,
+} from './cluster.ts';
+export { normalizeResource } from './normalize.ts';
+export { relay } from './gen/relay.js';

@@ -1,0 +1,56 @@
+/** Resource kinds Meshrelay reads (inputs) and writes (outputs), by apiVersion + kind. */
+export interface KindRef {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly namespaced: boolean;
+}
+
+function kind(apiVersion: string, name: string, namespaced = true): KindRef {
+  return Object.freeze({ apiVersion, kind: name, namespaced });
+}
+
+export const KINDS = {
+  Service: kind('v1', 'Service'),
+  Endpoints: kind('v1', 'Endpoints'),
+  EndpointSlice: kind('discovery.k8s.io/v1', 'EndpointSlice'),
+  Pod: kind('v1', 'Pod'),
+  Node: kind('v1', 'Node', false),
+  VirtualDestination: kind('networking.gloo.solo.io/v2', 'VirtualDestination'),
+  RouteTable: kind('networking.gloo.solo.io/v2', 'RouteTable'),
+  AccessPolicy: kind('security.policy.gloo.solo.io/v2', 'AccessPolicy'),
+  FailoverPolicy: kind('resilience.policy.gloo.solo.io/v2', 'FailoverPolicy'),
+  OutlierDetectionPolicy: kind('resilience.policy.gloo.solo.io/v2', 'OutlierDetectionPolicy'),
+  RetryTimeoutPolicy: kind('resilience.policy.gloo.solo.io/v2', 'RetryTimeoutPolicy'),
+  KubernetesCluster: kind('admin.gloo.solo.io/v2', 'KubernetesCluster'),
+  ServiceEntry: kind('networking.istio.io/v1', 'ServiceEntry'),
+  DestinationRule: kind('networking.istio.io/v1', 'DestinationRule'),
+  VirtualService: kind('networking.istio.io/v1', 'VirtualService'),
+  AuthorizationPolicy: kind('security.istio.io/v1', 'AuthorizationPolicy'),
+} as const;
+
+/** Kinds an agent may put into an input snapshot. */
+export const INPUT_KINDS: readonly KindRef[] = [
+  KINDS.Service,
+  KINDS.Endpoints,
+  KINDS.EndpointSlice,
+  KINDS.Pod,
+  KINDS.Node,
+  KINDS.VirtualDestination,
+  KINDS.RouteTable,
+  KINDS.AccessPolicy,
+  KINDS.FailoverPolicy,
+  KINDS.OutlierDetectionPolicy,
+  KINDS.RetryTimeoutPolicy,
+];
+
+export function findInputKind(apiVersion: string, kindName: string): KindRef | undefined {
+  return INPUT_KINDS.find((k) => k.apiVersion === apiVersion && k.kind === kindName);
+}
+
+export function isKind(r: { apiVersion: string; kind: string }, ref: KindRef): boolean {
+  return r.apiVersion === ref.apiVersion && r.kind === ref.kind;
+}
+
+/** Label put on every output resource so an applier prunes only what it owns. */
+export const OWNER_LABEL = 'meshrelay.io/owned-by';
+export const OWNER_LABEL_VALUE = 'meshrelay';

@@ -1,0 +1,54 @@
+/** A Kubernetes-shaped object as carried in snapshots. Bodies are plain JSON. */
+export interface ObjectMeta {
+  readonly name: string;
+  readonly namespace?: string;
+  readonly labels?: Readonly<Record<string, string>>;
+  readonly annotations?: Readonly<Record<string, string>>;
+}
+
+export interface Resource {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly metadata: ObjectMeta;
+  readonly spec?: unknown;
+  readonly status?: unknown;
+  readonly [field: string]: unknown;
+}
+
+/** The identity of a resource inside one snapshot. */
+export interface ResourceKey {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly namespace: string;
+  readonly name: string;
+}
+
+export function resourceKey(r: Resource): ResourceKey {
+  return { apiVersion: r.apiVersion, kind: r.kind, namespace: r.metadata.namespace ?? '', name: r.metadata.name };
+}
+
+/** "kind apiVersion namespace/name" — stable, human-readable, used in logs and error messages. */
+export function formatResourceKey(key: ResourceKey): string {
+  const where = key.namespace === '' ? key.name : `${key.namespace}/${key.name}`;
+  return `${key.kind}.${key.apiVersion} ${where}`;
+}
+
+function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Total order used by every snapshot: (apiVersion, kind, namespace, name). */
+export function compareResources(a: Resource, b: Resource): number {
+  const ka = resourceKey(a);
+  const kb = resourceKey(b);
+  return (
+    compareStrings(ka.apiVersion, kb.apiVersion) ||
+    compareStrings(ka.kind, kb.kind) ||
+    compareStrings(ka.namespace, kb.namespace) ||
+    compareStrings(ka.name, kb.name)
+  );
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
