@@ -48,3 +48,4 @@ export {
 } from './cluster.ts';
 export { normalizeResource } from './normalize.ts';
 export { relay } from './gen/relay.js';
+export { REGISTRATION_SERVICE, RELAY_SERVICE } from './grpc.ts';
