@@ -37,6 +37,7 @@ export const ERROR_CATALOGUE = {
   MESHRELAY_ERR_TOKEN_INVALID: { grpc: GRPC_STATUS.UNAUTHENTICATED, http: 401, summary: 'the relay identity token is wrong, expired or unknown' },
   MESHRELAY_ERR_RATE_LIMITED: { grpc: GRPC_STATUS.RESOURCE_EXHAUSTED, http: 429, summary: 'too many failed attempts; wait and retry' },
   MESHRELAY_ERR_PERMISSION_DENIED: { grpc: GRPC_STATUS.PERMISSION_DENIED, http: 403, summary: 'the caller may not act on this cluster' },
+  MESHRELAY_ERR_NOT_FOUND: { grpc: GRPC_STATUS.NOT_FOUND, http: 404, summary: 'no such route or object' },
   MESHRELAY_ERR_CLUSTER_NOT_FOUND: { grpc: GRPC_STATUS.NOT_FOUND, http: 404, summary: 'no such registered cluster' },
   MESHRELAY_ERR_CLUSTER_EXISTS: { grpc: GRPC_STATUS.ALREADY_EXISTS, http: 409, summary: 'the cluster is already registered' },
   MESHRELAY_ERR_SNAPSHOT_NOT_FOUND: { grpc: GRPC_STATUS.NOT_FOUND, http: 404, summary: 'no snapshot is held for this cluster' },

@@ -1,0 +1,201 @@
+import { Command, Option } from 'commander';
+import { MeshrelayError, isValidClusterName } from '@meshrelay/api';
+
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** The one typed configuration of a relay agent process (flags and MESHRELAY_AGENT_* variables map onto it one to one). */
+export interface AgentConfig {
+  readonly cluster: string;
+  /** Management server relay addresses (host:port), tried in order and rotated on failure or go-away. */
+  readonly serverAddresses: readonly string[];
+  readonly token?: string;
+  readonly tokenFile?: string;
+  readonly rootCaFile?: string;
+  readonly manifestsDir: string;
+  readonly outputDir: string;
+  readonly stateDir: string;
+  readonly debounceMs: number;
+  readonly rescanIntervalMs: number;
+  readonly healthPort: number;
+  readonly heartbeatIntervalMs: number;
+  readonly heartbeatTimeoutMs: number;
+  readonly logLevel: LogLevel;
+  readonly maxSnapshotBytes: number;
+}
+
+const ENV_PREFIX = 'MESHRELAY_AGENT_';
+
+interface OptionSpec {
+  readonly flags: string;
+  readonly description: string;
+  readonly defaultValue?: string;
+}
+
+// Defaults are strings so `--help` shows them exactly as a user would type them.
+const OPTIONS: readonly OptionSpec[] = [
+  { flags: '--cluster <name>', description: 'name of this workload cluster (required; as registered with meshctl)' },
+  { flags: '--server-address <list>', description: 'comma-separated relay addresses host:port', defaultValue: 'localhost:9900' },
+  { flags: '--token <token>', description: 'relay identity token (used only to register)' },
+  { flags: '--token-file <path>', description: 'file holding the relay identity token (read at each registration)' },
+  { flags: '--root-ca-file <path>', description: 'PEM file of the relay root CA (printed by `meshctl cluster register`)' },
+  { flags: '--manifests-dir <dir>', description: 'directory of YAML/JSON manifests discovered by the file provider (required)' },
+  { flags: '--output-dir <dir>', description: 'directory the output snapshots are written to (required)' },
+  { flags: '--state-dir <dir>', description: 'directory for the client key, certificate and last applied output (required)' },
+  { flags: '--debounce-ms <ms>', description: 'quiet time before changes become a new snapshot', defaultValue: '100' },
+  { flags: '--rescan-interval <duration>', description: 'periodic full rescan of the manifests dir (fallback for missed watch events)', defaultValue: '5s' },
+  { flags: '--health-port <port>', description: 'port of /healthz, /readyz, /status, /metrics (0 = random)', defaultValue: '9977' },
+  { flags: '--heartbeat-interval <duration>', description: 'heartbeat period on both relay streams', defaultValue: '5s' },
+  { flags: '--heartbeat-timeout <duration>', description: 'reconnect when nothing arrived from the server for this long', defaultValue: '15s' },
+  { flags: '--log-level <level>', description: `log level (${LOG_LEVELS.join('|')})`, defaultValue: 'info' },
+  { flags: '--max-snapshot-bytes <size>', description: 'largest snapshot sent or accepted (bytes; KiB/MiB/GiB suffixes allowed)', defaultValue: '16MiB' },
+];
+
+function envName(flags: string): string {
+  const long = /--([a-z-]+)/.exec(flags)?.[1] ?? '';
+  return ENV_PREFIX + long.toUpperCase().replaceAll('-', '_');
+}
+
+/** The commander program of `meshrelay-agent`; every option also reads MESHRELAY_AGENT_<NAME>. */
+export function buildAgentCommand(): Command {
+  const program = new Command('meshrelay-agent')
+    .description('Meshrelay relay agent: discovers manifests, pushes input snapshots, applies output snapshots')
+    .exitOverride()
+    .configureOutput({ writeErr: () => {} })
+    .allowExcessArguments(false);
+  for (const spec of OPTIONS) {
+    const option = new Option(spec.flags, spec.description).env(envName(spec.flags));
+    if (spec.defaultValue !== undefined) option.default(spec.defaultValue);
+    program.addOption(option);
+  }
+  return program;
+}
+
+/**
+ * Parses argv (without the node and script entries) and the environment into a
+ * validated AgentConfig. Throws a commander error for --help/--version and
+ * unknown flags, and MESHRELAY_ERR_INVALID_CONFIG naming each bad field.
+ */
+export function parseAgentConfig(argv: readonly string[]): AgentConfig {
+  const program = buildAgentCommand();
+  program.parse([...argv], { from: 'user' });
+  const values = program.opts<Record<string, string | undefined>>();
+  const fieldName = (key: string, flag: string): string =>
+    program.getOptionValueSource(key) === 'env' ? `--${flag} (from ${envName(`--${flag}`)})` : `--${flag}`;
+  return validateAgentOptions(values, fieldName);
+}
+
+type FieldNamer = (key: string, flag: string) => string;
+
+/** What a value parser gives back: the value, or why the text is not acceptable. */
+export type Parsed<T> = { readonly value: T } | { readonly error: string };
+
+/**
+ * Validates raw option strings (keys in commander's camelCase) into an AgentConfig.
+ * Collects every problem into one MESHRELAY_ERR_INVALID_CONFIG whose message
+ * names each bad field, e.g. `--server-address: "x" is not host:port`.
+ */
+export function validateAgentOptions(values: Readonly<Record<string, string | undefined>>, fieldName: FieldNamer = (_k, flag) => `--${flag}`): AgentConfig {
+  const problems: string[] = [];
+  const field = <T>(key: string, flag: string, parse: (raw: string) => Parsed<T>, fallback: T): T => {
+    const raw = values[key];
+    if (raw === undefined) return fallback;
+    const parsed = parse(raw);
+    if ('error' in parsed) {
+      problems.push(`${fieldName(key, flag)}: ${parsed.error}`);
+      return fallback;
+    }
+    return parsed.value;
+  };
+  const required = (key: string, flag: string): string => {
+    const raw = values[key]?.trim() ?? '';
+    if (raw === '') problems.push(`${fieldName(key, flag)} is required`);
+    return raw;
+  };
+
+  const cluster = required('cluster', 'cluster');
+  if (cluster !== '' && !isValidClusterName(cluster)) problems.push(`${fieldName('cluster', 'cluster')}: "${cluster}" is not a DNS-1123 label`);
+  const token = optionalText(values['token']);
+  const tokenFile = optionalText(values['tokenFile']);
+  const rootCaFile = optionalText(values['rootCaFile']);
+  if (token !== undefined && tokenFile !== undefined) problems.push('--token and --token-file are mutually exclusive');
+  const config: AgentConfig = {
+    cluster,
+    serverAddresses: field('serverAddress', 'server-address', parseAddressList, ['localhost:9900']),
+    ...(token !== undefined ? { token } : {}),
+    ...(tokenFile !== undefined ? { tokenFile } : {}),
+    ...(rootCaFile !== undefined ? { rootCaFile } : {}),
+    manifestsDir: required('manifestsDir', 'manifests-dir'),
+    outputDir: required('outputDir', 'output-dir'),
+    stateDir: required('stateDir', 'state-dir'),
+    debounceMs: field('debounceMs', 'debounce-ms', (raw) => parseWholeNumber(raw, 0, 60_000), 100),
+    rescanIntervalMs: field('rescanInterval', 'rescan-interval', (raw) => parseDuration(raw, 10), 5_000),
+    healthPort: field('healthPort', 'health-port', (raw) => parseWholeNumber(raw, 0, 65_535), 9977),
+    heartbeatIntervalMs: field('heartbeatInterval', 'heartbeat-interval', (raw) => parseDuration(raw, 10), 5_000),
+    heartbeatTimeoutMs: field('heartbeatTimeout', 'heartbeat-timeout', (raw) => parseDuration(raw, 10), 15_000),
+    logLevel: field('logLevel', 'log-level', parseLogLevel, 'info'),
+    maxSnapshotBytes: field('maxSnapshotBytes', 'max-snapshot-bytes', parseByteSize, 16 * 1024 * 1024),
+  };
+  if (config.heartbeatTimeoutMs <= config.heartbeatIntervalMs) {
+    problems.push(`${fieldName('heartbeatTimeout', 'heartbeat-timeout')}: must be longer than --heartbeat-interval (${config.heartbeatIntervalMs} ms)`);
+  }
+  if (problems.length > 0) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', problems.join('; '));
+  return Object.freeze(config);
+}
+
+function optionalText(raw: string | undefined): string | undefined {
+  const trimmed = raw?.trim();
+  return trimmed === undefined || trimmed === '' ? undefined : trimmed;
+}
+
+const HOST = /^(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)$/;
+
+/** "a:1,b:2" → ["a:1","b:2"]; an error when the list is empty or any entry is not host:port. */
+export function parseAddressList(raw: string): Parsed<string[]> {
+  const entries = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (entries.length === 0) return { error: 'no address given' };
+  for (const entry of entries) {
+    const colon = entry.lastIndexOf(':');
+    const portText = entry.slice(colon + 1);
+    const port = Number(portText);
+    if (colon <= 0 || !HOST.test(entry.slice(0, colon)) || !/^\d+$/.test(portText) || port < 1 || port > 65_535) {
+      return { error: `"${entry}" is not host:port` };
+    }
+  }
+  return { value: entries };
+}
+
+function parseWholeNumber(raw: string, min: number, max: number): Parsed<number> {
+  if (!/^\d+$/.test(raw.trim())) return { error: `"${raw}" is not a whole number` };
+  const value = Number(raw);
+  if (value < min || value > max) return { error: `${value} is outside ${min}..${max}` };
+  return { value };
+}
+
+const DURATION_UNITS: Readonly<Record<string, number>> = { '': 1, ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
+
+/** "250ms" | "5s" | "1m" | "1h" | "200" (ms) → milliseconds. */
+export function parseDuration(raw: string, minMs = 0): Parsed<number> {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(raw.trim());
+  if (!match) return { error: `"${raw}" is not a duration (e.g. 500ms, 5s, 1m)` };
+  const value = Math.round(Number(match[1]) * (DURATION_UNITS[match[2] ?? ''] ?? 1));
+  if (value < minMs) return { error: `${raw} is shorter than ${minMs} ms` };
+  return { value };
+}
+
+const SIZE_UNITS: Readonly<Record<string, number>> = { '': 1, b: 1, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3 };
+
+/** "16MiB" | "64KiB" | "1048576" → bytes (at least 1024). */
+export function parseByteSize(raw: string): Parsed<number> {
+  const match = /^(\d+)\s*([a-zA-Z]*)$/.exec(raw.trim());
+  const unit = SIZE_UNITS[match?.[2]?.toLowerCase() ?? 'x'];
+  if (!match || unit === undefined) return { error: `"${raw}" is not a size (e.g. 16MiB, 65536)` };
+  const value = Number(match[1]) * unit;
+  if (value < 1024) return { error: `${value} bytes is below the minimum of 1024` };
+  return { value };
+}
+
+function parseLogLevel(raw: string): Parsed<LogLevel> {
+  const level = LOG_LEVELS.find((l) => l === raw);
+  return level !== undefined ? { value: level } : { error: `"${raw}" is not one of ${LOG_LEVELS.join(', ')}` };
+}

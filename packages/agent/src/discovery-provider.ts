@@ -1,0 +1,22 @@
+import type { InputSnapshot } from '@meshrelay/api';
+import type { InputProblem } from './input-problem.ts';
+
+/**
+ * A source of input snapshots for one cluster (the `file` provider today; the
+ * seam where a `kubernetes` provider plugs in).
+ */
+export interface DiscoveryProvider {
+  /**
+   * Reads the current state once (so `current` is set when it resolves) and then
+   * follows changes. Throws MESHRELAY_ERR_INVALID_CONFIG when the source cannot be read at all.
+   */
+  start(): Promise<void>;
+  /** Stops following changes; idempotent. */
+  stop(): Promise<void>;
+  /** The latest snapshot (immutable), or undefined before the first successful read. */
+  readonly current: InputSnapshot | undefined;
+  /** Problems of the latest read, in a stable order (a new array per read; do not mutate). */
+  readonly problems: readonly InputProblem[];
+  /** Registers a listener called with every NEW snapshot (new content ⇒ generation + 1). Returns an unsubscribe function. */
+  onSnapshot(listener: (snapshot: InputSnapshot) => void): () => void;
+}

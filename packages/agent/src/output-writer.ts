@@ -1,0 +1,224 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readFile, readdir, readlink, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { stringify } from 'yaml';
+import { MeshrelayError, buildOutputSnapshot, isRecord, type Provenance, type Resource } from '@meshrelay/api';
+
+/** An output snapshot as the agent applies and persists it. */
+export interface AppliedOutput {
+  readonly cluster: string;
+  readonly hash: string;
+  readonly provenance: readonly Provenance[];
+  readonly resources: readonly Resource[];
+}
+
+export interface OutputWriterOptions {
+  readonly cluster: string;
+  readonly outputDir: string;
+  readonly stateDir: string;
+  readonly logger: Logger;
+}
+
+const VERSIONS_DIR = '.versions';
+const CURRENT_LINK = 'current';
+const STATE_FILE = 'last-output.json';
+
+/**
+ * Writes output snapshots into a directory atomically: every version is written
+ * completely under `.versions/<hash>/` and then `current` (a symlink) is swapped
+ * to it with one rename, so a reader sees a whole version or the previous one,
+ * never a mix. Keeps the current and the previous version. The last applied
+ * output is also persisted in the state dir so a restarted agent keeps serving
+ * it while the management plane is unreachable. Calls are serialized.
+ */
+export class FileOutputWriter {
+  readonly #opts: OutputWriterOptions;
+  readonly #outputDir: string;
+  #held: AppliedOutput | undefined;
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(options: OutputWriterOptions) {
+    this.#opts = options;
+    this.#outputDir = path.resolve(options.outputDir);
+  }
+
+  /** Hash of the output currently served ('' if none): what PullHello reports. */
+  get heldHash(): string {
+    return this.#held?.hash ?? '';
+  }
+
+  get held(): AppliedOutput | undefined {
+    return this.#held;
+  }
+
+  /** Directory `current` points to (a reader should resolve it once per read). */
+  get currentPath(): string {
+    return path.join(this.#outputDir, CURRENT_LINK);
+  }
+
+  /**
+   * Loads the last applied output from the state dir and makes `current` serve
+   * it again (rewriting the version if the output dir was lost). A missing,
+   * corrupt or foreign-cluster state file is logged and ignored.
+   */
+  restore(): Promise<AppliedOutput | undefined> {
+    return this.#serialize(async () => {
+      const output = await this.#readState();
+      if (!output) return undefined;
+      await this.#install(output);
+      this.#held = output;
+      this.#opts.logger.info({ cluster: output.cluster, hash: output.hash, resources: output.resources.length }, 'restored last applied output');
+      return output;
+    });
+  }
+
+  /**
+   * Makes `output` the served version. Returns false (and writes nothing) when
+   * that hash is already served. Throws MESHRELAY_ERR_INVALID_ARGUMENT when the
+   * resources do not hash to `output.hash`; on any failure the previous version
+   * stays in place.
+   */
+  apply(output: AppliedOutput): Promise<boolean> {
+    return this.#serialize(async () => {
+      const checked = checkOutput(output, this.#opts.cluster);
+      if (checked.hash === this.#held?.hash && (await this.#currentTarget()) === versionLinkTarget(checked.hash)) return false;
+      await this.#install(checked);
+      await this.#writeState(checked);
+      this.#held = checked;
+      return true;
+    });
+  }
+
+  #serialize<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(task, task);
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
+  async #install(output: AppliedOutput): Promise<void> {
+    const versions = path.join(this.#outputDir, VERSIONS_DIR);
+    await mkdir(versions, { recursive: true });
+    const finalDir = path.join(versions, output.hash);
+    if (!(await exists(finalDir))) {
+      const tmpDir = path.join(versions, `.tmp-${output.hash.slice(0, 12)}-${randomBytes(4).toString('hex')}`);
+      await mkdir(tmpDir);
+      try {
+        await writeVersion(tmpDir, output);
+        await rename(tmpDir, finalDir);
+      } catch (err) {
+        await rm(tmpDir, { recursive: true, force: true });
+        if (!(await exists(finalDir))) throw err;
+      }
+    }
+    const previous = await this.#currentTarget();
+    if (previous !== versionLinkTarget(output.hash)) {
+      const tmpLink = path.join(this.#outputDir, `.${CURRENT_LINK}-${randomBytes(4).toString('hex')}`);
+      await symlink(versionLinkTarget(output.hash), tmpLink);
+      await rename(tmpLink, this.currentPath);
+    }
+    await this.#prune(new Set([output.hash, path.basename(previous ?? '')]));
+  }
+
+  async #currentTarget(): Promise<string | undefined> {
+    return readlink(this.currentPath).catch(() => undefined);
+  }
+
+  async #prune(keep: ReadonlySet<string>): Promise<void> {
+    const versions = path.join(this.#outputDir, VERSIONS_DIR);
+    for (const name of await readdir(versions)) {
+      if (!keep.has(name)) await rm(path.join(versions, name), { recursive: true, force: true });
+    }
+  }
+
+  async #writeState(output: AppliedOutput): Promise<void> {
+    await mkdir(this.#opts.stateDir, { recursive: true, mode: 0o700 });
+    await writeFileAtomic(path.join(this.#opts.stateDir, STATE_FILE), JSON.stringify(output));
+  }
+
+  async #readState(): Promise<AppliedOutput | undefined> {
+    const file = path.join(this.#opts.stateDir, STATE_FILE);
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.#opts.logger.warn({ err, file }, 'cannot read the last applied output');
+      return undefined;
+    }
+    try {
+      const parsed: unknown = JSON.parse(text);
+      if (!isRecord(parsed) || !Array.isArray(parsed['resources']) || typeof parsed['hash'] !== 'string') {
+        throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', 'not an output snapshot');
+      }
+      return checkOutput(parsed as unknown as AppliedOutput, this.#opts.cluster);
+    } catch (err) {
+      this.#opts.logger.warn({ err, file }, 'ignoring the persisted last output: it is corrupt or not for this cluster');
+      return undefined;
+    }
+  }
+}
+
+/** Re-derives the hash from the resources so nothing unverified is ever served. */
+function checkOutput(output: AppliedOutput, cluster: string): AppliedOutput {
+  if (output.cluster !== cluster) {
+    throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `output is for cluster "${output.cluster}", this agent serves "${cluster}"`);
+  }
+  const built = buildOutputSnapshot({ cluster, resources: output.resources, provenance: output.provenance ?? [] });
+  if (built.hash !== output.hash) {
+    throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_HASH_MISMATCH', `output resources hash to ${built.hash}, not ${output.hash}`);
+  }
+  return { cluster, hash: built.hash, provenance: built.provenance, resources: built.resources };
+}
+
+function versionLinkTarget(hash: string): string {
+  return path.join(VERSIONS_DIR, hash);
+}
+
+/** One `<kind>.<namespace>.<name>.yaml` per resource plus `snapshot.json`. */
+async function writeVersion(dir: string, output: AppliedOutput): Promise<void> {
+  const used = new Set<string>();
+  const writes = output.resources.map((resource) => {
+    let name = resourceFileName(resource);
+    // Same kind and name in two API groups: keep both, the second carries its apiVersion.
+    if (used.has(name)) name = `${safe(resource.apiVersion)}.${name}`;
+    used.add(name);
+    return writeFile(path.join(dir, name), stringify(resource));
+  });
+  await Promise.all(writes);
+  const { cluster, hash, provenance, resources } = output;
+  await writeFile(path.join(dir, 'snapshot.json'), `${JSON.stringify({ cluster, hash, provenance, resources }, null, 2)}\n`);
+}
+
+export function resourceFileName(resource: Resource): string {
+  const namespace = resource.metadata.namespace ?? '';
+  return `${safe(resource.kind)}.${namespace === '' ? '_' : safe(namespace)}.${safe(resource.metadata.name)}.yaml`;
+}
+
+function safe(part: string): string {
+  return part.replace(/[^A-Za-z0-9._-]/g, '_');
+}
+
+async function exists(p: string): Promise<boolean> {
+  return stat(p).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** Writes a 0600 file through a temp file + fsync + rename, so readers see the old or the new content. */
+export async function writeFileAtomic(file: string, content: string): Promise<void> {
+  const tmp = `${file}.tmp-${randomBytes(4).toString('hex')}`;
+  const handle = await open(tmp, 'w', 0o600);
+  try {
+    await handle.writeFile(content);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await rename(tmp, file);
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
+  }
+}

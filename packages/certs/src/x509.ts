@@ -1,0 +1,124 @@
+/**
+ * Small wrappers around node-forge's X.509 model shared by the CA, the CSR signer and the
+ * certificate readers. Forge only knows RSA, which is all Meshrelay issues.
+ */
+import { randomBytes } from 'node:crypto';
+import forge from 'node-forge';
+import { MeshrelayError } from '@meshrelay/api';
+
+export type ForgeCertificate = forge.pki.Certificate;
+
+/** Certificates start this long before `now`, so a peer whose clock is a little behind accepts them. */
+export const CLOCK_SKEW_SECONDS = 60;
+
+export const OID_CLIENT_AUTH = '1.3.6.1.5.5.7.3.2';
+const SAN_URI = 6;
+const SAN_DNS = 2;
+const SAN_IP = 7;
+
+/** A DN attribute written as UTF8String (forge defaults to PrintableString). */
+export interface NameAttribute {
+  readonly name: 'commonName' | 'organizationalUnitName';
+  readonly value: string;
+}
+
+export interface CertificateTemplate {
+  readonly subject: readonly NameAttribute[];
+  readonly publicKeyPem: string;
+  readonly notBefore: Date;
+  readonly notAfter: Date;
+  readonly extensions: readonly object[];
+}
+
+/** A random positive 16-byte serial as lowercase hex (RFC 5280 §4.1.2.2: positive, at most 20 bytes). */
+export function randomSerialHex(): string {
+  const bytes = randomBytes(16);
+  // Clear the sign bit and keep the first byte non-zero so the DER INTEGER is positive and minimal.
+  bytes[0] = (bytes[0]! & 0x7f) | 0x01;
+  return bytes.toString('hex');
+}
+
+export function addSeconds(date: Date, seconds: number): Date {
+  return new Date(date.getTime() + seconds * 1000);
+}
+
+/** Builds an unsigned certificate; the caller sets the issuer and signs it with signCertificate. */
+export function buildCertificate(template: CertificateTemplate): ForgeCertificate {
+  const cert = forge.pki.createCertificate();
+  cert.publicKey = forge.pki.publicKeyFromPem(template.publicKeyPem);
+  cert.serialNumber = randomSerialHex();
+  cert.validity.notBefore = template.notBefore;
+  cert.validity.notAfter = template.notAfter;
+  cert.setSubject(template.subject.map((a) => ({ name: a.name, value: a.value, valueTagClass: forge.asn1.Type.UTF8 })) as forge.pki.CertificateField[]);
+  cert.setExtensions([...template.extensions]);
+  return cert;
+}
+
+/** Sets the issuer name and signs with SHA-256; returns the PEM. */
+export function signCertificate(cert: ForgeCertificate, issuer: ForgeCertificate, issuerKeyPem: string): string {
+  cert.setIssuer(issuer.subject.attributes);
+  cert.sign(forge.pki.privateKeyFromPem(issuerKeyPem) as forge.pki.rsa.PrivateKey, forge.md.sha256.create());
+  return forge.pki.certificateToPem(cert);
+}
+
+/** Parses one PEM certificate; a malformed one is MESHRELAY_ERR_CERTIFICATE naming `what`. */
+export function parseCertificate(pem: string, what: string): ForgeCertificate {
+  try {
+    return forge.pki.certificateFromPem(pem);
+  } catch (err) {
+    throw new MeshrelayError('MESHRELAY_ERR_CERTIFICATE', `${what} is not a readable RSA X.509 certificate: ${errorMessage(err)}`, { cause: err });
+  }
+}
+
+export function subjectField(cert: ForgeCertificate, name: NameAttribute['name']): string | undefined {
+  const value: unknown = cert.subject.getField(name)?.value;
+  return typeof value === 'string' ? value : undefined;
+}
+
+export function uriSans(cert: ForgeCertificate): string[] {
+  return altNames(cert).flatMap((n) => (n.type === SAN_URI && typeof n.value === 'string' ? [n.value] : []));
+}
+
+/** The subjectKeyIdentifier extension's bytes (forge binary string), if the certificate has one. */
+export function subjectKeyIdentifierBytes(cert: ForgeCertificate): string | undefined {
+  const ext = cert.getExtension('subjectKeyIdentifier') as { subjectKeyIdentifier?: string } | undefined;
+  return ext?.subjectKeyIdentifier === undefined ? undefined : forge.util.hexToBytes(ext.subjectKeyIdentifier);
+}
+
+/** The authorityKeyIdentifier extension pointing at `issuer`, so chain building picks the right key. */
+export function authorityKeyIdentifierFor(issuer: ForgeCertificate): object {
+  const keyIdentifier = subjectKeyIdentifierBytes(issuer) ?? issuer.generateSubjectKeyIdentifier().getBytes();
+  return { name: 'authorityKeyIdentifier', keyIdentifier };
+}
+
+export function uriSan(uri: string): object {
+  return { type: SAN_URI, value: uri };
+}
+
+export function hostSan(host: string, isIp: boolean): object {
+  return isIp ? { type: SAN_IP, ip: host } : { type: SAN_DNS, value: host };
+}
+
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+interface AltName {
+  readonly type: number;
+  readonly value?: unknown;
+}
+
+function altNames(cert: ForgeCertificate): readonly AltName[] {
+  const ext = cert.getExtension('subjectAltName') as { altNames?: AltName[] } | undefined;
+  return ext?.altNames ?? [];
+}
+
+/** An issuer must be valid now: a certificate from an expired CA would be rejected by every peer. */
+export function assertIssuerValidAt(issuer: ForgeCertificate, now: Date): void {
+  if (now > issuer.validity.notAfter || now < issuer.validity.notBefore) {
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_CERTIFICATE',
+      `CA certificate is valid from ${issuer.validity.notBefore.toISOString()} to ${issuer.validity.notAfter.toISOString()}, not at ${now.toISOString()}`,
+    );
+  }
+}

@@ -1,0 +1,149 @@
+import { hostname } from 'node:os';
+import { Command, Option } from 'commander';
+import { MeshrelayError } from '@meshrelay/api';
+
+/** The management server's one typed configuration, from flags and environment variables. */
+export interface ServerConfig {
+  readonly relayHost: string;
+  readonly relayPort: number;
+  readonly httpHost: string;
+  readonly httpPort: number;
+  readonly metricsPort: number;
+  readonly stateDir: string;
+  readonly redisUrl: string | undefined;
+  readonly replicaName: string;
+  readonly trustDomain: string;
+  readonly serverHosts: readonly string[];
+  readonly advertiseAddress: string | undefined;
+  readonly clientCertLifetimeSeconds: number;
+  readonly tokenTtlSeconds: number;
+  readonly tokenOverlapSeconds: number;
+  readonly maxSnapshotBytes: number;
+  readonly maxResources: number;
+  readonly registrationMaxFailures: number;
+  readonly registrationFailureWindowSeconds: number;
+  readonly heartbeatIntervalMs: number;
+  readonly heartbeatTimeoutMs: number;
+  readonly translationDebounceMs: number;
+  readonly vipCidr: string;
+  readonly safeMode: boolean;
+  readonly safeStartWindowSeconds: number;
+  readonly drainRetryAfterMs: number;
+  readonly adminToken: string | undefined;
+  readonly logLevel: string;
+}
+
+type Kind = 'string' | 'port' | 'count' | 'bool' | 'list';
+
+interface Spec {
+  readonly key: keyof ServerConfig;
+  readonly flag: string;
+  readonly env: string;
+  readonly kind: Kind;
+  readonly description: string;
+  readonly default?: string;
+}
+
+const SPECS: readonly Spec[] = [
+  { key: 'relayHost', flag: 'relay-host', env: 'MESHRELAY_RELAY_HOST', kind: 'string', default: '0.0.0.0', description: 'address the relay gRPC port binds to' },
+  { key: 'relayPort', flag: 'relay-port', env: 'MESHRELAY_RELAY_PORT', kind: 'port', default: '9900', description: 'relay gRPC port (registration, push, pull); 0 picks a free port' },
+  { key: 'httpHost', flag: 'http-host', env: 'MESHRELAY_HTTP_HOST', kind: 'string', default: '0.0.0.0', description: 'address the HTTP API, UI and metrics bind to' },
+  { key: 'httpPort', flag: 'http-port', env: 'MESHRELAY_HTTP_PORT', kind: 'port', default: '8090', description: 'HTTP API + web UI port' },
+  { key: 'metricsPort', flag: 'metrics-port', env: 'MESHRELAY_METRICS_PORT', kind: 'port', default: '9091', description: 'Prometheus /metrics port' },
+  { key: 'stateDir', flag: 'state-dir', env: 'MESHRELAY_STATE_DIR', kind: 'string', default: '.meshrelay/server', description: 'durable state: cluster registry, token hashes, relay CA, VIP allocations' },
+  { key: 'redisUrl', flag: 'redis-url', env: 'REDIS_URL', kind: 'string', description: 'Redis shared by all replicas (e.g. redis://127.0.0.1:6379); unset = memory only' },
+  { key: 'replicaName', flag: 'replica-name', env: 'POD_NAME', kind: 'string', default: `${hostname()}-${process.pid}`, description: 'this replica\'s name (the "pod" label on metrics)' },
+  { key: 'trustDomain', flag: 'trust-domain', env: 'MESHRELAY_TRUST_DOMAIN', kind: 'string', default: 'meshrelay.local', description: 'SPIFFE trust domain of relay client certificates' },
+  { key: 'serverHosts', flag: 'server-hosts', env: 'MESHRELAY_SERVER_HOSTS', kind: 'list', default: '', description: 'extra DNS names/IPs for the relay server certificate (comma-separated)' },
+  { key: 'advertiseAddress', flag: 'advertise-address', env: 'MESHRELAY_ADVERTISE_ADDRESS', kind: 'string', description: 'relay address printed to agents at registration (default localhost:<relay-port>)' },
+  { key: 'clientCertLifetimeSeconds', flag: 'client-cert-lifetime', env: 'MESHRELAY_CLIENT_CERT_LIFETIME', kind: 'count', default: '86400', description: 'lifetime of agent client certificates, seconds' },
+  { key: 'tokenTtlSeconds', flag: 'token-ttl', env: 'MESHRELAY_TOKEN_TTL', kind: 'count', default: '604800', description: 'lifetime of relay identity tokens, seconds' },
+  { key: 'tokenOverlapSeconds', flag: 'token-overlap', env: 'MESHRELAY_TOKEN_OVERLAP', kind: 'count', default: '3600', description: 'how long a rotated-out token keeps working, seconds' },
+  { key: 'maxSnapshotBytes', flag: 'max-snapshot-bytes', env: 'MESHRELAY_MAX_SNAPSHOT_BYTES', kind: 'count', default: String(16 * 1024 * 1024), description: 'largest accepted input snapshot (uncompressed), bytes' },
+  { key: 'maxResources', flag: 'max-resources', env: 'MESHRELAY_MAX_RESOURCES', kind: 'count', default: '50000', description: 'most resources per input snapshot' },
+  { key: 'registrationMaxFailures', flag: 'registration-max-failures', env: 'MESHRELAY_REGISTRATION_MAX_FAILURES', kind: 'count', default: '5', description: 'failed registrations per peer/cluster before rate limiting' },
+  { key: 'registrationFailureWindowSeconds', flag: 'registration-failure-window', env: 'MESHRELAY_REGISTRATION_FAILURE_WINDOW', kind: 'count', default: '60', description: 'window for counting failed registrations, seconds' },
+  { key: 'heartbeatIntervalMs', flag: 'heartbeat-interval', env: 'MESHRELAY_HEARTBEAT_INTERVAL', kind: 'count', default: '5000', description: 'heartbeat period on relay streams, ms' },
+  { key: 'heartbeatTimeoutMs', flag: 'heartbeat-timeout', env: 'MESHRELAY_HEARTBEAT_TIMEOUT', kind: 'count', default: '15000', description: 'drop a relay stream silent for this long, ms' },
+  { key: 'translationDebounceMs', flag: 'translation-debounce', env: 'MESHRELAY_TRANSLATION_DEBOUNCE', kind: 'count', default: '100', description: 'coalesce input changes for this long before translating, ms' },
+  { key: 'vipCidr', flag: 'vip-cidr', env: 'MESHRELAY_VIP_CIDR', kind: 'string', default: '10.30.0.0/16', description: 'pool for VirtualDestination virtual IPs' },
+  { key: 'safeMode', flag: 'safe-mode', env: 'MESHRELAY_SAFE_MODE', kind: 'bool', default: 'false', description: 'glooMgmtServer.safeMode: hold translation until every warm cluster is present, no timeout' },
+  { key: 'safeStartWindowSeconds', flag: 'safe-start-window', env: 'MESHRELAY_SAFE_START_WINDOW', kind: 'count', default: '180', description: 'glooMgmtServer.safeStartWindow: without safe mode, hold at most this long after start, seconds (0 = no wait)' },
+  { key: 'drainRetryAfterMs', flag: 'drain-retry-after', env: 'MESHRELAY_DRAIN_RETRY_AFTER', kind: 'count', default: '1000', description: 'retry-after hint sent to agents when this replica drains, ms' },
+  { key: 'adminToken', flag: 'admin-token', env: 'MESHRELAY_ADMIN_TOKEN', kind: 'string', description: 'when set, mutating HTTP API calls need "Authorization: Bearer <token>"' },
+  { key: 'logLevel', flag: 'log-level', env: 'MESHRELAY_LOG_LEVEL', kind: 'string', default: 'info', description: 'trace|debug|info|warn|error' },
+];
+
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+
+function convert(spec: Spec, raw: string | undefined): unknown {
+  const bad = (why: string) => new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `--${spec.flag} (${spec.env}): "${raw}" ${why}`);
+  if (raw === undefined) return spec.kind === 'list' ? [] : undefined;
+  switch (spec.kind) {
+    case 'string':
+      if (raw.trim() === '') throw bad('must not be empty');
+      return raw;
+    case 'list':
+      return raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+    case 'bool':
+      if (!['true', 'false', '1', '0'].includes(raw)) throw bad('is not true or false');
+      return raw === 'true' || raw === '1';
+    case 'port':
+    case 'count': {
+      if (!/^\d+$/.test(raw)) throw bad('is not a whole number');
+      const n = Number(raw);
+      if (spec.kind === 'port' && n > 65535) throw bad('is not a port (0-65535)');
+      return n;
+    }
+  }
+}
+
+/** Builds the commander program (used for --help too). */
+export function serverCommand(): Command {
+  const cmd = new Command('meshrelay-server')
+    .description('Meshrelay management server: relay gRPC, translation, HTTP API and UI, metrics')
+    .allowExcessArguments(false)
+    .exitOverride();
+  for (const spec of SPECS) {
+    const placeholder = spec.kind === 'bool' ? ' [bool]' : ' <value>';
+    const opt = new Option(`--${spec.flag}${placeholder}`, spec.description).env(spec.env);
+    if (spec.default !== undefined) opt.default(spec.default);
+    cmd.addOption(opt);
+  }
+  return cmd;
+}
+
+/** Parses and validates; throws MESHRELAY_ERR_INVALID_CONFIG naming the bad option. */
+export function parseServerConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ServerConfig {
+  const saved = { ...process.env };
+  Object.assign(process.env, env);
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    const cmd = serverCommand();
+    cmd.parse([...argv], { from: 'user' });
+    values = cmd.opts();
+  } finally {
+    for (const key of Object.keys(process.env)) if (!(key in saved)) delete process.env[key];
+    Object.assign(process.env, saved);
+  }
+  const out: Record<string, unknown> = {};
+  for (const spec of SPECS) {
+    const camel = spec.flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+    const raw = values[camel];
+    out[spec.key] = convert(spec, raw === true ? 'true' : raw === false ? 'false' : raw);
+  }
+  const config = out as unknown as ServerConfig;
+  if (!LOG_LEVELS.includes(config.logLevel)) {
+    throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `--log-level: "${config.logLevel}" is not one of ${LOG_LEVELS.join(', ')}`);
+  }
+  if (config.heartbeatTimeoutMs <= config.heartbeatIntervalMs) {
+    throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', '--heartbeat-timeout must be larger than --heartbeat-interval');
+  }
+  if (!/^\d+\.\d+\.\d+\.\d+\/\d+$/.test(config.vipCidr) && !config.vipCidr.includes(':')) {
+    throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `--vip-cidr: "${config.vipCidr}" is not a CIDR`);
+  }
+  if (config.redisUrl !== undefined && !/^rediss?:\/\//.test(config.redisUrl)) {
+    throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `--redis-url (REDIS_URL): "${config.redisUrl}" must start with redis:// or rediss://`);
+  }
+  return Object.freeze(config);
+}

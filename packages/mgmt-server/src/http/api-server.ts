@@ -1,0 +1,141 @@
+import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
+import { timingSafeEqual } from 'node:crypto';
+import type { Logger } from 'pino';
+import { MeshrelayError, toMeshrelayError } from '@meshrelay/api';
+import type { SnapshotStore } from '@meshrelay/store';
+import type { ConnectionTracker } from '../connections.ts';
+import type { OutputHub } from '../output-hub.ts';
+import type { ClusterRegistry } from '../registry/cluster-registry.ts';
+import type { TranslationLoop } from '../translation-loop.ts';
+import { clusterView } from './cluster-view.ts';
+
+export interface ApiDeps {
+  readonly registry: ClusterRegistry;
+  readonly store: SnapshotStore;
+  readonly outputs: OutputHub;
+  readonly connections: ConnectionTracker;
+  readonly loop: TranslationLoop;
+  readonly replica: string;
+  readonly relayAddress: string;
+  readonly caBundlePem: string;
+  readonly adminToken: string | undefined;
+  readonly logger: Logger;
+  readonly ready: () => boolean;
+}
+
+const NAME_PARAMS = {
+  type: 'object',
+  required: ['name'],
+  properties: { name: { type: 'string', pattern: '^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$' } },
+} as const;
+
+const REGISTER_BODY = {
+  type: 'object',
+  required: ['name'],
+  additionalProperties: false,
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: 63 },
+    clusterDomain: { type: 'string', minLength: 1, maxLength: 253 },
+    skipWarming: { type: 'boolean' },
+  },
+} as const;
+
+const UPDATE_BODY = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: { clusterDomain: { type: 'string', minLength: 1, maxLength: 253 }, skipWarming: { type: 'boolean' } },
+} as const;
+
+type NameRequest = FastifyRequest<{ Params: { name: string } }>;
+
+/** The versioned JSON API (/api/v1) plus /healthz and /readyz. Errors are `{ code, message }` with the catalogue's HTTP status. */
+export function buildApiServer(deps: ApiDeps) {
+  const app = Fastify({ loggerInstance: deps.logger.child({ component: 'http' }), disableRequestLogging: true, bodyLimit: 1024 * 1024 });
+  app.setErrorHandler((err: Error & { validation?: unknown; statusCode?: number }, _req, reply) => {
+    if (err.validation || (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500)) {
+      return reply.code(err.statusCode ?? 400).send({ code: 'MESHRELAY_ERR_INVALID_ARGUMENT', message: err.message });
+    }
+    const e = toMeshrelayError(err);
+    if (e.httpStatus >= 500) deps.logger.error({ err }, 'API request failed');
+    return reply.code(e.httpStatus).send(e.toJSON());
+  });
+  app.setNotFoundHandler((req, reply) => reply.code(404).send({ code: 'MESHRELAY_ERR_NOT_FOUND', message: `no route ${req.method} ${req.url}` }));
+
+  const requireAdmin = async (req: FastifyRequest): Promise<void> => {
+    if (!deps.adminToken) return;
+    const given = Buffer.from((req.headers.authorization ?? '').replace(/^Bearer /, ''));
+    const want = Buffer.from(deps.adminToken);
+    if (given.length !== want.length || !timingSafeEqual(given, want)) {
+      throw new MeshrelayError('MESHRELAY_ERR_UNAUTHENTICATED', 'this call needs "Authorization: Bearer <admin token>"');
+    }
+  };
+  const view = (name: string) => {
+    const cluster = deps.registry.get(name);
+    if (!cluster) throw new MeshrelayError('MESHRELAY_ERR_CLUSTER_NOT_FOUND', `cluster "${name}" is not registered`);
+    return clusterView(cluster, { ...deps });
+  };
+
+  app.get('/healthz', async () => ({ status: 'ok', replica: deps.replica }));
+  app.get('/readyz', async (_req, reply: FastifyReply) => {
+    const ok = deps.ready();
+    return reply.code(ok ? 200 : 503).send({ ready: ok, replica: deps.replica });
+  });
+
+  app.get('/api/v1/status', async () => ({
+    replica: deps.replica,
+    store: deps.store.health(),
+    translation: deps.loop.status(),
+    clusters: deps.registry.list().length,
+  }));
+
+  app.get('/api/v1/clusters', async () => ({ clusters: deps.registry.list().map((c) => clusterView(c, { ...deps })) }));
+
+  app.post('/api/v1/clusters', { schema: { body: REGISTER_BODY }, preHandler: requireAdmin }, async (req, reply) => {
+    const body = req.body as { name: string; clusterDomain?: string; skipWarming?: boolean };
+    const result = await deps.registry.register(body.name, body);
+    deps.loop.trigger('cluster registered');
+    return reply.code(201).send({
+      cluster: view(body.name),
+      token: result.token,
+      tokenExpiresAt: result.tokenExpiresAt.toISOString(),
+      relay: { address: deps.relayAddress, caBundlePem: deps.caBundlePem },
+    });
+  });
+
+  app.get('/api/v1/clusters/:name', { schema: { params: NAME_PARAMS } }, async (req: NameRequest) => view(req.params.name));
+
+  app.patch('/api/v1/clusters/:name', { schema: { params: NAME_PARAMS, body: UPDATE_BODY }, preHandler: requireAdmin }, async (req: NameRequest) => {
+    await deps.registry.update(req.params.name, req.body as { skipWarming?: boolean; clusterDomain?: string });
+    deps.loop.trigger('cluster updated');
+    return view(req.params.name);
+  });
+
+  app.delete('/api/v1/clusters/:name', { schema: { params: NAME_PARAMS }, preHandler: requireAdmin }, async (req: NameRequest, reply) => {
+    // The registry's change listener (wired by the composition root) ends the
+    // cluster's streams and drops its snapshots, for this and every replica.
+    await deps.registry.deregister(req.params.name);
+    return reply.code(204).send();
+  });
+
+  app.post('/api/v1/clusters/:name/token', { schema: { params: NAME_PARAMS }, preHandler: requireAdmin }, async (req: NameRequest) => {
+    const result = await deps.registry.rotateToken(req.params.name);
+    return { token: result.token, tokenExpiresAt: result.tokenExpiresAt.toISOString(), relay: { address: deps.relayAddress, caBundlePem: deps.caBundlePem } };
+  });
+
+  app.get('/api/v1/clusters/:name/input', { schema: { params: NAME_PARAMS } }, async (req: NameRequest) => {
+    view(req.params.name);
+    const input = await deps.store.getInput(req.params.name);
+    if (!input) throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_NOT_FOUND', `no input snapshot is held for cluster "${req.params.name}"`);
+    return input;
+  });
+
+  app.get('/api/v1/clusters/:name/output', { schema: { params: NAME_PARAMS } }, async (req: NameRequest) => {
+    view(req.params.name);
+    const output = deps.outputs.current(req.params.name) ?? (await deps.store.getOutput(req.params.name));
+    if (!output) throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_NOT_FOUND', `no output snapshot exists yet for cluster "${req.params.name}"`);
+    return output;
+  });
+
+  return app;
+}

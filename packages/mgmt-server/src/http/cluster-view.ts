@@ -1,0 +1,62 @@
+import { clusterWarmCondition, type KubernetesCluster } from '@meshrelay/api';
+import type { SnapshotStore } from '@meshrelay/store';
+import type { ConnectionTracker } from '../connections.ts';
+import type { OutputHub } from '../output-hub.ts';
+
+export interface ClusterView {
+  readonly name: string;
+  readonly uid: string;
+  readonly createdAt: string;
+  readonly clusterDomain: string | null;
+  readonly skipWarming: boolean;
+  readonly warm: { readonly status: string; readonly reason: string; readonly since: string | null };
+  readonly connection: {
+    readonly connected: boolean;
+    readonly push: number;
+    readonly pull: number;
+    readonly replica: string | null;
+    readonly disconnectedSince: string | null;
+  };
+  readonly input: {
+    readonly hash: string;
+    readonly epoch: string;
+    readonly generation: number;
+    readonly bytes: number;
+    readonly resources: number;
+    /** True while the agent is disconnected: the snapshot is kept and still used. */
+    readonly stale: boolean;
+  } | null;
+  readonly output: { readonly hash: string; readonly resources: number; readonly appliedHash: string | null } | null;
+}
+
+/** The operator's view of one cluster, as the API, UI and meshctl show it. */
+export function clusterView(
+  cluster: KubernetesCluster,
+  parts: { store: SnapshotStore; connections: ConnectionTracker; outputs: OutputHub; replica: string },
+): ClusterView {
+  const name = cluster.metadata.name;
+  const warm = clusterWarmCondition(cluster);
+  const conn = parts.connections.state(name);
+  const connected = conn.push + conn.pull > 0;
+  const input = parts.store.memoryInputs().get(name);
+  const output = parts.outputs.current(name);
+  return {
+    name,
+    uid: cluster.metadata.uid,
+    createdAt: cluster.metadata.creationTimestamp,
+    clusterDomain: cluster.spec.clusterDomain ?? null,
+    skipWarming: cluster.spec.skipWarming === true,
+    warm: { status: warm?.status ?? 'Unknown', reason: warm?.reason ?? '', since: warm?.lastTransitionTime ?? null },
+    connection: {
+      connected,
+      push: conn.push,
+      pull: conn.pull,
+      replica: connected ? parts.replica : null,
+      disconnectedSince: conn.disconnectedSince?.toISOString() ?? null,
+    },
+    input: input
+      ? { hash: input.hash, epoch: input.epoch, generation: input.generation, bytes: input.bytes, resources: input.resources.length, stale: !connected }
+      : null,
+    output: output ? { hash: output.hash, resources: output.resources.length, appliedHash: parts.connections.applied(name) ?? null } : null,
+  };
+}

@@ -1,0 +1,65 @@
+import type { Logger } from 'pino';
+import {
+  MeshrelayError,
+  buildInputSnapshot,
+  formatResourceKey,
+  type AssembledSnapshot,
+  type InputSnapshot,
+} from '@meshrelay/api';
+import type { SnapshotStore } from '@meshrelay/store';
+import { validateInputResources } from '@meshrelay/translator';
+import type { ClusterRegistry } from './registry/cluster-registry.ts';
+
+export interface IntakeResult {
+  readonly snapshot: InputSnapshot;
+  /** Resources refused one by one (their neighbours were kept). */
+  readonly warnings: readonly string[];
+  /** False when the content equals what was already held (nothing to translate). */
+  readonly changed: boolean;
+}
+
+/**
+ * Accepts an assembled input snapshot for a cluster whose identity was already
+ * established: drops invalid resources one by one (reported as warnings), refuses
+ * an older generation of the same agent epoch, stores the snapshot, and marks the
+ * cluster warm on its first snapshot. A refused snapshot leaves the previous one
+ * in place.
+ */
+export class InputIntake {
+  readonly #store: SnapshotStore;
+  readonly #registry: ClusterRegistry;
+  readonly #logger: Logger;
+
+  constructor(store: SnapshotStore, registry: ClusterRegistry, logger: Logger) {
+    this.#store = store;
+    this.#registry = registry;
+    this.#logger = logger;
+  }
+
+  async accept(cluster: string, assembled: AssembledSnapshot): Promise<IntakeResult> {
+    const { valid, rejected } = validateInputResources(assembled.resources);
+    const warnings = rejected.map(
+      (r) => `${formatResourceKey(r.key)}: ${r.problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`,
+    );
+    const held = this.#store.memoryInputs().get(cluster) ?? (await this.#store.getInput(cluster));
+    if (held && held.epoch === assembled.epoch && held.generation >= assembled.generation && held.hash !== assembled.hash) {
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_SNAPSHOT_STALE',
+        `generation ${assembled.generation} of epoch ${assembled.epoch} is not newer than the held generation ${held.generation}`,
+      );
+    }
+    const snapshot = buildInputSnapshot({ cluster, epoch: assembled.epoch, generation: assembled.generation, resources: valid });
+    const changed = held?.hash !== snapshot.hash;
+    if (changed || held?.generation !== snapshot.generation || held.epoch !== snapshot.epoch) {
+      await this.#store.putInput(snapshot);
+    }
+    await this.#registry.setCondition(cluster, {
+      type: 'ClusterWarm',
+      status: 'True',
+      reason: 'FirstSnapshotReceived',
+      message: 'an input snapshot was received',
+    });
+    if (warnings.length > 0) this.#logger.warn({ cluster, generation: snapshot.generation, warnings }, 'input resources refused');
+    return { snapshot, warnings, changed };
+  }
+}

@@ -1,0 +1,76 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { InputSnapshot } from '@meshrelay/api';
+import type { ConnectionTracker } from './connections.ts';
+
+/**
+ * The management server's Prometheus metrics. Every series carries the
+ * replica's `pod` label so per-replica queries (e.g. joining safe-mode state
+ * with connected clients) work across replicas. Gauges that describe current
+ * state are computed at scrape time from the components that own that state.
+ */
+export class RelayMetrics {
+  readonly registry = new Registry();
+  readonly translationDuration: Histogram<string>;
+  readonly outputPushes: Counter<'cluster'>;
+  readonly snapshotsRejected: Counter<'cluster' | 'code'>;
+  readonly translationProblems: Gauge<string>;
+  readonly #inputs = new Map<string, { receivedAtMs: number; bytes: number; resources: number }>();
+  #redisUp = () => false;
+
+  constructor(pod: string, connections: ConnectionTracker) {
+    this.registry.setDefaultLabels({ pod });
+    collectDefaultMetrics({ register: this.registry, prefix: 'meshrelay_process_' });
+    const registers = [this.registry];
+    const perCluster = (name: string, help: string, read: () => Map<string, number>) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['cluster'],
+        registers,
+        collect() {
+          this.reset();
+          for (const [cluster, value] of read()) this.set({ cluster }, value);
+        },
+      });
+    perCluster('relay_push_clients_connected', 'Push streams open on this replica, per cluster', () => connections.counts('push'));
+    perCluster('relay_pull_clients_connected', 'Pull streams open on this replica, per cluster', () => connections.counts('pull'));
+    perCluster('meshrelay_input_snapshot_age_seconds', 'Seconds since the held input snapshot was received', () =>
+      this.#inputValues((i) => (Date.now() - i.receivedAtMs) / 1000));
+    perCluster('meshrelay_input_snapshot_bytes', 'Size of the held input snapshot (canonical encoding)', () => this.#inputValues((i) => i.bytes));
+    perCluster('meshrelay_input_snapshot_resources', 'Resources in the held input snapshot', () => this.#inputValues((i) => i.resources));
+    const redisUp = () => (this.#redisUp() ? 1 : 0);
+    new Gauge({ name: 'meshrelay_redis_up', help: '1 when Redis is reachable, 0 when down or not configured', registers, collect() {
+      this.set(redisUp());
+    } });
+    this.translationDuration = new Histogram({
+      name: 'meshrelay_translation_duration_seconds',
+      help: 'Time to translate all admitted inputs into outputs',
+      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    this.outputPushes = new Counter({ name: 'relay_output_pushes_total', help: 'Output snapshots sent to agents', labelNames: ['cluster'], registers });
+    this.snapshotsRejected = new Counter({
+      name: 'meshrelay_input_snapshots_rejected_total',
+      help: 'Input snapshots refused (too large, undecodable, hash mismatch, stale)',
+      labelNames: ['cluster', 'code'],
+      registers,
+    });
+    this.translationProblems = new Gauge({ name: 'meshrelay_translation_problems', help: 'Problems reported by the last translation', registers });
+  }
+
+  recordInput(snapshot: InputSnapshot, receivedAtMs = Date.now()): void {
+    this.#inputs.set(snapshot.cluster, { receivedAtMs, bytes: snapshot.bytes, resources: snapshot.resources.length });
+  }
+
+  forgetCluster(cluster: string): void {
+    this.#inputs.delete(cluster);
+  }
+
+  setRedisUpProbe(probe: () => boolean): void {
+    this.#redisUp = probe;
+  }
+
+  #inputValues(read: (i: { receivedAtMs: number; bytes: number; resources: number }) => number): Map<string, number> {
+    return new Map([...this.#inputs].map(([cluster, info]) => [cluster, read(info)]));
+  }
+}

@@ -1,0 +1,31 @@
+import type { ServerSurfaceCall } from '@grpc/grpc-js/build/src/server-call.js';
+import { MeshrelayError, type KubernetesCluster } from '@meshrelay/api';
+import { verifyClientCertificate, type CaBundle, type ClientIdentity } from '@meshrelay/certs';
+import type { ClusterRegistry } from '../registry/cluster-registry.ts';
+
+export interface PeerIdentity extends ClientIdentity {
+  readonly record: KubernetesCluster;
+}
+
+/**
+ * Establishes which cluster a Relay call speaks for, from the peer certificate
+ * only. The certificate must have been verified by TLS against the relay CA, be
+ * valid now, name a registered cluster, and carry that registration's uid (a
+ * deregistered or re-registered cluster's old certificates stop working).
+ * Throws MESHRELAY_ERR_UNAUTHENTICATED with the reason.
+ */
+export function authenticatePeer(call: Pick<ServerSurfaceCall, 'getAuthContext'>, ca: CaBundle, registry: ClusterRegistry, now: Date): PeerIdentity {
+  const peer = call.getAuthContext().sslPeerCertificate;
+  if (!peer?.raw) {
+    throw new MeshrelayError('MESHRELAY_ERR_UNAUTHENTICATED', 'no verified client certificate: Relay calls need a certificate issued by the relay CA (register first)');
+  }
+  const identity = verifyClientCertificate(peer.raw, ca, now);
+  const record = registry.get(identity.cluster);
+  if (!record) {
+    throw new MeshrelayError('MESHRELAY_ERR_UNAUTHENTICATED', `cluster "${identity.cluster}" is not registered (deregistered?)`);
+  }
+  if (record.metadata.uid !== identity.uid) {
+    throw new MeshrelayError('MESHRELAY_ERR_UNAUTHENTICATED', `certificate for cluster "${identity.cluster}" belongs to an earlier registration`);
+  }
+  return { ...identity, record };
+}

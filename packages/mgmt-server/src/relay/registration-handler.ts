@@ -1,0 +1,92 @@
+import type { sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
+import { MeshrelayError, toMeshrelayError, type relay } from '@meshrelay/api';
+import { signClientCsr } from '@meshrelay/certs';
+import type { FailureRateLimiter } from '../rate-limiter.ts';
+import { authenticatePeer } from './peer-identity.ts';
+import { grpcStatusError, type RelayContext } from './relay-context.ts';
+
+const MAX_CSR_BYTES = 16 * 1024;
+const MAX_TOKEN_BYTES = 512;
+
+function peerHost(peer: string): string {
+  const colon = peer.lastIndexOf(':');
+  return colon > 0 ? peer.slice(0, colon) : peer;
+}
+
+function reply<T>(ctx: RelayContext, callback: sendUnaryData<T>, work: () => Promise<T>, what: string): void {
+  work().then(
+    (response) => callback(null, response),
+    (err: unknown) => {
+      const e = toMeshrelayError(err);
+      ctx.logger.warn({ code: e.code, reason: e.message }, `${what} refused`);
+      callback(grpcStatusError(e.grpcStatus, `${e.code}: ${e.message}`));
+    },
+  );
+}
+
+/**
+ * Registration.Register over server-only TLS: token + CSR in, client certificate
+ * out. Failures are counted per peer address and per cluster; past the limit the
+ * caller gets RESOURCE_EXHAUSTED until the window passes, whatever it sends.
+ */
+export function handleRegister(
+  ctx: RelayContext,
+  limiter: FailureRateLimiter,
+  call: ServerUnaryCall<relay.v1.RegisterRequest, relay.v1.IRegisterResponse>,
+  callback: sendUnaryData<relay.v1.IRegisterResponse>,
+): void {
+  reply(ctx, callback, async () => {
+    const { cluster = '', token = '', csrPem = '' } = call.request;
+    const keys = [`peer:${peerHost(call.getPeer())}`, `cluster:${cluster}`];
+    const nowMs = ctx.now().getTime();
+    const wait = Math.max(...keys.map((k) => limiter.retryAfterMs(k, nowMs)));
+    if (wait > 0) {
+      throw new MeshrelayError('MESHRELAY_ERR_RATE_LIMITED', `too many failed registration attempts; retry in ${Math.ceil(wait / 1000)} s`);
+    }
+    if (cluster === '' || token === '' || csrPem === '') {
+      throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', 'cluster, token and csrPem are all required');
+    }
+    if (token.length > MAX_TOKEN_BYTES || csrPem.length > MAX_CSR_BYTES) {
+      throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', 'token or CSR is larger than allowed');
+    }
+    let record;
+    try {
+      record = await ctx.registry.verifyToken(cluster, token);
+    } catch (err) {
+      for (const k of keys) limiter.recordFailure(k, nowMs);
+      throw err;
+    }
+    const signed = signClientCsr(ctx.ca, csrPem, {
+      cluster,
+      trustDomain: ctx.trustDomain,
+      uid: record.metadata.uid,
+      lifetimeSeconds: ctx.clientCertLifetimeSeconds,
+      now: ctx.now(),
+    });
+    for (const k of keys) limiter.recordSuccess(k);
+    ctx.logger.info({ cluster, serial: signed.serial, notAfter: signed.notAfter }, 'cluster registered its relay agent');
+    return { certificatePem: signed.certPem, caBundlePem: ctx.ca.certPem, notAfterUnixMs: signed.notAfter.getTime() };
+  }, 'registration');
+}
+
+/** Relay.Renew over mTLS: a fresh certificate for the caller's own cluster (from its current certificate). */
+export function handleRenew(
+  ctx: RelayContext,
+  call: ServerUnaryCall<relay.v1.RenewRequest, relay.v1.IRenewResponse>,
+  callback: sendUnaryData<relay.v1.IRenewResponse>,
+): void {
+  reply(ctx, callback, async () => {
+    const identity = authenticatePeer(call, ctx.ca, ctx.registry, ctx.now());
+    const csrPem = call.request.csrPem ?? '';
+    if (csrPem === '' || csrPem.length > MAX_CSR_BYTES) throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', 'csrPem is missing or too large');
+    const signed = signClientCsr(ctx.ca, csrPem, {
+      cluster: identity.cluster,
+      trustDomain: ctx.trustDomain,
+      uid: identity.uid,
+      lifetimeSeconds: ctx.clientCertLifetimeSeconds,
+      now: ctx.now(),
+    });
+    ctx.logger.info({ cluster: identity.cluster, serial: signed.serial }, 'client certificate renewed');
+    return { certificatePem: signed.certPem, caBundlePem: ctx.ca.certPem, notAfterUnixMs: signed.notAfter.getTime() };
+  }, 'renew');
+}

@@ -1,0 +1,39 @@
+import type { Logger } from 'pino';
+import type { CaBundle } from '@meshrelay/certs';
+import type { SnapshotStore } from '@meshrelay/store';
+import type { ConnectionTracker } from '../connections.ts';
+import type { InputIntake } from '../input-intake.ts';
+import type { RelayMetrics } from '../metrics.ts';
+import type { OutputHub } from '../output-hub.ts';
+import type { ClusterRegistry } from '../registry/cluster-registry.ts';
+
+export interface RelayLimits {
+  readonly maxSnapshotBytes: number;
+  readonly maxResources: number;
+  readonly heartbeatIntervalMs: number;
+  readonly heartbeatTimeoutMs: number;
+  readonly chunkBytes: number;
+}
+
+/** What the relay handlers share; built once by the composition root. */
+export interface RelayContext {
+  readonly ca: CaBundle;
+  readonly trustDomain: string;
+  readonly clientCertLifetimeSeconds: number;
+  readonly registry: ClusterRegistry;
+  readonly store: SnapshotStore;
+  readonly intake: InputIntake;
+  readonly outputs: OutputHub;
+  readonly connections: ConnectionTracker;
+  readonly metrics: RelayMetrics;
+  readonly limits: RelayLimits;
+  readonly logger: Logger;
+  readonly now: () => Date;
+  /** Called after an input snapshot changed, so translation runs. */
+  readonly onInputChanged: (cluster: string) => void;
+}
+
+/** A gRPC status for a stream or unary error, with the catalogue code leading the message. */
+export function grpcStatusError(code: number, message: string): Error & { code: number; details: string } {
+  return Object.assign(new Error(message), { code, details: message });
+}

@@ -1,0 +1,110 @@
+import type { ServerDuplexStream } from '@grpc/grpc-js';
+import { GRPC_STATUS, toMeshrelayError } from '@meshrelay/api';
+import type { Logger } from 'pino';
+import type { StreamHandle, StreamKind } from '../connections.ts';
+import { authenticatePeer, type PeerIdentity } from './peer-identity.ts';
+import { grpcStatusError, type RelayContext } from './relay-context.ts';
+import { StreamKeepalive } from './stream-keepalive.ts';
+
+/** The server-to-agent messages every relay stream carries besides its payload. */
+interface ControlMessages {
+  heartbeat?: { sentUnixMs: number } | null;
+  goAway?: { retryAfterMs: number; reason: string } | null;
+}
+
+export interface RelayStream<Res> {
+  readonly identity: PeerIdentity;
+  readonly cluster: string;
+  readonly log: Logger;
+  isClosed(): boolean;
+  write(message: Res): void;
+  /** Ends the stream (with a status when error is given); idempotent. */
+  finish(error?: Error): void;
+  /** Ends the stream with the status of a MeshrelayError (or anything thrown). */
+  fail(err: unknown): void;
+}
+
+/**
+ * The shared life of a Push or Pull stream: authenticate the peer from its
+ * certificate, register the stream (fencing an older one of the same kind),
+ * keep heartbeats going both ways, answer a go-away, and tidy up exactly once.
+ * Returns undefined when the peer was refused (the call is already ended).
+ */
+export function openRelayStream<Req, Res extends ControlMessages>(
+  ctx: RelayContext,
+  call: ServerDuplexStream<Req, Res>,
+  kind: StreamKind,
+  onData: (message: Req, stream: RelayStream<Res>) => void,
+  onClose?: () => void,
+): RelayStream<Res> | undefined {
+  let identity: PeerIdentity;
+  try {
+    identity = authenticatePeer(call, ctx.ca, ctx.registry, ctx.now());
+  } catch (err) {
+    const e = toMeshrelayError(err, 'MESHRELAY_ERR_UNAUTHENTICATED');
+    ctx.logger.warn({ peer: call.getPeer(), stream: kind, code: e.code, reason: e.message }, 'relay stream refused');
+    call.emit('error', grpcStatusError(e.grpcStatus, `${e.code}: ${e.message}`));
+    return undefined;
+  }
+  const cluster = identity.cluster;
+  const log = ctx.logger.child({ cluster, stream: kind });
+  let closed = false;
+
+  const stream: RelayStream<Res> = {
+    identity,
+    cluster,
+    log,
+    isClosed: () => closed,
+    write: (message) => {
+      if (!closed) call.write(message);
+    },
+    finish: (error) => {
+      if (closed) return;
+      closed = true;
+      keepalive.stop();
+      onClose?.();
+      if (ctx.connections.remove(handle, ctx.now())) log.info(`${kind} stream closed`);
+      if (error) call.emit('error', error);
+      else call.end();
+    },
+    fail: (err) => {
+      const e = toMeshrelayError(err);
+      stream.finish(grpcStatusError(e.grpcStatus, `${e.code}: ${e.message}`));
+    },
+  };
+  const handle: StreamHandle = {
+    id: ctx.connections.nextId(),
+    cluster,
+    kind,
+    peer: call.getPeer(),
+    openedAt: ctx.now(),
+    goAway: (retryAfterMs, reason) => {
+      stream.write({ goAway: { retryAfterMs, reason } } as Res);
+      stream.finish();
+    },
+    terminate: (code, message) => stream.finish(grpcStatusError(code, message)),
+  };
+  const keepalive = new StreamKeepalive({
+    intervalMs: ctx.limits.heartbeatIntervalMs,
+    timeoutMs: ctx.limits.heartbeatTimeoutMs,
+    send: () => stream.write({ heartbeat: { sentUnixMs: Date.now() } } as Res),
+    onSilence: () => {
+      log.warn(`agent silent past the heartbeat timeout; dropping the ${kind} stream`);
+      stream.finish(grpcStatusError(GRPC_STATUS.UNAVAILABLE, 'MESHRELAY_ERR_UNAVAILABLE: heartbeat timeout'));
+    },
+  });
+  ctx.connections.add(handle, (old) => {
+    log.warn({ fencedPeer: old.peer }, `a newer ${kind} stream for this cluster fenced off the older one`);
+    old.terminate(GRPC_STATUS.ABORTED, `MESHRELAY_ERR_FENCED: a newer connection for cluster "${cluster}" took over`);
+  });
+  log.info({ peer: handle.peer }, `${kind} stream opened`);
+
+  call.on('data', (message: Req) => {
+    keepalive.heard();
+    if (!closed) onData(message, stream);
+  });
+  call.on('end', () => stream.finish());
+  call.on('error', () => stream.finish());
+  call.on('cancelled', () => stream.finish());
+  return stream;
+}

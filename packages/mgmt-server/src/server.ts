@@ -1,0 +1,190 @@
+import { createServer, type Server as HttpServer } from 'node:http';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { GRPC_STATUS } from '@meshrelay/api';
+import { FileCaStore, ensureRelayCa, issueServerCertificate, type CaBundle } from '@meshrelay/certs';
+import { createMemorySnapshotStore, createRedisSnapshotStore, type SnapshotStore } from '@meshrelay/store';
+import { createIstioValidator } from '@meshrelay/translator';
+import type { ServerConfig } from './config.ts';
+import { ConnectionTracker } from './connections.ts';
+import { buildApiServer } from './http/api-server.ts';
+import { InputIntake } from './input-intake.ts';
+import { RelayMetrics } from './metrics.ts';
+import { OutputHub } from './output-hub.ts';
+import { createFileClusterRegistry } from './registry/file-cluster-registry.ts';
+import type { ClusterRegistry, RegistryChange } from './registry/cluster-registry.ts';
+import type { RelayContext } from './relay/relay-context.ts';
+import { startRelayServer } from './relay/relay-server.ts';
+import { createRelayServerCredentials } from './relay/tls-credentials.ts';
+import { TranslationLoop } from './translation-loop.ts';
+import { VipAllocations } from './vip-allocations.ts';
+
+export interface ManagementServer {
+  readonly relayPort: number;
+  readonly httpPort: number;
+  readonly metricsPort: number;
+  readonly ca: CaBundle;
+  readonly registry: ClusterRegistry;
+  readonly store: SnapshotStore;
+  readonly loop: TranslationLoop;
+  readonly outputs: OutputHub;
+  /** Tells every connected agent to move elsewhere (go-away with retry-after), then stops. */
+  stop(): Promise<void>;
+}
+
+const SERVER_CERT_LIFETIME_SECONDS = 365 * 24 * 3600;
+
+/**
+ * The composition root: builds every component from the config, wires them
+ * together and starts them in order (durable state, store, translation, relay,
+ * HTTP, metrics). stop() undoes it in reverse.
+ */
+export async function startManagementServer(config: ServerConfig, logger: Logger): Promise<ManagementServer> {
+  const startedAt = Date.now();
+  const now = () => new Date();
+  const log = logger.child({ replica: config.replicaName });
+  await mkdir(config.stateDir, { recursive: true });
+  const ca = await ensureRelayCa(new FileCaStore(join(config.stateDir, 'ca')), { commonName: 'meshrelay relay root CA', now: now() });
+  const hosts = ['localhost', '127.0.0.1', '::1', ...config.serverHosts];
+  const serverCert = issueServerCertificate(ca, { hosts, lifetimeSeconds: SERVER_CERT_LIFETIME_SECONDS, now: now() });
+
+  const registry = await createFileClusterRegistry({
+    dir: join(config.stateDir, 'registry'),
+    tokenTtlSeconds: config.tokenTtlSeconds,
+    tokenOverlapSeconds: config.tokenOverlapSeconds,
+    logger: log,
+  });
+  let store: SnapshotStore;
+  if (config.redisUrl) {
+    store = createRedisSnapshotStore({ url: config.redisUrl, replicaId: config.replicaName, logger: log });
+  } else {
+    log.warn('no REDIS_URL: running memory-only; inputs are not shared between replicas and are lost on restart');
+    store = createMemorySnapshotStore();
+  }
+  const connections = new ConnectionTracker();
+  const outputs = new OutputHub();
+  const metrics = new RelayMetrics(config.replicaName, connections);
+  metrics.setRedisUpProbe(() => store.health().redisUp);
+  const loop = new TranslationLoop({
+    registry,
+    store,
+    outputs,
+    vips: new VipAllocations(join(config.stateDir, 'registry', 'vip-allocations.json'), config.vipCidr),
+    validator: createIstioValidator(),
+    metrics,
+    logger: log.child({ component: 'translation' }),
+    gate: { safeMode: config.safeMode, safeStartWindowSeconds: config.safeStartWindowSeconds },
+    debounceMs: config.translationDebounceMs,
+    uptimeMs: () => Date.now() - startedAt,
+  });
+
+  const ctx: RelayContext = {
+    ca,
+    trustDomain: config.trustDomain,
+    clientCertLifetimeSeconds: config.clientCertLifetimeSeconds,
+    registry,
+    store,
+    intake: new InputIntake(store, registry, log),
+    outputs,
+    connections,
+    metrics,
+    limits: {
+      maxSnapshotBytes: config.maxSnapshotBytes,
+      maxResources: config.maxResources,
+      heartbeatIntervalMs: config.heartbeatIntervalMs,
+      heartbeatTimeoutMs: config.heartbeatTimeoutMs,
+      chunkBytes: 256 * 1024,
+    },
+    logger: log.child({ component: 'relay' }),
+    now,
+    onInputChanged: (cluster) => loop.trigger(`input from ${cluster}`),
+  };
+
+  const unsubscribeRegistry = registry.onChange((change: RegistryChange) => {
+    if (change.type === 'deregistered') {
+      for (const stream of connections.streams(change.name)) {
+        stream.terminate(GRPC_STATUS.UNAUTHENTICATED, `MESHRELAY_ERR_UNAUTHENTICATED: cluster "${change.name}" was deregistered`);
+      }
+      connections.forget(change.name);
+      outputs.forget(change.name);
+      metrics.forgetCluster(change.name);
+      void Promise.all([store.deleteInput(change.name), store.deleteOutput(change.name)]).catch((err: unknown) =>
+        log.warn({ err, cluster: change.name }, 'could not drop the snapshots of a deregistered cluster'));
+      log.info({ cluster: change.name }, 'cluster deregistered: streams closed, snapshots dropped');
+    }
+    loop.trigger(`registry ${change.type}`);
+  });
+  const unsubscribeStore = store.onInputChanged((event) => loop.trigger(`input from ${event.cluster} via replica ${event.replica}`));
+
+  const relay = await startRelayServer(ctx, {
+    host: config.relayHost,
+    port: config.relayPort,
+    credentials: createRelayServerCredentials(ca.certPem, serverCert.certPem, serverCert.keyPem),
+    registrationFailures: { max: config.registrationMaxFailures, windowMs: config.registrationFailureWindowSeconds * 1000 },
+  });
+  let draining = false;
+  const api = buildApiServer({
+    registry,
+    store,
+    outputs,
+    connections,
+    loop,
+    replica: config.replicaName,
+    relayAddress: config.advertiseAddress ?? `localhost:${relay.port}`,
+    caBundlePem: ca.certPem,
+    adminToken: config.adminToken,
+    logger: log,
+    ready: () => !draining,
+  });
+  await api.listen({ host: config.httpHost, port: config.httpPort });
+  const httpPort = (api.server.address() as { port: number }).port;
+  const metricsServer = await startMetricsServer(metrics, config.httpHost, config.metricsPort);
+  const metricsPort = (metricsServer.address() as { port: number }).port;
+  loop.start();
+  log.info({ relayPort: relay.port, httpPort, metricsPort, stateDir: config.stateDir, redis: config.redisUrl ? 'on' : 'off' }, 'management server started');
+
+  return {
+    relayPort: relay.port,
+    httpPort,
+    metricsPort,
+    ca,
+    registry,
+    store,
+    loop,
+    outputs,
+    stop: async () => {
+      draining = true;
+      const streams = connections.streams();
+      for (const stream of streams) stream.goAway(config.drainRetryAfterMs, 'management replica is shutting down');
+      log.info({ streams: streams.length }, 'drain: told agents to move');
+      unsubscribeRegistry();
+      unsubscribeStore();
+      await relay.stop();
+      await loop.stop();
+      await api.close();
+      await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
+      await store.close();
+      await registry.close();
+      log.info('management server stopped');
+    },
+  };
+}
+
+async function startMetricsServer(metrics: RelayMetrics, host: string, port: number): Promise<HttpServer> {
+  const server = createServer((req, res) => {
+    if (req.url !== '/metrics') {
+      res.writeHead(404).end('see /metrics\n');
+      return;
+    }
+    metrics.registry.metrics().then(
+      (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
+      (err: unknown) => res.writeHead(500).end(String(err)),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  return server;
+}

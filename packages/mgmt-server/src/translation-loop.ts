@@ -1,0 +1,160 @@
+import type { Logger } from 'pino';
+import type { InputSnapshot, KubernetesCluster } from '@meshrelay/api';
+import type { SnapshotStore } from '@meshrelay/store';
+import { translate, virtualDestinationKeys, type ClusterInfo, type OutputValidator, type TranslationProblem } from '@meshrelay/translator';
+import type { RelayMetrics } from './metrics.ts';
+import type { OutputHub } from './output-hub.ts';
+import type { ClusterRegistry } from './registry/cluster-registry.ts';
+import { decideGate, type GateConfig, type GateDecision } from './safe-mode-gate.ts';
+import type { VipAllocations } from './vip-allocations.ts';
+
+export interface TranslationLoopOptions {
+  readonly registry: ClusterRegistry;
+  readonly store: SnapshotStore;
+  readonly outputs: OutputHub;
+  readonly vips: VipAllocations;
+  readonly validator: OutputValidator;
+  readonly metrics: RelayMetrics;
+  readonly logger: Logger;
+  readonly gate: GateConfig;
+  readonly debounceMs: number;
+  /** Milliseconds since this replica started (the gate's clock). */
+  readonly uptimeMs: () => number;
+}
+
+export interface TranslationStatus {
+  readonly gate: GateDecision;
+  readonly heldSince?: Date;
+  readonly lastRunAt?: Date;
+  readonly problems: readonly TranslationProblem[];
+  readonly admitted: readonly { cluster: string; inputHash: string }[];
+}
+
+/**
+ * Runs translation whenever inputs or the registry change (debounced, one run
+ * at a time, a trigger during a run causes one more run). Every run first asks
+ * the safe-mode gate; while it holds, nothing is computed or published, and the
+ * gate is re-checked every second so a window can elapse.
+ */
+export class TranslationLoop {
+  readonly #o: TranslationLoopOptions;
+  #timer: NodeJS.Timeout | undefined;
+  #recheck: NodeJS.Timeout | undefined;
+  #running: Promise<void> | undefined;
+  #again = false;
+  #stopped = false;
+  #opened = false;
+  #status: TranslationStatus;
+  readonly #statusListeners = new Set<(s: TranslationStatus) => void>();
+
+  constructor(options: TranslationLoopOptions) {
+    this.#o = options;
+    this.#status = { gate: { state: 'held', mode: 'safe-start-window', missing: [] }, problems: [], admitted: [] };
+  }
+
+  status(): TranslationStatus {
+    return this.#status;
+  }
+
+  onStatus(listener: (s: TranslationStatus) => void): () => void {
+    this.#statusListeners.add(listener);
+    return () => this.#statusListeners.delete(listener);
+  }
+
+  start(): void {
+    this.#recheck = setInterval(() => {
+      if (this.#status.gate.state === 'held') this.trigger('gate re-check');
+    }, 1000);
+    this.#recheck.unref();
+    this.trigger('start');
+  }
+
+  trigger(reason: string): void {
+    if (this.#stopped) return;
+    this.#o.logger.debug({ reason }, 'translation triggered');
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => this.#kick(), this.#o.debounceMs);
+  }
+
+  /** Runs now and resolves when this run (and any it queued) is done. For tests and start-up. */
+  async runNow(): Promise<void> {
+    clearTimeout(this.#timer);
+    this.#kick();
+    while (this.#running) await this.#running;
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    clearInterval(this.#recheck);
+    while (this.#running) await this.#running;
+  }
+
+  #kick(): void {
+    if (this.#running) {
+      this.#again = true;
+      return;
+    }
+    this.#running = this.#runOnce()
+      .catch((err: unknown) => this.#o.logger.error({ err }, 'translation failed; previous outputs stay in place'))
+      .finally(() => {
+        this.#running = undefined;
+        if (this.#again && !this.#stopped) {
+          this.#again = false;
+          this.#kick();
+        }
+      });
+  }
+
+  async #runOnce(): Promise<void> {
+    const { registry, store } = this.#o;
+    const clusters = registry.list();
+    const inputs = await store.loadInputs(clusters.map((c) => c.metadata.name));
+    const decision = decideGate(this.#o.gate, {
+      clusters,
+      present: new Set(inputs.keys()),
+      elapsedSeconds: this.#o.uptimeMs() / 1000,
+      openedBefore: this.#opened,
+    });
+    if (decision.state === 'held') {
+      this.#setStatus({ ...this.#status, gate: decision, heldSince: this.#status.heldSince ?? new Date() });
+      return;
+    }
+    if (!this.#opened) this.#o.logger.info({ reason: decision.reason, missing: decision.missing }, 'safe-mode gate open: translating');
+    this.#opened = true;
+    const admitted = new Map(decision.admitted.map((name) => [name, inputs.get(name) as InputSnapshot]));
+    await this.#translate(admitted, clusters, decision);
+  }
+
+  async #translate(admitted: ReadonlyMap<string, InputSnapshot>, clusters: readonly KubernetesCluster[], gate: GateDecision): Promise<void> {
+    const vips = await this.#o.vips.ensure(virtualDestinationKeys(admitted));
+    const infos: ClusterInfo[] = clusters.map((c) => ({
+      name: c.metadata.name,
+      ...(c.spec.clusterDomain ? { clusterDomain: c.spec.clusterDomain } : {}),
+    }));
+    const end = this.#o.metrics.translationDuration.startTimer();
+    const result = translate({ inputs: admitted, clusters: infos, vips }, this.#o.validator);
+    end();
+    this.#o.metrics.translationProblems.set(result.problems.length);
+    for (const problem of result.problems) this.#o.logger.warn({ ...problem }, 'translation problem');
+    for (const output of result.outputs.values()) {
+      if (this.#o.outputs.current(output.cluster)?.hash === output.hash) continue;
+      await this.#o.store.putOutput(output);
+      this.#o.outputs.publish(output);
+      this.#o.logger.info({ cluster: output.cluster, hash: output.hash, resources: output.resources.length }, 'output snapshot updated');
+    }
+    const { heldSince: _, ...rest } = this.#status;
+    this.#setStatus({
+      ...rest,
+      gate,
+      lastRunAt: new Date(),
+      problems: result.problems,
+      admitted: [...admitted.values()].map((s) => ({ cluster: s.cluster, inputHash: s.hash })),
+    });
+  }
+
+  #setStatus(status: TranslationStatus): void {
+    this.#status = status;
+    for (const listener of this.#statusListeners) listener(status);
+  }
+}

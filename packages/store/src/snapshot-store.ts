@@ -1,0 +1,94 @@
+import type { InputSnapshot, OutputSnapshot } from '@meshrelay/api';
+
+/** Another replica stored (or deleted) a cluster's input snapshot. */
+export interface InputChangedEvent {
+  readonly cluster: string;
+  /** The stored snapshot's hash; '' when `deleted`. */
+  readonly hash: string;
+  /** The id of the replica that made the change. */
+  readonly replica: string;
+  readonly deleted: boolean;
+}
+
+export interface StoreHealth {
+  /** 'memory': no shared cache at all; 'redis': memory plus Redis. */
+  readonly backend: 'memory' | 'redis';
+  /** Whether the Redis connection is usable now; always false for the memory backend. */
+  readonly redisUp: boolean;
+  /** Memory changes (puts and deletes) that Redis has not seen yet and will get on write-back. */
+  readonly pendingWriteBack: number;
+}
+
+export type InputChangedListener = (event: InputChangedEvent) => void;
+export type HealthListener = (health: StoreHealth) => void;
+
+/**
+ * Where a management replica keeps the latest input snapshot of each cluster and the last output
+ * snapshot computed for it. Memory is the working copy; a shared cache (Redis) lets another
+ * replica pick a cluster up. Redis is never required: while it is down every method still works
+ * on memory, nothing that memory holds is lost, and what Redis missed is written back when it
+ * returns.
+ *
+ * All methods may be called concurrently. Memory changes take effect synchronously, in call order,
+ * before the returned promise settles; the Redis side follows in the same order. Snapshots handed
+ * in and out are frozen values and are never copied or mutated by the store. No method rejects
+ * because Redis is down, slow or holds bad data.
+ */
+export interface SnapshotStore {
+  /**
+   * Stores `snapshot` as its cluster's input, replacing whatever memory held (ordering between
+   * snapshots is the caller's decision), then writes it to Redis and tells the other replicas.
+   * Redis down: memory is updated, the change is kept for write-back, and nothing is published
+   * until the write-back. When Redis holds a newer snapshot of the same epoch (a higher
+   * generation), Redis is left alone and memory takes that newer snapshot.
+   */
+  putInput(snapshot: InputSnapshot): Promise<void>;
+
+  /**
+   * The cluster's input: memory first, else Redis (decoded, its hash verified, then kept in
+   * memory). A Redis entry that cannot be decoded or fails its hash is logged and treated as
+   * absent. Redis down: memory only. Resolves undefined when neither holds one.
+   */
+  getInput(cluster: string): Promise<InputSnapshot | undefined>;
+
+  /** Every input held in memory now: a new map per call (the caller may change the map, not the snapshots). Never touches Redis. */
+  memoryInputs(): ReadonlyMap<string, InputSnapshot>;
+
+  /**
+   * The inputs of `clusters` that memory or Redis holds (as getInput, with one Redis round trip);
+   * names neither holds are missing from the result. The map is new per call. Redis down: memory only.
+   */
+  loadInputs(clusters: readonly string[]): Promise<ReadonlyMap<string, InputSnapshot>>;
+
+  /** Removes the cluster's input from memory and Redis and tells the other replicas. Redis down: kept for write-back. */
+  deleteInput(cluster: string): Promise<void>;
+
+  /** Stores the cluster's output (with its provenance) in memory and Redis. Redis down: kept for write-back. */
+  putOutput(snapshot: OutputSnapshot): Promise<void>;
+
+  /** As getInput, for the cluster's last output. */
+  getOutput(cluster: string): Promise<OutputSnapshot | undefined>;
+
+  /** Removes the cluster's output from memory and Redis. Redis down: kept for write-back. */
+  deleteOutput(cluster: string): Promise<void>;
+
+  /**
+   * Calls `listener` after another replica changed an input, once this store's memory reflects
+   * the change (so getInput returns the new snapshot, unless memory held a newer one of the same
+   * epoch). Changes made through this store are not reported. Returns the unsubscribe function.
+   * A listener that throws is logged and does not stop the others.
+   */
+  onInputChanged(listener: InputChangedListener): () => void;
+
+  /** The store's state now; a new object per call. */
+  health(): StoreHealth;
+
+  /** Calls `listener` with the new health each time any field of it changes. Returns the unsubscribe function. */
+  onHealthChange(listener: HealthListener): () => void;
+
+  /**
+   * Closes Redis connections and drops listeners. Memory stays readable; later changes stay in
+   * memory only. Idempotent.
+   */
+  close(): Promise<void>;
+}

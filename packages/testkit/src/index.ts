@@ -1,0 +1,13 @@
+export { startRedisServer, type RedisServerHandle, type RedisServerOptions } from './redis-server.ts';
+export {
+  MAX_CAPTURED_LINES,
+  freePort,
+  spawnProcess,
+  waitFor,
+  type LineMatcher,
+  type ProcessExit,
+  type ProcessHandle,
+  type SpawnOptions,
+  type WaitForLineOptions,
+  type WaitForOptions,
+} from './process-harness.ts';

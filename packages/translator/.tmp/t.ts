@@ -1,0 +1,10 @@
+import { readFileSync } from 'node:fs';
+import { parseAllDocuments } from 'yaml';
+const t = performance.now();
+const docs = parseAllDocuments(readFileSync('schemas/istio-crd-all.gen.yaml', 'utf8'));
+console.log(docs.length, performance.now() - t);
+const t2 = performance.now();
+const objs = docs.map((d) => d.toJS());
+console.log(performance.now() - t2);
+const se = objs.find((o) => o?.spec?.names?.kind === 'ServiceEntry');
+console.log(se.spec.versions.map((v: any) => v.name), JSON.stringify(se.spec.versions[0].schema.openAPIV3Schema.properties.spec).slice(0, 3000));

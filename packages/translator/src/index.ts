@@ -1,0 +1,1 @@
+export { validateInputResource, validateInputResources, type InputProblem, type InputValidationResult } from './input-validation.ts';

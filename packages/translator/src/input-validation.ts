@@ -1,0 +1,148 @@
+/**
+ * Validation of input resources before they are admitted into a snapshot or a translation.
+ * A rejected resource is reported with the exact field path; its neighbours are unaffected.
+ */
+import { isIP } from 'node:net';
+import { Ajv, type ValidateFunction } from 'ajv';
+import { DNS_LABEL, DNS_SUBDOMAIN, KINDS, findInputKind, isRecord, resourceKey, type Resource, type ResourceKey } from '@meshrelay/api';
+import { ENDPOINTS, ENDPOINT_SLICE, NODE, POD, SERVICE } from './schemas/core.ts';
+import type { JsonSchema } from './schemas/gloo-common.ts';
+import { VIRTUAL_DESTINATION_SPEC, ROUTE_TABLE_SPEC } from './schemas/networking.ts';
+import { ACCESS_POLICY_SPEC, FAILOVER_POLICY_SPEC, OUTLIER_DETECTION_POLICY_SPEC, RETRY_TIMEOUT_POLICY_SPEC } from './schemas/policies.ts';
+import { joinPath, problemsFromAjv, type InputProblem } from './schema-errors.ts';
+
+export type { InputProblem } from './schema-errors.ts';
+
+/** What a schema is checked against: the spec of a Gloo kind, or the whole object of a core kind. */
+interface KindSchema {
+  readonly target: 'spec' | 'object';
+  readonly schema: JsonSchema;
+}
+
+const KIND_SCHEMAS = new Map<string, KindSchema>([
+  [kindId(KINDS.Service), { target: 'object', schema: SERVICE }],
+  [kindId(KINDS.Endpoints), { target: 'object', schema: ENDPOINTS }],
+  [kindId(KINDS.EndpointSlice), { target: 'object', schema: ENDPOINT_SLICE }],
+  [kindId(KINDS.Pod), { target: 'object', schema: POD }],
+  [kindId(KINDS.Node), { target: 'object', schema: NODE }],
+  [kindId(KINDS.VirtualDestination), { target: 'spec', schema: VIRTUAL_DESTINATION_SPEC }],
+  [kindId(KINDS.RouteTable), { target: 'spec', schema: ROUTE_TABLE_SPEC }],
+  [kindId(KINDS.AccessPolicy), { target: 'spec', schema: ACCESS_POLICY_SPEC }],
+  [kindId(KINDS.FailoverPolicy), { target: 'spec', schema: FAILOVER_POLICY_SPEC }],
+  [kindId(KINDS.OutlierDetectionPolicy), { target: 'spec', schema: OUTLIER_DETECTION_POLICY_SPEC }],
+  [kindId(KINDS.RetryTimeoutPolicy), { target: 'spec', schema: RETRY_TIMEOUT_POLICY_SPEC }],
+]);
+
+function kindId(ref: { apiVersion: string; kind: string }): string {
+  return `${ref.apiVersion}/${ref.kind}`;
+}
+
+let ajv: Ajv | undefined;
+const compiled = new Map<string, ValidateFunction>();
+
+/** Compiles each kind's schema on first use; the compiled functions are kept for the process. */
+function validatorFor(id: string, schema: JsonSchema): ValidateFunction {
+  let fn = compiled.get(id);
+  if (!fn) {
+    ajv ??= new Ajv({ allErrors: true, strict: false, verbose: true }).addFormat('ip', (value: string) => isIP(value) !== 0);
+    fn = ajv.compile(schema);
+    compiled.set(id, fn);
+  }
+  return fn;
+}
+
+function checkStringMap(value: unknown, path: string, problems: InputProblem[]): void {
+  if (value === undefined) return;
+  if (!isRecord(value)) {
+    problems.push({ path, message: 'must be a map of strings' });
+    return;
+  }
+  for (const [key, member] of Object.entries(value)) {
+    if (typeof member !== 'string') problems.push({ path: joinPath(path, key), message: 'must be a string' });
+  }
+}
+
+function checkMetadata(metadata: unknown, namespaced: boolean, problems: InputProblem[]): void {
+  if (!isRecord(metadata)) {
+    problems.push({ path: 'metadata', message: 'is required and must be an object' });
+    return;
+  }
+  const name = metadata['name'];
+  if (typeof name !== 'string' || !DNS_SUBDOMAIN.test(name)) {
+    problems.push({ path: 'metadata.name', message: 'must be a DNS-1123 subdomain (lower case alphanumerics, "-" and ".", at most 253 characters)' });
+  }
+  const namespace = metadata['namespace'];
+  if (namespaced) {
+    if (typeof namespace !== 'string' || namespace === '') problems.push({ path: 'metadata.namespace', message: 'is required for a namespaced kind' });
+    else if (!DNS_LABEL.test(namespace)) problems.push({ path: 'metadata.namespace', message: 'must be a DNS-1123 label' });
+  } else if (namespace !== undefined && namespace !== '') {
+    problems.push({ path: 'metadata.namespace', message: 'must not be set for a cluster-scoped kind' });
+  }
+  checkStringMap(metadata['labels'], 'metadata.labels', problems);
+  checkStringMap(metadata['annotations'], 'metadata.annotations', problems);
+}
+
+/**
+ * Checks one input resource: a known input kind, a valid name (and namespace for namespaced
+ * kinds), and a body that matches the kind's schema. Returns every problem found (empty =
+ * valid). Never throws, whatever the value.
+ */
+export function validateInputResource(r: Resource): InputProblem[] {
+  const value: unknown = r;
+  if (!isRecord(value)) return [{ path: '', message: 'must be an object' }];
+  const apiVersion = value['apiVersion'];
+  const kind = value['kind'];
+  if (typeof apiVersion !== 'string' || apiVersion === '') return [{ path: 'apiVersion', message: 'is required and must be a string' }];
+  if (typeof kind !== 'string' || kind === '') return [{ path: 'kind', message: 'is required and must be a string' }];
+  const ref = findInputKind(apiVersion, kind);
+  if (!ref) return [{ path: 'kind', message: `${kind} (${apiVersion}) is not a supported input kind` }];
+
+  const problems: InputProblem[] = [];
+  checkMetadata(value['metadata'], ref.namespaced, problems);
+  const entry = KIND_SCHEMAS.get(kindId(ref));
+  if (!entry) return problems;
+  if (entry.target === 'spec') {
+    if (!isRecord(value['spec'])) {
+      problems.push({ path: 'spec', message: 'is required and must be an object' });
+      return problems;
+    }
+    const validate = validatorFor(kindId(ref), entry.schema);
+    if (!validate(value['spec'])) problems.push(...problemsFromAjv(validate.errors, 'spec'));
+  } else {
+    const validate = validatorFor(kindId(ref), entry.schema);
+    if (!validate(value)) problems.push(...problemsFromAjv(validate.errors, ''));
+  }
+  return problems;
+}
+
+export interface InputValidationResult {
+  readonly valid: Resource[];
+  readonly rejected: { readonly key: ResourceKey; readonly problems: InputProblem[] }[];
+}
+
+/** Splits resources into the valid ones (in their given order) and the rejected ones with their problems. */
+export function validateInputResources(resources: readonly Resource[]): InputValidationResult {
+  const valid: Resource[] = [];
+  const rejected: { key: ResourceKey; problems: InputProblem[] }[] = [];
+  for (const r of resources) {
+    const problems = validateInputResource(r);
+    if (problems.length === 0) valid.push(r);
+    else rejected.push({ key: safeKey(r), problems });
+  }
+  return { valid, rejected };
+}
+
+/** resourceKey() for a value that may be malformed. */
+function safeKey(r: Resource): ResourceKey {
+  const value: unknown = r;
+  if (isRecord(value) && isRecord(value['metadata'])) {
+    const meta = value['metadata'];
+    return resourceKey({
+      apiVersion: String(value['apiVersion'] ?? ''),
+      kind: String(value['kind'] ?? ''),
+      metadata: { name: String(meta['name'] ?? ''), namespace: typeof meta['namespace'] === 'string' ? meta['namespace'] : undefined },
+    } as Resource);
+  }
+  const record = isRecord(value) ? value : {};
+  return { apiVersion: String(record['apiVersion'] ?? ''), kind: String(record['kind'] ?? ''), namespace: '', name: '' };
+}

@@ -1,0 +1,167 @@
+/**
+ * Validation of output resources against Istio's own CRD schemas, so that an output that
+ * Istio (or the Kubernetes API server) would reject or silently prune never leaves the server.
+ */
+import { readFileSync } from 'node:fs';
+import { Ajv, type ValidateFunction } from 'ajv';
+import { parse } from 'yaml';
+import { DNS_LABEL, DNS_SUBDOMAIN, KINDS, MeshrelayError, isRecord, type Resource } from '@meshrelay/api';
+import { problemsFromAjv } from './schema-errors.ts';
+import { checkPortRanges } from './port-ranges.ts';
+
+/** Checks one output resource. */
+export interface OutputValidator {
+  /** Returns what is wrong with `r` as `path: reason` lines; empty = valid. Does not mutate `r`. */
+  validate(r: Resource): string[];
+}
+
+export interface IstioValidatorOptions {
+  /** The CRD bundle to read; defaults to the copy shipped in this package's `schemas/`. */
+  readonly crdFile?: string;
+}
+
+const DEFAULT_CRD_FILE = new URL('../schemas/istio-crd-all.gen.yaml', import.meta.url);
+
+/** The output kinds and the CRD (by metadata.name) whose v1 schema describes their spec. */
+const CRD_BY_KIND = new Map<string, string>([
+  [`${KINDS.ServiceEntry.apiVersion}/${KINDS.ServiceEntry.kind}`, 'serviceentries.networking.istio.io'],
+  [`${KINDS.DestinationRule.apiVersion}/${KINDS.DestinationRule.kind}`, 'destinationrules.networking.istio.io'],
+  [`${KINDS.VirtualService.apiVersion}/${KINDS.VirtualService.kind}`, 'virtualservices.networking.istio.io'],
+  [`${KINDS.AuthorizationPolicy.apiVersion}/${KINDS.AuthorizationPolicy.kind}`, 'authorizationpolicies.security.istio.io'],
+]);
+
+const KUBERNETES_KEYWORDS = [
+  'x-kubernetes-validations',
+  'x-kubernetes-int-or-string',
+  'x-kubernetes-preserve-unknown-fields',
+  'x-kubernetes-list-type',
+  'x-kubernetes-list-map-keys',
+  'x-kubernetes-map-type',
+  'x-kubernetes-embedded-resource',
+];
+
+const INT32_MIN = -2147483648;
+const INT32_MAX = 2147483647;
+
+function createAjv(): Ajv {
+  const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
+  ajv.addVocabulary(KUBERNETES_KEYWORDS);
+  ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && n >= INT32_MIN && n <= INT32_MAX });
+  ajv.addFormat('double', { type: 'number', validate: () => true });
+  ajv.addFormat('byte', (s: string) => /^[A-Za-z0-9+/]*={0,2}$/.test(s));
+  ajv.addFormat('date-time', (s: string) => !Number.isNaN(Date.parse(s)));
+  return ajv;
+}
+
+/**
+ * Returns a copy of an OpenAPI schema in which every object schema that lists `properties`
+ * and neither `additionalProperties` nor `x-kubernetes-preserve-unknown-fields` rejects
+ * unknown fields (the API server would prune them; a pruned field is a lost setting).
+ */
+export function closeObjectSchemas(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(closeObjectSchemas);
+  if (!isRecord(schema)) return schema;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) {
+    // `properties` maps names to schemas; `enum`/`required` hold data, not schemas.
+    if (key === 'properties' && isRecord(value)) {
+      out[key] = Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, closeObjectSchemas(sub)]));
+    } else if (key === 'enum' || key === 'required' || key === 'x-kubernetes-validations') {
+      out[key] = value;
+    } else {
+      out[key] = closeObjectSchemas(value);
+    }
+  }
+  if (isRecord(schema['properties']) && schema['additionalProperties'] === undefined && schema['x-kubernetes-preserve-unknown-fields'] !== true) {
+    out['additionalProperties'] = false;
+  }
+  return out;
+}
+
+/** Splits the multi-document CRD file into documents keyed by CRD name, without parsing them yet. */
+function indexCrdDocuments(text: string): Map<string, string> {
+  const docs = new Map<string, string>();
+  for (const doc of text.split(/^---[ \t]*$/m)) {
+    const match = /^ {2}name: ([a-z0-9.-]+)$/m.exec(doc);
+    if (match?.[1]) docs.set(match[1], doc);
+  }
+  return docs;
+}
+
+class IstioSchemaValidator implements OutputValidator {
+  private readonly ajv = createAjv();
+  private readonly documents: Map<string, string>;
+  private readonly compiled = new Map<string, ValidateFunction>();
+
+  constructor(documents: Map<string, string>) {
+    this.documents = documents;
+  }
+
+  validate(r: Resource): string[] {
+    const value: unknown = r;
+    if (!isRecord(value)) return [': must be an object'];
+    const id = `${String(value['apiVersion'])}/${String(value['kind'])}`;
+    if (!CRD_BY_KIND.has(id)) return [`kind: ${id} is not a supported output kind`];
+    const problems: string[] = [];
+    for (const key of Object.keys(value)) {
+      if (!['apiVersion', 'kind', 'metadata', 'spec'].includes(key)) problems.push(`${key}: unknown field`);
+    }
+    problems.push(...checkMetadata(value['metadata']));
+    const spec = value['spec'];
+    if (!isRecord(spec)) return [...problems, 'spec: is required and must be an object'];
+    const validateSpec = this.specValidator(id);
+    if (!validateSpec(spec)) {
+      for (const p of problemsFromAjv(validateSpec.errors, 'spec')) problems.push(`${p.path}: ${p.message}`);
+    }
+    for (const p of checkPortRanges(spec, 'spec')) problems.push(`${p.path}: ${p.message}`);
+    return problems;
+  }
+
+  /** Compiles a kind's spec schema on first use and keeps it. */
+  private specValidator(id: string): ValidateFunction {
+    const cached = this.compiled.get(id);
+    if (cached) return cached;
+    const crdName = CRD_BY_KIND.get(id) as string;
+    const doc = this.documents.get(crdName);
+    if (doc === undefined) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `the Istio CRD file has no ${crdName}`);
+    const crd: unknown = parse(doc);
+    const versions = isRecord(crd) && isRecord(crd['spec']) && Array.isArray(crd['spec']['versions']) ? (crd['spec']['versions'] as unknown[]) : [];
+    const v1 = versions.find((v) => isRecord(v) && v['name'] === 'v1');
+    const specSchema = isRecord(v1) && isRecord(v1['schema']) && isRecord(v1['schema']['openAPIV3Schema']) ? v1['schema']['openAPIV3Schema'] : undefined;
+    const properties = specSchema && isRecord(specSchema['properties']) ? specSchema['properties']['spec'] : undefined;
+    if (!isRecord(properties)) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `the Istio CRD ${crdName} has no v1 spec schema`);
+    const fn = this.ajv.compile(closeObjectSchemas(properties) as Record<string, unknown>);
+    this.compiled.set(id, fn);
+    return fn;
+  }
+}
+
+function checkMetadata(metadata: unknown): string[] {
+  if (!isRecord(metadata)) return ['metadata: is required and must be an object'];
+  const problems: string[] = [];
+  const { name, namespace, labels } = metadata;
+  if (typeof name !== 'string' || !DNS_SUBDOMAIN.test(name)) problems.push('metadata.name: must be a DNS-1123 subdomain');
+  if (typeof namespace !== 'string' || !DNS_LABEL.test(namespace)) problems.push('metadata.namespace: must be a DNS-1123 label');
+  if (labels !== undefined && (!isRecord(labels) || Object.values(labels).some((v) => typeof v !== 'string'))) {
+    problems.push('metadata.labels: must be a map of strings');
+  }
+  for (const key of Object.keys(metadata)) {
+    if (!['name', 'namespace', 'labels', 'annotations'].includes(key)) problems.push(`metadata.${key}: unknown field`);
+  }
+  return problems;
+}
+
+/**
+ * Builds a validator for the Istio output kinds. Reads the CRD file once, here; schemas are
+ * compiled lazily per kind and cached. Throws MESHRELAY_ERR_INVALID_CONFIG if the file cannot
+ * be read. The returned validator does no I/O.
+ */
+export function createIstioValidator(options: IstioValidatorOptions = {}): OutputValidator {
+  let text: string;
+  try {
+    text = readFileSync(options.crdFile ?? DEFAULT_CRD_FILE, 'utf8');
+  } catch (err) {
+    throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `cannot read the Istio CRD file: ${(err as Error).message}`, { cause: err });
+  }
+  return new IstioSchemaValidator(indexCrdDocuments(text));
+}
