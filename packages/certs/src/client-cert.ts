@@ -12,6 +12,7 @@ import {
   parseCertificate,
   signCertificate,
   uriSan,
+  utf8Name,
 } from './x509.ts';
 
 export interface CsrOptions {
@@ -51,7 +52,7 @@ export function createCsr(options: CsrOptions): string {
   }
   const csr = forge.pki.createCertificationRequest();
   csr.publicKey = forge.pki.publicKeyFromPem(publicKeyPem);
-  csr.setSubject([{ name: 'commonName', value: cluster, valueTagClass: forge.asn1.Type.UTF8 }] as forge.pki.CertificateField[]);
+  csr.setSubject(utf8Name([{ name: 'commonName', value: cluster }]));
   csr.sign(forge.pki.privateKeyFromPem(privateKeyPem) as forge.pki.rsa.PrivateKey, forge.md.sha256.create());
   return forge.pki.certificationRequestToPem(csr);
 }
@@ -98,8 +99,8 @@ export function signClientCsr(ca: CaBundle, csrPem: string, options: ClientCerti
   return { certPem, notAfter, serial: cert.serialNumber };
 }
 
-function parseCsr(csrPem: string): forge.pki.CertificateRequest {
-  let csr: forge.pki.CertificateRequest;
+function parseCsr(csrPem: string): forge.pki.CertificateSigningRequest {
+  let csr: forge.pki.CertificateSigningRequest;
   try {
     csr = forge.pki.certificationRequestFromPem(csrPem);
   } catch (err) {

@@ -14,7 +14,7 @@ import {
 } from './x509.ts';
 
 export interface ServerCertificateOptions {
-  /** DNS names and IP addresses the server answers on; the first is also the CN. */
+  /** DNS names and IP addresses the server answers on; the first short enough (≤ 64 characters) is also the CN. */
   readonly hosts: readonly string[];
   readonly lifetimeSeconds: number;
   readonly now: Date;
@@ -31,6 +31,9 @@ export interface IssuedServerCertificate {
 /** Host names a relay server certificate always covers; configured names are added to these. */
 export const DEFAULT_SERVER_HOSTS: readonly string[] = ['localhost', '127.0.0.1', '::1'];
 
+// X.520 caps a CN at 64 characters; the SANs, not the CN, are what TLS clients check.
+const MAX_CN_LENGTH = 64;
+const FALLBACK_CN = 'meshrelay-server';
 const DNS_NAME = /^(\*\.)?[A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?)*$/;
 
 /**
@@ -53,7 +56,7 @@ export function issueServerCertificate(ca: CaBundle, options: ServerCertificateO
   const requested = addSeconds(now, lifetimeSeconds);
   const notAfter = requested < caCert.validity.notAfter ? requested : caCert.validity.notAfter;
   const cert = buildCertificate({
-    subject: [{ name: 'commonName', value: hosts[0]! }],
+    subject: [{ name: 'commonName', value: hosts.find((h) => h.length <= MAX_CN_LENGTH) ?? FALLBACK_CN }],
     publicKeyPem: keyPair.publicKeyPem,
     notBefore: addSeconds(now, -CLOCK_SKEW_SECONDS),
     notAfter,

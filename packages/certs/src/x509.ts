@@ -49,9 +49,16 @@ export function buildCertificate(template: CertificateTemplate): ForgeCertificat
   cert.serialNumber = randomSerialHex();
   cert.validity.notBefore = template.notBefore;
   cert.validity.notAfter = template.notAfter;
-  cert.setSubject(template.subject.map((a) => ({ name: a.name, value: a.value, valueTagClass: forge.asn1.Type.UTF8 })) as forge.pki.CertificateField[]);
+  cert.setSubject(utf8Name(template.subject));
   cert.setExtensions([...template.extensions]);
   return cert;
+}
+
+/** A distinguished name encoded as UTF8String. */
+export function utf8Name(attributes: readonly NameAttribute[]): forge.pki.CertificateField[] {
+  const fields = attributes.map((a) => ({ name: a.name, value: a.value, valueTagClass: forge.asn1.Type.UTF8 }));
+  // @types/node-forge types valueTagClass as an asn1.Class; forge reads it as an asn1.Type.
+  return fields as unknown as forge.pki.CertificateField[];
 }
 
 /** Sets the issuer name and signs with SHA-256; returns the PEM. */
@@ -71,7 +78,7 @@ export function parseCertificate(pem: string, what: string): ForgeCertificate {
 }
 
 export function subjectField(cert: ForgeCertificate, name: NameAttribute['name']): string | undefined {
-  const value: unknown = cert.subject.getField(name)?.value;
+  const value: unknown = cert.subject.getField({ name })?.value;
   return typeof value === 'string' ? value : undefined;
 }
 

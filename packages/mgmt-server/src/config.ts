@@ -115,16 +115,22 @@ export function serverCommand(): Command {
 
 /** Parses and validates; throws MESHRELAY_ERR_INVALID_CONFIG naming the bad option. */
 export function parseServerConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ServerConfig {
-  const saved = { ...process.env };
-  Object.assign(process.env, env);
+  // commander reads option variables from process.env: expose exactly `env`'s values while parsing.
+  const saved = new Map(SPECS.map((spec) => [spec.env, process.env[spec.env]]));
   let values: Record<string, string | boolean | undefined>;
   try {
+    for (const spec of SPECS) {
+      if (env[spec.env] === undefined) delete process.env[spec.env];
+      else process.env[spec.env] = env[spec.env];
+    }
     const cmd = serverCommand();
     cmd.parse([...argv], { from: 'user' });
     values = cmd.opts();
   } finally {
-    for (const key of Object.keys(process.env)) if (!(key in saved)) delete process.env[key];
-    Object.assign(process.env, saved);
+    for (const [key, value] of saved) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
   }
   const out: Record<string, unknown> = {};
   for (const spec of SPECS) {

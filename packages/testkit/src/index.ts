@@ -11,3 +11,4 @@ export {
   type WaitForLineOptions,
   type WaitForOptions,
 } from './process-harness.ts';
+export { createTestPki, TEST_TRUST_DOMAIN, type TestClientCert, type TestPki, type TestPkiOptions } from './pki.ts';

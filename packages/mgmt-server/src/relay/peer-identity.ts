@@ -3,6 +3,9 @@ import { MeshrelayError, type KubernetesCluster } from '@meshrelay/api';
 import { verifyClientCertificate, type CaBundle, type ClientIdentity } from '@meshrelay/certs';
 import type { ClusterRegistry } from '../registry/cluster-registry.ts';
 
+/** Optional call metadata naming the cluster an agent speaks for; checked against the certificate. */
+export const CLUSTER_METADATA_KEY = 'meshrelay-cluster';
+
 export interface PeerIdentity extends ClientIdentity {
   readonly record: KubernetesCluster;
 }
@@ -14,12 +17,20 @@ export interface PeerIdentity extends ClientIdentity {
  * deregistered or re-registered cluster's old certificates stop working).
  * Throws MESHRELAY_ERR_UNAUTHENTICATED with the reason.
  */
-export function authenticatePeer(call: Pick<ServerSurfaceCall, 'getAuthContext'>, ca: CaBundle, registry: ClusterRegistry, now: Date): PeerIdentity {
+export function authenticatePeer(call: Pick<ServerSurfaceCall, 'getAuthContext' | 'metadata'>, ca: CaBundle, registry: ClusterRegistry, now: Date): PeerIdentity {
   const peer = call.getAuthContext().sslPeerCertificate;
   if (!peer?.raw) {
     throw new MeshrelayError('MESHRELAY_ERR_UNAUTHENTICATED', 'no verified client certificate: Relay calls need a certificate issued by the relay CA (register first)');
   }
   const identity = verifyClientCertificate(peer.raw, ca, now);
+  // Agents may name their cluster in metadata (for logs); it must agree with the certificate.
+  const claimed = call.metadata.get(CLUSTER_METADATA_KEY)[0];
+  if (claimed !== undefined && String(claimed) !== identity.cluster) {
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_PERMISSION_DENIED',
+      `certificate identifies cluster "${identity.cluster}" but the call claims cluster "${String(claimed)}"`,
+    );
+  }
   const record = registry.get(identity.cluster);
   if (!record) {
     throw new MeshrelayError('MESHRELAY_ERR_UNAUTHENTICATED', `cluster "${identity.cluster}" is not registered (deregistered?)`);

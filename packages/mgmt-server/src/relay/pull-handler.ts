@@ -34,7 +34,8 @@ export function handlePull(ctx: RelayContext, call: PullCall): void {
     (message, stream) => {
       if (message.hello) {
         if (agentHolds !== undefined) return;
-        agentHolds = message.hello.heldHash ?? '';
+        const held = message.hello.heldHash ?? '';
+        agentHolds = held;
         ctx.connections.setApplied(stream.cluster, held);
         unsubscribe = ctx.outputs.subscribe(stream.cluster, (output) => send(stream, output));
         const current = ctx.outputs.current(stream.cluster);

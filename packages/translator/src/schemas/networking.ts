@@ -23,7 +23,7 @@ const PORT_MAPPING = closedObject(
     protocol: { enum: ['HTTP', 'HTTPS', 'GRPC', 'HTTP2', 'MONGO', 'TCP', 'TLS'] },
     targetPort: PORT_SELECTOR,
   },
-  { required: ['number'] },
+  { required: ['number', 'protocol'] },
 );
 
 export const VIRTUAL_DESTINATION_SPEC = closedObject(

@@ -1,0 +1,137 @@
+import type { Client, ClientDuplexStream, StatusObject } from '@grpc/grpc-js';
+import type { Logger } from 'pino';
+import { RELAY_SERVICE, SnapshotAssembler, toMeshrelayError, type AssembledSnapshot, type AssemblyLimits, type relay } from '@meshrelay/api';
+import { outcomeOfStatus, type SessionOutcome } from './session-outcome.ts';
+import { StreamHeartbeat } from './stream-heartbeat.ts';
+
+export interface PullStreamOptions {
+  readonly client: Client;
+  /** Hash of the output already held ('' if none), announced in PullHello. */
+  readonly heldHash: () => string;
+  /** Applies a complete, hash-checked output; resolves once it is served. Rejection = not applied. */
+  readonly apply: (output: AssembledSnapshot) => Promise<void>;
+  readonly limits: AssemblyLimits;
+  readonly heartbeatIntervalMs: number;
+  readonly heartbeatTimeoutMs: number;
+  readonly logger: Logger;
+  readonly onOpen: () => void;
+  /** Called once, with why the stream ended. */
+  readonly onEnd: (outcome: SessionOutcome) => void;
+}
+
+type PullCall = ClientDuplexStream<relay.v1.IPullRequest, relay.v1.PullResponse>;
+
+/**
+ * One Relay.Pull stream: announces the held output, reassembles each output the
+ * server sends, applies it (one at a time, in order) and acks it. A snapshot
+ * that cannot be assembled or applied is acked with accepted=false and the
+ * previous output stays in place.
+ */
+export class PullStream {
+  readonly #opts: PullStreamOptions;
+  readonly #call: PullCall;
+  readonly #heartbeat: StreamHeartbeat;
+  #assembler: SnapshotAssembler | undefined;
+  #applying: Promise<void> = Promise.resolve();
+  #opened = false;
+  #ended = false;
+
+  constructor(options: PullStreamOptions) {
+    this.#opts = options;
+    const method = RELAY_SERVICE.pull;
+    this.#call = options.client.makeBidiStreamRequest(method.path, method.requestSerialize, method.responseDeserialize);
+    this.#heartbeat = new StreamHeartbeat({
+      intervalMs: options.heartbeatIntervalMs,
+      timeoutMs: options.heartbeatTimeoutMs,
+      send: () => this.#write({ heartbeat: { sentUnixMs: Date.now() } }),
+      onSilence: () => this.#end({ kind: 'silent', stream: 'pull' }),
+    });
+    this.#call.on('metadata', () => this.#markOpen());
+    this.#call.on('data', (msg: relay.v1.PullResponse) => this.#receive(msg));
+    this.#call.on('error', () => {});
+    this.#call.on('status', (status: StatusObject) => this.#end(outcomeOfStatus(status, 'pull')));
+    this.#write({ hello: { heldHash: options.heldHash() } });
+  }
+
+  /** Cancels the stream; no outcome is reported after this. An apply in progress completes. */
+  close(): void {
+    this.#ended = true;
+    this.#heartbeat.stop();
+    this.#call.cancel();
+  }
+
+  /** Resolves once every output received so far has been applied (or refused). */
+  settled(): Promise<void> {
+    return this.#applying;
+  }
+
+  #receive(msg: relay.v1.PullResponse): void {
+    this.#heartbeat.heard();
+    this.#markOpen();
+    if (msg.goAway) {
+      this.#end({ kind: 'go-away', retryAfterMs: Number(msg.goAway.retryAfterMs ?? 0), reason: msg.goAway.reason ?? '' });
+    } else if (msg.header) {
+      this.#startAssembly(msg.header);
+    } else if (msg.chunk) {
+      this.#addChunk(msg.chunk);
+    }
+  }
+
+  #startAssembly(header: relay.v1.ISnapshotHeader): void {
+    if (this.#assembler) {
+      this.#opts.logger.warn({ hash: this.#assembler.header.hash }, 'output header arrived before the previous output was complete; discarding the partial one');
+    }
+    this.#assembler = undefined;
+    try {
+      this.#assembler = new SnapshotAssembler(header, this.#opts.limits);
+    } catch (err) {
+      this.#refuse(header.hash ?? '', err);
+    }
+  }
+
+  #addChunk(chunk: relay.v1.ISnapshotChunk): void {
+    const assembler = this.#assembler;
+    // Chunks of a refused header are dropped until the next header.
+    if (!assembler) return;
+    let output: AssembledSnapshot;
+    try {
+      if (!assembler.add(chunk)) return;
+      this.#assembler = undefined;
+      output = assembler.finish();
+    } catch (err) {
+      this.#assembler = undefined;
+      this.#refuse(assembler.header.hash ?? '', err);
+      return;
+    }
+    this.#applying = this.#applying.then(async () => {
+      try {
+        await this.#opts.apply(output);
+        this.#write({ ack: { hash: output.hash, accepted: true } });
+      } catch (err) {
+        this.#refuse(output.hash, err);
+      }
+    });
+  }
+
+  #refuse(hash: string, err: unknown): void {
+    const error = toMeshrelayError(err);
+    this.#opts.logger.error({ err: error, hash }, `output refused: ${error.code}: ${error.message}`);
+    this.#write({ ack: { hash, accepted: false, errorCode: error.code, message: error.message } });
+  }
+
+  #markOpen(): void {
+    if (this.#opened || this.#ended) return;
+    this.#opened = true;
+    this.#opts.onOpen();
+  }
+
+  #write(message: relay.v1.IPullRequest): void {
+    if (!this.#ended) this.#call.write(message);
+  }
+
+  #end(outcome: SessionOutcome): void {
+    if (this.#ended) return;
+    this.close();
+    this.#opts.onEnd(outcome);
+  }
+}

@@ -1,0 +1,141 @@
+import type { Client, ClientDuplexStream, StatusObject } from '@grpc/grpc-js';
+import type { Logger } from 'pino';
+import { RELAY_SERVICE, encodeSnapshotFrames, snapshotEncoding, type InputSnapshot, type relay } from '@meshrelay/api';
+import { outcomeOfStatus, type SessionOutcome } from './session-outcome.ts';
+import { StreamHeartbeat } from './stream-heartbeat.ts';
+
+/** The server's verdict on one pushed snapshot. */
+export interface PushAck {
+  readonly hash: string;
+  readonly generation: number;
+  readonly accepted: boolean;
+  readonly errorCode: string;
+  readonly message: string;
+  readonly warnings: readonly string[];
+}
+
+export interface PushStreamOptions {
+  readonly client: Client;
+  /** The newest snapshot, or undefined when discovery has produced none yet. */
+  readonly latest: () => InputSnapshot | undefined;
+  readonly heartbeatIntervalMs: number;
+  readonly heartbeatTimeoutMs: number;
+  readonly maxSnapshotBytes: number;
+  readonly logger: Logger;
+  readonly onOpen: () => void;
+  readonly onSent: (snapshot: InputSnapshot) => void;
+  readonly onAck: (snapshot: InputSnapshot, ack: PushAck) => void;
+  /** Called once, with why the stream ended. */
+  readonly onEnd: (outcome: SessionOutcome) => void;
+}
+
+type PushCall = ClientDuplexStream<relay.v1.IPushRequest, relay.v1.PushResponse>;
+
+/**
+ * One Relay.Push stream. Sends the current snapshot first, then keeps exactly
+ * one snapshot in flight: the next goes out after the ack, and only the newest
+ * of those produced meanwhile.
+ */
+export class PushStream {
+  readonly #opts: PushStreamOptions;
+  readonly #call: PushCall;
+  readonly #heartbeat: StreamHeartbeat;
+  #inFlight: InputSnapshot | undefined;
+  /** The last snapshot sent or deliberately skipped on this stream. */
+  #handled: InputSnapshot | undefined;
+  #opened = false;
+  #ended = false;
+
+  constructor(options: PushStreamOptions) {
+    this.#opts = options;
+    const method = RELAY_SERVICE.push;
+    this.#call = options.client.makeBidiStreamRequest(method.path, method.requestSerialize, method.responseDeserialize);
+    this.#heartbeat = new StreamHeartbeat({
+      intervalMs: options.heartbeatIntervalMs,
+      timeoutMs: options.heartbeatTimeoutMs,
+      send: () => this.#write({ heartbeat: { sentUnixMs: Date.now() } }),
+      onSilence: () => this.#end({ kind: 'silent', stream: 'push' }),
+    });
+    this.#call.on('metadata', () => this.#markOpen());
+    this.#call.on('data', (msg: relay.v1.PushResponse) => this.#receive(msg));
+    // 'status' always follows an 'error' and carries the same code; it is the one place outcomes come from.
+    this.#call.on('error', () => {});
+    this.#call.on('status', (status: StatusObject) => this.#end(outcomeOfStatus(status, 'push')));
+    this.offer();
+  }
+
+  /** Sends the newest snapshot if none is in flight and it was not sent on this stream yet. */
+  offer(): void {
+    if (this.#ended || this.#inFlight) return;
+    const snapshot = this.#opts.latest();
+    if (!snapshot || snapshot === this.#handled) return;
+    this.#handled = snapshot;
+    if (snapshot.bytes > this.#opts.maxSnapshotBytes) {
+      this.#opts.logger.error(
+        { cluster: snapshot.cluster, generation: snapshot.generation, hash: snapshot.hash, bytes: snapshot.bytes, limit: this.#opts.maxSnapshotBytes },
+        'input snapshot exceeds --max-snapshot-bytes; not pushed (the server keeps the previous one)',
+      );
+      return;
+    }
+    const frames = encodeSnapshotFrames({ epoch: snapshot.epoch, generation: snapshot.generation, hash: snapshot.hash, encoding: snapshotEncoding(snapshot) });
+    this.#inFlight = snapshot;
+    this.#write({ header: frames.header });
+    for (const chunk of frames.chunks) this.#write({ chunk });
+    this.#opts.onSent(snapshot);
+  }
+
+  /** Cancels the stream; no outcome is reported after this. */
+  close(): void {
+    this.#ended = true;
+    this.#heartbeat.stop();
+    this.#call.cancel();
+  }
+
+  #receive(msg: relay.v1.PushResponse): void {
+    this.#heartbeat.heard();
+    this.#markOpen();
+    if (msg.goAway) {
+      this.#end({ kind: 'go-away', retryAfterMs: Number(msg.goAway.retryAfterMs ?? 0), reason: msg.goAway.reason ?? '' });
+    } else if (msg.ack) {
+      this.#handleAck(msg.ack);
+    }
+  }
+
+  #handleAck(raw: relay.v1.IAck): void {
+    const ack: PushAck = {
+      hash: raw.hash ?? '',
+      generation: Number(raw.generation ?? 0),
+      accepted: raw.accepted === true,
+      errorCode: raw.errorCode ?? '',
+      message: raw.message ?? '',
+      warnings: [...(raw.warnings ?? [])],
+    };
+    const snapshot = this.#inFlight;
+    if (!snapshot) {
+      this.#opts.logger.warn({ hash: ack.hash }, 'push ack with no snapshot in flight; ignored');
+      return;
+    }
+    if (ack.hash !== snapshot.hash) {
+      this.#opts.logger.warn({ cluster: snapshot.cluster, hash: snapshot.hash, ackHash: ack.hash }, 'push ack names another hash than the snapshot in flight');
+    }
+    this.#inFlight = undefined;
+    this.#opts.onAck(snapshot, ack);
+    this.offer();
+  }
+
+  #markOpen(): void {
+    if (this.#opened || this.#ended) return;
+    this.#opened = true;
+    this.#opts.onOpen();
+  }
+
+  #write(message: relay.v1.IPushRequest): void {
+    if (!this.#ended) this.#call.write(message);
+  }
+
+  #end(outcome: SessionOutcome): void {
+    if (this.#ended) return;
+    this.close();
+    this.#opts.onEnd(outcome);
+  }
+}

@@ -1,0 +1,323 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Client, status as GrpcStatus } from '@grpc/grpc-js';
+import type { Logger } from 'pino';
+import { MeshrelayError, type AssembledSnapshot, type InputSnapshot } from '@meshrelay/api';
+import { createCsr } from '@meshrelay/certs';
+import { Backoff, type BackoffOptions, type Clock } from './backoff.ts';
+import { needsRenewal, type ClientCredentials, type CredentialStore } from './credential-store.ts';
+import { PullStream } from './pull-stream.ts';
+import { PushStream, type PushAck } from './push-stream.ts';
+import { RELAY_CHANNEL_OPTIONS, mtlsCredentials, registerCluster, renewCertificate } from './relay-rpc.ts';
+import { describeOutcome, outcomeOfError, type SessionOutcome } from './session-outcome.ts';
+
+export interface RelayClientOptions {
+  readonly cluster: string;
+  /** host:port of each management server, tried in order and rotated on every failure and go-away. */
+  readonly serverAddresses: readonly string[];
+  /** The bootstrap relay root CA (PEM), or undefined when none is configured. */
+  readonly rootCaPem: () => Promise<string | undefined>;
+  /** The relay identity token, or undefined when none is configured. */
+  readonly token: () => Promise<string | undefined>;
+  readonly credentials: CredentialStore;
+  readonly latestSnapshot: () => InputSnapshot | undefined;
+  readonly heldOutputHash: () => string;
+  /** Applies one complete output; rejection = refused (acked with accepted=false). */
+  readonly applyOutput: (output: AssembledSnapshot) => Promise<void>;
+  readonly heartbeatIntervalMs: number;
+  readonly heartbeatTimeoutMs: number;
+  readonly maxSnapshotBytes: number;
+  readonly maxOutputResources?: number;
+  readonly logger: Logger;
+  readonly backoff?: BackoffOptions;
+  readonly now?: Clock;
+  /** Least wait after being fenced by a newer agent (default 30 s). */
+  readonly fencedBackoffMs?: number;
+  /** A connection that lasted this long resets the backoff (default 10 s). */
+  readonly healthyAfterMs?: number;
+  /** How often the certificate's remaining lifetime is checked (default 60 s). */
+  readonly renewCheckIntervalMs?: number;
+  /** Deadline of Register and Renew calls (default 10 s). */
+  readonly rpcTimeoutMs?: number;
+  readonly events?: RelayClientEvents;
+}
+
+/** Hooks for metrics and readiness; called synchronously, must not throw. */
+export interface RelayClientEvents {
+  onConnectionChange?(status: RelayClientStatus): void;
+  onSnapshotPushed?(snapshot: InputSnapshot): void;
+  onSnapshotAcked?(snapshot: InputSnapshot, ack: PushAck): void;
+}
+
+export interface PushRecord {
+  readonly generation: number;
+  readonly hash: string;
+  readonly atUnixMs: number;
+}
+
+export interface RelayClientStatus {
+  /** The server both streams talk to, or undefined while disconnected. */
+  readonly address: string | undefined;
+  readonly pushConnected: boolean;
+  readonly pullConnected: boolean;
+  readonly lastPushed: PushRecord | undefined;
+  readonly lastAcked: (PushRecord & { readonly accepted: boolean; readonly errorCode: string; readonly message: string }) | undefined;
+  /** True once any snapshot was acked as accepted by a server. */
+  readonly everAccepted: boolean;
+  readonly certificateNotAfter: string | undefined;
+  readonly lastError: string | undefined;
+}
+
+const DEFAULT_MAX_OUTPUT_RESOURCES = 200_000;
+
+/**
+ * The agent's side of the relay: registers (token + CSR over server-only TLS),
+ * then keeps one Push and one Pull stream open over mTLS to one management
+ * server, with heartbeats, go-away handling, certificate renewal and
+ * reconnection with full-jitter backoff across the configured addresses.
+ */
+export class RelayClient {
+  readonly #opts: RelayClientOptions;
+  readonly #now: Clock;
+  readonly #backoff: Backoff;
+  readonly #abort = new AbortController();
+  #creds: ClientCredentials | undefined;
+  #addressIndex = 0;
+  #loop: Promise<void> | undefined;
+  #endSession: ((outcome: SessionOutcome) => void) | undefined;
+  #push: PushStream | undefined;
+  #status: RelayClientStatus = {
+    address: undefined,
+    pushConnected: false,
+    pullConnected: false,
+    lastPushed: undefined,
+    lastAcked: undefined,
+    everAccepted: false,
+    certificateNotAfter: undefined,
+    lastError: undefined,
+  };
+
+  constructor(options: RelayClientOptions) {
+    if (options.serverAddresses.length === 0) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', '--server-address: no address given');
+    this.#opts = options;
+    this.#now = options.now ?? Date.now;
+    this.#backoff = new Backoff(options.backoff);
+  }
+
+  get status(): RelayClientStatus {
+    return this.#status;
+  }
+
+  /** Starts the connect loop in the background; idempotent. */
+  start(): void {
+    this.#loop ??= this.#run();
+  }
+
+  /** Closes the streams and ends the loop; resolves once everything is closed. */
+  async stop(): Promise<void> {
+    this.#abort.abort();
+    this.#endSession?.({ kind: 'stopped' });
+    await this.#loop;
+  }
+
+  /** Tells the push stream that a newer snapshot may be available. */
+  snapshotAvailable(): void {
+    this.#push?.offer();
+  }
+
+  async #run(): Promise<void> {
+    while (!this.#abort.signal.aborted) {
+      const address = this.#opts.serverAddresses[this.#addressIndex] as string;
+      const started = this.#now();
+      const outcome = await this.#connect(address);
+      if (outcome.kind === 'stopped' || this.#abort.signal.aborted) break;
+      const delay = await this.#decideNext(outcome, this.#now() - started);
+      this.#setStatus({ lastError: outcome.kind === 'renewed' ? this.#status.lastError : describeOutcome(outcome) });
+      if (delay > 0) await sleep(delay, undefined, { signal: this.#abort.signal }).catch(() => undefined);
+    }
+  }
+
+  async #connect(address: string): Promise<SessionOutcome> {
+    let creds: ClientCredentials;
+    try {
+      creds = await this.#ensureCredentials(address);
+    } catch (err) {
+      return this.#registrationFailure(address, err);
+    }
+    try {
+      return await this.#runSession(address, creds);
+    } catch (err) {
+      return outcomeOfError(err);
+    }
+  }
+
+  /** Picks the wait before the next attempt and the address to use; resets or grows the backoff. */
+  async #decideNext(outcome: SessionOutcome, lastedMs: number): Promise<number> {
+    if (lastedMs >= (this.#opts.healthyAfterMs ?? 10_000)) this.#backoff.reset();
+    const log = this.#opts.logger;
+    const fields = { cluster: this.#opts.cluster, address: this.#opts.serverAddresses[this.#addressIndex] };
+    if (outcome.kind === 'renewed') return 0;
+    this.#addressIndex = (this.#addressIndex + 1) % this.#opts.serverAddresses.length;
+    let delay: number;
+    switch (outcome.kind) {
+      case 'go-away':
+        delay = outcome.retryAfterMs + this.#backoff.nextDelayMs();
+        log.info({ ...fields, delayMs: delay, reason: outcome.reason }, `server sent go-away; moving to the next address`);
+        return delay;
+      case 'fenced':
+        delay = Math.max(this.#opts.fencedBackoffMs ?? 30_000, this.#backoff.nextDelayMs());
+        log.error({ ...fields, delayMs: delay }, `FENCED: a newer agent for cluster ${this.#opts.cluster} took over; this agent stands back (${outcome.message})`);
+        return delay;
+      case 'unauthenticated':
+        this.#creds = undefined;
+        await this.#opts.credentials.drop();
+        delay = this.#backoff.nextDelayMs();
+        log.error({ ...fields, delayMs: delay }, `${describeOutcome(outcome)}; dropping the client certificate and registering again`);
+        return delay;
+      default:
+        delay = this.#backoff.nextDelayMs();
+        log.warn({ ...fields, delayMs: delay }, `relay connection ended: ${describeOutcome(outcome)}`);
+        return delay;
+    }
+  }
+
+  async #ensureCredentials(address: string): Promise<ClientCredentials> {
+    if (this.#creds) return this.#creds;
+    const loaded = await this.#opts.credentials.load();
+    if (loaded) return this.#useCredentials(loaded);
+    const rootCaPem = await this.#opts.rootCaPem();
+    if (!rootCaPem) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', 'no client certificate yet and no --root-ca-file to register with');
+    const token = await this.#opts.token();
+    if (!token) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', 'no client certificate yet and no --token or --token-file to register with');
+    const keyPair = await this.#opts.credentials.keyPair();
+    const csrPem = createCsr({ ...keyPair, cluster: this.#opts.cluster });
+    this.#opts.logger.info({ cluster: this.#opts.cluster, address }, 'registering with the relay token');
+    const issued = await registerCluster({ address, rootCaPem, cluster: this.#opts.cluster, token, csrPem, timeoutMs: this.#opts.rpcTimeoutMs ?? 10_000 });
+    const creds = await this.#opts.credentials.save(issued.certificatePem, issued.caBundlePem);
+    this.#opts.logger.info({ cluster: this.#opts.cluster, address, notAfter: new Date(creds.notAfterMs).toISOString() }, 'registered; client certificate issued');
+    return this.#useCredentials(creds);
+  }
+
+  #useCredentials(creds: ClientCredentials): ClientCredentials {
+    this.#creds = creds;
+    this.#setStatus({ certificateNotAfter: new Date(creds.notAfterMs).toISOString() });
+    return creds;
+  }
+
+  #registrationFailure(address: string, err: unknown): SessionOutcome {
+    const outcome = outcomeOfError(err);
+    const code = (err as { code?: unknown }).code;
+    const fields = { cluster: this.#opts.cluster, address, err };
+    if (code === GrpcStatus.UNAUTHENTICATED) {
+      this.#opts.logger.error(fields, 'registration refused: the relay token is wrong, expired or rotated out (issue a new one with `meshctl cluster register`)');
+    } else if (code === GrpcStatus.RESOURCE_EXHAUSTED) {
+      this.#opts.logger.error(fields, 'registration rate limited by the server; backing off');
+    } else {
+      this.#opts.logger.error(fields, `registration failed: ${describeOutcome(outcome)}`);
+    }
+    // Not 'unauthenticated': there is no certificate to drop, only a token to wait for.
+    return outcome.kind === 'unauthenticated' ? { kind: 'failed', code: GrpcStatus.UNAUTHENTICATED, message: outcome.message } : outcome;
+  }
+
+  async #runSession(address: string, creds: ClientCredentials): Promise<SessionOutcome> {
+    const client = new Client(address, mtlsCredentials(creds, await this.#opts.rootCaPem()), RELAY_CHANNEL_OPTIONS);
+    let resolveEnd!: (outcome: SessionOutcome) => void;
+    const ended = new Promise<SessionOutcome>((resolve) => (resolveEnd = resolve));
+    let done = false;
+    const finish = (outcome: SessionOutcome): void => {
+      if (done) return;
+      done = true;
+      resolveEnd(outcome);
+    };
+    this.#endSession = finish;
+    let pull: PullStream | undefined;
+    let renewTimer: NodeJS.Timeout | undefined;
+    try {
+      if (this.#abort.signal.aborted) return { kind: 'stopped' };
+      if (needsRenewal(creds, this.#now())) {
+        const renewed = await this.#renew(client);
+        if (renewed) return renewed;
+      }
+      this.#push = this.#openPush(client, address, finish);
+      pull = this.#openPull(client, address, finish);
+      renewTimer = setInterval(() => {
+        if (this.#creds && needsRenewal(this.#creds, this.#now())) void this.#renew(client).then((o) => o && finish(o));
+      }, this.#opts.renewCheckIntervalMs ?? 60_000);
+      return await ended;
+    } finally {
+      clearInterval(renewTimer);
+      this.#endSession = undefined;
+      this.#push?.close();
+      this.#push = undefined;
+      pull?.close();
+      await pull?.settled();
+      client.close();
+      this.#setStatus({ address: undefined, pushConnected: false, pullConnected: false });
+    }
+  }
+
+  #openPush(client: Client, address: string, finish: (o: SessionOutcome) => void): PushStream {
+    return new PushStream({
+      client,
+      latest: this.#opts.latestSnapshot,
+      heartbeatIntervalMs: this.#opts.heartbeatIntervalMs,
+      heartbeatTimeoutMs: this.#opts.heartbeatTimeoutMs,
+      maxSnapshotBytes: this.#opts.maxSnapshotBytes,
+      logger: this.#opts.logger,
+      onOpen: () => this.#setStatus({ address, pushConnected: true }),
+      onSent: (snapshot) => {
+        this.#setStatus({ lastPushed: { generation: snapshot.generation, hash: snapshot.hash, atUnixMs: this.#now() } }, false);
+        this.#opts.events?.onSnapshotPushed?.(snapshot);
+      },
+      onAck: (snapshot, ack) => this.#recordAck(snapshot, ack, address),
+      onEnd: finish,
+    });
+  }
+
+  #openPull(client: Client, address: string, finish: (o: SessionOutcome) => void): PullStream {
+    return new PullStream({
+      client,
+      heldHash: this.#opts.heldOutputHash,
+      apply: this.#opts.applyOutput,
+      limits: { maxBytes: this.#opts.maxSnapshotBytes, maxResources: this.#opts.maxOutputResources ?? DEFAULT_MAX_OUTPUT_RESOURCES },
+      heartbeatIntervalMs: this.#opts.heartbeatIntervalMs,
+      heartbeatTimeoutMs: this.#opts.heartbeatTimeoutMs,
+      logger: this.#opts.logger,
+      onOpen: () => this.#setStatus({ address, pullConnected: true }),
+      onEnd: finish,
+    });
+  }
+
+  #recordAck(snapshot: InputSnapshot, ack: PushAck, address: string): void {
+    const fields = { cluster: snapshot.cluster, generation: snapshot.generation, hash: snapshot.hash, address };
+    if (ack.accepted) {
+      this.#opts.logger.info({ ...fields, warnings: ack.warnings }, 'snapshot acked');
+    } else {
+      this.#opts.logger.error({ ...fields, errorCode: ack.errorCode }, `snapshot rejected by the server: ${ack.errorCode}: ${ack.message}`);
+    }
+    const lastAcked = { generation: snapshot.generation, hash: snapshot.hash, atUnixMs: this.#now(), accepted: ack.accepted, errorCode: ack.errorCode, message: ack.message };
+    this.#setStatus({ lastAcked, everAccepted: this.#status.everAccepted || ack.accepted }, false);
+    this.#opts.events?.onSnapshotAcked?.(snapshot, ack);
+  }
+
+  /** Renews the client certificate over `client`; returns the outcome that ends the session, or undefined to carry on. */
+  async #renew(client: Client): Promise<SessionOutcome | undefined> {
+    try {
+      const keyPair = await this.#opts.credentials.keyPair();
+      const issued = await renewCertificate(client, createCsr({ ...keyPair, cluster: this.#opts.cluster }), this.#opts.rpcTimeoutMs ?? 10_000);
+      const creds = await this.#opts.credentials.save(issued.certificatePem, issued.caBundlePem || (this.#creds?.caBundlePem ?? ''));
+      this.#useCredentials(creds);
+      this.#opts.logger.info({ cluster: this.#opts.cluster, notAfter: new Date(creds.notAfterMs).toISOString() }, 'client certificate renewed; reconnecting with it');
+      return { kind: 'renewed' };
+    } catch (err) {
+      const outcome = outcomeOfError(err);
+      if (outcome.kind === 'unauthenticated') return outcome;
+      this.#opts.logger.warn({ cluster: this.#opts.cluster, err }, `certificate renewal failed (${describeOutcome(outcome)}); will retry`);
+      return undefined;
+    }
+  }
+
+  #setStatus(patch: Partial<RelayClientStatus>, notify = true): void {
+    this.#status = { ...this.#status, ...patch };
+    if (notify) this.#opts.events?.onConnectionChange?.(this.#status);
+  }
+}

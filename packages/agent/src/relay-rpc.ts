@@ -1,0 +1,82 @@
+import { Client, credentials, type ChannelCredentials, type ChannelOptions } from '@grpc/grpc-js';
+import { REGISTRATION_SERVICE, RELAY_SERVICE, type relay } from '@meshrelay/api';
+import type { ClientCredentials } from './credential-store.ts';
+
+/** What Register and Renew hand back. */
+export interface IssuedCertificate {
+  readonly certificatePem: string;
+  readonly caBundlePem: string;
+  readonly notAfterUnixMs: number;
+}
+
+/** Channel options of every relay channel: no gRPC-level retries (the agent's loop owns reconnecting). */
+export const RELAY_CHANNEL_OPTIONS: ChannelOptions = {
+  'grpc.enable_retries': 0,
+  'grpc.max_receive_message_length': 8 * 1024 * 1024,
+};
+
+/** Server-only TLS against the relay root CA: the bootstrap channel for Register. */
+export function registrationCredentials(rootCaPem: string): ChannelCredentials {
+  return credentials.createSsl(Buffer.from(rootCaPem));
+}
+
+/**
+ * mTLS with the agent's client certificate. The server is trusted if it chains
+ * to the CA bundle from registration or to the bootstrap root CA (so a server
+ * certificate issued under either keeps working).
+ */
+export function mtlsCredentials(creds: ClientCredentials, rootCaPem?: string): ChannelCredentials {
+  const trust = rootCaPem && !creds.caBundlePem.includes(rootCaPem.trim()) ? `${creds.caBundlePem.trim()}\n${rootCaPem.trim()}\n` : creds.caBundlePem;
+  return credentials.createSsl(Buffer.from(trust), Buffer.from(creds.keyPair.privateKeyPem), Buffer.from(creds.certificatePem));
+}
+
+export interface RegisterInput {
+  readonly address: string;
+  readonly rootCaPem: string;
+  readonly cluster: string;
+  readonly token: string;
+  readonly csrPem: string;
+  readonly timeoutMs: number;
+}
+
+/** Registration.Register over server-only TLS. Rejects with the gRPC error (code, details). */
+export async function registerCluster(input: RegisterInput): Promise<IssuedCertificate> {
+  const client = new Client(input.address, registrationCredentials(input.rootCaPem), RELAY_CHANNEL_OPTIONS);
+  try {
+    const method = REGISTRATION_SERVICE.register;
+    const request: relay.v1.IRegisterRequest = { cluster: input.cluster, token: input.token, csrPem: input.csrPem };
+    const response = await unary<relay.v1.IRegisterRequest, relay.v1.IRegisterResponse>(client, method, request, input.timeoutMs);
+    return issued(response);
+  } finally {
+    client.close();
+  }
+}
+
+/** Relay.Renew over an existing mTLS client. Rejects with the gRPC error. */
+export async function renewCertificate(client: Client, csrPem: string, timeoutMs: number): Promise<IssuedCertificate> {
+  const response = await unary<relay.v1.IRenewRequest, relay.v1.IRenewResponse>(client, RELAY_SERVICE.renew, { csrPem }, timeoutMs);
+  return issued(response);
+}
+
+interface UnaryMethod<Req, Res> {
+  readonly path: string;
+  readonly requestSerialize: (message: Req) => Buffer;
+  readonly responseDeserialize: (data: Buffer) => Res;
+}
+
+function unary<Req, Res>(client: Client, method: UnaryMethod<Req, Res>, request: Req, timeoutMs: number): Promise<Res> {
+  return new Promise((resolve, reject) => {
+    client.makeUnaryRequest(method.path, method.requestSerialize, method.responseDeserialize, request, { deadline: Date.now() + timeoutMs }, (err, value) => {
+      if (err || value === undefined) reject(err ?? new Error(`${method.path} returned no response`));
+      else resolve(value);
+    });
+  });
+}
+
+function issued(response: { certificatePem?: string | null; caBundlePem?: string | null; notAfterUnixMs?: number | { toNumber(): number } | null }): IssuedCertificate {
+  return {
+    certificatePem: response.certificatePem ?? '',
+    caBundlePem: response.caBundlePem ?? '',
+    notAfterUnixMs: Number(response.notAfterUnixMs ?? 0),
+  };
+}

@@ -1,0 +1,57 @@
+export interface StreamHeartbeatOptions {
+  readonly intervalMs: number;
+  readonly timeoutMs: number;
+  /** Sends one heartbeat to the server. */
+  readonly send: () => void;
+  /** Called once when nothing arrived from the server for timeoutMs. */
+  readonly onSilence: () => void;
+  readonly now?: () => number;
+}
+
+/**
+ * Heartbeats for one relay stream: sends every intervalMs and reports a silent
+ * server (half-open TCP, a frozen process) after timeoutMs, so the agent moves
+ * on within seconds instead of waiting for a TCP timeout.
+ */
+export class StreamHeartbeat {
+  readonly #opts: StreamHeartbeatOptions;
+  readonly #now: () => number;
+  readonly #timer: NodeJS.Timeout;
+  #lastHeard: number;
+  #lastSent: number;
+  #stopped = false;
+
+  constructor(options: StreamHeartbeatOptions) {
+    this.#opts = options;
+    this.#now = options.now ?? Date.now;
+    this.#lastHeard = this.#now();
+    this.#lastSent = this.#lastHeard;
+    // Tick often enough to honour both the interval and the timeout closely.
+    const tick = Math.max(5, Math.min(options.intervalMs, Math.floor(options.timeoutMs / 4)));
+    this.#timer = setInterval(() => this.#tick(), tick);
+  }
+
+  /** Anything received from the server counts as a sign of life. */
+  heard(): void {
+    this.#lastHeard = this.#now();
+  }
+
+  stop(): void {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    clearInterval(this.#timer);
+  }
+
+  #tick(): void {
+    const now = this.#now();
+    if (now - this.#lastHeard > this.#opts.timeoutMs) {
+      this.stop();
+      this.#opts.onSilence();
+      return;
+    }
+    if (now - this.#lastSent >= this.#opts.intervalMs) {
+      this.#lastSent = now;
+      this.#opts.send();
+    }
+  }
+}

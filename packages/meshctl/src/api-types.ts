@@ -1,0 +1,94 @@
+/**
+ * The management server's HTTP API (/api/v1) as meshctl reads it. These are
+ * wire shapes: timestamps are ISO strings, absent things are null.
+ */
+import type { ClusterView as ServerClusterView } from '@meshrelay/mgmt-server';
+
+export type { InputSnapshot, OutputSnapshot, Provenance, Resource } from '@meshrelay/api';
+
+export interface ClusterView {
+  readonly name: string;
+  readonly uid: string;
+  readonly createdAt: string;
+  readonly clusterDomain: string | null;
+  readonly skipWarming: boolean;
+  readonly warm: { readonly status: string; readonly reason: string; readonly since: string | null };
+  readonly connection: {
+    readonly connected: boolean;
+    readonly push: number;
+    readonly pull: number;
+    readonly replica: string | null;
+    readonly disconnectedSince: string | null;
+  };
+  readonly input: {
+    readonly hash: string;
+    readonly epoch: string;
+    readonly generation: number;
+    readonly bytes: number;
+    readonly resources: number;
+    readonly stale: boolean;
+    /** When the server received this snapshot; servers that do not report it leave it out. */
+    readonly receivedAt?: string | null;
+  } | null;
+  readonly output: { readonly hash: string; readonly resources: number; readonly appliedHash: string | null } | null;
+}
+
+// Fails to compile when the server's ClusterView drifts away from what meshctl reads.
+type AssertTrue<T extends true> = T;
+export type ServerClusterViewIsReadable = AssertTrue<ServerClusterView extends ClusterView ? true : false>;
+
+/** Where an agent dials and the root CA it must trust. */
+export interface RelayEndpoint {
+  readonly address: string;
+  readonly caBundlePem: string;
+}
+
+/** Answer of POST /api/v1/clusters. The token is in clear here and nowhere else. */
+export interface RegistrationResponse {
+  readonly cluster: ClusterView;
+  readonly token: string;
+  readonly tokenExpiresAt: string;
+  readonly relay: RelayEndpoint;
+}
+
+/** Answer of POST /api/v1/clusters/:name/token. */
+export interface TokenResponse {
+  readonly token: string;
+  readonly tokenExpiresAt: string;
+  readonly relay: RelayEndpoint;
+}
+
+export interface RegisterRequest {
+  readonly name: string;
+  readonly clusterDomain?: string;
+  readonly skipWarming?: boolean;
+}
+
+export interface ClusterUpdateRequest {
+  readonly clusterDomain?: string;
+  readonly skipWarming?: boolean;
+}
+
+/** Answer of GET /api/v1/status. */
+export interface ServerStatus {
+  readonly replica: string;
+  readonly store: { readonly backend: string; readonly redisUp: boolean; readonly pendingWriteBack: number };
+  readonly translation: {
+    readonly gate: { readonly state: string; readonly [field: string]: unknown };
+    readonly heldSince?: string;
+    readonly lastRunAt?: string;
+    readonly problems: readonly { readonly cluster?: string; readonly resource?: string; readonly reason: string }[];
+    readonly admitted: readonly { readonly cluster: string; readonly inputHash: string }[];
+  };
+  readonly clusters: number;
+}
+
+export interface HealthResponse {
+  readonly status: string;
+  readonly replica: string;
+}
+
+export interface ReadyResponse {
+  readonly ready: boolean;
+  readonly replica: string;
+}

@@ -1,0 +1,275 @@
+import { MeshrelayError, isErrorCode, type ErrorCode } from '@meshrelay/api';
+import type {
+  ClusterUpdateRequest,
+  ClusterView,
+  HealthResponse,
+  InputSnapshot,
+  OutputSnapshot,
+  ReadyResponse,
+  RegisterRequest,
+  RegistrationResponse,
+  ServerStatus,
+  TokenResponse,
+} from './api-types.ts';
+
+export const DEFAULT_SERVER = 'http://localhost:8090';
+export const DEFAULT_TIMEOUT_MS = 5000;
+
+export interface ApiClientOptions {
+  /** Base URL of the HTTP API, e.g. http://localhost:8090 (a path prefix is kept). */
+  readonly server: string;
+  /** Sent as "Authorization: Bearer <token>" on mutating calls. */
+  readonly adminToken?: string | undefined;
+  /** Per-request deadline; default 5000 ms. */
+  readonly timeoutMs?: number;
+}
+
+/**
+ * A failed API call. `code` is a catalogue code; `serverCode` is the code the
+ * server sent (kept verbatim even when this client does not know it).
+ * `status` is the HTTP status, or undefined when no answer arrived at all.
+ */
+export class ApiError extends MeshrelayError {
+  readonly serverCode: string;
+  readonly status: number | undefined;
+  /** "METHOD /path" of the failed call. */
+  readonly request: string;
+
+  constructor(init: { code: ErrorCode; serverCode?: string; status?: number; request: string; message: string; cause?: unknown }) {
+    super(init.code, init.message, { cause: init.cause });
+    this.name = 'ApiError';
+    this.serverCode = init.serverCode ?? init.code;
+    this.status = init.status;
+    this.request = init.request;
+  }
+}
+
+/**
+ * A typed client of the management server's HTTP API. Every method either
+ * resolves with the server's answer or rejects with an ApiError; no method
+ * retries. Instances hold no connection state and may be shared.
+ */
+export interface ApiClient {
+  /** The normalized base URL (no trailing slash). */
+  readonly server: string;
+  listClusters(): Promise<ClusterView[]>;
+  /** Rejects with MESHRELAY_ERR_CLUSTER_NOT_FOUND for an unknown cluster. */
+  getCluster(name: string): Promise<ClusterView>;
+  registerCluster(request: RegisterRequest): Promise<RegistrationResponse>;
+  updateCluster(name: string, update: ClusterUpdateRequest): Promise<ClusterView>;
+  deregisterCluster(name: string): Promise<void>;
+  /** Issues a new relay identity token; the previous one keeps working for the server's overlap window. */
+  rotateToken(name: string): Promise<TokenResponse>;
+  /** Rejects with MESHRELAY_ERR_SNAPSHOT_NOT_FOUND when the server holds none. */
+  getInputSnapshot(cluster: string): Promise<InputSnapshot>;
+  /** Rejects with MESHRELAY_ERR_SNAPSHOT_NOT_FOUND when none was computed yet. */
+  getOutputSnapshot(cluster: string): Promise<OutputSnapshot>;
+  status(): Promise<ServerStatus>;
+  health(): Promise<HealthResponse>;
+  /** Resolves for both ready (200) and not ready (503) answers. */
+  ready(): Promise<ReadyResponse>;
+}
+
+/** Checks the base URL; throws MESHRELAY_ERR_INVALID_ARGUMENT naming it when it is not http(s). */
+export function normalizeServerUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `--server: "${raw}" is not a URL (expected e.g. ${DEFAULT_SERVER})`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `--server: "${raw}" must start with http:// or https://`);
+  }
+  if (url.search !== '' || url.hash !== '') {
+    throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `--server: "${raw}" must not carry a query or fragment`);
+  }
+  return url.toString().replace(/\/+$/, '');
+}
+
+/** Builds a client; throws MESHRELAY_ERR_INVALID_ARGUMENT for a bad server URL or timeout. */
+export function createApiClient(options: ApiClientOptions): ApiClient {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) {
+    throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `--timeout: ${timeoutMs} is not a positive number of milliseconds`);
+  }
+  return new HttpApiClient(normalizeServerUrl(options.server), options.adminToken, timeoutMs);
+}
+
+interface RequestOptions {
+  readonly body?: unknown;
+  /** Send the admin token (mutating calls). */
+  readonly admin?: boolean;
+  /** Non-2xx statuses whose JSON body is a normal answer. */
+  readonly acceptStatuses?: readonly number[];
+}
+
+const cluster = (name: string): string => `/api/v1/clusters/${encodeURIComponent(name)}`;
+
+class HttpApiClient implements ApiClient {
+  readonly server: string;
+  readonly #adminToken: string | undefined;
+  readonly #timeoutMs: number;
+
+  constructor(server: string, adminToken: string | undefined, timeoutMs: number) {
+    this.server = server;
+    this.#adminToken = adminToken;
+    this.#timeoutMs = timeoutMs;
+  }
+
+  async listClusters(): Promise<ClusterView[]> {
+    const answer = await this.#call<{ clusters: ClusterView[] }>('GET', '/api/v1/clusters');
+    return answer.clusters;
+  }
+
+  getCluster(name: string): Promise<ClusterView> {
+    return this.#call('GET', cluster(name));
+  }
+
+  registerCluster(request: RegisterRequest): Promise<RegistrationResponse> {
+    return this.#call('POST', '/api/v1/clusters', { body: request, admin: true });
+  }
+
+  updateCluster(name: string, update: ClusterUpdateRequest): Promise<ClusterView> {
+    return this.#call('PATCH', cluster(name), { body: update, admin: true });
+  }
+
+  async deregisterCluster(name: string): Promise<void> {
+    await this.#call('DELETE', cluster(name), { admin: true });
+  }
+
+  rotateToken(name: string): Promise<TokenResponse> {
+    return this.#call('POST', `${cluster(name)}/token`, { admin: true });
+  }
+
+  getInputSnapshot(name: string): Promise<InputSnapshot> {
+    return this.#call('GET', `${cluster(name)}/input`);
+  }
+
+  getOutputSnapshot(name: string): Promise<OutputSnapshot> {
+    return this.#call('GET', `${cluster(name)}/output`);
+  }
+
+  status(): Promise<ServerStatus> {
+    return this.#call('GET', '/api/v1/status');
+  }
+
+  health(): Promise<HealthResponse> {
+    return this.#call('GET', '/healthz');
+  }
+
+  ready(): Promise<ReadyResponse> {
+    return this.#call('GET', '/readyz', { acceptStatuses: [503] });
+  }
+
+  async #call<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+    const request = `${method} ${path}`;
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (options.body !== undefined) headers['content-type'] = 'application/json';
+    if (options.admin === true && this.#adminToken !== undefined) headers['authorization'] = `Bearer ${this.#adminToken}`;
+    let response: Response;
+    try {
+      response = await fetch(this.server + path, {
+        method,
+        headers,
+        ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+        signal: AbortSignal.timeout(this.#timeoutMs),
+      });
+    } catch (err) {
+      throw this.#transportError(err, request);
+    }
+    const text = await readBody(response, request, this.server);
+    if (!response.ok && !(options.acceptStatuses ?? []).includes(response.status)) {
+      throw errorFromResponse(response, text, request);
+    }
+    if (response.status === 204 || text === '') return undefined as T;
+    try {
+      return JSON.parse(text) as T;
+    } catch (err) {
+      throw new ApiError({
+        code: 'MESHRELAY_ERR_PROTOCOL',
+        status: response.status,
+        request,
+        message: `${request}: the server at ${this.server} answered with something that is not JSON (is this the Meshrelay HTTP API?)`,
+        cause: err,
+      });
+    }
+  }
+
+  #transportError(err: unknown, request: string): ApiError {
+    if (err instanceof DOMException && (err.name === 'TimeoutError' || err.name === 'AbortError')) {
+      return new ApiError({
+        code: 'MESHRELAY_ERR_UNAVAILABLE',
+        request,
+        message: `the management server at ${this.server} did not answer ${request} within ${this.#timeoutMs} ms`,
+        cause: err,
+      });
+    }
+    return new ApiError({
+      code: 'MESHRELAY_ERR_UNAVAILABLE',
+      request,
+      message: `cannot reach the management server at ${this.server}: ${describeNetworkError(err)}`,
+      cause: err,
+    });
+  }
+}
+
+async function readBody(response: Response, request: string, server: string): Promise<string> {
+  try {
+    return await response.text();
+  } catch (err) {
+    throw new ApiError({
+      code: 'MESHRELAY_ERR_UNAVAILABLE',
+      status: response.status,
+      request,
+      message: `the management server at ${server} broke off its answer to ${request}: ${describeNetworkError(err)}`,
+      cause: err,
+    });
+  }
+}
+
+/** The server's `{code, message}` when it sent one; otherwise a code chosen by HTTP status. */
+function errorFromResponse(response: Response, text: string, request: string): ApiError {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  const sent = body as { code?: unknown; message?: unknown } | undefined;
+  if (typeof sent?.code === 'string' && typeof sent.message === 'string') {
+    return new ApiError({
+      code: isErrorCode(sent.code) ? sent.code : codeForStatus(response.status),
+      serverCode: sent.code,
+      status: response.status,
+      request,
+      message: sent.message,
+    });
+  }
+  const statusText = response.statusText ? ` ${response.statusText}` : '';
+  return new ApiError({
+    code: codeForStatus(response.status),
+    status: response.status,
+    request,
+    message: `HTTP ${response.status}${statusText} without an error body`,
+  });
+}
+
+function codeForStatus(status: number): ErrorCode {
+  if (status === 401) return 'MESHRELAY_ERR_UNAUTHENTICATED';
+  if (status === 403) return 'MESHRELAY_ERR_PERMISSION_DENIED';
+  if (status === 404) return 'MESHRELAY_ERR_NOT_FOUND';
+  if (status === 429) return 'MESHRELAY_ERR_RATE_LIMITED';
+  if (status >= 500) return 'MESHRELAY_ERR_UNAVAILABLE';
+  return 'MESHRELAY_ERR_INVALID_ARGUMENT';
+}
+
+/** fetch() hides the socket error in `cause` (an AggregateError when several addresses were tried). */
+function describeNetworkError(err: unknown): string {
+  const cause = err instanceof Error && err.cause !== undefined ? err.cause : err;
+  if (cause instanceof AggregateError && cause.errors.length > 0) {
+    return [...new Set(cause.errors.map((e: unknown) => (e instanceof Error ? e.message : String(e))))].join('; ');
+  }
+  if (cause instanceof Error) return cause.message || (cause as NodeJS.ErrnoException).code || cause.name;
+  return String(cause);
+}

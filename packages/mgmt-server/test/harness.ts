@@ -1,0 +1,161 @@
+// Test harness for the management server: a real server on localhost:0 and a
+// real grpc-js relay client with certificates from the server's own CA.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestContext } from 'node:test';
+import { Client, credentials, Metadata, type ClientDuplexStream, type ServiceError } from '@grpc/grpc-js';
+import { pino } from 'pino';
+import {
+  REGISTRATION_SERVICE,
+  RELAY_SERVICE,
+  buildInputSnapshot,
+  encodeSnapshotFrames,
+  snapshotEncoding,
+  type Resource,
+  type relay,
+} from '@meshrelay/api';
+import { createCsr, generateKeyPair } from '@meshrelay/certs';
+import { parseServerConfig } from '../src/config.ts';
+import { startManagementServer, type ManagementServer } from '../src/server.ts';
+
+export interface TestServer extends ManagementServer {
+  readonly stateDir: string;
+  readonly api: string;
+}
+
+export async function startTestServer(t: TestContext, flags: string[] = []): Promise<TestServer> {
+  const stateDir = mkdtempSync(join(tmpdir(), 'meshrelay-server-'));
+  const config = parseServerConfig([
+    '--relay-host', '127.0.0.1', '--relay-port', '0', '--http-host', '127.0.0.1', '--http-port', '0', '--metrics-port', '0',
+    '--state-dir', stateDir, '--safe-start-window', '0', '--heartbeat-interval', '200', '--heartbeat-timeout', '1500',
+    '--translation-debounce', '10', '--replica-name', 'test-0', ...flags,
+  ]);
+  const server = await startManagementServer(config, pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' }));
+  t.after(async () => {
+    await server.stop();
+    rmSync(stateDir, { recursive: true, force: true });
+  });
+  return { ...server, stateDir, api: `http://127.0.0.1:${server.httpPort}` };
+}
+
+export interface AgentIdentity {
+  readonly cluster: string;
+  readonly keyPem: string;
+  readonly certPem: string;
+  readonly caPem: string;
+}
+
+export function relayTarget(server: ManagementServer): string {
+  return `localhost:${server.relayPort}`;
+}
+
+/** Calls Registration.Register over server-only TLS. */
+export function register(server: ManagementServer, cluster: string, token: string, csrCluster = cluster): Promise<AgentIdentity> {
+  const keys = generateKeyPair();
+  const csrPem = createCsr({ ...keys, cluster: csrCluster });
+  const client = new Client(relayTarget(server), credentials.createSsl(Buffer.from(server.ca.certPem)));
+  return new Promise((resolve, reject) => {
+    client.makeUnaryRequest(
+      REGISTRATION_SERVICE.register.path,
+      REGISTRATION_SERVICE.register.requestSerialize,
+      REGISTRATION_SERVICE.register.responseDeserialize,
+      { cluster, token, csrPem },
+      (err: ServiceError | null, res?: relay.v1.IRegisterResponse) => {
+        client.close();
+        if (err) reject(err);
+        else resolve({ cluster, keyPem: keys.privateKeyPem, certPem: res?.certificatePem ?? '', caPem: res?.caBundlePem ?? '' });
+      },
+    );
+  });
+}
+
+export async function registerCluster(server: ManagementServer, cluster: string): Promise<AgentIdentity> {
+  const { token } = await server.registry.register(cluster, {});
+  return register(server, cluster, token);
+}
+
+export function mtlsClient(t: TestContext, server: ManagementServer, id: { keyPem: string; certPem: string }, caPem = server.ca.certPem): Client {
+  const client = new Client(relayTarget(server), credentials.createSsl(Buffer.from(caPem), Buffer.from(id.keyPem), Buffer.from(id.certPem)));
+  t.after(() => client.close());
+  return client;
+}
+
+export function tlsOnlyClient(t: TestContext, server: ManagementServer): Client {
+  const client = new Client(relayTarget(server), credentials.createSsl(Buffer.from(server.ca.certPem)));
+  t.after(() => client.close());
+  return client;
+}
+
+export type PushStream = ClientDuplexStream<relay.v1.IPushRequest, relay.v1.IPushResponse>;
+export type PullStream = ClientDuplexStream<relay.v1.IPullRequest, relay.v1.IPullResponse>;
+
+export function openPush(client: Client, metadata = new Metadata()): PushStream {
+  const m = RELAY_SERVICE.push;
+  const stream: PushStream = client.makeBidiStreamRequest(m.path, m.requestSerialize, m.responseDeserialize, metadata);
+  // A stream that ends with a status emits 'error'; tests observe it through streamError/next.
+  stream.on('error', () => undefined);
+  return stream;
+}
+
+export function openPull(client: Client): PullStream {
+  const m = RELAY_SERVICE.pull;
+  const stream: PullStream = client.makeBidiStreamRequest(m.path, m.requestSerialize, m.responseDeserialize);
+  stream.on('error', () => undefined);
+  return stream;
+}
+
+/** Writes one snapshot (header + chunks) onto a push stream; returns its hash. */
+export function pushSnapshot(stream: PushStream, cluster: string, generation: number, resources: Resource[], epoch = 'epoch-1'): string {
+  const snap = buildInputSnapshot({ cluster, epoch, generation, resources });
+  const frames = encodeSnapshotFrames({ ...snap, encoding: snapshotEncoding(snap) }, { chunkBytes: 4096 });
+  stream.write({ header: frames.header });
+  for (const chunk of frames.chunks) stream.write({ chunk });
+  return snap.hash;
+}
+
+/** Resolves with the first message matching `pick` (heartbeats are skipped), or rejects with the stream's error. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function next<T, R>(stream: ClientDuplexStream<any, T>, pick: (m: T) => R | undefined, timeoutMs = 5000): Promise<R> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => done(() => reject(new Error(`no matching message within ${timeoutMs} ms`))), timeoutMs);
+    const onData = (m: T) => {
+      const value = pick(m);
+      if (value !== undefined) done(() => resolve(value));
+    };
+    const onError = (err: Error) => done(() => reject(err));
+    const onEnd = () => done(() => reject(new Error('stream ended')));
+    const done = (settle: () => void) => {
+      clearTimeout(timer);
+      stream.off('data', onData);
+      stream.off('error', onError);
+      stream.off('end', onEnd);
+      settle();
+    };
+    stream.on('data', onData);
+    stream.on('error', onError);
+    stream.on('end', onEnd);
+  });
+}
+
+/** Resolves with the status error that ends a stream. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function streamError(stream: ClientDuplexStream<any, unknown>, timeoutMs = 5000): Promise<ServiceError> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`stream did not fail within ${timeoutMs} ms`)), timeoutMs);
+    stream.on('data', () => undefined);
+    stream.on('error', (err: ServiceError) => {
+      clearTimeout(timer);
+      resolve(err);
+    });
+  });
+}
+
+export function service(name: string, extra: Record<string, unknown> = {}): Resource {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, namespace: 'default', labels: { app: name } },
+    spec: { selector: { app: name }, ports: [{ name: 'http', port: 8080, protocol: 'TCP' }], ...extra },
+  };
+}

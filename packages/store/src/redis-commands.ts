@@ -1,0 +1,101 @@
+import { Redis } from 'ioredis';
+
+export interface RedisClientOptions {
+  readonly url: string;
+  readonly connectionName: string;
+  readonly commandTimeoutMs: number;
+  readonly maxReconnectDelayMs: number;
+}
+
+/**
+ * A client that fails fast while Redis is unreachable and keeps reconnecting in the background:
+ * no offline queue, no retry of commands that were in flight when the connection dropped, a
+ * per-command timeout (a hung Redis must not hang a put), and a capped exponential backoff.
+ * The store writes back what Redis missed itself, on 'ready'.
+ */
+export function createRedisClient(options: RedisClientOptions): Redis {
+  return new Redis(options.url, {
+    connectionName: options.connectionName,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+    autoResubscribe: false,
+    commandTimeout: options.commandTimeoutMs,
+    retryStrategy: (attempt: number) => Math.min(50 * 2 ** Math.min(attempt, 16), options.maxReconnectDelayMs),
+  });
+}
+
+export type InputWriteMode = 'put' | 'fill';
+
+/**
+ * The result of a conditional input write: `written`; `current` (Redis already holds this version
+ * and nothing was done); or `kept` with the value Redis holds instead, because it was newer.
+ */
+export type InputWriteResult = { readonly kind: 'written' } | { readonly kind: 'current' } | { readonly kind: 'kept'; readonly raw: string };
+
+/**
+ * Writes an input value unless Redis holds a newer one, and publishes `message` when it writes.
+ * Modes: 'put' (a change this replica accepted) replaces anything but a value of the same epoch
+ * with a higher generation; 'fill' (a copy this replica merely holds, written back after an
+ * outage) replaces only a missing, unreadable or same-epoch older value, since another epoch in
+ * Redis was written later than the copy was last in sync.
+ * KEYS[1] key; ARGV: value, epoch, generation, mode, channel, message.
+ */
+const WRITE_INPUT_LUA = `
+local current = redis.call('GET', KEYS[1])
+if current then
+  local ok, held = pcall(cjson.decode, current)
+  if ok and type(held) == 'table' and type(held.epoch) == 'string' and type(held.generation) == 'number' then
+    local generation = tonumber(ARGV[3])
+    if held.epoch == ARGV[2] then
+      if held.generation > generation then return current end
+      if held.generation == generation and ARGV[4] == 'fill' then return 0 end
+    elseif ARGV[4] == 'fill' then
+      return current
+    end
+  end
+end
+redis.call('SET', KEYS[1], ARGV[1])
+redis.call('PUBLISH', ARGV[5], ARGV[6])
+return 1
+`;
+
+export interface InputWrite {
+  readonly key: string;
+  readonly value: string;
+  readonly epoch: string;
+  readonly generation: number;
+  readonly mode: InputWriteMode;
+  readonly channel: string;
+  readonly message: string;
+}
+
+export async function writeInput(client: Redis, write: InputWrite): Promise<InputWriteResult> {
+  const args = [write.value, write.epoch, String(write.generation), write.mode, write.channel, write.message];
+  const reply = await client.eval(WRITE_INPUT_LUA, 1, write.key, ...args);
+  if (reply === 1) return { kind: 'written' };
+  if (reply === 0) return { kind: 'current' };
+  if (typeof reply === 'string') return { kind: 'kept', raw: reply };
+  throw new Error(`unexpected reply to the input write script: ${JSON.stringify(reply)}`);
+}
+
+/** Replaces an input value unconditionally (used when the value Redis holds is unreadable) and publishes `message`. */
+export async function overwriteInput(client: Redis, write: InputWrite): Promise<void> {
+  checkTransaction(await client.multi().set(write.key, write.value).publish(write.channel, write.message).exec());
+}
+
+/** Deletes a key and publishes `message` in one transaction. */
+export async function deleteAndPublish(client: Redis, key: string, channel: string, message: string): Promise<void> {
+  checkTransaction(await client.multi().del(key).publish(channel, message).exec());
+}
+
+function checkTransaction(results: [error: Error | null, result: unknown][] | null): void {
+  if (results === null) throw new Error('the Redis transaction was aborted');
+  for (const [error] of results) if (error) throw error;
+}
+
+/** Writes an output value; 'fill' writes only when the key is missing. */
+export async function writeOutput(client: Redis, key: string, value: string, mode: InputWriteMode): Promise<void> {
+  if (mode === 'fill') await client.set(key, value, 'NX');
+  else await client.set(key, value);
+}

@@ -1,0 +1,462 @@
+import { MeshrelayError, type InputSnapshot, type OutputSnapshot } from '@meshrelay/api';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { parseChangeMessage, formatChangeMessage, supersedes } from './input-change.ts';
+import { decodeInput, decodeOutput, encodeInput, encodeOutput, storeKeys, type Decoded, type StoreKeys } from './redis-codec.ts';
+import {
+  createRedisClient,
+  deleteAndPublish,
+  overwriteInput,
+  writeInput,
+  writeOutput,
+  type InputWrite,
+  type InputWriteMode,
+} from './redis-commands.ts';
+import type { HealthListener, InputChangedEvent, InputChangedListener, SnapshotStore, StoreHealth } from './snapshot-store.ts';
+
+export interface RedisStoreOptions {
+  /** `redis://host:port[/db]`. */
+  readonly url: string;
+  /** This management replica's id: written with each value and on each change message. */
+  readonly replicaId: string;
+  /** Prefix of every key and channel; default 'meshrelay'. */
+  readonly keyPrefix?: string;
+  readonly logger: Logger;
+  /** A Redis command that takes longer fails (the change is kept for write-back); default 2000. */
+  readonly commandTimeoutMs?: number;
+  /** Cap of the reconnect backoff; default 2000. */
+  readonly maxReconnectDelayMs?: number;
+  /** While changes are pending and Redis is up, how often write-back is tried again; default 5000. */
+  readonly writeBackRetryMs?: number;
+}
+
+/**
+ * A store that keeps every snapshot in memory and shares it through Redis. Redis keys:
+ * `<prefix>:input:<cluster>`, `<prefix>:output:<cluster>`; channel `<prefix>:input-changed`.
+ * Connects in the background: the store is usable at once, and health says when Redis is up.
+ * Throws MESHRELAY_ERR_INVALID_CONFIG when url or replicaId is empty.
+ */
+export function createRedisSnapshotStore(options: RedisStoreOptions): SnapshotStore {
+  if (options.url === '') throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', 'redis store: url is empty');
+  if (options.replicaId === '') throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', 'redis store: replicaId is empty');
+  return new RedisSnapshotStore(options);
+}
+
+/** One kind of snapshot (inputs or outputs): its memory copy, what Redis missed, how to reach Redis. */
+interface Table<T> {
+  readonly kind: 'input' | 'output';
+  readonly memory: Map<string, T>;
+  /** Clusters whose memory state (a snapshot or its absence) Redis has not seen. */
+  readonly dirty: Set<string>;
+  key(cluster: string): string;
+  decode(raw: string, cluster: string): Decoded<T>;
+  /** Writes the snapshot; returns the mutation number of an entry adopted from Redis instead, if any. */
+  write(snapshot: T, mode: InputWriteMode): Promise<number | undefined>;
+  remove(cluster: string): Promise<void>;
+}
+
+class RedisSnapshotStore implements SnapshotStore {
+  readonly #replica: string;
+  readonly #keys: StoreKeys;
+  readonly #log: Logger;
+  readonly #command: Redis;
+  readonly #subscriber: Redis;
+  readonly #inputs: Table<InputSnapshot>;
+  readonly #outputs: Table<OutputSnapshot>;
+  /** Per Redis key, the number of the last memory change; a Redis reply is applied only if none came after. */
+  readonly #mutations = new Map<string, number>();
+  #mutationCount = 0;
+  readonly #inputListeners = new Set<InputChangedListener>();
+  readonly #healthListeners = new Set<HealthListener>();
+  #lastHealth: StoreHealth;
+  #up = false;
+  #closed = false;
+  #remoteChanges: Promise<void> = Promise.resolve();
+  #writeBackRunning = false;
+  #writeBackAgain = false;
+  readonly #retryTimer: NodeJS.Timeout;
+
+  constructor(options: RedisStoreOptions) {
+    this.#replica = options.replicaId;
+    this.#keys = storeKeys(options.keyPrefix ?? 'meshrelay');
+    this.#log = options.logger.child({ component: 'snapshot-store', replica: options.replicaId });
+    const clientOptions = {
+      url: options.url,
+      commandTimeoutMs: options.commandTimeoutMs ?? 2000,
+      maxReconnectDelayMs: options.maxReconnectDelayMs ?? 2000,
+    };
+    this.#command = createRedisClient({ ...clientOptions, connectionName: `meshrelay-store-${options.replicaId}` });
+    this.#subscriber = createRedisClient({ ...clientOptions, connectionName: `meshrelay-store-${options.replicaId}-sub` });
+    this.#inputs = this.#inputTable();
+    this.#outputs = this.#outputTable();
+    this.#lastHealth = this.health();
+    this.#watchConnections();
+    this.#retryTimer = setInterval(() => {
+      if (this.#up && this.health().pendingWriteBack > 0) this.#scheduleWriteBack();
+    }, options.writeBackRetryMs ?? 5000).unref();
+  }
+
+  async putInput(snapshot: InputSnapshot): Promise<void> {
+    this.#inputs.memory.set(snapshot.cluster, snapshot);
+    this.#mutate(this.#inputs.key(snapshot.cluster));
+    await this.#sync(this.#inputs, snapshot.cluster, 'put');
+  }
+
+  async getInput(cluster: string): Promise<InputSnapshot | undefined> {
+    return (await this.#readThrough(this.#inputs, [cluster])).get(cluster);
+  }
+
+  memoryInputs(): ReadonlyMap<string, InputSnapshot> {
+    return new Map(this.#inputs.memory);
+  }
+
+  loadInputs(clusters: readonly string[]): Promise<ReadonlyMap<string, InputSnapshot>> {
+    return this.#readThrough(this.#inputs, clusters);
+  }
+
+  async deleteInput(cluster: string): Promise<void> {
+    this.#inputs.memory.delete(cluster);
+    this.#mutate(this.#inputs.key(cluster));
+    await this.#sync(this.#inputs, cluster, 'put');
+  }
+
+  async putOutput(snapshot: OutputSnapshot): Promise<void> {
+    this.#outputs.memory.set(snapshot.cluster, snapshot);
+    this.#mutate(this.#outputs.key(snapshot.cluster));
+    await this.#sync(this.#outputs, snapshot.cluster, 'put');
+  }
+
+  async getOutput(cluster: string): Promise<OutputSnapshot | undefined> {
+    return (await this.#readThrough(this.#outputs, [cluster])).get(cluster);
+  }
+
+  async deleteOutput(cluster: string): Promise<void> {
+    this.#outputs.memory.delete(cluster);
+    this.#mutate(this.#outputs.key(cluster));
+    await this.#sync(this.#outputs, cluster, 'put');
+  }
+
+  onInputChanged(listener: InputChangedListener): () => void {
+    this.#inputListeners.add(listener);
+    return () => this.#inputListeners.delete(listener);
+  }
+
+  health(): StoreHealth {
+    return { backend: 'redis', redisUp: this.#up, pendingWriteBack: this.#inputs.dirty.size + this.#outputs.dirty.size };
+  }
+
+  onHealthChange(listener: HealthListener): () => void {
+    this.#healthListeners.add(listener);
+    return () => this.#healthListeners.delete(listener);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearInterval(this.#retryTimer);
+    this.#inputListeners.clear();
+    this.#healthListeners.clear();
+    await Promise.all([closeClient(this.#command), closeClient(this.#subscriber)]);
+    this.#up = false;
+  }
+
+  #inputTable(): Table<InputSnapshot> {
+    const key = (cluster: string): string => this.#keys.input(cluster);
+    return {
+      kind: 'input',
+      memory: new Map(),
+      dirty: new Set(),
+      key,
+      decode: decodeInput,
+      write: (snapshot, mode) => this.#writeInput(snapshot, mode),
+      remove: (cluster) =>
+        deleteAndPublish(this.#command, key(cluster), this.#keys.inputChannel, formatChangeMessage(cluster, '', this.#replica, true)),
+    };
+  }
+
+  #outputTable(): Table<OutputSnapshot> {
+    const key = (cluster: string): string => this.#keys.output(cluster);
+    return {
+      kind: 'output',
+      memory: new Map(),
+      dirty: new Set(),
+      key,
+      decode: decodeOutput,
+      write: async (snapshot, mode) => {
+        await writeOutput(this.#command, key(snapshot.cluster), encodeOutput(snapshot, this.#replica), mode);
+        return undefined;
+      },
+      remove: async (cluster) => {
+        await this.#command.del(key(cluster));
+      },
+    };
+  }
+
+  #watchConnections(): void {
+    this.#command.on('ready', () => {
+      this.#setUp(true);
+      this.#scheduleWriteBack();
+    });
+    this.#command.on('close', () => this.#setUp(false));
+    this.#command.on('error', (err: Error) => this.#log.debug({ err }, 'redis connection error'));
+    this.#subscriber.on('ready', () => void this.#subscribe());
+    this.#subscriber.on('error', (err: Error) => this.#log.debug({ err }, 'redis subscriber connection error'));
+    this.#subscriber.on('message', (channel: string, message: string) => this.#onMessage(channel, message));
+  }
+
+  #setUp(up: boolean): void {
+    if (this.#up === up || this.#closed) return;
+    this.#up = up;
+    if (up) this.#log.info('redis is up');
+    else this.#log.warn('redis is down; changes are kept in memory for write-back');
+    this.#emitHealth();
+  }
+
+  async #subscribe(): Promise<void> {
+    try {
+      await this.#subscriber.subscribe(this.#keys.inputChannel);
+    } catch (err) {
+      this.#log.warn({ err }, 'cannot subscribe to input changes; will retry when the subscriber reconnects');
+      return;
+    }
+    // Messages published while the subscriber was away are lost: reconcile memory with Redis.
+    this.#scheduleWriteBack();
+  }
+
+  /**
+   * Brings Redis in line with memory for one cluster: writes the snapshot or deletes the key.
+   * Resolves false when Redis could not be reached; in 'put' mode the cluster is then kept for
+   * write-back. Never rejects.
+   */
+  async #sync<T>(table: Table<T>, cluster: string, mode: InputWriteMode): Promise<boolean> {
+    const key = table.key(cluster);
+    const mutation = this.#mutations.get(key) ?? 0;
+    const snapshot = table.memory.get(cluster);
+    if (snapshot === undefined && !table.dirty.has(cluster) && mode === 'fill') return true;
+    if (!this.#writable()) return this.#failed(table, cluster, mode);
+    let synced = mutation;
+    try {
+      if (snapshot === undefined) await table.remove(cluster);
+      else synced = (await table.write(snapshot, mode)) ?? mutation;
+    } catch (err) {
+      this.#log.warn({ err, cluster, kind: table.kind }, 'redis write failed; keeping the change for write-back');
+      return this.#failed(table, cluster, mode);
+    }
+    if ((this.#mutations.get(key) ?? 0) === synced) table.dirty.delete(cluster);
+    this.#emitHealth();
+    return true;
+  }
+
+  #failed<T>(table: Table<T>, cluster: string, mode: InputWriteMode): false {
+    if (mode === 'put') {
+      table.dirty.add(cluster);
+      this.#emitHealth();
+    }
+    return false;
+  }
+
+  /** Writes an input unless Redis holds a newer one, which memory then adopts (see writeInput). */
+  async #writeInput(snapshot: InputSnapshot, mode: InputWriteMode): Promise<number | undefined> {
+    const { cluster } = snapshot;
+    const write: InputWrite = {
+      key: this.#inputs.key(cluster),
+      value: encodeInput(snapshot, this.#replica),
+      epoch: snapshot.epoch,
+      generation: snapshot.generation,
+      mode,
+      channel: this.#keys.inputChannel,
+      message: formatChangeMessage(cluster, snapshot.hash, this.#replica, false),
+    };
+    const result = await writeInput(this.#command, write);
+    if (result.kind !== 'kept') return undefined;
+    const remote = this.#tryDecode(this.#inputs, result.raw, cluster);
+    if (remote === undefined) {
+      await overwriteInput(this.#command, write);
+      return undefined;
+    }
+    if (this.#inputs.memory.get(cluster) !== snapshot || !supersedes(remote.snapshot, snapshot)) return undefined;
+    const adopted = this.#adoptInput(remote.snapshot);
+    this.#log.info({ cluster, generation: remote.snapshot.generation, hash: remote.snapshot.hash, from: remote.replica }, 'redis holds a newer input; memory takes it');
+    this.#notifyInputChanged({ cluster, hash: remote.snapshot.hash, replica: remote.replica, deleted: false });
+    return adopted;
+  }
+
+  #adoptInput(snapshot: InputSnapshot): number {
+    this.#inputs.memory.set(snapshot.cluster, snapshot);
+    this.#inputs.dirty.delete(snapshot.cluster);
+    this.#emitHealth();
+    return this.#mutate(this.#inputs.key(snapshot.cluster));
+  }
+
+  /** Memory first; then one MGET for the rest. Clusters with a pending delete are not read from Redis. */
+  async #readThrough<T>(table: Table<T>, clusters: readonly string[]): Promise<Map<string, T>> {
+    const found = new Map<string, T>();
+    const missing: string[] = [];
+    for (const cluster of clusters) {
+      const held = table.memory.get(cluster);
+      if (held !== undefined) found.set(cluster, held);
+      else if (!table.dirty.has(cluster)) missing.push(cluster);
+    }
+    if (missing.length === 0 || !this.#writable()) return found;
+    const keys = missing.map((cluster) => table.key(cluster));
+    const marks = keys.map((key) => this.#mutations.get(key) ?? 0);
+    let raws: (string | null)[];
+    try {
+      raws = await this.#command.mget(keys);
+    } catch (err) {
+      this.#log.debug({ err, clusters: missing, kind: table.kind }, 'redis read failed; answering from memory');
+      return found;
+    }
+    missing.forEach((cluster, i) => {
+      const raw = raws[i];
+      if ((this.#mutations.get(keys[i] as string) ?? 0) !== marks[i]) {
+        const held = table.memory.get(cluster); // changed locally meanwhile: memory is newer
+        if (held !== undefined) found.set(cluster, held);
+        return;
+      }
+      if (raw === null || raw === undefined) return;
+      const decoded = this.#tryDecode(table, raw, cluster);
+      if (decoded === undefined) return;
+      table.memory.set(cluster, decoded.snapshot);
+      found.set(cluster, decoded.snapshot);
+    });
+    return found;
+  }
+
+  #tryDecode<T>(table: Table<T>, raw: string, cluster: string): Decoded<T> | undefined {
+    try {
+      return table.decode(raw, cluster);
+    } catch (err) {
+      this.#log.warn({ err, cluster, kind: table.kind, key: table.key(cluster) }, 'ignoring an unreadable snapshot in redis');
+      return undefined;
+    }
+  }
+
+  #onMessage(channel: string, message: string): void {
+    if (channel !== this.#keys.inputChannel) return;
+    const event = parseChangeMessage(message);
+    if (event === undefined) {
+      this.#log.warn({ channel }, 'ignoring a malformed input change message');
+      return;
+    }
+    if (event.replica === this.#replica) return;
+    // One at a time, in arrival order, so an older message cannot overtake a newer one.
+    this.#remoteChanges = this.#remoteChanges
+      .then(() => this.#applyRemoteChange(event))
+      .catch((err: unknown) => this.#log.error({ err, cluster: event.cluster }, 'applying an input change failed'));
+  }
+
+  async #applyRemoteChange(event: InputChangedEvent): Promise<void> {
+    if (this.#closed) return;
+    const { cluster } = event;
+    if (event.deleted) {
+      this.#inputs.memory.delete(cluster);
+      this.#inputs.dirty.delete(cluster);
+      this.#mutate(this.#inputs.key(cluster));
+      this.#emitHealth();
+    } else if (this.#inputs.memory.get(cluster)?.hash !== event.hash) {
+      await this.#refreshInput(cluster);
+    }
+    this.#notifyInputChanged(event);
+  }
+
+  /** Reads a cluster's input from Redis and adopts it unless memory holds a newer one of the same epoch. */
+  async #refreshInput(cluster: string): Promise<void> {
+    const key = this.#inputs.key(cluster);
+    const mark = this.#mutations.get(key) ?? 0;
+    let raw: string | null;
+    try {
+      raw = await this.#command.get(key);
+    } catch (err) {
+      this.#log.warn({ err, cluster }, 'cannot read a changed input from redis; keeping the memory copy');
+      return;
+    }
+    if (raw === null || (this.#mutations.get(key) ?? 0) !== mark) return;
+    const remote = this.#tryDecode(this.#inputs, raw, cluster);
+    if (remote === undefined) return;
+    const held = this.#inputs.memory.get(cluster);
+    if (held !== undefined && !supersedes(remote.snapshot, held)) return;
+    this.#adoptInput(remote.snapshot);
+  }
+
+  #scheduleWriteBack(): void {
+    if (this.#closed) return;
+    if (this.#writeBackRunning) {
+      this.#writeBackAgain = true;
+      return;
+    }
+    this.#writeBackRunning = true;
+    void this.#runWriteBack().finally(() => {
+      this.#writeBackRunning = false;
+    });
+  }
+
+  async #runWriteBack(): Promise<void> {
+    do {
+      this.#writeBackAgain = false;
+      const pending = this.health().pendingWriteBack;
+      const complete = (await this.#writeBackTable(this.#inputs)) && (await this.#writeBackTable(this.#outputs));
+      const left = this.health().pendingWriteBack;
+      if (pending > 0 || left > 0) this.#log.info({ pending, left, complete }, 'wrote memory back to redis');
+    } while (this.#writeBackAgain && this.#writable());
+  }
+
+  /**
+   * Pending changes are written as puts; every other memory entry is filled in where Redis lacks
+   * it (Redis may have restarted empty) or holds an older one. Stops at the first failure.
+   */
+  async #writeBackTable<T>(table: Table<T>): Promise<boolean> {
+    const clusters = new Set([...table.dirty, ...table.memory.keys()]);
+    for (const cluster of clusters) {
+      if (this.#closed) return false;
+      const mode = table.dirty.has(cluster) ? 'put' : 'fill';
+      if (!(await this.#sync(table, cluster, mode))) return false;
+    }
+    return true;
+  }
+
+  #writable(): boolean {
+    return !this.#closed && this.#command.status === 'ready';
+  }
+
+  #mutate(key: string): number {
+    const mutation = ++this.#mutationCount;
+    this.#mutations.set(key, mutation);
+    return mutation;
+  }
+
+  #notifyInputChanged(event: InputChangedEvent): void {
+    for (const listener of [...this.#inputListeners]) {
+      try {
+        listener(event);
+      } catch (err) {
+        this.#log.error({ err, cluster: event.cluster }, 'an input change listener threw');
+      }
+    }
+  }
+
+  #emitHealth(): void {
+    const health = this.health();
+    const last = this.#lastHealth;
+    if (health.redisUp === last.redisUp && health.pendingWriteBack === last.pendingWriteBack) return;
+    this.#lastHealth = health;
+    for (const listener of [...this.#healthListeners]) {
+      try {
+        listener(health);
+      } catch (err) {
+        this.#log.error({ err }, 'a health listener threw');
+      }
+    }
+  }
+}
+
+async function closeClient(client: Redis): Promise<void> {
+  if (client.status === 'ready') {
+    try {
+      await client.quit();
+    } catch {
+      // Already gone; disconnect below stops reconnecting either way.
+    }
+  }
+  client.disconnect();
+}

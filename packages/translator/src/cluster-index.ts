@@ -1,0 +1,208 @@
+/**
+ * Per-cluster index of the discovered Kubernetes objects, built once per translation so
+ * that every lookup the translator makes is a map access rather than a scan.
+ */
+import { isIP } from 'node:net';
+import { KINDS, isKind, isRecord, type Resource } from '@meshrelay/api';
+import type { StringMap } from './gloo-types.ts';
+
+export interface ServicePort {
+  readonly name: string;
+  readonly port: number;
+  readonly targetPort?: number | string;
+}
+
+export interface ServiceInfo {
+  readonly cluster: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly labels: StringMap;
+  readonly selector?: StringMap;
+  readonly ports: readonly ServicePort[];
+}
+
+/** A ready endpoint of a Service with its ports by port name and where it runs. */
+export interface ServiceEndpoint {
+  readonly address: string;
+  readonly ports: ReadonlyMap<string, number>;
+  readonly podKey?: string;
+  readonly nodeName?: string;
+}
+
+export interface PodInfo {
+  readonly labels: StringMap;
+  readonly nodeName?: string;
+  readonly serviceAccount?: string;
+}
+
+export interface EastWestGateway {
+  readonly address: string;
+  readonly port: number;
+}
+
+export interface ClusterIndex {
+  readonly cluster: string;
+  /** Services sorted by (namespace, name). */
+  readonly services: readonly ServiceInfo[];
+  readonly serviceByKey: ReadonlyMap<string, ServiceInfo>;
+  readonly pods: ReadonlyMap<string, PodInfo>;
+  readonly nodeLabels: ReadonlyMap<string, StringMap>;
+  readonly eastWestGateway?: EastWestGateway;
+  /** Ready endpoints of a Service (`ns/name`), from its EndpointSlices or else its Endpoints. */
+  endpointsOf(serviceKey: string): readonly ServiceEndpoint[];
+}
+
+export const EAST_WEST_GATEWAY_LABEL = { key: 'istio', value: 'eastwestgateway' } as const;
+const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
+const DEFAULT_TLS_PORT = 15443;
+
+export function objectKey(namespace: string, name: string): string {
+  return `${namespace}/${name}`;
+}
+
+function record(value: unknown): Record<string, unknown> {
+  return isRecord(value) ? value : {};
+}
+
+function list(value: unknown): Record<string, unknown>[] {
+  return Array.isArray(value) ? value.filter(isRecord) : [];
+}
+
+function str(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+function toService(cluster: string, r: Resource): ServiceInfo {
+  const spec = record(r.spec);
+  const ports = list(spec['ports']).map((p) => {
+    const targetPort = p['targetPort'];
+    return {
+      name: str(p['name']) ?? '',
+      port: p['port'] as number,
+      targetPort: typeof targetPort === 'number' || typeof targetPort === 'string' ? targetPort : undefined,
+    };
+  });
+  return {
+    cluster,
+    namespace: r.metadata.namespace ?? '',
+    name: r.metadata.name,
+    labels: r.metadata.labels ?? {},
+    selector: isRecord(spec['selector']) ? (spec['selector'] as StringMap) : undefined,
+    ports,
+  };
+}
+
+function podKeyOf(targetRef: unknown, fallbackNamespace: string): string | undefined {
+  const ref = record(targetRef);
+  if (ref['kind'] !== 'Pod' || typeof ref['name'] !== 'string') return undefined;
+  return objectKey(str(ref['namespace']) ?? fallbackNamespace, ref['name']);
+}
+
+function sliceEndpoints(slice: Resource): ServiceEndpoint[] {
+  const body = slice as unknown as Record<string, unknown>;
+  if (body['addressType'] === 'FQDN') return [];
+  const ports = new Map<string, number>();
+  for (const p of list(body['ports'])) if (typeof p['port'] === 'number') ports.set(str(p['name']) ?? '', p['port']);
+  const namespace = slice.metadata.namespace ?? '';
+  const out: ServiceEndpoint[] = [];
+  for (const ep of list(body['endpoints'])) {
+    if (record(ep['conditions'])['ready'] === false) continue;
+    const address = str((ep['addresses'] as unknown[] | undefined)?.[0]);
+    if (address === undefined || isIP(address) === 0) continue;
+    out.push({ address, ports, podKey: podKeyOf(ep['targetRef'], namespace), nodeName: str(ep['nodeName']) });
+  }
+  return out;
+}
+
+function legacyEndpoints(endpoints: Resource): ServiceEndpoint[] {
+  const namespace = endpoints.metadata.namespace ?? '';
+  const out: ServiceEndpoint[] = [];
+  for (const subset of list((endpoints as unknown as Record<string, unknown>)['subsets'])) {
+    const ports = new Map<string, number>();
+    for (const p of list(subset['ports'])) if (typeof p['port'] === 'number') ports.set(str(p['name']) ?? '', p['port']);
+    for (const a of list(subset['addresses'])) {
+      const address = str(a['ip']);
+      if (address === undefined) continue;
+      out.push({ address, ports, podKey: podKeyOf(a['targetRef'], namespace), nodeName: str(a['nodeName']) });
+    }
+  }
+  return out;
+}
+
+function dedupeByAddress(endpoints: ServiceEndpoint[]): ServiceEndpoint[] {
+  const seen = new Map<string, ServiceEndpoint>();
+  for (const ep of endpoints) if (!seen.has(ep.address)) seen.set(ep.address, ep);
+  return [...seen.values()].sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
+}
+
+/** Picks the east-west gateway a cluster declares: the first Service labelled istio=eastwestgateway that has an address. */
+function findEastWestGateway(services: readonly Resource[]): EastWestGateway | undefined {
+  for (const r of services) {
+    if (r.metadata.labels?.[EAST_WEST_GATEWAY_LABEL.key] !== EAST_WEST_GATEWAY_LABEL.value) continue;
+    const ingress = list(record(record(r.status)['loadBalancer'])['ingress'])[0] ?? {};
+    const spec = record(r.spec);
+    const externalIp = Array.isArray(spec['externalIPs']) ? str(spec['externalIPs'][0]) : undefined;
+    const address = str(ingress['ip']) ?? str(ingress['hostname']) ?? externalIp;
+    if (address === undefined || address === '') continue;
+    const ports = list(spec['ports']);
+    const tls = ports.find((p) => p['name'] === 'tls') ?? ports.find((p) => p['port'] === DEFAULT_TLS_PORT);
+    return { address, port: typeof tls?.['port'] === 'number' ? tls['port'] : DEFAULT_TLS_PORT };
+  }
+  return undefined;
+}
+
+/** Builds the index of one cluster's discovered objects. `resources` must already be validated. */
+export function indexCluster(cluster: string, resources: readonly Resource[]): ClusterIndex {
+  const serviceResources: Resource[] = [];
+  const slicesByService = new Map<string, Resource[]>();
+  const endpointsByKey = new Map<string, Resource>();
+  const pods = new Map<string, PodInfo>();
+  const nodeLabels = new Map<string, StringMap>();
+  for (const r of resources) {
+    const ns = r.metadata.namespace ?? '';
+    if (isKind(r, KINDS.Service)) serviceResources.push(r);
+    else if (isKind(r, KINDS.EndpointSlice)) {
+      const owner = r.metadata.labels?.[SERVICE_NAME_LABEL];
+      if (owner === undefined) continue;
+      const key = objectKey(ns, owner);
+      const slices = slicesByService.get(key) ?? [];
+      slices.push(r);
+      slicesByService.set(key, slices);
+    } else if (isKind(r, KINDS.Endpoints)) endpointsByKey.set(objectKey(ns, r.metadata.name), r);
+    else if (isKind(r, KINDS.Pod)) {
+      const spec = record(r.spec);
+      pods.set(objectKey(ns, r.metadata.name), { labels: r.metadata.labels ?? {}, nodeName: str(spec['nodeName']), serviceAccount: str(spec['serviceAccountName']) });
+    } else if (isKind(r, KINDS.Node)) nodeLabels.set(r.metadata.name, r.metadata.labels ?? {});
+  }
+  const services = serviceResources.map((r) => toService(cluster, r)).sort((a, b) => compareKeys(a, b));
+  const serviceByKey = new Map(services.map((s) => [objectKey(s.namespace, s.name), s]));
+  const endpointCache = new Map<string, readonly ServiceEndpoint[]>();
+  return {
+    cluster,
+    services,
+    serviceByKey,
+    pods,
+    nodeLabels,
+    eastWestGateway: findEastWestGateway([...serviceResources].sort((a, b) => compareKeys(meta(a), meta(b)))),
+    endpointsOf(serviceKey: string): readonly ServiceEndpoint[] {
+      let cached = endpointCache.get(serviceKey);
+      if (!cached) {
+        const slices = slicesByService.get(serviceKey);
+        const legacy = endpointsByKey.get(serviceKey);
+        cached = dedupeByAddress(slices ? slices.flatMap(sliceEndpoints) : legacy ? legacyEndpoints(legacy) : []);
+        endpointCache.set(serviceKey, cached);
+      }
+      return cached;
+    },
+  };
+}
+
+function meta(r: Resource): { namespace: string; name: string } {
+  return { namespace: r.metadata.namespace ?? '', name: r.metadata.name };
+}
+
+function compareKeys(a: { namespace: string; name: string }, b: { namespace: string; name: string }): number {
+  const ka = objectKey(a.namespace, a.name);
+  const kb = objectKey(b.namespace, b.name);
+  return ka < kb ? -1 : ka > kb ? 1 : 0;
+}

@@ -1,0 +1,93 @@
+/**
+ * The Gloo resources of all admitted clusters, validated and de-duplicated. Gloo resources
+ * are global: a VirtualDestination, RouteTable or policy defined in one cluster applies to
+ * the whole mesh, so two clusters defining the same kind/namespace/name conflict. The copy
+ * from the lexicographically first cluster wins and the others are reported.
+ */
+import { KINDS, formatResourceKey, isKind, resourceKey, type KindRef, type Resource } from '@meshrelay/api';
+import type {
+  AccessPolicySpec,
+  FailoverPolicySpec,
+  OutlierDetectionPolicySpec,
+  RetryTimeoutPolicySpec,
+  RouteTableSpec,
+  VirtualDestinationSpec,
+} from './gloo-types.ts';
+import type { ProblemSink } from './problems.ts';
+
+/** A Gloo resource with the cluster it was found in and its (validated) spec. */
+export interface Owned<T> {
+  readonly cluster: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly resource: Resource;
+  readonly spec: T;
+}
+
+export interface Inventory {
+  readonly virtualDestinations: readonly Owned<VirtualDestinationSpec>[];
+  readonly routeTables: readonly Owned<RouteTableSpec>[];
+  readonly accessPolicies: readonly Owned<AccessPolicySpec>[];
+  readonly failoverPolicies: readonly Owned<FailoverPolicySpec>[];
+  readonly outlierDetectionPolicies: readonly Owned<OutlierDetectionPolicySpec>[];
+  readonly retryTimeoutPolicies: readonly Owned<RetryTimeoutPolicySpec>[];
+}
+
+const GLOO_KINDS: readonly KindRef[] = [
+  KINDS.VirtualDestination,
+  KINDS.RouteTable,
+  KINDS.AccessPolicy,
+  KINDS.FailoverPolicy,
+  KINDS.OutlierDetectionPolicy,
+  KINDS.RetryTimeoutPolicy,
+];
+
+export function isGlooKind(r: Resource): boolean {
+  return GLOO_KINDS.some((k) => isKind(r, k));
+}
+
+function compareOwned(a: Owned<unknown>, b: Owned<unknown>): number {
+  return a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+/**
+ * Collects Gloo resources from `perCluster` (cluster name -> validated resources), visiting
+ * clusters in sorted order so the winner of a conflict does not depend on map order.
+ */
+export function buildInventory(perCluster: ReadonlyMap<string, readonly Resource[]>, problems: ProblemSink): Inventory {
+  const byKind = new Map<KindRef, Map<string, Owned<unknown>>>(GLOO_KINDS.map((k) => [k, new Map()]));
+  for (const cluster of [...perCluster.keys()].sort()) {
+    for (const r of perCluster.get(cluster) ?? []) {
+      const ref = GLOO_KINDS.find((k) => isKind(r, k));
+      if (!ref) continue;
+      const seen = byKind.get(ref) as Map<string, Owned<unknown>>;
+      const namespace = r.metadata.namespace ?? '';
+      const id = `${namespace}/${r.metadata.name}`;
+      const first = seen.get(id);
+      if (first) {
+        problems.add({
+          cluster,
+          resource: formatResourceKey(resourceKey(r)),
+          reason: `also defined in cluster ${first.cluster}; the definition from ${first.cluster} is used`,
+        });
+        continue;
+      }
+      seen.set(id, { cluster, namespace, name: r.metadata.name, labels: r.metadata.labels ?? {}, resource: r, spec: r.spec });
+    }
+  }
+  const sorted = <T>(ref: KindRef): Owned<T>[] => [...(byKind.get(ref) as Map<string, Owned<T>>).values()].sort(compareOwned);
+  return {
+    virtualDestinations: sorted<VirtualDestinationSpec>(KINDS.VirtualDestination),
+    routeTables: sorted<RouteTableSpec>(KINDS.RouteTable),
+    accessPolicies: sorted<AccessPolicySpec>(KINDS.AccessPolicy),
+    failoverPolicies: sorted<FailoverPolicySpec>(KINDS.FailoverPolicy),
+    outlierDetectionPolicies: sorted<OutlierDetectionPolicySpec>(KINDS.OutlierDetectionPolicy),
+    retryTimeoutPolicies: sorted<RetryTimeoutPolicySpec>(KINDS.RetryTimeoutPolicy),
+  };
+}
+
+/** "Kind.apiVersion namespace/name" of a Gloo resource, for problems. */
+export function describeOwned(owned: Owned<unknown>): string {
+  return formatResourceKey(resourceKey(owned.resource));
+}

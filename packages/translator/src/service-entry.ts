@@ -1,0 +1,79 @@
+/** VirtualDestination -> ServiceEntry, as seen from one consuming cluster. */
+import { isIP } from 'node:net';
+import { KINDS, type Resource } from '@meshrelay/api';
+import type { ClusterIndex } from './cluster-index.ts';
+import { virtualDestinationOutputName, outputMetadata } from './names.ts';
+import { CLUSTER_LABEL, type Backend, type VirtualDestinationModel } from './virtual-destinations.ts';
+
+export interface ClusterContext {
+  readonly name: string;
+  readonly trustDomain: string;
+  readonly network: string;
+  readonly clusterDomain: string;
+}
+
+interface WorkloadEntry {
+  address: string;
+  ports: Record<string, number>;
+  labels: Record<string, string>;
+  network: string;
+  locality?: string;
+  weight?: number;
+}
+
+/** Endpoints of a backing cluster reached directly: one entry per pod IP. */
+function directEntries(backend: Backend, network: string): WorkloadEntry[] {
+  return backend.endpoints.map((ep) => ({ address: ep.address, ports: { ...ep.ports }, labels: { ...ep.labels }, network, locality: ep.locality }));
+}
+
+/**
+ * Endpoints of a remote backing cluster reached through its east-west gateway: one entry per
+ * locality, weighted by the number of ready endpoints there, so locality-aware load balancing
+ * and failover still see where the endpoints are.
+ */
+function gatewayEntries(backend: Backend, gateway: { address: string; port: number }, network: string): WorkloadEntry[] {
+  const byLocality = new Map<string, number>();
+  for (const ep of backend.endpoints) byLocality.set(ep.locality ?? '', (byLocality.get(ep.locality ?? '') ?? 0) + 1);
+  return [...byLocality.keys()].sort().map((locality) => {
+    const ports: Record<string, number> = {};
+    for (const name of Object.keys(backend.endpoints[0]?.ports ?? {})) ports[name] = gateway.port;
+    const entry: WorkloadEntry = { address: gateway.address, ports, labels: { [CLUSTER_LABEL]: backend.cluster }, network, weight: byLocality.get(locality) };
+    if (locality !== '') entry.locality = locality;
+    return entry;
+  });
+}
+
+/**
+ * Builds the ServiceEntry of `vd` for `consumer`. Endpoints in the consumer itself, and in
+ * clusters without an east-west gateway, are pod IPs; other clusters' endpoints go through
+ * their gateway. Resolution is STATIC unless a gateway is known only by host name (DNS).
+ */
+export function buildServiceEntry(
+  vd: VirtualDestinationModel,
+  consumer: ClusterContext,
+  indexes: ReadonlyMap<string, ClusterIndex>,
+  contexts: ReadonlyMap<string, ClusterContext>,
+  vip: string | undefined,
+): Resource {
+  const endpoints: WorkloadEntry[] = [];
+  for (const backend of vd.backends) {
+    const network = contexts.get(backend.cluster)?.network ?? backend.cluster;
+    const gateway = backend.cluster === consumer.name ? undefined : indexes.get(backend.cluster)?.eastWestGateway;
+    endpoints.push(...(gateway && backend.endpoints.length > 0 ? gatewayEntries(backend, gateway, network) : directEntries(backend, network)));
+  }
+  const resolution = endpoints.every((e) => isIP(e.address) !== 0) ? 'STATIC' : 'DNS';
+  const spec: Record<string, unknown> = {
+    hosts: [...vd.hosts],
+    ports: vd.ports.map((p) => ({ number: p.number, name: p.name, protocol: p.protocol })),
+    location: 'MESH_INTERNAL',
+    resolution,
+    endpoints,
+  };
+  if (vip !== undefined) spec['addresses'] = [vip];
+  return {
+    apiVersion: KINDS.ServiceEntry.apiVersion,
+    kind: KINDS.ServiceEntry.kind,
+    metadata: outputMetadata(virtualDestinationOutputName(vd.owned.name), vd.owned.namespace),
+    spec,
+  };
+}

@@ -1,0 +1,151 @@
+/**
+ * Resolves each VirtualDestination to its backing Services and their ready endpoints in
+ * every cluster, with the locality and labels Istio needs. Consumer-independent: which
+ * endpoints a given cluster reaches directly or through a gateway is decided later.
+ */
+import type { ClusterIndex, ServiceEndpoint, ServiceInfo, ServicePort } from './cluster-index.ts';
+import { objectKey } from './cluster-index.ts';
+import type { StringMap, VirtualDestinationPort, VirtualDestinationSpec } from './gloo-types.ts';
+import { describeOwned, type Owned } from './inventory.ts';
+import type { ProblemSink } from './problems.ts';
+import { matchesObjectSelector } from './selectors.ts';
+
+export const CLUSTER_LABEL = 'topology.istio.io/cluster';
+const REGION_LABEL = 'topology.kubernetes.io/region';
+const ZONE_LABEL = 'topology.kubernetes.io/zone';
+const SUBZONE_LABEL = 'topology.istio.io/subzone';
+
+export interface DestinationPort {
+  /** Port name in the ServiceEntry and in each endpoint's `ports` map. */
+  readonly name: string;
+  readonly number: number;
+  readonly protocol: string;
+}
+
+export interface BackingEndpoint {
+  readonly address: string;
+  /** Endpoint port by DestinationPort name. */
+  readonly ports: Readonly<Record<string, number>>;
+  readonly locality?: string;
+  readonly labels: StringMap;
+}
+
+export interface Backend {
+  readonly cluster: string;
+  readonly service: ServiceInfo;
+  readonly endpoints: readonly BackingEndpoint[];
+}
+
+export interface VirtualDestinationModel {
+  readonly owned: Owned<VirtualDestinationSpec>;
+  /** `<namespace>/<name>`: the VIP allocation key. */
+  readonly key: string;
+  readonly hosts: readonly string[];
+  readonly ports: readonly DestinationPort[];
+  /** Sorted by cluster. */
+  readonly backends: readonly Backend[];
+}
+
+export function destinationPortName(port: VirtualDestinationPort): string {
+  return `${port.protocol.toLowerCase()}-${port.number}`;
+}
+
+/** The Service port a VirtualDestination port maps to (by targetPort name or number, else by its own number). */
+function findServicePort(service: ServiceInfo, port: VirtualDestinationPort): ServicePort | undefined {
+  const target = port.targetPort;
+  if (target?.name !== undefined) return service.ports.find((p) => p.name === target.name);
+  const number = target?.number ?? port.number;
+  return service.ports.find((p) => p.port === number);
+}
+
+/** The port an endpoint listens on for a Service port: the EndpointSlice port of the same name, else a numeric targetPort. */
+function endpointPort(endpoint: ServiceEndpoint, servicePort: ServicePort): number | undefined {
+  const named = endpoint.ports.get(servicePort.name);
+  if (named !== undefined) return named;
+  if (typeof servicePort.targetPort === 'number') return servicePort.targetPort;
+  return servicePort.targetPort === undefined ? servicePort.port : undefined;
+}
+
+/** "region/zone/subzone" from the endpoint's Node labels, else from its Pod's labels. */
+export function localityOf(index: ClusterIndex, endpoint: ServiceEndpoint): string | undefined {
+  const pod = endpoint.podKey === undefined ? undefined : index.pods.get(endpoint.podKey);
+  const nodeName = endpoint.nodeName ?? pod?.nodeName;
+  const node = nodeName === undefined ? undefined : index.nodeLabels.get(nodeName);
+  const source = node?.[REGION_LABEL] !== undefined ? node : pod?.labels;
+  const region = source?.[REGION_LABEL];
+  if (region === undefined || region === '') return undefined;
+  const parts = [region, source?.[ZONE_LABEL], source?.[SUBZONE_LABEL]];
+  const last = parts.findLastIndex((p) => p !== undefined && p !== '');
+  return parts.slice(0, last + 1).map((p) => p ?? '').join('/');
+}
+
+function backingEndpoints(index: ClusterIndex, service: ServiceInfo, ports: readonly { dest: DestinationPort; svc: ServicePort }[]): BackingEndpoint[] {
+  const out: BackingEndpoint[] = [];
+  for (const endpoint of index.endpointsOf(objectKey(service.namespace, service.name))) {
+    const mapped: Record<string, number> = {};
+    let complete = true;
+    for (const { dest, svc } of ports) {
+      const number = endpointPort(endpoint, svc);
+      if (number === undefined) complete = false;
+      else mapped[dest.name] = number;
+    }
+    if (!complete) continue;
+    const pod = endpoint.podKey === undefined ? undefined : index.pods.get(endpoint.podKey);
+    out.push({
+      address: endpoint.address,
+      ports: mapped,
+      locality: localityOf(index, endpoint),
+      labels: { ...(pod?.labels ?? {}), [CLUSTER_LABEL]: index.cluster },
+    });
+  }
+  return out;
+}
+
+/** The backing Service of `vd` in one cluster, or undefined; more than one is an error (as in Gloo). */
+function selectService(vd: Owned<VirtualDestinationSpec>, index: ClusterIndex, problems: ProblemSink): ServiceInfo | undefined | 'conflict' {
+  const selected = index.services.filter((s) => vd.spec.services.some((sel) => matchesObjectSelector(sel, s)));
+  if (selected.length > 1) {
+    const names = selected.map((s) => objectKey(s.namespace, s.name)).join(', ');
+    problems.add({ cluster: vd.cluster, resource: describeOwned(vd), reason: `selects more than one Service in cluster ${index.cluster} (${names}); not translated` });
+    return 'conflict';
+  }
+  return selected[0];
+}
+
+/**
+ * Resolves every VirtualDestination. One that selects several Services in a cluster is
+ * reported and left out; a backing Service that lacks one of the destination's ports is
+ * reported and skipped.
+ */
+export function resolveVirtualDestinations(
+  vds: readonly Owned<VirtualDestinationSpec>[],
+  indexes: readonly ClusterIndex[],
+  problems: ProblemSink,
+): VirtualDestinationModel[] {
+  const models: VirtualDestinationModel[] = [];
+  for (const vd of vds) {
+    const ports = vd.spec.ports.map((p) => ({ name: destinationPortName(p), number: p.number, protocol: p.protocol }));
+    const backends: Backend[] = [];
+    let conflict = false;
+    for (const index of indexes) {
+      const service = selectService(vd, index, problems);
+      if (service === 'conflict') conflict = true;
+      if (service === undefined || service === 'conflict') continue;
+      const bound = vd.spec.ports.map((p, i) => ({ dest: ports[i] as DestinationPort, svc: findServicePort(service, p) }));
+      const missing = bound.find((b) => b.svc === undefined);
+      if (missing) {
+        problems.add({
+          cluster: vd.cluster,
+          resource: describeOwned(vd),
+          reason: `backing Service ${objectKey(service.namespace, service.name)} in cluster ${index.cluster} has no port matching ${missing.dest.name}; skipped`,
+        });
+        continue;
+      }
+      const endpoints = backingEndpoints(index, service, bound as { dest: DestinationPort; svc: ServicePort }[]);
+      backends.push({ cluster: index.cluster, service, endpoints });
+    }
+    if (conflict) continue;
+    models.push({ owned: vd, key: objectKey(vd.namespace, vd.name), hosts: vd.spec.hosts, ports, backends });
+  }
+  return models;
+}

@@ -1,0 +1,145 @@
+// `npm start`: a real local Meshrelay — one management server, two relay agents
+// on the example clusters in examples/, and Redis when one is available
+// (REDIS_URL, or a redis-server binary on this machine; memory-only otherwise).
+// Everything it writes goes under .run/ (recreated on each start). Ctrl-C stops all.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+const root = resolve(import.meta.dirname, '..');
+const run = join(root, '.run');
+const env = process.env;
+const HTTP_PORT = Number(env['MESHRELAY_HTTP_PORT'] ?? 8090);
+const RELAY_PORT = Number(env['MESHRELAY_RELAY_PORT'] ?? 9900);
+const METRICS_PORT = Number(env['MESHRELAY_METRICS_PORT'] ?? 9091);
+const REDIS_PORT = Number(env['MESHRELAY_LOCAL_REDIS_PORT'] ?? 6379);
+const CLUSTERS = ['cluster-a', 'cluster-b'];
+const children: ChildProcess[] = [];
+
+function start(name: string, command: string, args: string[], extraEnv: Record<string, string> = {}): ChildProcess {
+  const child = spawn(command, args, { cwd: root, env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  const prefix = `[${name}] `;
+  for (const stream of [child.stdout, child.stderr]) {
+    let buf = '';
+    stream?.on('data', (data: Buffer) => {
+      buf += data.toString();
+      const lines = buf.split('\n');
+      buf = lines.pop() ?? '';
+      for (const line of lines) if (line.trim() !== '') process.stdout.write(prefix + summarize(line) + '\n');
+    });
+  }
+  child.on('exit', (code, signal) => {
+    if (!stopping) {
+      console.error(`${prefix}exited (${signal ?? code}); stopping everything`);
+      void stopAll(1);
+    }
+  });
+  return child;
+}
+
+/** Shortens pino JSON lines to "level msg key=value" for a readable terminal. */
+function summarize(line: string): string {
+  try {
+    const rec = JSON.parse(line) as Record<string, unknown>;
+    const level = ({ 20: 'debug', 30: 'info', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' } as Record<number, string>)[rec['level'] as number] ?? '';
+    const keep = ['cluster', 'generation', 'hash', 'resources', 'reason', 'code', 'missing', 'relayPort', 'httpPort'];
+    const extras = keep.filter((k) => rec[k] !== undefined).map((k) => `${k}=${typeof rec[k] === 'string' && k === 'hash' ? String(rec[k]).slice(0, 12) : JSON.stringify(rec[k])}`);
+    return `${level} ${String(rec['msg'])} ${extras.join(' ')}`.trim();
+  } catch {
+    return line;
+  }
+}
+
+let stopping = false;
+async function stopAll(code: number): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  for (const child of [...children].reverse()) child.kill('SIGTERM');
+  await new Promise((r) => setTimeout(r, 1500));
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  process.exit(code);
+}
+process.on('SIGINT', () => void stopAll(0));
+process.on('SIGTERM', () => void stopAll(0));
+
+async function waitFor(url: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > deadline) throw new Error(`${url} did not come up within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function chooseRedis(): Promise<string | undefined> {
+  if (env['REDIS_URL']) return env['REDIS_URL'];
+  if (spawnSync('redis-server', ['--version']).status !== 0) return undefined;
+  mkdirSync(join(run, 'redis'), { recursive: true });
+  const redis = start('redis', 'redis-server', ['--port', String(REDIS_PORT), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', join(run, 'redis')]);
+  await new Promise<void>((ok, fail) => {
+    const timer = setTimeout(() => fail(new Error('redis-server did not start')), 10_000);
+    redis.stdout?.on('data', (d: Buffer) => {
+      if (d.toString().includes('Ready to accept connections')) {
+        clearTimeout(timer);
+        ok();
+      }
+    });
+  });
+  return `redis://127.0.0.1:${REDIS_PORT}`;
+}
+
+async function main(): Promise<void> {
+  rmSync(run, { recursive: true, force: true });
+  mkdirSync(run, { recursive: true });
+  const redisUrl = await chooseRedis();
+  const node = process.execPath;
+  start('server', node, [
+    'packages/mgmt-server/bin/meshrelay-server.js',
+    '--state-dir', join(run, 'server'),
+    '--relay-port', String(RELAY_PORT), '--http-port', String(HTTP_PORT), '--metrics-port', String(METRICS_PORT),
+    '--replica-name', 'mgmt-0',
+  ], redisUrl ? { REDIS_URL: redisUrl } : {});
+  const api = `http://localhost:${HTTP_PORT}`;
+  await waitFor(`${api}/healthz`, 30_000);
+
+  for (const cluster of CLUSTERS) {
+    const res = await fetch(`${api}/api/v1/clusters`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: cluster }) });
+    if (res.status !== 201) throw new Error(`registering ${cluster} failed: ${res.status} ${await res.text()}`);
+    const reg = (await res.json()) as { token: string; relay: { address: string; caBundlePem: string } };
+    const dir = join(run, cluster);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'token'), reg.token, { mode: 0o600 });
+    writeFileSync(join(dir, 'relay-ca.pem'), reg.relay.caBundlePem);
+    start(cluster, node, [
+      'packages/agent/bin/meshrelay-agent.js',
+      '--cluster', cluster,
+      '--server-address', reg.relay.address,
+      '--token-file', join(dir, 'token'),
+      '--root-ca-file', join(dir, 'relay-ca.pem'),
+      '--manifests-dir', join(root, 'examples', cluster),
+      '--output-dir', join(dir, 'output'),
+      '--state-dir', join(dir, 'state'),
+      '--health-port', '0',
+    ]);
+  }
+
+  console.log(`
+Meshrelay is running${redisUrl ? ` (Redis at ${redisUrl})` : ' (memory only: no REDIS_URL and no redis-server found)'}.
+  Web UI and HTTP API   ${api}/          (try ${api}/api/v1/clusters)
+  Prometheus metrics    http://localhost:${METRICS_PORT}/metrics
+  Relay gRPC (mTLS)     localhost:${RELAY_PORT}
+  Agent outputs         .run/cluster-a/output/current/   .run/cluster-b/output/current/
+  CLI                   npx meshctl cluster list        npx meshctl snapshot output cluster-b
+Edit a manifest under examples/cluster-a/ and watch .run/cluster-b/output/current/ change. Ctrl-C stops everything.
+`);
+}
+
+main().catch((err: unknown) => {
+  console.error(`run-local: ${err instanceof Error ? err.message : String(err)}`);
+  void stopAll(1);
+});
