@@ -23,12 +23,22 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'import-x/no-cycle': ['error', { ignoreExternal: false }],
-      'no-console': ['error', { allow: [] }],
+      'no-console': 'error',
     },
   },
   {
     // Binaries, scripts, tests and the bench talk to a terminal.
     files: ['**/src/bin/**', 'scripts/**', 'bench/**', '**/test/**', 'e2e/**', 'packages/meshctl/src/**'],
     rules: { 'no-console': 'off' },
+  },
+  {
+    // node:test's test()/describe() return promises the runner awaits itself.
+    files: ['**/test/**', 'e2e/**'],
+    rules: {
+      '@typescript-eslint/no-floating-promises': [
+        'error',
+        { allowForKnownSafeCalls: [{ from: 'package', name: ['test', 'it', 'describe', 'suite'], package: 'node:test' }] },
+      ],
+    },
   },
 );

@@ -12,7 +12,15 @@ export interface AgentMetrics {
   readonly inputGeneration: Gauge;
 }
 
-export function createAgentMetrics(cluster: string, options: { defaultMetrics?: boolean } = {}): AgentMetrics {
+export interface AgentMetricsOptions {
+  /** Process metrics (CPU, memory, event loop); default on. */
+  readonly defaultMetrics?: boolean;
+  /** Read at scrape time. */
+  readonly inputProblems?: () => number;
+}
+
+export function createAgentMetrics(cluster: string, options: AgentMetricsOptions = {}): AgentMetrics {
+  const problems = options.inputProblems;
   const registry = new Registry();
   registry.setDefaultLabels({ cluster });
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
@@ -24,7 +32,14 @@ export function createAgentMetrics(cluster: string, options: { defaultMetrics?: 
     snapshotsPushed: new Counter({ name: 'relay_agent_snapshots_pushed_total', help: 'input snapshots sent to a management server', registers }),
     snapshotsRejected: new Counter({ name: 'relay_agent_snapshots_rejected_total', help: 'input snapshots a management server acked with accepted=false', registers }),
     outputsApplied: new Counter({ name: 'relay_agent_outputs_applied_total', help: 'output snapshots written to the output directory', registers }),
-    inputProblems: new Gauge({ name: 'relay_agent_input_problems', help: 'manifest problems (unreadable files, invalid resources, duplicates) in the latest scan', registers }),
+    inputProblems: new Gauge({
+      name: 'relay_agent_input_problems',
+      help: 'manifest problems (unreadable files, invalid resources, duplicates) in the latest scan',
+      registers,
+      collect() {
+        if (problems) this.set(problems());
+      },
+    }),
     inputGeneration: new Gauge({ name: 'relay_agent_input_generation', help: 'generation of the latest input snapshot', registers }),
   };
 }

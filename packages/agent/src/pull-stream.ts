@@ -19,7 +19,7 @@ export interface PullStreamOptions {
   readonly onEnd: (outcome: SessionOutcome) => void;
 }
 
-type PullCall = ClientDuplexStream<relay.v1.IPullRequest, relay.v1.PullResponse>;
+type PullCall = ClientDuplexStream<relay.v1.IPullRequest, relay.v1.IPullResponse>;
 
 /**
  * One Relay.Pull stream: announces the held output, reassembles each output the
@@ -47,7 +47,7 @@ export class PullStream {
       onSilence: () => this.#end({ kind: 'silent', stream: 'pull' }),
     });
     this.#call.on('metadata', () => this.#markOpen());
-    this.#call.on('data', (msg: relay.v1.PullResponse) => this.#receive(msg));
+    this.#call.on('data', (msg: relay.v1.IPullResponse) => this.#receive(msg));
     this.#call.on('error', () => {});
     this.#call.on('status', (status: StatusObject) => this.#end(outcomeOfStatus(status, 'pull')));
     this.#write({ hello: { heldHash: options.heldHash() } });
@@ -65,7 +65,7 @@ export class PullStream {
     return this.#applying;
   }
 
-  #receive(msg: relay.v1.PullResponse): void {
+  #receive(msg: relay.v1.IPullResponse): void {
     this.#heartbeat.heard();
     this.#markOpen();
     if (msg.goAway) {

@@ -29,7 +29,7 @@ export interface PushStreamOptions {
   readonly onEnd: (outcome: SessionOutcome) => void;
 }
 
-type PushCall = ClientDuplexStream<relay.v1.IPushRequest, relay.v1.PushResponse>;
+type PushCall = ClientDuplexStream<relay.v1.IPushRequest, relay.v1.IPushResponse>;
 
 /**
  * One Relay.Push stream. Sends the current snapshot first, then keeps exactly
@@ -57,7 +57,7 @@ export class PushStream {
       onSilence: () => this.#end({ kind: 'silent', stream: 'push' }),
     });
     this.#call.on('metadata', () => this.#markOpen());
-    this.#call.on('data', (msg: relay.v1.PushResponse) => this.#receive(msg));
+    this.#call.on('data', (msg: relay.v1.IPushResponse) => this.#receive(msg));
     // 'status' always follows an 'error' and carries the same code; it is the one place outcomes come from.
     this.#call.on('error', () => {});
     this.#call.on('status', (status: StatusObject) => this.#end(outcomeOfStatus(status, 'push')));
@@ -91,7 +91,7 @@ export class PushStream {
     this.#call.cancel();
   }
 
-  #receive(msg: relay.v1.PushResponse): void {
+  #receive(msg: relay.v1.IPushResponse): void {
     this.#heartbeat.heard();
     this.#markOpen();
     if (msg.goAway) {

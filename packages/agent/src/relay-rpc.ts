@@ -17,7 +17,7 @@ export const RELAY_CHANNEL_OPTIONS: ChannelOptions = {
 
 /** Server-only TLS against the relay root CA: the bootstrap channel for Register. */
 export function registrationCredentials(rootCaPem: string): ChannelCredentials {
-  return credentials.createSsl(Buffer.from(rootCaPem));
+  return credentials.createSsl(Buffer.from(`${rootCaPem.trim()}\n`));
 }
 
 /**

@@ -1,4 +1,4 @@
-import { KINDS } from './kinds.ts';
+import type { KINDS } from './kinds.ts';
 
 /** Registration record, shaped like Gloo's admin.gloo.solo.io/v2 KubernetesCluster. */
 export interface ClusterCondition {

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { freePort, startRedisServer, waitFor } from '@meshrelay/testkit';
-import type { StoreHealth } from '../src/index.ts';
+import type { InputChangedEvent, StoreHealth } from '../src/index.ts';
 import { decodeInput, decodeOutput } from '../src/redis-codec.ts';
 import { inputOf, outputOf } from './fixtures.ts';
 import { plainClientFor, readyRedisStoreFor, redisServerFor, redisStoreFor } from './redis-harness.ts';
+import { startTcpProxyFor } from './tcp-proxy.ts';
 
 const WAIT = { timeoutMs: 10_000 };
 
@@ -107,21 +108,40 @@ test('redis outage: given Redis is not running when the store starts, when it st
   assert.equal(decodeInput((await redis.get('mr:input:east')) ?? '', 'east').snapshot.hash, snapshot.hash);
 });
 
-test('redis outage: given another replica wrote while this one was cut off, when Redis returns, then the newer input wins in both', async (t) => {
+test('redis outage: given A was cut off and put generation 2, when B wrote generation 9 meanwhile, then A keeps Redis at 9 and takes it', async (t) => {
   const server = await redisServerFor(t);
-  const a = await readyRedisStoreFor(t, { url: server.url, replicaId: 'a', keyPrefix: 'mr' });
-  await a.store.putInput(inputOf('east', { epoch: 'e', generation: 1 }));
-  await server.kill();
-  await waitFor(() => !a.store.health().redisUp, { ...WAIT, message: 'A never noticed Redis was down' });
-  await a.store.putInput(inputOf('east', { epoch: 'e', generation: 2 }));
-
-  await server.restart();
-  const redis = plainClientFor(t, server.url);
-  const newer = inputOf('east', { epoch: 'e', generation: 9, services: ['newer'] });
-  // Written before A reconnects would be ideal; either order must end with generation 9 everywhere.
+  const proxy = await startTcpProxyFor(t, server.port);
+  const a = await readyRedisStoreFor(t, { url: `redis://127.0.0.1:${proxy.port}`, replicaId: 'a', keyPrefix: 'mr' });
   const b = await readyRedisStoreFor(t, { url: server.url, replicaId: 'b', keyPrefix: 'mr' });
+  await a.store.putInput(inputOf('east', { epoch: 'e', generation: 1 }));
+  proxy.cut();
+  await waitFor(() => !a.store.health().redisUp, { ...WAIT, message: 'A never noticed it was cut off' });
+  await a.store.putInput(inputOf('east', { epoch: 'e', generation: 2 }));
+  const newer = inputOf('east', { epoch: 'e', generation: 9, services: ['newer'] });
   await b.store.putInput(newer);
-  await waitFor(() => a.store.health().pendingWriteBack === 0, { ...WAIT, message: 'A never wrote back' });
-  await waitFor(async () => (await a.store.getInput('east'))?.hash === newer.hash, { ...WAIT, message: 'A never took generation 9' });
+
+  proxy.restore();
+  await waitFor(() => a.store.health().redisUp && a.store.health().pendingWriteBack === 0, { ...WAIT, message: 'A never wrote back' });
+  const redis = plainClientFor(t, server.url);
   assert.equal(decodeInput((await redis.get('mr:input:east')) ?? '', 'east').snapshot.hash, newer.hash);
+  assert.equal((await a.store.getInput('east'))?.hash, newer.hash);
+});
+
+test('redis outage: given A was cut off holding an input, when B stored a new epoch meanwhile, then A takes it on reconnect and is told', async (t) => {
+  const server = await redisServerFor(t);
+  const proxy = await startTcpProxyFor(t, server.port);
+  const a = await readyRedisStoreFor(t, { url: `redis://127.0.0.1:${proxy.port}`, replicaId: 'a', keyPrefix: 'mr' });
+  const b = await readyRedisStoreFor(t, { url: server.url, replicaId: 'b', keyPrefix: 'mr' });
+  await a.store.putInput(inputOf('east', { epoch: 'old', generation: 30 }));
+  const events: InputChangedEvent[] = [];
+  a.store.onInputChanged((event) => events.push(event));
+  proxy.cut();
+  await waitFor(() => !a.store.health().redisUp, { ...WAIT, message: 'A never noticed it was cut off' });
+  const restarted = inputOf('east', { epoch: 'new', generation: 1, services: ['after-restart'] });
+  await b.store.putInput(restarted);
+
+  proxy.restore();
+  await waitFor(() => events.length > 0, { ...WAIT, message: 'A was never told of the missed change' });
+  assert.deepEqual(events[0], { cluster: 'east', hash: restarted.hash, replica: 'b', deleted: false });
+  assert.equal(a.store.memoryInputs().get('east')?.hash, restarted.hash);
 });

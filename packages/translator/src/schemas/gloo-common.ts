@@ -48,6 +48,16 @@ export const DESTINATION_SELECTOR = closedObject({
   port: PORT_SELECTOR,
 });
 
+/**
+ * DestinationSelector as AccessPolicy accepts it: without port-level selection and external
+ * services, which Meshrelay cannot express as an AuthorizationPolicy. Rejecting them is
+ * safer than widening or dropping an access rule.
+ */
+export const ACCESS_DESTINATION_SELECTOR = closedObject({
+  selector: OBJECT_SELECTOR,
+  kind: { enum: ['SERVICE', 'VIRTUAL_DESTINATION'] },
+});
+
 /** common.gloo.solo.io.ObjectReference */
 export const OBJECT_REFERENCE = closedObject({ name: { type: 'string', minLength: 1 }, namespace: STRING, cluster: STRING }, { required: ['name'] });
 

@@ -3,6 +3,7 @@
  * resilience.policy.gloo.solo.io/v2 FailoverPolicy, OutlierDetectionPolicy, RetryTimeoutPolicy.
  */
 import {
+  ACCESS_DESTINATION_SELECTOR,
   BOOLEAN,
   DESTINATION_SELECTOR,
   DURATION,
@@ -26,7 +27,7 @@ const HTTP_METHOD: JsonSchema = { type: 'string', pattern: '^[A-Z]+$' };
 
 export const ACCESS_POLICY_SPEC = closedObject(
   {
-    applyToDestinations: listOf(DESTINATION_SELECTOR),
+    applyToDestinations: listOf(ACCESS_DESTINATION_SELECTOR),
     applyToWorkloads: listOf(NAMESPACE_WORKLOAD_SELECTOR),
     config: closedObject(
       {

@@ -1,0 +1,216 @@
+// An end-to-end Meshrelay made of real processes: redis-server, management
+// servers (meshrelay-server) and relay agents (meshrelay-agent), each a child
+// process, wired over real gRPC with mTLS. Every process and directory is
+// cleaned up through the test context.
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { TestContext } from 'node:test';
+import {
+  freePort,
+  spawnProcess,
+  startRedisServer,
+  waitFor,
+  type ProcessHandle,
+  type RedisServerHandle,
+} from '@meshrelay/testkit';
+import type { Resource } from '@meshrelay/api';
+
+export const ROOT = resolve(import.meta.dirname, '..');
+const SERVER_BIN = join(ROOT, 'packages/mgmt-server/bin/meshrelay-server.js');
+const AGENT_BIN = join(ROOT, 'packages/agent/bin/meshrelay-agent.js');
+
+export interface ServerProc {
+  readonly name: string;
+  readonly proc: ProcessHandle;
+  readonly relayPort: number;
+  readonly httpPort: number;
+  readonly metricsPort: number;
+  readonly api: string;
+  readonly args: readonly string[];
+}
+
+export interface AgentProc {
+  readonly cluster: string;
+  readonly proc: ProcessHandle;
+  readonly manifestsDir: string;
+  readonly outputDir: string;
+  readonly stateDir: string;
+}
+
+export interface OutputOnDisk {
+  readonly hash: string;
+  readonly resources: readonly Resource[];
+  readonly provenance: readonly { cluster: string; inputHash: string }[];
+}
+
+export interface MeshOptions {
+  readonly redis?: boolean;
+  readonly serverFlags?: readonly string[];
+}
+
+export class Mesh {
+  readonly dir: string;
+  readonly redis: RedisServerHandle | undefined;
+  readonly servers: ServerProc[] = [];
+  readonly agents = new Map<string, AgentProc>();
+  readonly #stateDir: string;
+  readonly #serverFlags: readonly string[];
+  readonly #credentials = new Map<string, { tokenFile: string; caFile: string }>();
+
+  private constructor(dir: string, redis: RedisServerHandle | undefined, serverFlags: readonly string[]) {
+    this.dir = dir;
+    this.redis = redis;
+    this.#stateDir = join(dir, 'server-state');
+    this.#serverFlags = serverFlags;
+  }
+
+  static async start(t: TestContext, options: MeshOptions = {}): Promise<Mesh> {
+    const dir = mkdtempSync(join(tmpdir(), 'meshrelay-e2e-'));
+    const redis = options.redis === false ? undefined : await startRedisServer();
+    const mesh = new Mesh(dir, redis, options.serverFlags ?? []);
+    t.after(async () => {
+      await mesh.stopAll();
+      if (process.env['E2E_KEEP'] === undefined) rmSync(dir, { recursive: true, force: true });
+    });
+    return mesh;
+  }
+
+  /** Starts a management server process sharing the mesh's state directory and Redis. */
+  async startServer(name = `mgmt-${this.servers.length}`, extraFlags: readonly string[] = []): Promise<ServerProc> {
+    const [relayPort, httpPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
+    const args = [
+      SERVER_BIN,
+      '--relay-host', '127.0.0.1', '--http-host', '127.0.0.1',
+      '--relay-port', String(relayPort), '--http-port', String(httpPort), '--metrics-port', String(metricsPort),
+      '--state-dir', this.#stateDir, '--replica-name', name,
+      '--heartbeat-interval', '300', '--heartbeat-timeout', '2000', '--translation-debounce', '20',
+      '--safe-start-window', '0', '--log-level', 'debug',
+      ...this.#serverFlags, ...extraFlags,
+    ];
+    const proc = await spawnProcess({ name, command: process.execPath, args, env: this.redis ? { REDIS_URL: this.redis.url } : { REDIS_URL: undefined } });
+    const server: ServerProc = { name, proc, relayPort, httpPort, metricsPort, api: `http://127.0.0.1:${httpPort}`, args };
+    await proc.waitForLine(/management server started/, 30_000);
+    this.servers.push(server);
+    return server;
+  }
+
+  /** Registers a cluster through the first server's HTTP API and keeps its token and CA for the agent. */
+  async register(cluster: string, body: Record<string, unknown> = {}): Promise<void> {
+    const server = this.#anyServer();
+    const res = await fetch(`${server.api}/api/v1/clusters`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: cluster, ...body }),
+    });
+    if (res.status !== 201) throw new Error(`register ${cluster}: ${res.status} ${await res.text()}`);
+    const reg = (await res.json()) as { token: string; relay: { caBundlePem: string } };
+    const dir = join(this.dir, 'credentials', cluster);
+    mkdirSync(dir, { recursive: true });
+    const tokenFile = join(dir, 'token');
+    const caFile = join(dir, 'relay-ca.pem');
+    writeFileSync(tokenFile, reg.token, { mode: 0o600 });
+    writeFileSync(caFile, reg.relay.caBundlePem);
+    this.#credentials.set(cluster, { tokenFile, caFile });
+  }
+
+  /**
+   * Starts an agent for a registered cluster. Its manifests are a copy of
+   * `examples/<from>` (or an empty directory) that the test may edit.
+   */
+  async startAgent(cluster: string, options: { from?: string; servers?: readonly ServerProc[]; keepDirs?: boolean } = {}): Promise<AgentProc> {
+    const creds = this.#credentials.get(cluster);
+    if (!creds) throw new Error(`cluster ${cluster} was not registered in this mesh`);
+    const base = join(this.dir, 'agents', cluster);
+    const manifestsDir = join(base, 'manifests');
+    const outputDir = join(base, 'output');
+    const stateDir = join(base, 'state');
+    if (!options.keepDirs || !existsSync(manifestsDir)) {
+      mkdirSync(manifestsDir, { recursive: true });
+      if (options.from) cpSync(join(ROOT, 'examples', options.from), manifestsDir, { recursive: true });
+    }
+    const servers = options.servers ?? this.servers;
+    const proc = await spawnProcess({
+      name: `agent-${cluster}`,
+      command: process.execPath,
+      args: [
+        AGENT_BIN, '--cluster', cluster,
+        '--server-address', servers.map((s) => `localhost:${s.relayPort}`).join(','),
+        '--token-file', creds.tokenFile, '--root-ca-file', creds.caFile,
+        '--manifests-dir', manifestsDir, '--output-dir', outputDir, '--state-dir', stateDir,
+        '--health-port', '0', '--heartbeat-interval', '300ms', '--heartbeat-timeout', '2s', '--debounce-ms', '50',
+        '--log-level', 'debug',
+      ],
+    });
+    const agent: AgentProc = { cluster, proc, manifestsDir, outputDir, stateDir };
+    this.agents.set(cluster, agent);
+    return agent;
+  }
+
+  /** The output the agent has applied on disk (its `current` version), if any. */
+  readOutput(cluster: string): OutputOnDisk | undefined {
+    const agent = this.agents.get(cluster);
+    if (!agent) throw new Error(`no agent for ${cluster}`);
+    const file = join(agent.outputDir, 'current', 'snapshot.json');
+    try {
+      return JSON.parse(readFileSync(file, 'utf8')) as OutputOnDisk;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Polls until the agent's applied output satisfies `check`; returns it. */
+  async waitForOutput(cluster: string, check: (o: OutputOnDisk) => boolean, timeoutMs = 20_000, message = `output of ${cluster}`): Promise<OutputOnDisk> {
+    let found: OutputOnDisk | undefined;
+    await waitFor(() => {
+      found = this.readOutput(cluster);
+      return found !== undefined && check(found);
+    }, { timeoutMs, intervalMs: 100, message: `${message} did not arrive within ${timeoutMs} ms` });
+    return found as OutputOnDisk;
+  }
+
+  writeManifest(cluster: string, file: string, yaml: string): void {
+    const agent = this.agents.get(cluster);
+    if (!agent) throw new Error(`no agent for ${cluster}`);
+    writeFileSync(join(agent.manifestsDir, file), yaml);
+  }
+
+  async api<T>(path: string, server = this.#anyServer()): Promise<T> {
+    const res = await fetch(`${server.api}${path}`);
+    if (!res.ok) throw new Error(`GET ${path}: ${res.status} ${await res.text()}`);
+    return (await res.json()) as T;
+  }
+
+  async stopAll(): Promise<void> {
+    await Promise.all([...this.agents.values()].map((a) => a.proc.stop(3000)));
+    await Promise.all(this.servers.map((s) => s.proc.stop(5000)));
+    await this.redis?.stop();
+  }
+
+  #anyServer(): ServerProc {
+    const server = this.servers.find((s) => s.proc.running);
+    if (!server) throw new Error('no management server is running');
+    return server;
+  }
+}
+
+/** YAML for a VirtualDestination in cluster manifests. */
+export function virtualDestinationYaml(name: string, host: string, port = 8080): string {
+  return `apiVersion: networking.gloo.solo.io/v2
+kind: VirtualDestination
+metadata:
+  name: ${name}
+  namespace: default
+spec:
+  hosts: ["${host}"]
+  services:
+    - labels: { app: ${name} }
+  ports:
+    - number: ${port}
+      protocol: HTTP
+`;
+}
+
+export function hasResource(output: OutputOnDisk, kind: string, name: string): boolean {
+  return output.resources.some((r) => r.kind === kind && r.metadata.name.includes(name));
+}

@@ -1,0 +1,118 @@
+import { Argument, InvalidArgumentError, Option, type Command } from 'commander';
+import { MeshrelayError, isValidClusterName } from '@meshrelay/api';
+import { DEFAULT_SERVER, DEFAULT_TIMEOUT_MS, createApiClient, normalizeServerUrl, type ApiClient } from './http-client.ts';
+import { formatJson } from './format.ts';
+
+export interface OutputStream {
+  write(chunk: string): unknown;
+}
+
+/** Where a meshctl run reads its environment and writes its output. */
+export interface MeshctlIo {
+  readonly stdout: OutputStream;
+  readonly stderr: OutputStream;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** The clock ages are measured against; defaults to the system clock. */
+  readonly now?: () => Date;
+}
+
+export type OutputFormat = 'text' | 'json';
+export const OUTPUT_FORMATS: readonly OutputFormat[] = ['text', 'json'];
+
+/** The options every command accepts, after flags, environment and defaults were merged. */
+export interface GlobalOptions {
+  readonly server: string;
+  readonly adminToken: string | undefined;
+  readonly output: OutputFormat;
+  readonly timeoutMs: number;
+}
+
+export const GLOBAL_ENV = {
+  server: 'MESHCTL_SERVER',
+  adminToken: 'MESHRELAY_ADMIN_TOKEN',
+  output: 'MESHCTL_OUTPUT',
+  timeout: 'MESHCTL_TIMEOUT',
+} as const;
+
+const MAX_TIMEOUT_MS = 10 * 60 * 1000;
+
+/** A usage mistake (bad flag value, bad argument): meshctl exits 2 without calling the server. */
+export function usageError(message: string): MeshrelayError {
+  return new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', message);
+}
+
+/** Adds --server, --admin-token, -o/--output and --timeout; commander shows each default and variable in --help. */
+export function addGlobalOptions(program: Command): void {
+  program
+    .addOption(new Option('--server <url>', `management server HTTP API (env: ${GLOBAL_ENV.server})`).default(DEFAULT_SERVER))
+    .addOption(new Option('--admin-token <token>', `admin token sent on mutating calls (env: ${GLOBAL_ENV.adminToken})`))
+    .addOption(new Option('-o, --output <format>', `output format (env: ${GLOBAL_ENV.output})`).choices(OUTPUT_FORMATS).default('text'))
+    .addOption(new Option('--timeout <ms>', `per-request timeout in milliseconds (env: ${GLOBAL_ENV.timeout})`).default(String(DEFAULT_TIMEOUT_MS)));
+}
+
+/** The per-run state commands share: io, merged global options, the API client. */
+export class CliContext {
+  readonly io: MeshctlIo;
+
+  constructor(io: MeshctlIo) {
+    this.io = io;
+  }
+
+  now(): Date {
+    return this.io.now ? this.io.now() : new Date();
+  }
+
+  /**
+   * Merges the global options of `command`: a flag wins over its environment
+   * variable, which wins over the default. Throws a usage error naming a bad value.
+   */
+  globals(command: Command): GlobalOptions {
+    const opts = command.optsWithGlobals<Record<string, string | undefined>>();
+    const pick = (key: string, env: string): string | undefined => {
+      const source = command.getOptionValueSourceWithGlobals(key);
+      const fromEnv = this.io.env[env];
+      return (source === undefined || source === 'default') && fromEnv !== undefined && fromEnv !== '' ? fromEnv : opts[key];
+    };
+    const output = pick('output', GLOBAL_ENV.output) ?? 'text';
+    if (!OUTPUT_FORMATS.includes(output as OutputFormat)) {
+      throw usageError(`--output (${GLOBAL_ENV.output}): "${output}" is not one of ${OUTPUT_FORMATS.join(', ')}`);
+    }
+    const timeout = pick('timeout', GLOBAL_ENV.timeout) ?? String(DEFAULT_TIMEOUT_MS);
+    const timeoutMs = Number(timeout);
+    if (!/^\d+$/.test(timeout) || timeoutMs < 1 || timeoutMs > MAX_TIMEOUT_MS) {
+      throw usageError(`--timeout (${GLOBAL_ENV.timeout}): "${timeout}" is not a whole number of milliseconds in 1..${MAX_TIMEOUT_MS}`);
+    }
+    const adminToken = pick('adminToken', GLOBAL_ENV.adminToken);
+    if (adminToken !== undefined && adminToken.trim() === '') throw usageError('--admin-token must not be empty');
+    const server = normalizeServerUrl(pick('server', GLOBAL_ENV.server) ?? DEFAULT_SERVER);
+    return { server, adminToken, output: output as OutputFormat, timeoutMs };
+  }
+
+  client(command: Command): ApiClient {
+    const g = this.globals(command);
+    return createApiClient({ server: g.server, adminToken: g.adminToken, timeoutMs: g.timeoutMs });
+  }
+
+  print(text: string): void {
+    this.io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+  }
+
+  printJson(value: unknown): void {
+    this.io.stdout.write(formatJson(value));
+  }
+}
+
+/** Commander argument parser: a cluster name must be a DNS-1123 label. */
+export function parseClusterName(value: string): string {
+  if (!isValidClusterName(value)) {
+    throw new InvalidArgumentError(
+      `"${value}" is not a valid cluster name (a DNS-1123 label: at most 63 lowercase letters, digits or '-', starting and ending with a letter or digit)`,
+    );
+  }
+  return value;
+}
+
+/** The <name> argument of every per-cluster command, validated before any call. */
+export function clusterArgument(name = 'name'): Argument {
+  return new Argument(`<${name}>`, 'cluster name (DNS-1123 label)').argParser(parseClusterName);
+}

@@ -1,0 +1,149 @@
+/** RouteTable (+ RetryTimeoutPolicy) -> VirtualService, as seen from one consuming cluster. */
+import { KINDS, type Resource } from '@meshrelay/api';
+import type { ClusterIndex, ServiceInfo } from './cluster-index.ts';
+import { objectKey } from './cluster-index.ts';
+import type { DestinationReference, HttpRequestMatcher, HttpRoute, RetryTimeoutPolicySpec, RouteTableSpec, StringMatch } from './gloo-types.ts';
+import { describeOwned, type Owned } from './inventory.ts';
+import { outputMetadata, routeTableOutputName } from './names.ts';
+import type { ProblemSink } from './problems.ts';
+import { retryFields } from './route-policies.ts';
+import type { ClusterContext } from './service-entry.ts';
+import type { VirtualDestinationModel } from './virtual-destinations.ts';
+import { fillWeights } from './weights.ts';
+
+export interface RouteContext {
+  readonly consumer: ClusterContext;
+  readonly virtualDestinations: ReadonlyMap<string, VirtualDestinationModel>;
+  /** Indexes in sorted cluster order. */
+  readonly indexes: readonly ClusterIndex[];
+  readonly problems: ProblemSink;
+}
+
+function escapeRegex(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+function uriMatch(uri: StringMatch): Record<string, unknown> {
+  if (uri.exact !== undefined) return { uri: { exact: uri.exact }, ...(uri.ignoreCase ? { ignoreUriCase: true } : {}) };
+  if (uri.prefix !== undefined) return { uri: { prefix: uri.prefix }, ...(uri.ignoreCase ? { ignoreUriCase: true } : {}) };
+  if (uri.regex !== undefined) return { uri: { regex: uri.regex } };
+  // Istio has no suffix match: a suffix is an anchored regex (case-insensitive when asked).
+  return { uri: { regex: `${uri.ignoreCase ? '(?i)' : ''}.*${escapeRegex(uri.suffix ?? '')}` } };
+}
+
+function valueMatch(value: string | undefined, regex: boolean | undefined): Record<string, string> {
+  if (value === undefined) return {}; // presence match
+  return regex ? { regex: value } : { exact: value };
+}
+
+/** Gloo HTTPRequestMatcher -> Istio HTTPMatchRequest. */
+export function httpMatch(m: HttpRequestMatcher): Record<string, unknown> {
+  const out: Record<string, unknown> = m.uri ? uriMatch(m.uri) : {};
+  const headers: Record<string, unknown> = {};
+  const withoutHeaders: Record<string, unknown> = {};
+  for (const h of m.headers ?? []) (h.invertMatch ? withoutHeaders : headers)[h.name.toLowerCase()] = valueMatch(h.value, h.regex);
+  if (Object.keys(headers).length > 0) out['headers'] = headers;
+  if (Object.keys(withoutHeaders).length > 0) out['withoutHeaders'] = withoutHeaders;
+  if (m.queryParameters?.length) out['queryParams'] = Object.fromEntries(m.queryParameters.map((q) => [q.name, valueMatch(q.value, q.regex)]));
+  if (m.method !== undefined) out['method'] = { exact: m.method };
+  if (m.port !== undefined) out['port'] = m.port;
+  return out;
+}
+
+/** The Service a reference means: in the referenced (or the route table's) cluster, else the first cluster that has it. */
+export function findService(rt: Owned<RouteTableSpec>, ref: DestinationReference, indexes: readonly ClusterIndex[]): ServiceInfo | undefined {
+  const key = objectKey(ref.ref.namespace ?? rt.namespace, ref.ref.name);
+  const home = ref.ref.cluster ?? rt.cluster;
+  const local = indexes.find((i) => i.cluster === home)?.serviceByKey.get(key);
+  if (local || ref.ref.cluster) return local;
+  for (const index of indexes) {
+    const found = index.serviceByKey.get(key);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+type Resolved = { host: string; port?: number } | { error: string };
+
+function resolveVirtualDestination(rt: Owned<RouteTableSpec>, ref: DestinationReference, ctx: RouteContext): Resolved {
+  const key = objectKey(ref.ref.namespace ?? rt.namespace, ref.ref.name);
+  const vd = ctx.virtualDestinations.get(key);
+  if (!vd) return { error: `VirtualDestination ${key} not found` };
+  const host = vd.hosts[0] as string;
+  if (ref.port?.name !== undefined) return { error: `VirtualDestination ${key} ports have no names; select port ${ref.port.name} by number` };
+  if (ref.port?.number !== undefined) {
+    if (!vd.ports.some((p) => p.number === ref.port?.number)) return { error: `VirtualDestination ${key} has no port ${ref.port.number}` };
+    return { host, port: ref.port.number };
+  }
+  if (vd.ports.length > 1) return { error: `VirtualDestination ${key} has several ports; the destination must select one` };
+  return { host };
+}
+
+function resolveService(rt: Owned<RouteTableSpec>, ref: DestinationReference, ctx: RouteContext): Resolved {
+  const namespace = ref.ref.namespace ?? rt.namespace;
+  const host = `${ref.ref.name}.${namespace}.svc.${ctx.consumer.clusterDomain}`;
+  if (ref.port?.number !== undefined) return { host, port: ref.port.number };
+  const service = findService(rt, ref, ctx.indexes);
+  const key = objectKey(namespace, ref.ref.name);
+  if (ref.port?.name !== undefined) {
+    const port = service?.ports.find((p) => p.name === ref.port?.name);
+    return port ? { host, port: port.port } : { error: `Service ${key} has no port named ${ref.port.name}` };
+  }
+  if (service && service.ports.length > 1) return { error: `Service ${key} has several ports; the destination must select one` };
+  return { host };
+}
+
+function resolveDestination(rt: Owned<RouteTableSpec>, ref: DestinationReference, ctx: RouteContext): Resolved {
+  switch (ref.kind ?? 'SERVICE') {
+    case 'VIRTUAL_DESTINATION':
+      return resolveVirtualDestination(rt, ref, ctx);
+    case 'SERVICE':
+      return resolveService(rt, ref, ctx);
+    default:
+      return { error: `destination kind ${String(ref.kind)} is not supported` };
+  }
+}
+
+/**
+ * One Istio HTTP route. A route whose destinations cannot be resolved is replaced by a 500
+ * direct response (Gloo's ROUTE_REPLACEMENT failure mode) and reported; the rest of the
+ * route table is unaffected.
+ */
+function httpRoute(rt: Owned<RouteTableSpec>, route: HttpRoute, index: number, policy: Owned<RetryTimeoutPolicySpec> | undefined, ctx: RouteContext): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (route.name !== undefined) out['name'] = route.name;
+  if (route.matchers?.length) out['match'] = route.matchers.map(httpMatch);
+  const refs = route.forwardTo.destinations?.length ? route.forwardTo.destinations : rt.spec.defaultDestination ? [rt.spec.defaultDestination] : [];
+  const resolved = refs.map((ref) => resolveDestination(rt, ref, ctx));
+  const failed = resolved.find((r): r is { error: string } => 'error' in r);
+  const reason = refs.length === 0 ? 'has no destination and the route table has no defaultDestination' : failed?.error;
+  if (reason !== undefined) {
+    ctx.problems.add({ cluster: rt.cluster, resource: describeOwned(rt), reason: `route ${route.name ?? index}: ${reason}; replaced by a 500 direct response` });
+    out['directResponse'] = { status: 500 };
+    return out;
+  }
+  const weights = fillWeights(refs);
+  out['route'] = resolved.map((r, i) => {
+    const ok = r as { host: string; port?: number };
+    const destination: Record<string, unknown> = { host: ok.host };
+    if (ok.port !== undefined) destination['port'] = { number: ok.port };
+    return refs.length > 1 ? { destination, weight: weights[i] } : { destination };
+  });
+  const rewrite: Record<string, string> = {};
+  if (route.forwardTo.pathRewrite !== undefined) rewrite['uri'] = route.forwardTo.pathRewrite;
+  if (route.forwardTo.hostRewrite !== undefined) rewrite['authority'] = route.forwardTo.hostRewrite;
+  if (Object.keys(rewrite).length > 0) out['rewrite'] = rewrite;
+  return { ...out, ...retryFields(policy) };
+}
+
+export function buildVirtualService(rt: Owned<RouteTableSpec>, policies: readonly (Owned<RetryTimeoutPolicySpec> | undefined)[], ctx: RouteContext): Resource {
+  return {
+    apiVersion: KINDS.VirtualService.apiVersion,
+    kind: KINDS.VirtualService.kind,
+    metadata: outputMetadata(routeTableOutputName(rt.name), rt.namespace),
+    spec: {
+      hosts: [...rt.spec.hosts],
+      http: rt.spec.http.map((route, i) => httpRoute(rt, route, i, policies[i], ctx)),
+    },
+  };
+}
