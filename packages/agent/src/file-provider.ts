@@ -17,6 +17,8 @@ export interface FileProviderOptions {
   readonly debounceMs?: number;
   /** Full rescan period, the fallback for watch events the platform drops (default 5 s). */
   readonly rescanIntervalMs?: number;
+  /** Follow changes with fs.watch (default true); without it only the periodic rescan notices changes. */
+  readonly watch?: boolean;
   /** Random per process start unless given. */
   readonly epoch?: string;
 }
@@ -106,7 +108,7 @@ export class FileDiscoveryProvider implements DiscoveryProvider {
   }
 
   #startWatching(): void {
-    if (this.#watcher || this.#stopped) return;
+    if (this.#watcher || this.#stopped || this.#opts.watch === false) return;
     try {
       this.#watcher = watch(this.#root, { recursive: true, persistent: false }, () => this.#requestScan(this.#opts.debounceMs ?? 100));
       this.#watcher.on('error', (err) => {

@@ -1,17 +1,10 @@
 import { MeshrelayError, type InputSnapshot, type OutputSnapshot } from '@meshrelay/api';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { parseChangeMessage, formatChangeMessage, supersedes } from './input-change.ts';
+import { formatChangeMessage, supersedes } from './input-change.ts';
+import { Listeners } from './listeners.ts';
 import { decodeInput, decodeOutput, encodeInput, encodeOutput, storeKeys, type Decoded, type StoreKeys } from './redis-codec.ts';
-import {
-  createRedisClient,
-  deleteAndPublish,
-  overwriteInput,
-  writeInput,
-  writeOutput,
-  type InputWrite,
-  type InputWriteMode,
-} from './redis-commands.ts';
+import { deleteAndPublish, overwriteInput, writeInput, writeOutput, type InputWrite, type InputWriteMode } from './redis-commands.ts';
+import { RedisLink } from './redis-link.ts';
 import type { HealthListener, InputChangedEvent, InputChangedListener, SnapshotStore, StoreHealth } from './snapshot-store.ts';
 
 export interface RedisStoreOptions {
@@ -59,17 +52,15 @@ class RedisSnapshotStore implements SnapshotStore {
   readonly #replica: string;
   readonly #keys: StoreKeys;
   readonly #log: Logger;
-  readonly #command: Redis;
-  readonly #subscriber: Redis;
+  readonly #link: RedisLink;
   readonly #inputs: Table<InputSnapshot>;
   readonly #outputs: Table<OutputSnapshot>;
   /** Per Redis key, the number of the last memory change; a Redis reply is applied only if none came after. */
   readonly #mutations = new Map<string, number>();
   #mutationCount = 0;
-  readonly #inputListeners = new Set<InputChangedListener>();
-  readonly #healthListeners = new Set<HealthListener>();
+  readonly #inputListeners: Listeners<InputChangedEvent>;
+  readonly #healthListeners: Listeners<StoreHealth>;
   #lastHealth: StoreHealth;
-  #up = false;
   #closed = false;
   #remoteChanges: Promise<void> = Promise.resolve();
   #writeBackRunning = false;
@@ -80,19 +71,28 @@ class RedisSnapshotStore implements SnapshotStore {
     this.#replica = options.replicaId;
     this.#keys = storeKeys(options.keyPrefix ?? 'meshrelay');
     this.#log = options.logger.child({ component: 'snapshot-store', replica: options.replicaId });
-    const clientOptions = {
-      url: options.url,
-      commandTimeoutMs: options.commandTimeoutMs ?? 2000,
-      maxReconnectDelayMs: options.maxReconnectDelayMs ?? 2000,
-    };
-    this.#command = createRedisClient({ ...clientOptions, connectionName: `meshrelay-store-${options.replicaId}` });
-    this.#subscriber = createRedisClient({ ...clientOptions, connectionName: `meshrelay-store-${options.replicaId}-sub` });
+    this.#inputListeners = new Listeners(this.#log, 'input change');
+    this.#healthListeners = new Listeners(this.#log, 'health');
     this.#inputs = this.#inputTable();
     this.#outputs = this.#outputTable();
+    this.#link = new RedisLink(
+      {
+        url: options.url,
+        replicaId: options.replicaId,
+        channel: this.#keys.inputChannel,
+        commandTimeoutMs: options.commandTimeoutMs ?? 2000,
+        maxReconnectDelayMs: options.maxReconnectDelayMs ?? 2000,
+        log: this.#log,
+      },
+      {
+        upChanged: () => this.#emitHealth(),
+        resync: () => this.#scheduleWriteBack(),
+        changed: (event) => this.#onRemoteChange(event),
+      },
+    );
     this.#lastHealth = this.health();
-    this.#watchConnections();
     this.#retryTimer = setInterval(() => {
-      if (this.#up && this.health().pendingWriteBack > 0) this.#scheduleWriteBack();
+      if (this.#link.up && this.health().pendingWriteBack > 0) this.#scheduleWriteBack();
     }, options.writeBackRetryMs ?? 5000).unref();
   }
 
@@ -137,17 +137,15 @@ class RedisSnapshotStore implements SnapshotStore {
   }
 
   onInputChanged(listener: InputChangedListener): () => void {
-    this.#inputListeners.add(listener);
-    return () => this.#inputListeners.delete(listener);
+    return this.#inputListeners.add(listener);
   }
 
   health(): StoreHealth {
-    return { backend: 'redis', redisUp: this.#up, pendingWriteBack: this.#inputs.dirty.size + this.#outputs.dirty.size };
+    return { backend: 'redis', redisUp: this.#link.up, pendingWriteBack: this.#inputs.dirty.size + this.#outputs.dirty.size };
   }
 
   onHealthChange(listener: HealthListener): () => void {
-    this.#healthListeners.add(listener);
-    return () => this.#healthListeners.delete(listener);
+    return this.#healthListeners.add(listener);
   }
 
   async close(): Promise<void> {
@@ -156,8 +154,7 @@ class RedisSnapshotStore implements SnapshotStore {
     clearInterval(this.#retryTimer);
     this.#inputListeners.clear();
     this.#healthListeners.clear();
-    await Promise.all([closeClient(this.#command), closeClient(this.#subscriber)]);
-    this.#up = false;
+    await this.#link.close();
   }
 
   #inputTable(): Table<InputSnapshot> {
@@ -170,7 +167,7 @@ class RedisSnapshotStore implements SnapshotStore {
       decode: decodeInput,
       write: (snapshot, mode) => this.#writeInput(snapshot, mode),
       remove: (cluster) =>
-        deleteAndPublish(this.#command, key(cluster), this.#keys.inputChannel, formatChangeMessage(cluster, '', this.#replica, true)),
+        deleteAndPublish(this.#link.command, key(cluster), this.#keys.inputChannel, formatChangeMessage(cluster, '', this.#replica, true)),
     };
   }
 
@@ -183,44 +180,13 @@ class RedisSnapshotStore implements SnapshotStore {
       key,
       decode: decodeOutput,
       write: async (snapshot, mode) => {
-        await writeOutput(this.#command, key(snapshot.cluster), encodeOutput(snapshot, this.#replica), mode);
+        await writeOutput(this.#link.command, key(snapshot.cluster), encodeOutput(snapshot, this.#replica), mode);
         return undefined;
       },
       remove: async (cluster) => {
-        await this.#command.del(key(cluster));
+        await this.#link.command.del(key(cluster));
       },
     };
-  }
-
-  #watchConnections(): void {
-    this.#command.on('ready', () => {
-      this.#setUp(true);
-      this.#scheduleWriteBack();
-    });
-    this.#command.on('close', () => this.#setUp(false));
-    this.#command.on('error', (err: Error) => this.#log.debug({ err }, 'redis connection error'));
-    this.#subscriber.on('ready', () => void this.#subscribe());
-    this.#subscriber.on('error', (err: Error) => this.#log.debug({ err }, 'redis subscriber connection error'));
-    this.#subscriber.on('message', (channel: string, message: string) => this.#onMessage(channel, message));
-  }
-
-  #setUp(up: boolean): void {
-    if (this.#up === up || this.#closed) return;
-    this.#up = up;
-    if (up) this.#log.info('redis is up');
-    else this.#log.warn('redis is down; changes are kept in memory for write-back');
-    this.#emitHealth();
-  }
-
-  async #subscribe(): Promise<void> {
-    try {
-      await this.#subscriber.subscribe(this.#keys.inputChannel);
-    } catch (err) {
-      this.#log.warn({ err }, 'cannot subscribe to input changes; will retry when the subscriber reconnects');
-      return;
-    }
-    // Messages published while the subscriber was away are lost: reconcile memory with Redis.
-    this.#scheduleWriteBack();
   }
 
   /**
@@ -267,17 +233,17 @@ class RedisSnapshotStore implements SnapshotStore {
       channel: this.#keys.inputChannel,
       message: formatChangeMessage(cluster, snapshot.hash, this.#replica, false),
     };
-    const result = await writeInput(this.#command, write);
+    const result = await writeInput(this.#link.command, write);
     if (result.kind !== 'kept') return undefined;
     const remote = this.#tryDecode(this.#inputs, result.raw, cluster);
     if (remote === undefined) {
-      await overwriteInput(this.#command, write);
+      await overwriteInput(this.#link.command, write);
       return undefined;
     }
     if (this.#inputs.memory.get(cluster) !== snapshot || !supersedes(remote.snapshot, snapshot)) return undefined;
     const adopted = this.#adoptInput(remote.snapshot);
     this.#log.info({ cluster, generation: remote.snapshot.generation, hash: remote.snapshot.hash, from: remote.replica }, 'redis holds a newer input; memory takes it');
-    this.#notifyInputChanged({ cluster, hash: remote.snapshot.hash, replica: remote.replica, deleted: false });
+    this.#inputListeners.emit({ cluster, hash: remote.snapshot.hash, replica: remote.replica, deleted: false });
     return adopted;
   }
 
@@ -302,7 +268,7 @@ class RedisSnapshotStore implements SnapshotStore {
     const marks = keys.map((key) => this.#mutations.get(key) ?? 0);
     let raws: (string | null)[];
     try {
-      raws = await this.#command.mget(keys);
+      raws = await this.#link.command.mget(keys);
     } catch (err) {
       this.#log.debug({ err, clusters: missing, kind: table.kind }, 'redis read failed; answering from memory');
       return found;
@@ -332,14 +298,7 @@ class RedisSnapshotStore implements SnapshotStore {
     }
   }
 
-  #onMessage(channel: string, message: string): void {
-    if (channel !== this.#keys.inputChannel) return;
-    const event = parseChangeMessage(message);
-    if (event === undefined) {
-      this.#log.warn({ channel }, 'ignoring a malformed input change message');
-      return;
-    }
-    if (event.replica === this.#replica) return;
+  #onRemoteChange(event: InputChangedEvent): void {
     // One at a time, in arrival order, so an older message cannot overtake a newer one.
     this.#remoteChanges = this.#remoteChanges
       .then(() => this.#applyRemoteChange(event))
@@ -357,7 +316,7 @@ class RedisSnapshotStore implements SnapshotStore {
     } else if (this.#inputs.memory.get(cluster)?.hash !== event.hash) {
       await this.#refreshInput(cluster);
     }
-    this.#notifyInputChanged(event);
+    this.#inputListeners.emit(event);
   }
 
   /** Reads a cluster's input from Redis and adopts it unless memory holds a newer one of the same epoch. */
@@ -366,7 +325,7 @@ class RedisSnapshotStore implements SnapshotStore {
     const mark = this.#mutations.get(key) ?? 0;
     let raw: string | null;
     try {
-      raw = await this.#command.get(key);
+      raw = await this.#link.command.get(key);
     } catch (err) {
       this.#log.warn({ err, cluster }, 'cannot read a changed input from redis; keeping the memory copy');
       return;
@@ -386,9 +345,11 @@ class RedisSnapshotStore implements SnapshotStore {
       return;
     }
     this.#writeBackRunning = true;
-    void this.#runWriteBack().finally(() => {
-      this.#writeBackRunning = false;
-    });
+    void this.#runWriteBack()
+      .catch((err: unknown) => this.#log.error({ err }, 'write-back failed'))
+      .finally(() => {
+        this.#writeBackRunning = false;
+      });
   }
 
   async #runWriteBack(): Promise<void> {
@@ -416,7 +377,7 @@ class RedisSnapshotStore implements SnapshotStore {
   }
 
   #writable(): boolean {
-    return !this.#closed && this.#command.status === 'ready';
+    return !this.#closed && this.#link.writable();
   }
 
   #mutate(key: string): number {
@@ -425,38 +386,11 @@ class RedisSnapshotStore implements SnapshotStore {
     return mutation;
   }
 
-  #notifyInputChanged(event: InputChangedEvent): void {
-    for (const listener of [...this.#inputListeners]) {
-      try {
-        listener(event);
-      } catch (err) {
-        this.#log.error({ err, cluster: event.cluster }, 'an input change listener threw');
-      }
-    }
-  }
-
   #emitHealth(): void {
     const health = this.health();
     const last = this.#lastHealth;
     if (health.redisUp === last.redisUp && health.pendingWriteBack === last.pendingWriteBack) return;
     this.#lastHealth = health;
-    for (const listener of [...this.#healthListeners]) {
-      try {
-        listener(health);
-      } catch (err) {
-        this.#log.error({ err }, 'a health listener threw');
-      }
-    }
+    this.#healthListeners.emit(health);
   }
-}
-
-async function closeClient(client: Redis): Promise<void> {
-  if (client.status === 'ready') {
-    try {
-      await client.quit();
-    } catch {
-      // Already gone; disconnect below stops reconnecting either way.
-    }
-  }
-  client.disconnect();
 }

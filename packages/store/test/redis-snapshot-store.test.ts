@@ -83,30 +83,32 @@ test('redis store: given B holds an older input, when A puts a newer one, then B
   const keyPrefix = uniquePrefix();
   const a = await readyRedisStoreFor(t, { url: server.url, replicaId: 'a', keyPrefix });
   const b = await readyRedisStoreFor(t, { url: server.url, replicaId: 'b', keyPrefix });
-  await a.store.putInput(inputOf('east', { generation: 1 }));
-  assert.equal((await b.store.getInput('east'))?.generation, 1);
   const generations: (number | undefined)[] = [];
   b.store.onInputChanged((event) => generations.push(b.store.memoryInputs().get(event.cluster)?.generation));
   await waitForSubscribers(t, keyPrefix, 2);
+  await a.store.putInput(inputOf('east', { generation: 1 }));
+  await waitFor(() => generations.length === 1, { timeoutMs: 5000, message: 'B was never told of generation 1' });
 
   await a.store.putInput(inputOf('east', { generation: 2, services: ['moved'] }));
-  await waitFor(() => generations.length === 1, { timeoutMs: 5000, message: 'B was never told' });
-  assert.deepEqual(generations, [2]);
+  await waitFor(() => generations.length === 2, { timeoutMs: 5000, message: 'B was never told of generation 2' });
+  assert.deepEqual(generations, [1, 2]);
+  assert.equal((await b.store.getInput('east'))?.generation, 2);
 });
 
 test('redis store: given B holds an input, when A deletes it, then B drops it and is told', async (t) => {
   const keyPrefix = uniquePrefix();
   const a = await readyRedisStoreFor(t, { url: server.url, replicaId: 'a', keyPrefix });
   const b = await readyRedisStoreFor(t, { url: server.url, replicaId: 'b', keyPrefix });
-  await a.store.putInput(inputOf('east'));
-  await b.store.getInput('east');
   const events: InputChangedEvent[] = [];
   b.store.onInputChanged((event) => events.push(event));
   await waitForSubscribers(t, keyPrefix, 2);
+  await a.store.putInput(inputOf('east'));
+  await waitFor(() => events.length === 1, { timeoutMs: 5000, message: 'B was never told of the put' });
+  assert.ok(b.store.memoryInputs().has('east'));
 
   await a.store.deleteInput('east');
-  await waitFor(() => events.length === 1, { timeoutMs: 5000, message: 'B was never told of the delete' });
-  assert.deepEqual(events, [{ cluster: 'east', hash: '', replica: 'a', deleted: true }]);
+  await waitFor(() => events.length === 2, { timeoutMs: 5000, message: 'B was never told of the delete' });
+  assert.deepEqual(events[1], { cluster: 'east', hash: '', replica: 'a', deleted: true });
   assert.equal(b.store.memoryInputs().has('east'), false);
   assert.equal(await b.store.getInput('east'), undefined);
 });

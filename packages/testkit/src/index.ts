@@ -12,3 +12,4 @@ export {
   type WaitForOptions,
 } from './process-harness.ts';
 export { createTestPki, TEST_TRUST_DOMAIN, type TestClientCert, type TestPki, type TestPkiOptions } from './pki.ts';
+export * from './builders.ts';

@@ -1,0 +1,79 @@
+// Relay core end to end: real redis-server, one meshrelay-server process, two
+// meshrelay-agent processes on copies of examples/cluster-a and examples/cluster-b.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Redis } from 'ioredis';
+import { waitFor } from '@meshrelay/testkit';
+import { Mesh, hasResource, virtualDestinationYaml } from './mesh.ts';
+
+interface Status {
+  store: { backend: string; redisUp: boolean; pendingWriteBack: number };
+}
+
+async function twoClusterMesh(t: Parameters<typeof Mesh.start>[0]): Promise<Mesh> {
+  const mesh = await Mesh.start(t);
+  await mesh.startServer();
+  await mesh.register('cluster-a');
+  await mesh.register('cluster-b');
+  await mesh.startAgent('cluster-a', { from: 'cluster-a' });
+  await mesh.startAgent('cluster-b', { from: 'cluster-b' });
+  // Both agents have applied a first output built from both clusters' inputs.
+  for (const cluster of ['cluster-a', 'cluster-b']) {
+    await mesh.waitForOutput(cluster, (o) => o.provenance.length === 2, 30_000, `first output of ${cluster}`);
+  }
+  return mesh;
+}
+
+test('given two clusters, when cluster-a adds a VirtualDestination, then it reaches cluster-b\'s output directory', async (t) => {
+  const mesh = await twoClusterMesh(t);
+  const before = mesh.readOutput('cluster-b');
+  mesh.writeManifest('cluster-a', 'vd-ratings.yaml', virtualDestinationYaml('ratings', 'ratings.global'));
+  const after = await mesh.waitForOutput('cluster-b', (o) => hasResource(o, 'ServiceEntry', 'ratings'));
+  assert.notEqual(after.hash, before?.hash);
+  // Provenance names both clusters' current inputs, as the server holds them.
+  const inputA = await mesh.api<{ hash: string }>('/api/v1/clusters/cluster-a/input');
+  const inputB = await mesh.api<{ hash: string }>('/api/v1/clusters/cluster-b/input');
+  assert.deepEqual(after.provenance, [
+    { cluster: 'cluster-a', inputHash: inputA.hash },
+    { cluster: 'cluster-b', inputHash: inputB.hash },
+  ]);
+  // The output the server holds is byte-for-byte what the agent applied.
+  const served = await mesh.api<{ hash: string }>('/api/v1/clusters/cluster-b/output');
+  assert.equal(served.hash, after.hash);
+});
+
+test('given Redis is killed, when cluster-a changes, then the change still reaches cluster-b, and when Redis returns memory is written back', async (t) => {
+  const mesh = await twoClusterMesh(t);
+  const redis = mesh.redis;
+  assert.ok(redis);
+  await redis.kill();
+  await waitFor(async () => !(await mesh.api<Status>('/api/v1/status')).store.redisUp, { timeoutMs: 10_000, message: 'server did not notice Redis going down' });
+
+  mesh.writeManifest('cluster-a', 'vd-details.yaml', virtualDestinationYaml('details', 'details.global'));
+  await mesh.waitForOutput('cluster-b', (o) => hasResource(o, 'ServiceEntry', 'details'));
+  const status = await mesh.api<Status>('/api/v1/status');
+  assert.equal(status.store.redisUp, false);
+  assert.ok(status.store.pendingWriteBack > 0, 'the new input waits for write-back');
+
+  await redis.restart();
+  const heldA = await mesh.api<{ hash: string }>('/api/v1/clusters/cluster-a/input');
+  const client = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  t.after(() => client.disconnect());
+  await client.connect();
+  await waitFor(async () => {
+    const raw = await client.get('meshrelay:input:cluster-a');
+    return raw !== null && (JSON.parse(raw) as { hash: string }).hash === heldA.hash;
+  }, { timeoutMs: 20_000, message: 'cluster-a\'s input was not written back to Redis' });
+  await waitFor(async () => (await mesh.api<Status>('/api/v1/status')).store.pendingWriteBack === 0, { timeoutMs: 10_000, message: 'write-back did not finish' });
+  assert.notEqual(await client.get('meshrelay:input:cluster-b'), null);
+});
+
+test('given an invalid manifest in cluster-a, then the other resources still go up and the agent names the file and field', async (t) => {
+  const mesh = await twoClusterMesh(t);
+  mesh.writeManifest('cluster-a', 'broken.yaml', 'apiVersion: v1\nkind: Service\nmetadata:\n  name: broken\n  namespace: default\nspec:\n  ports:\n    - port: 99999\n');
+  mesh.writeManifest('cluster-a', 'vd-reviews2.yaml', virtualDestinationYaml('reviews2', 'reviews2.global'));
+  await mesh.waitForOutput('cluster-b', (o) => hasResource(o, 'ServiceEntry', 'reviews2'));
+  const agent = mesh.agents.get('cluster-a');
+  const line = await agent?.proc.waitForLine((l) => l.includes('broken.yaml') && l.includes('spec.ports[0].port'), 10_000);
+  assert.ok(line);
+});

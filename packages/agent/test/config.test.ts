@@ -1,0 +1,105 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { MeshrelayError } from '@meshrelay/api';
+import { buildAgentCommand, parseAgentConfig } from '../src/config.ts';
+
+const REQUIRED = ['--cluster', 'east', '--manifests-dir', '/m', '--output-dir', '/o', '--state-dir', '/s'];
+
+function configError(argv: string[]): MeshrelayError {
+  try {
+    parseAgentConfig(argv);
+  } catch (err) {
+    assert.ok(err instanceof MeshrelayError, `expected a MeshrelayError, got ${String(err)}`);
+    return err;
+  }
+  assert.fail('expected the config to be refused');
+}
+
+test('given only the required flags, when parsed, then every default applies', () => {
+  const config = parseAgentConfig(REQUIRED);
+  assert.deepEqual(
+    { ...config },
+    {
+      cluster: 'east',
+      serverAddresses: ['localhost:9900'],
+      manifestsDir: '/m',
+      outputDir: '/o',
+      stateDir: '/s',
+      debounceMs: 100,
+      rescanIntervalMs: 5000,
+      healthPort: 9977,
+      heartbeatIntervalMs: 5000,
+      heartbeatTimeoutMs: 15000,
+      logLevel: 'info',
+      maxSnapshotBytes: 16 * 1024 * 1024,
+    },
+  );
+});
+
+test('given a list of addresses, durations and sizes, when parsed, then they become typed values', () => {
+  const config = parseAgentConfig([
+    ...REQUIRED,
+    '--server-address', 'a.example:9900, localhost:9901,[::1]:9902',
+    '--heartbeat-interval', '200ms',
+    '--heartbeat-timeout', '1.5s',
+    '--max-snapshot-bytes', '64KiB',
+    '--health-port', '0',
+    '--token', 'tok',
+  ]);
+  assert.deepEqual(config.serverAddresses, ['a.example:9900', 'localhost:9901', '[::1]:9902']);
+  assert.equal(config.heartbeatIntervalMs, 200);
+  assert.equal(config.heartbeatTimeoutMs, 1500);
+  assert.equal(config.maxSnapshotBytes, 65536);
+  assert.equal(config.healthPort, 0);
+  assert.equal(config.token, 'tok');
+});
+
+test('given an address without a port, when parsed, then the error names --server-address and the value', () => {
+  const err = configError([...REQUIRED, '--server-address', 'x']);
+  assert.equal(err.code, 'MESHRELAY_ERR_INVALID_CONFIG');
+  assert.match(err.message, /--server-address: "x" is not host:port/);
+});
+
+test('given no cluster, when parsed, then the error says --cluster is required', () => {
+  const err = configError(REQUIRED.slice(2));
+  assert.match(err.message, /--cluster is required/);
+});
+
+test('given several bad values, when parsed, then one error names each bad field', () => {
+  const err = configError([...REQUIRED, '--health-port', '70000', '--log-level', 'loud', '--debounce-ms', 'soon', '--max-snapshot-bytes', '12 parsecs']);
+  assert.match(err.message, /--health-port: 70000 is outside 0\.\.65535/);
+  assert.match(err.message, /--log-level: "loud" is not one of/);
+  assert.match(err.message, /--debounce-ms: "soon" is not a whole number/);
+  assert.match(err.message, /--max-snapshot-bytes: "12 parsecs" is not a size/);
+});
+
+test('given a heartbeat timeout not longer than the interval, when parsed, then it is refused', () => {
+  const err = configError([...REQUIRED, '--heartbeat-interval', '5s', '--heartbeat-timeout', '5s']);
+  assert.match(err.message, /--heartbeat-timeout: must be longer than --heartbeat-interval/);
+});
+
+test('given both --token and --token-file, when parsed, then they are refused as exclusive', () => {
+  const err = configError([...REQUIRED, '--token', 'a', '--token-file', '/t']);
+  assert.match(err.message, /mutually exclusive/);
+});
+
+test('given a value in MESHRELAY_AGENT_SERVER_ADDRESS, when parsed, then it is used and a bad one names the variable', (t) => {
+  t.after(() => {
+    delete process.env['MESHRELAY_AGENT_SERVER_ADDRESS'];
+  });
+  process.env['MESHRELAY_AGENT_SERVER_ADDRESS'] = 'relay.example:443';
+  assert.deepEqual(parseAgentConfig(REQUIRED).serverAddresses, ['relay.example:443']);
+  process.env['MESHRELAY_AGENT_SERVER_ADDRESS'] = 'relay.example';
+  assert.match(configError(REQUIRED).message, /--server-address \(from MESHRELAY_AGENT_SERVER_ADDRESS\): "relay.example" is not host:port/);
+});
+
+test('given the command, when help is rendered, then every option shows its variable and the defaults', () => {
+  // Wrapped at the terminal width; compare with whitespace collapsed.
+  const help = buildAgentCommand().helpInformation().replace(/\s+/g, ' ');
+  for (const flag of ['--cluster', '--server-address', '--token-file', '--root-ca-file', '--manifests-dir', '--heartbeat-timeout', '--max-snapshot-bytes']) {
+    assert.ok(help.includes(flag), `help lacks ${flag}`);
+  }
+  assert.match(help, /MESHRELAY_AGENT_CLUSTER/);
+  assert.match(help, /default: "localhost:9900"/);
+  assert.match(help, /default: "16MiB"/);
+});

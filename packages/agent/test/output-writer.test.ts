@@ -1,0 +1,130 @@
+import assert from 'node:assert/strict';
+import { readFile, readdir, readlink, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { test, type TestContext } from 'node:test';
+import { MeshrelayError, buildOutputSnapshot, type OutputSnapshot, type Resource } from '@meshrelay/api';
+import { FileOutputWriter } from '../src/output-writer.ts';
+import { captureLogger, tempDir } from './support/fixtures.ts';
+
+function virtualService(name: string, host = `${name}.global`): Resource {
+  return {
+    apiVersion: 'networking.istio.io/v1',
+    kind: 'VirtualService',
+    metadata: { name, namespace: 'bookinfo', labels: { 'meshrelay.io/owned-by': 'meshrelay' } },
+    spec: { hosts: [host], http: [{ route: [{ destination: { host } }] }] },
+  };
+}
+
+function output(...resources: Resource[]): OutputSnapshot {
+  return buildOutputSnapshot({ cluster: 'east', resources, provenance: [{ cluster: 'east', inputHash: 'a'.repeat(64) }] });
+}
+
+async function setup(t: TestContext) {
+  const root = await tempDir(t);
+  const outputDir = path.join(root, 'out');
+  const stateDir = path.join(root, 'state');
+  const make = () => new FileOutputWriter({ cluster: 'east', outputDir, stateDir, logger: captureLogger().logger });
+  return { outputDir, stateDir, writer: make(), make };
+}
+
+test('given an output, when applied, then current points at a complete version with one YAML per resource and snapshot.json', async (t) => {
+  const { outputDir, writer } = await setup(t);
+  const out = output(virtualService('reviews'), virtualService('ratings'));
+  assert.equal(await writer.apply(out), true);
+  assert.equal(await readlink(path.join(outputDir, 'current')), path.join('.versions', out.hash));
+  const files = (await readdir(path.join(outputDir, 'current'))).sort();
+  assert.deepEqual(files, ['VirtualService.bookinfo.ratings.yaml', 'VirtualService.bookinfo.reviews.yaml', 'snapshot.json']);
+  const snapshot = JSON.parse(await readFile(path.join(outputDir, 'current', 'snapshot.json'), 'utf8')) as Record<string, unknown>;
+  assert.deepEqual(snapshot, { cluster: 'east', hash: out.hash, provenance: out.provenance, resources: out.resources });
+  assert.match(await readFile(path.join(outputDir, 'current', 'VirtualService.bookinfo.reviews.yaml'), 'utf8'), /hosts:\n\s+- reviews.global/);
+  assert.equal(writer.heldHash, out.hash);
+});
+
+test('given a reader polling current, when versions are swapped repeatedly, then it only ever sees whole versions', async (t) => {
+  const { outputDir, writer } = await setup(t);
+  const versions = Array.from({ length: 12 }, (_, i) => output(...Array.from({ length: 1 + (i % 4) }, (_, j) => virtualService(`svc-${j}`, `h${i}.global`))));
+  let applying = true;
+  let reads = 0;
+  const reader = (async () => {
+    while (applying) {
+      let dir: string;
+      try {
+        dir = await realpath(path.join(outputDir, 'current'));
+        const files = await readdir(dir);
+        const snap = JSON.parse(await readFile(path.join(dir, 'snapshot.json'), 'utf8')) as { hash: string; resources: unknown[] };
+        assert.equal(path.basename(dir), snap.hash, 'snapshot.json belongs to its version directory');
+        assert.equal(files.length, snap.resources.length + 1, 'every resource file is there');
+        reads++;
+      } catch (err) {
+        // A version may be pruned between resolving `current` and reading it; never a partial one.
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      }
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  })();
+  for (const v of versions) await writer.apply(v);
+  applying = false;
+  await reader;
+  assert.ok(reads > 0, 'the reader observed at least one version');
+  assert.equal(writer.heldHash, versions.at(-1)?.hash);
+});
+
+test('given three applied versions, when the third is served, then only the current and previous versions are kept', async (t) => {
+  const { outputDir, writer } = await setup(t);
+  const [v1, v2, v3] = [output(virtualService('a')), output(virtualService('b')), output(virtualService('c'))];
+  for (const v of [v1, v2, v3]) await writer.apply(v);
+  assert.deepEqual((await readdir(path.join(outputDir, '.versions'))).sort(), [v2.hash, v3.hash].sort());
+});
+
+test('given an output already served, when the same hash is applied again, then nothing is rewritten', async (t) => {
+  const { outputDir, stateDir, writer } = await setup(t);
+  const out = output(virtualService('reviews'));
+  await writer.apply(out);
+  const marker = path.join(outputDir, '.versions', out.hash, 'marker');
+  await writeFile(marker, 'untouched');
+  const stateBefore = await stat(path.join(stateDir, 'last-output.json'));
+  assert.equal(await writer.apply(output(virtualService('reviews'))), false);
+  assert.equal(await readFile(marker, 'utf8'), 'untouched');
+  assert.equal((await stat(path.join(stateDir, 'last-output.json'))).mtimeMs, stateBefore.mtimeMs);
+});
+
+test('given an output whose resources do not match its hash, when applied, then it is refused and the previous version stays', async (t) => {
+  const { outputDir, writer } = await setup(t);
+  const good = output(virtualService('reviews'));
+  await writer.apply(good);
+  const forged = { ...output(virtualService('ratings')), hash: 'f'.repeat(64) };
+  await assert.rejects(writer.apply(forged), (err: unknown) => err instanceof MeshrelayError && err.code === 'MESHRELAY_ERR_SNAPSHOT_HASH_MISMATCH');
+  assert.equal(await readlink(path.join(outputDir, 'current')), path.join('.versions', good.hash));
+  assert.equal(writer.heldHash, good.hash);
+});
+
+test('given a persisted last output and a lost output dir, when a new writer restores, then current serves that output again', async (t) => {
+  const { outputDir, stateDir, writer, make } = await setup(t);
+  const out = output(virtualService('reviews'));
+  await writer.apply(out);
+  assert.equal((await stat(path.join(stateDir, 'last-output.json'))).mode & 0o777, 0o600);
+  await rm(outputDir, { recursive: true });
+  const restarted = make();
+  const restored = await restarted.restore();
+  assert.equal(restored?.hash, out.hash);
+  assert.equal(restarted.heldHash, out.hash);
+  assert.deepEqual((await readdir(path.join(outputDir, 'current'))).sort(), ['VirtualService.bookinfo.reviews.yaml', 'snapshot.json']);
+});
+
+test('given a corrupt state file, when restoring, then it is ignored and nothing is held', async (t) => {
+  const { stateDir, writer, make } = await setup(t);
+  await writer.apply(output(virtualService('reviews')));
+  const file = path.join(stateDir, 'last-output.json');
+  const state = JSON.parse(await readFile(file, 'utf8')) as { resources: Resource[] };
+  await writeFile(file, JSON.stringify({ ...state, resources: [virtualService('tampered')] }));
+  const restarted = make();
+  assert.equal(await restarted.restore(), undefined);
+  assert.equal(restarted.heldHash, '');
+});
+
+test('given no state at all, when restoring, then nothing is held', async (t) => {
+  const { make } = await setup(t);
+  const writer = make();
+  assert.equal(await writer.restore(), undefined);
+  assert.equal(writer.heldHash, '');
+});

@@ -1,0 +1,2 @@
+#!/usr/bin/env node
+await import('../src/bin/meshctl.ts');

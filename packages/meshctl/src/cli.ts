@@ -1,0 +1,76 @@
+import { createRequire } from 'node:module';
+import { Command, CommanderError } from 'commander';
+import { MeshrelayError } from '@meshrelay/api';
+import { CliContext, GLOBAL_ENV, addGlobalOptions, type MeshctlIo } from './cli-context.ts';
+import { addClusterCommands } from './commands/cluster.ts';
+import { addDebugCommands } from './commands/debug.ts';
+import { addSnapshotCommands } from './commands/snapshot.ts';
+import { ApiError } from './http-client.ts';
+
+/** Exit codes: 0 success, 1 the server or the machine failed the request, 2 the command line is wrong. */
+export const EXIT_OK = 0;
+export const EXIT_FAILURE = 1;
+export const EXIT_USAGE = 2;
+
+const VERSION = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
+
+/**
+ * Runs one meshctl command line (without the node and script entries) and
+ * resolves with its exit code; never throws and never exits the process.
+ * Results go to io.stdout; every failure is exactly one "meshctl: …" line on
+ * io.stderr. Usage errors are found before the server is contacted.
+ */
+export async function runMeshctl(argv: readonly string[], io: MeshctlIo): Promise<number> {
+  const program = buildProgram(new CliContext(io));
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return EXIT_OK;
+  } catch (err) {
+    return reportFailure(err, io);
+  }
+}
+
+function buildProgram(ctx: CliContext): Command {
+  const { io } = ctx;
+  const program = new Command('meshctl')
+    .description('Operate a Meshrelay management plane through its HTTP API.')
+    .version(VERSION)
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => io.stdout.write(s),
+      writeErr: (s) => io.stderr.write(s),
+      outputError: () => {},
+    })
+    .showSuggestionAfterError(true);
+  addGlobalOptions(program);
+  program.addHelpText(
+    'after',
+    `\nEnvironment: ${Object.values(GLOBAL_ENV).join(', ')} set the global options; a flag wins over its variable.\n` +
+      `Exit codes: ${EXIT_OK} success, ${EXIT_FAILURE} server or API error, ${EXIT_USAGE} usage error.`,
+  );
+  addClusterCommands(program, ctx);
+  addSnapshotCommands(program, ctx);
+  addDebugCommands(program, ctx, VERSION);
+  return program;
+}
+
+function reportFailure(err: unknown, io: MeshctlIo): number {
+  const fail = (message: string, code: number): number => {
+    io.stderr.write(`meshctl: ${message.replace(/\s*\n\s*/g, ' ').trim()}\n`);
+    return code;
+  };
+  if (err instanceof CommanderError) {
+    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return EXIT_OK;
+    // A command group run without a subcommand: commander already printed its help to stderr.
+    if (err.code === 'commander.help') return EXIT_USAGE;
+    return fail(err.message.replace(/^error: /, ''), EXIT_USAGE);
+  }
+  if (err instanceof ApiError) {
+    if (err.status === undefined) return fail(err.message, EXIT_FAILURE);
+    return fail(`${err.serverCode}: ${err.message} (${err.request}, HTTP ${err.status})`, EXIT_FAILURE);
+  }
+  if (err instanceof MeshrelayError) {
+    return fail(err.message, err.code === 'MESHRELAY_ERR_INVALID_ARGUMENT' ? EXIT_USAGE : EXIT_FAILURE);
+  }
+  return fail(err instanceof Error ? err.message : String(err), EXIT_FAILURE);
+}

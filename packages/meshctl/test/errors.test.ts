@@ -1,0 +1,115 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { closedPortUrl, meshctl, meshctlAt, startServer, startSilentListener } from './harness.ts';
+
+test('given nothing listening, when clusters are listed, then one "cannot reach" line and exit 1', async () => {
+  const url = await closedPortUrl();
+
+  const result = await meshctlAt(url, ['cluster', 'list']);
+
+  assert.equal(result.code, 1);
+  assert.equal(result.stdout, '');
+  assert.match(result.stderr, new RegExp(`^meshctl: cannot reach the management server at ${url}: .*ECONNREFUSED.*\\n$`));
+});
+
+test('given MESHCTL_SERVER points at nothing, when clusters are listed, then the variable is used', async () => {
+  const url = await closedPortUrl();
+
+  const result = await meshctl(['cluster', 'list'], { MESHCTL_SERVER: url });
+
+  assert.equal(result.code, 1);
+  assert.ok(result.stderr.startsWith(`meshctl: cannot reach the management server at ${url}: `), result.stderr);
+});
+
+test('given a server that never answers, when clusters are listed with --timeout, then meshctl gives up with one line and exit 1', async (t) => {
+  const listener = await startSilentListener(t);
+
+  const result = await meshctlAt(listener.url, ['--timeout', '200', 'cluster', 'list']);
+
+  assert.equal(result.code, 1);
+  assert.equal(result.stderr, `meshctl: the management server at ${listener.url} did not answer GET /api/v1/clusters within 200 ms\n`);
+});
+
+const USAGE_ERRORS: readonly { name: string; args: readonly string[]; env?: Record<string, string>; stderr: RegExp }[] = [
+  { name: 'an unknown output format', args: ['-o', 'yaml2', 'cluster', 'list'], stderr: /argument 'yaml2' is invalid\. Allowed choices are text, json/ },
+  { name: 'an unknown output format in MESHCTL_OUTPUT', args: ['cluster', 'list'], env: { MESHCTL_OUTPUT: 'yaml2' }, stderr: /--output \(MESHCTL_OUTPUT\): "yaml2" is not one of text, json/ },
+  { name: 'an invalid cluster name', args: ['cluster', 'register', 'East_1'], stderr: /"East_1" is not a valid cluster name/ },
+  { name: 'an invalid cluster name for a snapshot', args: ['snapshot', 'output', '-bad-'], stderr: /unknown option '-bad-'|"-bad-" is not a valid cluster name/ },
+  { name: 'a cluster name longer than 63 characters', args: ['cluster', 'deregister', 'a'.repeat(64)], stderr: /is not a valid cluster name/ },
+  { name: 'a missing cluster name', args: ['cluster', 'register'], stderr: /missing required argument 'name'/ },
+  { name: 'a bad --skip-warming value', args: ['cluster', 'update', 'east', '--skip-warming=maybe'], stderr: /"maybe" is not true or false/ },
+  { name: 'a bad --cluster-domain', args: ['cluster', 'register', 'east', '--cluster-domain', 'Not A Domain'], stderr: /"Not A Domain" is not a DNS domain/ },
+  { name: 'a non-numeric --timeout', args: ['--timeout', 'soon', 'cluster', 'list'], stderr: /--timeout \(MESHCTL_TIMEOUT\): "soon" is not a whole number/ },
+  { name: 'an unknown flag', args: ['cluster', 'list', '--colour'], stderr: /unknown option '--colour'/ },
+  { name: 'an unknown command', args: ['clusters', 'list'], stderr: /unknown command 'clusters'/ },
+  { name: 'an extra argument', args: ['cluster', 'list', 'east'], stderr: /too many arguments/ },
+];
+
+for (const c of USAGE_ERRORS) {
+  test(`given ${c.name}, when meshctl runs, then it exits 2 with one line and does not contact the server`, async (t) => {
+    const listener = await startSilentListener(t);
+
+    const result = await meshctl(['--server', listener.url, ...c.args], c.env);
+
+    assert.equal(result.code, 2, result.stderr);
+    assert.equal(result.stdout, '');
+    assert.match(result.stderr, /^meshctl: [^\n]+\n$/);
+    assert.match(result.stderr, c.stderr);
+    assert.equal(listener.connections(), 0);
+  });
+}
+
+test('given a --server that is not an http URL, when meshctl runs, then it exits 2', async () => {
+  const result = await meshctl(['--server', 'ftp://example.org', 'cluster', 'list']);
+
+  assert.equal(result.code, 2);
+  assert.equal(result.stderr, 'meshctl: --server: "ftp://example.org" must start with http:// or https://\n');
+});
+
+test('given a server with an admin token, when a cluster is registered without it, then MESHRELAY_ERR_UNAUTHENTICATED and exit 1', async (t) => {
+  const { server, url } = await startServer(t, ['--admin-token', 'let-me-in']);
+
+  const result = await meshctlAt(url, ['cluster', 'register', 'east']);
+
+  assert.equal(result.code, 1);
+  assert.match(result.stderr, /^meshctl: MESHRELAY_ERR_UNAUTHENTICATED: .* \(POST \/api\/v1\/clusters, HTTP 401\)\n$/);
+  assert.equal(server.registry.get('east'), undefined);
+});
+
+test('given a server with an admin token, when a wrong token is given, then exit 1 and nothing changes', async (t) => {
+  const { server, url } = await startServer(t, ['--admin-token', 'let-me-in']);
+
+  const result = await meshctlAt(url, ['--admin-token', 'let-me-inn', 'cluster', 'register', 'east']);
+
+  assert.equal(result.code, 1);
+  assert.match(result.stderr, /MESHRELAY_ERR_UNAUTHENTICATED/);
+  assert.equal(server.registry.get('east'), undefined);
+});
+
+test('given a server with an admin token, when the token comes from --admin-token or MESHRELAY_ADMIN_TOKEN, then mutating calls succeed', async (t) => {
+  const { server, url } = await startServer(t, ['--admin-token', 'let-me-in']);
+
+  const byFlag = await meshctlAt(url, ['--admin-token', 'let-me-in', 'cluster', 'register', 'east']);
+  const byEnv = await meshctlAt(url, ['cluster', 'update', 'east', '--skip-warming'], { MESHRELAY_ADMIN_TOKEN: 'let-me-in' });
+
+  assert.equal(byFlag.code, 0, byFlag.stderr);
+  assert.equal(byEnv.code, 0, byEnv.stderr);
+  assert.equal(server.registry.get('east')?.spec.skipWarming, true);
+});
+
+test('given a server with an admin token, when clusters are listed without it, then reading still works', async (t) => {
+  const { url } = await startServer(t, ['--admin-token', 'let-me-in']);
+
+  const result = await meshctlAt(url, ['cluster', 'list']);
+
+  assert.equal(result.code, 0, result.stderr);
+});
+
+test('given --help, when meshctl runs, then the global options show their variables and defaults and it exits 0', async () => {
+  const result = await meshctl(['--help']);
+
+  assert.equal(result.code, 0);
+  for (const text of ['MESHCTL_SERVER', 'MESHRELAY_ADMIN_TOKEN', 'MESHCTL_OUTPUT', 'MESHCTL_TIMEOUT', 'http://localhost:8090', '"5000"']) {
+    assert.ok(result.stdout.includes(text), `help mentions ${text}`);
+  }
+});

@@ -1,0 +1,117 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { parseChangeMessage } from './input-change.ts';
+import { createRedisClient } from './redis-commands.ts';
+import type { InputChangedEvent } from './snapshot-store.ts';
+
+export interface RedisLinkOptions {
+  readonly url: string;
+  readonly replicaId: string;
+  /** The channel of "input changed" messages. */
+  readonly channel: string;
+  readonly commandTimeoutMs: number;
+  readonly maxReconnectDelayMs: number;
+  readonly log: Logger;
+}
+
+export interface RedisLinkEvents {
+  /** The command connection became usable, or stopped being usable. */
+  upChanged(up: boolean): void;
+  /** Redis may hold changes this replica missed (a connection came back): time to reconcile. */
+  resync(): void;
+  /** Another replica announced a change. */
+  changed(event: InputChangedEvent): void;
+}
+
+/**
+ * The store's two Redis connections: one for commands and one subscribed to the change channel
+ * (a subscribed connection cannot run commands). Both reconnect on their own; the subscription
+ * is renewed on each reconnect, and this replica's own messages are filtered out.
+ */
+export class RedisLink {
+  readonly command: Redis;
+  readonly #subscriber: Redis;
+  readonly #options: RedisLinkOptions;
+  readonly #events: RedisLinkEvents;
+  #up = false;
+  #closed = false;
+
+  constructor(options: RedisLinkOptions, events: RedisLinkEvents) {
+    this.#options = options;
+    this.#events = events;
+    const clientOptions = { url: options.url, commandTimeoutMs: options.commandTimeoutMs, maxReconnectDelayMs: options.maxReconnectDelayMs };
+    this.command = createRedisClient({ ...clientOptions, connectionName: `meshrelay-store-${options.replicaId}` });
+    this.#subscriber = createRedisClient({ ...clientOptions, connectionName: `meshrelay-store-${options.replicaId}-sub` });
+    this.#watch();
+  }
+
+  /** Whether the command connection is usable (as last reported to upChanged). */
+  get up(): boolean {
+    return this.#up;
+  }
+
+  /** Whether a command sent now has a chance: not closed and the connection is ready. */
+  writable(): boolean {
+    return !this.#closed && this.command.status === 'ready';
+  }
+
+  /** Closes both connections and stops reconnecting. Idempotent. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#up = false;
+    await Promise.all([closeClient(this.command), closeClient(this.#subscriber)]);
+  }
+
+  #watch(): void {
+    const log = this.#options.log;
+    this.command.on('ready', () => {
+      this.#setUp(true);
+      this.#events.resync();
+    });
+    this.command.on('close', () => this.#setUp(false));
+    this.command.on('error', (err: Error) => log.debug({ err }, 'redis connection error'));
+    this.#subscriber.on('ready', () => void this.#subscribe());
+    this.#subscriber.on('error', (err: Error) => log.debug({ err }, 'redis subscriber connection error'));
+    this.#subscriber.on('message', (channel: string, message: string) => this.#onMessage(channel, message));
+  }
+
+  #setUp(up: boolean): void {
+    if (this.#up === up || this.#closed) return;
+    this.#up = up;
+    if (up) this.#options.log.info('redis is up');
+    else this.#options.log.warn('redis is down; changes are kept in memory for write-back');
+    this.#events.upChanged(up);
+  }
+
+  async #subscribe(): Promise<void> {
+    try {
+      await this.#subscriber.subscribe(this.#options.channel);
+    } catch (err) {
+      this.#options.log.warn({ err }, 'cannot subscribe to input changes; will retry when the subscriber reconnects');
+      return;
+    }
+    // Messages published while the subscriber was away are lost.
+    this.#events.resync();
+  }
+
+  #onMessage(channel: string, message: string): void {
+    if (channel !== this.#options.channel || this.#closed) return;
+    const event = parseChangeMessage(message);
+    if (event === undefined) {
+      this.#options.log.warn({ channel }, 'ignoring a malformed input change message');
+      return;
+    }
+    if (event.replica !== this.#options.replicaId) this.#events.changed(event);
+  }
+}
+
+async function closeClient(client: Redis): Promise<void> {
+  if (client.status === 'ready') {
+    try {
+      await client.quit();
+    } catch {
+      // Already gone; disconnect below stops reconnecting either way.
+    }
+  }
+  client.disconnect();
+}

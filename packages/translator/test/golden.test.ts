@@ -1,0 +1,33 @@
+/**
+ * Golden-file tests: each test/testdata/<case>/input.yaml is translated and the rendered
+ * result compared with output.yaml. Run with UPDATE_GOLDEN=1 to rewrite the expected files.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { createIstioValidator, translate } from '../src/index.ts';
+import { TESTDATA, parseCase, renderResult } from './support.ts';
+
+const UPDATE = process.env['UPDATE_GOLDEN'] === '1';
+const validator = createIstioValidator();
+
+describe('golden translations', () => {
+  const cases = readdirSync(TESTDATA, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+
+  it('given the testdata directory, when listing cases, then there is at least one case', () => {
+    assert.ok(cases.length > 0);
+  });
+
+  for (const name of cases) {
+    it(`given case ${name}, when translated, then the result matches output.yaml`, () => {
+      const dir = join(TESTDATA, name);
+      const { input } = parseCase(readFileSync(join(dir, 'input.yaml'), 'utf8'));
+      const rendered = renderResult(translate(input, validator));
+      const expectedFile = join(dir, 'output.yaml');
+      if (UPDATE) writeFileSync(expectedFile, rendered);
+      assert.ok(existsSync(expectedFile), `${expectedFile} is missing: run with UPDATE_GOLDEN=1`);
+      assert.equal(rendered, readFileSync(expectedFile, 'utf8'));
+    });
+  }
+});

@@ -1,0 +1,98 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { OWNER_LABEL, OWNER_LABEL_VALUE, type Resource } from '@meshrelay/api';
+import { createIstioValidator } from '../src/index.ts';
+
+const validator = createIstioValidator();
+const metadata = { name: 'reviews-global-vd', namespace: 'bookinfo', labels: { [OWNER_LABEL]: OWNER_LABEL_VALUE } };
+
+function serviceEntry(spec: Record<string, unknown> = {}): Resource {
+  return {
+    apiVersion: 'networking.istio.io/v1',
+    kind: 'ServiceEntry',
+    metadata,
+    spec: {
+      hosts: ['reviews.global'],
+      addresses: ['10.30.0.7'],
+      ports: [{ number: 9080, name: 'http-9080', protocol: 'HTTP' }],
+      location: 'MESH_INTERNAL',
+      resolution: 'STATIC',
+      endpoints: [{ address: '10.1.1.11', ports: { 'http-9080': 9080 }, locality: 'us-east/us-east-1a', network: 'cluster-a' }],
+      ...spec,
+    },
+  };
+}
+
+const valid: [string, Resource][] = [
+  ['a ServiceEntry', serviceEntry()],
+  ['a DestinationRule', { apiVersion: 'networking.istio.io/v1', kind: 'DestinationRule', metadata, spec: { host: 'reviews.global', trafficPolicy: { tls: { mode: 'ISTIO_MUTUAL' } } } }],
+  [
+    'a VirtualService',
+    {
+      apiVersion: 'networking.istio.io/v1',
+      kind: 'VirtualService',
+      metadata,
+      spec: { hosts: ['reviews.global'], http: [{ match: [{ uri: { prefix: '/' } }], route: [{ destination: { host: 'reviews.global', port: { number: 9080 } } }], timeout: '5s' }] },
+    },
+  ],
+  [
+    'an AuthorizationPolicy',
+    {
+      apiVersion: 'security.istio.io/v1',
+      kind: 'AuthorizationPolicy',
+      metadata,
+      spec: { action: 'ALLOW', selector: { matchLabels: { app: 'reviews' } }, rules: [{ from: [{ source: { principals: ['cluster-a/ns/bookinfo/sa/x'] } }] }] },
+    },
+  ],
+];
+
+describe('createIstioValidator', () => {
+  for (const [what, r] of valid) {
+    it(`given ${what} that Istio accepts, when validated, then no problem is reported`, () => {
+      assert.deepEqual(validator.validate(r), []);
+    });
+  }
+
+  it('given a ServiceEntry with an unknown spec field, when validated, then the field is rejected', () => {
+    assert.deepEqual(validator.validate(serviceEntry({ resolutionMode: 'STATIC' })), ['spec.resolutionMode: unknown field']);
+  });
+
+  it('given a ServiceEntry with an unknown field in a nested object, when validated, then the field is rejected', () => {
+    const r = serviceEntry({ endpoints: [{ address: '10.0.0.1', zone: 'a' }] });
+    assert.deepEqual(validator.validate(r), ['spec.endpoints[0].zone: unknown field']);
+  });
+
+  it('given a ServiceEntry with a bad enum value, when validated, then the enum is rejected', () => {
+    const problems = validator.validate(serviceEntry({ location: 'MESH_EVERYWHERE' }));
+    assert.deepEqual(problems, ['spec.location: must be one of MESH_EXTERNAL, MESH_INTERNAL']);
+  });
+
+  it('given a ServiceEntry with a port above 65535, when validated, then the port is rejected', () => {
+    const problems = validator.validate(serviceEntry({ ports: [{ number: 70000, name: 'http', protocol: 'HTTP' }] }));
+    assert.deepEqual(problems, ['spec.ports[0].number: port must be between 1 and 65535']);
+  });
+
+  it('given an endpoint port of 0, when validated, then the port is rejected', () => {
+    const problems = validator.validate(serviceEntry({ endpoints: [{ address: '10.0.0.1', ports: { 'http-9080': 0 } }] }));
+    assert.deepEqual(problems, ['spec.endpoints[0].ports["http-9080"]: port must be between 1 and 65535']);
+  });
+
+  it('given a resource whose name is not a DNS-1123 subdomain, when validated, then the name is rejected', () => {
+    const r = { ...serviceEntry(), metadata: { ...metadata, name: 'Reviews' } };
+    assert.deepEqual(validator.validate(r), ['metadata.name: must be a DNS-1123 subdomain']);
+  });
+
+  it('given a resource without a namespace, when validated, then the namespace is rejected', () => {
+    const r = { ...serviceEntry(), metadata: { name: 'x' } };
+    assert.deepEqual(validator.validate(r), ['metadata.namespace: must be a DNS-1123 label']);
+  });
+
+  it('given a kind that is not an Istio output kind, when validated, then it is rejected', () => {
+    const r = { apiVersion: 'networking.istio.io/v1', kind: 'Gateway', metadata, spec: {} };
+    assert.deepEqual(validator.validate(r), ['kind: networking.istio.io/v1/Gateway is not a supported output kind']);
+  });
+
+  it('given a missing CRD file, when the validator is created, then it fails with an invalid-config error', () => {
+    assert.throws(() => createIstioValidator({ crdFile: '/nonexistent/crd.yaml' }), { code: 'MESHRELAY_ERR_INVALID_CONFIG' });
+  });
+});
