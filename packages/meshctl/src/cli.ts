@@ -21,16 +21,19 @@ const VERSION = (createRequire(import.meta.url)('../package.json') as { version:
  * io.stderr. Usage errors are found before the server is contacted.
  */
 export async function runMeshctl(argv: readonly string[], io: MeshctlIo): Promise<number> {
-  const program = buildProgram(new CliContext(io));
+  // Commander writes to stderr only to show help after a missing command; it is
+  // held back so that failure, too, is a single line.
+  let heldHelp = '';
+  const program = buildProgram(new CliContext(io), (text) => (heldHelp += text));
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return EXIT_OK;
   } catch (err) {
-    return reportFailure(err, io);
+    return reportFailure(err, io, heldHelp);
   }
 }
 
-function buildProgram(ctx: CliContext): Command {
+function buildProgram(ctx: CliContext, holdHelp: (text: string) => void): Command {
   const { io } = ctx;
   const program = new Command('meshctl')
     .description('Operate a Meshrelay management plane through its HTTP API.')
@@ -38,7 +41,7 @@ function buildProgram(ctx: CliContext): Command {
     .exitOverride()
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),
-      writeErr: (s) => io.stderr.write(s),
+      writeErr: holdHelp,
       outputError: () => {},
     })
     .showSuggestionAfterError(true);
@@ -54,15 +57,18 @@ function buildProgram(ctx: CliContext): Command {
   return program;
 }
 
-function reportFailure(err: unknown, io: MeshctlIo): number {
+function reportFailure(err: unknown, io: MeshctlIo, heldHelp: string): number {
   const fail = (message: string, code: number): number => {
     io.stderr.write(`meshctl: ${message.replace(/\s*\n\s*/g, ' ').trim()}\n`);
     return code;
   };
   if (err instanceof CommanderError) {
     if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return EXIT_OK;
-    // A command group run without a subcommand: commander already printed its help to stderr.
-    if (err.code === 'commander.help') return EXIT_USAGE;
+    if (err.code === 'commander.help') {
+      // A command group run without a command: point at its help instead of printing it.
+      const group = /^Usage: (.+?) \[options\]/.exec(heldHelp)?.[1] ?? 'meshctl';
+      return fail(`missing command: see "${group} --help"`, EXIT_USAGE);
+    }
     return fail(err.message.replace(/^error: /, ''), EXIT_USAGE);
   }
   if (err instanceof ApiError) {

@@ -180,7 +180,7 @@ class HttpApiClient implements ApiClient {
     }
     const text = await readBody(response, request, this.server);
     if (!response.ok && !(options.acceptStatuses ?? []).includes(response.status)) {
-      throw errorFromResponse(response, text, request);
+      throw errorFromResponse(response, text, request, this.server);
     }
     if (response.status === 204 || text === '') return undefined as T;
     try {
@@ -229,7 +229,7 @@ async function readBody(response: Response, request: string, server: string): Pr
 }
 
 /** The server's `{code, message}` when it sent one; otherwise a code chosen by HTTP status. */
-function errorFromResponse(response: Response, text: string, request: string): ApiError {
+function errorFromResponse(response: Response, text: string, request: string, server: string): ApiError {
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -251,7 +251,7 @@ function errorFromResponse(response: Response, text: string, request: string): A
     code: codeForStatus(response.status),
     status: response.status,
     request,
-    message: `HTTP ${response.status}${statusText} without an error body`,
+    message: `the server at ${server} answered HTTP ${response.status}${statusText} without a Meshrelay error body (is this the Meshrelay HTTP API?)`,
   });
 }
 

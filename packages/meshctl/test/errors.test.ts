@@ -43,6 +43,7 @@ const USAGE_ERRORS: readonly { name: string; args: readonly string[]; env?: Reco
   { name: 'an unknown flag', args: ['cluster', 'list', '--colour'], stderr: /unknown option '--colour'/ },
   { name: 'an unknown command', args: ['clusters', 'list'], stderr: /unknown command 'clusters'/ },
   { name: 'an extra argument', args: ['cluster', 'list', 'east'], stderr: /too many arguments/ },
+  { name: 'a command group without a command', args: ['cluster'], stderr: /missing command: see "meshctl cluster --help"/ },
 ];
 
 for (const c of USAGE_ERRORS) {
@@ -58,6 +59,19 @@ for (const c of USAGE_ERRORS) {
     assert.equal(listener.connections(), 0);
   });
 }
+
+test('given --server pointing at something other than the API, when clusters are listed, then one line says so and exit 1', async (t) => {
+  const { server } = await startServer(t);
+  const url = `http://127.0.0.1:${server.metricsPort}`;
+
+  const result = await meshctlAt(url, ['cluster', 'list']);
+
+  assert.equal(result.code, 1);
+  assert.equal(
+    result.stderr,
+    `meshctl: MESHRELAY_ERR_NOT_FOUND: the server at ${url} answered HTTP 404 Not Found without a Meshrelay error body (is this the Meshrelay HTTP API?) (GET /api/v1/clusters, HTTP 404)\n`,
+  );
+});
 
 test('given a --server that is not an http URL, when meshctl runs, then it exits 2', async () => {
   const result = await meshctl(['--server', 'ftp://example.org', 'cluster', 'list']);

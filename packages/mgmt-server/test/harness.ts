@@ -159,3 +159,12 @@ export function service(name: string, extra: Record<string, unknown> = {}): Reso
     spec: { selector: { app: name }, ports: [{ name: 'http', port: 8080, protocol: 'TCP' }], ...extra },
   };
 }
+
+export function virtualDestination(name: string): Resource {
+  return {
+    apiVersion: 'networking.gloo.solo.io/v2',
+    kind: 'VirtualDestination',
+    metadata: { name, namespace: 'default' },
+    spec: { hosts: [`${name}.global`], services: [{ labels: { app: name } }], ports: [{ number: 8080, protocol: 'HTTP' }] },
+  };
+}

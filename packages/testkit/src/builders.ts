@@ -11,7 +11,7 @@ function resource(ref: KindRef, name: string, namespace: string | undefined, bod
   const metadata: Record<string, unknown> = { name };
   if (namespace !== undefined) metadata['namespace'] = namespace;
   if (labels && Object.keys(labels).length > 0) metadata['labels'] = { ...labels };
-  return { apiVersion: ref.apiVersion, kind: ref.kind, metadata, ...body } as Resource;
+  return { apiVersion: ref.apiVersion, kind: ref.kind, metadata, ...body } as unknown as Resource;
 }
 
 export interface ServicePortInit {

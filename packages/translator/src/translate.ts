@@ -107,6 +107,16 @@ export function translate(input: TranslationInput, validator: OutputValidator): 
   const provenance: Provenance[] = clusterNames.map((name) => ({ cluster: name, inputHash: input.inputs.get(name)?.hash ?? '' }));
 
   const outputs = new Map<string, OutputSnapshot>();
+  // Shared outputs are the same objects in every cluster: validate each once.
+  const verdicts = new Map<Resource, string[]>();
+  const check = (r: Resource): string[] => {
+    let issues = verdicts.get(r);
+    if (!issues) {
+      issues = validator.validate(r);
+      verdicts.set(r, issues);
+    }
+    return issues;
+  };
   for (const name of clusterNames) {
     const consumer = contexts.get(name) as ClusterContext;
     const routeCtx: RouteContext = { consumer, virtualDestinations: modelByKey, indexes, problems };
@@ -122,7 +132,7 @@ export function translate(input: TranslationInput, validator: OutputValidator): 
     );
     let valid = true;
     for (const r of resources) {
-      const issues = validator.validate(r);
+      const issues = check(r);
       if (issues.length === 0) continue;
       valid = false;
       problems.add({ cluster: name, resource: formatResourceKey(resourceKey(r)), reason: `invalid output, cluster output withheld: ${issues.join('; ')}` });

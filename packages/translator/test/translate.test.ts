@@ -136,6 +136,19 @@ describe('translate', () => {
     assert.match(result.problems[0]?.reason ?? '', /^invalid input resource ignored: spec\.services: is required; spec\.ports: is required$/);
   });
 
+  it('given a clock and a random source that throw, when translated, then translation never reads them', (t) => {
+    const input = inputOf(twoClusterMesh());
+    const expected = translate(input, validator);
+    const fail = (): never => {
+      throw new Error('translate must not read the clock or a random source');
+    };
+    t.mock.method(Date, 'now', fail);
+    t.mock.method(Math, 'random', fail);
+    t.mock.method(performance, 'now', fail);
+    const result = translate(input, createIstioValidator());
+    for (const [cluster, output] of expected.outputs) assert.equal(result.outputs.get(cluster)?.hash, output.hash);
+  });
+
   it('given every output resource, when translated, then each carries the owner label', () => {
     const result = translate(inputOf(twoClusterMesh()), validator);
     for (const output of result.outputs.values()) {

@@ -51,7 +51,13 @@ type NameRequest = FastifyRequest<{ Params: { name: string } }>;
 
 /** The versioned JSON API (/api/v1) plus /healthz and /readyz. Errors are `{ code, message }` with the catalogue's HTTP status. */
 export function buildApiServer(deps: ApiDeps) {
-  const app = Fastify({ loggerInstance: deps.logger.child({ component: 'http' }), disableRequestLogging: true, bodyLimit: 1024 * 1024 });
+  const app = Fastify({
+    loggerInstance: deps.logger.child({ component: 'http' }),
+    disableRequestLogging: true,
+    bodyLimit: 1024 * 1024,
+    // Unknown fields are errors, not silently dropped: a dropped field is a lost intent.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false } },
+  });
   app.setErrorHandler((err: Error & { validation?: unknown; statusCode?: number }, _req, reply) => {
     if (err.validation || (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500)) {
       return reply.code(err.statusCode ?? 400).send({ code: 'MESHRELAY_ERR_INVALID_ARGUMENT', message: err.message });
