@@ -1464,6 +1464,12 @@ export namespace relay {
 
             /** PullHello heldHash */
             heldHash?: (string|null);
+
+            /** PullHello heldKeys */
+            heldKeys?: (string[]|null);
+
+            /** PullHello heldProvenance */
+            heldProvenance?: (relay.v1.IProvenance[]|null);
         }
 
         /** Represents a PullHello. */
@@ -1477,6 +1483,12 @@ export namespace relay {
 
             /** PullHello heldHash. */
             public heldHash: string;
+
+            /** PullHello heldKeys. */
+            public heldKeys: string[];
+
+            /** PullHello heldProvenance. */
+            public heldProvenance: relay.v1.IProvenance[];
 
             /**
              * Creates a new PullHello instance using the specified properties.

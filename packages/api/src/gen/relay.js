@@ -4067,6 +4067,8 @@ export const relay = $root.relay = (() => {
              * @memberof relay.v1
              * @interface IPullHello
              * @property {string|null} [heldHash] PullHello heldHash
+             * @property {Array.<string>|null} [heldKeys] PullHello heldKeys
+             * @property {Array.<relay.v1.IProvenance>|null} [heldProvenance] PullHello heldProvenance
              */
 
             /**
@@ -4078,6 +4080,8 @@ export const relay = $root.relay = (() => {
              * @param {relay.v1.IPullHello=} [p] Properties to set
              */
             function PullHello(p) {
+                this.heldKeys = [];
+                this.heldProvenance = [];
                 if (p)
                     for (var ks = Object.keys(p), i = 0; i < ks.length; ++i)
                         if (p[ks[i]] != null && ks[i] !== "__proto__")
@@ -4091,6 +4095,22 @@ export const relay = $root.relay = (() => {
              * @instance
              */
             PullHello.prototype.heldHash = "";
+
+            /**
+             * PullHello heldKeys.
+             * @member {Array.<string>} heldKeys
+             * @memberof relay.v1.PullHello
+             * @instance
+             */
+            PullHello.prototype.heldKeys = $util.emptyArray;
+
+            /**
+             * PullHello heldProvenance.
+             * @member {Array.<relay.v1.IProvenance>} heldProvenance
+             * @memberof relay.v1.PullHello
+             * @instance
+             */
+            PullHello.prototype.heldProvenance = $util.emptyArray;
 
             /**
              * Creates a new PullHello instance using the specified properties.
@@ -4122,6 +4142,14 @@ export const relay = $root.relay = (() => {
                     throw Error("max depth exceeded");
                 if (m.heldHash != null && Object.hasOwnProperty.call(m, "heldHash"))
                     w.uint32(10).string(m.heldHash);
+                if (m.heldKeys != null && m.heldKeys.length) {
+                    for (var i = 0; i < m.heldKeys.length; ++i)
+                        w.uint32(18).string(m.heldKeys[i]);
+                }
+                if (m.heldProvenance != null && m.heldProvenance.length) {
+                    for (var i = 0; i < m.heldProvenance.length; ++i)
+                        $root.relay.v1.Provenance.encode(m.heldProvenance[i], w.uint32(26).fork(), q + 1).ldelim();
+                }
                 return w;
             };
 
@@ -4176,6 +4204,18 @@ export const relay = $root.relay = (() => {
                             m.heldHash = r.string();
                             break;
                         }
+                    case 2: {
+                            if (!(m.heldKeys && m.heldKeys.length))
+                                m.heldKeys = [];
+                            m.heldKeys.push(r.string());
+                            break;
+                        }
+                    case 3: {
+                            if (!(m.heldProvenance && m.heldProvenance.length))
+                                m.heldProvenance = [];
+                            m.heldProvenance.push($root.relay.v1.Provenance.decode(r, r.uint32(), undefined, n + 1));
+                            break;
+                        }
                     default:
                         r.skipType(t & 7, n);
                         break;
@@ -4224,6 +4264,25 @@ export const relay = $root.relay = (() => {
                     if (!$util.isString(m.heldHash))
                         return "heldHash: string expected";
                 }
+                if (m.heldKeys != null && Object.hasOwnProperty.call(m, "heldKeys")) {
+                    if (!Array.isArray(m.heldKeys))
+                        return "heldKeys: array expected";
+                    for (var i = 0; i < m.heldKeys.length; ++i) {
+                        if (!$util.isString(m.heldKeys[i]))
+                            return "heldKeys: string[] expected";
+                    }
+                }
+                if (m.heldProvenance != null && Object.hasOwnProperty.call(m, "heldProvenance")) {
+                    if (!Array.isArray(m.heldProvenance))
+                        return "heldProvenance: array expected";
+                    for (var i = 0; i < m.heldProvenance.length; ++i) {
+                        {
+                            var e = $root.relay.v1.Provenance.verify(m.heldProvenance[i], n + 1);
+                            if (e)
+                                return "heldProvenance." + e;
+                        }
+                    }
+                }
                 return null;
             };
 
@@ -4248,6 +4307,24 @@ export const relay = $root.relay = (() => {
                 if (d.heldHash != null) {
                     m.heldHash = String(d.heldHash);
                 }
+                if (d.heldKeys) {
+                    if (!Array.isArray(d.heldKeys))
+                        throw TypeError(".relay.v1.PullHello.heldKeys: array expected");
+                    m.heldKeys = [];
+                    for (var i = 0; i < d.heldKeys.length; ++i) {
+                        m.heldKeys[i] = String(d.heldKeys[i]);
+                    }
+                }
+                if (d.heldProvenance) {
+                    if (!Array.isArray(d.heldProvenance))
+                        throw TypeError(".relay.v1.PullHello.heldProvenance: array expected");
+                    m.heldProvenance = [];
+                    for (var i = 0; i < d.heldProvenance.length; ++i) {
+                        if (!$util.isObject(d.heldProvenance[i]))
+                            throw TypeError(".relay.v1.PullHello.heldProvenance: object expected");
+                        m.heldProvenance[i] = $root.relay.v1.Provenance.fromObject(d.heldProvenance[i], n + 1);
+                    }
+                }
                 return m;
             };
 
@@ -4268,11 +4345,27 @@ export const relay = $root.relay = (() => {
                 if (q > $util.recursionLimit)
                     throw Error("max depth exceeded");
                 var d = {};
+                if (o.arrays || o.defaults) {
+                    d.heldKeys = [];
+                    d.heldProvenance = [];
+                }
                 if (o.defaults) {
                     d.heldHash = "";
                 }
                 if (m.heldHash != null && Object.hasOwnProperty.call(m, "heldHash")) {
                     d.heldHash = m.heldHash;
+                }
+                if (m.heldKeys && m.heldKeys.length) {
+                    d.heldKeys = [];
+                    for (var j = 0; j < m.heldKeys.length; ++j) {
+                        d.heldKeys[j] = m.heldKeys[j];
+                    }
+                }
+                if (m.heldProvenance && m.heldProvenance.length) {
+                    d.heldProvenance = [];
+                    for (var j = 0; j < m.heldProvenance.length; ++j) {
+                        d.heldProvenance[j] = $root.relay.v1.Provenance.toObject(m.heldProvenance[j], o, q + 1);
+                    }
                 }
                 return d;
             };
