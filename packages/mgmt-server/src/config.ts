@@ -29,11 +29,13 @@ export interface ServerConfig {
   readonly safeMode: boolean;
   readonly safeStartWindowSeconds: number;
   readonly drainRetryAfterMs: number;
+  readonly maxDeleteShare: number;
+  readonly blastRadiusMinResources: number;
   readonly adminToken: string | undefined;
   readonly logLevel: string;
 }
 
-type Kind = 'string' | 'port' | 'count' | 'bool' | 'list';
+type Kind = 'string' | 'port' | 'count' | 'bool' | 'list' | 'share';
 
 interface Spec {
   readonly key: keyof ServerConfig;
@@ -70,6 +72,8 @@ const SPECS: readonly Spec[] = [
   { key: 'safeMode', flag: 'safe-mode', env: 'MESHRELAY_SAFE_MODE', kind: 'bool', default: 'false', description: 'glooMgmtServer.safeMode: hold translation until every warm cluster is present, no timeout' },
   { key: 'safeStartWindowSeconds', flag: 'safe-start-window', env: 'MESHRELAY_SAFE_START_WINDOW', kind: 'count', default: '180', description: 'glooMgmtServer.safeStartWindow: without safe mode, hold at most this long after start, seconds (0 = no wait)' },
   { key: 'drainRetryAfterMs', flag: 'drain-retry-after', env: 'MESHRELAY_DRAIN_RETRY_AFTER', kind: 'count', default: '1000', description: 'retry-after hint sent to agents when this replica drains, ms' },
+  { key: 'maxDeleteShare', flag: 'max-delete-share', env: 'MESHRELAY_MAX_DELETE_SHARE', kind: 'share', default: '0.5', description: 'blast-radius guard: hold an output deleting more than this share (0-1) of what an agent holds' },
+  { key: 'blastRadiusMinResources', flag: 'blast-radius-min-resources', env: 'MESHRELAY_BLAST_RADIUS_MIN_RESOURCES', kind: 'count', default: '5', description: 'blast-radius guard: outputs replacing fewer resources are not held for their share' },
   { key: 'adminToken', flag: 'admin-token', env: 'MESHRELAY_ADMIN_TOKEN', kind: 'string', description: 'when set, mutating HTTP API calls need "Authorization: Bearer <token>"' },
   { key: 'logLevel', flag: 'log-level', env: 'MESHRELAY_LOG_LEVEL', kind: 'string', default: 'info', description: 'trace|debug|info|warn|error' },
 ];
@@ -88,6 +92,11 @@ function convert(spec: Spec, raw: string | undefined): unknown {
     case 'bool':
       if (!['true', 'false', '1', '0'].includes(raw)) throw bad('is not true or false');
       return raw === 'true' || raw === '1';
+    case 'share': {
+      const n = Number(raw);
+      if (raw.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1) throw bad('is not a share between 0 and 1');
+      return n;
+    }
     case 'port':
     case 'count': {
       if (!/^\d+$/.test(raw)) throw bad('is not a whole number');

@@ -32,6 +32,7 @@ export class ConnectionTracker {
   readonly #lastConnectedAt = new Map<string, Date>();
   readonly #listeners = new Set<() => void>();
   readonly #applied = new Map<string, string>();
+  readonly #warmed = new Set<number>();
   #nextId = 1;
 
   /** Records the output hash an agent reported holding or having applied. */
@@ -63,6 +64,7 @@ export class ConnectionTracker {
 
   /** Removes a stream; returns false when it was already gone (fenced or removed). */
   remove(handle: StreamHandle, now: Date): boolean {
+    this.#warmed.delete(handle.id);
     if (!this.#streams.delete(handle.id)) return false;
     if (!this.isConnected(handle.cluster)) this.#disconnectedSince.set(handle.cluster, now);
     this.#emit();
@@ -87,6 +89,17 @@ export class ConnectionTracker {
 
   streams(cluster?: string): StreamHandle[] {
     return [...this.#streams.values()].filter((s) => cluster === undefined || s.cluster === cluster);
+  }
+
+  /** Marks a push stream as warmed: it delivered a snapshot that was accepted. */
+  markWarmed(handle: StreamHandle): void {
+    if (this.#streams.has(handle.id)) this.#warmed.add(handle.id);
+  }
+
+  warmedCounts(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const s of this.#streams.values()) if (this.#warmed.has(s.id)) out.set(s.cluster, (out.get(s.cluster) ?? 0) + 1);
+    return out;
   }
 
   /** Counts open streams per cluster for one kind (for the connected-clients gauges). */

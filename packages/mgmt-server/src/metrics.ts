@@ -1,6 +1,8 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { InputSnapshot } from '@meshrelay/api';
 import type { ConnectionTracker } from './connections.ts';
+import type { HeldOutput } from './held-outputs.ts';
+import type { GateDecision } from './safe-mode-gate.ts';
 
 /**
  * The management server's Prometheus metrics. Every series carries the
@@ -16,6 +18,10 @@ export class RelayMetrics {
   readonly translationProblems: Gauge<string>;
   readonly #inputs = new Map<string, { receivedAtMs: number; bytes: number; resources: number }>();
   #redisUp = () => false;
+  #gate: () => GateDecision | undefined = () => undefined;
+  #held: () => readonly HeldOutput[] = () => [];
+  /** Clusters ever reported in safe mode, so their series drop to 0 instead of vanishing. */
+  readonly #safeModeSeen = new Set<string>();
 
   constructor(pod: string, connections: ConnectionTracker) {
     this.registry.setDefaultLabels({ pod });
@@ -38,6 +44,10 @@ export class RelayMetrics {
       this.#inputValues((i) => (Date.now() - i.receivedAtMs) / 1000));
     perCluster('meshrelay_input_snapshot_bytes', 'Size of the held input snapshot (canonical encoding)', () => this.#inputValues((i) => i.bytes));
     perCluster('meshrelay_input_snapshot_resources', 'Resources in the held input snapshot', () => this.#inputValues((i) => i.resources));
+    perCluster('relay_push_clients_warmed', 'Push streams on this replica whose cluster has delivered its first snapshot', () => connections.warmedCounts());
+    perCluster('gloo_mesh_safe_mode_active', '1 for each required cluster whose missing input holds translation on this replica', () => this.#safeModeValues());
+    perCluster('meshrelay_held_outputs', '1 for each cluster whose output the blast-radius guard holds', () =>
+      new Map(this.#held().map((h) => [h.cluster, 1])));
     const redisUp = () => (this.#redisUp() ? 1 : 0);
     new Gauge({ name: 'meshrelay_redis_up', help: '1 when Redis is reachable, 0 when down or not configured', registers, collect() {
       this.set(redisUp());
@@ -62,12 +72,29 @@ export class RelayMetrics {
     this.#inputs.set(snapshot.cluster, { receivedAtMs, bytes: snapshot.bytes, resources: snapshot.resources.length });
   }
 
+  inputReceivedAt(cluster: string): Date | undefined {
+    const info = this.#inputs.get(cluster);
+    return info ? new Date(info.receivedAtMs) : undefined;
+  }
+
   forgetCluster(cluster: string): void {
     this.#inputs.delete(cluster);
   }
 
   setRedisUpProbe(probe: () => boolean): void {
     this.#redisUp = probe;
+  }
+
+  setStateProbes(gate: () => GateDecision | undefined, held: () => readonly HeldOutput[]): void {
+    this.#gate = gate;
+    this.#held = held;
+  }
+
+  #safeModeValues(): Map<string, number> {
+    const gate = this.#gate();
+    const missing = gate?.state === 'held' ? gate.missing : [];
+    for (const cluster of missing) this.#safeModeSeen.add(cluster);
+    return new Map([...this.#safeModeSeen].map((c) => [c, missing.includes(c) ? 1 : 0]));
   }
 
   #inputValues(read: (i: { receivedAtMs: number; bytes: number; resources: number }) => number): Map<string, number> {

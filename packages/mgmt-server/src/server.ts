@@ -8,6 +8,7 @@ import { createMemorySnapshotStore, createRedisSnapshotStore, type SnapshotStore
 import { createIstioValidator } from '@meshrelay/translator';
 import type { ServerConfig } from './config.ts';
 import { ConnectionTracker } from './connections.ts';
+import { HeldOutputs } from './held-outputs.ts';
 import { buildApiServer } from './http/api-server.ts';
 import { InputIntake } from './input-intake.ts';
 import { RelayMetrics } from './metrics.ts';
@@ -29,6 +30,7 @@ export interface ManagementServer {
   readonly store: SnapshotStore;
   readonly loop: TranslationLoop;
   readonly outputs: OutputHub;
+  readonly held: HeldOutputs;
   /** Tells every connected agent to move elsewhere (go-away with retry-after), then stops. */
   stop(): Promise<void>;
 }
@@ -64,6 +66,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
   }
   const connections = new ConnectionTracker();
   const outputs = new OutputHub();
+  const held = new HeldOutputs();
   const metrics = new RelayMetrics(config.replicaName, connections);
   metrics.setRedisUpProbe(() => store.health().redisUp);
   const loop = new TranslationLoop({
@@ -78,6 +81,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     debounceMs: config.translationDebounceMs,
     uptimeMs: () => Date.now() - startedAt,
   });
+  metrics.setStateProbes(() => loop.status().gate, () => held.list());
 
   const ctx: RelayContext = {
     ca,
@@ -87,6 +91,8 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     store,
     intake: new InputIntake(store, registry, log),
     outputs,
+    held,
+    blastRadius: { maxDeleteShare: config.maxDeleteShare, minResources: config.blastRadiusMinResources },
     connections,
     metrics,
     limits: {
@@ -108,6 +114,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
       }
       connections.forget(change.name);
       outputs.forget(change.name);
+      held.forget(change.name);
       metrics.forgetCluster(change.name);
       void Promise.all([store.deleteInput(change.name), store.deleteOutput(change.name)]).catch((err: unknown) =>
         log.warn({ err, cluster: change.name }, 'could not drop the snapshots of a deregistered cluster'));
@@ -130,6 +137,8 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     outputs,
     connections,
     loop,
+    held,
+    metrics,
     replica: config.replicaName,
     relayAddress: config.advertiseAddress ?? `localhost:${relay.port}`,
     caBundlePem: ca.certPem,
@@ -153,6 +162,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     store,
     loop,
     outputs,
+    held,
     stop: async () => {
       draining = true;
       const streams = connections.streams();

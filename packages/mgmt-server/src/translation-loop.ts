@@ -25,6 +25,8 @@ export interface TranslationLoopOptions {
 export interface TranslationStatus {
   readonly gate: GateDecision;
   readonly heldSince?: Date;
+  /** When a safe-start window ends (only while held by the window). */
+  readonly windowEndsAt?: Date;
   readonly lastRunAt?: Date;
   readonly problems: readonly TranslationProblem[];
   readonly admitted: readonly { cluster: string; inputHash: string }[];
@@ -117,7 +119,9 @@ export class TranslationLoop {
       openedBefore: this.#opened,
     });
     if (decision.state === 'held') {
-      this.#setStatus({ ...this.#status, gate: decision, heldSince: this.#status.heldSince ?? new Date() });
+      const windowEndsAt = decision.windowRemainingSeconds === undefined ? undefined : new Date(Date.now() + decision.windowRemainingSeconds * 1000);
+      const { windowEndsAt: _old, ...rest } = this.#status;
+      this.#setStatus({ ...rest, gate: decision, heldSince: this.#status.heldSince ?? new Date(), ...(windowEndsAt ? { windowEndsAt } : {}) });
       return;
     }
     if (!this.#opened) this.#o.logger.info({ reason: decision.reason, missing: decision.missing }, 'safe-mode gate open: translating');
@@ -143,7 +147,7 @@ export class TranslationLoop {
       this.#o.outputs.publish(output);
       this.#o.logger.info({ cluster: output.cluster, hash: output.hash, resources: output.resources.length }, 'output snapshot updated');
     }
-    const { heldSince: _, ...rest } = this.#status;
+    const { heldSince: _held, windowEndsAt: _window, ...rest } = this.#status;
     this.#setStatus({
       ...rest,
       gate,

@@ -4,6 +4,8 @@ import type { Logger } from 'pino';
 import { MeshrelayError, toMeshrelayError } from '@meshrelay/api';
 import type { SnapshotStore } from '@meshrelay/store';
 import type { ConnectionTracker } from '../connections.ts';
+import type { HeldOutputs } from '../held-outputs.ts';
+import type { RelayMetrics } from '../metrics.ts';
 import type { OutputHub } from '../output-hub.ts';
 import type { ClusterRegistry } from '../registry/cluster-registry.ts';
 import type { TranslationLoop } from '../translation-loop.ts';
@@ -15,6 +17,8 @@ export interface ApiDeps {
   readonly outputs: OutputHub;
   readonly connections: ConnectionTracker;
   readonly loop: TranslationLoop;
+  readonly held: HeldOutputs;
+  readonly metrics: RelayMetrics;
   readonly replica: string;
   readonly relayAddress: string;
   readonly caBundlePem: string;
@@ -95,6 +99,18 @@ export function buildApiServer(deps: ApiDeps) {
     clusters: deps.registry.list().length,
   }));
 
+  app.get('/api/v1/safe-mode', async () => safeModeView(deps.loop));
+
+  app.get('/api/v1/outputs/held', async () => ({ held: deps.held.list() }));
+
+  app.post('/api/v1/clusters/:name/output/release', { schema: { params: NAME_PARAMS }, preHandler: requireAdmin }, async (req: NameRequest) => {
+    view(req.params.name);
+    const released = deps.held.release(req.params.name);
+    if (!released) throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_NOT_FOUND', `no output is held for cluster "${req.params.name}"`);
+    deps.logger.warn({ cluster: req.params.name, hash: released.hash, deleted: released.deleted }, 'operator released a held output');
+    return { released };
+  });
+
   app.get('/api/v1/clusters', async () => ({ clusters: deps.registry.list().map((c) => clusterView(c, { ...deps })) }));
 
   app.post('/api/v1/clusters', { schema: { body: REGISTER_BODY }, preHandler: requireAdmin }, async (req, reply) => {
@@ -144,4 +160,25 @@ export function buildApiServer(deps: ApiDeps) {
   });
 
   return app;
+}
+
+const WAYS_OUT = [
+  'reconnect the agent of each missing cluster',
+  'deregister a cluster that is gone for good: meshctl cluster deregister NAME',
+  'let translation go on without it: meshctl cluster update NAME --skip-warming',
+];
+
+/** What holds translation on this replica, since when, until when, and how to release it. */
+export function safeModeView(loop: TranslationLoop) {
+  const status = loop.status();
+  const gate = status.gate;
+  return {
+    active: gate.state === 'held',
+    mode: gate.state === 'held' ? gate.mode : null,
+    missing: gate.missing,
+    since: gate.state === 'held' ? (status.heldSince?.toISOString() ?? null) : null,
+    windowEndsAt: gate.state === 'held' ? (status.windowEndsAt?.toISOString() ?? null) : null,
+    openReason: gate.state === 'open' ? gate.reason : null,
+    waysOut: gate.state === 'held' ? WAYS_OUT : [],
+  };
 }

@@ -1,6 +1,8 @@
 import { clusterWarmCondition, type KubernetesCluster } from '@meshrelay/api';
 import type { SnapshotStore } from '@meshrelay/store';
 import type { ConnectionTracker } from '../connections.ts';
+import type { HeldOutputs } from '../held-outputs.ts';
+import type { RelayMetrics } from '../metrics.ts';
 import type { OutputHub } from '../output-hub.ts';
 
 export interface ClusterView {
@@ -23,16 +25,24 @@ export interface ClusterView {
     readonly generation: number;
     readonly bytes: number;
     readonly resources: number;
+    /** When this replica received it (null when it was read from Redis). */
+    readonly receivedAt: string | null;
     /** True while the agent is disconnected: the snapshot is kept and still used. */
     readonly stale: boolean;
   } | null;
-  readonly output: { readonly hash: string; readonly resources: number; readonly appliedHash: string | null } | null;
+  readonly output: {
+    readonly hash: string;
+    readonly resources: number;
+    readonly appliedHash: string | null;
+    /** The blast-radius guard holds this cluster's newest output. */
+    readonly held: boolean;
+  } | null;
 }
 
 /** The operator's view of one cluster, as the API, UI and meshctl show it. */
 export function clusterView(
   cluster: KubernetesCluster,
-  parts: { store: SnapshotStore; connections: ConnectionTracker; outputs: OutputHub; replica: string },
+  parts: { store: SnapshotStore; connections: ConnectionTracker; outputs: OutputHub; held: HeldOutputs; metrics: RelayMetrics; replica: string },
 ): ClusterView {
   const name = cluster.metadata.name;
   const warm = clusterWarmCondition(cluster);
@@ -55,8 +65,18 @@ export function clusterView(
       disconnectedSince: conn.disconnectedSince?.toISOString() ?? null,
     },
     input: input
-      ? { hash: input.hash, epoch: input.epoch, generation: input.generation, bytes: input.bytes, resources: input.resources.length, stale: !connected }
+      ? {
+          hash: input.hash,
+          epoch: input.epoch,
+          generation: input.generation,
+          bytes: input.bytes,
+          resources: input.resources.length,
+          receivedAt: parts.metrics.inputReceivedAt(name)?.toISOString() ?? null,
+          stale: !connected,
+        }
       : null,
-    output: output ? { hash: output.hash, resources: output.resources.length, appliedHash: parts.connections.applied(name) ?? null } : null,
+    output: output
+      ? { hash: output.hash, resources: output.resources.length, appliedHash: parts.connections.applied(name) ?? null, held: parts.held.get(name) !== undefined }
+      : null,
   };
 }

@@ -1,5 +1,6 @@
 import type { ServerDuplexStream } from '@grpc/grpc-js';
 import { encodeSnapshotFrames, snapshotEncoding, type OutputSnapshot, type relay } from '@meshrelay/api';
+import { assessOutput, outputResourceKey, type HeldState } from '../blast-radius.ts';
 import type { RelayContext } from './relay-context.ts';
 import { openRelayStream, type RelayStream } from './relay-stream.ts';
 
@@ -12,10 +13,25 @@ type PullCall = ServerDuplexStream<relay.v1.PullRequest, relay.v1.IPullResponse>
  */
 export function handlePull(ctx: RelayContext, call: PullCall): void {
   let agentHolds: string | undefined;
-  let unsubscribe: (() => void) | undefined;
+  let heldState: HeldState = { keys: new Set(), provenance: [] };
+  const unsubscribes: (() => void)[] = [];
+
+  /** The blast-radius guard: true when the output may go to this agent now. */
+  const mayDeliver = (stream: RelayStream<relay.v1.IPullResponse>, output: OutputSnapshot): boolean => {
+    if (ctx.held.isReleased(output)) return true;
+    const registered = new Set(ctx.registry.list().map((c) => c.metadata.name));
+    const verdict = assessOutput(ctx.blastRadius, heldState, output, registered);
+    if (verdict.verdict === 'send') return true;
+    const { verdict: _, ...held } = verdict;
+    ctx.held.hold({ cluster: stream.cluster, hash: output.hash, ...held }, ctx.now());
+    stream.log.warn({ hash: output.hash, reason: verdict.reason, deleted: verdict.deleted }, `output held: ${verdict.message}`);
+    return false;
+  };
 
   const send = (stream: RelayStream<relay.v1.IPullResponse>, output: OutputSnapshot): void => {
     if (stream.isClosed() || agentHolds === undefined || output.hash === agentHolds) return;
+    if (!mayDeliver(stream, output)) return;
+    ctx.held.clear(stream.cluster);
     const frames = encodeSnapshotFrames(
       { hash: output.hash, encoding: snapshotEncoding(output), provenance: output.provenance },
       { chunkBytes: ctx.limits.chunkBytes },
@@ -23,6 +39,7 @@ export function handlePull(ctx: RelayContext, call: PullCall): void {
     stream.write({ header: frames.header });
     for (const chunk of frames.chunks) stream.write({ chunk });
     agentHolds = output.hash;
+    heldState = { keys: new Set(output.resources.map(outputResourceKey)), provenance: output.provenance };
     ctx.metrics.outputPushes.inc({ cluster: stream.cluster });
     stream.log.info({ hash: output.hash, bytes: output.bytes }, 'output sent');
   };
@@ -34,12 +51,24 @@ export function handlePull(ctx: RelayContext, call: PullCall): void {
     (message, stream) => {
       if (message.hello) {
         if (agentHolds !== undefined) return;
-        const held = message.hello.heldHash ?? '';
-        agentHolds = held;
-        ctx.connections.setApplied(stream.cluster, held);
-        unsubscribe = ctx.outputs.subscribe(stream.cluster, (output) => send(stream, output));
-        const current = ctx.outputs.current(stream.cluster);
-        if (current) send(stream, current);
+        const hello = message.hello;
+        const heldHash = hello.heldHash ?? '';
+        agentHolds = heldHash;
+        heldState = {
+          keys: new Set(hello.heldKeys ?? []),
+          provenance: (hello.heldProvenance ?? []).map((p: relay.v1.IProvenance) => ({ cluster: p.cluster ?? '', inputHash: p.inputHash ?? '' })),
+        };
+        ctx.connections.setApplied(stream.cluster, heldHash);
+        const resend = () => {
+          const current = ctx.outputs.current(stream.cluster);
+          if (current) send(stream, current);
+        };
+        unsubscribes.push(ctx.outputs.subscribe(stream.cluster, (output) => send(stream, output)));
+        // An operator's release makes the held output deliverable.
+        unsubscribes.push(ctx.held.onRelease((cluster) => {
+          if (cluster === stream.cluster) resend();
+        }));
+        resend();
       } else if (message.ack) {
         const ack = message.ack;
         if (ack.accepted) ctx.connections.setApplied(stream.cluster, ack.hash ?? '');
@@ -49,6 +78,6 @@ export function handlePull(ctx: RelayContext, call: PullCall): void {
         );
       }
     },
-    () => unsubscribe?.(),
+    () => unsubscribes.forEach((u) => u()),
   );
 }

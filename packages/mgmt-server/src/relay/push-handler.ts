@@ -24,6 +24,7 @@ export function handlePush(ctx: RelayContext, call: PushCall): void {
     const assembled = done.finish();
     const result = await ctx.intake.accept(stream.cluster, assembled);
     ctx.metrics.recordInput(result.snapshot);
+    stream.markWarmed();
     stream.write({ ack: { hash: assembled.hash, generation: assembled.generation, accepted: true, warnings: [...result.warnings] } });
     stream.log.info({ generation: result.snapshot.generation, hash: result.snapshot.hash, changed: result.changed }, 'input snapshot accepted');
     if (result.changed) ctx.onInputChanged(stream.cluster);

@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
 import type { CaBundle } from '@meshrelay/certs';
+import type { BlastRadiusConfig } from '../blast-radius.ts';
+import type { HeldOutputs } from '../held-outputs.ts';
 import type { SnapshotStore } from '@meshrelay/store';
 import type { ConnectionTracker } from '../connections.ts';
 import type { InputIntake } from '../input-intake.ts';
@@ -24,6 +26,8 @@ export interface RelayContext {
   readonly store: SnapshotStore;
   readonly intake: InputIntake;
   readonly outputs: OutputHub;
+  readonly held: HeldOutputs;
+  readonly blastRadius: BlastRadiusConfig;
   readonly connections: ConnectionTracker;
   readonly metrics: RelayMetrics;
   readonly limits: RelayLimits;

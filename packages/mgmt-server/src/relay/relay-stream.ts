@@ -22,6 +22,8 @@ export interface RelayStream<Res> {
   finish(error?: Error): void;
   /** Ends the stream with the status of a MeshrelayError (or anything thrown). */
   fail(err: unknown): void;
+  /** Records that this stream delivered an accepted snapshot (relay_push_clients_warmed). */
+  markWarmed(): void;
 }
 
 /**
@@ -71,6 +73,7 @@ export function openRelayStream<Req, Res extends ControlMessages>(
       const e = toMeshrelayError(err);
       stream.finish(grpcStatusError(e.grpcStatus, `${e.code}: ${e.message}`));
     },
+    markWarmed: () => ctx.connections.markWarmed(handle),
   };
   const handle: StreamHandle = {
     id: ctx.connections.nextId(),
