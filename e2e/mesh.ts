@@ -4,7 +4,7 @@
 // cleaned up through the test context.
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import type { TestContext } from 'node:test';
 import {
   freePort,
@@ -95,10 +95,40 @@ export class Mesh {
     return server;
   }
 
+  /** Starts a server process again with exactly the same flags and ports (a restart of that replica). */
+  async restartServer(server: ServerProc): Promise<ServerProc> {
+    if (server.proc.running) await server.proc.stop(5000);
+    const proc = await spawnProcess({
+      name: server.name,
+      command: process.execPath,
+      args: [...server.args],
+      env: this.redis ? { REDIS_URL: this.redis.url } : { REDIS_URL: undefined },
+    });
+    const restarted: ServerProc = { ...server, proc };
+    this.servers[this.servers.indexOf(server)] = restarted;
+    await proc.waitForLine(/management server started/, 30_000);
+    return restarted;
+  }
+
+  /** Restarts an agent on its existing manifests, output and state directories. */
+  async restartAgent(cluster: string, servers?: readonly ServerProc[]): Promise<AgentProc> {
+    const agent = this.agents.get(cluster);
+    if (agent?.proc.running) await agent.proc.stop(3000);
+    return this.startAgent(cluster, { keepDirs: true, ...(servers ? { servers } : {}) });
+  }
+
+  /** How many outputs the agent has applied so far (its "output applied" log lines). */
+  appliedCount(cluster: string): number {
+    return this.agents.get(cluster)?.proc.lines.filter((l) => l.includes('"output applied"')).length ?? 0;
+  }
+
+  async metrics(server: ServerProc): Promise<string> {
+    return (await fetch(`http://127.0.0.1:${server.metricsPort}/metrics`)).text();
+  }
+
   /** Registers a cluster through the first server's HTTP API and keeps its token and CA for the agent. */
   async register(cluster: string, body: Record<string, unknown> = {}): Promise<void> {
-    const server = this.#anyServer();
-    const res = await fetch(`${server.api}/api/v1/clusters`, {
+    const res = await fetch(`${this.#anyServer().api}/api/v1/clusters`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ name: cluster, ...body }),
@@ -126,8 +156,9 @@ export class Mesh {
     const outputDir = join(base, 'output');
     const stateDir = join(base, 'state');
     if (!options.keepDirs || !existsSync(manifestsDir)) {
+      rmSync(base, { recursive: true, force: true });
       mkdirSync(manifestsDir, { recursive: true });
-      if (options.from) cpSync(join(ROOT, 'examples', options.from), manifestsDir, { recursive: true });
+      if (options.from) cpSync(isAbsolute(options.from) ? options.from : join(ROOT, 'examples', options.from), manifestsDir, { recursive: true });
     }
     const servers = options.servers ?? this.servers;
     const proc = await spawnProcess({
@@ -175,13 +206,19 @@ export class Mesh {
     writeFileSync(join(agent.manifestsDir, file), yaml);
   }
 
-  async api<T>(path: string, server = this.#anyServer()): Promise<T> {
-    const res = await fetch(`${server.api}${path}`);
-    if (!res.ok) throw new Error(`GET ${path}: ${res.status} ${await res.text()}`);
-    return (await res.json()) as T;
+  async api<T>(path: string, server = this.#anyServer(), init?: RequestInit): Promise<T> {
+    const res = await fetch(`${server.api}${path}`, init);
+    if (!res.ok) throw new Error(`${init?.method ?? 'GET'} ${path}: ${res.status} ${await res.text()}`);
+    return (res.status === 204 ? undefined : await res.json()) as T;
+  }
+
+  async patchCluster(cluster: string, body: Record<string, unknown>, server = this.#anyServer()): Promise<void> {
+    await this.api(`/api/v1/clusters/${cluster}`, server, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   }
 
   async stopAll(): Promise<void> {
+    for (const a of this.agents.values()) a.proc.resume();
+    for (const s of this.servers) s.proc.resume();
     await Promise.all([...this.agents.values()].map((a) => a.proc.stop(3000)));
     await Promise.all(this.servers.map((s) => s.proc.stop(5000)));
     await this.redis?.stop();
@@ -192,6 +229,27 @@ export class Mesh {
     if (!server) throw new Error('no management server is running');
     return server;
   }
+}
+
+/**
+ * A third example cluster for fault tests: cluster-b's manifests with its own
+ * addresses, zone and gateway, plus a VirtualDestination only it defines (so
+ * its absence would remove resources from every other cluster's output).
+ */
+export function makeClusterC(dir: string): string {
+  const target = join(dir, 'fixture-cluster-c');
+  mkdirSync(target, { recursive: true });
+  for (const file of ['eastwest-gateway.yaml', 'nodes.yaml', 'reviews.yaml']) {
+    const text = readFileSync(join(ROOT, 'examples', 'cluster-b', file), 'utf8')
+      .replaceAll('10.2.', '10.3.')
+      .replaceAll('203.0.113.20', '203.0.113.30')
+      .replaceAll('node-b', 'node-c')
+      .replaceAll('us-west', 'eu-north')
+      .replaceAll('cluster-b', 'cluster-c');
+    writeFileSync(join(target, file), text);
+  }
+  writeFileSync(join(target, 'vd-ratings.yaml'), virtualDestinationYaml('ratings', 'ratings.global'));
+  return target;
 }
 
 /** YAML for a VirtualDestination in cluster manifests. */

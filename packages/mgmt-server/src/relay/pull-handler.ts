@@ -29,7 +29,12 @@ export function handlePull(ctx: RelayContext, call: PullCall): void {
   };
 
   const send = (stream: RelayStream<relay.v1.IPullResponse>, output: OutputSnapshot): void => {
-    if (stream.isClosed() || agentHolds === undefined || output.hash === agentHolds) return;
+    if (stream.isClosed() || agentHolds === undefined) return;
+    if (output.hash === agentHolds) {
+      // The agent already holds it: nothing to send, and nothing held back any more.
+      ctx.held.clear(stream.cluster);
+      return;
+    }
     if (!mayDeliver(stream, output)) return;
     ctx.held.clear(stream.cluster);
     const frames = encodeSnapshotFrames(

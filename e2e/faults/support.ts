@@ -1,0 +1,71 @@
+// Shared set-up for the fault suite: Redis, two management replicas and three
+// agents (cluster-a, cluster-b from examples/, cluster-c from a fixture), each
+// agent knowing both replicas, spread so both replicas carry agents.
+import assert from 'node:assert/strict';
+import type { TestContext } from 'node:test';
+import { waitFor } from '@meshrelay/testkit';
+import { Mesh, makeClusterC, type OutputOnDisk, type ServerProc } from '../mesh.ts';
+
+export const CLUSTERS = ['cluster-a', 'cluster-b', 'cluster-c'] as const;
+
+export interface ClusterApiView {
+  name: string;
+  connection: { connected: boolean; push: number; pull: number };
+  input: { hash: string; epoch: string; stale: boolean } | null;
+  output: { hash: string; held: boolean } | null;
+}
+
+export interface SafeModeView {
+  active: boolean;
+  mode: string | null;
+  missing: string[];
+  windowEndsAt: string | null;
+}
+
+export async function faultMesh(t: TestContext, serverFlags: string[] = []): Promise<{ mesh: Mesh; s0: ServerProc; s1: ServerProc }> {
+  const mesh = await Mesh.start(t, { serverFlags });
+  const s0 = await mesh.startServer('mgmt-0');
+  const s1 = await mesh.startServer('mgmt-1');
+  for (const c of CLUSTERS) await mesh.register(c);
+  await mesh.startAgent('cluster-a', { from: 'cluster-a', servers: [s0, s1] });
+  await mesh.startAgent('cluster-b', { from: 'cluster-b', servers: [s1, s0] });
+  await mesh.startAgent('cluster-c', { from: makeClusterC(mesh.dir), servers: [s0, s1] });
+  for (const c of CLUSTERS) await mesh.waitForOutput(c, (o) => o.provenance.length === 3, 30_000, `first full output of ${c}`);
+  return { mesh, s0, s1 };
+}
+
+export function outputs(mesh: Mesh): Map<string, OutputOnDisk | undefined> {
+  return new Map(CLUSTERS.map((c) => [c, mesh.readOutput(c)]));
+}
+
+export function appliedCounts(mesh: Mesh): Map<string, number> {
+  return new Map(CLUSTERS.map((c) => [c, mesh.appliedCount(c)]));
+}
+
+export async function clusterView(mesh: Mesh, cluster: string, server?: ServerProc): Promise<ClusterApiView> {
+  return mesh.api<ClusterApiView>(`/api/v1/clusters/${cluster}`, server);
+}
+
+/**
+ * The provenance invariant: an applied output was built from exactly the given
+ * clusters, each at the input hash the server holds for it now.
+ */
+export async function assertProvenance(mesh: Mesh, output: OutputOnDisk | undefined, clusters: readonly string[], server?: ServerProc): Promise<void> {
+  assert.ok(output, 'an output is applied');
+  assert.deepEqual(output.provenance.map((p) => p.cluster), [...clusters].sort());
+  for (const p of output.provenance) {
+    const view = await clusterView(mesh, p.cluster, server);
+    assert.equal(p.inputHash, view.input?.hash, `provenance of ${p.cluster} matches its held input`);
+  }
+}
+
+export async function waitForConnected(mesh: Mesh, server: ServerProc, clusters: readonly string[], timeoutMs = 20_000): Promise<void> {
+  await waitFor(async () => {
+    const views = await Promise.all(clusters.map((c) => clusterView(mesh, c, server)));
+    return views.every((v) => v.connection.push > 0 && v.connection.pull > 0);
+  }, { timeoutMs, intervalMs: 200, message: `${clusters.join(', ')} did not connect to ${server.name}` });
+}
+
+export async function safeMode(mesh: Mesh, server: ServerProc): Promise<SafeModeView> {
+  return mesh.api<SafeModeView>('/api/v1/safe-mode', server);
+}
