@@ -82,6 +82,8 @@ export class RelayClient {
   readonly #abort = new AbortController();
   #creds: ClientCredentials | undefined;
   #addressIndex = 0;
+  #lastRenewAttempt = Number.NEGATIVE_INFINITY;
+  #renewing = false;
   #loop: Promise<void> | undefined;
   #endSession: ((outcome: SessionOutcome) => void) | undefined;
   #push: PushStream | undefined;
@@ -233,7 +235,8 @@ export class RelayClient {
     let renewTimer: NodeJS.Timeout | undefined;
     try {
       if (this.#abort.signal.aborted) return { kind: 'stopped' };
-      if (needsRenewal(creds, this.#now())) {
+      // At most one attempt per check interval: a server that issues short certificates must not cause a renew loop.
+      if (needsRenewal(creds, this.#now()) && this.#now() - this.#lastRenewAttempt >= (this.#opts.renewCheckIntervalMs ?? 60_000)) {
         const renewed = await this.#renew(client);
         if (renewed) return renewed;
       }
@@ -301,6 +304,9 @@ export class RelayClient {
 
   /** Renews the client certificate over `client`; returns the outcome that ends the session, or undefined to carry on. */
   async #renew(client: Client): Promise<SessionOutcome | undefined> {
+    if (this.#renewing) return undefined;
+    this.#renewing = true;
+    this.#lastRenewAttempt = this.#now();
     try {
       const keyPair = await this.#opts.credentials.keyPair();
       const issued = await renewCertificate(client, createCsr({ ...keyPair, cluster: this.#opts.cluster }), this.#opts.rpcTimeoutMs ?? 10_000);
@@ -313,6 +319,8 @@ export class RelayClient {
       if (outcome.kind === 'unauthenticated') return outcome;
       this.#opts.logger.warn({ cluster: this.#opts.cluster, err }, `certificate renewal failed (${describeOutcome(outcome)}); will retry`);
       return undefined;
+    } finally {
+      this.#renewing = false;
     }
   }
 

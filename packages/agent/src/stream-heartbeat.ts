@@ -27,7 +27,7 @@ export class StreamHeartbeat {
     this.#lastHeard = this.#now();
     this.#lastSent = this.#lastHeard;
     // Tick often enough to honour both the interval and the timeout closely.
-    const tick = Math.max(5, Math.min(options.intervalMs, Math.floor(options.timeoutMs / 4)));
+    const tick = Math.max(5, Math.floor(Math.min(options.intervalMs / 2, options.timeoutMs / 4)));
     this.#timer = setInterval(() => this.#tick(), tick);
   }
 

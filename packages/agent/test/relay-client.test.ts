@@ -78,8 +78,8 @@ test('given heartbeats both ways, when the streams idle for several timeouts, th
   const { client } = await startClient(t, [server.address]);
   await waitFor(() => client.status.everAccepted, { timeoutMs: 10_000 });
   const before = server.heartbeats;
-  // 600 ms timeout: wait for enough heartbeats to span three timeouts (100 ms each, two streams).
-  await waitFor(() => server.heartbeats >= before + 36, { timeoutMs: 10_000 });
+  // 600 ms timeout, push heartbeats every 100 ms: 18 of them span three timeouts.
+  await waitFor(() => server.heartbeats >= before + 18, { timeoutMs: 10_000 });
   assert.equal(server.pushStreamSerials.length, 1, 'no reconnect happened');
   assert.ok(client.status.pushConnected);
 });
@@ -156,4 +156,17 @@ test('given a certificate past two thirds of its lifetime, when the renewal chec
   assert.notEqual(server.pushStreamSerials[1], server.pushStreamSerials[0], 'the new stream uses the renewed certificate');
   assert.equal(server.registrations.length, 1);
   assert.ok(logged(lines, /client certificate renewed/));
+});
+
+test('given a snapshot larger than --max-snapshot-bytes, when the agent would push it, then it logs the refusal and sends nothing', async (t) => {
+  const server = await startServer(t);
+  const names = Array.from({ length: 40 }, (_, i) => `service-${i}`);
+  const big = inputSnapshot(1, ...names);
+  assert.ok(big.bytes > 2048);
+  const harness = await startClient(t, [server.address], { maxSnapshotBytes: 2048 });
+  harness.setLatest(big);
+  await waitFor(() => logged(harness.lines, /exceeds --max-snapshot-bytes/), { timeoutMs: 10_000 });
+  await waitFor(() => server.heartbeats >= 3);
+  assert.deepEqual(server.pushed, []);
+  assert.equal(harness.client.status.everAccepted, false);
 });

@@ -17,6 +17,7 @@ import {
 } from '@meshrelay/api';
 import { createCsr, generateKeyPair } from '@meshrelay/certs';
 import { parseServerConfig } from '../src/config.ts';
+import { createFileClusterRegistry } from '../src/registry/file-cluster-registry.ts';
 import { startManagementServer, type ManagementServer } from '../src/server.ts';
 
 export interface TestServer extends ManagementServer {
@@ -167,4 +168,46 @@ export function virtualDestination(name: string): Resource {
     metadata: { name, namespace: 'default' },
     spec: { hosts: [`${name}.global`], services: [{ labels: { app: name } }], ports: [{ number: 8080, protocol: 'HTTP' }] },
   };
+}
+
+export interface SeededCluster {
+  readonly name: string;
+  /** Marks the cluster warm, as if it had sent a snapshot before the restart. */
+  readonly warm: boolean;
+}
+
+/**
+ * Starts a server as a replica restarting onto durable state: the clusters are
+ * registered (and marked warm where asked) in its state dir first, so the server
+ * starts with them in its registry and no input in memory, which is when the
+ * safe-mode gate holds. Returns the server and each cluster's relay token.
+ */
+export async function startRestartedTestServer(
+  t: TestContext,
+  clusters: readonly SeededCluster[],
+  flags: string[] = [],
+): Promise<{ server: TestServer; tokens: ReadonlyMap<string, string> }> {
+  const stateDir = mkdtempSync(join(tmpdir(), 'meshrelay-restart-'));
+  const tokens = new Map<string, string>();
+  try {
+    const registry = await createFileClusterRegistry({
+      dir: join(stateDir, 'registry'), tokenTtlSeconds: 3600, tokenOverlapSeconds: 60, logger: pino({ level: 'silent' }),
+    });
+    try {
+      for (const cluster of clusters) {
+        tokens.set(cluster.name, (await registry.register(cluster.name, {})).token);
+        if (cluster.warm) {
+          await registry.setCondition(cluster.name, { type: 'ClusterWarm', status: 'True', reason: 'FirstSnapshotReceived', message: 'before the restart' });
+        }
+      }
+    } finally {
+      await registry.close();
+    }
+    // A later --state-dir overrides the harness's own.
+    const server = await startTestServer(t, ['--state-dir', stateDir, ...flags]);
+    return { server: { ...server, stateDir }, tokens };
+  } finally {
+    // Registered after the server's own t.after, so it runs once the server has stopped.
+    t.after(() => rmSync(stateDir, { recursive: true, force: true }));
+  }
 }

@@ -1,4 +1,4 @@
-import { Server, experimental, status, type ServerDuplexStream, type ServerUnaryCall, type sendUnaryData } from '@grpc/grpc-js';
+import { Server, ServerCredentials, status, type ServerDuplexStream, type ServerUnaryCall, type sendUnaryData } from '@grpc/grpc-js';
 import { REGISTRATION_SERVICE, RELAY_SERVICE, SnapshotAssembler, encodeSnapshotFrames, snapshotEncoding, type OutputSnapshot, type relay } from '@meshrelay/api';
 import { verifyClientCertificate, type ClientIdentity } from '@meshrelay/certs';
 import { issueClientCertificate, type TestPki } from './test-pki.ts';
@@ -70,9 +70,7 @@ export class TestRelayServer {
   }
 
   async start(): Promise<this> {
-    const { pki } = this.#opts;
-    const provider = new StaticProvider(pki.ca.certPem, pki.serverCertPem, pki.serverKeyPem);
-    const credentials = experimental.createCertificateProviderServerCredentials(provider, provider, false);
+    const credentials = relayServerCredentials(this.#opts.pki);
     this.#port = await new Promise<number>((resolve, reject) => this.#server.bindAsync('localhost:0', credentials, (err, port) => (err ? reject(err) : resolve(port))));
     return this;
   }
@@ -197,30 +195,13 @@ function writeOutput(call: PullCall, output: OutputSnapshot): void {
   for (const chunk of frames.chunks) call.write({ chunk });
 }
 
-type CaListener = (update: { caCertificate: Buffer } | null) => void;
-type IdentityListener = (update: { certificate: Buffer; privateKey: Buffer } | null) => void;
-
-/** TLS material fixed for the life of the server; client certificates are requested, not required. */
-class StaticProvider implements experimental.CertificateProvider {
-  readonly #ca: Buffer;
-  readonly #cert: Buffer;
-  readonly #key: Buffer;
-
-  constructor(caPem: string, certPem: string, keyPem: string) {
-    this.#ca = Buffer.from(caPem);
-    this.#cert = Buffer.from(certPem);
-    this.#key = Buffer.from(keyPem);
-  }
-
-  addCaCertificateListener(listener: CaListener): void {
-    listener({ caCertificate: this.#ca });
-  }
-
-  removeCaCertificateListener(): void {}
-
-  addIdentityCertificateListener(listener: IdentityListener): void {
-    listener({ certificate: this.#cert, privateKey: this.#key });
-  }
-
-  removeIdentityCertificateListener(): void {}
+/**
+ * TLS with the server certificate; client certificates are requested but not
+ * required at the handshake (Register runs without one), and only verified
+ * peers get an auth context.
+ */
+function relayServerCredentials(pki: TestPki): ServerCredentials {
+  const credentials = ServerCredentials.createSsl(Buffer.from(pki.ca.certPem), [{ cert_chain: Buffer.from(pki.serverCert.certPem), private_key: Buffer.from(pki.serverCert.keyPem) }], true);
+  (credentials as unknown as { serverConstructorOptions: { rejectUnauthorized?: boolean } }).serverConstructorOptions.rejectUnauthorized = false;
+  return credentials;
 }

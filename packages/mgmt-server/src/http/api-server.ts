@@ -10,6 +10,7 @@ import type { OutputHub } from '../output-hub.ts';
 import type { ClusterRegistry } from '../registry/cluster-registry.ts';
 import type { TranslationLoop } from '../translation-loop.ts';
 import { clusterView } from './cluster-view.ts';
+import { registerUiRoutes } from './ui-routes.ts';
 
 export interface ApiDeps {
   readonly registry: ClusterRegistry;
@@ -71,6 +72,7 @@ export function buildApiServer(deps: ApiDeps) {
     return reply.code(e.httpStatus).send(e.toJSON());
   });
   app.setNotFoundHandler((req, reply) => reply.code(404).send({ code: 'MESHRELAY_ERR_NOT_FOUND', message: `no route ${req.method} ${req.url}` }));
+  registerUiRoutes(app);
 
   const requireAdmin = async (req: FastifyRequest): Promise<void> => {
     if (!deps.adminToken) return;

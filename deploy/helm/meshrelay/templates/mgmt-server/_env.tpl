@@ -1,0 +1,69 @@
+{{/*
+The management server's environment: each value maps onto exactly one variable of
+meshrelay-server (packages/mgmt-server/src/config.ts). The bind hosts stay at the binary's default.
+*/}}
+{{- define "meshrelay.mgmtServer.env" -}}
+{{- $s := .Values.glooMgmtServer -}}
+- name: POD_NAME
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.name
+{{ include "meshrelay.redisUrlEnv" . }}
+- name: MESHRELAY_RELAY_PORT
+  value: {{ $s.relay.port | int | quote }}
+- name: MESHRELAY_HTTP_PORT
+  value: {{ $s.http.port | int | quote }}
+- name: MESHRELAY_METRICS_PORT
+  value: {{ $s.metrics.port | int | quote }}
+- name: MESHRELAY_STATE_DIR
+  value: {{ $s.state.path | quote }}
+- name: MESHRELAY_TRUST_DOMAIN
+  value: {{ $s.relay.trustDomain | quote }}
+- name: MESHRELAY_SERVER_HOSTS
+  value: {{ include "meshrelay.serverHosts" . | quote }}
+- name: MESHRELAY_ADVERTISE_ADDRESS
+  value: {{ include "meshrelay.advertiseAddress" . | quote }}
+- name: MESHRELAY_CLIENT_CERT_LIFETIME
+  value: {{ $s.relay.clientCertLifetime | int64 | quote }}
+- name: MESHRELAY_TOKEN_TTL
+  value: {{ $s.relay.tokenTtl | int64 | quote }}
+- name: MESHRELAY_TOKEN_OVERLAP
+  value: {{ $s.relay.tokenOverlap | int64 | quote }}
+- name: MESHRELAY_MAX_SNAPSHOT_BYTES
+  value: {{ $s.relay.maxSnapshotBytes | int64 | quote }}
+- name: MESHRELAY_MAX_RESOURCES
+  value: {{ $s.relay.maxResources | int64 | quote }}
+- name: MESHRELAY_REGISTRATION_MAX_FAILURES
+  value: {{ $s.relay.registrationMaxFailures | int64 | quote }}
+- name: MESHRELAY_REGISTRATION_FAILURE_WINDOW
+  value: {{ $s.relay.registrationFailureWindow | int64 | quote }}
+- name: MESHRELAY_HEARTBEAT_INTERVAL
+  value: {{ $s.relay.heartbeatInterval | int64 | quote }}
+- name: MESHRELAY_HEARTBEAT_TIMEOUT
+  value: {{ $s.relay.heartbeatTimeout | int64 | quote }}
+- name: MESHRELAY_DRAIN_RETRY_AFTER
+  value: {{ $s.relay.drainRetryAfter | int64 | quote }}
+- name: MESHRELAY_TRANSLATION_DEBOUNCE
+  value: {{ $s.translationDebounce | int64 | quote }}
+- name: MESHRELAY_VIP_CIDR
+  value: {{ $s.vipCidr | quote }}
+- name: MESHRELAY_SAFE_MODE
+  value: {{ $s.safeMode | toString | quote }}
+- name: MESHRELAY_SAFE_START_WINDOW
+  value: {{ $s.safeStartWindow | int64 | quote }}
+- name: MESHRELAY_LEADER_ELECTION
+  value: {{ $s.leaderElection | toString | quote }}
+- name: MESHRELAY_MAX_DELETE_SHARE
+  value: {{ $s.blastRadius.maxDeleteShare | toString | quote }}
+- name: MESHRELAY_BLAST_RADIUS_MIN_RESOURCES
+  value: {{ $s.blastRadius.minResources | int64 | quote }}
+{{- if $s.adminToken.secretName }}
+- name: MESHRELAY_ADMIN_TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ $s.adminToken.secretName }}
+      key: {{ $s.adminToken.key }}
+{{- end }}
+- name: MESHRELAY_LOG_LEVEL
+  value: {{ $s.logLevel | quote }}
+{{- end -}}

@@ -1,0 +1,192 @@
+// The web UI in a real browser (headless Chromium) against a real management
+// server: banners appear and go away as the server's state changes, without a
+// reload. Screenshots land in test-artifacts/ui/ for a human look.
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test, type TestContext } from 'node:test';
+import { chromium, type Page } from 'playwright-core';
+import { waitFor } from '@meshrelay/testkit';
+import { mtlsClient, next, openPush, pushSnapshot, register, service, startRestartedTestServer, startTestServer, virtualDestination, type TestServer } from './harness.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ARTIFACTS = join(import.meta.dirname, '..', '..', '..', 'test-artifacts', 'ui');
+const UI_TIMEOUT_MS = 10_000;
+
+async function openPage(t: TestContext, url: string): Promise<Page> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`the UI tests need Chromium at ${CHROMIUM}; install it with "apt-get install -y chromium"`);
+  }
+  const profile = mkdtempSync(join(tmpdir(), 'meshrelay-chromium-'));
+  // A persistent context is how Playwright takes a user data dir: a fresh profile per test.
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+    viewport: { width: 1280, height: 860 },
+  });
+  t.after(async () => {
+    await context.close();
+    rmSync(profile, { recursive: true, force: true });
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  page.setDefaultTimeout(UI_TIMEOUT_MS);
+  const pageErrors: Error[] = [];
+  page.on('pageerror', (err) => pageErrors.push(err));
+  t.after(() => assert.deepEqual(pageErrors.map((e) => e.message), [], 'the page threw'));
+  await page.goto(url);
+  return page;
+}
+
+async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+/** Pushes one input snapshot for a cluster through a real mTLS relay client (registering it first without a token); returns the input hash. */
+async function pushInput(t: TestContext, server: TestServer, name: string, token?: string): Promise<string> {
+  const identity = await register(server, name, token ?? (await server.registry.register(name, {})).token);
+  const stream = openPush(mtlsClient(t, server, identity));
+  t.after(() => stream.end());
+  const hash = pushSnapshot(stream, name, 1, [service('checkout'), virtualDestination('checkout')]);
+  await next(stream, (m) => m.ack ?? undefined);
+  return hash;
+}
+
+test('given the UI files, when requested, then / and /ui/* are served with their content types and unknown assets are 404', async (t) => {
+  const server = await startTestServer(t);
+  const index = await fetch(`${server.api}/`);
+  assert.equal(index.status, 200);
+  assert.equal(index.headers.get('content-type'), 'text/html; charset=utf-8');
+  assert.match(await index.text(), /id="safe-mode-banner"/);
+  const js = await fetch(`${server.api}/ui/app.js`);
+  assert.equal(js.headers.get('content-type'), 'text/javascript; charset=utf-8');
+  const css = await fetch(`${server.api}/ui/style.css`);
+  assert.equal(css.headers.get('content-type'), 'text/css; charset=utf-8');
+  const missing = await fetch(`${server.api}/ui/nope.js`);
+  assert.equal(missing.status, 404);
+  assert.equal(((await missing.json()) as { code: string }).code, 'MESHRELAY_ERR_NOT_FOUND');
+});
+
+test('given safe mode holding for a warm cluster without input, then the banner names it with its ways out, and disappears once it is set to skip warming', async (t) => {
+  // The gate holds on a replica's start, so both clusters are warm in the durable registry before the server starts.
+  const { server, tokens } = await startRestartedTestServer(t, [{ name: 'east', warm: true }, { name: 'west', warm: true }], ['--safe-mode', 'true']);
+  await pushInput(t, server, 'east', tokens.get('east'));
+  server.loop.trigger('test');
+  await waitFor(() => JSON.stringify(server.loop.status().gate.missing) === '["west"]', { message: 'the gate does not wait for west alone' });
+  const page = await openPage(t, `${server.api}/?poll=200`);
+
+  const banner = page.locator('#safe-mode-banner');
+  await banner.locator('[data-cluster="west"]').waitFor();
+  assert.equal(await banner.getAttribute('role'), 'alert');
+  assert.equal(await banner.locator('[data-cluster="east"]').count(), 0);
+  const text = await banner.innerText();
+  assert.doesNotMatch(text, /\beast\b/);
+  assert.match(text, /Safe mode: translation is halted/);
+  assert.match(text, /Halted since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(\d+ s ago\)/);
+  assert.match(text, /Reconnect the agent of west/);
+  assert.match(text, /meshctl cluster deregister west/);
+  assert.match(text, /meshctl cluster update west --skip-warming/);
+  await page.locator('#clusters tr[data-cluster="west"]', { hasText: 'holding translation' }).waitFor();
+  await screenshot(page, 'safe-mode-banner');
+
+  await server.registry.update('west', { skipWarming: true });
+  await banner.waitFor({ state: 'hidden' });
+  await page.locator('#clusters tr[data-cluster="west"] td', { hasText: 'yes' }).waitFor();
+  await screenshot(page, 'safe-mode-released');
+});
+
+test('given a safe-start window holding for a warm cluster, then the banner counts down to the end of the window, live', async (t) => {
+  const { server } = await startRestartedTestServer(t, [{ name: 'west', warm: true }], ['--safe-start-window', '300']);
+  await waitFor(() => server.loop.status().windowEndsAt !== undefined, { message: 'the safe-start window does not hold' });
+  const page = await openPage(t, `${server.api}/?poll=200`);
+
+  const banner = page.locator('#safe-mode-banner');
+  await banner.locator('[data-cluster="west"]').waitFor();
+  const text = await banner.innerText();
+  assert.match(text, /Safe-start window: translation is waiting/);
+  assert.match(text, /The window ends at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(in [45]:\d\d\); translation then runs without the missing clusters/);
+  const countdown = banner.locator('#window-countdown');
+  const first = await countdown.innerText();
+  await waitFor(async () => (await countdown.innerText()) !== first, { message: `the countdown stays at ${first}` });
+  await screenshot(page, 'safe-start-window-banner');
+});
+
+test('given an output held by the blast-radius guard, then the held-outputs banner names the cluster and its release command until it is released', async (t) => {
+  const server = await startTestServer(t);
+  await server.registry.register('east', {});
+  const page = await openPage(t, `${server.api}/?poll=200`);
+  const banner = page.locator('#held-outputs-banner');
+  await page.locator('#clusters tr[data-cluster="east"]').waitFor();
+  assert.equal(await banner.isHidden(), true);
+
+  server.held.hold({
+    cluster: 'east',
+    hash: 'a'.repeat(64),
+    reason: 'delete-share',
+    message: 'would delete 8 of 10 resources (80 % > 50 %)',
+    deleted: 8,
+    held: 10,
+    missingClusters: [],
+  }, new Date());
+  const entry = banner.locator('[data-cluster="east"]');
+  await entry.waitFor();
+  const text = await entry.innerText();
+  assert.match(text, /would delete 8 of 10 resources \(80 % > 50 %\)/);
+  assert.match(text, /meshctl output release east/);
+  assert.match(text, /aaaaaaaaaaaa/);
+  await screenshot(page, 'held-outputs-banner');
+
+  server.held.release('east');
+  await banner.waitFor({ state: 'hidden' });
+});
+
+test('given two clusters, then the table shows each with its warm state, and clicking one opens its snapshots with provenance', async (t) => {
+  const server = await startTestServer(t);
+  const inputHash = await pushInput(t, server, 'east');
+  await server.registry.register('west', {});
+  server.loop.trigger('test');
+  await waitFor(() => server.outputs.current('east') !== undefined, { message: 'no output for east' });
+  const page = await openPage(t, `${server.api}/?poll=200`);
+
+  const east = page.locator('#clusters tr[data-cluster="east"]');
+  const west = page.locator('#clusters tr[data-cluster="west"]');
+  await east.locator('td', { hasText: 'FirstSnapshotReceived' }).waitFor();
+  assert.match(await east.innerText(), /warm/);
+  assert.match(await east.innerText(), new RegExp(inputHash.slice(0, 12)));
+  assert.match(await west.innerText(), /not warm\s+ClusterRegistered/);
+  assert.match(await west.innerText(), /never connected/);
+  assert.equal(await page.locator('#clusters tbody tr').count(), 2);
+
+  await east.locator('td').first().click();
+  const view = page.locator('#snapshot-view');
+  const provenance = view.locator('[data-provenance-cluster="east"]');
+  await provenance.waitFor();
+  assert.match(await provenance.innerText(), new RegExp(`${inputHash.slice(0, 12)}\\s+current input`));
+  assert.match(await view.innerText(), new RegExp(`Hash\\s+${inputHash}`));
+  await view.locator('summary').first().click();
+  await view.locator('.resources td', { hasText: 'default/checkout' }).first().waitFor();
+  await screenshot(page, 'snapshot-view');
+
+  await view.getByRole('button', { name: 'Close' }).click();
+  await view.waitFor({ state: 'hidden' });
+});
+
+test('given the API stops answering, then the page says the server is unreachable, keeps the last state, and recovers', async (t) => {
+  const server = await startTestServer(t);
+  await server.registry.register('east', {});
+  const page = await openPage(t, `${server.api}/?poll=200`);
+  await page.locator('#clusters tr[data-cluster="east"]').waitFor();
+
+  await page.route('**/api/v1/**', (route) => route.abort('connectionrefused'));
+  const notice = page.locator('#server-unreachable');
+  await notice.waitFor();
+  assert.match(await notice.innerText(), /Server unreachable/);
+  assert.match(await page.locator('#poll-state').innerText(), /server unreachable/);
+  assert.equal(await page.locator('#clusters tr[data-cluster="east"]').count(), 1);
+  await screenshot(page, 'server-unreachable');
+
+  await page.unroute('**/api/v1/**');
+  await notice.waitFor({ state: 'hidden' });
+});
