@@ -111,6 +111,13 @@ test('given a safe-start window holding for a warm cluster, then the banner coun
   const first = await countdown.innerText();
   await waitFor(async () => (await countdown.innerText()) !== first, { message: `the countdown stays at ${first}` });
   await screenshot(page, 'safe-start-window-banner');
+
+  // An operator selecting a command to copy keeps the selection across polls.
+  const skipWarming = 'meshctl cluster update west --skip-warming';
+  await banner.locator('code', { hasText: skipWarming }).click();
+  assert.equal(await page.evaluate('String(getSelection())'), skipWarming);
+  for (let polls = 0; polls < 3; polls++) await page.waitForResponse((res) => res.url().endsWith('/api/v1/safe-mode'));
+  assert.equal(await page.evaluate('String(getSelection())'), skipWarming);
 });
 
 test('given an output held by the blast-radius guard, then the held-outputs banner names the cluster and its release command until it is released', async (t) => {
