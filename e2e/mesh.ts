@@ -70,6 +70,7 @@ export class Mesh {
     const redis = options.redis === false ? undefined : await startRedisServer();
     const mesh = new Mesh(dir, redis, options.serverFlags ?? []);
     t.after(async () => {
+      if (process.env['E2E_DEBUG'] !== undefined) mesh.dumpLogs(Number(process.env['E2E_DEBUG']) || 40);
       await mesh.stopAll();
       if (process.env['E2E_KEEP'] === undefined) rmSync(dir, { recursive: true, force: true });
     });
@@ -214,6 +215,15 @@ export class Mesh {
 
   async patchCluster(cluster: string, body: Record<string, unknown>, server = this.#anyServer()): Promise<void> {
     await this.api(`/api/v1/clusters/${cluster}`, server, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  }
+
+  /** Prints the last lines of every process (E2E_DEBUG=N), to see why a scenario failed. */
+  dumpLogs(lines: number): void {
+    const procs = [...this.servers.map((s) => s.proc), ...[...this.agents.values()].map((a) => a.proc)];
+    for (const proc of procs) {
+      console.error(`----- ${proc.name} (last ${lines} lines)`);
+      for (const line of proc.lines.slice(-lines)) console.error(line.length > 400 ? `${line.slice(0, 400)}…` : line);
+    }
   }
 
   async stopAll(): Promise<void> {

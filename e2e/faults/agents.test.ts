@@ -56,6 +56,10 @@ test('given a frozen agent process, then the server notices within the heartbeat
     return !v.connection.connected && v.input?.stale === true;
   }, { timeoutMs: 10_000, intervalMs: 200, message: 'the frozen agent was not dropped' });
   agent.proc.resume();
-  await waitFor(async () => (await clusterView(mesh, 'cluster-b', s1)).connection.connected, { timeoutMs: 20_000, message: 'the agent did not come back' });
+  // Back on either replica (it rotates to the next address after a failure).
+  await waitFor(async () => (await Promise.all(mesh.servers.map((s) => clusterView(mesh, 'cluster-b', s)))).some((v) => v.connection.connected), {
+    timeoutMs: 20_000,
+    message: 'the agent did not come back',
+  });
   assert.deepEqual(appliedCounts(mesh), counts, 'no output was re-applied');
 });

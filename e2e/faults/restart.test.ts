@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { waitFor } from '@meshrelay/testkit';
 import type { Mesh, ServerProc } from '../mesh.ts';
 import { Prometheus } from '../prometheus.ts';
-import { appliedCounts, assertProvenance, clusterView, faultMesh, outputs, safeMode, waitForConnected } from './support.ts';
+import { appliedCounts, assertProvenance, clusterView, faultMesh, outputs, safeMode, waitForConnectedAnywhere } from './support.ts';
 
 /** Kills cluster-c's agent, Redis and both replicas; brings Redis and the replicas back (empty). */
 async function restartPlaneWithoutC(mesh: Mesh, s0: ServerProc, s1: ServerProc): Promise<[ServerProc, ServerProc]> {
@@ -27,10 +27,11 @@ test('given safe mode, when Redis and all replicas restart with one agent kept a
   const before = outputs(mesh);
   const counts = appliedCounts(mesh);
   const [r0, r1] = await restartPlaneWithoutC(mesh, s0, s1);
-  await waitForConnected(mesh, r0, ['cluster-a']);
-  await waitForConnected(mesh, r1, ['cluster-b']);
+  await waitForConnectedAnywhere(mesh, ['cluster-a', 'cluster-b']);
 
   for (const server of [r0, r1]) {
+    // Both replicas see a and b (pushed to one of them, shared through Redis) and wait for c.
+    await waitFor(async () => (await safeMode(mesh, server)).missing.length === 1, { timeoutMs: 10_000, message: `${server.name} did not see a and b` });
     const sm = await safeMode(mesh, server);
     assert.equal(sm.active, true);
     assert.equal(sm.mode, 'safe-mode');

@@ -69,3 +69,14 @@ export async function waitForConnected(mesh: Mesh, server: ServerProc, clusters:
 export async function safeMode(mesh: Mesh, server: ServerProc): Promise<SafeModeView> {
   return mesh.api<SafeModeView>('/api/v1/safe-mode', server);
 }
+
+/** Waits until each cluster has push and pull streams open on some running replica. */
+export async function waitForConnectedAnywhere(mesh: Mesh, clusters: readonly string[], timeoutMs = 20_000): Promise<void> {
+  await waitFor(async () => {
+    for (const c of clusters) {
+      const views = await Promise.all(mesh.servers.filter((s) => s.proc.running).map((s) => clusterView(mesh, c, s)));
+      if (!views.some((v) => v.connection.push > 0 && v.connection.pull > 0)) return false;
+    }
+    return true;
+  }, { timeoutMs, intervalMs: 200, message: `${clusters.join(', ')} did not reconnect` });
+}

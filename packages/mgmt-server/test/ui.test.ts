@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { chromium, type Page } from 'playwright-core';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { waitFor } from '@meshrelay/testkit';
 import { mtlsClient, next, openPush, pushSnapshot, register, service, startRestartedTestServer, startTestServer, virtualDestination, type TestServer } from './harness.ts';
 
@@ -19,22 +19,27 @@ async function openPage(t: TestContext, url: string): Promise<Page> {
     throw new Error(`the UI tests need Chromium at ${CHROMIUM}; install it with "apt-get install -y chromium"`);
   }
   const profile = mkdtempSync(join(tmpdir(), 'meshrelay-chromium-'));
+  let context: BrowserContext | undefined;
+  t.after(async () => {
+    await context?.close();
+    rmSync(profile, { recursive: true, force: true });
+  });
   // A persistent context is how Playwright takes a user data dir: a fresh profile per test.
-  const context = await chromium.launchPersistentContext(profile, {
+  context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
       '--disable-component-update', '--disable-sync'],
     viewport: { width: 1280, height: 860 },
   });
-  t.after(async () => {
-    await context.close();
-    rmSync(profile, { recursive: true, force: true });
-  });
   const page = context.pages()[0] ?? (await context.newPage());
   page.setDefaultTimeout(UI_TIMEOUT_MS);
-  const pageErrors: Error[] = [];
-  page.on('pageerror', (err) => pageErrors.push(err));
-  t.after(() => assert.deepEqual(pageErrors.map((e) => e.message), [], 'the page threw'));
+  const pageErrors: string[] = [];
+  page.on('pageerror', (err) => pageErrors.push(err.message));
+  // A failed request is logged by the browser itself (tests make some fail); anything else, such as a CSP refusal, is a bug.
+  page.on('console', (msg) => {
+    if (msg.type() === 'error' && !msg.text().startsWith('Failed to load resource')) pageErrors.push(msg.text());
+  });
+  t.after(() => assert.deepEqual(pageErrors, [], 'the page reported errors'));
   await page.goto(url);
   return page;
 }
@@ -60,6 +65,8 @@ test('given the UI files, when requested, then / and /ui/* are served with their
   assert.equal(index.status, 200);
   assert.equal(index.headers.get('content-type'), 'text/html; charset=utf-8');
   assert.match(await index.text(), /id="safe-mode-banner"/);
+  assert.match(index.headers.get('content-security-policy') ?? '', /default-src 'self'/);
+  assert.equal(index.headers.get('x-content-type-options'), 'nosniff');
   const js = await fetch(`${server.api}/ui/app.js`);
   assert.equal(js.headers.get('content-type'), 'text/javascript; charset=utf-8');
   const css = await fetch(`${server.api}/ui/style.css`);

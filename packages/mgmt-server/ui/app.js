@@ -15,7 +15,6 @@ const state = {
   /** The last complete answer from the server: { status, safeMode, clusters, held }. */
   data: null,
   lastOkAt: null,
-  windowEndsAt: null,
   failingSince: null,
   error: null,
   /** Input/output snapshots of the cluster shown in the snapshot view. */
@@ -210,16 +209,7 @@ function renderHeader(status) {
   ]);
 }
 
-/** The server recomputes a window's end on every gate check; a few ms of jitter is not a change worth re-announcing. */
-function steadyWindowEnd(iso) {
-  const previous = state.windowEndsAt;
-  if (iso && previous && Math.abs(Date.parse(iso) - Date.parse(previous)) < 2000) return previous;
-  state.windowEndsAt = iso;
-  return iso;
-}
-
-function renderSafeMode(reported, clusters) {
-  const safeMode = { ...reported, windowEndsAt: steadyWindowEnd(reported.windowEndsAt) };
+function renderSafeMode(safeMode, clusters) {
   const el = $('safe-mode-banner');
   el.hidden = !safeMode.active;
   const byName = new Map(clusters.map((c) => [c.name, c]));

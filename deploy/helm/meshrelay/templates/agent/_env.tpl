@@ -1,0 +1,59 @@
+{{/*
+The relay agent's environment: each value maps onto exactly one MESHRELAY_AGENT_* variable of
+meshrelay-agent (packages/agent/src/config.ts). Secrets arrive as files, never as variables.
+*/}}
+{{- define "meshrelay.agent.tokenPath" -}}/var/run/secrets/meshrelay/relay-token/token{{- end -}}
+{{- define "meshrelay.agent.rootCaPath" -}}/var/run/secrets/meshrelay/relay-ca/ca.crt{{- end -}}
+{{- define "meshrelay.agent.manifestsDir" -}}/etc/meshrelay/manifests{{- end -}}
+{{- define "meshrelay.agent.stateDir" -}}/var/lib/meshrelay-agent/state{{- end -}}
+{{- define "meshrelay.agent.outputDir" -}}/var/lib/meshrelay-agent/output{{- end -}}
+
+{{- define "meshrelay.agent.env" -}}
+{{- $a := .Values.glooAgent -}}
+- name: POD_NAME
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.name
+- name: POD_NAMESPACE
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.namespace
+- name: MESHRELAY_AGENT_CLUSTER
+  value: {{ required "glooAgent.cluster is required when glooAgent.enabled is true" $a.cluster | quote }}
+- name: MESHRELAY_AGENT_SERVER_ADDRESS
+  value: {{ required "glooAgent.relay.serverAddress is required when glooAgent.enabled is true" $a.relay.serverAddress | quote }}
+- name: MESHRELAY_AGENT_TOKEN_FILE
+  value: {{ include "meshrelay.agent.tokenPath" . | quote }}
+- name: MESHRELAY_AGENT_ROOT_CA_FILE
+  value: {{ include "meshrelay.agent.rootCaPath" . | quote }}
+- name: MESHRELAY_AGENT_DISCOVERY_PROVIDER
+  value: {{ $a.discovery.provider | quote }}
+{{- if eq $a.discovery.provider "file" }}
+- name: MESHRELAY_AGENT_MANIFESTS_DIR
+  value: {{ include "meshrelay.agent.manifestsDir" . | quote }}
+- name: MESHRELAY_AGENT_OUTPUT_DIR
+  value: {{ include "meshrelay.agent.outputDir" . | quote }}
+- name: MESHRELAY_AGENT_RESCAN_INTERVAL
+  value: {{ $a.discovery.file.rescanInterval | quote }}
+{{- end }}
+- name: MESHRELAY_AGENT_STATE_DIR
+  value: {{ include "meshrelay.agent.stateDir" . | quote }}
+- name: MESHRELAY_AGENT_DEBOUNCE_MS
+  value: {{ $a.discovery.debounceMs | int64 | quote }}
+- name: MESHRELAY_AGENT_HEALTH_PORT
+  value: {{ $a.healthPort | int | quote }}
+- name: MESHRELAY_AGENT_HEARTBEAT_INTERVAL
+  value: {{ $a.relay.heartbeatInterval | quote }}
+- name: MESHRELAY_AGENT_HEARTBEAT_TIMEOUT
+  value: {{ $a.relay.heartbeatTimeout | quote }}
+- name: MESHRELAY_AGENT_MAX_SNAPSHOT_BYTES
+  value: {{ $a.relay.maxSnapshotBytes | quote }}
+- name: MESHRELAY_AGENT_LEASE_DURATION
+  value: {{ $a.leaderElection.leaseDuration | quote }}
+- name: MESHRELAY_AGENT_RENEW_DEADLINE
+  value: {{ $a.leaderElection.renewDeadline | quote }}
+- name: MESHRELAY_AGENT_RETRY_PERIOD
+  value: {{ $a.leaderElection.retryPeriod | quote }}
+- name: MESHRELAY_AGENT_LOG_LEVEL
+  value: {{ $a.logLevel | quote }}
+{{- end -}}
