@@ -62,7 +62,7 @@ export class Agent {
       token: () => (config.token !== undefined ? Promise.resolve(config.token) : readOptionalFile(config.tokenFile, '--token-file')),
       credentials: new CredentialStore({ stateDir: config.stateDir, cluster, logger }),
       latestSnapshot: () => this.#provider.current,
-      heldOutputHash: () => this.#writer.heldHash,
+      heldOutput: () => this.#writer.held,
       applyOutput: (output) => this.#applyOutput(output),
       heartbeatIntervalMs: config.heartbeatIntervalMs,
       heartbeatTimeoutMs: config.heartbeatTimeoutMs,

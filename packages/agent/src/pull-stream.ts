@@ -1,13 +1,23 @@
 import type { Client, ClientDuplexStream, StatusObject } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
-import { RELAY_SERVICE, SnapshotAssembler, toMeshrelayError, type AssembledSnapshot, type AssemblyLimits, type relay } from '@meshrelay/api';
+import {
+  RELAY_SERVICE,
+  SnapshotAssembler,
+  resourceId,
+  toMeshrelayError,
+  type AssembledSnapshot,
+  type AssemblyLimits,
+  type Provenance,
+  type Resource,
+  type relay,
+} from '@meshrelay/api';
 import { outcomeOfStatus, type SessionOutcome } from './session-outcome.ts';
 import { StreamHeartbeat } from './stream-heartbeat.ts';
 
 export interface PullStreamOptions {
   readonly client: Client;
-  /** Hash of the output already held ('' if none), announced in PullHello. */
-  readonly heldHash: () => string;
+  /** The output already held (undefined if none), announced in PullHello. */
+  readonly held: () => { readonly hash: string; readonly resources: readonly Resource[]; readonly provenance: readonly Provenance[] } | undefined;
   /** Applies a complete, hash-checked output; resolves once it is served. Rejection = not applied. */
   readonly apply: (output: AssembledSnapshot) => Promise<void>;
   readonly limits: AssemblyLimits;
@@ -50,7 +60,15 @@ export class PullStream {
     this.#call.on('data', (msg: relay.v1.IPullResponse) => this.#receive(msg));
     this.#call.on('error', () => {});
     this.#call.on('status', (status: StatusObject) => this.#end(outcomeOfStatus(status, 'pull')));
-    this.#write({ hello: { heldHash: options.heldHash() } });
+    // The held output's identity lets the server's blast-radius guard see what a new output would delete.
+    const held = options.held();
+    this.#write({
+      hello: {
+        heldHash: held?.hash ?? '',
+        heldKeys: held ? held.resources.map(resourceId) : [],
+        heldProvenance: held ? held.provenance.map((p) => ({ cluster: p.cluster, inputHash: p.inputHash })) : [],
+      },
+    });
   }
 
   /** Cancels the stream; no outcome is reported after this. An apply in progress completes. */

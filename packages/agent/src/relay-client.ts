@@ -5,6 +5,7 @@ import { MeshrelayError, type AssembledSnapshot, type InputSnapshot } from '@mes
 import { createCsr } from '@meshrelay/certs';
 import { Backoff, type BackoffOptions, type Clock } from './backoff.ts';
 import { needsRenewal, type ClientCredentials, type CredentialStore } from './credential-store.ts';
+import type { AppliedOutput } from './output-writer.ts';
 import { PullStream } from './pull-stream.ts';
 import { PushStream, type PushAck } from './push-stream.ts';
 import { RELAY_CHANNEL_OPTIONS, mtlsCredentials, registerCluster, renewCertificate } from './relay-rpc.ts';
@@ -20,7 +21,8 @@ export interface RelayClientOptions {
   readonly token: () => Promise<string | undefined>;
   readonly credentials: CredentialStore;
   readonly latestSnapshot: () => InputSnapshot | undefined;
-  readonly heldOutputHash: () => string;
+  /** The output currently held and served, if any (announced to the server on every Pull). */
+  readonly heldOutput: () => AppliedOutput | undefined;
   /** Applies one complete output; rejection = refused (acked with accepted=false). */
   readonly applyOutput: (output: AssembledSnapshot) => Promise<void>;
   readonly heartbeatIntervalMs: number;
@@ -279,7 +281,7 @@ export class RelayClient {
   #openPull(client: Client, address: string, finish: (o: SessionOutcome) => void): PullStream {
     return new PullStream({
       client,
-      heldHash: this.#opts.heldOutputHash,
+      held: this.#opts.heldOutput,
       apply: this.#opts.applyOutput,
       limits: { maxBytes: this.#opts.maxSnapshotBytes, maxResources: this.#opts.maxOutputResources ?? DEFAULT_MAX_OUTPUT_RESOURCES },
       heartbeatIntervalMs: this.#opts.heartbeatIntervalMs,

@@ -4,6 +4,7 @@ export {
   compareResources,
   formatResourceKey,
   isRecord,
+  resourceId,
   resourceKey,
   type ObjectMeta,
   type Resource,

@@ -33,6 +33,11 @@ export function formatResourceKey(key: ResourceKey): string {
   return `${key.kind}.${key.apiVersion} ${where}`;
 }
 
+/** One string per resource identity; what an agent reports for the output it holds. */
+export function resourceId(r: Resource): string {
+  return formatResourceKey(resourceKey(r));
+}
+
 function compareStrings(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }

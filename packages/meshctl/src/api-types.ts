@@ -30,7 +30,13 @@ export interface ClusterView {
     /** When the server received this snapshot; servers that do not report it leave it out. */
     readonly receivedAt?: string | null;
   } | null;
-  readonly output: { readonly hash: string; readonly resources: number; readonly appliedHash: string | null } | null;
+  readonly output: {
+    readonly hash: string;
+    readonly resources: number;
+    readonly appliedHash: string | null;
+    /** The blast-radius guard holds this cluster's newest output; servers that do not report it leave it out. */
+    readonly held?: boolean;
+  } | null;
 }
 
 // Fails to compile when the server's ClusterView drifts away from what meshctl reads.
@@ -76,6 +82,7 @@ export interface ServerStatus {
   readonly translation: {
     readonly gate: { readonly state: string; readonly [field: string]: unknown };
     readonly heldSince?: string;
+    readonly windowEndsAt?: string;
     readonly lastRunAt?: string;
     readonly problems: readonly { readonly cluster?: string; readonly resource?: string; readonly reason: string }[];
     readonly admitted: readonly { readonly cluster: string; readonly inputHash: string }[];
@@ -91,4 +98,39 @@ export interface HealthResponse {
 export interface ReadyResponse {
   readonly ready: boolean;
   readonly replica: string;
+}
+
+/** Answer of GET /api/v1/safe-mode: what holds translation on the answering replica. */
+export interface SafeModeStatus {
+  readonly active: boolean;
+  /** What holds translation; null while it runs. */
+  readonly mode: 'safe-mode' | 'safe-start-window' | null;
+  /** Required clusters whose input is not present (while held), or left out (after a window elapsed). */
+  readonly missing: readonly string[];
+  readonly since: string | null;
+  /** When the safe-start window ends; null for safe mode, which has no timeout. */
+  readonly windowEndsAt: string | null;
+  /** Why the gate is open (e.g. all-required-present, window-elapsed); null while held. */
+  readonly openReason: string | null;
+  /** What an operator can do; "NAME" stands for a missing cluster. */
+  readonly waysOut: readonly string[];
+}
+
+/** An output the blast-radius guard holds back until an operator releases it or the missing inputs arrive. */
+export interface HeldOutput {
+  readonly cluster: string;
+  readonly hash: string;
+  readonly reason: 'delete-share' | 'missing-inputs';
+  readonly message: string;
+  /** Resources the output would delete. */
+  readonly deleted: number;
+  /** Resources the agent holds now. */
+  readonly held: number;
+  readonly missingClusters: readonly string[];
+  readonly since: string;
+}
+
+/** Answer of POST /api/v1/clusters/:name/output/release. */
+export interface ReleaseResponse {
+  readonly released: HeldOutput;
 }

@@ -3,11 +3,14 @@ import type {
   ClusterUpdateRequest,
   ClusterView,
   HealthResponse,
+  HeldOutput,
   InputSnapshot,
   OutputSnapshot,
   ReadyResponse,
   RegisterRequest,
   RegistrationResponse,
+  ReleaseResponse,
+  SafeModeStatus,
   ServerStatus,
   TokenResponse,
 } from './api-types.ts';
@@ -65,6 +68,15 @@ export interface ApiClient {
   /** Rejects with MESHRELAY_ERR_SNAPSHOT_NOT_FOUND when none was computed yet. */
   getOutputSnapshot(cluster: string): Promise<OutputSnapshot>;
   status(): Promise<ServerStatus>;
+  /** The safe-mode gate of the replica that answers. */
+  safeMode(): Promise<SafeModeStatus>;
+  /** Outputs the blast-radius guard holds back, sorted by cluster. */
+  heldOutputs(): Promise<HeldOutput[]>;
+  /**
+   * Lets the held output of a cluster go to its agent; resolves with what was
+   * released. Rejects with MESHRELAY_ERR_SNAPSHOT_NOT_FOUND when none is held.
+   */
+  releaseOutput(cluster: string): Promise<HeldOutput>;
   health(): Promise<HealthResponse>;
   /** Resolves for both ready (200) and not ready (503) answers. */
   ready(): Promise<ReadyResponse>;
@@ -152,6 +164,20 @@ class HttpApiClient implements ApiClient {
 
   status(): Promise<ServerStatus> {
     return this.#call('GET', '/api/v1/status');
+  }
+
+  safeMode(): Promise<SafeModeStatus> {
+    return this.#call('GET', '/api/v1/safe-mode');
+  }
+
+  async heldOutputs(): Promise<HeldOutput[]> {
+    const answer = await this.#call<{ held: HeldOutput[] }>('GET', '/api/v1/outputs/held');
+    return answer.held;
+  }
+
+  async releaseOutput(name: string): Promise<HeldOutput> {
+    const answer = await this.#call<ReleaseResponse>('POST', `${cluster(name)}/output/release`, { admin: true });
+    return answer.released;
   }
 
   health(): Promise<HealthResponse> {

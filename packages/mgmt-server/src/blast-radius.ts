@@ -1,4 +1,4 @@
-import { formatResourceKey, resourceKey, type OutputSnapshot, type Provenance } from '@meshrelay/api';
+import { resourceId, type OutputSnapshot, type Provenance } from '@meshrelay/api';
 
 export interface BlastRadiusConfig {
   /** Hold an output that deletes more than this share (0..1) of what the agent holds. */
@@ -24,11 +24,6 @@ export type BlastRadiusVerdict =
       readonly message: string;
     };
 
-/** The key an agent reports for each resource it holds (also used in PullHello). */
-export function outputResourceKey(r: Parameters<typeof resourceKey>[0]): string {
-  return formatResourceKey(resourceKey(r));
-}
-
 /**
  * Decides whether a new output may go to an agent, from what the agent holds.
  * Pure. Two rules:
@@ -44,7 +39,7 @@ export function assessOutput(
   next: OutputSnapshot,
   registered: ReadonlySet<string>,
 ): BlastRadiusVerdict {
-  const nextKeys = new Set(next.resources.map(outputResourceKey));
+  const nextKeys = new Set(next.resources.map(resourceId));
   let deleted = 0;
   for (const key of held.keys) if (!nextKeys.has(key)) deleted++;
   if (deleted === 0) return { verdict: 'send', deleted };

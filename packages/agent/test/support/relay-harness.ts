@@ -1,6 +1,7 @@
 import type { TestContext } from 'node:test';
 import { buildInputSnapshot, type AssembledSnapshot, type InputSnapshot, type Resource } from '@meshrelay/api';
 import { CredentialStore } from '../../src/credential-store.ts';
+import type { AppliedOutput } from '../../src/output-writer.ts';
 import { RelayClient, type RelayClientOptions } from '../../src/relay-client.ts';
 import { captureLogger, tempDir } from './fixtures.ts';
 import { testPki } from './test-pki.ts';
@@ -38,7 +39,7 @@ export async function startClient(t: TestContext, addresses: readonly string[], 
   const stateDir = overrides.stateDir ?? (await tempDir(t));
   const { logger, lines } = captureLogger();
   let latest: InputSnapshot | undefined = inputSnapshot(1, 'reviews');
-  let held = '';
+  let held: AppliedOutput | undefined;
   const applied: AssembledSnapshot[] = [];
   const client = new RelayClient({
     cluster: 'east',
@@ -47,10 +48,10 @@ export async function startClient(t: TestContext, addresses: readonly string[], 
     token: () => Promise.resolve('good-token'),
     credentials: new CredentialStore({ stateDir, cluster: 'east', logger }),
     latestSnapshot: () => latest,
-    heldOutputHash: () => held,
+    heldOutput: () => held,
     applyOutput: (output) => {
       applied.push(output);
-      held = output.hash;
+      held = { cluster: 'east', hash: output.hash, provenance: output.provenance, resources: output.resources };
       return Promise.resolve();
     },
     heartbeatIntervalMs: 100,

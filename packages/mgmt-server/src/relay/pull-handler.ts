@@ -1,6 +1,6 @@
 import type { ServerDuplexStream } from '@grpc/grpc-js';
-import { encodeSnapshotFrames, snapshotEncoding, type OutputSnapshot, type relay } from '@meshrelay/api';
-import { assessOutput, outputResourceKey, type HeldState } from '../blast-radius.ts';
+import { encodeSnapshotFrames, resourceId, snapshotEncoding, type OutputSnapshot, type relay } from '@meshrelay/api';
+import { assessOutput, type HeldState } from '../blast-radius.ts';
 import type { RelayContext } from './relay-context.ts';
 import { openRelayStream, type RelayStream } from './relay-stream.ts';
 
@@ -44,7 +44,7 @@ export function handlePull(ctx: RelayContext, call: PullCall): void {
     stream.write({ header: frames.header });
     for (const chunk of frames.chunks) stream.write({ chunk });
     agentHolds = output.hash;
-    heldState = { keys: new Set(output.resources.map(outputResourceKey)), provenance: output.provenance };
+    heldState = { keys: new Set(output.resources.map(resourceId)), provenance: output.provenance };
     ctx.metrics.outputPushes.inc({ cluster: stream.cluster });
     stream.log.info({ hash: output.hash, bytes: output.bytes }, 'output sent');
   };
