@@ -5,7 +5,7 @@
  * Every "random" choice (pod-name suffixes, node placement) comes from a seeded generator,
  * so the same shape and seed give the same input hashes on every machine.
  */
-import { KINDS, buildInputSnapshot, normalizeResource, sha256Hex, type InputSnapshot, type Resource } from '@meshrelay/api';
+import { KINDS, MeshrelayError, buildInputSnapshot, normalizeResource, sha256Hex, type InputSnapshot, type Resource } from '@meshrelay/api';
 import type { ClusterInfo } from '@meshrelay/translator';
 
 export interface WorkloadShape {
@@ -240,7 +240,7 @@ function clusterResources(shape: WorkloadShape, c: number): Resource[] {
   // Each node owns a /24 of the cluster's pod range 10.(100+c).0.0/16 (up to 254 pods per node).
   const nextIp = (node: number): string => {
     const k = (podsOnNode[node] = (podsOnNode[node] ?? 0) + 1);
-    if (k > 254) throw new RangeError(`node ${node} of cluster ${c} has more than 254 pods`);
+    if (k > 254) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `node ${node} of cluster ${c} would hold more than 254 pods; add nodes to the workload shape`);
     return `10.${100 + c}.${node}.${k}`;
   };
   const resources: Resource[] = [...nodes(shape, c), eastWestGateway(c)];
@@ -254,7 +254,7 @@ function clusterResources(shape: WorkloadShape, c: number): Resource[] {
 
 /** Builds the input snapshots of `shape`. Deterministic: same shape ⇒ same input hashes. */
 export function generateWorkload(shape: WorkloadShape): Workload {
-  if (shape.clusters > 155 || shape.nodesPerCluster > 256) throw new RangeError('workload shape exceeds the address plan (≤ 155 clusters, ≤ 256 nodes each)');
+  if (shape.clusters > 155 || shape.nodesPerCluster > 256) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', 'workload shape exceeds the address plan (at most 155 clusters of at most 256 nodes)');
   const inputs = new Map<string, InputSnapshot>();
   const clusters: ClusterInfo[] = [];
   const inputsByKind: Record<string, number> = {};

@@ -14,6 +14,8 @@ export interface MeshctlIo {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** The clock ages are measured against; defaults to the system clock. */
   readonly now?: () => Date;
+  /** Opens a URL in a browser without waiting; defaults to the desktop's opener (xdg-open, open). */
+  readonly openBrowser?: (url: string) => void;
 }
 
 export type OutputFormat = 'text' | 'json';
@@ -53,9 +55,20 @@ export function addGlobalOptions(program: Command): void {
 /** The per-run state commands share: io, merged global options, the API client. */
 export class CliContext {
   readonly io: MeshctlIo;
+  #exitCode = 0;
 
   constructor(io: MeshctlIo) {
     this.io = io;
+  }
+
+  /** The exit code of a command that ran to its end; not 0 when it reported a problem it found (a failed check). */
+  get exitCode(): number {
+    return this.#exitCode;
+  }
+
+  /** Makes a command that printed its answer exit with `code`, without an error line. */
+  setExitCode(code: number): void {
+    this.#exitCode = code;
   }
 
   now(): Date {

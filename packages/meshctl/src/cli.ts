@@ -2,10 +2,14 @@ import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
 import { MeshrelayError } from '@meshrelay/api';
 import { CliContext, GLOBAL_ENV, addGlobalOptions, type MeshctlIo } from './cli-context.ts';
+import { addCheckCommand } from './commands/check.ts';
 import { addClusterCommands } from './commands/cluster.ts';
+import { addDashboardCommand } from './commands/dashboard.ts';
 import { addDebugCommands } from './commands/debug.ts';
+import { addOutputCommands } from './commands/output.ts';
+import { addSafeModeCommands } from './commands/safe-mode.ts';
 import { addSnapshotCommands } from './commands/snapshot.ts';
-import { ApiError } from './http-client.ts';
+import { ApiError, describeFailure } from './http-client.ts';
 
 /** Exit codes: 0 success, 1 the server or the machine failed the request, 2 the command line is wrong. */
 export const EXIT_OK = 0;
@@ -18,16 +22,19 @@ const VERSION = (createRequire(import.meta.url)('../package.json') as { version:
  * Runs one meshctl command line (without the node and script entries) and
  * resolves with its exit code; never throws and never exits the process.
  * Results go to io.stdout; every failure is exactly one "meshctl: …" line on
- * io.stderr. Usage errors are found before the server is contacted.
+ * io.stderr. Usage errors are found before the server is contacted. A command
+ * whose answer is a problem report (`check`) prints it and exits 1 without an
+ * error line.
  */
 export async function runMeshctl(argv: readonly string[], io: MeshctlIo): Promise<number> {
   // Commander writes to stderr only to show help after a missing command; it is
   // held back so that failure, too, is a single line.
   let heldHelp = '';
-  const program = buildProgram(new CliContext(io), (text) => (heldHelp += text));
+  const ctx = new CliContext(io);
+  const program = buildProgram(ctx, (text) => (heldHelp += text));
   try {
     await program.parseAsync([...argv], { from: 'user' });
-    return EXIT_OK;
+    return ctx.exitCode;
   } catch (err) {
     return reportFailure(err, io, heldHelp);
   }
@@ -52,7 +59,11 @@ function buildProgram(ctx: CliContext, holdHelp: (text: string) => void): Comman
       `Exit codes: ${EXIT_OK} success, ${EXIT_FAILURE} server or API error, ${EXIT_USAGE} usage error.`,
   );
   addClusterCommands(program, ctx);
+  addCheckCommand(program, ctx);
+  addSafeModeCommands(program, ctx);
+  addOutputCommands(program, ctx);
   addSnapshotCommands(program, ctx);
+  addDashboardCommand(program, ctx);
   addDebugCommands(program, ctx, VERSION);
   return program;
 }
@@ -71,10 +82,7 @@ function reportFailure(err: unknown, io: MeshctlIo, heldHelp: string): number {
     }
     return fail(err.message.replace(/^error: /, ''), EXIT_USAGE);
   }
-  if (err instanceof ApiError) {
-    if (err.status === undefined) return fail(err.message, EXIT_FAILURE);
-    return fail(`${err.serverCode}: ${err.message} (${err.request}, HTTP ${err.status})`, EXIT_FAILURE);
-  }
+  if (err instanceof ApiError) return fail(describeFailure(err), EXIT_FAILURE);
   if (err instanceof MeshrelayError) {
     return fail(err.message, err.code === 'MESHRELAY_ERR_INVALID_ARGUMENT' ? EXIT_USAGE : EXIT_FAILURE);
   }

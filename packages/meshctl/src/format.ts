@@ -21,7 +21,21 @@ export function formatAge(since: string | null | undefined, now: Date): string {
   if (since === null || since === undefined) return '-';
   const then = Date.parse(since);
   if (Number.isNaN(then)) return '-';
-  const seconds = Math.max(0, Math.floor((now.getTime() - then) / 1000));
+  return formatSeconds(Math.max(0, Math.floor((now.getTime() - then) / 1000)));
+}
+
+/**
+ * Time from `now` until `until`, in the units of formatAge; "-" when `until` is
+ * missing or not a date, "0s" when it has passed.
+ */
+export function formatTimeLeft(until: string | null | undefined, now: Date): string {
+  if (until === null || until === undefined) return '-';
+  const then = Date.parse(until);
+  if (Number.isNaN(then)) return '-';
+  return formatSeconds(Math.max(0, Math.ceil((then - now.getTime()) / 1000)));
+}
+
+function formatSeconds(seconds: number): string {
   if (seconds < 120) return `${seconds}s`;
   const minutes = Math.floor(seconds / 60);
   if (minutes < 120) return `${minutes}m`;

@@ -82,6 +82,15 @@ export interface ApiClient {
   ready(): Promise<ReadyResponse>;
 }
 
+/**
+ * One line for a failed call: for an answer from the server, its code, its
+ * message, the call and the HTTP status; otherwise the error's message.
+ */
+export function describeFailure(err: unknown): string {
+  if (err instanceof ApiError && err.status !== undefined) return `${err.serverCode}: ${err.message} (${err.request}, HTTP ${err.status})`;
+  return err instanceof Error ? err.message : String(err);
+}
+
 /** Checks the base URL; throws MESHRELAY_ERR_INVALID_ARGUMENT naming it when it is not http(s). */
 export function normalizeServerUrl(raw: string): string {
   let url: URL;
