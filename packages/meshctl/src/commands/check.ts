@@ -30,7 +30,7 @@ export function addCheckCommand(program: Command, ctx: CliContext): void {
     .command('check')
     .description('check the server, its store, each registered cluster (connected, warm), safe mode and held outputs; exit 1 on any problem')
     .action(async (_flags: unknown, cmd: Command) => {
-      const report = await runChecks(ctx.client(cmd));
+      const report = await runChecks(ctx.client(cmd), ctx.now());
       if (ctx.globals(cmd).output === 'json') ctx.printJson(report);
       else ctx.print(renderCheckReport(report));
       if (!report.ok) ctx.setExitCode(1);
