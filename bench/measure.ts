@@ -1,4 +1,4 @@
-/** Timing of one benchmark figure: warm-ups, then timed runs with the monotonic clock. */
+/** Timing of benchmark figures: warm-up rounds, then timed rounds with the monotonic clock. */
 import { MeshrelayError } from '@meshrelay/api';
 
 export interface MeasureOptions {
@@ -24,30 +24,40 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
+export interface Task<T> {
+  readonly name: string;
+  readonly work: () => T;
+  /** Sees every result (warm-ups included), outside the timed span; throws if the work did not do what it claims. */
+  readonly check?: (result: T) => void;
+}
+
 /**
- * Runs `work` `warmups` times untimed, then `runs` times timed with process.hrtime.bigint().
- * `check` sees every result (warm-ups included) and throws if one is wrong, so a figure is
- * never reported for work that did not do what it claims; it runs outside the timed span.
+ * Measures several tasks in interleaved rounds: each round runs every task once, timed with
+ * process.hrtime.bigint(), starting at a different task each round. On a machine shared with
+ * other work, load and garbage-collection debt then fall on all tasks alike, so the ratios
+ * between their medians hold better than if each task ran in its own stretch of time.
+ * `warmups` untimed rounds come first. Returns one Measurement per task, in task order.
  */
-export function measure<T>(name: string, options: MeasureOptions, work: () => T, check: (result: T) => void = () => {}): Measurement<T> {
-  if (options.runs < 1) throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `${name}: at least one timed run is needed`);
-  for (let i = 0; i < options.warmups; i++) check(work());
-  const samplesMs: number[] = [];
-  let result: T | undefined;
-  for (let i = 0; i < options.runs; i++) {
-    const start = process.hrtime.bigint();
-    const value = work();
-    const end = process.hrtime.bigint();
-    samplesMs.push(Number(end - start) / 1e6);
-    check(value);
-    result = value;
+export function measureInterleaved(tasks: readonly Task<unknown>[], options: MeasureOptions): Measurement<unknown>[] {
+  if (options.runs < 1) throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', 'at least one timed run is needed');
+  const samples = tasks.map((): number[] => []);
+  const results: unknown[] = tasks.map(() => undefined);
+  for (let round = 0; round < options.warmups + options.runs; round++) {
+    const timed = round >= options.warmups;
+    for (let step = 0; step < tasks.length; step++) {
+      const index = (round + step) % tasks.length;
+      const task = tasks[index] as Task<unknown>;
+      const start = process.hrtime.bigint();
+      const value = task.work();
+      const end = process.hrtime.bigint();
+      task.check?.(value);
+      if (!timed) continue;
+      (samples[index] as number[]).push(Number(end - start) / 1e6);
+      results[index] = value;
+    }
   }
-  return {
-    name,
-    samplesMs,
-    medianMs: median(samplesMs),
-    minMs: Math.min(...samplesMs),
-    maxMs: Math.max(...samplesMs),
-    result: result as T,
-  };
+  return tasks.map((task, i) => {
+    const samplesMs = samples[i] as number[];
+    return { name: task.name, samplesMs, medianMs: median(samplesMs), minMs: Math.min(...samplesMs), maxMs: Math.max(...samplesMs), result: results[i] };
+  });
 }

@@ -10,12 +10,12 @@ import { fileURLToPath } from 'node:url';
 import { MeshrelayError, sha256Hex, snapshotEncoding, type OutputSnapshot } from '@meshrelay/api';
 import { DEFAULT_VIP_CIDR, allocateVips, createIstioValidator, translate, virtualDestinationKeys, type TranslationResult } from '@meshrelay/translator';
 import { canonicalizeOutputs, checkWireRoundTrip, frameOutputs, stringifyOutputs } from './floor.ts';
-import { measure, type MeasureOptions } from './measure.ts';
+import { measureInterleaved, type MeasureOptions, type Measurement, type Task } from './measure.ts';
 import { describeMachine, renderResults, type Figure, type OutputSizes } from './report.ts';
 import { tierS, type Workload } from './workload.ts';
 
-/** V8 keeps optimising translate() for a dozen calls; warm-ups let the medians describe the steady state. */
-const OPTIONS: MeasureOptions = { warmups: 10, runs: 21 };
+/** V8 keeps optimising translate() for a dozen calls; warm-up rounds let the medians describe the steady state. */
+const OPTIONS: MeasureOptions = { warmups: 10, runs: 31 };
 const RESULTS_PATH = fileURLToPath(new URL('./RESULTS.md', import.meta.url));
 /** Frames without compression: isolates protobufjs from gzip. */
 const UNCOMPRESSED = { compressAboveBytes: Number.POSITIVE_INFINITY } as const;
@@ -69,6 +69,71 @@ function outputSizes(outputs: ReadonlyMap<string, OutputSnapshot>, encodings: Re
   };
 }
 
+interface FigureSpec {
+  readonly label: string;
+  readonly covers: string;
+  readonly context?: boolean;
+  readonly task: Task<unknown>;
+}
+
+/** A check that the same work on the same outputs produced the same size as a reference run. */
+function sameAs(expected: number): (result: unknown) => void {
+  return (result) => {
+    if (result !== expected) throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `an encoding of the same outputs changed size: ${String(result)} ≠ ${expected}`);
+  };
+}
+
+interface FigureContext {
+  readonly workload: Workload;
+  readonly translateOnce: () => TranslationResult;
+  /** Output digest every translation must reproduce. */
+  readonly digest: string;
+  readonly outputs: ReadonlyMap<string, OutputSnapshot>;
+  /** Canonical encoding of each output, by cluster (what the pull stream frames). */
+  readonly encodings: ReadonlyMap<string, string>;
+  readonly sizes: OutputSizes;
+}
+
+/** Translation first, then the floors it is compared with, each with a check of what it produced. */
+function figureSpecs({ workload, translateOnce, digest, outputs, encodings, sizes }: FigureContext): FigureSpec[] {
+  const inputs = [...workload.inputs.values()];
+  const stringifyInputs = (): number => inputs.reduce((n, s) => n + JSON.stringify(s.resources).length, 0);
+  return [
+    {
+      label: 'translation',
+      covers: '`translate()`: input validation, VirtualDestination resolution, output building, Istio schema validation, canonical encoding and sha256 of every output',
+      task: { name: 'translation', work: translateOnce, check: (r) => checkTranslation(workload, r as TranslationResult, digest) },
+    },
+    {
+      label: 'JSON.stringify of its output',
+      covers: '`JSON.stringify(output.resources)` per cluster',
+      task: { name: 'json', work: () => stringifyOutputs(outputs), check: sameAs(stringifyOutputs(outputs)) },
+    },
+    {
+      label: 'canonical JSON encoding of its output',
+      covers: '`canonicalJson(output.resources)` per cluster (sorted keys; what the output hash covers)',
+      task: { name: 'canonical', work: () => canonicalizeOutputs(outputs), check: sameAs(canonicalizeOutputs(outputs)) },
+    },
+    {
+      label: 'wire framing of its output (gzip + protobufjs)',
+      covers: '`encodeSnapshotFrames` (gzip above 64 KiB, 256 KiB chunks) of the canonical encoding + the Relay service\'s `PullResponse` serializer (protobufjs `encode(fromObject(…))`, as grpc-js calls it) for the header and every chunk',
+      task: { name: 'wire', work: () => frameOutputs(outputs, encodings).bytes, check: sameAs(sizes.wireBytes) },
+    },
+    {
+      label: 'protobufjs framing of its output (uncompressed)',
+      covers: 'the same framing with compression off: `encodeSnapshotFrames` + `PullResponse` serialization only',
+      task: { name: 'protobuf', work: () => frameOutputs(outputs, encodings, UNCOMPRESSED).bytes, check: sameAs(sizes.wireBytesUncompressed) },
+    },
+    {
+      // Not a floor of the output: how long merely serializing what translation reads takes.
+      label: 'JSON.stringify of its inputs',
+      context: true,
+      covers: `\`JSON.stringify(input.resources)\` per cluster (context, not a floor: the inputs are ${(workload.counts.inputBytes / sizes.canonicalBytes).toFixed(1)}× the outputs' bytes)`,
+      task: { name: 'inputs', work: stringifyInputs, check: sameAs(stringifyInputs()) },
+    },
+  ];
+}
+
 function main(): void {
   const startedAt = new Date();
   const machine = describeMachine();
@@ -88,52 +153,16 @@ function main(): void {
   const cold = translate(input, validator);
   const coldTranslationMs = elapsedMs(coldStart);
   checkTranslation(workload, cold);
+  // Every timed translation must give these outputs; the floors encode them.
   const digest = outputDigest(cold.outputs);
 
-  const translation = measure('translation', OPTIONS, () => translate(input, validator), (r) => checkTranslation(workload, r, digest));
-  const outputs = translation.result.outputs;
-  console.error(`translation: median ${translation.medianMs.toFixed(2)} ms`);
-
+  const outputs = cold.outputs;
   const encodings = new Map([...outputs].map(([cluster, o]) => [cluster, snapshotEncoding(o)]));
   for (const output of outputs.values()) checkWireRoundTrip(output, encodings.get(output.cluster) as string);
   const sizes = outputSizes(outputs, encodings);
-  const expectLength = (expected: number) => (length: number) => {
-    if (length !== expected) throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `an encoding of the same outputs changed length: ${length} ≠ ${expected}`);
-  };
-  const expectWire = (expected: number) => (size: { bytes: number }) => expectLength(expected)(size.bytes);
-  const stringifyLength = stringifyOutputs(outputs);
-  const canonicalLength = canonicalizeOutputs(outputs);
-
-  const inputs = [...workload.inputs.values()];
-  const inputLength = inputs.reduce((n, s) => n + JSON.stringify(s.resources).length, 0);
-  const floors: Figure[] = [
-    {
-      label: 'JSON.stringify of its output',
-      covers: '`JSON.stringify(output.resources)` per cluster',
-      measurement: measure('json', OPTIONS, () => stringifyOutputs(outputs), expectLength(stringifyLength)),
-    },
-    {
-      label: 'canonical JSON encoding of its output',
-      covers: '`canonicalJson(output.resources)` per cluster (sorted keys; what the output hash covers)',
-      measurement: measure('canonical', OPTIONS, () => canonicalizeOutputs(outputs), expectLength(canonicalLength)),
-    },
-    {
-      label: 'wire framing of its output (gzip + protobufjs)',
-      covers: '`encodeSnapshotFrames` (gzip above 64 KiB, 256 KiB chunks) of the canonical encoding + `PullResponse` serialization of the header and every chunk',
-      measurement: measure('wire', OPTIONS, () => frameOutputs(outputs, encodings), expectWire(sizes.wireBytes)),
-    },
-    {
-      label: 'protobufjs framing of its output (uncompressed)',
-      covers: 'the same framing with compression off: `encodeSnapshotFrames` + `PullResponse` serialization only',
-      measurement: measure('protobuf', OPTIONS, () => frameOutputs(outputs, encodings, UNCOMPRESSED), expectWire(sizes.wireBytesUncompressed)),
-    },
-    {
-      // Not a floor of the output: how long merely serializing what translation reads takes.
-      label: 'JSON.stringify of its inputs',
-      covers: `\`JSON.stringify(input.resources)\` per cluster (context, not a floor: the inputs are ${(workload.counts.inputBytes / sizes.canonicalBytes).toFixed(1)}× the outputs' bytes)`,
-      measurement: measure('inputs', OPTIONS, () => inputs.reduce((n, s) => n + JSON.stringify(s.resources).length, 0), expectLength(inputLength)),
-    },
-  ];
+  const specs = figureSpecs({ workload, translateOnce: () => translate(input, validator), digest, outputs, encodings, sizes });
+  const measurements = measureInterleaved(specs.map((f) => f.task), OPTIONS);
+  const [translation, ...floors] = specs.map((f, i): Figure => ({ label: f.label, covers: f.covers, context: f.context, measurement: measurements[i] as Measurement<unknown> }));
 
   const text = renderResults({
     startedAt,
@@ -146,7 +175,7 @@ function main(): void {
     options: OPTIONS,
     workloadMs,
     coldTranslationMs,
-    translation: { label: 'translation', covers: '`translate()`: input validation, VirtualDestination resolution, output building, Istio schema validation, canonical encoding and sha256 of every output', measurement: translation },
+    translation: translation as Figure,
     floors,
     outputs: sizes,
   });

@@ -32,6 +32,11 @@ export interface WorkloadCounts {
   readonly clusters: number;
   readonly servicesPerCluster: number;
   readonly endpointsPerService: number;
+  readonly nodesPerCluster: number;
+  /** Distinct regions over all clusters (each cluster's Nodes are in one region, one zone per Node). */
+  readonly regions: number;
+  /** Namespaces the services are spread over. */
+  readonly namespaces: number;
   readonly exportedServices: number;
   readonly virtualDestinations: number;
   readonly inputResources: number;
@@ -274,6 +279,9 @@ export function generateWorkload(shape: WorkloadShape): Workload {
     clusters: shape.clusters,
     servicesPerCluster: shape.servicesPerCluster,
     endpointsPerService: shape.endpointsPerService,
+    nodesPerCluster: shape.nodesPerCluster,
+    regions: Math.min(shape.clusters, REGIONS.length),
+    namespaces: Math.min(shape.servicesPerCluster, NAMESPACES.length),
     exportedServices,
     virtualDestinations: inputsByKind[KINDS.VirtualDestination.kind] ?? 0,
     inputResources,

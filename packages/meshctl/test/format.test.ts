@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { formatAge, renderTable, shellQuote, shortHash } from '../src/format.ts';
+import { formatAge, formatTimeLeft, renderTable, shellQuote, shortHash } from '../src/format.ts';
 
 const NOW = new Date('2026-11-22T12:00:00Z');
 
@@ -17,6 +17,18 @@ test('given ages across units, when formatted, then the largest sensible unit is
     ['2026-11-19T12:00:00Z', '3d'],
   ];
   for (const [since, want] of cases) assert.equal(formatAge(since, NOW), want, String(since));
+});
+
+test('given times ahead, when the time left is formatted, then it rounds up in the units of ages and a passed time is "0s"', () => {
+  const cases: readonly [string | null | undefined, string][] = [
+    [undefined, '-'],
+    ['not a date', '-'],
+    ['2026-11-22T11:59:00Z', '0s'],
+    ['2026-11-22T12:00:41.200Z', '42s'],
+    ['2026-11-22T12:07:00Z', '7m'],
+    ['2026-11-22T17:00:00Z', '5h'],
+  ];
+  for (const [until, want] of cases) assert.equal(formatTimeLeft(until, NOW), want, String(until));
 });
 
 test('given rows of different widths, when rendered, then columns align and lines carry no trailing spaces', () => {

@@ -33,7 +33,7 @@ export function addCheckCommand(program: Command, ctx: CliContext): void {
       const report = await runChecks(ctx.client(cmd), ctx.now());
       if (ctx.globals(cmd).output === 'json') ctx.printJson(report);
       else ctx.print(renderCheckReport(report));
-      if (!report.ok) ctx.setExitCode(1);
+      if (!report.ok) ctx.setExitCode(1); // EXIT_FAILURE, without an error line: the report is the answer
     });
 }
 
@@ -114,7 +114,7 @@ function connectedCheck(c: ClusterView, replica: string, now: Date): CheckResult
   const { push, pull, disconnectedSince } = c.connection;
   if (push + pull > 0) {
     const missing = push === 0 ? '; no push stream: its inputs are not updated' : pull === 0 ? '; no pull stream: it receives no outputs' : '';
-    return { name, ok: true, detail: `${push} push and ${pull} pull ${push + pull === 1 ? 'stream' : 'streams'} on replica ${replica}${missing}` };
+    return { name, ok: true, detail: `streams open on replica ${replica}: ${push} push, ${pull} pull${missing}` };
   }
   const notes = [
     disconnectedSince === null
