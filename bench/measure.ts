@@ -11,17 +11,27 @@ export interface Measurement<T> {
   /** Wall time of each timed run, in milliseconds, in run order. */
   readonly samplesMs: readonly number[];
   readonly medianMs: number;
+  /** First and third quartiles: how spread the runs were. */
+  readonly p25Ms: number;
+  readonly p75Ms: number;
   readonly minMs: number;
   readonly maxMs: number;
   /** What the last timed run returned (kept so the work cannot be optimised away). */
   readonly result: T;
 }
 
-export function median(values: readonly number[]): number {
-  if (values.length === 0) throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', 'median of no values');
+/** The q-quantile (0 ≤ q ≤ 1) of `values`, interpolating linearly between the nearest ranks. */
+export function quantile(values: readonly number[], q: number): number {
+  if (values.length === 0) throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', 'quantile of no values');
   const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+  const rank = q * (sorted.length - 1);
+  const low = Math.floor(rank);
+  const high = Math.ceil(rank);
+  return (sorted[low] as number) + ((sorted[high] as number) - (sorted[low] as number)) * (rank - low);
+}
+
+export function median(values: readonly number[]): number {
+  return quantile(values, 0.5);
 }
 
 export interface Task<T> {
@@ -58,6 +68,6 @@ export function measureInterleaved(tasks: readonly Task<unknown>[], options: Mea
   }
   return tasks.map((task, i) => {
     const samplesMs = samples[i] as number[];
-    return { name: task.name, samplesMs, medianMs: median(samplesMs), minMs: Math.min(...samplesMs), maxMs: Math.max(...samplesMs), result: results[i] };
+    return { name: task.name, samplesMs, medianMs: median(samplesMs), p25Ms: quantile(samplesMs, 0.25), p75Ms: quantile(samplesMs, 0.75), minMs: Math.min(...samplesMs), maxMs: Math.max(...samplesMs), result: results[i] };
   });
 }

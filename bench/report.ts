@@ -130,7 +130,7 @@ function figuresSection(r: BenchReport): string[] {
   const rows = [r.translation, ...r.floors].map((f) => {
     const m = f.measurement;
     const share = f === r.translation ? '1.0×' : ratio(r.translation, f);
-    return `| ${f.label} | ${f.covers} | **${ms(m.medianMs)}** | ${ms(m.minMs)} | ${ms(m.maxMs)} | ${m.samplesMs.length} | ${share} |`;
+    return `| ${f.label} | ${f.covers} | **${ms(m.medianMs)}** | ${ms(m.p25Ms)}–${ms(m.p75Ms)} | ${ms(m.minMs)} | ${ms(m.maxMs)} | ${m.samplesMs.length} | ${share} |`;
   });
   return [
     '## Figures',
@@ -141,8 +141,8 @@ function figuresSection(r: BenchReport): string[] {
       'Workload generation, VIP allocation and building the output validator happen once, outside every timed span. ' +
       'The encoding figures encode the translation\'s outputs, which are identical in every run (same output digest).',
     '',
-    '| figure | timed span (all clusters) | median ms | min ms | max ms | runs | translation ÷ figure |',
-    '|---|---|---:|---:|---:|---:|---:|',
+    '| figure | timed span (all clusters) | median ms | p25–p75 ms | min ms | max ms | runs | translation ÷ figure |',
+    '|---|---|---:|---:|---:|---:|---:|---:|',
     ...rows,
     '',
     '### Ratios (medians)',
@@ -170,10 +170,21 @@ function bytesSection(r: BenchReport): string[] {
   ];
 }
 
+/** Half the cores busy with other work is where absolute times start to drift between runs. */
+function busyNote(r: BenchReport): string[] {
+  const load = Math.max(r.machine.loadAverage1m, r.loadAverage1mAtEnd);
+  if (load < r.machine.cores / 2) return [];
+  return [
+    `- The machine was busy during this run (1-minute load average up to ${load.toFixed(2)} on ${r.machine.cores} cores): ` +
+      'absolute times are inflated and spread (see p25–p75 and the samples); the ratios, measured in interleaved rounds, are the figures to compare.',
+  ];
+}
+
 function notesSection(r: BenchReport): string[] {
   return [
     '## Notes',
     '',
+    ...busyNote(r),
     `- The first translation in the process (cold: JIT warm-up, input schema compilation) took ${ms(r.coldTranslationMs)} ms; one sample, not in the table.`,
     `- Generating the workload (building and hashing ${r.counts.clusters} input snapshots) took ${ms(r.workloadMs)} ms; not part of any figure.`,
     `- The whole bench took ${r.totalSeconds.toFixed(1)} s.`,

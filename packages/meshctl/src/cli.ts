@@ -11,7 +11,7 @@ import { addSafeModeCommands } from './commands/safe-mode.ts';
 import { addSnapshotCommands } from './commands/snapshot.ts';
 import { ApiError, describeFailure } from './http-client.ts';
 
-/** Exit codes: 0 success, 1 the server or the machine failed the request, 2 the command line is wrong. */
+/** Exit codes: 0 success, 1 the server or the machine failed the request (or a check failed), 2 the command line is wrong. */
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
@@ -56,7 +56,7 @@ function buildProgram(ctx: CliContext, holdHelp: (text: string) => void): Comman
   program.addHelpText(
     'after',
     `\nEnvironment: ${Object.values(GLOBAL_ENV).join(', ')} set the global options; a flag wins over its variable.\n` +
-      `Exit codes: ${EXIT_OK} success, ${EXIT_FAILURE} server or API error, ${EXIT_USAGE} usage error.`,
+      `Exit codes: ${EXIT_OK} success, ${EXIT_FAILURE} server or API error or a failed check, ${EXIT_USAGE} usage error.`,
   );
   addClusterCommands(program, ctx);
   addCheckCommand(program, ctx);

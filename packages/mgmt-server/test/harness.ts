@@ -116,7 +116,6 @@ export function pushSnapshot(stream: PushStream, cluster: string, generation: nu
 }
 
 /** Resolves with the first message matching `pick` (heartbeats are skipped), or rejects with the stream's error. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function next<T, R>(stream: ClientDuplexStream<any, T>, pick: (m: T) => R | undefined, timeoutMs = 5000): Promise<R> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => done(() => reject(new Error(`no matching message within ${timeoutMs} ms`))), timeoutMs);
@@ -140,7 +139,6 @@ export function next<T, R>(stream: ClientDuplexStream<any, T>, pick: (m: T) => R
 }
 
 /** Resolves with the status error that ends a stream. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function streamError(stream: ClientDuplexStream<any, unknown>, timeoutMs = 5000): Promise<ServiceError> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`stream did not fail within ${timeoutMs} ms`)), timeoutMs);

@@ -33,7 +33,7 @@ export function addCheckCommand(program: Command, ctx: CliContext): void {
       const report = await runChecks(ctx.client(cmd), ctx.now());
       if (ctx.globals(cmd).output === 'json') ctx.printJson(report);
       else ctx.print(renderCheckReport(report));
-      if (!report.ok) ctx.setExitCode(1); // EXIT_FAILURE, without an error line: the report is the answer
+      if (!report.ok) ctx.setExitCode(1); // EXIT_FAILURE without an error line: the report is the answer
     });
 }
 
