@@ -104,7 +104,14 @@ test('given EXPOSE, when compared with the binaries, then it lists the server\'s
 
 /** A .dockerignore pattern as a regular expression over context paths (Go filepath.Match plus **). */
 function ignoreRegex(pattern: string): RegExp {
-  const body = pattern.replace(/^\/+|\/+$/g, '').split('**').map((part) => part.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]')).join('.*');
+  const tokens = pattern.replace(/^\/+|\/+$/g, '').match(/\*\*\/|\*\*|\*|\?|[^*?]+/g) ?? [];
+  const body = tokens.map((t) => {
+    if (t === '**/') return '(?:.*/)?';
+    if (t === '**') return '.*';
+    if (t === '*') return '[^/]*';
+    if (t === '?') return '[^/]';
+    return t.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+  }).join('');
   return new RegExp(`^${body}(/.*)?$`);
 }
 
@@ -127,7 +134,8 @@ test('given .dockerignore, when the COPY sources are matched against it, then th
 test('given the image entrypoint, when run on this checkout with each command, then it starts the matching binary', async () => {
   const env = { ...process.env, MESHRELAY_HOME: ROOT, PATH: `${dirname(process.execPath)}:${process.env['PATH'] ?? ''}` };
   const script = join(ROOT, 'deploy/docker/meshrelay.sh');
-  for (const [command, usage] of [['server', 'meshrelay-server'], ['agent', 'meshrelay-agent'], ['meshctl', 'meshctl'], ['--help', 'meshrelay-server']]) {
+  const cases: readonly (readonly [string, string])[] = [['server', 'meshrelay-server'], ['agent', 'meshrelay-agent'], ['meshctl', 'meshctl'], ['--help', 'meshrelay-server']];
+  for (const [command, usage] of cases) {
     const args = command === '--help' ? [script, '--help'] : [script, command, '--help'];
     const result = await run(args, env);
     assert.equal(result.code, 0, `${command}: ${result.out}`);

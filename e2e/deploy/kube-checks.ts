@@ -20,18 +20,19 @@ const ENV_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
 interface Validatable {
   validate(): void;
 }
+// Rendered objects are untyped until validate() has checked them, hence the casts.
 const MODELS: Record<string, (data: Json) => Validatable> = {
-  'apps/v1/Deployment': (d) => new Deployment(d),
-  'apps/v1/StatefulSet': (d) => new StatefulSet(d),
-  'v1/Service': (d) => new Service(d),
-  'v1/ServiceAccount': (d) => new ServiceAccount(d),
-  'v1/PersistentVolumeClaim': (d) => new PersistentVolumeClaim(d),
-  'policy/v1/PodDisruptionBudget': (d) => new PodDisruptionBudget(d),
-  'rbac.authorization.k8s.io/v1/Role': (d) => new Role(d),
-  'rbac.authorization.k8s.io/v1/RoleBinding': (d) => new RoleBinding(d),
-  'rbac.authorization.k8s.io/v1/ClusterRole': (d) => new ClusterRole(d),
-  'rbac.authorization.k8s.io/v1/ClusterRoleBinding': (d) => new ClusterRoleBinding(d),
-  'apiextensions.k8s.io/v1/CustomResourceDefinition': (d) => new CustomResourceDefinition(d),
+  'apps/v1/Deployment': (d) => new Deployment(d as never),
+  'apps/v1/StatefulSet': (d) => new StatefulSet(d as never),
+  'v1/Service': (d) => new Service(d as never),
+  'v1/ServiceAccount': (d) => new ServiceAccount(d as never),
+  'v1/PersistentVolumeClaim': (d) => new PersistentVolumeClaim(d as never),
+  'policy/v1/PodDisruptionBudget': (d) => new PodDisruptionBudget(d as never),
+  'rbac.authorization.k8s.io/v1/Role': (d) => new Role(d as never),
+  'rbac.authorization.k8s.io/v1/RoleBinding': (d) => new RoleBinding(d as never),
+  'rbac.authorization.k8s.io/v1/ClusterRole': (d) => new ClusterRole(d as never),
+  'rbac.authorization.k8s.io/v1/ClusterRoleBinding': (d) => new ClusterRoleBinding(d as never),
+  'apiextensions.k8s.io/v1/CustomResourceDefinition': (d) => new CustomResourceDefinition(d as never),
 };
 /** Kinds without a model here, checked by the generic rules only. */
 const UNMODELLED = new Set(['monitoring.coreos.com/v1/ServiceMonitor']);

@@ -4,7 +4,7 @@
 // through a real Prometheus, the API the UI and meshctl read) and release it.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { waitFor } from '@meshrelay/testkit';
+import { openBrowserPage, saveScreenshot, waitFor } from '@meshrelay/testkit';
 import type { Mesh, ServerProc } from '../mesh.ts';
 import { Prometheus } from '../prometheus.ts';
 import { appliedCounts, assertProvenance, clusterView, faultMesh, outputs, safeMode, waitForConnectedAnywhere } from './support.ts';
@@ -49,6 +49,13 @@ test('given safe mode, when Redis and all replicas restart with one agent kept a
   );
   assert.deepEqual(withClients.map((s) => s.metric['cluster']).sort(), ['cluster-a', 'cluster-b']);
 
+  // The web UI's banner names the missing cluster, and only it.
+  const page = await openBrowserPage(t, `${r0.api}/?poll=250`);
+  const banner = page.locator('#safe-mode-banner');
+  await banner.locator('[data-cluster="cluster-c"]').first().waitFor({ state: 'visible' });
+  assert.equal(await banner.locator('[data-cluster="cluster-a"]').count(), 0);
+  await saveScreenshot(page, 'e2e', 'safe-mode-held');
+
   // The other agents keep their last outputs untouched.
   assert.deepEqual(appliedCounts(mesh), counts);
   for (const c of ['cluster-a', 'cluster-b']) assert.equal(mesh.readOutput(c)?.hash, before.get(c)?.hash);
@@ -59,6 +66,8 @@ test('given safe mode, when Redis and all replicas restart with one agent kept a
     await waitFor(async () => !(await safeMode(mesh, server)).active, { timeoutMs: 10_000, message: `${server.name} stayed in safe mode` });
   }
   await prom.waitForQuery('sum(gloo_mesh_safe_mode_active)', (r) => r.length === 1 && r[0]?.value[1] === '0');
+  await banner.waitFor({ state: 'hidden' });
+  await saveScreenshot(page, 'e2e', 'safe-mode-released');
   // Translation now runs on what is admitted (a and b) — and its outputs would
   // delete cluster-c's resources without positive evidence, so the guard holds them.
   await waitFor(async () => (await clusterView(mesh, 'cluster-a', r0)).output !== null, { timeoutMs: 10_000, message: 'no translation after release' });

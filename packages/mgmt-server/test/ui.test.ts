@@ -2,51 +2,19 @@
 // server: banners appear and go away as the server's state changes, without a
 // reload. Screenshots land in test-artifacts/ui/ for a human look.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { waitFor } from '@meshrelay/testkit';
+import type { Page } from 'playwright-core';
+import { openBrowserPage, saveScreenshot, waitFor } from '@meshrelay/testkit';
 import { mtlsClient, next, openPush, pushSnapshot, register, service, startRestartedTestServer, startTestServer, virtualDestination, type TestServer } from './harness.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARTIFACTS = join(import.meta.dirname, '..', '..', '..', 'test-artifacts', 'ui');
 const UI_TIMEOUT_MS = 10_000;
 
-async function openPage(t: TestContext, url: string): Promise<Page> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`the UI tests need Chromium at ${CHROMIUM}; install it with "apt-get install -y chromium"`);
-  }
-  const profile = mkdtempSync(join(tmpdir(), 'meshrelay-chromium-'));
-  let context: BrowserContext | undefined;
-  t.after(async () => {
-    await context?.close();
-    rmSync(profile, { recursive: true, force: true });
-  });
-  // A persistent context is how Playwright takes a user data dir: a fresh profile per test.
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-    viewport: { width: 1280, height: 860 },
-  });
-  const page = context.pages()[0] ?? (await context.newPage());
-  page.setDefaultTimeout(UI_TIMEOUT_MS);
-  const pageErrors: string[] = [];
-  page.on('pageerror', (err) => pageErrors.push(err.message));
-  // A failed request is logged by the browser itself (tests make some fail); anything else, such as a CSP refusal, is a bug.
-  page.on('console', (msg) => {
-    if (msg.type() === 'error' && !msg.text().startsWith('Failed to load resource')) pageErrors.push(msg.text());
-  });
-  t.after(() => assert.deepEqual(pageErrors, [], 'the page reported errors'));
-  await page.goto(url);
-  return page;
+function openPage(t: TestContext, url: string): Promise<Page> {
+  return openBrowserPage(t, url, UI_TIMEOUT_MS);
 }
 
 async function screenshot(page: Page, name: string): Promise<void> {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+  await saveScreenshot(page, 'ui', name);
 }
 
 /** Pushes one input snapshot for a cluster through a real mTLS relay client (registering it first without a token); returns the input hash. */

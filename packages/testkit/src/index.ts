@@ -13,3 +13,4 @@ export {
 } from './process-harness.ts';
 export { createTestPki, TEST_TRUST_DOMAIN, type TestClientCert, type TestPki, type TestPkiOptions } from './pki.ts';
 export * from './builders.ts';
+export { ARTIFACTS_ROOT, CHROMIUM_PATH, openBrowserPage, saveScreenshot } from './browser.ts';
