@@ -197,3 +197,13 @@ for (const [name, values, message] of BAD_VALUES) {
     assert.match(run.stderr, message);
   });
 }
+
+test('given a server install, when helm prints its notes, then they give the register command and the agent install with the chart\'s secret names', async () => {
+  const run = await runHelm(['install', 'meshrelay', CHART, '--dry-run=client', '--namespace', 'gloo-mesh']);
+  assert.equal(run.code, 0, run.stderr);
+  const notes = run.stdout.slice(run.stdout.indexOf('NOTES:'));
+  assert.match(notes, /meshctl --server http:\/\/localhost:8090 cluster register CLUSTER/);
+  assert.match(notes, /create secret generic relay-identity-token-secret --from-file=token=token/);
+  assert.match(notes, /create secret generic relay-root-tls-secret --from-file=ca\.crt=ca\.crt/);
+  assert.match(notes, /--set glooAgent\.enabled=true/);
+});

@@ -6,42 +6,8 @@ import type { ClusterView as ServerClusterView } from '@meshrelay/mgmt-server';
 
 export type { InputSnapshot, OutputSnapshot, Provenance, Resource } from '@meshrelay/api';
 
-export interface ClusterView {
-  readonly name: string;
-  readonly uid: string;
-  readonly createdAt: string;
-  readonly clusterDomain: string | null;
-  readonly skipWarming: boolean;
-  readonly warm: { readonly status: string; readonly reason: string; readonly since: string | null };
-  readonly connection: {
-    readonly connected: boolean;
-    readonly push: number;
-    readonly pull: number;
-    readonly replica: string | null;
-    readonly disconnectedSince: string | null;
-  };
-  readonly input: {
-    readonly hash: string;
-    readonly epoch: string;
-    readonly generation: number;
-    readonly bytes: number;
-    readonly resources: number;
-    readonly stale: boolean;
-    /** When the server received this snapshot; servers that do not report it leave it out. */
-    readonly receivedAt?: string | null;
-  } | null;
-  readonly output: {
-    readonly hash: string;
-    readonly resources: number;
-    readonly appliedHash: string | null;
-    /** The blast-radius guard holds this cluster's newest output; servers that do not report it leave it out. */
-    readonly held?: boolean;
-  } | null;
-}
-
-// Fails to compile when the server's ClusterView drifts away from what meshctl reads.
-type AssertTrue<T extends true> = T;
-export type ServerClusterViewIsReadable = AssertTrue<ServerClusterView extends ClusterView ? true : false>;
+/** The server's own cluster view type: it is already a wire shape (ISO strings, nulls). */
+export type ClusterView = ServerClusterView;
 
 /** Where an agent dials and the root CA it must trust. */
 export interface RelayEndpoint {

@@ -1,0 +1,61 @@
+import { canonicalJson, findInputKind, isRecord, normalizeResource, type Resource } from '@meshrelay/api';
+
+/** Checks one normalized resource; returns its field problems (empty when valid). */
+export type ResourceValidator = (resource: Resource) => readonly { readonly path: string; readonly message: string }[];
+
+/** A problem of one object, at a dotted field path inside it ('' = the object itself). */
+export interface FieldProblem {
+  readonly path: string;
+  readonly message: string;
+}
+
+/** What one discovered object becomes: a resource ready for a snapshot, or why it cannot be one. */
+export type InputConversion = { readonly resource: Resource } | { readonly problems: readonly FieldProblem[] };
+
+/**
+ * Turns one discovered object (a manifest document or an API server object) into
+ * an input resource: shape check (enough for normalizeResource to be safe), the
+ * namespace default, normalizeResource, canonical-encodability and `validate`.
+ * Every discovery provider goes through this one function, so the same object
+ * gives the same resource, and the same objects the same snapshot hash, whichever
+ * provider found them. `pathPrefix` is prepended to every problem path (e.g.
+ * `items[3].` for a List item). Never throws.
+ */
+export function toInputResource(value: unknown, validate: ResourceValidator, pathPrefix = ''): InputConversion {
+  const shape = checkShape(value);
+  if (shape.length > 0) return { problems: shape.map((p) => ({ path: pathPrefix + p.path, message: p.message })) };
+  const raw = value as Resource;
+  const kindRef = findInputKind(raw.apiVersion, raw.kind);
+  // As `kubectl apply` does, a namespaced object without a namespace lands in "default".
+  const withNamespace =
+    kindRef?.namespaced === true && (raw.metadata.namespace ?? '') === '' ? { ...raw, metadata: { ...raw.metadata, namespace: 'default' } } : raw;
+  let resource: Resource;
+  try {
+    resource = normalizeResource(withNamespace);
+    canonicalJson(resource);
+  } catch (err) {
+    return { problems: [{ path: pathPrefix.replace(/\.$/, ''), message: (err as Error).message }] };
+  }
+  const problems = validate(resource);
+  if (problems.length > 0) return { problems: problems.map((p) => ({ path: pathPrefix + p.path, message: p.message })) };
+  return { resource };
+}
+
+function checkShape(value: unknown): FieldProblem[] {
+  if (!isRecord(value)) return [{ path: '', message: 'a document must be an object with apiVersion, kind and metadata' }];
+  const problems: FieldProblem[] = [];
+  for (const key of ['apiVersion', 'kind'] as const) {
+    if (typeof value[key] !== 'string' || value[key] === '') problems.push({ path: key, message: 'is required and must be a non-empty string' });
+  }
+  const meta = value['metadata'];
+  if (!isRecord(meta)) return [...problems, { path: 'metadata', message: 'is required and must be an object' }];
+  if (typeof meta['name'] !== 'string' || meta['name'] === '') problems.push({ path: 'metadata.name', message: 'is required and must be a non-empty string' });
+  if (meta['namespace'] !== undefined && typeof meta['namespace'] !== 'string') problems.push({ path: 'metadata.namespace', message: 'must be a string' });
+  for (const key of ['labels', 'annotations'] as const) {
+    const map = meta[key];
+    if (map === undefined || map === null) continue;
+    if (!isRecord(map)) problems.push({ path: `metadata.${key}`, message: 'must be a map of strings' });
+    else for (const [k, v] of Object.entries(map)) if (typeof v !== 'string') problems.push({ path: `metadata.${key}.${k}`, message: 'must be a string' });
+  }
+  return problems;
+}
