@@ -13,6 +13,7 @@ const VALUE_SETS: Record<string, object> = {
   'agent only': { glooMgmtServer: { enabled: false }, ...AGENT },
   'agent with the file provider': { glooMgmtServer: { enabled: false }, glooAgent: { ...AGENT.glooAgent, discovery: { provider: 'file', file: { configMap: 'cluster-a-manifests' } } } },
   'three replicas with a ServiceMonitor': { glooMgmtServer: { replicas: 3, serviceMonitor: { enabled: true } } },
+  'one replica without shared state': { glooMgmtServer: { replicas: 1, state: { persistence: { enabled: false } } } },
 };
 
 const MGMT = 'meshrelay-mgmt-server';
@@ -26,10 +27,10 @@ function podLabels(workload: KubeObject): Record<string, unknown> {
 }
 
 test('given the chart, when helm lint runs with default and agent values, then no chart fails', async () => {
-  const plain = await runHelm(['lint', CHART]);
+  const plain = await runHelm(['lint', '--strict', CHART]);
   assert.equal(plain.code, 0, plain.stdout + plain.stderr);
   assert.match(plain.stdout, /1 chart\(s\) linted, 0 chart\(s\) failed/);
-  const agent = await runHelm(['lint', CHART, '--set', 'glooAgent.enabled=true', '--set', 'glooAgent.cluster=cluster-a', '--set', 'glooAgent.relay.serverAddress=relay.example.com:9900']);
+  const agent = await runHelm(['lint', '--strict', CHART, '--set', 'glooAgent.enabled=true', '--set', 'glooAgent.cluster=cluster-a', '--set', 'glooAgent.relay.serverAddress=relay.example.com:9900']);
   assert.equal(agent.code, 0, agent.stdout + agent.stderr);
 });
 
@@ -63,6 +64,25 @@ test('given default values, when the chart renders, then a PodDisruptionBudget k
   assert.equal(spec(pdb)['minAvailable'], 1);
   const labels = podLabels(findObject(objects, 'Deployment', MGMT));
   for (const [k, v] of Object.entries(asRecord(asRecord(spec(pdb)['selector'])['matchLabels']))) assert.equal(labels[k], v);
+});
+
+test('given default values, when the chart renders, then the replicas share one ReadWriteMany claim at the state dir', async () => {
+  const objects = await renderChart({});
+  const claim = findObject(objects, 'PersistentVolumeClaim', `${MGMT}-state`);
+  assert.deepEqual(spec(claim)['accessModes'], ['ReadWriteMany']);
+  const deployment = findObject(objects, 'Deployment', MGMT);
+  const state = asList(podSpecOf(deployment)?.['volumes']).find((v) => v['name'] === 'state');
+  assert.equal(asRecord(state?.['persistentVolumeClaim'])['claimName'], claim.metadata.name);
+  const mount = asList(firstContainer(deployment)['volumeMounts']).find((m) => m['name'] === 'state');
+  assert.equal(mount?.['mountPath'], containerEnv(deployment, 'mgmt-server').get('MESHRELAY_STATE_DIR'));
+});
+
+test('given one replica, when the chart renders, then no PodDisruptionBudget blocks node drains and the state lives in an emptyDir', async () => {
+  const objects = await renderChart(VALUE_SETS['one replica without shared state'] ?? {});
+  assert.deepEqual(objectsOfKind(objects, 'PodDisruptionBudget'), []);
+  assert.deepEqual(objectsOfKind(objects, 'PersistentVolumeClaim'), []);
+  const state = asList(podSpecOf(findObject(objects, 'Deployment', MGMT))?.['volumes']).find((v) => v['name'] === 'state');
+  assert.deepEqual(state?.['emptyDir'], {});
 });
 
 test('given default values, when the chart renders, then the server drains behind a preStop sleep within its grace period', async () => {

@@ -1,20 +1,35 @@
+import { formatResourceKey, type ResourceKey } from '@meshrelay/api';
+
 /**
- * One reason a manifest (or part of one) did not make it into the input
- * snapshot. Everything else still does: a problem never takes its neighbours down.
+ * One reason a manifest or a cluster object (or part of one) did not make it
+ * into the input snapshot. Everything else still does: a problem never takes
+ * its neighbours down.
  */
 export interface InputProblem {
-  /** Path of the file relative to the manifests directory ('/' separated). */
+  /**
+   * Where the problem was found: the file's path relative to the manifests
+   * directory ('/' separated) for the file provider; the object's (or the
+   * kind's) API path, e.g. `/api/v1/namespaces/bookinfo/services/reviews`, for
+   * the kubernetes provider.
+   */
   readonly file: string;
-  /** 0-based index of the YAML document (or JSON array item) in the file; -1 when the whole file is affected. */
+  /** 0-based index of the YAML document (or JSON array item) in the file; -1 when the whole file (or an API object) is meant. */
   readonly document: number;
   /** Dotted field path inside the document ('' when the document itself is unreadable). */
   readonly path: string;
   readonly message: string;
+  /** The cluster object concerned (kubernetes provider), so a problem names its kind, namespace and name. */
+  readonly object?: ResourceKey;
 }
 
-/** `a/b.yaml document 2 field spec.hosts[0]: must be a hostname` — one line for logs and CLIs. */
+/**
+ * `a/b.yaml document 2 field spec.hosts[0]: must be a hostname`, or for a
+ * cluster object `Service.v1 bookinfo/reviews field spec.ports: ...` — one line
+ * for logs and CLIs.
+ */
 export function formatInputProblem(problem: InputProblem): string {
-  const where = problem.document < 0 ? problem.file : `${problem.file} document ${problem.document}`;
+  const located = problem.object ? formatResourceKey(problem.object) : problem.file;
+  const where = problem.document < 0 ? located : `${located} document ${problem.document}`;
   const field = problem.path === '' ? '' : ` field ${problem.path}`;
   return `${where}${field}: ${problem.message}`;
 }

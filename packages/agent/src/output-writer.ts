@@ -1,17 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, readdir, readlink, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readlink, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { stringify } from 'yaml';
-import { MeshrelayError, buildOutputSnapshot, isRecord, type Provenance, type Resource } from '@meshrelay/api';
+import type { Resource } from '@meshrelay/api';
+import type { OutputApplier } from './output-applier.ts';
+import { checkAppliedOutput, readAppliedOutput, writeAppliedOutput, type AppliedOutput } from './output-state.ts';
 
-/** An output snapshot as the agent applies and persists it. */
-export interface AppliedOutput {
-  readonly cluster: string;
-  readonly hash: string;
-  readonly provenance: readonly Provenance[];
-  readonly resources: readonly Resource[];
-}
+export { writeFileAtomic, type AppliedOutput } from './output-state.ts';
 
 export interface OutputWriterOptions {
   readonly cluster: string;
@@ -22,7 +18,6 @@ export interface OutputWriterOptions {
 
 const VERSIONS_DIR = '.versions';
 const CURRENT_LINK = 'current';
-const STATE_FILE = 'last-output.json';
 
 /**
  * Writes output snapshots into a directory atomically: every version is written
@@ -32,7 +27,7 @@ const STATE_FILE = 'last-output.json';
  * output is also persisted in the state dir so a restarted agent keeps serving
  * it while the management plane is unreachable. Calls are serialized.
  */
-export class FileOutputWriter {
+export class FileOutputWriter implements OutputApplier {
   readonly #opts: OutputWriterOptions;
   readonly #outputDir: string;
   #held: AppliedOutput | undefined;
@@ -64,7 +59,7 @@ export class FileOutputWriter {
    */
   restore(): Promise<AppliedOutput | undefined> {
     return this.#serialize(async () => {
-      const output = await this.#readState();
+      const output = await readAppliedOutput(this.#opts.stateDir, this.#opts.cluster, this.#opts.logger);
       if (!output) return undefined;
       await this.#install(output);
       this.#held = output;
@@ -81,13 +76,18 @@ export class FileOutputWriter {
    */
   apply(output: AppliedOutput): Promise<boolean> {
     return this.#serialize(async () => {
-      const checked = checkOutput(output, this.#opts.cluster);
+      const checked = checkAppliedOutput(output, this.#opts.cluster);
       if (checked.hash === this.#held?.hash && (await this.#currentTarget()) === versionLinkTarget(checked.hash)) return false;
       await this.#install(checked);
-      await this.#writeState(checked);
+      await writeAppliedOutput(this.#opts.stateDir, checked);
       this.#held = checked;
       return true;
     });
+  }
+
+  /** Waits for a write in progress; the writer has no background work. */
+  async stop(): Promise<void> {
+    await this.#queue;
   }
 
   #serialize<T>(task: () => Promise<T>): Promise<T> {
@@ -130,44 +130,6 @@ export class FileOutputWriter {
       if (!keep.has(name)) await rm(path.join(versions, name), { recursive: true, force: true });
     }
   }
-
-  async #writeState(output: AppliedOutput): Promise<void> {
-    await mkdir(this.#opts.stateDir, { recursive: true, mode: 0o700 });
-    await writeFileAtomic(path.join(this.#opts.stateDir, STATE_FILE), JSON.stringify(output));
-  }
-
-  async #readState(): Promise<AppliedOutput | undefined> {
-    const file = path.join(this.#opts.stateDir, STATE_FILE);
-    let text: string;
-    try {
-      text = await readFile(file, 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.#opts.logger.warn({ err, file }, 'cannot read the last applied output');
-      return undefined;
-    }
-    try {
-      const parsed: unknown = JSON.parse(text);
-      if (!isRecord(parsed) || !Array.isArray(parsed['resources']) || typeof parsed['hash'] !== 'string') {
-        throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', 'not an output snapshot');
-      }
-      return checkOutput(parsed as unknown as AppliedOutput, this.#opts.cluster);
-    } catch (err) {
-      this.#opts.logger.warn({ err, file }, 'ignoring the persisted last output: it is corrupt or not for this cluster');
-      return undefined;
-    }
-  }
-}
-
-/** Re-derives the hash from the resources so nothing unverified is ever served. */
-function checkOutput(output: AppliedOutput, cluster: string): AppliedOutput {
-  if (output.cluster !== cluster) {
-    throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `output is for cluster "${output.cluster}", this agent serves "${cluster}"`);
-  }
-  const built = buildOutputSnapshot({ cluster, resources: output.resources, provenance: output.provenance ?? [] });
-  if (built.hash !== output.hash) {
-    throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_HASH_MISMATCH', `output resources hash to ${built.hash}, not ${output.hash}`);
-  }
-  return { cluster, hash: built.hash, provenance: built.provenance, resources: built.resources };
 }
 
 function versionLinkTarget(hash: string): string {
@@ -203,22 +165,4 @@ async function exists(p: string): Promise<boolean> {
     () => true,
     () => false,
   );
-}
-
-/** Writes a 0600 file through a temp file + fsync + rename, so readers see the old or the new content. */
-export async function writeFileAtomic(file: string, content: string): Promise<void> {
-  const tmp = `${file}.tmp-${randomBytes(4).toString('hex')}`;
-  const handle = await open(tmp, 'w', 0o600);
-  try {
-    await handle.writeFile(content);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
-    await rename(tmp, file);
-  } catch (err) {
-    await rm(tmp, { force: true });
-    throw err;
-  }
 }

@@ -1,0 +1,216 @@
+import { randomUUID } from 'node:crypto';
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { MeshrelayError, buildInputSnapshot, resourceId, type InputSnapshot, type Resource, type ResourceKey } from '@meshrelay/api';
+import type { BackoffOptions } from './backoff.ts';
+import type { DiscoveryProvider } from './discovery-provider.ts';
+import { compareInputProblems, formatInputProblem, type InputProblem } from './input-problem.ts';
+import { toInputResource, type InputConversion, type ResourceValidator } from './input-resource.ts';
+import { KindWatch } from './kube-kind-watch.ts';
+import { WATCHED_KINDS, objectPath, type KubeKind } from './kube-kinds.ts';
+import { KubeHttpClient } from './kube-http.ts';
+
+export interface KubernetesProviderOptions {
+  readonly cluster: string;
+  readonly kubeConfig: KubeConfig;
+  readonly validate: ResourceValidator;
+  readonly logger: Logger;
+  /** Namespaces to watch; empty or undefined = all. Nodes are cluster-scoped and always watched. */
+  readonly namespaces?: readonly string[];
+  /** Quiet time after the last change before a new snapshot is built (default 100 ms). */
+  readonly debounceMs?: number;
+  /** How long start() waits for every kind's first list (default 120 s, like controller-runtime's cache sync timeout). */
+  readonly syncTimeoutMs?: number;
+  /** Retry pacing after list/watch errors. */
+  readonly backoff?: BackoffOptions;
+  /** How often a kind the API server does not serve is listed again (default 30 s). */
+  readonly missingKindRetryMs?: number;
+  /** Random per process start unless given. */
+  readonly epoch?: string;
+}
+
+/**
+ * The `kubernetes` discovery provider: informers (list + watch) on Services,
+ * EndpointSlices, Pods, Nodes and the Gloo kinds become the cluster's input
+ * snapshot. Every object goes through the same conversion as a manifest
+ * document (toInputResource), so the same objects give the same snapshot hash
+ * as the file provider. A snapshot is built only once every kind has been
+ * listed (or is known not to be served), so an incomplete view is never
+ * published; a kind whose watch fails keeps its last-seen objects while it is
+ * retried. Changes are debounced; identical content never makes a new generation.
+ */
+export class KubernetesDiscoveryProvider implements DiscoveryProvider {
+  readonly #opts: KubernetesProviderOptions;
+  readonly #epoch: string;
+  readonly #listeners = new Set<(snapshot: InputSnapshot) => void>();
+  readonly #conversions = new WeakMap<KubernetesObject, InputConversion>();
+  #watches: KindWatch[] = [];
+  #current: InputSnapshot | undefined;
+  #problems: readonly InputProblem[] = [];
+  #debounceTimer: NodeJS.Timeout | undefined;
+  #firstPendingChange = 0;
+  #synced: (() => void) | undefined;
+  #stopped = false;
+
+  constructor(options: KubernetesProviderOptions) {
+    this.#opts = options;
+    this.#epoch = options.epoch ?? randomUUID();
+  }
+
+  get epoch(): string {
+    return this.#epoch;
+  }
+
+  get current(): InputSnapshot | undefined {
+    return this.#current;
+  }
+
+  get problems(): readonly InputProblem[] {
+    return this.#problems;
+  }
+
+  onSnapshot(listener: (snapshot: InputSnapshot) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /**
+   * Starts every informer and resolves once each kind has been listed (or found
+   * not served), with `current` set. Throws MESHRELAY_ERR_UNAVAILABLE, naming
+   * each kind still unlisted and its last error, when that takes longer than
+   * the sync timeout (everything started is stopped again).
+   */
+  async start(): Promise<void> {
+    if (this.#watches.length > 0) return;
+    const http = new KubeHttpClient(this.#opts.kubeConfig);
+    this.#watches = watchTargets(this.#opts.namespaces).map(
+      ({ kind, namespace }) =>
+        new KindWatch({
+          kubeConfig: this.#opts.kubeConfig,
+          http,
+          kind,
+          ...(namespace !== undefined ? { namespace } : {}),
+          logger: this.#opts.logger,
+          ...(this.#opts.backoff ? { backoff: this.#opts.backoff } : {}),
+          ...(this.#opts.missingKindRetryMs !== undefined ? { missingRetryMs: this.#opts.missingKindRetryMs } : {}),
+          onChange: () => this.#changed(),
+        }),
+    );
+    const synced = new Promise<void>((resolve) => (this.#synced = resolve));
+    for (const watch of this.#watches) watch.start();
+    this.#changed();
+    const timeoutMs = this.#opts.syncTimeoutMs ?? 120_000;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs)));
+    const late = await Promise.race([synced.then(() => false), timedOut]);
+    clearTimeout(timer);
+    if (late) {
+      const missing = this.#watches.filter((w) => !w.settled).map((w) => `${w.path} (${w.lastError?.message ?? 'no answer'})`);
+      await this.stop();
+      throw new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', `the Kubernetes API server did not list within ${timeoutMs} ms: ${missing.join('; ')}`);
+    }
+    this.#build();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#debounceTimer);
+    await Promise.all(this.#watches.map((w) => w.stop()));
+  }
+
+  /** Every change of any kind: debounced into one build; the first complete sync is reported at once. */
+  #changed(): void {
+    if (this.#stopped) return;
+    if (this.#synced && this.#watches.every((w) => w.settled)) {
+      const resolve = this.#synced;
+      this.#synced = undefined;
+      resolve();
+      return;
+    }
+    if (this.#current === undefined) return;
+    this.#requestBuild(this.#opts.debounceMs ?? 100);
+  }
+
+  /** Trailing debounce with a ceiling, so a cluster that never stops changing still publishes. */
+  #requestBuild(debounceMs: number): void {
+    const now = Date.now();
+    if (this.#debounceTimer === undefined) this.#firstPendingChange = now;
+    clearTimeout(this.#debounceTimer);
+    const ceiling = this.#firstPendingChange + Math.max(10 * debounceMs, 1_000);
+    this.#debounceTimer = setTimeout(
+      () => {
+        this.#debounceTimer = undefined;
+        this.#build();
+      },
+      Math.max(0, Math.min(debounceMs, ceiling - now)),
+    );
+  }
+
+  #build(): void {
+    if (this.#stopped) return;
+    const resources: Resource[] = [];
+    const problems: InputProblem[] = [];
+    const seen = new Set<string>();
+    for (const watch of this.#watches) {
+      const kindProblem = watch.problem();
+      if (kindProblem) problems.push(kindProblem);
+      for (const obj of watch.objects()) {
+        const conversion = this.#convert(obj, watch.kind);
+        if ('problems' in conversion) {
+          problems.push(...objectProblems(obj, watch.kind, conversion.problems));
+          continue;
+        }
+        const key = resourceId(conversion.resource);
+        if (!seen.has(key)) resources.push(conversion.resource);
+        seen.add(key);
+      }
+    }
+    this.#setProblems(problems.sort(compareInputProblems));
+    this.#publishIfChanged(resources);
+  }
+
+  /** Conversions are cached per API object (a changed object is a new object), so a rebuild re-validates only what changed. */
+  #convert(obj: KubernetesObject, kind: KubeKind): InputConversion {
+    let conversion = this.#conversions.get(obj);
+    if (!conversion) {
+      // List items come without apiVersion/kind; the collection they came from says what they are.
+      conversion = toInputResource({ ...obj, apiVersion: kind.ref.apiVersion, kind: kind.ref.kind }, this.#opts.validate);
+      this.#conversions.set(obj, conversion);
+    }
+    return conversion;
+  }
+
+  #publishIfChanged(resources: readonly Resource[]): void {
+    const generation = (this.#current?.generation ?? 0) + 1;
+    const snapshot = buildInputSnapshot({ cluster: this.#opts.cluster, epoch: this.#epoch, generation, resources });
+    if (snapshot.hash === this.#current?.hash) return;
+    this.#current = snapshot;
+    this.#opts.logger.info(
+      { cluster: snapshot.cluster, generation, hash: snapshot.hash, resources: resources.length, problems: this.#problems.length },
+      'input snapshot built',
+    );
+    for (const listener of this.#listeners) listener(snapshot);
+  }
+
+  #setProblems(problems: readonly InputProblem[]): void {
+    const known = new Set(this.#problems.map((p) => JSON.stringify(p)));
+    for (const problem of problems) {
+      if (!known.has(JSON.stringify(problem))) this.#opts.logger.warn({ cluster: this.#opts.cluster, problem }, `input problem: ${formatInputProblem(problem)}`);
+    }
+    this.#problems = problems;
+  }
+}
+
+/** One informer per kind and watched namespace; cluster-scoped kinds once. */
+function watchTargets(namespaces: readonly string[] | undefined): Array<{ kind: KubeKind; namespace?: string }> {
+  const scoped = [...new Set(namespaces ?? [])].sort();
+  return WATCHED_KINDS.flatMap((kind) => (!kind.ref.namespaced || scoped.length === 0 ? [{ kind }] : scoped.map((namespace) => ({ kind, namespace }))));
+}
+
+/** A rejected object's problems, each naming its kind, namespace, name and field. */
+function objectProblems(obj: KubernetesObject, kind: KubeKind, problems: readonly { path: string; message: string }[]): InputProblem[] {
+  const namespace = kind.ref.namespaced ? (obj.metadata?.namespace ?? '') : '';
+  const name = obj.metadata?.name ?? '';
+  const object: ResourceKey = { apiVersion: kind.ref.apiVersion, kind: kind.ref.kind, namespace, name };
+  return problems.map((p) => ({ file: objectPath(kind, namespace, name), document: -1, path: p.path, message: p.message, object }));
+}

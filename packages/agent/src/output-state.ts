@@ -1,0 +1,84 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { MeshrelayError, buildOutputSnapshot, isRecord, type Provenance, type Resource } from '@meshrelay/api';
+
+/** An output snapshot as the agent applies and persists it. */
+export interface AppliedOutput {
+  readonly cluster: string;
+  readonly hash: string;
+  readonly provenance: readonly Provenance[];
+  readonly resources: readonly Resource[];
+}
+
+const STATE_FILE = 'last-output.json';
+
+/**
+ * Persists the last applied output in the state dir (every applier uses it), so
+ * a restarted agent keeps serving that output while the management plane is
+ * unreachable.
+ */
+export async function writeAppliedOutput(stateDir: string, output: AppliedOutput): Promise<void> {
+  await mkdir(stateDir, { recursive: true, mode: 0o700 });
+  await writeFileAtomic(path.join(stateDir, STATE_FILE), JSON.stringify(output));
+}
+
+/**
+ * Reads the persisted output back, re-checking its hash and cluster. A missing,
+ * corrupt or foreign-cluster state file is logged and gives undefined.
+ */
+export async function readAppliedOutput(stateDir: string, cluster: string, logger: Logger): Promise<AppliedOutput | undefined> {
+  const file = path.join(stateDir, STATE_FILE);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') logger.warn({ err, file }, 'cannot read the last applied output');
+    return undefined;
+  }
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (!isRecord(parsed) || !Array.isArray(parsed['resources']) || typeof parsed['hash'] !== 'string') {
+      throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', 'not an output snapshot');
+    }
+    return checkAppliedOutput(parsed as unknown as AppliedOutput, cluster);
+  } catch (err) {
+    logger.warn({ err, file }, 'ignoring the persisted last output: it is corrupt or not for this cluster');
+    return undefined;
+  }
+}
+
+/**
+ * Re-derives the hash from the resources so nothing unverified is ever served.
+ * Throws MESHRELAY_ERR_INVALID_ARGUMENT for another cluster's output and
+ * MESHRELAY_ERR_SNAPSHOT_HASH_MISMATCH when the resources do not hash to `hash`.
+ */
+export function checkAppliedOutput(output: AppliedOutput, cluster: string): AppliedOutput {
+  if (output.cluster !== cluster) {
+    throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `output is for cluster "${output.cluster}", this agent serves "${cluster}"`);
+  }
+  const built = buildOutputSnapshot({ cluster, resources: output.resources, provenance: output.provenance ?? [] });
+  if (built.hash !== output.hash) {
+    throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_HASH_MISMATCH', `output resources hash to ${built.hash}, not ${output.hash}`);
+  }
+  return { cluster, hash: built.hash, provenance: built.provenance, resources: built.resources };
+}
+
+/** Writes a 0600 file through a temp file + fsync + rename, so readers see the old or the new content. */
+export async function writeFileAtomic(file: string, content: string): Promise<void> {
+  const tmp = `${file}.tmp-${randomBytes(4).toString('hex')}`;
+  const handle = await open(tmp, 'w', 0o600);
+  try {
+    await handle.writeFile(content);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await rename(tmp, file);
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
+  }
+}
