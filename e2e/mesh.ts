@@ -170,7 +170,7 @@ export class Mesh {
         '--server-address', servers.map((s) => `localhost:${s.relayPort}`).join(','),
         '--token-file', creds.tokenFile, '--root-ca-file', creds.caFile,
         '--manifests-dir', manifestsDir, '--output-dir', outputDir, '--state-dir', stateDir,
-        '--health-port', '0', '--heartbeat-interval', '300ms', '--heartbeat-timeout', '2s', '--debounce-ms', '50',
+        '--health-port', '0', '--access-log-port', '0', '--heartbeat-interval', '300ms', '--heartbeat-timeout', '2s', '--debounce-ms', '50',
         '--log-level', 'debug',
       ],
     });

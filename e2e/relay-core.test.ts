@@ -50,10 +50,18 @@ test('given Redis is killed, when cluster-a changes, then the change still reach
   await waitFor(async () => !(await mesh.api<Status>('/api/v1/status')).store.redisUp, { timeoutMs: 10_000, message: 'server did not notice Redis going down' });
 
   mesh.writeManifest('cluster-a', 'vd-details.yaml', virtualDestinationYaml('details', 'details.global'));
-  await mesh.waitForOutput('cluster-b', (o) => hasResource(o, 'ServiceEntry', 'details'));
+  const out = await mesh.waitForOutput('cluster-b', (o) => hasResource(o, 'ServiceEntry', 'details'));
   const status = await mesh.api<Status>('/api/v1/status');
   assert.equal(status.store.redisUp, false);
   assert.ok(status.store.pendingWriteBack > 0, 'the new input waits for write-back');
+  const server = mesh.servers[0];
+  assert.ok(server);
+  assert.match(await mesh.metrics(server), /meshrelay_redis_up\{pod="mgmt-0"\} 0/);
+  // Built from the inputs held in memory: both clusters, at the hashes the server holds.
+  for (const p of out.provenance) {
+    assert.equal(p.inputHash, (await mesh.api<{ hash: string }>(`/api/v1/clusters/${p.cluster}/input`)).hash);
+  }
+  assert.deepEqual(out.provenance.map((p) => p.cluster), ['cluster-a', 'cluster-b']);
 
   await redis.restart();
   const heldA = await mesh.api<{ hash: string }>('/api/v1/clusters/cluster-a/input');
@@ -65,6 +73,7 @@ test('given Redis is killed, when cluster-a changes, then the change still reach
     return raw !== null && (JSON.parse(raw) as { hash: string }).hash === heldA.hash;
   }, { timeoutMs: 20_000, message: 'cluster-a\'s input was not written back to Redis' });
   await waitFor(async () => (await mesh.api<Status>('/api/v1/status')).store.pendingWriteBack === 0, { timeoutMs: 10_000, message: 'write-back did not finish' });
+  assert.match(await mesh.metrics(server), /meshrelay_redis_up\{pod="mgmt-0"\} 1/);
   assert.notEqual(await client.get('meshrelay:input:cluster-b'), null);
 });
 

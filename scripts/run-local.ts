@@ -124,7 +124,7 @@ async function main(): Promise<void> {
       '--manifests-dir', join(root, 'examples', cluster),
       '--output-dir', join(dir, 'output'),
       '--state-dir', join(dir, 'state'),
-      '--health-port', '0',
+      '--health-port', '0', '--access-log-port', '0',
     ]);
   }
 

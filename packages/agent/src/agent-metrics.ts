@@ -10,6 +10,8 @@ export interface AgentMetrics {
   readonly outputsApplied: Counter;
   readonly inputProblems: Gauge;
   readonly inputGeneration: Gauge;
+  /** 1 while this replica leads (and so relays); always 1 without leader election. */
+  readonly leader: Gauge;
 }
 
 export interface AgentMetricsOptions {
@@ -41,5 +43,6 @@ export function createAgentMetrics(cluster: string, options: AgentMetricsOptions
       },
     }),
     inputGeneration: new Gauge({ name: 'relay_agent_input_generation', help: 'generation of the latest input snapshot', registers }),
+    leader: new Gauge({ name: 'relay_agent_leader', help: '1 while this replica holds the leader lease and relays, 0 while it follows', registers }),
   };
 }

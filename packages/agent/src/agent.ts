@@ -1,13 +1,18 @@
 import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { MeshrelayError, type AssembledSnapshot } from '@meshrelay/api';
-import { validateInputResource } from '@meshrelay/translator';
+import { AccessLogSink } from './access-log-sink.ts';
+import { createAgentBackends } from './agent-backends.ts';
 import { createAgentMetrics, type AgentMetrics } from './agent-metrics.ts';
 import type { BackoffOptions } from './backoff.ts';
 import type { AgentConfig } from './config.ts';
 import { CredentialStore } from './credential-store.ts';
-import { FileDiscoveryProvider } from './file-provider.ts';
+import type { DiscoveryProvider } from './discovery-provider.ts';
 import { HealthServer, type AgentStatus } from './health-server.ts';
+import { LeaderDuties } from './leader-duties.ts';
+import { createAgentElector } from './leader-election.ts';
+import { LeaderTermProvider } from './leader-term-provider.ts';
+import type { OutputApplier } from './output-applier.ts';
 import { FileOutputWriter } from './output-writer.ts';
 import { RelayClient } from './relay-client.ts';
 
@@ -23,34 +28,30 @@ export interface AgentTuning {
 }
 
 /**
- * The composition root of a relay agent: builds the file discovery provider,
- * the output writer, the relay client and the health server from one config,
+ * The composition root of a relay agent: builds the discovery provider and the
+ * output applier (file or kubernetes), the relay client and the health server from one config,
  * starts them in dependency order and stops them in reverse.
  */
 export class Agent {
   readonly #config: AgentConfig;
   readonly #logger: Logger;
-  readonly #provider: FileDiscoveryProvider;
-  readonly #writer: FileOutputWriter;
+  readonly #provider: DiscoveryProvider;
+  readonly #writer: OutputApplier;
   readonly #relay: RelayClient;
   readonly #health: HealthServer;
   readonly #metrics: AgentMetrics;
+  readonly #duties: LeaderDuties;
+  readonly #accessLog: AccessLogSink;
   #started = false;
 
   constructor(config: AgentConfig, logger: Logger, tuning: AgentTuning = {}) {
     this.#config = config;
     this.#logger = logger;
     const { cluster } = config;
-    this.#provider = new FileDiscoveryProvider({
-      cluster,
-      manifestsDir: config.manifestsDir,
-      validate: validateInputResource,
-      logger,
-      debounceMs: config.debounceMs,
-      rescanIntervalMs: config.rescanIntervalMs,
-      ...(tuning.epoch !== undefined ? { epoch: tuning.epoch } : {}),
-    });
-    this.#writer = new FileOutputWriter({ cluster, outputDir: config.outputDir, stateDir: config.stateDir, logger });
+    const backends = createAgentBackends(config, logger, tuning.epoch);
+    // Discovery runs only while this replica leads; each term gets a fresh provider and so a fresh epoch.
+    this.#provider = new LeaderTermProvider(backends.provider, backends.createProvider);
+    this.#writer = backends.applier;
     this.#metrics = createAgentMetrics(cluster, {
       inputProblems: () => this.#provider.problems.length,
       ...(tuning.defaultMetrics !== undefined ? { defaultMetrics: tuning.defaultMetrics } : {}),
@@ -93,6 +94,26 @@ export class Agent {
       status: () => this.status(),
       registry: this.#metrics.registry,
     });
+    this.#accessLog = new AccessLogSink({
+      port: config.accessLogPort,
+      ...(tuning.healthHost !== undefined ? { host: tuning.healthHost } : {}),
+      registry: this.#metrics.registry,
+      logger,
+    });
+    const elector = createAgentElector(config, logger.child({ replica: config.replicaId }));
+    this.#duties = new LeaderDuties({
+      elector,
+      startDuties: (stillLeading) => this.#startLeaderDuties(stillLeading),
+      stopDuties: () => this.#stopLeaderDuties(),
+      logger,
+      onLeadershipChange: (leader) => this.#metrics.leader.set(leader ? 1 : 0),
+      retryAfterFailureMs: config.leaseDurationMs,
+    });
+  }
+
+  /** The bound access-log sink port (after start). */
+  get accessLogPort(): number {
+    return this.#accessLog.port;
   }
 
   /** The bound health port (after start). */
@@ -100,32 +121,55 @@ export class Agent {
     return this.#health.port;
   }
 
+  /** The `current` directory of the file applier; throws MESHRELAY_ERR_INVALID_CONFIG with `--apply kubernetes`. */
   get outputCurrentPath(): string {
+    if (!(this.#writer instanceof FileOutputWriter)) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', 'the output is server-side applied (--apply kubernetes), not written to a directory');
     return this.#writer.currentPath;
   }
 
   /**
-   * Restores the last applied output (headless operation), reads the manifests
-   * once, opens the health server and starts relaying. Throws
-   * MESHRELAY_ERR_INVALID_CONFIG when the manifests dir cannot be read.
+   * Restores the last applied output (headless operation), reads the cluster's
+   * state once (manifests or API server), opens the health server and starts
+   * relaying. Throws MESHRELAY_ERR_INVALID_CONFIG when the manifests dir cannot
+   * be read, MESHRELAY_ERR_UNAVAILABLE when the API server cannot be listed in time.
    */
   async start(): Promise<void> {
     if (this.#started) return;
     this.#started = true;
-    await this.#writer.restore();
-    await this.#provider.start();
-    this.#metrics.inputGeneration.set(this.#provider.current?.generation ?? 0);
     await this.#health.start();
-    this.#relay.start();
-    this.#logger.info({ cluster: this.#config.cluster, healthPort: this.#health.port, servers: this.#config.serverAddresses }, 'relay agent started');
+    await this.#accessLog.start();
+    // Without an election this starts the duties at once (and rejects on failure); with one, when the lease is won.
+    await this.#duties.start();
+    const { cluster, leaderElection, replicaId } = this.#config;
+    this.#logger.info({ cluster, replica: replicaId, leaderElection, healthPort: this.#health.port, accessLogPort: this.#accessLog.port, servers: this.#config.serverAddresses }, 'relay agent started');
   }
 
-  /** Closes the relay streams, stops watching and closes the health server; idempotent. */
+  /** Stops the leader duties (then releases the lease), and closes the access-log sink and the health server; idempotent. */
   async stop(): Promise<void> {
-    await this.#relay.stop();
-    await this.#provider.stop();
+    await this.#duties.stop();
+    await this.#accessLog.stop();
     await this.#health.stop();
     this.#logger.info({ cluster: this.#config.cluster }, 'relay agent stopped');
+  }
+
+  /**
+   * What only the leader does: restore the last applied output (headless
+   * operation), read the cluster's state (manifests or API server) and relay.
+   * Stops early once `stillLeading()` turns false.
+   */
+  async #startLeaderDuties(stillLeading: () => boolean): Promise<void> {
+    await this.#writer.restore();
+    if (!stillLeading()) return;
+    await this.#provider.start();
+    this.#metrics.inputGeneration.set(this.#provider.current?.generation ?? 0);
+    if (stillLeading()) this.#relay.start();
+  }
+
+  /** Relay first (no more pushes or applies), then the applier's pending write, then discovery. */
+  async #stopLeaderDuties(): Promise<void> {
+    await this.#relay.stop();
+    await this.#writer.stop();
+    await this.#provider.stop();
   }
 
   status(): AgentStatus {
@@ -136,11 +180,19 @@ export class Agent {
       input: input ? { epoch: input.epoch, generation: input.generation, hash: input.hash, resources: input.resources.length } : undefined,
       heldOutputHash: this.#writer.heldHash,
       problems: this.#provider.problems,
+      leadership: {
+        mode: this.#config.leaderElection,
+        replica: this.#config.replicaId,
+        leader: this.#duties.leader,
+        holder: this.#config.leaderElection === 'none' ? this.#config.replicaId : this.#duties.holder,
+      },
     };
   }
 
   async #applyOutput(output: AssembledSnapshot): Promise<void> {
     const { cluster } = this.#config;
+    // A replica that lost the lease (or was frozen past its renew deadline) must not write what the new leader owns.
+    if (!this.#duties.leader) throw new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', `replica ${this.#config.replicaId} no longer leads; output ${output.hash} not applied`);
     const changed = await this.#writer.apply({ cluster, hash: output.hash, provenance: output.provenance, resources: output.resources });
     const fields = { cluster, hash: output.hash, resources: output.resources.length, provenance: output.provenance };
     if (changed) {

@@ -1,8 +1,15 @@
+import { hostname } from 'node:os';
 import { Command, Option } from 'commander';
-import { MeshrelayError, isValidClusterName } from '@meshrelay/api';
+import { DNS_LABEL, MeshrelayError, isValidClusterName } from '@meshrelay/api';
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Where input snapshots come from (`--discovery-provider`) and where outputs go (`--apply`). */
+export const BACKENDS = ['file', 'kubernetes'] as const;
+export const LEADER_ELECTION_MODES = ['none', 'file', 'kubernetes'] as const;
+export type LeaderElectionMode = (typeof LEADER_ELECTION_MODES)[number];
+export type Backend = (typeof BACKENDS)[number];
 
 /** The one typed configuration of a relay agent process (flags and MESHRELAY_AGENT_* variables map onto it one to one). */
 export interface AgentConfig {
@@ -12,8 +19,19 @@ export interface AgentConfig {
   readonly token?: string;
   readonly tokenFile?: string;
   readonly rootCaFile?: string;
-  readonly manifestsDir: string;
-  readonly outputDir: string;
+  /** Discovery source: a manifests directory (`file`, the default) or the cluster's API server (`kubernetes`). */
+  readonly discoveryProvider?: Backend;
+  /** Output sink: files in the output dir (`file`) or server-side apply into the cluster (`kubernetes`); default: as discoveryProvider. */
+  readonly apply?: Backend;
+  /** Required with the file provider. */
+  readonly manifestsDir?: string;
+  /** Required with the file applier. */
+  readonly outputDir?: string;
+  /** Kubeconfig file for the kubernetes provider/applier; in-cluster configuration when absent. */
+  readonly kubeconfig?: string;
+  readonly kubeContext?: string;
+  /** Namespaces the kubernetes provider watches; empty or absent = all. */
+  readonly watchNamespaces?: readonly string[];
   readonly stateDir: string;
   readonly debounceMs: number;
   readonly rescanIntervalMs: number;
@@ -22,6 +40,19 @@ export interface AgentConfig {
   readonly heartbeatTimeoutMs: number;
   readonly logLevel: LogLevel;
   readonly maxSnapshotBytes: number;
+  /** Port of the Envoy access-log sink (gRPC AccessLogService) every replica serves. */
+  readonly accessLogPort: number;
+  /** How replicas of one cluster pick the one that relays: not at all (`none`), a lease file, or a Kubernetes Lease. */
+  readonly leaderElection: LeaderElectionMode;
+  /** Required with `--leader-election file`; every replica of the cluster names the same file. */
+  readonly leaseFile?: string;
+  readonly leaseName: string;
+  readonly leaseNamespace: string;
+  readonly leaseDurationMs: number;
+  readonly renewDeadlineMs: number;
+  readonly retryPeriodMs: number;
+  /** This replica's identity in the lease (the pod name in Kubernetes). */
+  readonly replicaId: string;
 }
 
 const ENV_PREFIX = 'MESHRELAY_AGENT_';
@@ -30,6 +61,8 @@ interface OptionSpec {
   readonly flags: string;
   readonly description: string;
   readonly defaultValue?: string;
+  /** The environment variable, when it is not MESHRELAY_AGENT_<NAME>. */
+  readonly env?: string;
 }
 
 // Defaults are strings so `--help` shows them exactly as a user would type them.
@@ -39,8 +72,13 @@ const OPTIONS: readonly OptionSpec[] = [
   { flags: '--token <token>', description: 'relay identity token (used only to register)' },
   { flags: '--token-file <path>', description: 'file holding the relay identity token (read at each registration)' },
   { flags: '--root-ca-file <path>', description: 'PEM file of the relay root CA (printed by `meshctl cluster register`)' },
-  { flags: '--manifests-dir <dir>', description: 'directory of YAML/JSON manifests discovered by the file provider (required)' },
-  { flags: '--output-dir <dir>', description: 'directory the output snapshots are written to (required)' },
+  { flags: '--discovery-provider <name>', description: `where input snapshots come from (${BACKENDS.join('|')})`, defaultValue: 'file' },
+  { flags: '--apply <name>', description: `where output snapshots go (${BACKENDS.join('|')}; default: as --discovery-provider)` },
+  { flags: '--manifests-dir <dir>', description: 'directory of YAML/JSON manifests discovered by the file provider (required with it)' },
+  { flags: '--output-dir <dir>', description: 'directory the output snapshots are written to (required with --apply file)' },
+  { flags: '--kubeconfig <path>', description: 'kubeconfig of the cluster (kubernetes provider/applier; default: in-cluster service account)', env: 'KUBECONFIG' },
+  { flags: '--kube-context <name>', description: 'context of the kubeconfig to use (default: its current-context)' },
+  { flags: '--watch-namespaces <list>', description: 'comma-separated namespaces the kubernetes provider watches (default: all)' },
   { flags: '--state-dir <dir>', description: 'directory for the client key, certificate and last applied output (required)' },
   { flags: '--debounce-ms <ms>', description: 'quiet time before changes become a new snapshot', defaultValue: '100' },
   { flags: '--rescan-interval <duration>', description: 'periodic full rescan of the manifests dir (fallback for missed watch events)', defaultValue: '5s' },
@@ -49,11 +87,20 @@ const OPTIONS: readonly OptionSpec[] = [
   { flags: '--heartbeat-timeout <duration>', description: 'reconnect when nothing arrived from the server for this long', defaultValue: '15s' },
   { flags: '--log-level <level>', description: `log level (${LOG_LEVELS.join('|')})`, defaultValue: 'info' },
   { flags: '--max-snapshot-bytes <size>', description: 'largest snapshot sent or accepted (bytes; KiB/MiB/GiB suffixes allowed)', defaultValue: '16MiB' },
+  { flags: '--access-log-port <port>', description: 'port of the Envoy gRPC access-log sink served by every replica (0 = random)', defaultValue: '9978' },
+  { flags: '--leader-election <mode>', description: `how replicas elect the one that relays (${LEADER_ELECTION_MODES.join('|')})`, defaultValue: 'none' },
+  { flags: '--lease-file <path>', description: 'lease file shared by the replicas (required with --leader-election file)' },
+  { flags: '--lease-name <name>', description: 'name of the coordination.k8s.io Lease (default: meshrelay-agent-<cluster>)' },
+  { flags: '--lease-namespace <namespace>', description: 'namespace of the Lease', defaultValue: 'gloo-mesh' },
+  { flags: '--lease-duration <duration>', description: 'how long a lease stays valid after its last renewal', defaultValue: '15s' },
+  { flags: '--renew-deadline <duration>', description: 'a leader that could not renew for this long steps down (shorter than --lease-duration)', defaultValue: '10s' },
+  { flags: '--retry-period <duration>', description: 'time between attempts to acquire or renew the lease', defaultValue: '2s' },
+  { flags: '--replica-id <id>', description: 'identity of this replica in the lease (default: $POD_NAME, else <hostname>-<pid>)' },
 ];
 
 function envName(flags: string): string {
   const long = /--([a-z-]+)/.exec(flags)?.[1] ?? '';
-  return ENV_PREFIX + long.toUpperCase().replaceAll('-', '_');
+  return OPTIONS.find((spec) => spec.flags.startsWith(`--${long} `))?.env ?? ENV_PREFIX + long.toUpperCase().replaceAll('-', '_');
 }
 
 /** The commander program of `meshrelay-agent`; every option also reads MESHRELAY_AGENT_<NAME>. */
@@ -125,8 +172,7 @@ export function validateAgentOptions(values: Readonly<Record<string, string | un
     ...(token !== undefined ? { token } : {}),
     ...(tokenFile !== undefined ? { tokenFile } : {}),
     ...(rootCaFile !== undefined ? { rootCaFile } : {}),
-    manifestsDir: required('manifestsDir', 'manifests-dir'),
-    outputDir: required('outputDir', 'output-dir'),
+    ...backendOptions(values, fieldName, problems),
     stateDir: required('stateDir', 'state-dir'),
     debounceMs: field('debounceMs', 'debounce-ms', (raw) => parseWholeNumber(raw, 0, 60_000), 100),
     rescanIntervalMs: field('rescanInterval', 'rescan-interval', (raw) => parseDuration(raw, 10), 5_000),
@@ -135,12 +181,89 @@ export function validateAgentOptions(values: Readonly<Record<string, string | un
     heartbeatTimeoutMs: field('heartbeatTimeout', 'heartbeat-timeout', (raw) => parseDuration(raw, 10), 15_000),
     logLevel: field('logLevel', 'log-level', parseLogLevel, 'info'),
     maxSnapshotBytes: field('maxSnapshotBytes', 'max-snapshot-bytes', parseByteSize, 16 * 1024 * 1024),
+    accessLogPort: field('accessLogPort', 'access-log-port', (raw) => parseWholeNumber(raw, 0, 65_535), 9978),
+    ...leaderElectionOptions(values, fieldName, problems, cluster),
   };
+  if (config.accessLogPort !== 0 && config.accessLogPort === config.healthPort) {
+    problems.push(`${fieldName('accessLogPort', 'access-log-port')}: ${config.accessLogPort} is already --health-port`);
+  }
   if (config.heartbeatTimeoutMs <= config.heartbeatIntervalMs) {
     problems.push(`${fieldName('heartbeatTimeout', 'heartbeat-timeout')}: must be longer than --heartbeat-interval (${config.heartbeatIntervalMs} ms)`);
   }
   if (problems.length > 0) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', problems.join('; '));
   return Object.freeze(config);
+}
+
+/** --discovery-provider, --apply and what each needs: the file backends their dirs, the kubernetes ones their kubeconfig. */
+function backendOptions(values: Readonly<Record<string, string | undefined>>, fieldName: FieldNamer, problems: string[]): Partial<AgentConfig> {
+  const backend = (key: string, flag: string, fallback: Backend): Backend => {
+    const raw = optionalText(values[key]);
+    if (raw === undefined) return fallback;
+    const found = BACKENDS.find((b) => b === raw);
+    if (found === undefined) problems.push(`${fieldName(key, flag)}: "${raw}" is not one of ${BACKENDS.join(', ')}`);
+    return found ?? fallback;
+  };
+  const discoveryProvider = backend('discoveryProvider', 'discovery-provider', 'file');
+  const apply = backend('apply', 'apply', discoveryProvider);
+  const manifestsDir = optionalText(values['manifestsDir']);
+  const outputDir = optionalText(values['outputDir']);
+  if (discoveryProvider === 'file' && manifestsDir === undefined) problems.push(`${fieldName('manifestsDir', 'manifests-dir')} is required with --discovery-provider file`);
+  if (apply === 'file' && outputDir === undefined) problems.push(`${fieldName('outputDir', 'output-dir')} is required with --apply file`);
+  const kubeconfig = optionalText(values['kubeconfig']);
+  const kubeContext = optionalText(values['kubeContext']);
+  const watchNamespaces = [...new Set((values['watchNamespaces'] ?? '').split(',').map((s) => s.trim()).filter((s) => s !== ''))];
+  for (const namespace of watchNamespaces) {
+    if (!DNS_LABEL.test(namespace)) problems.push(`${fieldName('watchNamespaces', 'watch-namespaces')}: "${namespace}" is not a namespace name (DNS-1123 label)`);
+  }
+  return {
+    discoveryProvider,
+    apply,
+    ...(manifestsDir !== undefined ? { manifestsDir } : {}),
+    ...(outputDir !== undefined ? { outputDir } : {}),
+    ...(kubeconfig !== undefined ? { kubeconfig } : {}),
+    ...(kubeContext !== undefined ? { kubeContext } : {}),
+    watchNamespaces,
+  };
+}
+
+type LeaderElectionOptions = Pick<
+  AgentConfig,
+  'leaderElection' | 'leaseFile' | 'leaseName' | 'leaseNamespace' | 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs' | 'replicaId'
+>;
+
+/** --leader-election and the lease it uses; timing must satisfy retry period < renew deadline < lease duration. */
+function leaderElectionOptions(values: Readonly<Record<string, string | undefined>>, fieldName: FieldNamer, problems: string[], cluster: string): LeaderElectionOptions {
+  const duration = (key: string, flag: string, fallback: number): number => {
+    const parsed = parseDuration(values[key] ?? String(fallback), 100);
+    if ('value' in parsed) return parsed.value;
+    problems.push(`${fieldName(key, flag)}: ${parsed.error}`);
+    return fallback;
+  };
+  const rawMode = optionalText(values['leaderElection']) ?? 'none';
+  const leaderElection = LEADER_ELECTION_MODES.find((m) => m === rawMode);
+  if (leaderElection === undefined) problems.push(`${fieldName('leaderElection', 'leader-election')}: "${rawMode}" is not one of ${LEADER_ELECTION_MODES.join(', ')}`);
+  const leaseFile = optionalText(values['leaseFile']);
+  if (leaderElection === 'file' && leaseFile === undefined) problems.push(`${fieldName('leaseFile', 'lease-file')} is required with --leader-election file`);
+  const leaseName = optionalText(values['leaseName']) ?? `meshrelay-agent-${cluster}`;
+  if (!/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(leaseName)) problems.push(`${fieldName('leaseName', 'lease-name')}: "${leaseName}" is not an object name (DNS-1123 subdomain)`);
+  const leaseNamespace = optionalText(values['leaseNamespace']) ?? 'gloo-mesh';
+  if (!DNS_LABEL.test(leaseNamespace)) problems.push(`${fieldName('leaseNamespace', 'lease-namespace')}: "${leaseNamespace}" is not a namespace name (DNS-1123 label)`);
+  const leaseDurationMs = duration('leaseDuration', 'lease-duration', 15_000);
+  const renewDeadlineMs = duration('renewDeadline', 'renew-deadline', 10_000);
+  const retryPeriodMs = duration('retryPeriod', 'retry-period', 2_000);
+  if (renewDeadlineMs >= leaseDurationMs) problems.push(`${fieldName('renewDeadline', 'renew-deadline')}: must be shorter than --lease-duration (${leaseDurationMs} ms)`);
+  if (retryPeriodMs >= renewDeadlineMs) problems.push(`${fieldName('retryPeriod', 'retry-period')}: must be shorter than --renew-deadline (${renewDeadlineMs} ms)`);
+  const replicaId = optionalText(values['replicaId']) ?? optionalText(process.env['POD_NAME']) ?? `${hostname()}-${process.pid}`;
+  return {
+    leaderElection: leaderElection ?? 'none',
+    ...(leaseFile !== undefined ? { leaseFile } : {}),
+    leaseName,
+    leaseNamespace,
+    leaseDurationMs,
+    renewDeadlineMs,
+    retryPeriodMs,
+    replicaId,
+  };
 }
 
 function optionalText(raw: string | undefined): string | undefined {

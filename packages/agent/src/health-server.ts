@@ -10,6 +10,17 @@ export interface AgentStatus {
   readonly input: { readonly epoch: string; readonly generation: number; readonly hash: string; readonly resources: number } | undefined;
   readonly heldOutputHash: string;
   readonly problems: readonly InputProblem[];
+  readonly leadership: LeadershipStatus;
+}
+
+export interface LeadershipStatus {
+  /** `none`, `file` or `kubernetes` (--leader-election). */
+  readonly mode: string;
+  /** This replica's identity in the lease. */
+  readonly replica: string;
+  readonly leader: boolean;
+  /** The lease holder last seen, if any. */
+  readonly holder: string | undefined;
 }
 
 export interface HealthServerOptions {
@@ -20,8 +31,9 @@ export interface HealthServerOptions {
 }
 
 /**
- * The agent's HTTP surface: /healthz (the process runs), /readyz (a snapshot was
- * pushed and accepted), /status (JSON), /metrics (Prometheus).
+ * The agent's HTTP surface: /healthz (the process runs), /readyz (the leader:
+ * a snapshot was pushed and accepted; a follower: always, since it serves the
+ * access-log sink), /status (JSON), /metrics (Prometheus).
  */
 export class HealthServer {
   readonly #opts: HealthServerOptions;
@@ -58,7 +70,8 @@ export class HealthServer {
   #routes(): void {
     this.#app.get('/healthz', async () => ({ status: 'ok' }));
     this.#app.get('/readyz', async (_req, reply) => {
-      const relay = this.#opts.status().relay;
+      const { relay, leadership } = this.#opts.status();
+      if (!leadership.leader) return { status: 'ready', role: 'follower' };
       if (relay.everAccepted) return { status: 'ready' };
       return reply.code(503).send({ status: 'not ready', reason: relay.lastPushed ? 'no snapshot accepted by a management server yet' : 'no snapshot pushed yet' });
     });
@@ -66,6 +79,10 @@ export class HealthServer {
       const s = this.#opts.status();
       return {
         cluster: s.cluster,
+        replica: s.leadership.replica,
+        leaderElection: s.leadership.mode,
+        leader: s.leadership.leader,
+        leaderHolder: s.leadership.holder ?? null,
         serverAddress: s.relay.address ?? null,
         pushConnected: s.relay.pushConnected,
         pullConnected: s.relay.pullConnected,

@@ -78,7 +78,11 @@ export class KubeHttpClient {
     const headers: Record<string, string> = { Accept: 'application/json' };
     for (const [key, value] of Object.entries(options.headers ?? {})) if (typeof value === 'string') headers[key] = value;
     const payload = req.body === undefined ? undefined : JSON.stringify(req.body);
-    if (payload !== undefined) headers['Content-Type'] = req.contentType ?? 'application/json';
+    if (payload !== undefined) {
+      headers['Content-Type'] = req.contentType ?? 'application/json';
+      // Node frames a DELETE body only with an explicit length (no chunked encoding by default for DELETE).
+      headers['Content-Length'] = String(Buffer.byteLength(payload));
+    }
     const what = `${req.method} ${req.path}`;
     const transport = url.protocol === 'http:' ? http : https;
     return new Promise<T>((resolve, reject) => {

@@ -218,7 +218,7 @@ export class KubernetesOutputApplier implements OutputApplier {
         throw err;
       }
       for (const item of page.items ?? []) {
-        const o = ownedObject(kind, item);
+        const o = ownedObjectOf(kind, item);
         if (o) owned.push(o);
       }
       const meta = isRecord(page.metadata) ? page.metadata : {};
@@ -244,7 +244,8 @@ export class KubernetesOutputApplier implements OutputApplier {
   }
 }
 
-interface OwnedObject {
+/** An object the applier owns and may prune. */
+export interface OwnedObject {
   readonly id: string;
   readonly namespace: string;
   readonly name: string;
@@ -252,7 +253,7 @@ interface OwnedObject {
 }
 
 /** An item of an ownership-label list, if its own labels say it is ours (never trusting the selector alone). */
-function ownedObject(kind: KubeKind, item: unknown): OwnedObject | undefined {
+export function ownedObjectOf(kind: KubeKind, item: unknown): OwnedObject | undefined {
   if (!isRecord(item) || !isRecord(item['metadata'])) return undefined;
   const meta = item['metadata'];
   const labels = isRecord(meta['labels']) ? meta['labels'] : {};

@@ -81,7 +81,9 @@ export class RelayClient {
   readonly #opts: RelayClientOptions;
   readonly #now: Clock;
   readonly #backoff: Backoff;
-  readonly #abort = new AbortController();
+  #abort = new AbortController();
+  /** False after stop(): a start() queued behind a stopping loop then does not run. */
+  #wanted = false;
   #creds: ClientCredentials | undefined;
   #addressIndex = 0;
   #lastRenewAttempt = Number.NEGATIVE_INFINITY;
@@ -111,13 +113,27 @@ export class RelayClient {
     return this.#status;
   }
 
-  /** Starts the connect loop in the background; idempotent. */
+  /**
+   * Starts the connect loop in the background; idempotent. May be called again
+   * after stop() (a new leadership term): the new loop begins once the old one
+   * has ended, and reads the client certificate from the credential store
+   * again, since another replica sharing the state dir may have renewed it.
+   */
   start(): void {
-    this.#loop ??= this.#run();
+    this.#wanted = true;
+    if (this.#loop && !this.#abort.signal.aborted) return;
+    this.#loop = (this.#loop ?? Promise.resolve()).then(async () => {
+      if (!this.#wanted) return;
+      this.#abort = new AbortController();
+      this.#creds = undefined;
+      this.#backoff.reset();
+      await this.#run();
+    });
   }
 
   /** Closes the streams and ends the loop; resolves once everything is closed. */
   async stop(): Promise<void> {
+    this.#wanted = false;
     this.#abort.abort();
     this.#endSession?.({ kind: 'stopped' });
     await this.#loop;

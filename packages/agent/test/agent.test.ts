@@ -17,7 +17,7 @@ const VIRTUAL_SERVICE: Resource = {
   spec: { hosts: ['reviews.global'] },
 };
 
-async function agentConfig(t: TestContext, serverAddresses: string[]): Promise<AgentConfig> {
+async function agentConfig(t: TestContext, serverAddresses: string[]): Promise<AgentConfig & { manifestsDir: string }> {
   const root = await tempDir(t);
   const manifestsDir = path.join(root, 'manifests');
   await mkdir(manifestsDir);
@@ -39,6 +39,14 @@ async function agentConfig(t: TestContext, serverAddresses: string[]): Promise<A
     heartbeatTimeoutMs: 600,
     logLevel: 'debug',
     maxSnapshotBytes: 1024 * 1024,
+    accessLogPort: 0,
+    leaderElection: 'none',
+    leaseName: 'meshrelay-agent-east',
+    leaseNamespace: 'gloo-mesh',
+    leaseDurationMs: 15_000,
+    renewDeadlineMs: 10_000,
+    retryPeriodMs: 2_000,
+    replicaId: 'east-0',
   };
 }
 

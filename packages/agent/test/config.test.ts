@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { hostname } from 'node:os';
 import { test } from 'node:test';
 import { MeshrelayError } from '@meshrelay/api';
 import { buildAgentCommand, parseAgentConfig } from '../src/config.ts';
@@ -22,8 +23,11 @@ test('given only the required flags, when parsed, then every default applies', (
     {
       cluster: 'east',
       serverAddresses: ['localhost:9900'],
+      discoveryProvider: 'file',
+      apply: 'file',
       manifestsDir: '/m',
       outputDir: '/o',
+      watchNamespaces: [],
       stateDir: '/s',
       debounceMs: 100,
       rescanIntervalMs: 5000,
@@ -32,6 +36,14 @@ test('given only the required flags, when parsed, then every default applies', (
       heartbeatTimeoutMs: 15000,
       logLevel: 'info',
       maxSnapshotBytes: 16 * 1024 * 1024,
+      accessLogPort: 9978,
+      leaderElection: 'none',
+      leaseName: 'meshrelay-agent-east',
+      leaseNamespace: 'gloo-mesh',
+      leaseDurationMs: 15_000,
+      renewDeadlineMs: 10_000,
+      retryPeriodMs: 2_000,
+      replicaId: process.env['POD_NAME'] || `${hostname()}-${process.pid}`,
     },
   );
 });

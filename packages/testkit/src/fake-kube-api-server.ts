@@ -48,6 +48,13 @@ export interface FakeKubeApiServerOptions {
   readonly expiredWatchAs?: 'event' | 'status';
 }
 
+/** What put() accepts: any object with apiVersion, kind and metadata (interfaces need no index signature). */
+export interface FakeKubeObjectInput {
+  readonly apiVersion?: string;
+  readonly kind?: string;
+  readonly metadata?: object;
+}
+
 /** One request as the fake server saw it. */
 export interface FakeKubeRequest {
   readonly method: string;
@@ -95,7 +102,7 @@ export interface FakeKubeApiServer {
   /** One object, or undefined. */
   get(type: string, name: string, namespace?: string): FakeKubeObject | undefined;
   /** Creates or overwrites an object (type from apiVersion/kind) with no checks, as set-up does. */
-  put(obj: FakeKubeObject): FakeKubeObject;
+  put(obj: FakeKubeObjectInput): FakeKubeObject;
   /** Deletes an object with no checks; false when absent. */
   remove(type: string, name: string, namespace?: string): boolean;
   /** Forgets the retained watch history: watches from an older resourceVersion get 410. */
@@ -212,7 +219,8 @@ class FakeKubeApiServerImpl implements FakeKubeApiServer {
     return this.#store.get(resolved, resolved.namespaced ? (namespace ?? 'default') : '', name);
   }
 
-  put(obj: FakeKubeObject): FakeKubeObject {
+  put(input: FakeKubeObjectInput): FakeKubeObject {
+    const obj = { ...input, metadata: { ...(input.metadata ?? {}) } } as FakeKubeObject;
     const type = this.#types.ofObject(obj.apiVersion ?? '', obj.kind ?? '');
     if (!type) throw new Error(`fake kube-apiserver: no resource type for ${obj.apiVersion}/${obj.kind}`);
     return this.#store.put(type, obj);

@@ -58,6 +58,7 @@ function nowTimestamp(): string {
 /** Holds the objects of every served type; methods throw FakeKubeStatusError as the API would. */
 export class FakeKubeStore {
   readonly #objects = new Map<string, FakeKubeObject>();
+  readonly #typeOfKey = new Map<string, FakeKubeResourceType>();
   readonly #lastApplied = new Map<string, unknown>();
   readonly #listeners = new Set<(event: FakeKubeEvent) => void>();
   readonly #historySize: number;
@@ -293,8 +294,6 @@ export class FakeKubeStore {
       if (type) this.#remove(type, key, obj);
     }
   }
-
-  readonly #typeOfKey = new Map<string, FakeKubeResourceType>();
 
   #commit(type: FakeKubeResourceType, key: string, next: FakeKubeObject, previous: FakeKubeObject | undefined): FakeKubeObject {
     next.metadata.resourceVersion = String(++this.#resourceVersion);

@@ -14,3 +14,14 @@ export {
 export { createTestPki, TEST_TRUST_DOMAIN, type TestClientCert, type TestPki, type TestPkiOptions } from './pki.ts';
 export * from './builders.ts';
 export { ARTIFACTS_ROOT, CHROMIUM_PATH, openBrowserPage, saveScreenshot } from './browser.ts';
+export {
+  startFakeKubeApiServer,
+  type FakeKubeApiServer,
+  type FakeKubeApiServerOptions,
+  type FakeKubeConfigOptions,
+  type FakeKubeFailureOptions,
+  type FakeKubeObjectInput,
+  type FakeKubeRequest,
+} from './fake-kube-api-server.ts';
+export { FAKE_KUBE_RESOURCE_TYPES, type FakeKubeResourceType } from './fake-kube-resource-types.ts';
+export type { FakeKubeMetadata, FakeKubeObject } from './fake-kube-selectors.ts';

@@ -19,7 +19,7 @@ import type {
   RegistrationResult,
   RegistryChange,
 } from './cluster-registry.ts';
-import { hashToken, newToken, tokenMatches, type TokenRecord } from './tokens.ts';
+import { issueToken, tokenMatches, type IssuedToken, type TokenRecord } from './tokens.ts';
 
 export interface FileRegistryOptions {
   readonly dir: string;
@@ -184,16 +184,8 @@ class FileClusterRegistry implements ClusterRegistry {
     return cluster;
   }
 
-  #issueToken(now: Date, existing: TokenRecord | undefined): { token: string; expiresAt: Date; record: TokenRecord } {
-    const token = newToken();
-    const expiresAt = new Date(now.getTime() + this.#opts.tokenTtlSeconds * 1000);
-    let previous = existing?.current;
-    if (previous) {
-      const overlapEnd = new Date(now.getTime() + this.#opts.tokenOverlapSeconds * 1000).toISOString();
-      previous = { sha256: previous.sha256, expiresAt: previous.expiresAt < overlapEnd ? previous.expiresAt : overlapEnd };
-    }
-    const record: TokenRecord = { current: { sha256: hashToken(token), expiresAt: expiresAt.toISOString() }, ...(previous ? { previous } : {}) };
-    return { token, expiresAt, record };
+  #issueToken(now: Date, existing: TokenRecord | undefined): IssuedToken {
+    return issueToken(now, this.#opts.tokenTtlSeconds, this.#opts.tokenOverlapSeconds, existing);
   }
 
   async #readTokens(name: string): Promise<TokenRecord | undefined> {

@@ -1,0 +1,68 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { MeshrelayError } from '@meshrelay/api';
+import { loadKubeConfig } from '@meshrelay/kube';
+import { validateInputResource } from '@meshrelay/translator';
+import type { AgentConfig } from './config.ts';
+import type { DiscoveryProvider } from './discovery-provider.ts';
+import { FileDiscoveryProvider } from './file-provider.ts';
+import { KubernetesOutputApplier } from './kubernetes-applier.ts';
+import { KubernetesDiscoveryProvider } from './kubernetes-provider.ts';
+import type { OutputApplier } from './output-applier.ts';
+import { FileOutputWriter } from './output-writer.ts';
+
+/** The discovery provider and the output applier an agent config selects. */
+export interface AgentBackends {
+  readonly provider: DiscoveryProvider;
+  readonly applier: OutputApplier;
+  /** Builds another provider like `provider`, never started (a new epoch unless one was given): one per leadership term. */
+  readonly createProvider: () => DiscoveryProvider;
+}
+
+/**
+ * Builds the provider (`--discovery-provider`) and the applier (`--apply`,
+ * default: the same backend). The kubeconfig is loaded once, only when a
+ * kubernetes backend is chosen. Throws MESHRELAY_ERR_INVALID_CONFIG naming the
+ * flag when a backend lacks what it needs (a dir, a loadable kubeconfig).
+ */
+export function createAgentBackends(config: AgentConfig, logger: Logger, epoch?: string): AgentBackends {
+  const { cluster } = config;
+  const discovery = config.discoveryProvider ?? 'file';
+  const apply = config.apply ?? discovery;
+  let kubeConfig: KubeConfig | undefined;
+  const kube = (): KubeConfig =>
+    (kubeConfig ??= loadKubeConfig({
+      ...(config.kubeconfig !== undefined ? { kubeconfig: config.kubeconfig } : {}),
+      ...(config.kubeContext !== undefined ? { context: config.kubeContext } : {}),
+    }));
+  const createProvider = (): DiscoveryProvider =>
+    discovery === 'kubernetes'
+      ? new KubernetesDiscoveryProvider({
+          cluster,
+          kubeConfig: kube(),
+          validate: validateInputResource,
+          logger,
+          namespaces: config.watchNamespaces ?? [],
+          debounceMs: config.debounceMs,
+          ...(epoch !== undefined ? { epoch } : {}),
+        })
+      : new FileDiscoveryProvider({
+          cluster,
+          manifestsDir: requiredDir(config.manifestsDir, '--manifests-dir', 'with --discovery-provider file'),
+          validate: validateInputResource,
+          logger,
+          debounceMs: config.debounceMs,
+          rescanIntervalMs: config.rescanIntervalMs,
+          ...(epoch !== undefined ? { epoch } : {}),
+        });
+  const applier: OutputApplier =
+    apply === 'kubernetes'
+      ? new KubernetesOutputApplier({ cluster, kubeConfig: kube(), stateDir: config.stateDir, logger })
+      : new FileOutputWriter({ cluster, outputDir: requiredDir(config.outputDir, '--output-dir', 'with --apply file'), stateDir: config.stateDir, logger });
+  return { provider: createProvider(), applier, createProvider };
+}
+
+function requiredDir(dir: string | undefined, flag: string, when: string): string {
+  if (dir === undefined || dir === '') throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `${flag} is required ${when}`);
+  return dir;
+}

@@ -1,0 +1,152 @@
+import assert from 'node:assert/strict';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { test, type TestContext } from 'node:test';
+import { buildOutputSnapshot, type Resource } from '@meshrelay/api';
+import { waitFor } from '@meshrelay/testkit';
+import { Agent } from '../src/agent.ts';
+import type { AgentConfig } from '../src/config.ts';
+import { captureLogger, serviceYaml, tempDir } from './support/fixtures.ts';
+import { startServer } from './support/relay-harness.ts';
+import type { TestRelayServer } from './support/test-relay-server.ts';
+import { testPki } from './support/test-pki.ts';
+
+const LEASE = { leaseDurationMs: 900, renewDeadlineMs: 600, retryPeriodMs: 100 };
+
+const VIRTUAL_SERVICE: Resource = {
+  apiVersion: 'networking.istio.io/v1',
+  kind: 'VirtualService',
+  metadata: { name: 'reviews', namespace: 'bookinfo' },
+  spec: { hosts: ['reviews.global'] },
+};
+
+/** Config of two replicas of cluster "east" that share manifests, output, state dir and lease file. */
+async function replicaConfigs(t: TestContext, server: TestRelayServer): Promise<{ configs: AgentConfig[]; root: string }> {
+  const root = await tempDir(t);
+  const manifestsDir = path.join(root, 'manifests');
+  await mkdir(manifestsDir);
+  await writeFile(path.join(manifestsDir, 'reviews.yaml'), serviceYaml('reviews'));
+  await writeFile(path.join(root, 'ca.pem'), testPki().ca.certPem);
+  await writeFile(path.join(root, 'token'), 'good-token\n');
+  const base: AgentConfig = {
+    cluster: 'east',
+    serverAddresses: [server.address],
+    tokenFile: path.join(root, 'token'),
+    rootCaFile: path.join(root, 'ca.pem'),
+    discoveryProvider: 'file',
+    apply: 'file',
+    manifestsDir,
+    outputDir: path.join(root, 'output'),
+    stateDir: path.join(root, 'state'),
+    debounceMs: 20,
+    rescanIntervalMs: 60_000,
+    healthPort: 0,
+    heartbeatIntervalMs: 100,
+    heartbeatTimeoutMs: 600,
+    logLevel: 'debug',
+    maxSnapshotBytes: 1024 * 1024,
+    accessLogPort: 0,
+    leaderElection: 'file',
+    leaseFile: path.join(root, 'leader.lease'),
+    leaseName: 'meshrelay-agent-east',
+    leaseNamespace: 'gloo-mesh',
+    ...LEASE,
+    replicaId: 'east-0',
+  };
+  return { configs: [base, { ...base, replicaId: 'east-1' }], root };
+}
+
+interface Replica {
+  readonly agent: Agent;
+  readonly lines: Array<Record<string, unknown>>;
+  readonly id: string;
+  status(): Promise<Record<string, unknown>>;
+  metrics(): Promise<string>;
+}
+
+async function startReplica(t: TestContext, config: AgentConfig): Promise<Replica> {
+  const { logger, lines } = captureLogger();
+  const agent = new Agent(config, logger, { backoff: { baseMs: 20, capMs: 200 }, defaultMetrics: false, healthHost: '127.0.0.1' });
+  await agent.start();
+  t.after(() => agent.stop());
+  const get = (route: string) => fetch(`http://127.0.0.1:${agent.healthPort}${route}`);
+  return {
+    agent,
+    lines,
+    id: config.replicaId,
+    status: async () => (await (await get('/status')).json()) as Record<string, unknown>,
+    metrics: async () => (await get('/metrics')).text(),
+  };
+}
+
+async function leaderOf(replicas: readonly Replica[]): Promise<{ leader: Replica; follower: Replica }> {
+  let leader: Replica | undefined;
+  await waitFor(() => (leader = replicas.find((r) => r.agent.status().leadership.leader)) !== undefined, { timeoutMs: 5_000, message: 'no replica became leader' });
+  return { leader: leader as Replica, follower: replicas.find((r) => r !== leader) as Replica };
+}
+
+function applied(replica: Replica): number {
+  return replica.lines.filter((l) => l['msg'] === 'output applied').length;
+}
+
+test('given two replicas on one lease file, when both start, then only the leader relays and both report who leads', async (t) => {
+  const server = await startServer(t);
+  const { configs } = await replicaConfigs(t, server);
+  const replicas = [await startReplica(t, configs[0] as AgentConfig), await startReplica(t, configs[1] as AgentConfig)];
+  const { leader, follower } = await leaderOf(replicas);
+  await waitFor(() => server.pushed.length > 0, { message: 'the leader pushed nothing' });
+  await waitFor(async () => (await follower.status())['leaderHolder'] === leader.id, { message: 'the follower does not see the holder' });
+  const [leaderStatus, followerStatus] = [await leader.status(), await follower.status()];
+  assert.equal(leaderStatus['leader'], true);
+  assert.equal(followerStatus['leader'], false);
+  assert.equal(followerStatus['input'], null, 'a follower discovers nothing');
+  assert.equal(followerStatus['pushConnected'], false);
+  assert.match(await leader.metrics(), /relay_agent_leader\{cluster="east"\} 1/);
+  assert.match(await follower.metrics(), /relay_agent_leader\{cluster="east"\} 0/);
+  assert.equal(server.registrations.length, 1, 'only the leader registered');
+  assert.equal(new Set(server.pushed.map((p) => p.epoch)).size, 1, 'one epoch: one replica pushed');
+  assert.equal((await fetch(`http://127.0.0.1:${follower.agent.healthPort}/readyz`)).status, 200, 'a follower is ready: it serves the access-log sink');
+});
+
+test('given a leader that applied an output, when it stops, then the follower takes over with the persisted certificate, a new epoch and no re-apply', async (t) => {
+  const output = buildOutputSnapshot({ cluster: 'east', resources: [VIRTUAL_SERVICE], provenance: [{ cluster: 'east', inputHash: 'h1' }] });
+  const server = await startServer(t, { output });
+  const { configs } = await replicaConfigs(t, server);
+  const replicas = [await startReplica(t, configs[0] as AgentConfig), await startReplica(t, configs[1] as AgentConfig)];
+  const { leader, follower } = await leaderOf(replicas);
+  await waitFor(() => applied(leader) === 1 && server.pushed.length > 0, { message: 'the leader did not apply the output' });
+  const firstEpoch = server.pushed[0]?.epoch;
+
+  const stoppedAt = Date.now();
+  await leader.agent.stop();
+  await waitFor(() => follower.agent.status().leadership.leader, { timeoutMs: LEASE.leaseDurationMs, intervalMs: 10, message: 'the follower did not take over before the lease would expire' });
+  await waitFor(() => server.pushed.some((p) => p.epoch !== firstEpoch), { message: 'the new leader did not push' });
+  assert.ok(Date.now() - stoppedAt < 5_000);
+
+  const takeover = server.pushed.find((p) => p.epoch !== firstEpoch);
+  assert.equal(takeover?.generation, 1, 'a new epoch starts at generation 1');
+  assert.equal(server.registrations.length, 1, 'the new leader reused the persisted client certificate');
+  await waitFor(() => server.hellos.length >= 2, { message: 'the new leader did not pull' });
+  assert.equal(server.hellos.at(-1), output.hash, 'the new leader announced the output the old one applied');
+  assert.equal(applied(follower), 0, 'the output was not applied again');
+  const lease = JSON.parse(await readFile(configs[0]?.leaseFile as string, 'utf8')) as { holder: string; transitions: number };
+  assert.equal(lease.holder, follower.id);
+  assert.equal(lease.transitions, 1);
+});
+
+test('given a leader, when its lease passes to someone else, then it stops relaying at once', async (t) => {
+  const server = await startServer(t);
+  const { configs } = await replicaConfigs(t, server);
+  const replica = await startReplica(t, configs[0] as AgentConfig);
+  await waitFor(() => replica.agent.status().relay.pushConnected, { message: 'the leader did not connect' });
+  const now = new Date().toISOString();
+  const intruder = { holder: 'intruder', acquireTime: now, renewTime: now, leaseDurationMs: 60_000, transitions: 5 };
+  await writeFile(configs[0]?.leaseFile as string, JSON.stringify(intruder));
+  await waitFor(() => !replica.agent.status().leadership.leader && !replica.agent.status().relay.pushConnected && server.pushCalls.size === 0, {
+    timeoutMs: 3_000,
+    message: 'the former leader kept relaying',
+  });
+  const status = await replica.status();
+  assert.equal(status['leaderHolder'], 'intruder');
+  assert.match(await replica.metrics(), /relay_agent_leader\{cluster="east"\} 0/);
+});
