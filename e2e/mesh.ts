@@ -148,8 +148,14 @@ export class Mesh {
   /**
    * Starts an agent for a registered cluster. Its manifests are a copy of
    * `examples/<from>` (or an empty directory) that the test may edit.
+   * A second replica of the same cluster passes a `name` of its own (its key in
+   * `agents`) and `keepDirs`, so it shares the first one's manifests, output and
+   * state dirs; `extraFlags` are appended (e.g. leader-election flags).
    */
-  async startAgent(cluster: string, options: { from?: string; servers?: readonly ServerProc[]; keepDirs?: boolean } = {}): Promise<AgentProc> {
+  async startAgent(
+    cluster: string,
+    options: { from?: string; servers?: readonly ServerProc[]; keepDirs?: boolean; name?: string; extraFlags?: readonly string[] } = {},
+  ): Promise<AgentProc> {
     const creds = this.#credentials.get(cluster);
     if (!creds) throw new Error(`cluster ${cluster} was not registered in this mesh`);
     const base = join(this.dir, 'agents', cluster);
@@ -162,8 +168,9 @@ export class Mesh {
       if (options.from) cpSync(isAbsolute(options.from) ? options.from : join(ROOT, 'examples', options.from), manifestsDir, { recursive: true });
     }
     const servers = options.servers ?? this.servers;
+    const name = options.name ?? cluster;
     const proc = await spawnProcess({
-      name: `agent-${cluster}`,
+      name: `agent-${name}`,
       command: process.execPath,
       args: [
         AGENT_BIN, '--cluster', cluster,
@@ -172,10 +179,11 @@ export class Mesh {
         '--manifests-dir', manifestsDir, '--output-dir', outputDir, '--state-dir', stateDir,
         '--health-port', '0', '--access-log-port', '0', '--heartbeat-interval', '300ms', '--heartbeat-timeout', '2s', '--debounce-ms', '50',
         '--log-level', 'debug',
+        ...(options.extraFlags ?? []),
       ],
     });
     const agent: AgentProc = { cluster, proc, manifestsDir, outputDir, stateDir };
-    this.agents.set(cluster, agent);
+    this.agents.set(name, agent);
     return agent;
   }
 

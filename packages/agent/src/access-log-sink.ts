@@ -60,6 +60,7 @@ export class AccessLogSink {
   readonly #connections: Counter<'source' | 'destination'>;
   readonly #pairs = new Set<string>();
   #port: number | undefined;
+  #stopped = false;
 
   constructor(options: AccessLogSinkOptions) {
     this.#opts = options;
@@ -100,7 +101,8 @@ export class AccessLogSink {
 
   /** Stops accepting streams and ends the open ones; idempotent. */
   async stop(): Promise<void> {
-    if (this.#port === undefined) return;
+    if (this.#port === undefined || this.#stopped) return;
+    this.#stopped = true;
     await new Promise<void>((resolve) => {
       const force = setTimeout(() => this.#server.forceShutdown(), 1_000);
       this.#server.tryShutdown(() => {

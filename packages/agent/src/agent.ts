@@ -100,7 +100,7 @@ export class Agent {
       registry: this.#metrics.registry,
       logger,
     });
-    const elector = createAgentElector(config, logger.child({ replica: config.replicaId }));
+    const elector = createAgentElector(config, logger);
     this.#duties = new LeaderDuties({
       elector,
       startDuties: (stillLeading) => this.#startLeaderDuties(stillLeading),
@@ -140,8 +140,8 @@ export class Agent {
     await this.#accessLog.start();
     // Without an election this starts the duties at once (and rejects on failure); with one, when the lease is won.
     await this.#duties.start();
-    const { cluster, leaderElection, replicaId } = this.#config;
-    this.#logger.info({ cluster, replica: replicaId, leaderElection, healthPort: this.#health.port, accessLogPort: this.#accessLog.port, servers: this.#config.serverAddresses }, 'relay agent started');
+    const { cluster, leaderElection } = this.#config;
+    this.#logger.info({ cluster, leaderElection, healthPort: this.#health.port, accessLogPort: this.#accessLog.port, servers: this.#config.serverAddresses }, 'relay agent started');
   }
 
   /** Stops the leader duties (then releases the lease), and closes the access-log sink and the health server; idempotent. */

@@ -155,7 +155,12 @@ export class KindWatch {
       this.#onError(informer, err);
       return;
     }
-    if (informer !== this.#informer || this.#stopped || this.#attemptFailed) return;
+    if (informer !== this.#informer || this.#stopped) {
+      // Stopped while the watch request was being opened: client-node's stop() could not abort it then.
+      await informer.stop();
+      return;
+    }
+    if (this.#attemptFailed) return;
     const recovered = this.#state !== 'synced';
     this.#state = 'synced';
     this.#error = undefined;
@@ -177,10 +182,10 @@ export class KindWatch {
         if (typeof meta['resourceVersion'] === 'string') resourceVersion ??= meta['resourceVersion'];
         cont = typeof meta['continue'] === 'string' ? meta['continue'] : undefined;
       } while (cont !== undefined && cont !== '');
-      if (informer === this.#informer) {
-        this.#objects.clear();
-        for (const item of items) this.#objects.set(objectKey(item), item);
-      }
+      // client-node goes on to open a watch after a list even if stopped meanwhile; failing the list prevents that.
+      if (informer !== this.#informer || this.#stopped) throw new Error('stopped');
+      this.#objects.clear();
+      for (const item of items) this.#objects.set(objectKey(item), item);
       return { apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: resourceVersion ?? '' }, items };
     } catch (err) {
       if (informer === this.#informer) this.#listFailed = true;

@@ -51,7 +51,6 @@ export class KubernetesOutputApplier implements OutputApplier {
   #desired: AppliedOutput | undefined;
   #retryTimer: NodeJS.Timeout | undefined;
   #queue: Promise<unknown> = Promise.resolve();
-  #stopped = false;
 
   constructor(options: KubernetesApplierOptions) {
     this.#opts = options;
@@ -101,8 +100,9 @@ export class KubernetesOutputApplier implements OutputApplier {
     });
   }
 
+  /** Drops the pending retry and waits for an apply in progress; apply() may be called again afterwards (a new leadership term). */
   async stop(): Promise<void> {
-    this.#stopped = true;
+    this.#desired = undefined;
     clearTimeout(this.#retryTimer);
     await this.#queue;
   }
@@ -123,18 +123,19 @@ export class KubernetesOutputApplier implements OutputApplier {
       this.#opts.logger.info({ cluster: output.cluster, hash: output.hash, applied: report.applied, pruned: report.pruned }, 'output server-side applied');
       return true;
     } catch (err) {
-      this.#scheduleRetry(output);
+      // Only the output still wanted is retried: a newer output or stop() replaced or dropped it.
+      if (this.#desired === output) this.#scheduleRetry(output);
       throw err;
     }
   }
 
   #scheduleRetry(output: AppliedOutput): void {
-    if (!this.#retryBackoff || this.#stopped) return;
+    if (!this.#retryBackoff) return;
     const delay = this.#retryBackoff.nextDelayMs();
     this.#opts.logger.warn({ cluster: output.cluster, hash: output.hash, retryInMs: delay }, 'output not fully applied; retrying');
     this.#retryTimer = setTimeout(() => {
       void this.#serialize(async () => {
-        if (this.#stopped || this.#desired !== output) return;
+        if (this.#desired !== output) return;
         await this.#applyDesired(output);
       }).catch((err: unknown) => this.#opts.logger.error({ err, hash: output.hash }, 'retry of the output failed'));
     }, delay);

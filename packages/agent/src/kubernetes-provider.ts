@@ -50,6 +50,7 @@ export class KubernetesDiscoveryProvider implements DiscoveryProvider {
   #debounceTimer: NodeJS.Timeout | undefined;
   #firstPendingChange = 0;
   #synced: (() => void) | undefined;
+  #abortStart: (() => void) | undefined;
   #stopped = false;
 
   constructor(options: KubernetesProviderOptions) {
@@ -78,10 +79,12 @@ export class KubernetesDiscoveryProvider implements DiscoveryProvider {
    * Starts every informer and resolves once each kind has been listed (or found
    * not served), with `current` set. Throws MESHRELAY_ERR_UNAVAILABLE, naming
    * each kind still unlisted and its last error, when that takes longer than
-   * the sync timeout (everything started is stopped again).
+   * the sync timeout (everything started is stopped again) or when stop() is
+   * called meanwhile.
    */
   async start(): Promise<void> {
     if (this.#watches.length > 0) return;
+    if (this.#stopped) throw new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', 'the kubernetes provider was stopped');
     const http = new KubeHttpClient(this.#opts.kubeConfig);
     this.#watches = watchTargets(this.#opts.namespaces).map(
       ({ kind, namespace }) =>
@@ -96,15 +99,20 @@ export class KubernetesDiscoveryProvider implements DiscoveryProvider {
           onChange: () => this.#changed(),
         }),
     );
-    const synced = new Promise<void>((resolve) => (this.#synced = resolve));
-    for (const watch of this.#watches) watch.start();
-    this.#changed();
     const timeoutMs = this.#opts.syncTimeoutMs ?? 120_000;
     let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs)));
-    const late = await Promise.race([synced.then(() => false), timedOut]);
+    const outcome = await new Promise<'synced' | 'stopped' | 'timeout'>((resolve) => {
+      this.#synced = () => resolve('synced');
+      this.#abortStart = () => resolve('stopped');
+      timer = setTimeout(() => resolve('timeout'), timeoutMs);
+      for (const watch of this.#watches) watch.start();
+      this.#changed();
+    });
     clearTimeout(timer);
-    if (late) {
+    this.#synced = undefined;
+    this.#abortStart = undefined;
+    if (outcome === 'stopped') throw new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', 'the kubernetes provider was stopped before every kind was listed');
+    if (outcome === 'timeout') {
       const missing = this.#watches.filter((w) => !w.settled).map((w) => `${w.path} (${w.lastError?.message ?? 'no answer'})`);
       await this.stop();
       throw new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', `the Kubernetes API server did not list within ${timeoutMs} ms: ${missing.join('; ')}`);
@@ -112,8 +120,10 @@ export class KubernetesDiscoveryProvider implements DiscoveryProvider {
     this.#build();
   }
 
+  /** Stops every informer; a start() still waiting for the first lists rejects. Idempotent; a stopped provider is not restarted. */
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#abortStart?.();
     clearTimeout(this.#debounceTimer);
     await Promise.all(this.#watches.map((w) => w.stop()));
   }

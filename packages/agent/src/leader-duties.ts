@@ -90,7 +90,7 @@ export class LeaderDuties {
   async #becomeLeader(): Promise<void> {
     const elector = this.#opts.elector;
     if (!elector?.isLeader() || this.#active || this.#stopping) return;
-    this.#opts.logger.info({ replica: elector.identity }, 'leading: starting registration, discovery, push/pull and apply');
+    this.#opts.logger.info({ identity: elector.identity }, 'leading: starting registration, discovery, push/pull and apply');
     this.#active = true;
     try {
       await this.#opts.startDuties(() => elector.isLeader() && !this.#stopping);
@@ -108,7 +108,7 @@ export class LeaderDuties {
     if (!this.#active) return;
     this.#active = false;
     await this.#opts.stopDuties();
-    if (this.#opts.elector && !this.#stopping) this.#opts.logger.info({ replica: this.#opts.elector.identity, holder: this.#opts.elector.holder() }, 'following: leader duties stopped');
+    if (this.#opts.elector && !this.#stopping) this.#opts.logger.info({ identity: this.#opts.elector.identity, holder: this.#opts.elector.holder() }, 'following: leader duties stopped');
   }
 
   #enqueue(task: () => Promise<void>): Promise<void> {

@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { buildOutputSnapshot, type Resource } from '@meshrelay/api';
-import { waitFor } from '@meshrelay/testkit';
+import { startFakeKubeApiServer, waitFor } from '@meshrelay/testkit';
 import { Agent } from '../src/agent.ts';
 import type { AgentConfig } from '../src/config.ts';
-import { captureLogger, serviceYaml, tempDir } from './support/fixtures.ts';
+import { captureLogger, serviceYaml } from './support/fixtures.ts';
 import { startServer } from './support/relay-harness.ts';
 import type { TestRelayServer } from './support/test-relay-server.ts';
 import { testPki } from './support/test-pki.ts';
@@ -20,9 +21,17 @@ const VIRTUAL_SERVICE: Resource = {
   spec: { hosts: ['reviews.global'] },
 };
 
+/** Agents started in a test; stopped before the shared directory is removed (their leases renew until then). */
+const running = new WeakMap<TestContext, Agent[]>();
+
 /** Config of two replicas of cluster "east" that share manifests, output, state dir and lease file. */
 async function replicaConfigs(t: TestContext, server: TestRelayServer): Promise<{ configs: AgentConfig[]; root: string }> {
-  const root = await tempDir(t);
+  const root = await mkdtemp(path.join(tmpdir(), 'meshrelay-agent-'));
+  running.set(t, []);
+  t.after(async () => {
+    for (const agent of running.get(t) ?? []) await agent.stop();
+    await rm(root, { recursive: true, force: true });
+  });
   const manifestsDir = path.join(root, 'manifests');
   await mkdir(manifestsDir);
   await writeFile(path.join(manifestsDir, 'reviews.yaml'), serviceYaml('reviews'));
@@ -67,8 +76,8 @@ interface Replica {
 async function startReplica(t: TestContext, config: AgentConfig): Promise<Replica> {
   const { logger, lines } = captureLogger();
   const agent = new Agent(config, logger, { backoff: { baseMs: 20, capMs: 200 }, defaultMetrics: false, healthHost: '127.0.0.1' });
+  running.get(t)?.push(agent);
   await agent.start();
-  t.after(() => agent.stop());
   const get = (route: string) => fetch(`http://127.0.0.1:${agent.healthPort}${route}`);
   return {
     agent,
@@ -149,4 +158,23 @@ test('given a leader, when its lease passes to someone else, then it stops relay
   const status = await replica.status();
   assert.equal(status['leaderHolder'], 'intruder');
   assert.match(await replica.metrics(), /relay_agent_leader\{cluster="east"\} 0/);
+});
+
+test('given --leader-election kubernetes, when the replica starts, then it holds the coordination.k8s.io Lease named after the cluster and relays', async (t) => {
+  const server = await startServer(t);
+  const fake = await startFakeKubeApiServer();
+  t.after(() => fake.stop());
+  const { configs, root } = await replicaConfigs(t, server);
+  const kubeconfig = path.join(root, 'kubeconfig');
+  await writeFile(kubeconfig, fake.kubeConfigYaml());
+  const config: AgentConfig = { ...(configs[0] as AgentConfig), leaderElection: 'kubernetes', kubeconfig, leaseDurationMs: 2_000, renewDeadlineMs: 1_200, retryPeriodMs: 150 };
+  const replica = await startReplica(t, config);
+  await waitFor(() => replica.agent.status().relay.pushConnected && server.pushed.length > 0, { message: 'the leader did not relay' });
+  const lease = fake.get('leases.coordination.k8s.io', 'meshrelay-agent-east', 'gloo-mesh') as unknown as { spec: { holderIdentity: string; leaseDurationSeconds: number } } | undefined;
+  assert.equal(lease?.spec.holderIdentity, 'east-0');
+  assert.equal(lease?.spec.leaseDurationSeconds, 2);
+  assert.equal((await replica.status())['leader'], true);
+  await replica.agent.stop();
+  const released = fake.get('leases.coordination.k8s.io', 'meshrelay-agent-east', 'gloo-mesh') as unknown as { spec: { holderIdentity: string } };
+  assert.equal(released.spec.holderIdentity, '', 'a stopping leader releases the Lease');
 });

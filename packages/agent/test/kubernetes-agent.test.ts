@@ -39,11 +39,11 @@ test('given --discovery-provider kubernetes and a kubeconfig, when the agent run
   ]);
   const { logger, lines } = captureLogger();
   const agent = new Agent(config, logger, { backoff: { baseMs: 20, capMs: 200 }, defaultMetrics: false, healthHost: '127.0.0.1' });
-  await agent.start();
   t.after(() => agent.stop());
+  await agent.start();
 
   await waitFor(() => relay.pushed.length === 1 && relay.pullAcks.length === 1, { timeoutMs: 10_000 });
-  assert.deepEqual(relay.pushed[0]?.resources.map((r) => `${r.kind}/${r.metadata.name}`), ['Service/reviews']);
+  assert.deepEqual((relay.pushed[0]?.resources as Resource[]).map((r) => `${r.kind}/${r.metadata.name}`), ['Service/reviews']);
   const applied = kube.get('VirtualService', 'reviews', 'bookinfo');
   assert.equal(applied?.metadata.labels?.[OWNER_LABEL], OWNER_LABEL_VALUE);
   assert.equal(agent.status().heldOutputHash, output.hash);
@@ -52,7 +52,7 @@ test('given --discovery-provider kubernetes and a kubeconfig, when the agent run
 
   kube.put(service('ratings'));
   await waitFor(() => relay.pushed.length === 2, { timeoutMs: 5000 });
-  assert.deepEqual(relay.pushed[1]?.resources.map((r) => r.metadata.name), ['ratings', 'reviews']);
+  assert.deepEqual((relay.pushed[1]?.resources as Resource[]).map((r) => r.metadata.name), ['ratings', 'reviews']);
 });
 
 test('given the kubernetes provider without --kubeconfig outside a cluster, when the agent is built, then the error names --kubeconfig', (t) => {

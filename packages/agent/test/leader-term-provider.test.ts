@@ -19,12 +19,13 @@ test('given a provider restarted for a second term, when it reads the same manif
   provider.onSnapshot((s) => seen.push(s));
   t.after(() => provider.stop());
 
+  const current = (): InputSnapshot | undefined => provider.current;
   await provider.start();
-  const first = provider.current;
+  const first = current();
   await provider.stop();
-  assert.equal(provider.current, undefined, 'a stopped provider holds no input');
+  assert.equal(current(), undefined, 'a stopped provider holds no input');
   await provider.start();
-  const second = provider.current;
+  const second = current();
 
   assert.ok(first && second);
   assert.notEqual(second.epoch, first.epoch);

@@ -54,7 +54,7 @@ class LeaseElector implements LeaderElector {
     this.identity = options.identity;
     this.#opts = options;
     this.#clock = options.clock ?? Date.now;
-    this.#log = options.logger.child({ lease: options.store.description, replica: options.identity });
+    this.#log = options.logger.child({ lease: options.store.description, identity: options.identity });
   }
 
   start(): void {

@@ -67,7 +67,7 @@ test('given a leader, when the Lease is written, then it carries the client-go f
   assert.equal(lease.spec?.holderIdentity, 'east-0');
   assert.equal(lease.spec?.leaseDurationSeconds, 2);
   assert.equal(lease.spec?.leaseTransitions, 0);
-  const raw = backend.fake.get('leases.coordination.k8s.io', NAME, NAMESPACE) as { spec: { renewTime: string; acquireTime: string } };
+  const raw = backend.fake.get('leases.coordination.k8s.io', NAME, NAMESPACE) as unknown as { spec: { renewTime: string; acquireTime: string } };
   assert.match(raw.spec.renewTime, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/, 'renewTime is a MicroTime');
   assert.match(raw.spec.acquireTime, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
 });
@@ -82,7 +82,8 @@ test('given the Lease changed between the read and the write, when the store wri
   const result = await store.update((current) => {
     // Another candidate takes the expired lease while this one decides.
     const lease = backend.fake.get('leases.coordination.k8s.io', NAME, NAMESPACE) as V1Lease;
-    backend.fake.put({ ...lease, spec: { ...lease.spec, holderIdentity: 'faster' } });
+    const taken: V1Lease = { ...lease, spec: { ...lease.spec, holderIdentity: 'faster' } };
+    backend.fake.put(taken);
     return { ...(current ?? stale), holder: 'slower', renewTimeMs: Date.now(), transitions: (current?.transitions ?? 0) + 1 };
   });
   assert.equal(result.outcome, 'conflict');

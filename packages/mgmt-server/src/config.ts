@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { Command, Option } from 'commander';
-import { MeshrelayError } from '@meshrelay/api';
+import { DNS_LABEL, MeshrelayError } from '@meshrelay/api';
 
 /** The management server's one typed configuration, from flags and environment variables. */
 export interface ServerConfig {
@@ -33,6 +33,13 @@ export interface ServerConfig {
   readonly blastRadiusMinResources: number;
   readonly adminToken: string | undefined;
   readonly logLevel: string;
+  /** Where the registry, token hashes, relay CA and VIP allocations live. */
+  readonly registry: 'file' | 'kubernetes';
+  /** The management namespace (kubernetes registry). */
+  readonly namespace: string;
+  /** Kubeconfig file (kubernetes registry); unset = in-cluster service account. */
+  readonly kubeconfig: string | undefined;
+  readonly kubeContext: string | undefined;
 }
 
 type Kind = 'string' | 'port' | 'count' | 'bool' | 'list' | 'share';
@@ -75,6 +82,10 @@ const SPECS: readonly Spec[] = [
   { key: 'maxDeleteShare', flag: 'max-delete-share', env: 'MESHRELAY_MAX_DELETE_SHARE', kind: 'share', default: '0.5', description: 'blast-radius guard: hold an output deleting more than this share (0-1) of what an agent holds' },
   { key: 'blastRadiusMinResources', flag: 'blast-radius-min-resources', env: 'MESHRELAY_BLAST_RADIUS_MIN_RESOURCES', kind: 'count', default: '5', description: 'blast-radius guard: outputs replacing fewer resources are not held for their share' },
   { key: 'adminToken', flag: 'admin-token', env: 'MESHRELAY_ADMIN_TOKEN', kind: 'string', description: 'when set, mutating HTTP API calls need "Authorization: Bearer <token>"' },
+  { key: 'registry', flag: 'registry', env: 'MESHRELAY_REGISTRY', kind: 'string', default: 'file', description: 'durable state backend: file (the state directory) or kubernetes (KubernetesCluster CRs, Secrets, a ConfigMap)' },
+  { key: 'namespace', flag: 'namespace', env: 'MESHRELAY_NAMESPACE', kind: 'string', default: 'gloo-mesh', description: 'management namespace of the kubernetes registry' },
+  { key: 'kubeconfig', flag: 'kubeconfig', env: 'KUBECONFIG', kind: 'string', description: 'kubeconfig file for the kubernetes registry (one path); unset = in-cluster service account' },
+  { key: 'kubeContext', flag: 'kube-context', env: 'MESHRELAY_KUBE_CONTEXT', kind: 'string', description: 'context of --kubeconfig (default: its current-context)' },
   { key: 'logLevel', flag: 'log-level', env: 'MESHRELAY_LOG_LEVEL', kind: 'string', default: 'info', description: 'trace|debug|info|warn|error' },
 ];
 
@@ -150,6 +161,12 @@ export function parseServerConfig(argv: readonly string[], env: NodeJS.ProcessEn
   const config = out as unknown as ServerConfig;
   if (!LOG_LEVELS.includes(config.logLevel)) {
     throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `--log-level: "${config.logLevel}" is not one of ${LOG_LEVELS.join(', ')}`);
+  }
+  if (config.registry !== 'file' && config.registry !== 'kubernetes') {
+    throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `--registry (MESHRELAY_REGISTRY): "${String(config.registry)}" is not file or kubernetes`);
+  }
+  if (!DNS_LABEL.test(config.namespace)) {
+    throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `--namespace (MESHRELAY_NAMESPACE): "${config.namespace}" is not a DNS-1123 label`);
   }
   if (config.heartbeatTimeoutMs <= config.heartbeatIntervalMs) {
     throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', '--heartbeat-timeout must be larger than --heartbeat-interval');

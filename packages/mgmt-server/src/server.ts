@@ -1,25 +1,22 @@
 import { createServer, type Server as HttpServer } from 'node:http';
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { GRPC_STATUS } from '@meshrelay/api';
-import { FileCaStore, ensureRelayCa, issueServerCertificate, type CaBundle } from '@meshrelay/certs';
+import { issueServerCertificate, type CaBundle } from '@meshrelay/certs';
 import { createMemorySnapshotStore, createRedisSnapshotStore, type SnapshotStore } from '@meshrelay/store';
 import { createIstioValidator } from '@meshrelay/translator';
 import type { ServerConfig } from './config.ts';
 import { ConnectionTracker } from './connections.ts';
+import { openDurableState } from './durable-state.ts';
 import { HeldOutputs } from './held-outputs.ts';
 import { buildApiServer } from './http/api-server.ts';
 import { InputIntake } from './input-intake.ts';
 import { RelayMetrics } from './metrics.ts';
 import { OutputHub } from './output-hub.ts';
-import { createFileClusterRegistry } from './registry/file-cluster-registry.ts';
 import type { ClusterRegistry, RegistryChange } from './registry/cluster-registry.ts';
 import type { RelayContext } from './relay/relay-context.ts';
 import { startRelayServer } from './relay/relay-server.ts';
 import { createRelayServerCredentials } from './relay/tls-credentials.ts';
 import { TranslationLoop } from './translation-loop.ts';
-import { VipAllocations } from './vip-allocations.ts';
 
 export interface ManagementServer {
   readonly relayPort: number;
@@ -46,17 +43,11 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
   const startedAt = Date.now();
   const now = () => new Date();
   const log = logger.child({ replica: config.replicaName });
-  await mkdir(config.stateDir, { recursive: true });
-  const ca = await ensureRelayCa(new FileCaStore(join(config.stateDir, 'ca')), { commonName: 'meshrelay relay root CA', now: now() });
+  const durable = await openDurableState(config, log, now);
+  const { ca, registry } = durable;
   const hosts = ['localhost', '127.0.0.1', '::1', ...config.serverHosts];
   const serverCert = issueServerCertificate(ca, { hosts, lifetimeSeconds: SERVER_CERT_LIFETIME_SECONDS, now: now() });
 
-  const registry = await createFileClusterRegistry({
-    dir: join(config.stateDir, 'registry'),
-    tokenTtlSeconds: config.tokenTtlSeconds,
-    tokenOverlapSeconds: config.tokenOverlapSeconds,
-    logger: log,
-  });
   let store: SnapshotStore;
   if (config.redisUrl) {
     store = createRedisSnapshotStore({ url: config.redisUrl, replicaId: config.replicaName, logger: log });
@@ -73,7 +64,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     registry,
     store,
     outputs,
-    vips: new VipAllocations(join(config.stateDir, 'registry', 'vip-allocations.json'), config.vipCidr),
+    vips: durable.vips,
     validator: createIstioValidator(),
     metrics,
     logger: log.child({ component: 'translation' }),
@@ -151,7 +142,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
   const metricsServer = await startMetricsServer(metrics, config.httpHost, config.metricsPort);
   const metricsPort = (metricsServer.address() as { port: number }).port;
   loop.start();
-  log.info({ relayPort: relay.port, httpPort, metricsPort, stateDir: config.stateDir, redis: config.redisUrl ? 'on' : 'off' }, 'management server started');
+  log.info({ relayPort: relay.port, httpPort, metricsPort, registry: config.registry, stateDir: config.stateDir, redis: config.redisUrl ? 'on' : 'off' }, 'management server started');
 
   return {
     relayPort: relay.port,
@@ -175,7 +166,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
       await api.close();
       await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
       await store.close();
-      await registry.close();
+      await durable.close();
       log.info('management server stopped');
     },
   };

@@ -6,13 +6,13 @@ import type { RelayMetrics } from './metrics.ts';
 import type { OutputHub } from './output-hub.ts';
 import type { ClusterRegistry } from './registry/cluster-registry.ts';
 import { decideGate, type GateConfig, type GateDecision } from './safe-mode-gate.ts';
-import type { VipAllocations } from './vip-allocations.ts';
+import type { VipAllocationStore } from './vip-allocations.ts';
 
 export interface TranslationLoopOptions {
   readonly registry: ClusterRegistry;
   readonly store: SnapshotStore;
   readonly outputs: OutputHub;
-  readonly vips: VipAllocations;
+  readonly vips: VipAllocationStore;
   readonly validator: OutputValidator;
   readonly metrics: RelayMetrics;
   readonly logger: Logger;

@@ -4,13 +4,19 @@ import { dirname } from 'node:path';
 import { MeshrelayError } from '@meshrelay/api';
 import { allocateVips } from '@meshrelay/translator';
 
+/** Durable VIP allocations: the file store below, or the ConfigMap store (kubernetes-vip-allocations.ts). */
+export interface VipAllocationStore {
+  /** Returns an allocation for every key (existing ones unchanged), persisting new ones first. */
+  ensure(keys: readonly string[]): Promise<ReadonlyMap<string, string>>;
+}
+
 /**
  * Durable VirtualDestination VIP allocations (DESIGN §2): allocated once, kept
  * across restarts, resyncs and scaling. Stored as a JSON map in the state
  * directory next to the registry; re-read before each allocation so replicas
  * sharing the directory see each other's allocations.
  */
-export class VipAllocations {
+export class VipAllocations implements VipAllocationStore {
   readonly #path: string;
   readonly #cidr: string;
   #chain: Promise<unknown> = Promise.resolve();

@@ -102,7 +102,7 @@ export interface FakeKubeApiServer {
   /** One object, or undefined. */
   get(type: string, name: string, namespace?: string): FakeKubeObject | undefined;
   /** Creates or overwrites an object (type from apiVersion/kind) with no checks, as set-up does. */
-  put(obj: FakeKubeObjectInput): FakeKubeObject;
+  put<T extends FakeKubeObjectInput>(obj: T): FakeKubeObject;
   /** Deletes an object with no checks; false when absent. */
   remove(type: string, name: string, namespace?: string): boolean;
   /** Forgets the retained watch history: watches from an older resourceVersion get 410. */
@@ -219,8 +219,8 @@ class FakeKubeApiServerImpl implements FakeKubeApiServer {
     return this.#store.get(resolved, resolved.namespaced ? (namespace ?? 'default') : '', name);
   }
 
-  put(input: FakeKubeObjectInput): FakeKubeObject {
-    const obj = { ...input, metadata: { ...(input.metadata ?? {}) } } as FakeKubeObject;
+  put<T extends FakeKubeObjectInput>(input: T): FakeKubeObject {
+    const obj = { ...input, metadata: { ...(input.metadata ?? {}) } } as unknown as FakeKubeObject;
     const type = this.#types.ofObject(obj.apiVersion ?? '', obj.kind ?? '');
     if (!type) throw new Error(`fake kube-apiserver: no resource type for ${obj.apiVersion}/${obj.kind}`);
     return this.#store.put(type, obj);

@@ -27,8 +27,21 @@ function configOrExit(): AgentConfig {
 }
 
 const config = configOrExit();
-const logger = pino({ level: config.logLevel, base: { cluster: config.cluster, pid: process.pid } });
-const agent = new Agent(config, logger);
+const logger = pino({ level: config.logLevel, base: { cluster: config.cluster, replica: config.replicaId, pid: process.pid } });
+const agent = buildOrExit();
+
+/** The agent, or exit 2 when a backend or the leader election cannot be set up from the config (e.g. an unreadable kubeconfig). */
+function buildOrExit(): Agent {
+  try {
+    return new Agent(config, logger);
+  } catch (err) {
+    if (err instanceof MeshrelayError && err.code === 'MESHRELAY_ERR_INVALID_CONFIG') {
+      console.error(`meshrelay-agent: invalid configuration: ${err.message}`);
+      process.exit(2);
+    }
+    throw err;
+  }
+}
 
 let stopping = false;
 async function shutdown(signal: NodeJS.Signals): Promise<void> {

@@ -4,8 +4,11 @@ import type { ClusterUpdateRequest, ClusterView, RelayEndpoint } from '../api-ty
 import { clusterArgument, usageError, type CliContext } from '../cli-context.ts';
 import { formatAge, renderTable, shortHash } from '../format.ts';
 import { checkCredentialFiles, renderCredentials, writeCredentialFiles, type CredentialFiles } from './agent-credentials.ts';
+import {
+  DEFAULT_TOKEN_TTL_SECONDS, checkKubernetesFlags, registerThroughKubernetes, type KubernetesRegisterFlags,
+} from './cluster-kubernetes.ts';
 
-interface RegisterFlags extends CredentialFiles {
+interface RegisterFlags extends CredentialFiles, Partial<Omit<KubernetesRegisterFlags, keyof CredentialFiles>> {
   readonly clusterDomain?: string;
   readonly skipWarming?: boolean;
 }
@@ -27,7 +30,14 @@ export function addClusterCommands(program: Command, ctx: CliContext): void {
     .option('--skip-warming', 'translate without waiting for this cluster to be warm')
     .option('--ca-out <file>', 'also write the relay root CA bundle to this file')
     .option('--token-out <file>', 'also write the token to this file (mode 0600)')
+    .option('--kubeconfig <file>', 'register through the Kubernetes API of the management cluster (kubernetes registry) instead of the HTTP API')
+    .option('--kube-context <context>', 'context of --kubeconfig (default: its current-context)')
+    .option('--namespace <namespace>', 'management namespace, also used for the agent (with --kubeconfig)', 'gloo-mesh')
+    .option('--relay-address <host:port>', 'relay address agents dial, for the printed install commands (with --kubeconfig)')
+    .option('--token-ttl <seconds>', 'token lifetime (with --kubeconfig; over the HTTP API the server decides)', String(DEFAULT_TOKEN_TTL_SECONDS))
     .action(async (name: string, flags: RegisterFlags, cmd: Command) => {
+      checkKubernetesFlags(flags, (key) => cmd.getOptionValueSource(key));
+      if (flags.kubeconfig !== undefined) return registerThroughKubernetes(ctx, cmd, name, flags as KubernetesRegisterFlags);
       const client = ctx.client(cmd);
       await checkCredentialFiles(flags);
       const answer = await client.registerCluster({

@@ -6,8 +6,9 @@
 //     kubectl) lets the garbage collector remove the token hashes;
 //   - Secret `relay-root-ca` (kubernetes.io/tls) and ConfigMap `relay-vip-allocations`.
 
+import { setTimeout as delay } from 'node:timers/promises';
 import {
-  ApiException, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Secret,
+  ApiException, CoreV1Api, CustomObjectsApi, type KubeConfig, type KubernetesObject, type V1Secret,
 } from '@kubernetes/client-node';
 import {
   KINDS, MeshrelayError, isValidClusterName, type ClusterCondition, type KubernetesCluster,
@@ -38,11 +39,11 @@ export function tokenSecretName(cluster: string): string {
   return `${RELAY_TOKEN_SECRET_PREFIX}${cluster}`;
 }
 
-/** The raw CR as the API returns it (status may be absent). */
-export interface KubernetesClusterObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: { name?: string; namespace?: string; uid?: string; resourceVersion?: string; creationTimestamp?: string | Date; labels?: Record<string, string> };
+/**
+ * The raw CR as the API returns it (status may be absent). CustomObjectsApi does not deserialise,
+ * so timestamps arrive as strings despite V1ObjectMeta's Date type.
+ */
+export interface KubernetesClusterObject extends KubernetesObject {
   spec?: { clusterDomain?: unknown; skipWarming?: unknown };
   status?: { conditions?: unknown };
 }
@@ -104,9 +105,9 @@ export function tokenRecordOf(secret: V1Secret, ownerUid: string): TokenRecord |
   return { current, ...(previous ? { previous } : {}) };
 }
 
-function timestamp(value: string | Date | undefined): string {
+function timestamp(value: unknown): string {
   if (value instanceof Date) return value.toISOString().replace(/\.\d{3}Z$/, 'Z');
-  return value ?? '';
+  return typeof value === 'string' ? value : '';
 }
 
 function conditionsOf(raw: unknown): ClusterCondition[] | string {
@@ -119,7 +120,7 @@ function conditionsOf(raw: unknown): ClusterCondition[] | string {
     }
     out.push({
       type: c.type, status: c.status as ClusterCondition['status'], reason: String(c.reason ?? ''),
-      message: String(c.message ?? ''), lastTransitionTime: timestamp(c.lastTransitionTime as string | Date | undefined),
+      message: String(c.message ?? ''), lastTransitionTime: timestamp(c.lastTransitionTime),
     });
   }
   return out;
@@ -183,6 +184,21 @@ export function kubeFailure(err: unknown, action: string): MeshrelayError {
   const catalogue = code === 401 || code === 403 ? 'MESHRELAY_ERR_PERMISSION_DENIED'
     : isRetryableKubeError(err) ? 'MESHRELAY_ERR_UNAVAILABLE' : 'MESHRELAY_ERR_INTERNAL';
   return new MeshrelayError(catalogue, `Kubernetes API: ${action}: ${kubeMessage(err)}`, { cause: err });
+}
+
+/**
+ * Runs `call`, retrying transport failures, 429 and 5xx with full-jitter backoff (`attempts` in
+ * all); other failures and the last transient one are thrown as they are.
+ */
+export async function retryTransient<T>(call: () => Promise<T>, attempts = 5, baseMs = 200): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (err) {
+      if (attempt >= attempts || !isRetryableKubeError(err)) throw err;
+      await delay(Math.round(Math.random() * baseMs * 2 ** attempt));
+    }
+  }
 }
 
 export interface CreateClusterOptions extends RegisterOptions {

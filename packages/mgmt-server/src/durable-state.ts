@@ -1,0 +1,100 @@
+// The durable state of a management replica (DESIGN §5) for the two registry backends:
+// `file` — the state directory (local runs, one machine or a shared volume);
+// `kubernetes` — KubernetesCluster CRs + token Secrets, the `relay-root-ca` Secret and the
+// `relay-vip-allocations` ConfigMap in the management namespace, with a Lease electing the
+// replica that initialises status of CRs created outside the server.
+
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { FileCaStore, ensureRelayCa, type CaBundle, type CaStore } from '@meshrelay/certs';
+import { createKubernetesLeaderElector, loadKubeConfig, type LeaderElector } from '@meshrelay/kube';
+import type { ServerConfig } from './config.ts';
+import { KubernetesVipAllocations } from './kubernetes-vip-allocations.ts';
+import type { ClusterRegistry } from './registry/cluster-registry.ts';
+import { createFileClusterRegistry } from './registry/file-cluster-registry.ts';
+import { createKubernetesClusterRegistry } from './registry/kubernetes-cluster-registry.ts';
+import { registryApis } from './registry/kubernetes-objects.ts';
+import { KubernetesSecretCaStore } from './registry/kubernetes-secret-ca-store.ts';
+import { VipAllocations, type VipAllocationStore } from './vip-allocations.ts';
+
+export interface DurableState {
+  readonly ca: CaBundle;
+  readonly registry: ClusterRegistry;
+  readonly vips: VipAllocationStore;
+  /** Closes the registry and leaves the election (releasing the Lease when held). */
+  close(): Promise<void>;
+}
+
+/** The Lease of the status-writer election in the management namespace. */
+export const STATUS_WRITER_LEASE = 'meshrelay-mgmt-status-writer';
+// client-go's defaults for controllers (15 s / 10 s / 2 s).
+const LEASE_TIMING = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
+const CA_COMMON_NAME = 'meshrelay relay root CA';
+
+/**
+ * Opens the configured backend: the relay root CA (created once, atomically, by whichever replica
+ * gets there first), the registry with its first snapshot in memory, and the VIP allocation store.
+ * Throws MESHRELAY_ERR_INVALID_CONFIG for an unusable kubeconfig and MESHRELAY_ERR_UNAVAILABLE
+ * when the Kubernetes API cannot be reached.
+ */
+export async function openDurableState(config: ServerConfig, logger: Logger, now: () => Date): Promise<DurableState> {
+  if (config.registry === 'kubernetes') return openKubernetesState(config, logger, now);
+  await mkdir(config.stateDir, { recursive: true });
+  const ca = await ensureCa(new FileCaStore(join(config.stateDir, 'ca')), now);
+  const registry = await createFileClusterRegistry({
+    dir: join(config.stateDir, 'registry'),
+    tokenTtlSeconds: config.tokenTtlSeconds,
+    tokenOverlapSeconds: config.tokenOverlapSeconds,
+    logger,
+  });
+  const vips = new VipAllocations(join(config.stateDir, 'registry', 'vip-allocations.json'), config.vipCidr);
+  return { ca, registry, vips, close: () => registry.close() };
+}
+
+async function openKubernetesState(config: ServerConfig, logger: Logger, now: () => Date): Promise<DurableState> {
+  const kubeConfig = loadKubeConfig({
+    ...(config.kubeconfig !== undefined ? { kubeconfig: config.kubeconfig } : {}),
+    ...(config.kubeContext !== undefined ? { context: config.kubeContext } : {}),
+  });
+  const apis = registryApis(kubeConfig);
+  const ca = await ensureCa(new KubernetesSecretCaStore(apis, config.namespace), now);
+  const elector: LeaderElector = createKubernetesLeaderElector({
+    kubeConfig,
+    namespace: config.namespace,
+    name: STATUS_WRITER_LEASE,
+    identity: config.replicaName,
+    ...LEASE_TIMING,
+    logger: logger.child({ component: 'status-writer-election' }),
+  });
+  elector.start();
+  let registry: ClusterRegistry;
+  try {
+    registry = await createKubernetesClusterRegistry({
+      kubeConfig,
+      namespace: config.namespace,
+      tokenTtlSeconds: config.tokenTtlSeconds,
+      tokenOverlapSeconds: config.tokenOverlapSeconds,
+      logger: logger.child({ component: 'registry' }),
+      statusWriter: elector,
+      now,
+    });
+  } catch (err) {
+    await elector.stop();
+    throw err;
+  }
+  logger.info({ namespace: config.namespace, cluster: kubeConfig.getCurrentCluster()?.server }, 'registry: Kubernetes API');
+  return {
+    ca,
+    registry,
+    vips: new KubernetesVipAllocations(apis, config.namespace, config.vipCidr),
+    close: async () => {
+      await registry.close();
+      await elector.stop();
+    },
+  };
+}
+
+function ensureCa(store: CaStore, now: () => Date): Promise<CaBundle> {
+  return ensureRelayCa(store, { commonName: CA_COMMON_NAME, now: now() });
+}
