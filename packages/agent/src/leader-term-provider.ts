@@ -55,6 +55,8 @@ export class LeaderTermProvider implements DiscoveryProvider {
       if (this.#inner === inner) await this.stop();
       throw err;
     }
+    // Stopped while starting: stop again, for whatever start() set up after the first stop.
+    if (this.#inner !== inner) await inner.stop();
   }
 
   async stop(): Promise<void> {

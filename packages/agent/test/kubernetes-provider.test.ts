@@ -193,3 +193,15 @@ test('given an API server that never answers a list, when the provider starts, t
   await assert.rejects(provider.start(), (err: unknown) => err instanceof MeshrelayError && err.code === 'MESHRELAY_ERR_UNAVAILABLE' && err.message.includes('/api/v1/pods'));
   assert.equal(provider.current, undefined);
 });
+
+test('given a provider still waiting for its first lists, when it is stopped, then start rejects at once and no watch stays open', async (t) => {
+  const { server, kubeConfig } = await startFakeKube(t);
+  server.failNext(1_000, 503, { match: (r) => r.path === '/api/v1/pods' });
+  const { logger } = captureLogger();
+  const provider = new KubernetesDiscoveryProvider({ cluster: 'cluster-a', kubeConfig, validate: validateInputResource, logger, backoff: FAST_BACKOFF });
+  const starting = provider.start();
+  await waitFor(() => server.requests.some((r) => r.path === '/api/v1/pods' && r.status === 503), { timeoutMs: 5000 });
+  await provider.stop();
+  await assert.rejects(starting, (err: unknown) => err instanceof MeshrelayError && err.code === 'MESHRELAY_ERR_UNAVAILABLE');
+  await waitFor(() => server.openWatchCount === 0, { timeoutMs: 5000 });
+});

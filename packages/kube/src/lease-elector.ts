@@ -115,7 +115,7 @@ class LeaseElector implements LeaderElector {
     }
   }
 
-  #observe(result: Awaited<ReturnType<LeaseStore['update']>>, decision: LeaseDecision | undefined, attemptMs: number): void {
+  #observe(result: LeaseUpdate, decision: LeaseDecision | undefined, attemptMs: number): void {
     if (result.outcome === 'conflict') {
       this.#log.debug({ action: decision?.action }, 'lost a race for the leader lease (written by someone else since it was read)');
       return;
@@ -150,7 +150,8 @@ class LeaseElector implements LeaderElector {
     this.#leader = leader;
     if (!leader) {
       clearTimeout(this.#deadlineTimer);
-      this.#log.warn({ reason }, 'stopped leading');
+      // Stepping down on shutdown is routine; losing the lease while running is worth a warning.
+      this.#log[this.#running ? 'warn' : 'info']({ reason }, 'stopped leading');
     }
     for (const listener of [...this.#listeners]) {
       try {
