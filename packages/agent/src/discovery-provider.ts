@@ -2,13 +2,14 @@ import type { InputSnapshot } from '@meshrelay/api';
 import type { InputProblem } from './input-problem.ts';
 
 /**
- * A source of input snapshots for one cluster (the `file` provider today; the
- * seam where a `kubernetes` provider plugs in).
+ * A source of input snapshots for one cluster: the `file` provider (a manifests
+ * directory) or the `kubernetes` provider (informers on the API server).
  */
 export interface DiscoveryProvider {
   /**
    * Reads the current state once (so `current` is set when it resolves) and then
-   * follows changes. Throws MESHRELAY_ERR_INVALID_CONFIG when the source cannot be read at all.
+   * follows changes. Throws MESHRELAY_ERR_INVALID_CONFIG when the source cannot be read at all
+   * (the kubernetes provider: MESHRELAY_ERR_UNAVAILABLE when the API server does not list every kind in time).
    */
   start(): Promise<void>;
   /** Stops following changes; idempotent. */

@@ -3,7 +3,9 @@ export { AccessLogSink, envoyProtoIncludeDirs, loadAccessLogService, type Access
 export { httpLabels, sourceOf, tcpLabels, type RequestLabels, type ConnectionLabels, type StreamAccessLogsMessage } from './access-log-entry.ts';
 export { createAgentMetrics, type AgentMetrics, type AgentMetricsOptions } from './agent-metrics.ts';
 export { Backoff, DEFAULT_BACKOFF_BASE_MS, DEFAULT_BACKOFF_CAP_MS, fullJitter, type BackoffOptions, type Clock, type RandomSource } from './backoff.ts';
+export { createAgentBackends, type AgentBackends } from './agent-backends.ts';
 export {
+  BACKENDS,
   LEADER_ELECTION_MODES,
   LOG_LEVELS,
   buildAgentCommand,
@@ -13,6 +15,7 @@ export {
   parseDuration,
   validateAgentOptions,
   type AgentConfig,
+  type Backend,
   type LeaderElectionMode,
   type LogLevel,
   type Parsed,
@@ -25,6 +28,14 @@ export { LeaderDuties, type LeaderDutiesOptions } from './leader-duties.ts';
 export { createAgentElector } from './leader-election.ts';
 export { LeaderTermProvider } from './leader-term-provider.ts';
 export { compareInputProblems, formatInputProblem, type InputProblem } from './input-problem.ts';
+export { toInputResource, type FieldProblem, type InputConversion } from './input-resource.ts';
+export { KubeApiError, KubeHttpClient, statusCodeOf, type KubeHttpOptions, type KubeRequest } from './kube-http.ts';
+export { APPLIED_KINDS, WATCHED_KINDS, collectionPath, findAppliedKind, objectPath, type KubeKind } from './kube-kinds.ts';
+export { KindWatch, type KindWatchOptions, type KindWatchState } from './kube-kind-watch.ts';
+export { DEFAULT_FIELD_MANAGER, KubernetesOutputApplier, ownedObjectOf, type ApplyReport, type KubernetesApplierOptions, type OwnedObject } from './kubernetes-applier.ts';
+export { KubernetesDiscoveryProvider, type KubernetesProviderOptions } from './kubernetes-provider.ts';
+export type { OutputApplier } from './output-applier.ts';
+export { checkAppliedOutput, readAppliedOutput, writeAppliedOutput } from './output-state.ts';
 export { parseManifest, type ManifestEntry, type ParsedManifest, type ResourceValidator } from './manifest-parser.ts';
 export { FileOutputWriter, resourceFileName, writeFileAtomic, type AppliedOutput, type OutputWriterOptions } from './output-writer.ts';
 export { RelayClient, type PushRecord, type RelayClientEvents, type RelayClientOptions, type RelayClientStatus } from './relay-client.ts';

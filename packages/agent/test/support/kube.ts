@@ -49,10 +49,5 @@ export function pod(name: string, nodeName: string, ip: string, namespace = 'boo
   };
 }
 
-/** Requests that a matcher accepts (e.g. only writes). */
-export function requestsWhere(server: FakeKubeApiServer, match: (r: FakeKubeRequest) => boolean): FakeKubeRequest[] {
-  return server.requests.filter(match);
-}
-
 export const isWatch = (r: FakeKubeRequest): boolean => r.method === 'GET' && r.query['watch'] === 'true';
 export const isList = (r: FakeKubeRequest): boolean => r.method === 'GET' && r.query['watch'] !== 'true';
