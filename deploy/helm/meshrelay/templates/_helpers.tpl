@@ -53,6 +53,22 @@ app.kubernetes.io/component: {{ .component }}
 {{- define "meshrelay.metricsService.name" -}}{{ include "meshrelay.fullname" . }}-mgmt-server-metrics{{- end -}}
 {{- define "meshrelay.redis.name" -}}{{ include "meshrelay.fullname" . }}-redis{{- end -}}
 {{- define "meshrelay.agent.name" -}}{{ include "meshrelay.fullname" . }}-agent{{- end -}}
+{{- define "meshrelay.agentAccessLogService.name" -}}{{ include "meshrelay.fullname" . }}-agent-access-log{{- end -}}
+
+{{/* The agent's output sink: glooAgent.apply, else its discovery provider. */}}
+{{- define "meshrelay.agent.apply" -}}
+{{- .Values.glooAgent.apply | default .Values.glooAgent.discovery.provider -}}
+{{- end -}}
+
+{{/* The agent's --leader-election mode: kubernetes (a Lease) or none. */}}
+{{- define "meshrelay.agent.leaderElection" -}}
+{{- if .Values.glooAgent.leaderElection.enabled }}kubernetes{{ else }}none{{ end -}}
+{{- end -}}
+
+{{/* "true" when the agent talks to its cluster's API at all (discovery, apply or the Lease). */}}
+{{- define "meshrelay.agent.usesApi" -}}
+{{- or (eq .Values.glooAgent.discovery.provider "kubernetes") (eq (include "meshrelay.agent.apply" .) "kubernetes") .Values.glooAgent.leaderElection.enabled -}}
+{{- end -}}
 {{- define "meshrelay.stateClaim.name" -}}
 {{- .Values.glooMgmtServer.state.persistence.existingClaim | default (printf "%s-state" (include "meshrelay.mgmtServer.name" .)) -}}
 {{- end -}}

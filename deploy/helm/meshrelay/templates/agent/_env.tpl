@@ -1,6 +1,8 @@
 {{/*
 The relay agent's environment: each value maps onto exactly one MESHRELAY_AGENT_* variable of
-meshrelay-agent (packages/agent/src/config.ts). Secrets arrive as files, never as variables.
+meshrelay-agent (packages/agent/src/config.ts). Secrets arrive as files, never as variables. Left at
+the binary's default on purpose: the lease name (meshrelay-agent-<cluster>) and the kubeconfig (the
+pod's service account).
 */}}
 {{- define "meshrelay.agent.tokenPath" -}}/var/run/secrets/meshrelay/relay-token/token{{- end -}}
 {{- define "meshrelay.agent.rootCaPath" -}}/var/run/secrets/meshrelay/relay-ca/ca.crt{{- end -}}
@@ -10,14 +12,12 @@ meshrelay-agent (packages/agent/src/config.ts). Secrets arrive as files, never a
 
 {{- define "meshrelay.agent.env" -}}
 {{- $a := .Values.glooAgent -}}
-- name: POD_NAME
+{{- $apply := include "meshrelay.agent.apply" . -}}
+{{- $election := include "meshrelay.agent.leaderElection" . -}}
+- name: MESHRELAY_AGENT_REPLICA_ID
   valueFrom:
     fieldRef:
       fieldPath: metadata.name
-- name: POD_NAMESPACE
-  valueFrom:
-    fieldRef:
-      fieldPath: metadata.namespace
 - name: MESHRELAY_AGENT_CLUSTER
   value: {{ required "glooAgent.cluster is required when glooAgent.enabled is true" $a.cluster | quote }}
 - name: MESHRELAY_AGENT_SERVER_ADDRESS
@@ -28,13 +28,21 @@ meshrelay-agent (packages/agent/src/config.ts). Secrets arrive as files, never a
   value: {{ include "meshrelay.agent.rootCaPath" . | quote }}
 - name: MESHRELAY_AGENT_DISCOVERY_PROVIDER
   value: {{ $a.discovery.provider | quote }}
+- name: MESHRELAY_AGENT_APPLY
+  value: {{ $apply | quote }}
 {{- if eq $a.discovery.provider "file" }}
 - name: MESHRELAY_AGENT_MANIFESTS_DIR
   value: {{ include "meshrelay.agent.manifestsDir" . | quote }}
-- name: MESHRELAY_AGENT_OUTPUT_DIR
-  value: {{ include "meshrelay.agent.outputDir" . | quote }}
 - name: MESHRELAY_AGENT_RESCAN_INTERVAL
   value: {{ $a.discovery.file.rescanInterval | quote }}
+{{- end }}
+{{- if eq $apply "file" }}
+- name: MESHRELAY_AGENT_OUTPUT_DIR
+  value: {{ include "meshrelay.agent.outputDir" . | quote }}
+{{- end }}
+{{- with $a.discovery.watchNamespaces }}
+- name: MESHRELAY_AGENT_WATCH_NAMESPACES
+  value: {{ join "," . | quote }}
 {{- end }}
 - name: MESHRELAY_AGENT_STATE_DIR
   value: {{ include "meshrelay.agent.stateDir" . | quote }}
@@ -42,18 +50,26 @@ meshrelay-agent (packages/agent/src/config.ts). Secrets arrive as files, never a
   value: {{ $a.discovery.debounceMs | int64 | quote }}
 - name: MESHRELAY_AGENT_HEALTH_PORT
   value: {{ $a.healthPort | int | quote }}
+- name: MESHRELAY_AGENT_ACCESS_LOG_PORT
+  value: {{ $a.accessLog.port | int | quote }}
 - name: MESHRELAY_AGENT_HEARTBEAT_INTERVAL
   value: {{ $a.relay.heartbeatInterval | quote }}
 - name: MESHRELAY_AGENT_HEARTBEAT_TIMEOUT
   value: {{ $a.relay.heartbeatTimeout | quote }}
 - name: MESHRELAY_AGENT_MAX_SNAPSHOT_BYTES
   value: {{ $a.relay.maxSnapshotBytes | quote }}
+- name: MESHRELAY_AGENT_LEADER_ELECTION
+  value: {{ $election | quote }}
+{{- if eq $election "kubernetes" }}
+- name: MESHRELAY_AGENT_LEASE_NAMESPACE
+  value: {{ .Release.Namespace | quote }}
 - name: MESHRELAY_AGENT_LEASE_DURATION
   value: {{ $a.leaderElection.leaseDuration | quote }}
 - name: MESHRELAY_AGENT_RENEW_DEADLINE
   value: {{ $a.leaderElection.renewDeadline | quote }}
 - name: MESHRELAY_AGENT_RETRY_PERIOD
   value: {{ $a.leaderElection.retryPeriod | quote }}
+{{- end }}
 - name: MESHRELAY_AGENT_LOG_LEVEL
   value: {{ $a.logLevel | quote }}
 {{- end -}}

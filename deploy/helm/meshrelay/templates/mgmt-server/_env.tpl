@@ -1,6 +1,7 @@
 {{/*
 The management server's environment: each value maps onto exactly one variable of
-meshrelay-server (packages/mgmt-server/src/config.ts). The bind hosts stay at the binary's default.
+meshrelay-server (packages/mgmt-server/src/config.ts). Left at the binary's default on purpose: the
+bind hosts, and the kubeconfig and its context (the pod's service account is the credential).
 */}}
 {{- define "meshrelay.mgmtServer.env" -}}
 {{- $s := .Values.glooMgmtServer -}}
@@ -15,6 +16,10 @@ meshrelay-server (packages/mgmt-server/src/config.ts). The bind hosts stay at th
   value: {{ $s.http.port | int | quote }}
 - name: MESHRELAY_METRICS_PORT
   value: {{ $s.metrics.port | int | quote }}
+- name: MESHRELAY_REGISTRY
+  value: {{ $s.registry | quote }}
+- name: MESHRELAY_NAMESPACE
+  value: {{ .Release.Namespace | quote }}
 - name: MESHRELAY_STATE_DIR
   value: {{ $s.state.path | quote }}
 - name: MESHRELAY_TRUST_DOMAIN
@@ -51,8 +56,6 @@ meshrelay-server (packages/mgmt-server/src/config.ts). The bind hosts stay at th
   value: {{ $s.safeMode | toString | quote }}
 - name: MESHRELAY_SAFE_START_WINDOW
   value: {{ $s.safeStartWindow | int64 | quote }}
-- name: MESHRELAY_LEADER_ELECTION
-  value: {{ $s.leaderElection | toString | quote }}
 - name: MESHRELAY_MAX_DELETE_SHARE
   value: {{ $s.blastRadius.maxDeleteShare | toString | quote }}
 - name: MESHRELAY_BLAST_RADIUS_MIN_RESOURCES
