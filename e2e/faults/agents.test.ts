@@ -40,7 +40,11 @@ test('given the management plane is down for long, then agents keep their last o
   await agent.proc.waitForLine(/restored last applied output/, 15_000);
   await agent.proc.waitForLine(/relay connection ended|connect/i, 15_000);
   for (const [cluster, output] of held) {
-    assert.equal(mesh.readOutput(cluster)?.hash, output?.hash, `${cluster} keeps its output`);
+    const kept = mesh.readOutput(cluster);
+    assert.equal(kept?.hash, output?.hash, `${cluster} keeps its output`);
+    // Still the output built from all three clusters' inputs before the outage.
+    assert.deepEqual(kept?.provenance, output?.provenance);
+    assert.deepEqual(kept?.provenance.map((p) => p.cluster), ['cluster-a', 'cluster-b', 'cluster-c']);
   }
   assert.ok(agent.proc.running, 'the agent keeps running without a management plane');
 });
@@ -62,4 +66,5 @@ test('given a frozen agent process, then the server notices within the heartbeat
     message: 'the agent did not come back',
   });
   assert.deepEqual(appliedCounts(mesh), counts, 'no output was re-applied');
+  await assertProvenance(mesh, mesh.readOutput('cluster-b'), ['cluster-a', 'cluster-b', 'cluster-c'], s1);
 });
