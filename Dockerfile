@@ -39,7 +39,7 @@ COPY packages/ packages/
 COPY examples/ examples/
 COPY --chmod=0755 deploy/docker/meshrelay.sh /usr/local/bin/meshrelay
 USER 10001:10001
-# 9900 relay gRPC, 8090 HTTP API + UI, 9091 metrics (server); 9977 health + metrics (agent).
-EXPOSE 9900 8090 9091 9977
+# 9900 relay gRPC, 8090 HTTP API + UI, 9091 metrics (server); 9977 health + metrics, 9978 access-log sink (agent).
+EXPOSE 9900 8090 9091 9977 9978
 ENTRYPOINT ["/usr/local/bin/meshrelay"]
 CMD ["server"]

@@ -98,7 +98,7 @@ test('given the runtime stage, when read, then it carries the sources, protocol 
 test('given EXPOSE, when compared with the binaries, then it lists the server\'s and the agent\'s default ports', () => {
   const exposed = finalStage(instructions()).filter((i) => i.op === 'EXPOSE').flatMap((i) => i.args.split(/\s+/));
   const expected = ['MESHRELAY_RELAY_PORT', 'MESHRELAY_HTTP_PORT', 'MESHRELAY_METRICS_PORT'].map((e) => SERVER_ENV.get(e)?.defaultValue);
-  expected.push(AGENT_ENV.get('MESHRELAY_AGENT_HEALTH_PORT')?.defaultValue);
+  expected.push(...['MESHRELAY_AGENT_HEALTH_PORT', 'MESHRELAY_AGENT_ACCESS_LOG_PORT'].map((e) => AGENT_ENV.get(e)?.defaultValue));
   assert.deepEqual([...exposed].sort(), [...expected].sort());
 });
 

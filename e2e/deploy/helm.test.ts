@@ -2,8 +2,8 @@
 // rendered object as a Kubernetes object, and refuse bad values with a message naming the field.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CHART, findObject, objectsOfKind, renderChart, runHelm, templateRun, type KubeObject } from './helm-runner.ts';
-import { asList, asRecord, containerEnv, firstContainer, kubeProblems, podSpecOf } from './kube-checks.ts';
+import { CHART, findObject, objectsOfKind, renderChart, runHelm, templateRun } from './helm-runner.ts';
+import { asList, asRecord, containerEnv, firstContainer, kubeProblems, podSpecOf, podTemplateLabels, rbacVerbs, specOf } from './kube-checks.ts';
 
 const AGENT = { glooAgent: { enabled: true, cluster: 'cluster-a', relay: { serverAddress: 'relay.example.com:9900' } } };
 const VALUE_SETS: Record<string, object> = {
@@ -12,19 +12,17 @@ const VALUE_SETS: Record<string, object> = {
   'external Redis': { redis: { deploy: false, external: { url: 'rediss://redis.example.com:6380' } } },
   'agent only': { glooMgmtServer: { enabled: false }, ...AGENT },
   'agent with the file provider': { glooMgmtServer: { enabled: false }, glooAgent: { ...AGENT.glooAgent, discovery: { provider: 'file', file: { configMap: 'cluster-a-manifests' } } } },
+  'agent with file output': { glooMgmtServer: { enabled: false }, glooAgent: { ...AGENT.glooAgent, apply: 'file', discovery: { watchNamespaces: ['bookinfo'] } } },
+  'agent with file discovery and kubernetes apply, one replica, no election': {
+    glooMgmtServer: { enabled: false },
+    glooAgent: { ...AGENT.glooAgent, replicas: 1, apply: 'kubernetes', leaderElection: { enabled: false }, discovery: { provider: 'file', file: { configMap: 'm' } } },
+  },
   'three replicas with a ServiceMonitor': { glooMgmtServer: { replicas: 3, serviceMonitor: { enabled: true } } },
-  'one replica without shared state': { glooMgmtServer: { replicas: 1, state: { persistence: { enabled: false } } } },
+  'file registry on a shared volume': { glooMgmtServer: { registry: 'file' } },
+  'one replica without shared state': { glooMgmtServer: { registry: 'file', replicas: 1, state: { persistence: { enabled: false } } } },
 };
 
 const MGMT = 'meshrelay-mgmt-server';
-
-function spec(obj: KubeObject): Record<string, unknown> {
-  return asRecord(obj['spec']);
-}
-
-function podLabels(workload: KubeObject): Record<string, unknown> {
-  return asRecord(asRecord(asRecord(spec(workload)['template'])['metadata'])['labels']);
-}
 
 test('given the chart, when helm lint runs with default and agent values, then no chart fails', async () => {
   const plain = await runHelm(['lint', '--strict', CHART]);
@@ -44,13 +42,13 @@ for (const [name, values] of Object.entries(VALUE_SETS)) {
 
 test('given default values, when the chart renders, then the management server runs 2 replicas spread over zones and nodes', async () => {
   const deployment = findObject(await renderChart({}), 'Deployment', MGMT);
-  assert.equal(spec(deployment)['replicas'], 2);
+  assert.equal(specOf(deployment)['replicas'], 2);
   const constraints = asList(podSpecOf(deployment)?.['topologySpreadConstraints']);
   assert.deepEqual(constraints.map((c) => [c['topologyKey'], c['whenUnsatisfiable']]), [
     ['topology.kubernetes.io/zone', 'ScheduleAnyway'],
     ['kubernetes.io/hostname', 'ScheduleAnyway'],
   ]);
-  const labels = podLabels(deployment);
+  const labels = podTemplateLabels(deployment);
   for (const c of constraints) {
     const matchLabels = asRecord(asRecord(c['labelSelector'])['matchLabels']);
     assert.ok(Object.keys(matchLabels).length > 0, 'constraint without a selector');
@@ -61,15 +59,30 @@ test('given default values, when the chart renders, then the management server r
 test('given default values, when the chart renders, then a PodDisruptionBudget keeps one server replica and selects its pods', async () => {
   const objects = await renderChart({});
   const pdb = findObject(objects, 'PodDisruptionBudget', MGMT);
-  assert.equal(spec(pdb)['minAvailable'], 1);
-  const labels = podLabels(findObject(objects, 'Deployment', MGMT));
-  for (const [k, v] of Object.entries(asRecord(asRecord(spec(pdb)['selector'])['matchLabels']))) assert.equal(labels[k], v);
+  assert.equal(specOf(pdb)['minAvailable'], 1);
+  const labels = podTemplateLabels(findObject(objects, 'Deployment', MGMT));
+  for (const [k, v] of Object.entries(asRecord(asRecord(specOf(pdb)['selector'])['matchLabels']))) assert.equal(labels[k], v);
 });
 
-test('given default values, when the chart renders, then the replicas share one ReadWriteMany claim at the state dir', async () => {
-  const objects = await renderChart({});
+test('given default values, when the chart renders, then the server keeps its registry in the Kubernetes API of the release namespace and needs no shared volume', async () => {
+  const objects = await renderChart({}, { namespace: 'mesh-mgmt' });
+  const deployment = findObject(objects, 'Deployment', MGMT);
+  const env = containerEnv(deployment, 'mgmt-server');
+  assert.equal(env.get('MESHRELAY_REGISTRY'), 'kubernetes');
+  assert.equal(env.get('MESHRELAY_NAMESPACE'), 'mesh-mgmt');
+  assert.equal(env.has('KUBECONFIG'), false, 'in a pod the service account is the credential');
+  assert.equal(podSpecOf(deployment)?.['automountServiceAccountToken'], true);
+  assert.deepEqual(objectsOfKind(objects, 'PersistentVolumeClaim'), []);
+  const state = asList(podSpecOf(deployment)?.['volumes']).find((v) => v['name'] === 'state');
+  assert.deepEqual(state?.['emptyDir'], {});
+  assert.equal(specOf(deployment)['replicas'], 2);
+});
+
+test('given registry file, when the chart renders, then the replicas share one ReadWriteMany claim at the state dir', async () => {
+  const objects = await renderChart(VALUE_SETS['file registry on a shared volume'] ?? {});
+  assert.equal(containerEnv(findObject(objects, 'Deployment', MGMT), 'mgmt-server').get('MESHRELAY_REGISTRY'), 'file');
   const claim = findObject(objects, 'PersistentVolumeClaim', `${MGMT}-state`);
-  assert.deepEqual(spec(claim)['accessModes'], ['ReadWriteMany']);
+  assert.deepEqual(specOf(claim)['accessModes'], ['ReadWriteMany']);
   const deployment = findObject(objects, 'Deployment', MGMT);
   const state = asList(podSpecOf(deployment)?.['volumes']).find((v) => v['name'] === 'state');
   assert.equal(asRecord(state?.['persistentVolumeClaim'])['claimName'], claim.metadata.name);
@@ -99,8 +112,8 @@ test('given default values, when the chart renders, then the server drains behin
 
 test('given default values, when the chart renders, then relay, API and metrics Services expose 9900 (LoadBalancer), 8090 and 9091', async () => {
   const objects = await renderChart({});
-  const ports = (name: string) => asList(spec(findObject(objects, 'Service', name))['ports']).map((p) => p['port']);
-  assert.equal(spec(findObject(objects, 'Service', 'meshrelay-relay'))['type'], 'LoadBalancer');
+  const ports = (name: string) => asList(specOf(findObject(objects, 'Service', name))['ports']).map((p) => p['port']);
+  assert.equal(specOf(findObject(objects, 'Service', 'meshrelay-relay'))['type'], 'LoadBalancer');
   assert.deepEqual(ports('meshrelay-relay'), [9900]);
   assert.deepEqual(ports('meshrelay-api'), [8090]);
   assert.deepEqual(ports('meshrelay-mgmt-server-metrics'), [9091]);
@@ -138,21 +151,21 @@ test('given an external Redis URL in a Secret, when the chart renders, then REDI
 
 test('given 3 replicas and serviceMonitor enabled, when the chart renders, then 3 replicas run and the ServiceMonitor scrapes the metrics Service', async () => {
   const objects = await renderChart(VALUE_SETS['three replicas with a ServiceMonitor'] ?? {});
-  assert.equal(spec(findObject(objects, 'Deployment', MGMT))['replicas'], 3);
+  assert.equal(specOf(findObject(objects, 'Deployment', MGMT))['replicas'], 3);
   const monitor = findObject(objects, 'ServiceMonitor', MGMT);
   const metrics = findObject(objects, 'Service', 'meshrelay-mgmt-server-metrics');
-  for (const [k, v] of Object.entries(asRecord(asRecord(spec(monitor)['selector'])['matchLabels']))) {
+  for (const [k, v] of Object.entries(asRecord(asRecord(specOf(monitor)['selector'])['matchLabels']))) {
     assert.equal(metrics.metadata.labels?.[k], v, `ServiceMonitor selector ${k} does not match the metrics Service`);
   }
-  const portNames = asList(spec(metrics)['ports']).map((p) => p['name']);
-  assert.deepEqual(asList(spec(monitor)['endpoints']).map((e) => e['port']), portNames);
+  const portNames = asList(specOf(metrics)['ports']).map((p) => p['name']);
+  assert.deepEqual(asList(specOf(monitor)['endpoints']).map((e) => e['port']), portNames);
 });
 
 test('given the agent enabled, when the chart renders, then only the agent, its RBAC and its secrets as files are rendered', async () => {
   const objects = await renderChart(VALUE_SETS['agent only'] ?? {});
   assert.equal(objects.some((o) => o.metadata.name.includes('mgmt-server') || o.metadata.name.includes('redis')), false);
   const agent = findObject(objects, 'Deployment', 'meshrelay-agent');
-  assert.equal(spec(agent)['replicas'], 2);
+  assert.equal(specOf(agent)['replicas'], 2);
   const env = containerEnv(agent, 'agent');
   assert.equal(env.get('MESHRELAY_AGENT_CLUSTER'), 'cluster-a');
   assert.equal(env.get('MESHRELAY_AGENT_SERVER_ADDRESS'), 'relay.example.com:9900');
@@ -168,28 +181,26 @@ test('given the agent enabled, when the chart renders, then only the agent, its 
   assert.equal(asList(container['ports'])[0]?.['containerPort'], 9977);
 });
 
-test('given the agent with kubernetes discovery, when the chart renders, then its RBAC reads workloads and Gloo kinds, writes Istio kinds and holds Leases', async () => {
-  const objects = await renderChart(VALUE_SETS['agent only'] ?? {});
-  const rules = asList(findObject(objects, 'ClusterRole', 'meshrelay-agent-gloo-mesh')['rules']);
-  const verbsFor = (group: string, resource: string) => rules
-    .filter((r) => (r['apiGroups'] as string[]).includes(group) && (r['resources'] as string[]).includes(resource))
-    .flatMap((r) => r['verbs'] as string[]);
-  for (const [group, resource] of [['', 'services'], ['', 'pods'], ['', 'nodes'], ['discovery.k8s.io', 'endpointslices'], ['networking.gloo.solo.io', 'virtualdestinations'],
-    ['networking.gloo.solo.io', 'routetables'], ['security.policy.gloo.solo.io', 'accesspolicies'], ['resilience.policy.gloo.solo.io', 'failoverpolicies'],
-    ['resilience.policy.gloo.solo.io', 'outlierdetectionpolicies'], ['resilience.policy.gloo.solo.io', 'retrytimeoutpolicies']] as const) {
-    assert.deepEqual(['list', 'watch'].filter((v) => verbsFor(group, resource).includes(v)), ['list', 'watch'], `${group}/${resource}`);
-  }
-  for (const [group, resource] of [['networking.istio.io', 'serviceentries'], ['networking.istio.io', 'destinationrules'], ['networking.istio.io', 'virtualservices'], ['security.istio.io', 'authorizationpolicies']] as const) {
-    for (const verb of ['get', 'list', 'create', 'patch', 'delete']) assert.ok(verbsFor(group, resource).includes(verb), `${verb} ${group}/${resource}`);
-  }
-  const leaseRules = asList(findObject(objects, 'Role', 'meshrelay-agent-leader-election')['rules']);
-  assert.ok(leaseRules.some((r) => (r['resources'] as string[]).includes('leases') && (r['verbs'] as string[]).includes('update')));
+test('given the default server, when the chart renders, then its Role grants exactly what the kubernetes registry uses in the release namespace', async () => {
+  const objects = await renderChart({}, { namespace: 'mesh-mgmt' });
+  const role = findObject(objects, 'Role', MGMT);
+  assert.equal(role.metadata.namespace, 'mesh-mgmt');
+  const rules = asList(role['rules']);
+  assert.deepEqual(rbacVerbs(rules, 'admin.gloo.solo.io', 'kubernetesclusters'), ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch']);
+  assert.deepEqual(rbacVerbs(rules, 'admin.gloo.solo.io', 'kubernetesclusters/status'), ['get', 'patch', 'update']);
+  assert.deepEqual(rbacVerbs(rules, '', 'secrets'), ['create', 'delete', 'get', 'list', 'update']);
+  assert.deepEqual(rbacVerbs(rules, '', 'configmaps'), ['create', 'get', 'update']);
+  assert.deepEqual(rbacVerbs(rules, 'coordination.k8s.io', 'leases'), ['create', 'get', 'update']);
+  assert.equal(rules.length, 5, 'a rule beyond the registry\'s needs');
+  const binding = findObject(objects, 'RoleBinding', MGMT);
+  assert.deepEqual(asList(binding['subjects']), [{ kind: 'ServiceAccount', name: MGMT, namespace: 'mesh-mgmt' }]);
 });
 
-test('given the default server, when the chart renders, then its Role covers KubernetesClusters with status, Secrets and Leases', async () => {
-  const rules = asList(findObject(await renderChart({}), 'Role', MGMT)['rules']);
-  const resources = rules.flatMap((r) => r['resources'] as string[]);
-  for (const resource of ['kubernetesclusters', 'kubernetesclusters/status', 'secrets', 'leases']) assert.ok(resources.includes(resource), resource);
+test('given registry file, when the chart renders, then the server gets no API access', async () => {
+  const objects = await renderChart(VALUE_SETS['file registry on a shared volume'] ?? {});
+  assert.deepEqual(objectsOfKind(objects, 'Role'), []);
+  assert.deepEqual(objectsOfKind(objects, 'RoleBinding'), []);
+  assert.equal(podSpecOf(findObject(objects, 'Deployment', MGMT))?.['automountServiceAccountToken'], false);
 });
 
 const BAD_VALUES: readonly (readonly [string, object, RegExp])[] = [
@@ -205,7 +216,13 @@ const BAD_VALUES: readonly (readonly [string, object, RegExp])[] = [
   ['no embedded Redis and no external one', { redis: { deploy: false } }, /\/redis\/external/],
   ['the file provider without a ConfigMap', { glooAgent: { ...AGENT.glooAgent, discovery: { provider: 'file' } } }, /\/glooAgent\/discovery\/file\/configMap/],
   ['a PDB that can never allow an eviction', { glooMgmtServer: { podDisruptionBudget: { minAvailable: 2 } } }, /glooMgmtServer\.podDisruptionBudget\.minAvailable/],
-  ['two replicas without shared state', { glooMgmtServer: { state: { persistence: { enabled: false } } } }, /glooMgmtServer\.state\.persistence\.enabled/],
+  ['two replicas without shared state on the file registry', { glooMgmtServer: { registry: 'file', state: { persistence: { enabled: false } } } }, /glooMgmtServer\.state\.persistence\.enabled/],
+  ['an unknown registry', { glooMgmtServer: { registry: 'etcd' } }, /\/glooMgmtServer\/registry/],
+  ['an unknown apply backend', { ...AGENT, glooAgent: { ...AGENT.glooAgent, apply: 'helm' } }, /\/glooAgent\/apply/],
+  ['a watched namespace that is not a DNS label', { ...AGENT, glooAgent: { ...AGENT.glooAgent, discovery: { watchNamespaces: ['Team_A'] } } }, /\/glooAgent\/discovery\/watchNamespaces/],
+  ['two agent replicas without leader election', { ...AGENT, glooAgent: { ...AGENT.glooAgent, leaderElection: { enabled: false } } }, /glooAgent\.leaderElection\.enabled/],
+  ['the access-log sink on the health port', { ...AGENT, glooAgent: { ...AGENT.glooAgent, accessLog: { port: 9977 } } }, /glooAgent\.accessLog\.port/],
+  ['a lease duration that is not a duration', { ...AGENT, glooAgent: { ...AGENT.glooAgent, leaderElection: { leaseDuration: 'long' } } }, /\/glooAgent\/leaderElection\/leaseDuration/],
   ['a heartbeat timeout shorter than the interval', { glooMgmtServer: { relay: { heartbeatTimeout: 1000 } } }, /glooMgmtServer\.relay\.heartbeatTimeout/],
   ['extraEnv overriding a chart value', { glooMgmtServer: { extraEnv: [{ name: 'MESHRELAY_SAFE_MODE', value: 'true' }] } }, /glooMgmtServer\.extraEnv: MESHRELAY_SAFE_MODE/],
 ];
@@ -218,12 +235,26 @@ for (const [name, values, message] of BAD_VALUES) {
   });
 }
 
-test('given a server install, when helm prints its notes, then they give the register command and the agent install with the chart\'s secret names', async () => {
-  const run = await runHelm(['install', 'meshrelay', CHART, '--dry-run=client', '--namespace', 'gloo-mesh']);
+/** The NOTES helm prints for `helm install` with these values. */
+async function notesOf(values: readonly string[]): Promise<string> {
+  const run = await runHelm(['install', 'meshrelay', CHART, '--dry-run=client', '--namespace', 'gloo-mesh', ...values.flatMap((v) => ['--set', v])]);
   assert.equal(run.code, 0, run.stderr);
-  const notes = run.stdout.slice(run.stdout.indexOf('NOTES:'));
-  assert.match(notes, /meshctl --server http:\/\/localhost:8090 cluster register CLUSTER/);
+  return run.stdout.slice(run.stdout.indexOf('NOTES:'));
+}
+
+test('given a server install, when helm prints its notes, then they register through the Kubernetes API or the HTTP API and install the agent with the chart\'s secret names', async () => {
+  const notes = await notesOf([]);
+  assert.match(notes, /meshctl cluster register <cluster> --kubeconfig <management-kubeconfig> --namespace gloo-mesh \\\n/);
+  assert.match(notes, /meshctl --server http:\/\/localhost:8090 cluster register <cluster> --token-out token --ca-out ca\.crt/);
   assert.match(notes, /create secret generic relay-identity-token-secret --from-file=token=token/);
   assert.match(notes, /create secret generic relay-root-tls-secret --from-file=ca\.crt=ca\.crt/);
-  assert.match(notes, /--set glooAgent\.enabled=true/);
+  assert.match(notes, /--set glooAgent\.enabled=true --set glooAgent\.cluster=<cluster> --set glooAgent\.relay\.serverAddress=<relay-address>/);
+  assert.match(notes, /meshctl --server http:\/\/localhost:8090 check/);
+});
+
+test('given the file registry, when helm prints its notes, then they do not offer registration through the Kubernetes API', async () => {
+  const notes = await notesOf(['glooMgmtServer.registry=file']);
+  assert.doesNotMatch(notes, /--kubeconfig/);
+  assert.match(notes, /cluster register <cluster> --token-out token --ca-out ca\.crt/);
+  assert.match(notes, /on claim meshrelay-mgmt-server-state/);
 });

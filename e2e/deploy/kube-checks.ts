@@ -167,4 +167,27 @@ export function firstContainer(workload: KubeObject): Json {
   return container;
 }
 
+/** A rendered object's spec. */
+export function specOf(obj: KubeObject): Json {
+  return rec(obj['spec']);
+}
+
+/** The labels of a workload's pod template. */
+export function podTemplateLabels(workload: KubeObject): Json {
+  return rec(rec(rec(rec(workload['spec'])['template'])['metadata'])['labels']);
+}
+
+/** The names of a workload's pod volumes. */
+export function volumeNames(workload: KubeObject): unknown[] {
+  return list(podSpecOf(workload)?.['volumes']).map((v) => v['name']);
+}
+
+/** The verbs these RBAC rules grant on group/resource, sorted. */
+export function rbacVerbs(rules: readonly Json[], group: string, resource: string): string[] {
+  return rules
+    .filter((r) => (r['apiGroups'] as string[]).includes(group) && (r['resources'] as string[]).includes(resource))
+    .flatMap((r) => r['verbs'] as string[])
+    .sort();
+}
+
 export { list as asList, rec as asRecord };
