@@ -7,7 +7,6 @@ import {
   DEFAULT_MANAGEMENT_NAMESPACE,
   KINDS,
   MeshrelayError,
-  deepFreeze,
   isValidClusterName,
   type ClusterCondition,
   type KubernetesCluster,
@@ -19,6 +18,7 @@ import type {
   RegistrationResult,
   RegistryChange,
 } from './cluster-registry.ts';
+import { ClusterCache } from './cluster-cache.ts';
 import { issueToken, tokenMatches, type IssuedToken, type TokenRecord } from './tokens.ts';
 
 export interface FileRegistryOptions {
@@ -47,8 +47,7 @@ class FileClusterRegistry implements ClusterRegistry {
   readonly #clustersDir: string;
   readonly #tokensDir: string;
   readonly #now: () => Date;
-  #clusters = new Map<string, KubernetesCluster>();
-  readonly #listeners = new Set<(change: RegistryChange) => void>();
+  readonly #cache = new ClusterCache();
   #watcher: FSWatcher | undefined;
   #reloadTimer: NodeJS.Timeout | undefined;
   #pollTimer: NodeJS.Timeout | undefined;
@@ -73,11 +72,11 @@ class FileClusterRegistry implements ClusterRegistry {
   }
 
   list(): readonly KubernetesCluster[] {
-    return [...this.#clusters.values()].sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
+    return this.#cache.list();
   }
 
   get(name: string): KubernetesCluster | undefined {
-    return this.#clusters.get(name);
+    return this.#cache.get(name);
   }
 
   register(name: string, options: RegisterOptions): Promise<RegistrationResult> {
@@ -85,7 +84,7 @@ class FileClusterRegistry implements ClusterRegistry {
       if (!isValidClusterName(name)) {
         throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `cluster name "${name}" is not a DNS-1123 label (lowercase letters, digits and "-", at most 63)`);
       }
-      if (this.#clusters.has(name)) throw new MeshrelayError('MESHRELAY_ERR_CLUSTER_EXISTS', `cluster "${name}" is already registered`);
+      if (this.#cache.has(name)) throw new MeshrelayError('MESHRELAY_ERR_CLUSTER_EXISTS', `cluster "${name}" is already registered`);
       const now = this.#now();
       const cluster: KubernetesCluster = {
         apiVersion: KINDS.KubernetesCluster.apiVersion as 'admin.gloo.solo.io/v2',
@@ -104,8 +103,8 @@ class FileClusterRegistry implements ClusterRegistry {
       const issued = this.#issueToken(now, undefined);
       await this.#writeJson(join(this.#tokensDir, `${name}.json`), issued.record, 0o600);
       await this.#writeJson(join(this.#clustersDir, `${name}.json`), cluster, 0o644);
-      this.#apply(name, cluster);
-      return { cluster: this.#clusters.get(name) as KubernetesCluster, token: issued.token, tokenExpiresAt: issued.expiresAt };
+      this.#cache.apply(name, cluster);
+      return { cluster: this.#cache.get(name) as KubernetesCluster, token: issued.token, tokenExpiresAt: issued.expiresAt };
     });
   }
 
@@ -114,7 +113,7 @@ class FileClusterRegistry implements ClusterRegistry {
       this.#require(name);
       await rm(join(this.#clustersDir, `${name}.json`), { force: true });
       await rm(join(this.#tokensDir, `${name}.json`), { force: true });
-      this.#apply(name, undefined);
+      this.#cache.apply(name, undefined);
     });
   }
 
@@ -131,7 +130,7 @@ class FileClusterRegistry implements ClusterRegistry {
 
   async verifyToken(name: string, token: string): Promise<KubernetesCluster> {
     const refused = new MeshrelayError('MESHRELAY_ERR_TOKEN_INVALID', `relay identity token refused for cluster "${name}": unknown cluster, wrong token or expired token`);
-    const cluster = this.#clusters.get(name);
+    const cluster = this.#cache.get(name);
     const record = cluster ? await this.#readTokens(name) : undefined;
     if (!cluster || !record || !tokenMatches(record, token, this.#now())) throw refused;
     return cluster;
@@ -142,14 +141,14 @@ class FileClusterRegistry implements ClusterRegistry {
       const cluster = this.#require(name);
       const next: KubernetesCluster = { ...cluster, spec: { ...cluster.spec, ...update } };
       await this.#writeJson(join(this.#clustersDir, `${name}.json`), next, 0o644);
-      this.#apply(name, next);
-      return this.#clusters.get(name) as KubernetesCluster;
+      this.#cache.apply(name, next);
+      return this.#cache.get(name) as KubernetesCluster;
     });
   }
 
   setCondition(name: string, condition: Omit<ClusterCondition, 'lastTransitionTime'>): Promise<void> {
     return this.#serial(async () => {
-      const cluster = this.#clusters.get(name);
+      const cluster = this.#cache.get(name);
       if (!cluster) return;
       const conditions = cluster.status?.conditions ?? [];
       const old = conditions.find((c) => c.type === condition.type);
@@ -162,13 +161,12 @@ class FileClusterRegistry implements ClusterRegistry {
         },
       };
       await this.#writeJson(join(this.#clustersDir, `${name}.json`), next, 0o644);
-      this.#apply(name, next);
+      this.#cache.apply(name, next);
     });
   }
 
   onChange(listener: (change: RegistryChange) => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    return this.#cache.onChange(listener);
   }
 
   async close(): Promise<void> {
@@ -179,7 +177,7 @@ class FileClusterRegistry implements ClusterRegistry {
   }
 
   #require(name: string): KubernetesCluster {
-    const cluster = this.#clusters.get(name);
+    const cluster = this.#cache.get(name);
     if (!cluster) throw new MeshrelayError('MESHRELAY_ERR_CLUSTER_NOT_FOUND', `cluster "${name}" is not registered`);
     return cluster;
   }
@@ -208,23 +206,6 @@ class FileClusterRegistry implements ClusterRegistry {
     await rename(tmp, path);
   }
 
-  #apply(name: string, cluster: KubernetesCluster | undefined): void {
-    const before = this.#clusters.get(name);
-    if (cluster === undefined) {
-      if (!before) return;
-      this.#clusters.delete(name);
-      this.#emit({ type: 'deregistered', name });
-      return;
-    }
-    if (before && JSON.stringify(before) === JSON.stringify(cluster)) return;
-    const frozen = deepFreeze(structuredClone(cluster));
-    this.#clusters.set(name, frozen);
-    this.#emit({ type: before ? 'updated' : 'registered', cluster: frozen });
-  }
-
-  #emit(change: RegistryChange): void {
-    for (const listener of this.#listeners) listener(change);
-  }
 
   #scheduleReload(): void {
     clearTimeout(this.#reloadTimer);
@@ -241,9 +222,9 @@ class FileClusterRegistry implements ClusterRegistry {
       const cluster = await this.#readCluster(join(this.#clustersDir, file), name);
       if (!cluster) continue;
       seen.add(name);
-      this.#apply(name, cluster);
+      this.#cache.apply(name, cluster);
     }
-    for (const name of [...this.#clusters.keys()]) if (!seen.has(name)) this.#apply(name, undefined);
+    for (const name of this.#cache.names()) if (!seen.has(name)) this.#cache.apply(name, undefined);
   }
 
   /** A malformed record is reported and ignored; the last good copy in memory stays in place. */
@@ -254,13 +235,13 @@ class FileClusterRegistry implements ClusterRegistry {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       this.#opts.logger.error({ err, path }, 'registry record is not valid JSON; keeping the previous copy');
-      return this.#clusters.get(name);
+      return this.#cache.get(name);
     }
     const cluster = parsed as KubernetesCluster;
     const problem = describeClusterProblem(cluster, name);
     if (problem) {
       this.#opts.logger.error({ path, problem }, 'registry record is invalid; keeping the previous copy');
-      return this.#clusters.get(name);
+      return this.#cache.get(name);
     }
     return cluster;
   }

@@ -23,11 +23,12 @@ import {
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import {
-  CLUSTER_WARM_CONDITION, MeshrelayError, deepFreeze, type ClusterCondition, type KubernetesCluster,
+  CLUSTER_WARM_CONDITION, MeshrelayError, type ClusterCondition, type KubernetesCluster,
 } from '@meshrelay/api';
 import type {
   ClusterRegistry, ClusterUpdate, RegisterOptions, RegistrationResult, RegistryChange,
 } from './cluster-registry.ts';
+import { ClusterCache } from './cluster-cache.ts';
 import { KubernetesConditionWriter } from './kubernetes-condition-writer.ts';
 import {
   KUBERNETES_CLUSTER_API, clusterFromObject, createClusterWithToken, isRetryableKubeError, kubeErrorCode,
@@ -81,8 +82,7 @@ class KubernetesClusterRegistry implements ClusterRegistry {
   readonly #informer: Informer<KubernetesClusterObject> & ObjectCache<KubernetesClusterObject>;
   readonly #conditions: KubernetesConditionWriter;
   readonly #rotation: KubernetesTokenRotation;
-  readonly #clusters = new Map<string, KubernetesCluster>();
-  readonly #listeners = new Set<(change: RegistryChange) => void>();
+  readonly #cache = new ClusterCache();
   #unsubscribeElection: (() => void) | undefined;
   #restartTimer: NodeJS.Timeout | undefined;
   #failures = 0;
@@ -111,7 +111,7 @@ class KubernetesClusterRegistry implements ClusterRegistry {
     });
     this.#informer.on('add', (obj) => this.#observe(obj));
     this.#informer.on('update', (obj) => this.#observe(obj));
-    this.#informer.on('delete', (obj) => this.#apply(obj.metadata?.name ?? '', undefined));
+    this.#informer.on('delete', (obj) => this.#cache.apply(obj.metadata?.name ?? '', undefined));
     this.#informer.on('error', (err) => this.#scheduleRestart(err));
   }
 
@@ -139,15 +139,15 @@ class KubernetesClusterRegistry implements ClusterRegistry {
   }
 
   list(): readonly KubernetesCluster[] {
-    return [...this.#clusters.values()].sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
+    return this.#cache.list();
   }
 
   get(name: string): KubernetesCluster | undefined {
-    return this.#clusters.get(name);
+    return this.#cache.get(name);
   }
 
   async register(name: string, options: RegisterOptions): Promise<RegistrationResult> {
-    if (this.#clusters.has(name)) throw new MeshrelayError('MESHRELAY_ERR_CLUSTER_EXISTS', `cluster "${name}" is already registered`);
+    if (this.#cache.has(name)) throw new MeshrelayError('MESHRELAY_ERR_CLUSTER_EXISTS', `cluster "${name}" is already registered`);
     const created = await createClusterWithToken(this.#apis, name, {
       ...options, namespace: this.#opts.namespace, tokenTtlSeconds: this.#opts.tokenTtlSeconds, now: this.#now(),
     });
@@ -155,7 +155,7 @@ class KubernetesClusterRegistry implements ClusterRegistry {
     // The creator initialises the condition itself; if that fails the elected replica does it later.
     await this.#conditions.write(name, REGISTERED_CONDITION, { onlyIfAbsent: true }).catch((err: unknown) =>
       this.#opts.logger.warn({ err, cluster: name }, 'could not initialise the ClusterWarm condition'));
-    const cluster = this.#clusters.get(name);
+    const cluster = this.#cache.get(name);
     if (!cluster) throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `cluster "${name}" was created but is not a valid KubernetesCluster`);
     return { cluster, token: created.issued.token, tokenExpiresAt: created.issued.expiresAt };
   }
@@ -172,7 +172,7 @@ class KubernetesClusterRegistry implements ClusterRegistry {
     await this.#apis.core.deleteNamespacedSecret({ name: tokenSecretName(name), namespace }).catch((err: unknown) => {
       if (kubeErrorCode(err) !== 404) this.#opts.logger.warn({ err, cluster: name }, 'could not delete the token Secret; the garbage collector will');
     });
-    this.#apply(name, undefined);
+    this.#cache.apply(name, undefined);
   }
 
   async rotateToken(name: string): Promise<RegistrationResult> {
@@ -183,7 +183,7 @@ class KubernetesClusterRegistry implements ClusterRegistry {
 
   async verifyToken(name: string, token: string): Promise<KubernetesCluster> {
     const refused = new MeshrelayError('MESHRELAY_ERR_TOKEN_INVALID', `relay identity token refused for cluster "${name}": unknown cluster, wrong token or expired token`);
-    const cluster = this.#clusters.get(name);
+    const cluster = this.#cache.get(name);
     const record = cluster ? await readTokenRecord(this.#apis, this.#opts.namespace, { name, uid: cluster.metadata.uid }) : undefined;
     if (!cluster || !record || !tokenMatches(record, token, this.#now())) throw refused;
     return cluster;
@@ -207,7 +207,7 @@ class KubernetesClusterRegistry implements ClusterRegistry {
   }
 
   async setCondition(name: string, condition: Omit<ClusterCondition, 'lastTransitionTime'>): Promise<void> {
-    const cluster = this.#clusters.get(name);
+    const cluster = this.#cache.get(name);
     if (!cluster) return;
     const old = cluster.status?.conditions?.find((c) => c.type === condition.type);
     if (old && old.status === condition.status && old.reason === condition.reason) return;
@@ -215,8 +215,7 @@ class KubernetesClusterRegistry implements ClusterRegistry {
   }
 
   onChange(listener: (change: RegistryChange) => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    return this.#cache.onChange(listener);
   }
 
   async close(): Promise<void> {
@@ -228,7 +227,7 @@ class KubernetesClusterRegistry implements ClusterRegistry {
   }
 
   #require(name: string): KubernetesCluster {
-    const cluster = this.#clusters.get(name);
+    const cluster = this.#cache.get(name);
     if (!cluster) throw new MeshrelayError('MESHRELAY_ERR_CLUSTER_NOT_FOUND', `cluster "${name}" is not registered`);
     return cluster;
   }
@@ -241,7 +240,7 @@ class KubernetesClusterRegistry implements ClusterRegistry {
       this.#opts.logger.error({ cluster: name, problem: parsed.problem }, 'KubernetesCluster is invalid; keeping the previous copy');
       return;
     }
-    this.#apply(name, parsed.cluster);
+    this.#cache.apply(name, parsed.cluster);
     if (this.#statusWriter() && !parsed.cluster.status?.conditions?.some((c) => c.type === CLUSTER_WARM_CONDITION)) {
       this.#initializeStatus(name);
     }
@@ -255,7 +254,7 @@ class KubernetesClusterRegistry implements ClusterRegistry {
       present.add(obj.metadata?.name ?? '');
       this.#observe(obj);
     }
-    for (const name of [...this.#clusters.keys()]) if (!present.has(name)) this.#apply(name, undefined);
+    for (const name of this.#cache.names()) if (!present.has(name)) this.#cache.apply(name, undefined);
     this.#synced?.();
   }
 
@@ -265,7 +264,7 @@ class KubernetesClusterRegistry implements ClusterRegistry {
 
   #initializeStatuses(): void {
     if (!this.#statusWriter()) return;
-    for (const cluster of this.#clusters.values()) {
+    for (const cluster of this.#cache.list()) {
       if (!cluster.status?.conditions?.some((c) => c.type === CLUSTER_WARM_CONDITION)) this.#initializeStatus(cluster.metadata.name);
     }
   }
@@ -290,23 +289,4 @@ class KubernetesClusterRegistry implements ClusterRegistry {
     }, delay);
   }
 
-  #apply(name: string, cluster: KubernetesCluster | undefined): void {
-    const before = this.#clusters.get(name);
-    if (cluster === undefined) {
-      if (!before) return;
-      this.#clusters.delete(name);
-      this.#emit({ type: 'deregistered', name });
-      return;
-    }
-    if (before && JSON.stringify(before) === JSON.stringify(cluster)) return;
-    const frozen = deepFreeze(structuredClone(cluster));
-    this.#clusters.set(name, frozen);
-    // A new uid under a known name is a new registration: the old one's certificates must stop working.
-    if (before && before.metadata.uid !== cluster.metadata.uid) this.#emit({ type: 'deregistered', name });
-    this.#emit({ type: before && before.metadata.uid === cluster.metadata.uid ? 'updated' : 'registered', cluster: frozen });
-  }
-
-  #emit(change: RegistryChange): void {
-    for (const listener of this.#listeners) listener(change);
-  }
 }
