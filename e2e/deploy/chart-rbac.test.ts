@@ -74,12 +74,12 @@ async function api(base: string, method: string, path: string, body?: object): P
   return res.status === 204 ? undefined : res.json();
 }
 
-/** The requests the fake received, as RBAC sees them, each once. */
+/** The requests the fake received, as RBAC sees them, each once (per object name, since rules may list resourceNames). */
 function requestsOf(fake: FakeKubeApiServer): ResourceRequest[] {
   const seen = new Map<string, ResourceRequest>();
   for (const request of fake.requests) {
     const r = resourceRequestOf(request);
-    seen.set(describeRequest(r), r);
+    seen.set(`${describeRequest(r)} ${r.name ?? ''}`, r);
   }
   return [...seen.values()];
 }
@@ -143,7 +143,7 @@ test('given a server and an agent running with the chart\'s environment, when a 
   for (const expected of ['create admin.gloo.solo.io/kubernetesclusters in gloo-mesh', 'update admin.gloo.solo.io/kubernetesclusters/status in gloo-mesh', 'create core/secrets in gloo-mesh', 'update coordination.k8s.io/leases in gloo-mesh']) {
     assert.ok(serverRequests.map(describeRequest).includes(expected), `the server never made "${expected}": the scenario did not exercise it`);
   }
-  for (const expected of ['watch core/services (cluster-wide)', 'patch networking.istio.io/serviceentries in bookinfo', 'update coordination.k8s.io/leases in gloo-mesh']) {
+  for (const expected of ['watch core/services (cluster-wide)', 'patch networking.istio.io/serviceentries in bookinfo', 'update coordination.k8s.io/leases in gloo-mesh', 'create core/secrets in gloo-mesh', 'get core/secrets in gloo-mesh']) {
     assert.ok(agentRequests.map(describeRequest).includes(expected), `the agent never made "${expected}": the scenario did not exercise it`);
   }
   const serverRoles = [...objectsOfKind(serverObjects, 'Role'), ...objectsOfKind(serverObjects, 'ClusterRole')];

@@ -56,16 +56,47 @@ test('given file discovery with kubernetes apply, when the chart renders, then t
   assert.equal(env.has('MESHRELAY_AGENT_OUTPUT_DIR'), false);
 });
 
-test('given file discovery and file apply without election, when the chart renders, then the agent gets no API access at all', async () => {
+test('given file discovery and file apply without election or credentials Secret, when the chart renders, then the agent gets no API access at all', async () => {
   const objects = await renderChart({
     glooMgmtServer: { enabled: false },
-    glooAgent: { ...AGENT.glooAgent, replicas: 1, leaderElection: { enabled: false }, discovery: { provider: 'file', file: { configMap: 'm' } } },
+    glooAgent: {
+      ...AGENT.glooAgent,
+      relay: { ...AGENT.glooAgent.relay, credentialsSecret: '' },
+      replicas: 1,
+      leaderElection: { enabled: false },
+      discovery: { provider: 'file', file: { configMap: 'm' } },
+    },
   });
   for (const kind of ['Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding']) assert.deepEqual(objectsOfKind(objects, kind), [], kind);
   const agent = findObject(objects, 'Deployment', 'meshrelay-agent');
   assert.equal(podSpecOf(agent)?.['automountServiceAccountToken'], false);
   assert.equal(containerEnv(agent, 'agent').get('MESHRELAY_AGENT_APPLY'), 'file');
   assert.deepEqual(volumeNames(agent).filter((n) => n === 'manifests' || n === 'output'), ['manifests', 'output']);
+});
+
+test('given default agent values, when the chart renders, then the client key and certificate live in a Secret of the release namespace the agent may get and update by name', async () => {
+  const objects = await renderChart(VALUE_SETS['agent only'] ?? {}, { namespace: 'mesh-agents' });
+  const env = containerEnv(findObject(objects, 'Deployment', 'meshrelay-agent'), 'agent');
+  assert.equal(env.get('MESHRELAY_AGENT_CREDENTIALS_SECRET'), 'relay-client-tls-secret');
+  assert.equal(env.get('MESHRELAY_AGENT_CREDENTIALS_NAMESPACE'), 'mesh-agents');
+  const role = findObject(objects, 'Role', 'meshrelay-agent-credentials');
+  assert.equal(role.metadata.namespace, 'mesh-agents');
+  assert.deepEqual(asList(role['rules']), [
+    { apiGroups: [''], resources: ['secrets'], resourceNames: ['relay-client-tls-secret'], verbs: ['get', 'update'] },
+    { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
+  ]);
+  const binding = findObject(objects, 'RoleBinding', 'meshrelay-agent-credentials');
+  assert.deepEqual(asList(binding['subjects']), [{ kind: 'ServiceAccount', name: 'meshrelay-agent', namespace: 'mesh-agents' }]);
+});
+
+test('given file discovery and file apply without election but with the credentials Secret, when the chart renders, then the agent mounts its service account token for the Secret', async () => {
+  const objects = await renderChart({
+    glooMgmtServer: { enabled: false },
+    glooAgent: { ...AGENT.glooAgent, replicas: 1, leaderElection: { enabled: false }, discovery: { provider: 'file', file: { configMap: 'm' } } },
+  });
+  assert.equal(podSpecOf(findObject(objects, 'Deployment', 'meshrelay-agent'))?.['automountServiceAccountToken'], true);
+  assert.deepEqual(objectsOfKind(objects, 'Role').map((r) => r.metadata.name), ['meshrelay-agent-credentials']);
+  assert.deepEqual(objectsOfKind(objects, 'ClusterRole'), []);
 });
 
 test('given default agent values, when the chart renders, then the agent discovers and applies through the Kubernetes API and watches every namespace', async () => {
@@ -106,7 +137,7 @@ test('given one agent replica without election, when the chart renders, then it 
   const env = containerEnv(findObject(objects, 'Deployment', 'meshrelay-agent'), 'agent');
   assert.equal(env.get('MESHRELAY_AGENT_LEADER_ELECTION'), 'none');
   assert.deepEqual([...env.keys()].filter((name) => name.startsWith('MESHRELAY_AGENT_LEASE') || name === 'MESHRELAY_AGENT_RENEW_DEADLINE'), []);
-  assert.deepEqual(objectsOfKind(objects, 'Role'), []);
+  assert.deepEqual(objectsOfKind(objects, 'Role').map((r) => r.metadata.name), ['meshrelay-agent-credentials'], 'no leader-election Role');
 });
 
 test('given the agent, when the chart renders, then every replica serves the access-log sink on 9978 behind a gRPC Service', async () => {

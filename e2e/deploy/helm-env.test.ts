@@ -23,7 +23,7 @@ const AGENT_UNMAPPED = [
 const SERVER_DERIVED = ['POD_NAME', 'REDIS_URL', 'MESHRELAY_NAMESPACE', 'MESHRELAY_STATE_DIR', 'MESHRELAY_SERVER_HOSTS', 'MESHRELAY_ADVERTISE_ADDRESS'];
 const AGENT_DERIVED = [
   'MESHRELAY_AGENT_REPLICA_ID', 'MESHRELAY_AGENT_LEASE_NAMESPACE', 'MESHRELAY_AGENT_TOKEN_FILE', 'MESHRELAY_AGENT_ROOT_CA_FILE',
-  'MESHRELAY_AGENT_MANIFESTS_DIR', 'MESHRELAY_AGENT_OUTPUT_DIR', 'MESHRELAY_AGENT_STATE_DIR',
+  'MESHRELAY_AGENT_MANIFESTS_DIR', 'MESHRELAY_AGENT_OUTPUT_DIR', 'MESHRELAY_AGENT_STATE_DIR', 'MESHRELAY_AGENT_CREDENTIALS_NAMESPACE',
 ];
 /** Where the chart's default differs from the binary's on purpose: in a cluster, the cluster's API is the backend. */
 const SERVER_CHART_DEFAULTS: Readonly<Record<string, string>> = { MESHRELAY_REGISTRY: 'kubernetes' };
@@ -70,6 +70,7 @@ const AGENT_COMMON_MAPPINGS: readonly Mapping[] = [
   ['glooAgent.relay.heartbeatInterval', '2s', 'MESHRELAY_AGENT_HEARTBEAT_INTERVAL', '2s'],
   ['glooAgent.relay.heartbeatTimeout', '9s', 'MESHRELAY_AGENT_HEARTBEAT_TIMEOUT', '9s'],
   ['glooAgent.relay.maxSnapshotBytes', '32MiB', 'MESHRELAY_AGENT_MAX_SNAPSHOT_BYTES', '32MiB'],
+  ['glooAgent.relay.credentialsSecret', 'agent-client-tls', 'MESHRELAY_AGENT_CREDENTIALS_SECRET', 'agent-client-tls'],
   ['glooAgent.discovery.debounceMs', 250, 'MESHRELAY_AGENT_DEBOUNCE_MS', '250'],
   ['glooAgent.healthPort', 9988, 'MESHRELAY_AGENT_HEALTH_PORT', '9988'],
   ['glooAgent.accessLog.port', 9989, 'MESHRELAY_AGENT_ACCESS_LOG_PORT', '9989'],
@@ -217,10 +218,11 @@ test('given sample and default values, when the agent config validator reads the
   }
 });
 
-test('given a release namespace, when the chart renders, then the server\'s registry namespace and the agents\' Lease namespace are that namespace', async () => {
+test('given a release namespace, when the chart renders, then the server\'s registry namespace and the agents\' Lease and credentials Secret namespaces are that namespace', async () => {
   const options = { namespace: 'mesh-system' };
   assert.equal((await serverEnv({}, options)).get('MESHRELAY_NAMESPACE'), 'mesh-system');
   assert.equal((await agentEnv(AGENT_DEFAULTS, options)).get('MESHRELAY_AGENT_LEASE_NAMESPACE'), 'mesh-system');
+  assert.equal((await agentEnv(AGENT_DEFAULTS, options)).get('MESHRELAY_AGENT_CREDENTIALS_NAMESPACE'), 'mesh-system');
 });
 
 test('given the agent pods, when the chart renders, then each replica\'s lease identity is its pod name', async () => {

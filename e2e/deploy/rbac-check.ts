@@ -1,6 +1,7 @@
 // Kubernetes RBAC as the API server applies it to resource requests: a request becomes
-// (verb, group, resource[/subresource], namespace) and is allowed when a rule of a ClusterRole, or
-// of a Role in the request's namespace, names that group, resource and verb.
+// (verb, group, resource[/subresource], namespace, name) and is allowed when a rule of a ClusterRole,
+// or of a Role in the request's namespace, names that group, resource and verb, and, when the rule
+// lists resourceNames, the request names one of them (so a create, which names none, never matches).
 import type { FakeKubeRequest } from '@meshrelay/testkit';
 import type { KubeObject } from './helm-runner.ts';
 import { asList } from './kube-checks.ts';
@@ -12,6 +13,8 @@ export interface ResourceRequest {
   readonly resource: string;
   /** undefined for a cluster-scoped or all-namespaces request. */
   readonly namespace: string | undefined;
+  /** The object named in the path; undefined for create, list, watch and deletecollection. */
+  readonly name?: string;
 }
 
 const RESOURCE_PATH = /^\/(?:api\/v1|apis\/([^/]+)\/[^/]+)(?:\/namespaces\/([^/]+))?\/([^/]+)(?:\/([^/]+)(?:\/([^/]+))?)?$/;
@@ -31,7 +34,7 @@ export function resourceRequestOf(request: Pick<FakeKubeRequest, 'method' | 'pat
   };
   const verb = verbs[request.method];
   if (verb === undefined) throw new Error(`${request.method} ${request.path}: no RBAC verb for this method`);
-  return { verb, group, resource: subresource !== undefined ? `${plural}/${subresource}` : plural, namespace };
+  return { verb, group, resource: subresource !== undefined ? `${plural}/${subresource}` : plural, namespace, ...(name !== undefined ? { name } : {}) };
 }
 
 function ruleAllows(rule: Record<string, unknown>, r: ResourceRequest): boolean {
@@ -39,7 +42,9 @@ function ruleAllows(rule: Record<string, unknown>, r: ResourceRequest): boolean 
     const list = rule[key] as string[] | undefined;
     return list !== undefined && (list.includes(value) || list.includes('*'));
   };
-  return has('apiGroups', r.group) && has('resources', r.resource) && has('verbs', r.verb);
+  const names = rule['resourceNames'] as string[] | undefined;
+  const named = names === undefined || names.length === 0 || (r.name !== undefined && names.includes(r.name));
+  return has('apiGroups', r.group) && has('resources', r.resource) && has('verbs', r.verb) && named;
 }
 
 /** Whether the Roles and ClusterRoles (all assumed bound to the caller) allow the request. */

@@ -4,10 +4,12 @@ import { MeshrelayError } from '@meshrelay/api';
 import { loadKubeConfig } from '@meshrelay/kube';
 import { validateInputResource } from '@meshrelay/translator';
 import type { AgentConfig } from './config.ts';
+import { FileCredentialStore, type CredentialStore } from './credential-store.ts';
 import type { DiscoveryProvider } from './discovery-provider.ts';
 import { FileDiscoveryProvider } from './file-provider.ts';
 import { KubernetesOutputApplier } from './kubernetes-applier.ts';
 import { KubernetesDiscoveryProvider } from './kubernetes-provider.ts';
+import { KubernetesSecretCredentialStore } from './kubernetes-secret-credential-store.ts';
 import type { OutputApplier } from './output-applier.ts';
 import { FileOutputWriter } from './output-writer.ts';
 
@@ -17,12 +19,14 @@ export interface AgentBackends {
   readonly applier: OutputApplier;
   /** Builds another provider like `provider`, never started (a new epoch unless one was given): one per leadership term. */
   readonly createProvider: () => DiscoveryProvider;
+  /** Where the client key and certificate live: the Secret of --credentials-secret, else the state dir. */
+  readonly credentials: CredentialStore;
 }
 
 /**
  * Builds the provider (`--discovery-provider`) and the applier (`--apply`,
  * default: the same backend). The kubeconfig is loaded once, only when a
- * kubernetes backend is chosen. Throws MESHRELAY_ERR_INVALID_CONFIG naming the
+ * kubernetes backend or a credentials Secret is chosen. Throws MESHRELAY_ERR_INVALID_CONFIG naming the
  * flag when a backend lacks what it needs (a dir, a loadable kubeconfig).
  */
 export function createAgentBackends(config: AgentConfig, logger: Logger, epoch?: string): AgentBackends {
@@ -59,7 +63,11 @@ export function createAgentBackends(config: AgentConfig, logger: Logger, epoch?:
     apply === 'kubernetes'
       ? new KubernetesOutputApplier({ cluster, kubeConfig: kube(), stateDir: config.stateDir, logger })
       : new FileOutputWriter({ cluster, outputDir: requiredDir(config.outputDir, '--output-dir', 'with --apply file'), stateDir: config.stateDir, logger });
-  return { provider: createProvider(), applier, createProvider };
+  const credentials: CredentialStore =
+    config.credentialsSecret !== undefined
+      ? new KubernetesSecretCredentialStore({ kubeConfig: kube(), namespace: config.credentialsNamespace, name: config.credentialsSecret, cluster, logger })
+      : new FileCredentialStore({ stateDir: config.stateDir, cluster, logger });
+  return { provider: createProvider(), applier, createProvider, credentials };
 }
 
 function requiredDir(dir: string | undefined, flag: string, when: string): string {

@@ -6,7 +6,6 @@ import { createAgentBackends } from './agent-backends.ts';
 import { createAgentMetrics, type AgentMetrics } from './agent-metrics.ts';
 import type { BackoffOptions } from './backoff.ts';
 import type { AgentConfig } from './config.ts';
-import { CredentialStore } from './credential-store.ts';
 import type { DiscoveryProvider } from './discovery-provider.ts';
 import { HealthServer, type AgentStatus } from './health-server.ts';
 import { LeaderDuties } from './leader-duties.ts';
@@ -61,7 +60,7 @@ export class Agent {
       serverAddresses: config.serverAddresses,
       rootCaPem: () => readOptionalFile(config.rootCaFile, '--root-ca-file'),
       token: () => (config.token !== undefined ? Promise.resolve(config.token) : readOptionalFile(config.tokenFile, '--token-file')),
-      credentials: new CredentialStore({ stateDir: config.stateDir, cluster, logger }),
+      credentials: backends.credentials,
       latestSnapshot: () => this.#provider.current,
       heldOutput: () => this.#writer.held,
       applyOutput: (output) => this.#applyOutput(output),

@@ -33,6 +33,10 @@ export interface AgentConfig {
   /** Namespaces the kubernetes provider watches; empty or absent = all. */
   readonly watchNamespaces?: readonly string[];
   readonly stateDir: string;
+  /** When set, the client key and certificate live in this Secret (shared by replicas and restarts) instead of the state dir. */
+  readonly credentialsSecret?: string;
+  /** Namespace of credentialsSecret. */
+  readonly credentialsNamespace: string;
   readonly debounceMs: number;
   readonly rescanIntervalMs: number;
   readonly healthPort: number;
@@ -80,6 +84,8 @@ const OPTIONS: readonly OptionSpec[] = [
   { flags: '--kube-context <name>', description: 'context of the kubeconfig to use (default: its current-context)' },
   { flags: '--watch-namespaces <list>', description: 'comma-separated namespaces the kubernetes provider watches (default: all)' },
   { flags: '--state-dir <dir>', description: 'directory for the client key, certificate and last applied output (required)' },
+  { flags: '--credentials-secret <name>', description: 'Secret holding the client key and certificate instead of the state dir (kubeconfig as --kubeconfig; default: none)' },
+  { flags: '--credentials-namespace <namespace>', description: 'namespace of --credentials-secret', defaultValue: 'gloo-mesh' },
   { flags: '--debounce-ms <ms>', description: 'quiet time before changes become a new snapshot', defaultValue: '100' },
   { flags: '--rescan-interval <duration>', description: 'periodic full rescan of the manifests dir (fallback for missed watch events)', defaultValue: '5s' },
   { flags: '--health-port <port>', description: 'port of /healthz, /readyz, /status, /metrics (0 = random)', defaultValue: '9977' },
@@ -174,6 +180,7 @@ export function validateAgentOptions(values: Readonly<Record<string, string | un
     ...(rootCaFile !== undefined ? { rootCaFile } : {}),
     ...backendOptions(values, fieldName, problems),
     stateDir: required('stateDir', 'state-dir'),
+    ...credentialsOptions(values, fieldName, problems),
     debounceMs: field('debounceMs', 'debounce-ms', (raw) => parseWholeNumber(raw, 0, 60_000), 100),
     rescanIntervalMs: field('rescanInterval', 'rescan-interval', (raw) => parseDuration(raw, 10), 5_000),
     healthPort: field('healthPort', 'health-port', (raw) => parseWholeNumber(raw, 0, 65_535), 9977),
@@ -226,6 +233,19 @@ function backendOptions(values: Readonly<Record<string, string | undefined>>, fi
   };
 }
 
+const OBJECT_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+
+/** --credentials-secret (a DNS-1123 subdomain) and --credentials-namespace (a DNS-1123 label). */
+function credentialsOptions(values: Readonly<Record<string, string | undefined>>, fieldName: FieldNamer, problems: string[]): Pick<AgentConfig, 'credentialsSecret' | 'credentialsNamespace'> {
+  const credentialsSecret = optionalText(values['credentialsSecret']);
+  if (credentialsSecret !== undefined && !OBJECT_NAME.test(credentialsSecret)) {
+    problems.push(`${fieldName('credentialsSecret', 'credentials-secret')}: "${credentialsSecret}" is not an object name (DNS-1123 subdomain)`);
+  }
+  const credentialsNamespace = optionalText(values['credentialsNamespace']) ?? 'gloo-mesh';
+  if (!DNS_LABEL.test(credentialsNamespace)) problems.push(`${fieldName('credentialsNamespace', 'credentials-namespace')}: "${credentialsNamespace}" is not a namespace name (DNS-1123 label)`);
+  return { ...(credentialsSecret !== undefined ? { credentialsSecret } : {}), credentialsNamespace };
+}
+
 type LeaderElectionOptions = Pick<
   AgentConfig,
   'leaderElection' | 'leaseFile' | 'leaseName' | 'leaseNamespace' | 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs' | 'replicaId'
@@ -245,7 +265,7 @@ function leaderElectionOptions(values: Readonly<Record<string, string | undefine
   const leaseFile = optionalText(values['leaseFile']);
   if (leaderElection === 'file' && leaseFile === undefined) problems.push(`${fieldName('leaseFile', 'lease-file')} is required with --leader-election file`);
   const leaseName = optionalText(values['leaseName']) ?? `meshrelay-agent-${cluster}`;
-  if (!/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(leaseName)) problems.push(`${fieldName('leaseName', 'lease-name')}: "${leaseName}" is not an object name (DNS-1123 subdomain)`);
+  if (!OBJECT_NAME.test(leaseName)) problems.push(`${fieldName('leaseName', 'lease-name')}: "${leaseName}" is not an object name (DNS-1123 subdomain)`);
   const leaseNamespace = optionalText(values['leaseNamespace']) ?? 'gloo-mesh';
   if (!DNS_LABEL.test(leaseNamespace)) problems.push(`${fieldName('leaseNamespace', 'lease-namespace')}: "${leaseNamespace}" is not a namespace name (DNS-1123 label)`);
   const leaseDurationMs = duration('leaseDuration', 'lease-duration', 15_000);

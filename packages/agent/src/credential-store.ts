@@ -16,7 +16,29 @@ export interface ClientCredentials {
   readonly notAfterMs: number;
 }
 
-export interface CredentialStoreOptions {
+/**
+ * Where the agent keeps its client key and certificate. Implementations: FileCredentialStore
+ * (the state dir) and KubernetesSecretCredentialStore (a Secret every replica and restart shares).
+ * Calls may come from one relay loop at a time; none may be made concurrently with itself.
+ */
+export interface CredentialStore {
+  /** The persisted key pair, created (and persisted) on first use; the same pair until another is persisted. */
+  keyPair(): Promise<KeyPair>;
+  /**
+   * The persisted credentials if they belong to this cluster and are valid now;
+   * undefined otherwise (the caller registers).
+   */
+  load(): Promise<ClientCredentials | undefined>;
+  /**
+   * Persists a newly issued certificate for the stored key pair and returns the full credentials.
+   * Throws MESHRELAY_ERR_CERTIFICATE when the certificate names another cluster.
+   */
+  save(certificatePem: string, caBundlePem: string): Promise<ClientCredentials>;
+  /** Forgets the certificate (kept key); the next start registers again. */
+  drop(): Promise<void>;
+}
+
+export interface FileCredentialStoreOptions {
   readonly stateDir: string;
   readonly cluster: string;
   readonly logger: Logger;
@@ -31,11 +53,11 @@ const CERT_FILE = 'client-certificate.json';
  * The private key is created once and never leaves the agent; the certificate
  * is replaced on registration and renewal, and dropped when the server refuses it.
  */
-export class CredentialStore {
-  readonly #opts: CredentialStoreOptions;
+export class FileCredentialStore implements CredentialStore {
+  readonly #opts: FileCredentialStoreOptions;
   readonly #now: () => number;
 
-  constructor(options: CredentialStoreOptions) {
+  constructor(options: FileCredentialStoreOptions) {
     this.#opts = options;
     this.#now = options.now ?? Date.now;
   }
@@ -97,7 +119,8 @@ export class CredentialStore {
   }
 }
 
-function describeCertificate(certificatePem: string, caBundlePem: string, keyPair: KeyPair): ClientCredentials {
+/** The credentials a certificate PEM describes (cluster = its CN); throws when the PEM is not a certificate. */
+export function describeCertificate(certificatePem: string, caBundlePem: string, keyPair: KeyPair): ClientCredentials {
   const info = certificateInfo(certificatePem);
   return {
     cluster: info.subjectCN ?? '',

@@ -20,7 +20,8 @@ export {
   type LogLevel,
   type Parsed,
 } from './config.ts';
-export { CredentialStore, needsRenewal, type ClientCredentials, type CredentialStoreOptions } from './credential-store.ts';
+export { FileCredentialStore, needsRenewal, type ClientCredentials, type CredentialStore, type FileCredentialStoreOptions } from './credential-store.ts';
+export { KubernetesSecretCredentialStore, type KubernetesSecretCredentialStoreOptions } from './kubernetes-secret-credential-store.ts';
 export type { DiscoveryProvider } from './discovery-provider.ts';
 export { FileDiscoveryProvider, listManifestFiles, mergeManifests, type FileProviderOptions } from './file-provider.ts';
 export { HealthServer, type AgentStatus, type HealthServerOptions, type LeadershipStatus } from './health-server.ts';

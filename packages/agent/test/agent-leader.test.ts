@@ -47,6 +47,7 @@ async function replicaConfigs(t: TestContext, server: TestRelayServer): Promise<
     manifestsDir,
     outputDir: path.join(root, 'output'),
     stateDir: path.join(root, 'state'),
+    credentialsNamespace: 'gloo-mesh',
     debounceMs: 20,
     rescanIntervalMs: 60_000,
     healthPort: 0,

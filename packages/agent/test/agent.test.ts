@@ -32,6 +32,7 @@ async function agentConfig(t: TestContext, serverAddresses: string[]): Promise<A
     manifestsDir,
     outputDir: path.join(root, 'output'),
     stateDir: path.join(root, 'state'),
+    credentialsNamespace: 'gloo-mesh',
     debounceMs: 20,
     rescanIntervalMs: 60_000,
     healthPort: 0,

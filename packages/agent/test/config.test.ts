@@ -29,6 +29,7 @@ test('given only the required flags, when parsed, then every default applies', (
       outputDir: '/o',
       watchNamespaces: [],
       stateDir: '/s',
+      credentialsNamespace: 'gloo-mesh',
       debounceMs: 100,
       rescanIntervalMs: 5000,
       healthPort: 9977,

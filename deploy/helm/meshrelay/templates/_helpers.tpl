@@ -67,7 +67,7 @@ app.kubernetes.io/component: {{ .component }}
 
 {{/* "true" when the agent talks to its cluster's API at all (discovery, apply or the Lease). */}}
 {{- define "meshrelay.agent.usesApi" -}}
-{{- or (eq .Values.glooAgent.discovery.provider "kubernetes") (eq (include "meshrelay.agent.apply" .) "kubernetes") .Values.glooAgent.leaderElection.enabled -}}
+{{- or (eq .Values.glooAgent.discovery.provider "kubernetes") (eq (include "meshrelay.agent.apply" .) "kubernetes") .Values.glooAgent.leaderElection.enabled (ne (.Values.glooAgent.relay.credentialsSecret | default "") "") -}}
 {{- end -}}
 {{- define "meshrelay.stateClaim.name" -}}
 {{- .Values.glooMgmtServer.state.persistence.existingClaim | default (printf "%s-state" (include "meshrelay.mgmtServer.name" .)) -}}

@@ -1,6 +1,6 @@
 import type { TestContext } from 'node:test';
 import { buildInputSnapshot, type AssembledSnapshot, type InputSnapshot, type Resource } from '@meshrelay/api';
-import { CredentialStore } from '../../src/credential-store.ts';
+import { FileCredentialStore } from '../../src/credential-store.ts';
 import type { AppliedOutput } from '../../src/output-writer.ts';
 import { RelayClient, type RelayClientOptions } from '../../src/relay-client.ts';
 import { captureLogger, tempDir } from './fixtures.ts';
@@ -46,7 +46,7 @@ export async function startClient(t: TestContext, addresses: readonly string[], 
     serverAddresses: addresses,
     rootCaPem: () => Promise.resolve(testPki().ca.certPem),
     token: () => Promise.resolve('good-token'),
-    credentials: new CredentialStore({ stateDir, cluster: 'east', logger }),
+    credentials: new FileCredentialStore({ stateDir, cluster: 'east', logger }),
     latestSnapshot: () => latest,
     heldOutput: () => held,
     applyOutput: (output) => {

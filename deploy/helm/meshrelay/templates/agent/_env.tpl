@@ -1,6 +1,7 @@
 {{/*
 The relay agent's environment: each value maps onto exactly one MESHRELAY_AGENT_* variable of
-meshrelay-agent (packages/agent/src/config.ts). Secrets arrive as files, never as variables. Left at
+meshrelay-agent (packages/agent/src/config.ts). Secrets arrive as files, never as variables (the client
+key and certificate live in the Secret glooAgent.relay.credentialsSecret, read through the API). Left at
 the binary's default on purpose: the lease name (meshrelay-agent-<cluster>) and the kubeconfig (the
 pod's service account).
 */}}
@@ -46,6 +47,12 @@ pod's service account).
 {{- end }}
 - name: MESHRELAY_AGENT_STATE_DIR
   value: {{ include "meshrelay.agent.stateDir" . | quote }}
+{{- with $a.relay.credentialsSecret }}
+- name: MESHRELAY_AGENT_CREDENTIALS_SECRET
+  value: {{ . | quote }}
+- name: MESHRELAY_AGENT_CREDENTIALS_NAMESPACE
+  value: {{ $.Release.Namespace | quote }}
+{{- end }}
 - name: MESHRELAY_AGENT_DEBOUNCE_MS
   value: {{ $a.discovery.debounceMs | int64 | quote }}
 - name: MESHRELAY_AGENT_HEALTH_PORT
