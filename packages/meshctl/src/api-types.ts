@@ -2,7 +2,7 @@
  * The management server's HTTP API (/api/v1) as meshctl reads it. These are
  * wire shapes: timestamps are ISO strings, absent things are null.
  */
-import type { ClusterView as ServerClusterView } from '@meshrelay/mgmt-server';
+import type { ClusterView as ServerClusterView, HeldOutput as ServerHeldOutput } from '@meshrelay/mgmt-server';
 
 export type { InputSnapshot, OutputSnapshot, Provenance, Resource } from '@meshrelay/api';
 
@@ -82,19 +82,11 @@ export interface SafeModeStatus {
   readonly waysOut: readonly string[];
 }
 
-/** An output the blast-radius guard holds back until an operator releases it or the missing inputs arrive. */
-export interface HeldOutput {
-  readonly cluster: string;
-  readonly hash: string;
-  readonly reason: 'delete-share' | 'missing-inputs';
-  readonly message: string;
-  /** Resources the output would delete. */
-  readonly deleted: number;
-  /** Resources the agent holds now. */
-  readonly held: number;
-  readonly missingClusters: readonly string[];
-  readonly since: string;
-}
+/**
+ * An output the blast-radius guard holds back until an operator releases it or
+ * the missing inputs arrive: the server's own record, with `since` as sent (ISO).
+ */
+export type HeldOutput = Omit<ServerHeldOutput, 'since'> & { readonly since: string };
 
 /** Answer of POST /api/v1/clusters/:name/output/release. */
 export interface ReleaseResponse {

@@ -5,7 +5,9 @@ export interface HeldOutput {
   readonly hash: string;
   readonly reason: 'delete-share' | 'missing-inputs';
   readonly message: string;
+  /** Resources the output would delete. */
   readonly deleted: number;
+  /** Resources the agent holds now. */
   readonly held: number;
   readonly missingClusters: readonly string[];
   readonly since: Date;

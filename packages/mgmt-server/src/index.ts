@@ -4,6 +4,7 @@ export { decideGate, requiredClusters, type GateConfig, type GateDecision, type 
 export { createFileClusterRegistry, type FileRegistryOptions } from './registry/file-cluster-registry.ts';
 export type { ClusterRegistry, RegistryChange, RegistrationResult } from './registry/cluster-registry.ts';
 export type { ClusterView } from './http/cluster-view.ts';
+export type { HeldOutput } from './held-outputs.ts';
 export {
   createKubernetesClusterRegistry,
   type KubernetesRegistryOptions,
