@@ -53,12 +53,14 @@ for (const [method, path, body] of ROUTES) {
   test(`given no admin token, when ${method} ${path}, then 401 MESHRELAY_ERR_UNAUTHENTICATED and nothing changes`, async (t) => {
     const server = await startTestServer(t);
     await server.registry.register('east', {});
+    server.held.hold({ cluster: 'east', hash: 'c'.repeat(64), reason: 'delete-share', message: 'm', deleted: 5, held: 6, missingClusters: [] }, new Date());
     const answer = await send(server, method, path, body === undefined ? {} : JSON_BODY, body);
     assert.equal(answer.status, 401);
     assert.equal(answer.json?.['code'], 'MESHRELAY_ERR_UNAUTHENTICATED');
     assert.equal(answer.headers['www-authenticate'], 'Bearer realm="meshrelay"');
     assert.equal(answer.json?.['token'], undefined);
     assert.deepEqual(server.registry.list().map((c) => [c.metadata.name, c.spec.skipWarming]), [['east', false]]);
+    assert.ok(server.held.get('east'), 'the held output was released');
   });
 }
 
@@ -74,8 +76,9 @@ test('given a wrong admin token (same length, other length, not bearer), when ca
   assert.equal((await send(server, 'GET', '/api/v1/clusters', bearer(server))).status, 200);
 });
 
-test('given no admin token, when probes, metrics and the UI files are fetched, then they are served', async (t) => {
+test('given no admin token, when the API, probes, metrics and the UI files are fetched, then only the API is refused', async (t) => {
   const server = await startTestServer(t);
+  assert.equal((await send(server, 'GET', '/api/v1/clusters')).status, 401);
   for (const path of ['/healthz', '/readyz', '/', '/ui/app.js', '/ui/style.css']) {
     assert.equal((await send(server, 'GET', path)).status, 200, path);
   }
@@ -110,12 +113,17 @@ test('given --http-allowed-hosts, when a request names that host, then it is ans
 test('given a cross-site HTML form POST, when it reaches the API with or without the token, then it is refused and nothing is registered', async (t) => {
   const server = await startTestServer(t);
   const form = { 'content-type': 'application/x-www-form-urlencoded', origin: 'http://attacker.example' };
+  await server.registry.register('west', {});
   for (const headers of [form, { ...form, ...bearer(server) }]) {
     const answer = await send(server, 'POST', '/api/v1/clusters', headers, 'name=east');
     assert.equal(answer.status, 403);
     assert.equal(answer.json?.['code'], 'MESHRELAY_ERR_PERMISSION_DENIED');
+    // A form without fields: an empty body, as a token rotation needs.
+    const rotate = await send(server, 'POST', '/api/v1/clusters/west/token', { ...headers, 'content-length': '0' });
+    assert.equal(rotate.status, 403);
+    assert.equal(rotate.json?.['token'], undefined);
   }
-  assert.equal(server.registry.list().length, 0);
+  assert.deepEqual(server.registry.list().map((c) => c.metadata.name), ['west']);
 });
 
 test('given a foreign Origin, when a read or a JSON call carries the token, then it is refused', async (t) => {
