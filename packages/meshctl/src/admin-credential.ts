@@ -29,6 +29,16 @@ export interface CredentialInputs {
   /** An explicit state directory (flag or variable); undefined = the local run's defaults. */
   readonly stateDir: string | undefined;
   readonly cwd: string;
+  /** The API's base URL: the local run's token is offered only to a server on this machine. */
+  readonly server: string;
+}
+
+const LOOPBACK_HOSTS = new Set(['localhost', '[::1]']);
+
+/** Whether `server` names this machine (localhost, 127.0.0.0/8, ::1). */
+export function isLoopbackServer(server: string): boolean {
+  const host = new URL(server).hostname.toLowerCase();
+  return LOOPBACK_HOSTS.has(host) || /^127(\.\d{1,3}){3}$/.test(host);
 }
 
 /**
@@ -44,7 +54,8 @@ export function resolveAdminCredential(inputs: CredentialInputs): AdminCredentia
     if (token === '') throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `--admin-token-file (${CREDENTIAL_ENV.tokenFile}): ${path} is empty`);
     return { token, source: path };
   }
-  const dirs = inputs.stateDir !== undefined ? [inputs.stateDir] : LOCAL_STATE_DIRS;
+  // A token found in the local run's directory belongs to the server on this machine: never send it elsewhere.
+  const dirs = inputs.stateDir !== undefined ? [inputs.stateDir] : isLoopbackServer(inputs.server) ? LOCAL_STATE_DIRS : [];
   const candidates = dirs.map((dir) => join(resolve(inputs.cwd, dir), STATE_DIR_TOKEN_FILE));
   for (const path of candidates) {
     const token = readToken(path);
@@ -58,7 +69,7 @@ export function waysToGiveIt(looked: readonly string[]): string {
   return `pass --admin-token or set ${CREDENTIAL_ENV.token}; or pass --admin-token-file or set ${CREDENTIAL_ENV.tokenFile} to a file holding it ` +
     '(with the kubernetes registry: the Secret meshrelay-admin-token, key token, in the management namespace); ' +
     `or, on the server's machine, pass --state-dir or set ${CREDENTIAL_ENV.stateDir} to the server's state directory ` +
-    `(looked for ${looked.join(' and ')})`;
+    (looked.length > 0 ? `(looked for ${looked.join(' and ')})` : `(the local run's ${LOCAL_STATE_DIRS.join(' and ')} are read only for a server on this machine)`);
 }
 
 function readToken(path: string): string | undefined {

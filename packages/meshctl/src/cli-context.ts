@@ -58,7 +58,7 @@ export function addGlobalOptions(program: Command): void {
     .addOption(new Option('--admin-token <token>', `the server's admin token, sent on every API call (env: ${GLOBAL_ENV.adminToken})`))
     .addOption(new Option('--admin-token-file <path>', `read the admin token from this file (env: ${GLOBAL_ENV.adminTokenFile})`))
     .addOption(new Option('--state-dir <dir>', `the server's state directory, to read its admin-token file (env: ${GLOBAL_ENV.stateDir}; ` +
-      `default: the local run's, ${LOCAL_STATE_DIRS.join(' or ')})`))
+      `default for a server on this machine: the local run's, ${LOCAL_STATE_DIRS.join(' or ')})`))
     .addOption(new Option('-o, --output <format>', `output format (env: ${GLOBAL_ENV.output})`).choices(OUTPUT_FORMATS).default('text'))
     .addOption(new Option('--timeout <ms>', `per-request timeout in milliseconds (env: ${GLOBAL_ENV.timeout})`).default(String(DEFAULT_TIMEOUT_MS)));
 }
@@ -117,7 +117,7 @@ export class CliContext {
   /** The admin credential from flags, environment or the local state directory; throws naming every way to give it. */
   adminCredential(command: Command): AdminCredential {
     const g = this.globals(command);
-    return resolveAdminCredential({ token: g.adminToken, tokenFile: g.adminTokenFile, stateDir: g.stateDir, cwd: this.io.cwd ?? process.cwd() });
+    return resolveAdminCredential({ token: g.adminToken, tokenFile: g.adminTokenFile, stateDir: g.stateDir, cwd: this.io.cwd ?? process.cwd(), server: g.server });
   }
 
   /** A client that sends the admin credential on every call; fails before any call when there is none. */

@@ -169,6 +169,21 @@ test('given a server that made its own token, when meshctl runs where the local 
   assert.match(byLocalRun.stdout, /east/);
 });
 
+test('given a local run\'s token, when meshctl is pointed at a server on another machine, then it does not send that token there', async (t) => {
+  const { stateDir } = await startServer(t);
+  const cwd = await tempDir(t);
+  await mkdir(join(cwd, '.run'));
+  await symlink(stateDir, join(cwd, '.run', 'server'));
+  const remote = await startSilentListener(t);
+  const remoteUrl = remote.url.replace('127.0.0.1', 'mgmt.example.invalid');
+
+  const result = await meshctl(['--server', remoteUrl, 'cluster', 'list'], {}, cwd);
+
+  assert.equal(result.code, 1);
+  assert.match(result.stderr, /^meshctl: no admin token: .*the local run's \.run\/server and \.meshrelay\/server are read only for a server on this machine\)\n$/);
+  assert.equal(remote.connections(), 0);
+});
+
 test('given --help, when meshctl runs, then the global options show their variables and defaults and it exits 0', async () => {
   const result = await meshctl(['--help']);
 

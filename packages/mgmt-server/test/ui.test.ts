@@ -218,6 +218,11 @@ test('given the admin token entered once, then the page shows the held-output ba
   await page.reload();
   await page.locator('#clusters tr[data-cluster="west"]').waitFor();
   assert.equal(await page.locator('#sign-in').isHidden(), true);
+
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.locator('#sign-in').waitFor();
+  assert.equal(await page.locator('#data').isHidden(), true);
+  assert.equal(await page.evaluate('sessionStorage.getItem("meshrelay.adminToken")'), null);
 });
 
 test('given a wrong admin token, when entered, then the server refuses it and the page asks again without showing data', async (t) => {
