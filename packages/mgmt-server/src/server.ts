@@ -12,7 +12,7 @@ import { buildApiServer } from './http/api-server.ts';
 import { InputIntake } from './input-intake.ts';
 import { RelayMetrics } from './metrics.ts';
 import { OutputHub } from './output-hub.ts';
-import type { ClusterRegistry, RegistryChange } from './registry/cluster-registry.ts';
+import type { ClusterRegistry, RegistryChange } from '@meshrelay/registry';
 import type { RelayContext } from './relay/relay-context.ts';
 import { startRelayServer } from './relay/relay-server.ts';
 import { createRelayServerCredentials } from './relay/tls-credentials.ts';

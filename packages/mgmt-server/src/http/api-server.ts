@@ -7,7 +7,7 @@ import type { ConnectionTracker } from '../connections.ts';
 import type { HeldOutputs } from '../held-outputs.ts';
 import type { RelayMetrics } from '../metrics.ts';
 import type { OutputHub } from '../output-hub.ts';
-import type { ClusterRegistry } from '../registry/cluster-registry.ts';
+import type { ClusterRegistry } from '@meshrelay/registry';
 import type { TranslationLoop } from '../translation-loop.ts';
 import { clusterView } from './cluster-view.ts';
 import { registerUiRoutes } from './ui-routes.ts';

@@ -1,7 +1,7 @@
 import type { ServerSurfaceCall } from '@grpc/grpc-js/build/src/server-call.js';
 import { MeshrelayError, type KubernetesCluster } from '@meshrelay/api';
 import { verifyClientCertificate, type CaBundle, type ClientIdentity } from '@meshrelay/certs';
-import type { ClusterRegistry } from '../registry/cluster-registry.ts';
+import type { ClusterRegistry } from '@meshrelay/registry';
 
 /** Optional call metadata naming the cluster an agent speaks for; checked against the certificate. */
 export const CLUSTER_METADATA_KEY = 'meshrelay-cluster';
