@@ -107,6 +107,11 @@ const KUBERNETES_CLUSTER: CrdSource = {
     properties: {
       clusterDomain: { type: 'string', description: "DNS domain of the cluster's services (default cluster.local)." },
       skipWarming: { type: 'boolean', description: 'Translate without waiting for this cluster to be warm.' },
+      revokeCertificatesBefore: {
+        type: 'string',
+        format: 'date-time',
+        description: 'Revocation mark (RFC 3339, UTC): relay client certificates of this cluster issued before it are refused by every management replica, and their streams are closed. Set by `meshctl cluster revoke`, which also replaces the relay token.',
+      },
     },
   },
   status: {

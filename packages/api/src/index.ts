@@ -43,6 +43,7 @@ export {
   clusterSpiffeId,
   clusterWarmCondition,
   isClusterWarm,
+  isDnsName,
   isValidClusterName,
   type ClusterCondition,
   type KubernetesCluster,

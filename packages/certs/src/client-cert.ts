@@ -30,6 +30,11 @@ export interface ClientCertificateOptions {
   readonly uid: string;
   readonly lifetimeSeconds: number;
   readonly now: Date;
+  /**
+   * The earliest notBefore allowed (a cluster's revocation mark): certificates issued after a
+   * revocation must not look as if they were issued before it.
+   */
+  readonly notBeforeAtLeast?: Date;
 }
 
 export interface IssuedClientCertificate {
@@ -84,7 +89,7 @@ export function signClientCsr(ca: CaBundle, csrPem: string, options: ClientCerti
       { name: 'organizationalUnitName', value: uid },
     ],
     publicKeyPem: forge.pki.publicKeyToPem(csr.publicKey!),
-    notBefore: addSeconds(now, -CLOCK_SKEW_SECONDS),
+    notBefore: latest(addSeconds(now, -CLOCK_SKEW_SECONDS), options.notBeforeAtLeast),
     notAfter,
     extensions: [
       { name: 'basicConstraints', cA: false, critical: true },
@@ -97,6 +102,10 @@ export function signClientCsr(ca: CaBundle, csrPem: string, options: ClientCerti
   });
   const certPem = signCertificate(cert, caCert, ca.keyPem);
   return { certPem, notAfter, serial: cert.serialNumber };
+}
+
+function latest(a: Date, b: Date | undefined): Date {
+  return b !== undefined && b > a ? b : a;
 }
 
 /** The CSR, after screenCsr checked its key and signature with node:crypto (see csr-screen.ts). */

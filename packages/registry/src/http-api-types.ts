@@ -53,3 +53,21 @@ export interface HeldOutputView {
   readonly missingClusters: readonly string[];
   readonly since: string;
 }
+
+/** Where an agent dials and the root CA it must trust. */
+export interface RelayEndpointView {
+  readonly address: string;
+  readonly caBundlePem: string;
+}
+
+/**
+ * Answer of POST /api/v1/clusters/:name/revoke: certificates of the cluster issued before
+ * `revokedBefore` are void on every replica; `token` (in clear, here only) replaces every
+ * earlier token.
+ */
+export interface RevocationResponse {
+  readonly revokedBefore: string;
+  readonly token: string;
+  readonly tokenExpiresAt: string;
+  readonly relay: RelayEndpointView;
+}

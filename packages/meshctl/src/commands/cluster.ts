@@ -7,6 +7,7 @@ import { checkCredentialFiles, renderCredentials, writeCredentialFiles, type Cre
 import {
   DEFAULT_TOKEN_TTL_SECONDS, checkKubernetesFlags, registerThroughKubernetes, type KubernetesRegisterFlags,
 } from './cluster-kubernetes.ts';
+import { addRevokeCommand } from './cluster-revoke.ts';
 
 interface RegisterFlags extends CredentialFiles, Partial<Omit<KubernetesRegisterFlags, keyof CredentialFiles>> {
   readonly clusterDomain?: string;
@@ -18,7 +19,7 @@ interface UpdateFlags {
   readonly skipWarming?: boolean;
 }
 
-/** Adds `cluster register|list|deregister|update|rotate-token`. */
+/** Adds `cluster register|list|deregister|update|rotate-token|revoke`. */
 export function addClusterCommands(program: Command, ctx: CliContext): void {
   const cluster = program.command('cluster').description('register, list, update and deregister workload clusters');
 
@@ -98,6 +99,8 @@ export function addClusterCommands(program: Command, ctx: CliContext): void {
       const answer = await client.rotateToken(name);
       await handOver(ctx, cmd, answer, flags, `New relay identity token for cluster "${name}" (the previous one keeps working until its overlap window ends).`, name);
     });
+
+  addRevokeCommand(cluster, ctx, handOver);
 }
 
 /**

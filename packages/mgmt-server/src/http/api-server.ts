@@ -7,7 +7,7 @@ import type { ConnectionTracker } from '../connections.ts';
 import type { HeldOutputs } from '../held-outputs.ts';
 import type { RelayMetrics } from '../metrics.ts';
 import type { OutputHub } from '../output-hub.ts';
-import type { ClusterRegistry } from '@meshrelay/registry';
+import type { ClusterRegistry, RevocationResponse } from '@meshrelay/registry';
 import type { TranslationLoop } from '../translation-loop.ts';
 import { clusterView } from './cluster-view.ts';
 import { registerUiRoutes } from './ui-routes.ts';
@@ -145,6 +145,15 @@ export function buildApiServer(deps: ApiDeps) {
   app.post('/api/v1/clusters/:name/token', { schema: { params: NAME_PARAMS }, preHandler: requireAdmin }, async (req: NameRequest) => {
     const result = await deps.registry.rotateToken(req.params.name);
     return { token: result.token, tokenExpiresAt: result.tokenExpiresAt.toISOString(), relay: { address: deps.relayAddress, caBundlePem: deps.caBundlePem } };
+  });
+
+  // Every replica closes the cluster's streams and refuses its older certificates on the registry change.
+  app.post('/api/v1/clusters/:name/revoke', { schema: { params: NAME_PARAMS }, preHandler: requireAdmin }, async (req: NameRequest): Promise<RevocationResponse> => {
+    const result = await deps.registry.revoke(req.params.name);
+    return {
+      revokedBefore: result.revokedBefore.toISOString(), token: result.token, tokenExpiresAt: result.tokenExpiresAt.toISOString(),
+      relay: { address: deps.relayAddress, caBundlePem: deps.caBundlePem },
+    };
   });
 
   app.get('/api/v1/clusters/:name/input', { schema: { params: NAME_PARAMS } }, async (req: NameRequest) => {

@@ -1,6 +1,7 @@
 import type { sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
 import { MeshrelayError, isValidClusterName, toMeshrelayError, type relay } from '@meshrelay/api';
 import { signClientCsr } from '@meshrelay/certs';
+import { revokedBefore } from '@meshrelay/registry';
 import type { FailureRateLimiter } from '../rate-limiter.ts';
 import { authenticatePeer } from './peer-identity.ts';
 import { grpcStatusError, type RelayContext } from './relay-context.ts';
@@ -62,6 +63,7 @@ export function handleRegister(
       uid: record.metadata.uid,
       lifetimeSeconds: ctx.clientCertLifetimeSeconds,
       now: ctx.now(),
+      notBeforeAtLeast: revokedBefore(record),
     });
     ctx.logger.info({ cluster, serial: signed.serial, notAfter: signed.notAfter }, 'cluster registered its relay agent');
     return { certificatePem: signed.certPem, caBundlePem: ctx.ca.certPem, notAfterUnixMs: signed.notAfter.getTime() };
@@ -96,6 +98,7 @@ export function handleRenew(
       uid: identity.uid,
       lifetimeSeconds: ctx.clientCertLifetimeSeconds,
       now: ctx.now(),
+      notBeforeAtLeast: revokedBefore(identity.record),
     });
     ctx.logger.info({ cluster: identity.cluster, serial: signed.serial }, 'client certificate renewed');
     return { certificatePem: signed.certPem, caBundlePem: ctx.ca.certPem, notAfterUnixMs: signed.notAfter.getTime() };
