@@ -1,5 +1,5 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { DNS_SUBDOMAIN } from '@meshrelay/api';
+import { isDnsName } from '@meshrelay/api';
 import type { ClusterUpdateRequest, ClusterView, RelayEndpoint } from '../api-types.ts';
 import { clusterArgument, usageError, type CliContext } from '../cli-context.ts';
 import { formatAge, renderTable, shortHash } from '../format.ts';
@@ -145,6 +145,6 @@ function parseBool(value: string): boolean {
 }
 
 function parseClusterDomain(value: string): string {
-  if (!DNS_SUBDOMAIN.test(value)) throw new InvalidArgumentError(`"${value}" is not a DNS domain (e.g. cluster.local)`);
+  if (!isDnsName(value)) throw new InvalidArgumentError('not a DNS name (RFC 1123 subdomain: lowercase letters, digits, "-" and ".", labels of at most 63, at most 253 in all; e.g. cluster.local)');
   return value;
 }

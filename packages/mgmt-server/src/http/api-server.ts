@@ -1,7 +1,7 @@
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import { timingSafeEqual } from 'node:crypto';
 import type { Logger } from 'pino';
-import { MeshrelayError, toMeshrelayError } from '@meshrelay/api';
+import { DNS_NAME_MAX_LENGTH, DNS_NAME_PATTERN, MeshrelayError, toMeshrelayError } from '@meshrelay/api';
 import type { SnapshotStore } from '@meshrelay/store';
 import type { ConnectionTracker } from '../connections.ts';
 import type { HeldOutputs } from '../held-outputs.ts';
@@ -40,7 +40,7 @@ const REGISTER_BODY = {
   additionalProperties: false,
   properties: {
     name: { type: 'string', minLength: 1, maxLength: 63 },
-    clusterDomain: { type: 'string', minLength: 1, maxLength: 253 },
+    clusterDomain: { type: 'string', maxLength: DNS_NAME_MAX_LENGTH, pattern: DNS_NAME_PATTERN },
     skipWarming: { type: 'boolean' },
   },
 } as const;
@@ -49,7 +49,7 @@ const UPDATE_BODY = {
   type: 'object',
   additionalProperties: false,
   minProperties: 1,
-  properties: { clusterDomain: { type: 'string', minLength: 1, maxLength: 253 }, skipWarming: { type: 'boolean' } },
+  properties: { clusterDomain: { type: 'string', maxLength: DNS_NAME_MAX_LENGTH, pattern: DNS_NAME_PATTERN }, skipWarming: { type: 'boolean' } },
 } as const;
 
 type NameRequest = FastifyRequest<{ Params: { name: string } }>;
