@@ -14,6 +14,7 @@ COPY packages/certs/package.json packages/certs/
 COPY packages/translator/package.json packages/translator/
 COPY packages/store/package.json packages/store/
 COPY packages/kube/package.json packages/kube/
+COPY packages/registry/package.json packages/registry/
 COPY packages/testkit/package.json packages/testkit/
 COPY packages/mgmt-server/package.json packages/mgmt-server/
 COPY packages/agent/package.json packages/agent/

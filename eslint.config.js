@@ -1,8 +1,50 @@
 // Lint: type-aware rules that catch lost promises, type-only imports kept as such,
-// and import cycles between and inside packages (the dependency direction is
-// api -> certs/translator -> store -> mgmt-server/agent -> meshctl).
+// import cycles between and inside packages, and which package may import which (the
+// dependency direction is api -> certs/translator -> store/kube/registry -> mgmt-server/agent
+// -> meshctl; see packageBoundaries below).
 import tseslint from 'typescript-eslint';
 import importX from 'eslint-plugin-import-x';
+
+/**
+ * Which workspace packages each package may import (its src/ and test/). Everything else under
+ * @meshrelay/ — and the same packages reached by a relative path — is an error, so a dependency
+ * against the direction fails lint. Tests may also use @meshrelay/testkit; src/ never may.
+ */
+const ALLOWED_IMPORTS = {
+  api: [],
+  certs: ['api'],
+  translator: ['api'],
+  store: ['api'],
+  kube: ['api'],
+  testkit: ['api', 'certs'],
+  registry: ['api', 'certs', 'translator'],
+  'mgmt-server': ['api', 'certs', 'translator', 'store', 'kube', 'registry'],
+  agent: ['api', 'certs', 'translator', 'kube'],
+  meshctl: ['api', 'kube', 'registry'],
+};
+const PACKAGES = Object.keys(ALLOWED_IMPORTS);
+
+function forbidden(pkg, allowed, where) {
+  const denied = PACKAGES.filter((other) => other !== pkg && !allowed.includes(other));
+  return {
+    files: [`packages/${pkg}/${where}/**/*.ts`],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: denied.map((other) => ({
+          group: [`@meshrelay/${other}`, `@meshrelay/${other}/*`, `**/${other}/src/**`, `**/${other}/test/**`],
+          message: `@meshrelay/${pkg} (${where}/) must not depend on @meshrelay/${other}: dependencies point api -> certs/translator -> store/kube/registry -> mgmt-server/agent -> meshctl (see ALLOWED_IMPORTS in eslint.config.js)`,
+        })),
+      }],
+    },
+  };
+}
+
+function packageBoundaries() {
+  return PACKAGES.flatMap((pkg) => [
+    forbidden(pkg, ALLOWED_IMPORTS[pkg], 'src'),
+    forbidden(pkg, [...ALLOWED_IMPORTS[pkg], 'testkit'], 'test'),
+  ]);
+}
 
 export default tseslint.config(
   { ignores: ['**/node_modules/**', '**/dist-types/**', '**/gen/**', '.tools/**', '.run/**', 'test-artifacts/**', 'bench/.tmp/**', 'packages/mgmt-server/ui/**'] },
@@ -26,6 +68,7 @@ export default tseslint.config(
       'no-console': 'error',
     },
   },
+  ...packageBoundaries(),
   {
     // Binaries, scripts, tests and the bench talk to a terminal.
     files: ['**/src/bin/**', 'scripts/**', 'bench/**', '**/test/**', 'e2e/**', 'packages/meshctl/src/**'],

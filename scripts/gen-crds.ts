@@ -10,7 +10,7 @@
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
-import { KINDS, type KindRef } from '@meshrelay/api';
+import { DNS_NAME_MAX_LENGTH, DNS_NAME_PATTERN, KINDS, type KindRef } from '@meshrelay/api';
 // The translator exports no schemas from its public surface; this tool reads them at their source.
 import { ROUTE_TABLE_SPEC, VIRTUAL_DESTINATION_SPEC } from '../packages/translator/src/schemas/networking.ts';
 import {
@@ -105,8 +105,18 @@ const KUBERNETES_CLUSTER: CrdSource = {
   spec: {
     type: 'object',
     properties: {
-      clusterDomain: { type: 'string', description: "DNS domain of the cluster's services (default cluster.local)." },
+      clusterDomain: {
+        type: 'string',
+        maxLength: DNS_NAME_MAX_LENGTH,
+        pattern: DNS_NAME_PATTERN,
+        description: "DNS domain of the cluster's services (default cluster.local): an RFC 1123 subdomain.",
+      },
       skipWarming: { type: 'boolean', description: 'Translate without waiting for this cluster to be warm.' },
+      revokeCertificatesBefore: {
+        type: 'string',
+        format: 'date-time',
+        description: 'Revocation mark (RFC 3339, UTC): relay client certificates of this cluster issued before it are refused by every management replica, and their streams are closed. Set by `meshctl cluster revoke`, which also replaces the relay token.',
+      },
     },
   },
   status: {

@@ -130,6 +130,17 @@ test('given the KubernetesCluster CRD, when inspected, then it has a status subr
   assert.equal(admittedByCrd({ ...cluster, spec: { skipWarming: 'yes' } }), false);
 });
 
+test('given KubernetesCluster CRs whose clusterDomain is not a DNS name, when validated against the CRD, then the API server schema refuses them', () => {
+  const cluster = (clusterDomain: string) => ({
+    apiVersion: 'admin.gloo.solo.io/v2', kind: 'KubernetesCluster', metadata: { name: 'east', namespace: 'gloo-mesh' }, spec: { clusterDomain },
+  });
+  assert.equal(admittedByCrd(cluster('cluster.local')), true);
+  assert.equal(admittedByCrd(cluster('evil domain\n<b>x</b>')), false);
+  assert.equal(admittedByCrd(cluster(`${'a'.repeat(64)}.local`)), false, 'a label over 63');
+  assert.equal(admittedByCrd(cluster(`${'a.'.repeat(127)}ab`)), false, 'over 253 characters');
+  assert.equal(admittedByCrd(cluster('Cluster.Local')), false, 'capitals');
+});
+
 test('given the example Gloo resources, when validated against their CRDs, then the API server schema admits every one', () => {
   const examples = exampleGlooResources();
   assert.ok(examples.length >= 6, `only ${examples.length} examples found`);

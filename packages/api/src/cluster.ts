@@ -23,6 +23,11 @@ export interface KubernetesCluster {
   readonly spec: {
     readonly clusterDomain?: string;
     readonly skipWarming?: boolean;
+    /**
+     * Revocation mark (RFC 3339, whole seconds): client certificates of this cluster whose
+     * notBefore is earlier are void on every replica. Written by `meshctl cluster revoke`.
+     */
+    readonly revokeCertificatesBefore?: string;
   };
   readonly status?: {
     readonly conditions?: readonly ClusterCondition[];
@@ -36,6 +41,20 @@ export const DEFAULT_MANAGEMENT_NAMESPACE = 'gloo-mesh';
 export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 /** Kubernetes object names for most kinds: DNS-1123 subdomain. */
 export const DNS_SUBDOMAIN = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/**
+ * A DNS name as Kubernetes checks one (RFC 1123 subdomain: labels of at most 63 lowercase letters,
+ * digits and "-", joined by "."), as a pattern string that JSON Schema (the HTTP API, the CRD's
+ * RE2) and JavaScript all read the same way; the 253-character limit is a separate maxLength.
+ */
+export const DNS_NAME_PATTERN = '^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$';
+export const DNS_NAME_MAX_LENGTH = 253;
+const DNS_NAME = new RegExp(DNS_NAME_PATTERN);
+
+/** True for a DNS name (see DNS_NAME_PATTERN), at most 253 characters. */
+export function isDnsName(value: string): boolean {
+  return value.length <= DNS_NAME_MAX_LENGTH && DNS_NAME.test(value);
+}
 
 export function isValidClusterName(name: string): boolean {
   return DNS_LABEL.test(name);

@@ -2,6 +2,7 @@ import { createPublicKey } from 'node:crypto';
 import forge from 'node-forge';
 import { clusterSpiffeId, isValidClusterName, MeshrelayError } from '@meshrelay/api';
 import type { CaBundle } from './ca.ts';
+import { screenCsr } from './csr-screen.ts';
 import {
   addSeconds,
   assertIssuerValidAt,
@@ -29,6 +30,11 @@ export interface ClientCertificateOptions {
   readonly uid: string;
   readonly lifetimeSeconds: number;
   readonly now: Date;
+  /**
+   * The earliest notBefore allowed (a cluster's revocation mark): certificates issued after a
+   * revocation must not look as if they were issued before it.
+   */
+  readonly notBeforeAtLeast?: Date;
 }
 
 export interface IssuedClientCertificate {
@@ -38,7 +44,6 @@ export interface IssuedClientCertificate {
   readonly serial: string;
 }
 
-const MIN_RSA_BITS = 2048;
 const UID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 const TRUST_DOMAIN_PATTERN = /^[a-z0-9._-]{1,255}$/;
 
@@ -62,7 +67,7 @@ export function createCsr(options: CsrOptions): string {
  * URI SAN spiffe://<trustDomain>/cluster/<cluster>, extKeyUsage clientAuth, random serial,
  * valid from now − 60 s for lifetimeSeconds (never past the CA's own expiry).
  * Refuses (MESHRELAY_ERR_CERTIFICATE) a CSR that is unreadable, not self-consistent, uses an RSA
- * key under 2048 bits, or names another cluster: the CSR is the caller's claim, the
+ * key outside 2048–4096 bits or an exponent other than 65537, or names another cluster: the CSR is the caller's claim, the
  * registration is the server's truth.
  */
 export function signClientCsr(ca: CaBundle, csrPem: string, options: ClientCertificateOptions): IssuedClientCertificate {
@@ -84,7 +89,7 @@ export function signClientCsr(ca: CaBundle, csrPem: string, options: ClientCerti
       { name: 'organizationalUnitName', value: uid },
     ],
     publicKeyPem: forge.pki.publicKeyToPem(csr.publicKey!),
-    notBefore: addSeconds(now, -CLOCK_SKEW_SECONDS),
+    notBefore: latest(addSeconds(now, -CLOCK_SKEW_SECONDS), options.notBeforeAtLeast),
     notAfter,
     extensions: [
       { name: 'basicConstraints', cA: false, critical: true },
@@ -99,25 +104,18 @@ export function signClientCsr(ca: CaBundle, csrPem: string, options: ClientCerti
   return { certPem, notAfter, serial: cert.serialNumber };
 }
 
+function latest(a: Date, b: Date | undefined): Date {
+  return b !== undefined && b > a ? b : a;
+}
+
+/** The CSR, after screenCsr checked its key and signature with node:crypto (see csr-screen.ts). */
 function parseCsr(csrPem: string): forge.pki.CertificateSigningRequest {
-  let csr: forge.pki.CertificateSigningRequest;
+  screenCsr(csrPem);
   try {
-    csr = forge.pki.certificationRequestFromPem(csrPem);
+    return forge.pki.certificationRequestFromPem(csrPem);
   } catch (err) {
     throw new MeshrelayError('MESHRELAY_ERR_CERTIFICATE', `CSR is not a readable RSA PKCS#10 request: ${errorMessage(err)}`, { cause: err });
   }
-  let signatureOk = false;
-  try {
-    signatureOk = csr.verify();
-  } catch (err) {
-    throw new MeshrelayError('MESHRELAY_ERR_CERTIFICATE', `CSR signature could not be checked: ${errorMessage(err)}`, { cause: err });
-  }
-  if (!signatureOk) throw new MeshrelayError('MESHRELAY_ERR_CERTIFICATE', 'CSR signature does not verify against its own public key');
-  const bits = (csr.publicKey as forge.pki.rsa.PublicKey).n.bitLength();
-  if (bits < MIN_RSA_BITS) {
-    throw new MeshrelayError('MESHRELAY_ERR_CERTIFICATE', `CSR key is RSA-${bits}; at least RSA-${MIN_RSA_BITS} is required`);
-  }
-  return csr;
 }
 
 function assertClusterName(cluster: string): void {

@@ -9,6 +9,7 @@ export interface ClientIdentity {
   /** The registration uid the certificate was issued under (its OU). */
   readonly uid: string;
   readonly spiffeId: string;
+  readonly notBefore: Date;
   readonly notAfter: Date;
   /** Lowercase hex. */
   readonly serial: string;
@@ -40,7 +41,7 @@ export function verifyClientCertificate(certPemOrDer: string | Buffer, ca: CaBun
   if (now < cert.validFromDate) refuse(`it is not valid before ${cert.validFromDate.toISOString()}`);
   if (now > cert.validToDate) refuse(`it expired at ${cert.validToDate.toISOString()}`);
   if (!(cert.keyUsage ?? []).includes(OID_CLIENT_AUTH)) refuse('it lacks extKeyUsage clientAuth');
-  return identityOf(parseCertificate(cert.toString(), 'client certificate'), cert.validToDate);
+  return identityOf(parseCertificate(cert.toString(), 'client certificate'), cert.validFromDate, cert.validToDate);
 }
 
 /** Reads the fields needed to decide when to renew; throws MESHRELAY_ERR_CERTIFICATE on a malformed PEM. */
@@ -55,7 +56,7 @@ export function certificateInfo(certPem: string): CertificateInfo {
   };
 }
 
-function identityOf(cert: ForgeCertificate, notAfter: Date): ClientIdentity {
+function identityOf(cert: ForgeCertificate, notBefore: Date, notAfter: Date): ClientIdentity {
   const cluster = subjectField(cert, 'commonName');
   if (cluster === undefined || !isValidClusterName(cluster)) refuse(`its common name ${JSON.stringify(cluster ?? null)} is not a cluster name`);
   const uid = subjectField(cert, 'organizationalUnitName');
@@ -64,7 +65,7 @@ function identityOf(cert: ForgeCertificate, notAfter: Date): ClientIdentity {
   if (spiffeIds.length !== 1) refuse(`it carries ${spiffeIds.length} SPIFFE URI SANs, expected exactly one`);
   const spiffeId = spiffeIds[0]!;
   if (SPIFFE_CLUSTER_URI.exec(spiffeId)?.[2] !== cluster) refuse(`its SPIFFE ID ${spiffeId} does not name cluster ${cluster}`);
-  return { cluster, uid, spiffeId, notAfter, serial: cert.serialNumber };
+  return { cluster, uid, spiffeId, notBefore, notAfter, serial: cert.serialNumber };
 }
 
 function readX509(certPemOrDer: string | Buffer): X509Certificate {

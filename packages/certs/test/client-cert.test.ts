@@ -39,6 +39,7 @@ test('given a CSR for the registered cluster, when signed and verified, then the
     cluster: 'a',
     uid: 'uid-1',
     spiffeId: 'spiffe://meshrelay.local/cluster/a',
+    notBefore: new Date(NOW.getTime() - 60_000),
     notAfter: issued.notAfter,
     serial: issued.serial,
   });
@@ -58,6 +59,12 @@ test('given an issued client certificate, when inspected, then it has clientAuth
   assert.equal(cert.subjectAltName, 'URI:spiffe://meshrelay.local/cluster/a');
   assert.equal(cert.validFromDate.getTime(), NOW.getTime() - 60_000);
   assert.ok(cert.checkPrivateKey(createPrivateKey(agentKey.privateKeyPem)));
+});
+
+test('given a revocation mark after now − 60 s, when a certificate is issued, then its notBefore is the mark', () => {
+  const mark = new Date(NOW.getTime() - 5_000);
+  const issued = signClientCsr(ca, csrFor('a'), { cluster: 'a', trustDomain: 'meshrelay.local', uid: 'u', lifetimeSeconds: HOUR, now: NOW, notBeforeAtLeast: mark });
+  assert.equal(verifyClientCertificate(issued.certPem, ca, NOW).notBefore.getTime(), mark.getTime());
 });
 
 test('given two issues, when compared, then serials differ', () => {

@@ -2,12 +2,12 @@
  * The management server's HTTP API (/api/v1) as meshctl reads it. These are
  * wire shapes: timestamps are ISO strings, absent things are null.
  */
-import type { ClusterView as ServerClusterView, HeldOutput as ServerHeldOutput } from '@meshrelay/mgmt-server';
+import type { ClusterView as RegistryClusterView, HeldOutputView } from '@meshrelay/registry';
 
 export type { InputSnapshot, OutputSnapshot, Provenance, Resource } from '@meshrelay/api';
 
-/** The server's own cluster view type: it is already a wire shape (ISO strings, nulls). */
-export type ClusterView = ServerClusterView;
+/** The cluster view the server sends (the shared API contract in @meshrelay/registry). */
+export type ClusterView = RegistryClusterView;
 
 /** Where an agent dials and the root CA it must trust. */
 export interface RelayEndpoint {
@@ -84,9 +84,9 @@ export interface SafeModeStatus {
 
 /**
  * An output the blast-radius guard holds back until an operator releases it or
- * the missing inputs arrive: the server's own record, with `since` as sent (ISO).
+ * the missing inputs arrive (the shared API contract in @meshrelay/registry).
  */
-export type HeldOutput = Omit<ServerHeldOutput, 'since'> & { readonly since: string };
+export type HeldOutput = HeldOutputView;
 
 /** Answer of POST /api/v1/clusters/:name/output/release. */
 export interface ReleaseResponse {

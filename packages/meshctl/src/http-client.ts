@@ -1,4 +1,5 @@
 import { MeshrelayError, isErrorCode, type ErrorCode } from '@meshrelay/api';
+import type { RevocationResponse } from '@meshrelay/registry';
 import type {
   ClusterUpdateRequest,
   ClusterView,
@@ -65,6 +66,8 @@ export interface ApiClient {
   deregisterCluster(name: string): Promise<void>;
   /** Issues a new relay identity token; the previous one keeps working for the server's overlap window. */
   rotateToken(name: string): Promise<TokenResponse>;
+  /** Voids the cluster's certificates issued so far, on every replica, and replaces its token. */
+  revokeCluster(name: string): Promise<RevocationResponse>;
   /** Rejects with MESHRELAY_ERR_SNAPSHOT_NOT_FOUND when the server holds none. */
   getInputSnapshot(cluster: string): Promise<InputSnapshot>;
   /** Rejects with MESHRELAY_ERR_SNAPSHOT_NOT_FOUND when none was computed yet. */
@@ -163,6 +166,10 @@ class HttpApiClient implements ApiClient {
 
   rotateToken(name: string): Promise<TokenResponse> {
     return this.#call('POST', `${cluster(name)}/token`);
+  }
+
+  revokeCluster(name: string): Promise<RevocationResponse> {
+    return this.#call('POST', `${cluster(name)}/revoke`);
   }
 
   getInputSnapshot(name: string): Promise<InputSnapshot> {

@@ -1,63 +1,24 @@
-/** Test harness: a real management server on free ports, and meshctl run in-process. */
+/** Test harness: meshctl run in-process, temp dirs, and sockets that never answer. */
 import { mkdtempSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
-import { pino } from 'pino';
-import { parseServerConfig, startManagementServer, type ManagementServer } from '@meshrelay/mgmt-server';
 import { runMeshctl } from '../src/index.ts';
 
-export interface RunningServer {
-  readonly server: ManagementServer;
-  /** Base URL of its HTTP API. */
-  readonly url: string;
-  /** Its state directory, where it keeps its admin token. */
-  readonly stateDir: string;
-}
-
 /**
- * How meshctlAt finds the admin token of a server this process started, by URL: its state
- * directory (as on the server's machine), or the token itself when it is kept elsewhere.
+ * How meshctlAt finds the admin token of a server a test started, by URL: its state directory
+ * (as on the server's machine), or the token itself when it is kept elsewhere. Filled by the e2e
+ * harness, which starts servers; this package's own tests never do.
  */
-const CREDENTIAL_ENVS = new Map<string, Record<string, string>>();
+export const CREDENTIAL_ENVS = new Map<string, Record<string, string>>();
 
 /** A token for calls that never reach a server (nothing listening, usage errors). */
 export const UNUSED_TOKEN_ENV: Readonly<Record<string, string>> = { MESHRELAY_ADMIN_TOKEN: 'token-for-a-server-that-is-not-there' };
 
-/** Lets meshctlAt find the admin token of `server` (answering at `url`); forgotten after the test. */
-export function rememberServer(t: TestContext, url: string, server: ManagementServer, stateDir: string): void {
-  const inStateDir = server.admin.location === join(stateDir, 'admin-token');
-  CREDENTIAL_ENVS.set(url, inStateDir ? { MESHRELAY_STATE_DIR: stateDir } : { MESHRELAY_ADMIN_TOKEN: server.admin.token });
-  t.after(() => CREDENTIAL_ENVS.delete(url));
-}
 /** An empty working directory for in-process meshctl runs: no local run's state is found by accident. */
 const EMPTY_CWD = mkdtempSync(join(tmpdir(), 'meshctl-cwd-'));
-
-/** Starts a management server with its state in a fresh directory; stopped and removed after the test. */
-export async function startServer(t: TestContext, extraFlags: readonly string[] = []): Promise<RunningServer> {
-  const dir = await tempDir(t);
-  const flags = [
-    '--relay-host', '127.0.0.1', '--relay-port', '0',
-    '--http-host', '127.0.0.1', '--http-port', '0', '--metrics-port', '0',
-    '--state-dir', join(dir, 'state'), '--replica-name', 'meshctl-test', '--log-level', 'silent',
-    ...extraFlags,
-  ];
-  const server = await startManagementServer(parseServerConfig(flags, {}), pino({ level: 'silent' }));
-  const url = `http://127.0.0.1:${server.httpPort}`;
-  const stateDir = join(dir, 'state');
-  t.after(() => server.stop());
-  rememberServer(t, url, server, stateDir);
-  return { server, url, stateDir };
-}
-
-/** GET of an API path with the server's admin token; rejects on a non-2xx answer. */
-export async function apiGet<T>(running: RunningServer, path: string): Promise<T> {
-  const res = await fetch(`${running.url}${path}`, { headers: { authorization: `Bearer ${running.server.admin.token}` } });
-  if (!res.ok) throw new Error(`GET ${path}: ${res.status} ${await res.text()}`);
-  return (await res.json()) as T;
-}
 
 export async function tempDir(t: TestContext): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'meshctl-test-'));
@@ -86,7 +47,7 @@ export async function meshctl(args: readonly string[], env: Record<string, strin
 
 /**
  * meshctl against `url`, asserting nothing: the caller checks code and output. For a server this
- * process started, meshctl finds its admin token as an operator's would (see rememberServer);
+ * process started, meshctl finds its admin token as an operator's would (see the e2e harness's rememberServer);
  * flags in `args` and variables in `env` win.
  */
 export function meshctlAt(url: string, args: readonly string[], env: Record<string, string> = {}): Promise<MeshctlResult> {

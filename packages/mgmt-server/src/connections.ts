@@ -7,6 +7,8 @@ export interface StreamHandle {
   readonly kind: StreamKind;
   readonly peer: string;
   readonly openedAt: Date;
+  /** notBefore of the client certificate that opened the stream (checked against revocations). */
+  readonly certificateNotBefore: Date;
   /** Asks the agent to move elsewhere, then ends the stream. */
   goAway(retryAfterMs: number, reason: string): void;
   /** Ends the stream with a gRPC status. */

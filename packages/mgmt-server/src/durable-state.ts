@@ -9,16 +9,13 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { FileCaStore, ensureRelayCa, type CaBundle, type CaStore } from '@meshrelay/certs';
 import { createKubernetesLeaderElector, loadKubeConfig, type LeaderElector } from '@meshrelay/kube';
+import {
+  KubernetesSecretCaStore, KubernetesVipAllocations, VipAllocations, createFileClusterRegistry, createKubernetesClusterRegistry,
+  registryApis, type ClusterRegistry, type VipAllocationStore,
+} from '@meshrelay/registry';
 import { ensureFileAdminToken, readAdminTokenFile, type AdminCredential } from './admin-credential.ts';
 import type { ServerConfig } from './config.ts';
 import { ensureSecretAdminToken } from './kubernetes-admin-credential.ts';
-import { KubernetesVipAllocations } from './kubernetes-vip-allocations.ts';
-import type { ClusterRegistry } from './registry/cluster-registry.ts';
-import { createFileClusterRegistry } from './registry/file-cluster-registry.ts';
-import { createKubernetesClusterRegistry } from './registry/kubernetes-cluster-registry.ts';
-import { registryApis } from './registry/kubernetes-objects.ts';
-import { KubernetesSecretCaStore } from './registry/kubernetes-secret-ca-store.ts';
-import { VipAllocations, type VipAllocationStore } from './vip-allocations.ts';
 
 export interface DurableState {
   readonly ca: CaBundle;

@@ -1,17 +1,8 @@
 import type { OutputSnapshot } from '@meshrelay/api';
+import type { HeldOutputView } from '@meshrelay/registry';
 
-export interface HeldOutput {
-  readonly cluster: string;
-  readonly hash: string;
-  readonly reason: 'delete-share' | 'missing-inputs';
-  readonly message: string;
-  /** Resources the output would delete. */
-  readonly deleted: number;
-  /** Resources the agent holds now. */
-  readonly held: number;
-  readonly missingClusters: readonly string[];
-  readonly since: Date;
-}
+/** The server's record of a held output: the API's HeldOutputView with `since` as a Date. */
+export type HeldOutput = Omit<HeldOutputView, 'since'> & { readonly since: Date };
 
 /**
  * Outputs the blast-radius guard is holding back, per cluster, and the output

@@ -8,7 +8,7 @@ import {
 } from '@meshrelay/api';
 import type { SnapshotStore } from '@meshrelay/store';
 import { validateInputResources } from '@meshrelay/translator';
-import type { ClusterRegistry } from './registry/cluster-registry.ts';
+import type { ClusterRegistry } from '@meshrelay/registry';
 
 export interface IntakeResult {
   readonly snapshot: InputSnapshot;

@@ -1,7 +1,7 @@
 import type { CoreV1Api } from '@kubernetes/client-node';
 import { MeshrelayError } from '@meshrelay/api';
 import { assertAdminToken, newAdminToken, type AdminCredential } from './admin-credential.ts';
-import { MESHRELAY_MANAGED_LABELS, kubeErrorCode, kubeFailure, retryTransient } from './registry/kubernetes-objects.ts';
+import { MESHRELAY_MANAGED_LABELS, kubeErrorCode, kubeFailure, retryTransient } from '@meshrelay/registry';
 
 /** The Secret holding the admin credential with the `kubernetes` registry (data key `token`). */
 export const ADMIN_TOKEN_SECRET = 'meshrelay-admin-token';

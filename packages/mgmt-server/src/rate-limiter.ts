@@ -1,34 +1,73 @@
+/** An attempt admitted by the limiter; exactly one of its methods is called once it is decided. */
+export interface LimitedAttempt {
+  /** The attempt failed: it stays counted as a failure for the window. */
+  fail(): void;
+  /** The attempt succeeded: the keys' failures are forgotten. */
+  succeed(): void;
+}
+
+export type AttemptDecision =
+  | { readonly admitted: true; readonly attempt: LimitedAttempt }
+  | { readonly admitted: false; readonly retryAfterMs: number };
+
 /**
- * Counts failures per key in a sliding window. Once a key has `maxFailures`
- * inside `windowMs`, it is blocked until the oldest failure leaves the window.
+ * Counts failures per key in a sliding window. Once a key has `maxFailures` inside `windowMs`,
+ * it is blocked until the oldest failure leaves the window. Attempts still in flight count as
+ * failures until they are decided: admission and counting happen in one synchronous step, so
+ * any number of concurrent attempts lets at most `maxFailures` reach the check being guarded.
  * Memory is bounded by pruning keys whose window is empty.
  */
 export class FailureRateLimiter {
   readonly #maxFailures: number;
   readonly #windowMs: number;
   readonly #failures = new Map<string, number[]>();
+  readonly #inFlight = new Map<string, number>();
 
   constructor(maxFailures: number, windowMs: number) {
     this.#maxFailures = maxFailures;
     this.#windowMs = windowMs;
   }
 
+  /** Admits an attempt for every key at once, or says how long to wait when any key is at its limit. */
+  tryAttempt(keys: readonly string[], nowMs: number): AttemptDecision {
+    const wait = Math.max(0, ...keys.map((k) => this.#retryAfterMs(k, nowMs)));
+    if (wait > 0) return { admitted: false, retryAfterMs: wait };
+    for (const k of keys) this.#inFlight.set(k, (this.#inFlight.get(k) ?? 0) + 1);
+    let decided = false;
+    const decide = (outcome: (key: string) => void): void => {
+      if (decided) return;
+      decided = true;
+      for (const k of keys) {
+        const left = (this.#inFlight.get(k) ?? 1) - 1;
+        if (left > 0) this.#inFlight.set(k, left);
+        else this.#inFlight.delete(k);
+        outcome(k);
+      }
+    };
+    return {
+      admitted: true,
+      attempt: {
+        fail: () => decide((k) => this.#recordFailure(k, nowMs)),
+        succeed: () => decide((k) => this.#failures.delete(k)),
+      },
+    };
+  }
+
   /** Milliseconds until the key may try again; 0 when it is not blocked. */
-  retryAfterMs(key: string, nowMs: number): number {
+  #retryAfterMs(key: string, nowMs: number): number {
     const recent = this.#recent(key, nowMs);
-    if (recent.length < this.#maxFailures) return 0;
+    const pending = this.#inFlight.get(key) ?? 0;
+    if (recent.length + pending < this.#maxFailures) return 0;
+    // Blocked by attempts still in flight: they are decided within a request's lifetime.
+    if (recent.length < this.#maxFailures) return Math.min(1000, this.#windowMs);
     return (recent[recent.length - this.#maxFailures] as number) + this.#windowMs - nowMs;
   }
 
-  recordFailure(key: string, nowMs: number): void {
+  #recordFailure(key: string, nowMs: number): void {
     const recent = this.#recent(key, nowMs);
     recent.push(nowMs);
     this.#failures.set(key, recent);
     if (this.#failures.size > 10_000) this.#prune(nowMs);
-  }
-
-  recordSuccess(key: string): void {
-    this.#failures.delete(key);
   }
 
   #recent(key: string, nowMs: number): number[] {

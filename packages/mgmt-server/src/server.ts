@@ -14,9 +14,10 @@ import { allowedHostsOf } from './http/request-guard.ts';
 import { InputIntake } from './input-intake.ts';
 import { RelayMetrics } from './metrics.ts';
 import { OutputHub } from './output-hub.ts';
-import type { ClusterRegistry, RegistryChange } from './registry/cluster-registry.ts';
+import type { ClusterRegistry, RegistryChange } from '@meshrelay/registry';
 import type { RelayContext } from './relay/relay-context.ts';
 import { startRelayServer } from './relay/relay-server.ts';
+import { closeRevokedStreams } from './relay/stream-certificates.ts';
 import { createRelayServerCredentials } from './relay/tls-credentials.ts';
 import { TranslationLoop } from './translation-loop.ts';
 
@@ -115,6 +116,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
         log.warn({ err, cluster: change.name }, 'could not drop the snapshots of a deregistered cluster'));
       log.info({ cluster: change.name }, 'cluster deregistered: streams closed, snapshots dropped');
     }
+    if (change.type === 'updated') closeRevokedStreams(connections, change.cluster, log);
     loop.trigger(`registry ${change.type}`);
   });
   const unsubscribeStore = store.onInputChanged((event) => loop.trigger(`input from ${event.cluster} via replica ${event.replica}`));

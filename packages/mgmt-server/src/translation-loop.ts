@@ -1,12 +1,11 @@
 import type { Logger } from 'pino';
 import type { InputSnapshot, KubernetesCluster } from '@meshrelay/api';
+import type { ClusterRegistry, VipAllocationStore } from '@meshrelay/registry';
 import type { SnapshotStore } from '@meshrelay/store';
 import { translate, virtualDestinationKeys, type ClusterInfo, type OutputValidator, type TranslationProblem } from '@meshrelay/translator';
 import type { RelayMetrics } from './metrics.ts';
 import type { OutputHub } from './output-hub.ts';
-import type { ClusterRegistry } from './registry/cluster-registry.ts';
 import { decideGate, type GateConfig, type GateDecision } from './safe-mode-gate.ts';
-import type { VipAllocationStore } from './vip-allocations.ts';
 
 export interface TranslationLoopOptions {
   readonly registry: ClusterRegistry;

@@ -12,10 +12,10 @@ import { MeshrelayError } from '@meshrelay/api';
 import { ensureFileAdminToken } from '../src/admin-credential.ts';
 import { parseServerConfig } from '../src/config.ts';
 import { ADMIN_TOKEN_SECRET, ensureSecretAdminToken } from '../src/kubernetes-admin-credential.ts';
-import { registryApis } from '../src/registry/kubernetes-objects.ts';
+import { registryApis } from '@meshrelay/registry';
 import { startManagementServer } from '../src/server.ts';
 import { bearer, startTestServer } from './harness.ts';
-import { NS, kubeConfigFile, kubeConfigOf, startFakeKube } from './kube-harness.ts';
+import { NS, kubeConfigFile, kubeConfigOf, startFakeKube } from '../../registry/test/kube-harness.ts';
 
 function tempDir(t: TestContext): string {
   const dir = mkdtempSync(join(tmpdir(), 'meshrelay-admin-'));

@@ -17,7 +17,7 @@ import {
 } from '@meshrelay/api';
 import { createCsr, generateKeyPair } from '@meshrelay/certs';
 import { parseServerConfig } from '../src/config.ts';
-import { createFileClusterRegistry } from '../src/registry/file-cluster-registry.ts';
+import { createFileClusterRegistry } from '@meshrelay/registry';
 import { startManagementServer, type ManagementServer } from '../src/server.ts';
 
 export interface TestServer extends ManagementServer {

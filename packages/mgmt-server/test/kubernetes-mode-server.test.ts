@@ -4,13 +4,11 @@ import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { X509Certificate } from 'node:crypto';
 import { ensureRelayCa } from '@meshrelay/certs';
+import { KubernetesSecretCaStore, KubernetesVipAllocations, registryApis } from '@meshrelay/registry';
 import { waitFor, type FakeKubeApiServer } from '@meshrelay/testkit';
 import { parseServerConfig } from '../src/config.ts';
-import { KubernetesVipAllocations } from '../src/kubernetes-vip-allocations.ts';
-import { registryApis } from '../src/registry/kubernetes-objects.ts';
-import { KubernetesSecretCaStore } from '../src/registry/kubernetes-secret-ca-store.ts';
 import { mtlsClient, next, openPush, pushSnapshot, registerCluster, service, startTestServer, type TestServer } from './harness.ts';
-import { NS, clusterCr, kubeConfigFile, kubeConfigOf, startFakeKube, storedWarmCondition } from './kube-harness.ts';
+import { NS, clusterCr, kubeConfigFile, kubeConfigOf, startFakeKube, storedWarmCondition } from '../../registry/test/kube-harness.ts';
 
 function kubeServer(t: TestContext, fake: FakeKubeApiServer, replica: string, flags: string[] = []): Promise<TestServer> {
   return startTestServer(t, ['--registry', 'kubernetes', '--kubeconfig', kubeConfigFile(t, fake), '--replica-name', replica, ...flags]);

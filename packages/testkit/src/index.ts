@@ -13,6 +13,7 @@ export {
 } from './process-harness.ts';
 export { createTestPki, TEST_TRUST_DOMAIN, type TestClientCert, type TestPki, type TestPkiOptions } from './pki.ts';
 export * from './builders.ts';
+export { allOnes, csrWithPublicExponent, csrWithPublicKey } from './hostile-csr.ts';
 export { ARTIFACTS_ROOT, CHROMIUM_PATH, openBrowserPage, saveScreenshot } from './browser.ts';
 export {
   startFakeKubeApiServer,

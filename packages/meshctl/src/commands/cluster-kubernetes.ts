@@ -2,7 +2,7 @@
  * `meshctl cluster register NAME --kubeconfig F`: registration straight through the Kubernetes API
  * of the management cluster (the `kubernetes` registry backend), for when the management server's
  * HTTP API is not reachable from the operator's machine. It writes the same objects the server
- * would (KubernetesCluster CR + token Secret, shared code from @meshrelay/mgmt-server); the
+ * would (KubernetesCluster CR + token Secret, shared code from @meshrelay/registry); the
  * servers' informers pick the CR up. It prints the token once and what installs the agent with
  * Helm in the workload cluster.
  */
@@ -11,7 +11,7 @@ import { DNS_LABEL } from '@meshrelay/api';
 import { loadKubeConfig } from '@meshrelay/kube';
 import {
   RELAY_ROOT_CA_SECRET, createClusterWithToken, kubeErrorCode, kubeFailure, registryApis, tokenSecretName,
-} from '@meshrelay/mgmt-server';
+} from '@meshrelay/registry';
 import type { Command } from 'commander';
 import { usageError, type CliContext } from '../cli-context.ts';
 import { shellQuote } from '../format.ts';

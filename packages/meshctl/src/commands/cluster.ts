@@ -1,5 +1,5 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { DNS_SUBDOMAIN } from '@meshrelay/api';
+import { isDnsName } from '@meshrelay/api';
 import type { ClusterUpdateRequest, ClusterView, RelayEndpoint } from '../api-types.ts';
 import { clusterArgument, usageError, type CliContext } from '../cli-context.ts';
 import { formatAge, renderTable, shortHash } from '../format.ts';
@@ -7,6 +7,7 @@ import { checkCredentialFiles, renderCredentials, writeCredentialFiles, type Cre
 import {
   DEFAULT_TOKEN_TTL_SECONDS, checkKubernetesFlags, registerThroughKubernetes, type KubernetesRegisterFlags,
 } from './cluster-kubernetes.ts';
+import { addRevokeCommand } from './cluster-revoke.ts';
 
 interface RegisterFlags extends CredentialFiles, Partial<Omit<KubernetesRegisterFlags, keyof CredentialFiles>> {
   readonly clusterDomain?: string;
@@ -18,7 +19,7 @@ interface UpdateFlags {
   readonly skipWarming?: boolean;
 }
 
-/** Adds `cluster register|list|deregister|update|rotate-token`. */
+/** Adds `cluster register|list|deregister|update|rotate-token|revoke`. */
 export function addClusterCommands(program: Command, ctx: CliContext): void {
   const cluster = program.command('cluster').description('register, list, update and deregister workload clusters');
 
@@ -98,6 +99,8 @@ export function addClusterCommands(program: Command, ctx: CliContext): void {
       const answer = await client.rotateToken(name);
       await handOver(ctx, cmd, answer, flags, `New relay identity token for cluster "${name}" (the previous one keeps working until its overlap window ends).`, name);
     });
+
+  addRevokeCommand(cluster, ctx, handOver);
 }
 
 /**
@@ -142,6 +145,6 @@ function parseBool(value: string): boolean {
 }
 
 function parseClusterDomain(value: string): string {
-  if (!DNS_SUBDOMAIN.test(value)) throw new InvalidArgumentError(`"${value}" is not a DNS domain (e.g. cluster.local)`);
+  if (!isDnsName(value)) throw new InvalidArgumentError('not a DNS name (RFC 1123 subdomain: lowercase letters, digits, "-" and ".", labels of at most 63, at most 253 in all; e.g. cluster.local)');
   return value;
 }

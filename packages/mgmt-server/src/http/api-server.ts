@@ -1,12 +1,12 @@
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { MeshrelayError, toMeshrelayError } from '@meshrelay/api';
+import { DNS_NAME_MAX_LENGTH, DNS_NAME_PATTERN, MeshrelayError, toMeshrelayError } from '@meshrelay/api';
 import type { SnapshotStore } from '@meshrelay/store';
 import type { ConnectionTracker } from '../connections.ts';
 import type { HeldOutputs } from '../held-outputs.ts';
 import type { RelayMetrics } from '../metrics.ts';
 import type { OutputHub } from '../output-hub.ts';
-import type { ClusterRegistry } from '../registry/cluster-registry.ts';
+import type { ClusterRegistry, RevocationResponse } from '@meshrelay/registry';
 import type { TranslationLoop } from '../translation-loop.ts';
 import { clusterView } from './cluster-view.ts';
 import { registerRequestGuard } from './request-guard.ts';
@@ -43,7 +43,7 @@ const REGISTER_BODY = {
   additionalProperties: false,
   properties: {
     name: { type: 'string', minLength: 1, maxLength: 63 },
-    clusterDomain: { type: 'string', minLength: 1, maxLength: 253 },
+    clusterDomain: { type: 'string', maxLength: DNS_NAME_MAX_LENGTH, pattern: DNS_NAME_PATTERN },
     skipWarming: { type: 'boolean' },
   },
 } as const;
@@ -52,7 +52,7 @@ const UPDATE_BODY = {
   type: 'object',
   additionalProperties: false,
   minProperties: 1,
-  properties: { clusterDomain: { type: 'string', minLength: 1, maxLength: 253 }, skipWarming: { type: 'boolean' } },
+  properties: { clusterDomain: { type: 'string', maxLength: DNS_NAME_MAX_LENGTH, pattern: DNS_NAME_PATTERN }, skipWarming: { type: 'boolean' } },
 } as const;
 
 type NameRequest = FastifyRequest<{ Params: { name: string } }>;
@@ -145,6 +145,15 @@ export function buildApiServer(deps: ApiDeps) {
   app.post('/api/v1/clusters/:name/token', { schema: { params: NAME_PARAMS } }, async (req: NameRequest) => {
     const result = await deps.registry.rotateToken(req.params.name);
     return { token: result.token, tokenExpiresAt: result.tokenExpiresAt.toISOString(), relay: { address: deps.relayAddress, caBundlePem: deps.caBundlePem } };
+  });
+
+  // Every replica closes the cluster's streams and refuses its older certificates on the registry change.
+  app.post('/api/v1/clusters/:name/revoke', { schema: { params: NAME_PARAMS } }, async (req: NameRequest): Promise<RevocationResponse> => {
+    const result = await deps.registry.revoke(req.params.name);
+    return {
+      revokedBefore: result.revokedBefore.toISOString(), token: result.token, tokenExpiresAt: result.tokenExpiresAt.toISOString(),
+      relay: { address: deps.relayAddress, caBundlePem: deps.caBundlePem },
+    };
   });
 
   app.get('/api/v1/clusters/:name/input', { schema: { params: NAME_PARAMS } }, async (req: NameRequest) => {

@@ -1,7 +1,7 @@
 import type { ServerSurfaceCall } from '@grpc/grpc-js/build/src/server-call.js';
 import { MeshrelayError, type KubernetesCluster } from '@meshrelay/api';
 import { verifyClientCertificate, type CaBundle, type ClientIdentity } from '@meshrelay/certs';
-import type { ClusterRegistry } from '../registry/cluster-registry.ts';
+import { isRevoked, type ClusterRegistry } from '@meshrelay/registry';
 
 /** Optional call metadata naming the cluster an agent speaks for; checked against the certificate. */
 export const CLUSTER_METADATA_KEY = 'meshrelay-cluster';
@@ -13,9 +13,10 @@ export interface PeerIdentity extends ClientIdentity {
 /**
  * Establishes which cluster a Relay call speaks for, from the peer certificate
  * only. The certificate must have been verified by TLS against the relay CA, be
- * valid now, name a registered cluster, and carry that registration's uid (a
- * deregistered or re-registered cluster's old certificates stop working).
- * Throws MESHRELAY_ERR_UNAUTHENTICATED with the reason.
+ * valid now, name a registered cluster, carry that registration's uid (a
+ * deregistered or re-registered cluster's old certificates stop working) and not
+ * predate the cluster's revocation mark. Throws MESHRELAY_ERR_UNAUTHENTICATED or
+ * MESHRELAY_ERR_CERTIFICATE_REVOKED with the reason.
  */
 export function authenticatePeer(call: Pick<ServerSurfaceCall, 'getAuthContext' | 'metadata'>, ca: CaBundle, registry: ClusterRegistry, now: Date): PeerIdentity {
   const peer = call.getAuthContext().sslPeerCertificate;
@@ -37,6 +38,12 @@ export function authenticatePeer(call: Pick<ServerSurfaceCall, 'getAuthContext' 
   }
   if (record.metadata.uid !== identity.uid) {
     throw new MeshrelayError('MESHRELAY_ERR_UNAUTHENTICATED', `certificate for cluster "${identity.cluster}" belongs to an earlier registration`);
+  }
+  if (isRevoked(record, identity.notBefore)) {
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_CERTIFICATE_REVOKED',
+      `certificate for cluster "${identity.cluster}" was issued before the cluster was revoked at ${record.spec.revokeCertificatesBefore}; register again with the new token`,
+    );
   }
   return { ...identity, record };
 }

@@ -1,6 +1,7 @@
 import type { sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
-import { MeshrelayError, toMeshrelayError, type relay } from '@meshrelay/api';
+import { MeshrelayError, isValidClusterName, toMeshrelayError, type relay } from '@meshrelay/api';
 import { signClientCsr } from '@meshrelay/certs';
+import { revokedBefore } from '@meshrelay/registry';
 import type { FailureRateLimiter } from '../rate-limiter.ts';
 import { authenticatePeer } from './peer-identity.ts';
 import { grpcStatusError, type RelayContext } from './relay-context.ts';
@@ -27,7 +28,10 @@ function reply<T>(ctx: RelayContext, callback: sendUnaryData<T>, work: () => Pro
 /**
  * Registration.Register over server-only TLS: token + CSR in, client certificate
  * out. Failures are counted per peer address and per cluster; past the limit the
- * caller gets RESOURCE_EXHAUSTED until the window passes, whatever it sends.
+ * caller gets RESOURCE_EXHAUSTED until the window passes, whatever it sends. The
+ * attempt is admitted and counted in one step before any await, so concurrent
+ * attempts cannot overrun the limit. A malformed cluster name is never echoed back
+ * (message or log): it is attacker-chosen and may be large.
  */
 export function handleRegister(
   ctx: RelayContext,
@@ -37,36 +41,45 @@ export function handleRegister(
 ): void {
   reply(ctx, callback, async () => {
     const { cluster = '', token = '', csrPem = '' } = call.request;
-    const keys = [`peer:${peerHost(call.getPeer())}`, `cluster:${cluster}`];
-    const nowMs = ctx.now().getTime();
-    const wait = Math.max(...keys.map((k) => limiter.retryAfterMs(k, nowMs)));
-    if (wait > 0) {
-      throw new MeshrelayError('MESHRELAY_ERR_RATE_LIMITED', `too many failed registration attempts; retry in ${Math.ceil(wait / 1000)} s`);
+    const nameOk = isValidClusterName(cluster);
+    const keys = [`peer:${peerHost(call.getPeer())}`, ...(nameOk ? [`cluster:${cluster}`] : [])];
+    const decision = limiter.tryAttempt(keys, ctx.now().getTime());
+    if (!decision.admitted) {
+      throw new MeshrelayError('MESHRELAY_ERR_RATE_LIMITED', `too many failed registration attempts; retry in ${Math.ceil(decision.retryAfterMs / 1000)} s`);
     }
-    if (cluster === '' || token === '' || csrPem === '') {
-      throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', 'cluster, token and csrPem are all required');
-    }
-    if (token.length > MAX_TOKEN_BYTES || csrPem.length > MAX_CSR_BYTES) {
-      throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', 'token or CSR is larger than allowed');
-    }
+    const { attempt } = decision;
     let record;
     try {
+      checkRegisterRequest(cluster, nameOk, token, csrPem);
       record = await ctx.registry.verifyToken(cluster, token);
     } catch (err) {
-      for (const k of keys) limiter.recordFailure(k, nowMs);
+      attempt.fail();
       throw err;
     }
+    attempt.succeed();
     const signed = signClientCsr(ctx.ca, csrPem, {
       cluster,
       trustDomain: ctx.trustDomain,
       uid: record.metadata.uid,
       lifetimeSeconds: ctx.clientCertLifetimeSeconds,
       now: ctx.now(),
+      notBeforeAtLeast: revokedBefore(record),
     });
-    for (const k of keys) limiter.recordSuccess(k);
     ctx.logger.info({ cluster, serial: signed.serial, notAfter: signed.notAfter }, 'cluster registered its relay agent');
     return { certificatePem: signed.certPem, caBundlePem: ctx.ca.certPem, notAfterUnixMs: signed.notAfter.getTime() };
   }, 'registration');
+}
+
+function checkRegisterRequest(cluster: string, nameOk: boolean, token: string, csrPem: string): void {
+  if (cluster === '' || token === '' || csrPem === '') {
+    throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', 'cluster, token and csrPem are all required');
+  }
+  if (!nameOk) {
+    throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `cluster name (${Buffer.byteLength(cluster)} bytes) is not a DNS-1123 label: lowercase letters, digits and "-", at most 63`);
+  }
+  if (token.length > MAX_TOKEN_BYTES || csrPem.length > MAX_CSR_BYTES) {
+    throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', 'token or CSR is larger than allowed');
+  }
 }
 
 /** Relay.Renew over mTLS: a fresh certificate for the caller's own cluster (from its current certificate). */
@@ -85,6 +98,7 @@ export function handleRenew(
       uid: identity.uid,
       lifetimeSeconds: ctx.clientCertLifetimeSeconds,
       now: ctx.now(),
+      notBeforeAtLeast: revokedBefore(identity.record),
     });
     ctx.logger.info({ cluster: identity.cluster, serial: signed.serial }, 'client certificate renewed');
     return { certificatePem: signed.certPem, caBundlePem: ctx.ca.certPem, notAfterUnixMs: signed.notAfter.getTime() };

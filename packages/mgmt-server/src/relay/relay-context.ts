@@ -7,7 +7,7 @@ import type { ConnectionTracker } from '../connections.ts';
 import type { InputIntake } from '../input-intake.ts';
 import type { RelayMetrics } from '../metrics.ts';
 import type { OutputHub } from '../output-hub.ts';
-import type { ClusterRegistry } from '../registry/cluster-registry.ts';
+import type { ClusterRegistry } from '@meshrelay/registry';
 
 export interface RelayLimits {
   readonly maxSnapshotBytes: number;

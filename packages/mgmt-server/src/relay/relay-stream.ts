@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { StreamHandle, StreamKind } from '../connections.ts';
 import { authenticatePeer, type PeerIdentity } from './peer-identity.ts';
 import { grpcStatusError, type RelayContext } from './relay-context.ts';
+import { watchCertificateExpiry } from './stream-certificates.ts';
 import { StreamKeepalive } from './stream-keepalive.ts';
 
 /** The server-to-agent messages every relay stream carries besides its payload. */
@@ -29,7 +30,8 @@ export interface RelayStream<Res> {
 /**
  * The shared life of a Push or Pull stream: authenticate the peer from its
  * certificate, register the stream (fencing an older one of the same kind),
- * keep heartbeats going both ways, answer a go-away, and tidy up exactly once.
+ * keep heartbeats going both ways, answer a go-away, close at the certificate's
+ * expiry, and tidy up exactly once.
  * Returns undefined when the peer was refused (the call is already ended).
  */
 export function openRelayStream<Req, Res extends ControlMessages>(
@@ -51,6 +53,7 @@ export function openRelayStream<Req, Res extends ControlMessages>(
   const cluster = identity.cluster;
   const log = ctx.logger.child({ cluster, stream: kind });
   let closed = false;
+  let stopExpiryWatch = (): void => undefined;
 
   const stream: RelayStream<Res> = {
     identity,
@@ -64,6 +67,7 @@ export function openRelayStream<Req, Res extends ControlMessages>(
       if (closed) return;
       closed = true;
       keepalive.stop();
+      stopExpiryWatch();
       onClose?.();
       if (ctx.connections.remove(handle, ctx.now())) log.info(`${kind} stream closed`);
       if (error) call.emit('error', error);
@@ -81,6 +85,7 @@ export function openRelayStream<Req, Res extends ControlMessages>(
     kind,
     peer: call.getPeer(),
     openedAt: ctx.now(),
+    certificateNotBefore: identity.notBefore,
     goAway: (retryAfterMs, reason) => {
       stream.write({ goAway: { retryAfterMs, reason } } as Res);
       stream.finish();
@@ -101,6 +106,10 @@ export function openRelayStream<Req, Res extends ControlMessages>(
     old.terminate(GRPC_STATUS.ABORTED, `MESHRELAY_ERR_FENCED: a newer connection for cluster "${cluster}" took over`);
   });
   log.info({ peer: handle.peer }, `${kind} stream opened`);
+  stopExpiryWatch = watchCertificateExpiry(identity.notAfter, ctx.now, () => {
+    log.info({ notAfter: identity.notAfter.toISOString() }, `client certificate expired; closing the ${kind} stream`);
+    stream.finish(grpcStatusError(GRPC_STATUS.UNAUTHENTICATED, `MESHRELAY_ERR_UNAUTHENTICATED: the client certificate expired at ${identity.notAfter.toISOString()}`));
+  });
 
   call.on('data', (message: Req) => {
     keepalive.heard();

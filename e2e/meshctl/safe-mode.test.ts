@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { waitFor } from '@meshrelay/testkit';
-import { startRestartedTestServer } from '../../mgmt-server/test/harness.ts';
-import { fillWaysOut, renderSafeMode, type CheckReport, type SafeModeStatus } from '../src/index.ts';
+import { startRestartedTestServer } from '../../packages/mgmt-server/test/harness.ts';
+import { fillWaysOut, renderSafeMode, type CheckReport, type SafeModeStatus } from '@meshrelay/meshctl';
 import { meshctlAt, rememberServer, startServer } from './harness.ts';
 
 

@@ -6,9 +6,9 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { waitFor, type FakeKubeApiServer } from '@meshrelay/testkit';
-import { mtlsClient, next, openPull, openPush, pushSnapshot, register, service } from '../../mgmt-server/test/harness.ts';
-import { NS, kubeConfigFile, startFakeKube } from '../../mgmt-server/test/kube-harness.ts';
-import type { CheckReport } from '../src/index.ts';
+import { mtlsClient, next, openPull, openPush, pushSnapshot, register, service } from '../../packages/mgmt-server/test/harness.ts';
+import { NS, kubeConfigFile, startFakeKube } from '../../packages/registry/test/kube-harness.ts';
+import type { CheckReport } from '@meshrelay/meshctl';
 import { meshctl, meshctlAt, startServer, tempDir, tokenFrom, type RunningServer } from './harness.ts';
 
 function secretField(fake: FakeKubeApiServer, name: string, key: string): string | undefined {

@@ -17,8 +17,11 @@ import type {
   RegisterOptions,
   RegistrationResult,
   RegistryChange,
+  RevocationResult,
 } from './cluster-registry.ts';
 import { ClusterCache } from './cluster-cache.ts';
+import { assertClusterSpec, clusterSpecProblem } from './cluster-spec.ts';
+import { formatRevocationMark, revocationMark } from './revocation.ts';
 import { issueToken, tokenMatches, type IssuedToken, type TokenRecord } from './tokens.ts';
 
 export interface FileRegistryOptions {
@@ -85,6 +88,7 @@ class FileClusterRegistry implements ClusterRegistry {
         throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `cluster name "${name}" is not a DNS-1123 label (lowercase letters, digits and "-", at most 63)`);
       }
       if (this.#cache.has(name)) throw new MeshrelayError('MESHRELAY_ERR_CLUSTER_EXISTS', `cluster "${name}" is already registered`);
+      assertClusterSpec({ ...options });
       const now = this.#now();
       const cluster: KubernetesCluster = {
         apiVersion: KINDS.KubernetesCluster.apiVersion as 'admin.gloo.solo.io/v2',
@@ -128,6 +132,21 @@ class FileClusterRegistry implements ClusterRegistry {
     });
   }
 
+  revoke(name: string): Promise<RevocationResult> {
+    return this.#serial(async () => {
+      const cluster = this.#require(name);
+      const now = this.#now();
+      // The token first: once the mark is visible, agents re-register, and only with the new token.
+      const issued = issueToken(now, this.#opts.tokenTtlSeconds, 0, undefined);
+      await this.#writeJson(join(this.#tokensDir, `${name}.json`), issued.record, 0o600);
+      const mark = revocationMark(now);
+      const next: KubernetesCluster = { ...cluster, spec: { ...cluster.spec, revokeCertificatesBefore: formatRevocationMark(mark) } };
+      await this.#writeJson(join(this.#clustersDir, `${name}.json`), next, 0o644);
+      this.#cache.apply(name, next);
+      return { cluster: this.#cache.get(name) as KubernetesCluster, token: issued.token, tokenExpiresAt: issued.expiresAt, revokedBefore: mark };
+    });
+  }
+
   async verifyToken(name: string, token: string): Promise<KubernetesCluster> {
     const refused = new MeshrelayError('MESHRELAY_ERR_TOKEN_INVALID', `relay identity token refused for cluster "${name}": unknown cluster, wrong token or expired token`);
     const cluster = this.#cache.get(name);
@@ -140,6 +159,7 @@ class FileClusterRegistry implements ClusterRegistry {
     return this.#serial(async () => {
       const cluster = this.#require(name);
       const next: KubernetesCluster = { ...cluster, spec: { ...cluster.spec, ...update } };
+      assertClusterSpec(next.spec);
       await this.#writeJson(join(this.#clustersDir, `${name}.json`), next, 0o644);
       this.#cache.apply(name, next);
       return this.#cache.get(name) as KubernetesCluster;
@@ -252,6 +272,5 @@ function describeClusterProblem(c: KubernetesCluster, name: string): string | un
   if (c.metadata?.name !== name) return `metadata.name must be "${name}" (the file name)`;
   if (typeof c.metadata.uid !== 'string' || c.metadata.uid === '') return 'metadata.uid is missing';
   if (typeof c.spec !== 'object' || c.spec === null) return 'spec is missing';
-  if (c.spec.skipWarming !== undefined && typeof c.spec.skipWarming !== 'boolean') return 'spec.skipWarming must be a boolean';
-  return undefined;
+  return clusterSpecProblem(c.spec);
 }

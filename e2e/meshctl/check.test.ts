@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { startRedisServer, waitFor } from '@meshrelay/testkit';
-import { mtlsClient, next, openPull, openPush, pushSnapshot, register, service } from '../../mgmt-server/test/harness.ts';
-import type { CheckReport } from '../src/index.ts';
+import { mtlsClient, next, openPull, openPush, pushSnapshot, register, service } from '../../packages/mgmt-server/test/harness.ts';
+import type { CheckReport } from '@meshrelay/meshctl';
 import { UNUSED_TOKEN_ENV, apiGet, closedPortUrl, meshctlAt, startServer, tokenFrom, type RunningServer } from './harness.ts';
 
 /**

@@ -7,10 +7,10 @@ import type { TestContext } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { startFakeKubeApiServer, type FakeKubeApiServer, type FakeKubeApiServerOptions } from '@meshrelay/testkit';
-import type { ClusterRegistry, RegistryChange } from '../src/registry/cluster-registry.ts';
+import type { ClusterRegistry, RegistryChange } from '../src/cluster-registry.ts';
 import {
   createKubernetesClusterRegistry, type KubernetesRegistryOptions,
-} from '../src/registry/kubernetes-cluster-registry.ts';
+} from '../src/kubernetes-cluster-registry.ts';
 
 export const NS = 'gloo-mesh';
 

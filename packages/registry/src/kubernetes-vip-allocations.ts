@@ -2,7 +2,7 @@ import { MeshrelayError } from '@meshrelay/api';
 import { allocateVips } from '@meshrelay/translator';
 import {
   MESHRELAY_MANAGED_LABELS, VIP_ALLOCATIONS_CONFIGMAP, kubeErrorCode, kubeFailure, retryTransient, type KubernetesRegistryApis,
-} from './registry/kubernetes-objects.ts';
+} from './kubernetes-objects.ts';
 import type { VipAllocationStore } from './vip-allocations.ts';
 
 const DATA_KEY = 'allocations.json';

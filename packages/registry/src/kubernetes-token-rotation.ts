@@ -23,9 +23,9 @@ export class KubernetesTokenRotation {
 
   /**
    * Issues a new token for the cluster incarnation `owner`; the current one stays valid for the
-   * overlap window. Throws MESHRELAY_ERR_UNAVAILABLE when the API fails or rotations keep colliding.
+   * overlap window (`overlapSeconds`, default the configured one; 0 voids it at once). Throws MESHRELAY_ERR_UNAVAILABLE when the API fails or rotations keep colliding.
    */
-  async rotate(owner: { name: string; uid: string }, now: Date): Promise<IssuedToken> {
+  async rotate(owner: { name: string; uid: string }, now: Date, overlapSeconds = this.#ttl.tokenOverlapSeconds): Promise<IssuedToken> {
     const namespace = this.#namespace;
     const name = tokenSecretName(owner.name);
     for (let attempt = 0; attempt < ROTATION_ATTEMPTS; attempt++) {
@@ -36,7 +36,7 @@ export class KubernetesTokenRotation {
         if (kubeErrorCode(err) !== 404) throw kubeFailure(err, `read Secret ${namespace}/${name}`);
       }
       const record = existing ? tokenRecordOf(existing, owner.uid) : undefined;
-      const issued = issueToken(now, this.#ttl.tokenTtlSeconds, this.#ttl.tokenOverlapSeconds, record);
+      const issued = issueToken(now, this.#ttl.tokenTtlSeconds, overlapSeconds, record);
       const body = tokenSecretObject(owner, namespace, issued.record);
       try {
         if (existing) {

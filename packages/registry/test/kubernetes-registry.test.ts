@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { MeshrelayError } from '@meshrelay/api';
 import { waitFor } from '@meshrelay/testkit';
-import { hashToken } from '../src/registry/tokens.ts';
+import { hashToken } from '../src/tokens.ts';
 import {
   NS, clusterCr, recordChanges, startFakeKube, startKubeRegistry, storedWarmCondition,
 } from './kube-harness.ts';

@@ -12,6 +12,11 @@ export interface RegistrationResult {
   readonly tokenExpiresAt: Date;
 }
 
+/** A revocation: the mark now recorded, and the new token (the earlier ones no longer work). */
+export interface RevocationResult extends RegistrationResult {
+  readonly revokedBefore: Date;
+}
+
 export interface ClusterUpdate {
   readonly skipWarming?: boolean;
   readonly clusterDomain?: string;
@@ -37,6 +42,12 @@ export interface ClusterRegistry {
   deregister(name: string): Promise<void>;
   /** Issues a new token; the previous one stays valid until the overlap window ends. */
   rotateToken(name: string): Promise<RegistrationResult>;
+  /**
+   * Voids every client certificate issued to the cluster so far, on every replica sharing the
+   * durable state (spec.revokeCertificatesBefore = now), and replaces its token with no overlap:
+   * a leaked token stops working too. Throws MESHRELAY_ERR_CLUSTER_NOT_FOUND.
+   */
+  revoke(name: string): Promise<RevocationResult>;
   /** Checks a token in constant time. Throws MESHRELAY_ERR_TOKEN_INVALID (never says which part was wrong). */
   verifyToken(name: string, token: string): Promise<KubernetesCluster>;
   update(name: string, update: ClusterUpdate): Promise<KubernetesCluster>;

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { buildInputSnapshot } from '@meshrelay/api';
-import type { DebugReport } from '../src/index.ts';
+import type { DebugReport } from '@meshrelay/meshctl';
 import { meshctlAt, startServer, tempDir } from './harness.ts';
 
 test('given clusters with and without an input, when a debug report is made, then it holds status, clusters and snapshot summaries', async (t) => {

@@ -26,14 +26,16 @@ import {
   CLUSTER_WARM_CONDITION, MeshrelayError, type ClusterCondition, type KubernetesCluster,
 } from '@meshrelay/api';
 import type {
-  ClusterRegistry, ClusterUpdate, RegisterOptions, RegistrationResult, RegistryChange,
+  ClusterRegistry, ClusterUpdate, RegisterOptions, RegistrationResult, RegistryChange, RevocationResult,
 } from './cluster-registry.ts';
 import { ClusterCache } from './cluster-cache.ts';
+import { assertClusterSpec } from './cluster-spec.ts';
 import { KubernetesConditionWriter } from './kubernetes-condition-writer.ts';
 import {
   KUBERNETES_CLUSTER_API, clusterFromObject, createClusterWithToken, isRetryableKubeError, kubeErrorCode,
   kubeFailure, readTokenRecord, registryApis, tokenSecretName, type KubernetesClusterObject, type KubernetesRegistryApis,
 } from './kubernetes-objects.ts';
+import { revokeClusterInKubernetes } from './kubernetes-revocation.ts';
 import { KubernetesTokenRotation } from './kubernetes-token-rotation.ts';
 import { tokenMatches } from './tokens.ts';
 
@@ -181,6 +183,15 @@ class KubernetesClusterRegistry implements ClusterRegistry {
     return { cluster, token: issued.token, tokenExpiresAt: issued.expiresAt };
   }
 
+  async revoke(name: string): Promise<RevocationResult> {
+    const cluster = this.#require(name);
+    const revoked = await revokeClusterInKubernetes(this.#apis, this.#opts.namespace, { name, uid: cluster.metadata.uid }, {
+      now: this.#now(), tokenTtlSeconds: this.#opts.tokenTtlSeconds,
+    });
+    this.#observe(revoked.object);
+    return { cluster: this.#require(name), token: revoked.issued.token, tokenExpiresAt: revoked.issued.expiresAt, revokedBefore: revoked.revokedBefore };
+  }
+
   async verifyToken(name: string, token: string): Promise<KubernetesCluster> {
     const refused = new MeshrelayError('MESHRELAY_ERR_TOKEN_INVALID', `relay identity token refused for cluster "${name}": unknown cluster, wrong token or expired token`);
     const cluster = this.#cache.get(name);
@@ -193,6 +204,7 @@ class KubernetesClusterRegistry implements ClusterRegistry {
     this.#require(name);
     const { namespace } = this.#opts;
     const spec = Object.fromEntries(Object.entries(update).filter(([, v]) => v !== undefined));
+    assertClusterSpec(spec);
     try {
       const patched = await this.#apis.custom.patchNamespacedCustomObject(
         { ...KUBERNETES_CLUSTER_API, namespace, name, body: { spec } },

@@ -13,6 +13,7 @@ import {
 import {
   KINDS, MeshrelayError, isValidClusterName, type ClusterCondition, type KubernetesCluster,
 } from '@meshrelay/api';
+import { assertClusterSpec, clusterSpecProblem } from './cluster-spec.ts';
 import type { RegisterOptions } from './cluster-registry.ts';
 import { issueToken, type IssuedToken, type StoredToken, type TokenRecord } from './tokens.ts';
 
@@ -44,7 +45,7 @@ export function tokenSecretName(cluster: string): string {
  * so timestamps arrive as strings despite V1ObjectMeta's Date type.
  */
 export interface KubernetesClusterObject extends KubernetesObject {
-  spec?: { clusterDomain?: unknown; skipWarming?: unknown };
+  spec?: { clusterDomain?: unknown; skipWarming?: unknown; revokeCertificatesBefore?: unknown };
   status?: { conditions?: unknown };
 }
 
@@ -132,8 +133,8 @@ export function clusterFromObject(obj: KubernetesClusterObject): { cluster: Kube
   if (!metadata?.name || !isValidClusterName(metadata.name)) return { problem: 'metadata.name must be a DNS-1123 label' };
   if (!metadata.uid) return { problem: 'metadata.uid is missing' };
   if (typeof spec !== 'object' || spec === null) return { problem: 'spec is missing' };
-  if (spec.skipWarming !== undefined && typeof spec.skipWarming !== 'boolean') return { problem: 'spec.skipWarming must be a boolean' };
-  if (spec.clusterDomain !== undefined && typeof spec.clusterDomain !== 'string') return { problem: 'spec.clusterDomain must be a string' };
+  const specProblem = clusterSpecProblem(spec);
+  if (specProblem) return { problem: specProblem };
   const conditions = conditionsOf(obj.status?.conditions);
   if (typeof conditions === 'string') return { problem: conditions };
   const cluster: KubernetesCluster = {
@@ -147,6 +148,7 @@ export function clusterFromObject(obj: KubernetesClusterObject): { cluster: Kube
     spec: {
       ...(spec.clusterDomain !== undefined ? { clusterDomain: spec.clusterDomain as string } : {}),
       ...(spec.skipWarming !== undefined ? { skipWarming: spec.skipWarming as boolean } : {}),
+      ...(spec.revokeCertificatesBefore !== undefined ? { revokeCertificatesBefore: spec.revokeCertificatesBefore as string } : {}),
     },
     ...(conditions.length > 0 ? { status: { conditions } } : {}),
   };
@@ -222,6 +224,7 @@ export async function createClusterWithToken(apis: KubernetesRegistryApis, name:
   if (!isValidClusterName(name)) {
     throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `cluster name "${name}" is not a DNS-1123 label (lowercase letters, digits and "-", at most 63)`);
   }
+  assertClusterSpec({ clusterDomain: options.clusterDomain, skipWarming: options.skipWarming });
   const { namespace } = options;
   let object: KubernetesClusterObject;
   try {

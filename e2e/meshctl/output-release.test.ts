@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { HeldOutput } from '../src/index.ts';
+import type { HeldOutput } from '@meshrelay/meshctl';
 import { apiGet, meshctlAt, startServer, type RunningServer } from './harness.ts';
 
 const HASH = 'a'.repeat(64);

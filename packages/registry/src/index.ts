@@ -1,0 +1,39 @@
+// The cluster registry shared by the management server and meshctl: registry backends (state
+// directory, Kubernetes API), relay identity tokens, the relay CA Secret store, VIP allocation
+// stores, and the JSON shapes of the HTTP API.
+export type {
+  ClusterRegistry, ClusterUpdate, RegisterOptions, RegistrationResult, RegistryChange, RevocationResult,
+} from './cluster-registry.ts';
+export { formatRevocationMark, isRevoked, revocationMark, revokedBefore } from './revocation.ts';
+export { readClusterObject, revokeClusterInKubernetes, type KubernetesRevocation } from './kubernetes-revocation.ts';
+export { ClusterCache } from './cluster-cache.ts';
+export { createFileClusterRegistry, type FileRegistryOptions } from './file-cluster-registry.ts';
+export {
+  createKubernetesClusterRegistry,
+  type KubernetesRegistryOptions,
+  type StatusWriterElection,
+} from './kubernetes-cluster-registry.ts';
+export {
+  CLUSTER_NAME_LABEL,
+  KUBERNETES_CLUSTER_API,
+  MESHRELAY_MANAGED_LABELS,
+  RELAY_ROOT_CA_SECRET,
+  RELAY_TOKEN_SECRET_PREFIX,
+  VIP_ALLOCATIONS_CONFIGMAP,
+  clusterFromObject,
+  createClusterWithToken,
+  kubeErrorCode,
+  kubeFailure,
+  registryApis,
+  retryTransient,
+  tokenSecretName,
+  type CreateClusterOptions,
+  type CreatedCluster,
+  type KubernetesClusterObject,
+  type KubernetesRegistryApis,
+} from './kubernetes-objects.ts';
+export { KubernetesSecretCaStore } from './kubernetes-secret-ca-store.ts';
+export { TOKEN_PREFIX, hashToken, issueToken, tokenMatches, type IssuedToken, type TokenRecord } from './tokens.ts';
+export { VipAllocations, type VipAllocationStore } from './vip-allocations.ts';
+export { KubernetesVipAllocations } from './kubernetes-vip-allocations.ts';
+export type { ClusterView, HeldOutputView, RelayEndpointView, RevocationResponse } from './http-api-types.ts';
