@@ -59,6 +59,7 @@ test('given a running provider, when files are renamed and deleted, then the sna
   await waitFor(() => names().join() === 'b,c', { timeoutMs: 5000 });
   await rm(path.join(dir, 'c.yaml'));
   await waitFor(() => names().join() === 'b', { timeoutMs: 5000 });
+  assert.equal(provider.filesRead, 4, 'only sub2/b.yaml, a path not seen before, was read after the start');
 });
 
 /** mulberry32: the same seed gives the same edit sequence on every run. */
@@ -72,30 +73,36 @@ function seeded(seed: number): () => number {
   };
 }
 
-/** One random edit: write (new or changed content, sometimes a duplicate or a broken document), delete or rename a file. */
-async function randomEdit(dir: string, random: () => number): Promise<void> {
+/** One random edit: write (new or changed content, sometimes a duplicate or a broken document), delete or rename a file; returns how many files it wrote to. */
+async function randomEdit(dir: string, random: () => number): Promise<number> {
   const pick = (n: number): number => Math.floor(random() * n);
   const file = path.join(dir, pick(2) === 0 ? '' : 'nested', `f${pick(8)}.yaml`);
   const roll = random();
   if (roll < 0.55) {
     const docs = Array.from({ length: 1 + pick(3) }, () => (random() < 0.1 ? 'kind: [broken\n' : serviceYaml(`s${pick(12)}`, 9000 + pick(3))));
     await writeFile(file, docs.join('---\n'));
-  } else if (roll < 0.8) {
-    await rm(file, { force: true });
-  } else {
-    await rename(file, path.join(dir, pick(2) === 0 ? '' : 'nested', `f${pick(8)}.yaml`)).catch(() => undefined);
+    return 1;
   }
+  if (roll < 0.8) {
+    await rm(file, { force: true });
+    return 0;
+  }
+  await rename(file, path.join(dir, pick(2) === 0 ? '' : 'nested', `f${pick(8)}.yaml`)).catch(() => undefined);
+  return 1;
 }
 
-test('given random edit sequences, when each is synced incrementally, then the snapshot equals a full rebuild of the same dir', async (t) => {
+test('given random edit sequences, when each is synced incrementally, then only written files are read and the snapshot equals a full rebuild of the same dir', async (t) => {
   for (const seed of [1, 2, 3]) {
     const dir = await tempDir(t);
     await mkdir(path.join(dir, 'nested'));
     const random = seeded(seed);
     const provider = await startProvider(t, dir, false);
     for (let step = 0; step < 25; step++) {
-      for (let k = 0; k < 1 + Math.floor(random() * 3); k++) await randomEdit(dir, random);
+      const readsBefore = provider.filesRead;
+      let written = 0;
+      for (let k = 0; k < 1 + Math.floor(random() * 3); k++) written += await randomEdit(dir, random);
       await provider.rescan();
+      assert.ok(provider.filesRead - readsBefore <= written, `seed ${seed} step ${step}: read ${provider.filesRead - readsBefore} files after writing ${written}`);
       const fresh = new FileDiscoveryProvider({ cluster: 'east', manifestsDir: dir, validate: validateInputResource, logger: captureLogger().logger, watch: false, epoch: 'e' });
       await fresh.start();
       await fresh.stop();
