@@ -1,6 +1,8 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import { MeshrelayError } from '@meshrelay/api';
+import { http } from './node-http.ts';
 import type { InputProblem } from './input-problem.ts';
 import type { RelayClientStatus } from './relay-client.ts';
 
@@ -45,7 +47,7 @@ export class HealthServer {
 
   constructor(options: HealthServerOptions) {
     this.#opts = options;
-    this.#server = createServer((req, res) => {
+    this.#server = http.createServer((req, res) => {
       this.#handle(req, res).catch(() => send(res, 500, { error: 'internal error' }));
     });
   }
@@ -63,14 +65,17 @@ export class HealthServer {
     return address;
   }
 
-  /** Listens on host:port; rejects (e.g. EADDRINUSE) when it cannot. */
+  /** Listens on host:port. Throws MESHRELAY_ERR_INVALID_CONFIG when it cannot (e.g. the port is in use, the address is not local). */
   async start(): Promise<void> {
+    const host = this.#opts.host ?? '0.0.0.0';
     await new Promise<void>((resolve, reject) => {
       this.#server.once('error', reject);
-      this.#server.listen(this.#opts.port, this.#opts.host ?? '0.0.0.0', () => {
+      this.#server.listen(this.#opts.port, host, () => {
         this.#server.off('error', reject);
         resolve();
       });
+    }).catch((err: unknown) => {
+      throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `--health-host/--health-port: cannot listen on ${host}:${this.#opts.port}: ${(err as Error).message}`, { cause: err });
     });
     this.#port = this.address.port;
   }
