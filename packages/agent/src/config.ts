@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { Command, Option } from 'commander';
 import { DNS_LABEL, MeshrelayError, isValidClusterName } from '@meshrelay/api';
+import { DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TOTAL_BYTES } from './manifest-reader.ts';
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -202,8 +203,8 @@ export function validateAgentOptions(values: OptionValues, fieldName: FieldNamer
     ...credentialsOptions(values, fieldName, problems),
     debounceMs: field('debounceMs', 'debounce-ms', (raw) => parseWholeNumber(raw, 0, 60_000), 100),
     rescanIntervalMs: field('rescanInterval', 'rescan-interval', (raw) => parseDuration(raw, 10), 60_000),
-    maxManifestFileBytes: field('maxManifestFileBytes', 'max-manifest-file-bytes', parseByteSize, 8 * 1024 * 1024),
-    maxManifestsBytes: field('maxManifestsBytes', 'max-manifests-bytes', parseByteSize, 64 * 1024 * 1024),
+    maxManifestFileBytes: field('maxManifestFileBytes', 'max-manifest-file-bytes', parseByteSize, DEFAULT_MAX_FILE_BYTES),
+    maxManifestsBytes: field('maxManifestsBytes', 'max-manifests-bytes', parseByteSize, DEFAULT_MAX_TOTAL_BYTES),
     followExternalSymlinks: values['followExternalSymlinks'] === true || values['followExternalSymlinks'] === 'true',
     healthPort: field('healthPort', 'health-port', (raw) => parseWholeNumber(raw, 0, 65_535), 9977),
     healthHost: field('healthHost', 'health-host', parseListenHost, '0.0.0.0'),

@@ -13,7 +13,7 @@ export interface ManifestLimits {
   readonly followExternalSymlinks: boolean;
 }
 
-/** 8 MiB: one file may hold a whole tier M cluster (12 k resources, ~7 MB of YAML). */
+/** 8 MiB: one file may hold a whole tier M cluster (12 k resources, ~6 MB of YAML). */
 export const DEFAULT_MAX_FILE_BYTES = 8 * 1024 * 1024;
 /** 64 MiB: about nine tier M clusters of YAML; bounds what one scan reads. */
 export const DEFAULT_MAX_TOTAL_BYTES = 64 * 1024 * 1024;
