@@ -8,11 +8,13 @@
  * as an agent whose server is away does), waits for its first input snapshot, lets it settle,
  * and then reports:
  * - RSS after settling and the RSS high-water mark (VmRSS, VmHWM from /proc/<pid>/status);
- * - idle CPU: utime + stime from /proc/<pid>/stat over the idle window, as a share of one core.
+ * - idle CPU: utime + stime from /proc/<pid>/stat over the idle window, as a share of one core;
+ * - start: time from spawn to the first input snapshot; edit: time from rewriting one service's
+ *   file to the next snapshot (watch event, one file re-read, snapshot re-assembled).
  * Linux only (reads /proc).
  */
 import { readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,7 +22,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { MeshrelayError, type Resource } from '@meshrelay/api';
-import { spawnProcess } from '@meshrelay/testkit';
+import { spawnProcess, type ProcessHandle } from '@meshrelay/testkit';
 import { generateWorkload, type WorkloadShape } from './workload.ts';
 
 const AGENT_BIN = fileURLToPath(new URL('../packages/agent/bin/meshrelay-agent.js', import.meta.url));
@@ -74,6 +76,17 @@ function cpuTicks(pid: number): number {
   return Number(fields[11]) + Number(fields[12]);
 }
 
+/** Rewrites the first service's file with another port and waits for the agent's next snapshot. */
+async function timeOneEdit(agent: ProcessHandle, manifests: string): Promise<number> {
+  const file = path.join(manifests, 'services', 'shop', 'svc-000.yaml');
+  const text = await readFile(file, 'utf8');
+  const after = agent.lineCount;
+  const editedAt = performance.now();
+  await writeFile(file, text.replaceAll('port: 8080', 'port: 8081'));
+  await agent.waitForLine(/"generation":2,.*input snapshot built/, 60_000, { after });
+  return performance.now() - editedAt;
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { tier: { type: 'string', default: 'M' }, 'idle-seconds': { type: 'string', default: '30' }, keep: { type: 'boolean', default: false } } });
   const shape = SHAPES[values.tier.toUpperCase()];
@@ -87,6 +100,7 @@ async function main(): Promise<void> {
     const manifests = path.join(root, 'manifests');
     const fileCount = await writeManifests(manifests, input.resources);
     console.error(`tier ${values.tier}: ${input.resources.length} resources in ${fileCount} files (${(input.bytes / 1e6).toFixed(1)} MB canonical)`);
+    const spawnedAt = performance.now();
     const agent = await spawnProcess({
       command: process.execPath,
       args: [AGENT_BIN, '--cluster', input.cluster, '--manifests-dir', manifests, '--output-dir', path.join(root, 'out'), '--state-dir', path.join(root, 'state'), '--server-address', 'localhost:1', '--token', 'unused', '--health-port', '0', '--access-log-port', '0', '--log-level', 'info'],
@@ -94,6 +108,7 @@ async function main(): Promise<void> {
     });
     try {
       const built = JSON.parse(await agent.waitForLine(/input snapshot built/, 300_000)) as { resources: number; hash: string };
+      const startMs = performance.now() - spawnedAt;
       if (built.resources !== input.resources.length) {
         throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `the agent built ${built.resources} resources, the workload has ${input.resources.length}`);
       }
@@ -104,6 +119,7 @@ async function main(): Promise<void> {
       await delay(idleSeconds * 1000);
       const ticks = cpuTicks(agent.pid) - ticksBefore;
       const after = procStatus(agent.pid);
+      const editMs = await timeOneEdit(agent, manifests);
       const figures = {
         tier: values.tier.toUpperCase(),
         resources: input.resources.length,
@@ -114,6 +130,8 @@ async function main(): Promise<void> {
         rssHighWaterMiB: +(after.hwmKiB / 1024).toFixed(1),
         idleSeconds,
         idleCpuPercentOfCore: +((100 * ticks) / USER_HZ / idleSeconds).toFixed(2),
+        startMs: Math.round(startMs),
+        editMs: Math.round(editMs),
       };
       console.log(JSON.stringify(figures));
     } finally {
