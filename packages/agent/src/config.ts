@@ -102,7 +102,7 @@ const OPTIONS: readonly OptionSpec[] = [
   { flags: '--rescan-interval <duration>', description: 'safety rescan of the manifests dir for missed watch events (stats every file, reads only changed ones)', defaultValue: '60s' },
   { flags: '--max-manifest-file-bytes <size>', description: 'largest manifest file read; larger ones are reported and not read (8MiB holds a 12k-resource cluster in one file)', defaultValue: '8MiB' },
   { flags: '--max-manifests-bytes <size>', description: 'largest total of the manifests dir; files past it (in path order) are reported and not read', defaultValue: '64MiB' },
-  { flags: '--follow-external-symlinks', description: 'follow symlinks in the manifests dir that lead outside it (default: reported, not followed)' },
+  { flags: '--follow-external-symlinks [bool]', description: 'follow symlinks in the manifests dir that lead outside it (true|false; default false: reported, not followed)' },
   { flags: '--health-port <port>', description: 'port of /healthz, /readyz, /status (relay state, input problems by file; never file contents), /metrics (0 = random)', defaultValue: '9977' },
   { flags: '--health-host <host>', description: 'address the health port listens on (kubelet probes and Prometheus need the pod IP)', defaultValue: '0.0.0.0' },
   { flags: '--heartbeat-interval <duration>', description: 'heartbeat period on both relay streams', defaultValue: '5s' },
@@ -205,7 +205,7 @@ export function validateAgentOptions(values: OptionValues, fieldName: FieldNamer
     rescanIntervalMs: field('rescanInterval', 'rescan-interval', (raw) => parseDuration(raw, 10), 60_000),
     maxManifestFileBytes: field('maxManifestFileBytes', 'max-manifest-file-bytes', parseByteSize, DEFAULT_MAX_FILE_BYTES),
     maxManifestsBytes: field('maxManifestsBytes', 'max-manifests-bytes', parseByteSize, DEFAULT_MAX_TOTAL_BYTES),
-    followExternalSymlinks: values['followExternalSymlinks'] === true || values['followExternalSymlinks'] === 'true',
+    followExternalSymlinks: values['followExternalSymlinks'] === true || field('followExternalSymlinks', 'follow-external-symlinks', parseBoolean, false),
     healthPort: field('healthPort', 'health-port', (raw) => parseWholeNumber(raw, 0, 65_535), 9977),
     healthHost: field('healthHost', 'health-host', parseListenHost, '0.0.0.0'),
     heartbeatIntervalMs: field('heartbeatInterval', 'heartbeat-interval', (raw) => parseDuration(raw, 10), 5_000),
@@ -335,6 +335,13 @@ export function parseAddressList(raw: string): Parsed<string[]> {
     }
   }
   return { value: entries };
+}
+
+/** "true" | "false" (so that MESHRELAY_AGENT_FOLLOW_EXTERNAL_SYMLINKS=false means false). */
+function parseBoolean(raw: string): Parsed<boolean> {
+  const value = raw.trim().toLowerCase();
+  if (value === 'true' || value === 'false') return { value: value === 'true' };
+  return { error: `"${raw}" is not true or false` };
 }
 
 /** An IP address (v4 or v6, no brackets) or a host name to listen on. */

@@ -143,3 +143,15 @@ test('given a listener host that is neither an IP nor a host name, when parsed, 
   assert.match(err.message, /--health-host: "not a host" is not an IP address or host name to listen on/);
   assert.match(err.message, /--access-log-host: "\[::1\]" is not an IP address or host name to listen on/);
 });
+
+test('given MESHRELAY_AGENT_FOLLOW_EXTERNAL_SYMLINKS=false, when parsed, then external symlinks stay refused, and a non-boolean is an error', (t) => {
+  t.after(() => {
+    delete process.env['MESHRELAY_AGENT_FOLLOW_EXTERNAL_SYMLINKS'];
+  });
+  process.env['MESHRELAY_AGENT_FOLLOW_EXTERNAL_SYMLINKS'] = 'false';
+  assert.equal(parseAgentConfig(REQUIRED).followExternalSymlinks, false);
+  process.env['MESHRELAY_AGENT_FOLLOW_EXTERNAL_SYMLINKS'] = 'true';
+  assert.equal(parseAgentConfig(REQUIRED).followExternalSymlinks, true);
+  process.env['MESHRELAY_AGENT_FOLLOW_EXTERNAL_SYMLINKS'] = 'yes please';
+  assert.match(configError(REQUIRED).message, /--follow-external-symlinks \(from MESHRELAY_AGENT_FOLLOW_EXTERNAL_SYMLINKS\): "yes please" is not true or false/);
+});
