@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { buildInputSnapshot } from '@meshrelay/api';
@@ -115,4 +115,26 @@ test('given random edit sequences, when each is synced incrementally, then only 
       assert.deepEqual(provider.problems, fresh.problems, `seed ${seed} step ${step}: problems differ`);
     }
   }
+});
+
+test('given a ConfigMap-like layout, when its ..data link is swapped to a new version, then the change is published from the watch, re-reading only the links that moved', async (t) => {
+  const dir = await tempDir(t);
+  const version = async (name: string, port: number): Promise<void> => {
+    await mkdir(path.join(dir, name));
+    await writeFile(path.join(dir, name, 'a.yaml'), serviceYaml('a', port));
+    await writeFile(path.join(dir, name, 'b.yaml'), serviceYaml('b'));
+  };
+  await version('..v1', 9080);
+  await symlink('..v1', path.join(dir, '..data'));
+  for (const file of ['a.yaml', 'b.yaml']) await symlink(path.join('..data', file), path.join(dir, file));
+  const provider = await startProvider(t, dir);
+  await version('..v2', 9090);
+  // As the kubelet does: a new link, renamed over ..data in one step.
+  await symlink('..v2', path.join(dir, '..data_tmp'));
+  await rename(path.join(dir, '..data_tmp'), path.join(dir, '..data'));
+  await waitFor(() => provider.current?.generation === 2, { timeoutMs: 5000 });
+  const a = provider.current?.resources.find((r) => r.metadata.name === 'a');
+  assert.equal((a?.spec as { ports: Array<{ port: number }> }).ports[0]?.port, 9090);
+  // Both links now lead to new inodes, so both are read again; nothing else is.
+  assert.equal(provider.filesRead, 4);
 });
