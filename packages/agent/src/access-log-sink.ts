@@ -94,7 +94,7 @@ export class AccessLogSink {
     this.#port = await new Promise<number>((resolve, reject) => {
       this.#server.bindAsync(address, ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port)));
     }).catch((err: unknown) => {
-      throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `--access-log-port: cannot listen on ${address}: ${(err as Error).message}`, { cause: err });
+      throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `--access-log-host/--access-log-port: cannot listen on ${address}: ${(err as Error).message}`, { cause: err });
     });
     this.#opts.logger.info({ port: this.#port }, 'access-log sink listening');
   }

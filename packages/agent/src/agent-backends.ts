@@ -1,12 +1,12 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { MeshrelayError } from '@meshrelay/api';
-import { loadKubeConfig } from '@meshrelay/kube';
 import { validateInputResource } from '@meshrelay/translator';
 import type { AgentConfig } from './config.ts';
 import { FileCredentialStore, type CredentialStore } from './credential-store.ts';
 import type { DiscoveryProvider } from './discovery-provider.ts';
 import { FileDiscoveryProvider } from './file-provider.ts';
+import { kubeSupport } from './kube-modules.ts';
 import { KubernetesOutputApplier } from './kubernetes-applier.ts';
 import { KubernetesDiscoveryProvider } from './kubernetes-provider.ts';
 import { KubernetesSecretCredentialStore } from './kubernetes-secret-credential-store.ts';
@@ -35,7 +35,7 @@ export function createAgentBackends(config: AgentConfig, logger: Logger, epoch?:
   const apply = config.apply ?? discovery;
   let kubeConfig: KubeConfig | undefined;
   const kube = (): KubeConfig =>
-    (kubeConfig ??= loadKubeConfig({
+    (kubeConfig ??= kubeSupport().loadKubeConfig({
       ...(config.kubeconfig !== undefined ? { kubeconfig: config.kubeconfig } : {}),
       ...(config.kubeContext !== undefined ? { context: config.kubeContext } : {}),
     }));
@@ -57,6 +57,11 @@ export function createAgentBackends(config: AgentConfig, logger: Logger, epoch?:
           logger,
           debounceMs: config.debounceMs,
           rescanIntervalMs: config.rescanIntervalMs,
+          limits: {
+            ...(config.maxManifestFileBytes !== undefined ? { maxFileBytes: config.maxManifestFileBytes } : {}),
+            ...(config.maxManifestsBytes !== undefined ? { maxTotalBytes: config.maxManifestsBytes } : {}),
+            followExternalSymlinks: config.followExternalSymlinks === true,
+          },
           ...(epoch !== undefined ? { epoch } : {}),
         });
   const applier: OutputApplier =

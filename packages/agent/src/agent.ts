@@ -23,6 +23,7 @@ export interface AgentTuning {
   readonly renewCheckIntervalMs?: number;
   readonly epoch?: string;
   readonly defaultMetrics?: boolean;
+  /** Overrides both --health-host and --access-log-host. */
   readonly healthHost?: string;
 }
 
@@ -89,13 +90,13 @@ export class Agent {
     });
     this.#health = new HealthServer({
       port: config.healthPort,
-      ...(tuning.healthHost !== undefined ? { host: tuning.healthHost } : {}),
+      host: tuning.healthHost ?? config.healthHost ?? '0.0.0.0',
       status: () => this.status(),
       registry: this.#metrics.registry,
     });
     this.#accessLog = new AccessLogSink({
       port: config.accessLogPort,
-      ...(tuning.healthHost !== undefined ? { host: tuning.healthHost } : {}),
+      host: tuning.healthHost ?? config.accessLogHost ?? '0.0.0.0',
       registry: this.#metrics.registry,
       logger,
     });

@@ -1,6 +1,8 @@
+import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { Command, Option } from 'commander';
 import { DNS_LABEL, MeshrelayError, isValidClusterName } from '@meshrelay/api';
+import { DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TOTAL_BYTES } from './manifest-reader.ts';
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -39,13 +41,23 @@ export interface AgentConfig {
   readonly credentialsNamespace: string;
   readonly debounceMs: number;
   readonly rescanIntervalMs: number;
+  /** File provider: largest manifest file read (default 8 MiB). */
+  readonly maxManifestFileBytes?: number;
+  /** File provider: largest total size of the manifests dir read (default 64 MiB). */
+  readonly maxManifestsBytes?: number;
+  /** File provider: follow symlinks that lead outside the manifests dir (default false). */
+  readonly followExternalSymlinks?: boolean;
   readonly healthPort: number;
+  /** Address the health/metrics server listens on (default 0.0.0.0: kubelet probes and Prometheus come from outside the pod). */
+  readonly healthHost?: string;
   readonly heartbeatIntervalMs: number;
   readonly heartbeatTimeoutMs: number;
   readonly logLevel: LogLevel;
   readonly maxSnapshotBytes: number;
   /** Port of the Envoy access-log sink (gRPC AccessLogService) every replica serves. */
   readonly accessLogPort: number;
+  /** Address the access-log sink listens on (default 0.0.0.0: the cluster's sidecars send to it over the pod network). */
+  readonly accessLogHost?: string;
   /** How replicas of one cluster pick the one that relays: not at all (`none`), a lease file, or a Kubernetes Lease. */
   readonly leaderElection: LeaderElectionMode;
   /** Required with `--leader-election file`; every replica of the cluster names the same file. */
@@ -87,13 +99,18 @@ const OPTIONS: readonly OptionSpec[] = [
   { flags: '--credentials-secret <name>', description: 'Secret holding the client key and certificate instead of the state dir (kubeconfig as --kubeconfig; default: none)' },
   { flags: '--credentials-namespace <namespace>', description: 'namespace of --credentials-secret', defaultValue: 'gloo-mesh' },
   { flags: '--debounce-ms <ms>', description: 'quiet time before changes become a new snapshot', defaultValue: '100' },
-  { flags: '--rescan-interval <duration>', description: 'periodic full rescan of the manifests dir (fallback for missed watch events)', defaultValue: '5s' },
-  { flags: '--health-port <port>', description: 'port of /healthz, /readyz, /status, /metrics (0 = random)', defaultValue: '9977' },
+  { flags: '--rescan-interval <duration>', description: 'safety rescan of the manifests dir for missed watch events (stats every file, reads only changed ones)', defaultValue: '60s' },
+  { flags: '--max-manifest-file-bytes <size>', description: 'largest manifest file read; larger ones are reported and not read (8MiB holds a 12k-resource cluster in one file)', defaultValue: '8MiB' },
+  { flags: '--max-manifests-bytes <size>', description: 'largest total of the manifests dir; files past it (in path order) are reported and not read', defaultValue: '64MiB' },
+  { flags: '--follow-external-symlinks [bool]', description: 'follow symlinks in the manifests dir that lead outside it (true|false; default false: reported, not followed)' },
+  { flags: '--health-port <port>', description: 'port of /healthz, /readyz, /status (relay state, input problems by file; never file contents), /metrics (0 = random)', defaultValue: '9977' },
+  { flags: '--health-host <host>', description: 'address the health port listens on (kubelet probes and Prometheus need the pod IP)', defaultValue: '0.0.0.0' },
   { flags: '--heartbeat-interval <duration>', description: 'heartbeat period on both relay streams', defaultValue: '5s' },
   { flags: '--heartbeat-timeout <duration>', description: 'reconnect when nothing arrived from the server for this long', defaultValue: '15s' },
   { flags: '--log-level <level>', description: `log level (${LOG_LEVELS.join('|')})`, defaultValue: 'info' },
   { flags: '--max-snapshot-bytes <size>', description: 'largest snapshot sent or accepted (bytes; KiB/MiB/GiB suffixes allowed)', defaultValue: '16MiB' },
-  { flags: '--access-log-port <port>', description: 'port of the Envoy gRPC access-log sink served by every replica (0 = random)', defaultValue: '9978' },
+  { flags: '--access-log-port <port>', description: 'port of the Envoy gRPC access-log sink served by every replica: plaintext, takes access logs and only counts them into /metrics (0 = random)', defaultValue: '9978' },
+  { flags: '--access-log-host <host>', description: "address the access-log sink listens on (the cluster's sidecars reach it over the pod network; 127.0.0.1 when none send to it)", defaultValue: '0.0.0.0' },
   { flags: '--leader-election <mode>', description: `how replicas elect the one that relays (${LEADER_ELECTION_MODES.join('|')})`, defaultValue: 'none' },
   { flags: '--lease-file <path>', description: 'lease file shared by the replicas (required with --leader-election file)' },
   { flags: '--lease-name <name>', description: 'name of the coordination.k8s.io Lease (default: meshrelay-agent-<cluster>)' },
@@ -132,11 +149,14 @@ export function buildAgentCommand(): Command {
 export function parseAgentConfig(argv: readonly string[]): AgentConfig {
   const program = buildAgentCommand();
   program.parse([...argv], { from: 'user' });
-  const values = program.opts<Record<string, string | undefined>>();
+  const values = program.opts<Record<string, string | boolean | undefined>>();
   const fieldName = (key: string, flag: string): string =>
     program.getOptionValueSource(key) === 'env' ? `--${flag} (from ${envName(`--${flag}`)})` : `--${flag}`;
   return validateAgentOptions(values, fieldName);
 }
+
+/** Raw option values by commander's camelCase key: text, or true for a switch such as --follow-external-symlinks. */
+export type OptionValues = Readonly<Record<string, string | boolean | undefined>>;
 
 type FieldNamer = (key: string, flag: string) => string;
 
@@ -148,11 +168,11 @@ export type Parsed<T> = { readonly value: T } | { readonly error: string };
  * Collects every problem into one MESHRELAY_ERR_INVALID_CONFIG whose message
  * names each bad field, e.g. `--server-address: "x" is not host:port`.
  */
-export function validateAgentOptions(values: Readonly<Record<string, string | undefined>>, fieldName: FieldNamer = (_k, flag) => `--${flag}`): AgentConfig {
+export function validateAgentOptions(values: OptionValues, fieldName: FieldNamer = (_k, flag) => `--${flag}`): AgentConfig {
   const problems: string[] = [];
   const field = <T>(key: string, flag: string, parse: (raw: string) => Parsed<T>, fallback: T): T => {
     const raw = values[key];
-    if (raw === undefined) return fallback;
+    if (raw === undefined || typeof raw === 'boolean') return fallback;
     const parsed = parse(raw);
     if ('error' in parsed) {
       problems.push(`${fieldName(key, flag)}: ${parsed.error}`);
@@ -161,7 +181,7 @@ export function validateAgentOptions(values: Readonly<Record<string, string | un
     return parsed.value;
   };
   const required = (key: string, flag: string): string => {
-    const raw = values[key]?.trim() ?? '';
+    const raw = text(values[key])?.trim() ?? '';
     if (raw === '') problems.push(`${fieldName(key, flag)} is required`);
     return raw;
   };
@@ -182,13 +202,18 @@ export function validateAgentOptions(values: Readonly<Record<string, string | un
     stateDir: required('stateDir', 'state-dir'),
     ...credentialsOptions(values, fieldName, problems),
     debounceMs: field('debounceMs', 'debounce-ms', (raw) => parseWholeNumber(raw, 0, 60_000), 100),
-    rescanIntervalMs: field('rescanInterval', 'rescan-interval', (raw) => parseDuration(raw, 10), 5_000),
+    rescanIntervalMs: field('rescanInterval', 'rescan-interval', (raw) => parseDuration(raw, 10), 60_000),
+    maxManifestFileBytes: field('maxManifestFileBytes', 'max-manifest-file-bytes', parseByteSize, DEFAULT_MAX_FILE_BYTES),
+    maxManifestsBytes: field('maxManifestsBytes', 'max-manifests-bytes', parseByteSize, DEFAULT_MAX_TOTAL_BYTES),
+    followExternalSymlinks: values['followExternalSymlinks'] === true || field('followExternalSymlinks', 'follow-external-symlinks', parseBoolean, false),
     healthPort: field('healthPort', 'health-port', (raw) => parseWholeNumber(raw, 0, 65_535), 9977),
+    healthHost: field('healthHost', 'health-host', parseListenHost, '0.0.0.0'),
     heartbeatIntervalMs: field('heartbeatInterval', 'heartbeat-interval', (raw) => parseDuration(raw, 10), 5_000),
     heartbeatTimeoutMs: field('heartbeatTimeout', 'heartbeat-timeout', (raw) => parseDuration(raw, 10), 15_000),
     logLevel: field('logLevel', 'log-level', parseLogLevel, 'info'),
     maxSnapshotBytes: field('maxSnapshotBytes', 'max-snapshot-bytes', parseByteSize, 16 * 1024 * 1024),
     accessLogPort: field('accessLogPort', 'access-log-port', (raw) => parseWholeNumber(raw, 0, 65_535), 9978),
+    accessLogHost: field('accessLogHost', 'access-log-host', parseListenHost, '0.0.0.0'),
     ...leaderElectionOptions(values, fieldName, problems, cluster),
   };
   if (config.accessLogPort !== 0 && config.accessLogPort === config.healthPort) {
@@ -202,7 +227,7 @@ export function validateAgentOptions(values: Readonly<Record<string, string | un
 }
 
 /** --discovery-provider, --apply and what each needs: the file backends their dirs, the kubernetes ones their kubeconfig. */
-function backendOptions(values: Readonly<Record<string, string | undefined>>, fieldName: FieldNamer, problems: string[]): Partial<AgentConfig> {
+function backendOptions(values: OptionValues, fieldName: FieldNamer, problems: string[]): Partial<AgentConfig> {
   const backend = (key: string, flag: string, fallback: Backend): Backend => {
     const raw = optionalText(values[key]);
     if (raw === undefined) return fallback;
@@ -218,7 +243,7 @@ function backendOptions(values: Readonly<Record<string, string | undefined>>, fi
   if (apply === 'file' && outputDir === undefined) problems.push(`${fieldName('outputDir', 'output-dir')} is required with --apply file`);
   const kubeconfig = optionalText(values['kubeconfig']);
   const kubeContext = optionalText(values['kubeContext']);
-  const watchNamespaces = [...new Set((values['watchNamespaces'] ?? '').split(',').map((s) => s.trim()).filter((s) => s !== ''))];
+  const watchNamespaces = [...new Set((text(values['watchNamespaces']) ?? '').split(',').map((s) => s.trim()).filter((s) => s !== ''))];
   for (const namespace of watchNamespaces) {
     if (!DNS_LABEL.test(namespace)) problems.push(`${fieldName('watchNamespaces', 'watch-namespaces')}: "${namespace}" is not a namespace name (DNS-1123 label)`);
   }
@@ -236,7 +261,7 @@ function backendOptions(values: Readonly<Record<string, string | undefined>>, fi
 const OBJECT_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 
 /** --credentials-secret (a DNS-1123 subdomain) and --credentials-namespace (a DNS-1123 label). */
-function credentialsOptions(values: Readonly<Record<string, string | undefined>>, fieldName: FieldNamer, problems: string[]): Pick<AgentConfig, 'credentialsSecret' | 'credentialsNamespace'> {
+function credentialsOptions(values: OptionValues, fieldName: FieldNamer, problems: string[]): Pick<AgentConfig, 'credentialsSecret' | 'credentialsNamespace'> {
   const credentialsSecret = optionalText(values['credentialsSecret']);
   if (credentialsSecret !== undefined && !OBJECT_NAME.test(credentialsSecret)) {
     problems.push(`${fieldName('credentialsSecret', 'credentials-secret')}: "${credentialsSecret}" is not an object name (DNS-1123 subdomain)`);
@@ -252,9 +277,9 @@ type LeaderElectionOptions = Pick<
 >;
 
 /** --leader-election and the lease it uses; timing must satisfy retry period < renew deadline < lease duration. */
-function leaderElectionOptions(values: Readonly<Record<string, string | undefined>>, fieldName: FieldNamer, problems: string[], cluster: string): LeaderElectionOptions {
+function leaderElectionOptions(values: OptionValues, fieldName: FieldNamer, problems: string[], cluster: string): LeaderElectionOptions {
   const duration = (key: string, flag: string, fallback: number): number => {
-    const parsed = parseDuration(values[key] ?? String(fallback), 100);
+    const parsed = parseDuration(text(values[key]) ?? String(fallback), 100);
     if ('value' in parsed) return parsed.value;
     problems.push(`${fieldName(key, flag)}: ${parsed.error}`);
     return fallback;
@@ -286,8 +311,12 @@ function leaderElectionOptions(values: Readonly<Record<string, string | undefine
   };
 }
 
-function optionalText(raw: string | undefined): string | undefined {
-  const trimmed = raw?.trim();
+function text(raw: string | boolean | undefined): string | undefined {
+  return typeof raw === 'string' ? raw : undefined;
+}
+
+function optionalText(raw: string | boolean | undefined): string | undefined {
+  const trimmed = text(raw)?.trim();
   return trimmed === undefined || trimmed === '' ? undefined : trimmed;
 }
 
@@ -306,6 +335,20 @@ export function parseAddressList(raw: string): Parsed<string[]> {
     }
   }
   return { value: entries };
+}
+
+/** "true" | "false" (so that MESHRELAY_AGENT_FOLLOW_EXTERNAL_SYMLINKS=false means false). */
+function parseBoolean(raw: string): Parsed<boolean> {
+  const value = raw.trim().toLowerCase();
+  if (value === 'true' || value === 'false') return { value: value === 'true' };
+  return { error: `"${raw}" is not true or false` };
+}
+
+/** An IP address (v4 or v6, no brackets) or a host name to listen on. */
+function parseListenHost(raw: string): Parsed<string> {
+  const host = raw.trim();
+  if (isIP(host) !== 0 || (host.length <= 253 && HOST.test(host) && !host.startsWith('['))) return { value: host };
+  return { error: `"${raw}" is not an IP address or host name to listen on` };
 }
 
 function parseWholeNumber(raw: string, min: number, max: number): Parsed<number> {

@@ -1,12 +1,15 @@
 import { watch, type FSWatcher } from 'node:fs';
-import { readFile, readdir, stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { MeshrelayError, buildInputSnapshot, formatResourceKey, resourceKey, type InputSnapshot, type Resource } from '@meshrelay/api';
+import { MeshrelayError, type InputSnapshot } from '@meshrelay/api';
 import type { DiscoveryProvider } from './discovery-provider.ts';
-import { compareInputProblems, formatInputProblem, type InputProblem } from './input-problem.ts';
-import { parseManifest, type ManifestEntry, type ParsedManifest, type ResourceValidator } from './manifest-parser.ts';
+import { formatInputProblem, type InputProblem } from './input-problem.ts';
+import type { ResourceValidator } from './manifest-parser.ts';
+import { DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TOTAL_BYTES, isManifestPath, type ManifestLimits } from './manifest-reader.ts';
+import { assembleInputSnapshot } from './manifest-snapshot.ts';
+import { ManifestSet } from './manifest-set.ts';
 
 export interface FileProviderOptions {
   readonly cluster: string;
@@ -15,29 +18,33 @@ export interface FileProviderOptions {
   readonly logger: Logger;
   /** Quiet time after the last change before a new snapshot is built (default 100 ms). */
   readonly debounceMs?: number;
-  /** Full rescan period, the fallback for watch events the platform drops (default 5 s). */
+  /** Safety rescan period: stats every file (reads only changed ones), for watch events the platform drops (default 60 s). */
   readonly rescanIntervalMs?: number;
   /** Follow changes with fs.watch (default true); without it only the periodic rescan notices changes. */
   readonly watch?: boolean;
   /** Random per process start unless given. */
   readonly epoch?: string;
+  /** Size and symlink limits (defaults: DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TOTAL_BYTES, no external symlinks). */
+  readonly limits?: Partial<ManifestLimits>;
 }
-
-const MANIFEST_FILE = /\.(ya?ml|json)$/i;
 
 /**
  * The `file` discovery provider: a directory of YAML/JSON manifests becomes the
- * cluster's input snapshot. Follows changes with a recursive fs.watch plus a
- * periodic rescan, debounced; identical content never makes a new generation.
- * Dot-files and dot-directories are skipped, symlinked files are followed (the
- * layout of a mounted Kubernetes ConfigMap).
+ * cluster's input snapshot. Follows changes with a recursive fs.watch (an event
+ * naming a manifest stats and reads just that file) plus a slow safety rescan
+ * that compares stats and reads only what changed; debounced; identical content
+ * never makes a new generation. Snapshots are assembled from per-file results
+ * and per-resource encodings, so an edit re-parses and re-encodes only its file.
+ * Dot-files and dot-directories are skipped; symlinked files are followed while
+ * they stay inside the dir (the layout of a mounted Kubernetes ConfigMap).
  */
 export class FileDiscoveryProvider implements DiscoveryProvider {
   readonly #opts: FileProviderOptions;
   readonly #root: string;
   readonly #epoch: string;
+  readonly #limits: ManifestLimits;
   readonly #listeners = new Set<(snapshot: InputSnapshot) => void>();
-  readonly #cache = new Map<string, { text: string; parsed: ParsedManifest }>();
+  #set: ManifestSet | undefined;
   #current: InputSnapshot | undefined;
   #problems: readonly InputProblem[] = [];
   #watcher: FSWatcher | undefined;
@@ -45,13 +52,19 @@ export class FileDiscoveryProvider implements DiscoveryProvider {
   #debounceTimer: NodeJS.Timeout | undefined;
   #firstPendingChange = 0;
   #scanning: Promise<void> | undefined;
-  #rescanRequested = false;
+  #pendingAll = false;
+  readonly #pendingPaths = new Set<string>();
   #stopped = false;
 
   constructor(options: FileProviderOptions) {
     this.#opts = options;
     this.#root = path.resolve(options.manifestsDir);
     this.#epoch = options.epoch ?? randomUUID();
+    this.#limits = {
+      maxFileBytes: options.limits?.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
+      maxTotalBytes: options.limits?.maxTotalBytes ?? DEFAULT_MAX_TOTAL_BYTES,
+      followExternalSymlinks: options.limits?.followExternalSymlinks ?? false,
+    };
   }
 
   get epoch(): string {
@@ -66,6 +79,11 @@ export class FileDiscoveryProvider implements DiscoveryProvider {
     return this.#problems;
   }
 
+  /** Manifest files read (and parsed) since start; unchanged files are never read again. */
+  get filesRead(): number {
+    return this.#set?.reads ?? 0;
+  }
+
   onSnapshot(listener: (snapshot: InputSnapshot) => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
@@ -76,9 +94,10 @@ export class FileDiscoveryProvider implements DiscoveryProvider {
     if (!info?.isDirectory()) {
       throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `--manifests-dir: ${this.#root} is not a readable directory`);
     }
+    this.#set = new ManifestSet({ root: this.#root, realRoot: await realpath(this.#root), validate: this.#opts.validate, limits: this.#limits });
     await this.rescan();
     this.#startWatching();
-    this.#rescanTimer = setInterval(() => this.#requestScan(0), this.#opts.rescanIntervalMs ?? 5_000);
+    this.#rescanTimer = setInterval(() => this.#requestScan(0, undefined), this.#opts.rescanIntervalMs ?? 60_000);
   }
 
   async stop(): Promise<void> {
@@ -90,17 +109,25 @@ export class FileDiscoveryProvider implements DiscoveryProvider {
     await this.#scanning;
   }
 
-  /** Reads the whole directory now (serialized with any scan in progress) and publishes a snapshot if content changed. */
+  /** Stats the whole directory now (serialized with any scan in progress), reads what changed and publishes a snapshot if content changed. */
   async rescan(): Promise<void> {
-    if (this.#scanning) {
-      this.#rescanRequested = true;
-      return this.#scanning;
-    }
-    this.#scanning = (async () => {
-      do {
-        this.#rescanRequested = false;
-        await this.#scanOnce();
-      } while (this.#rescanRequested && !this.#stopped);
+    this.#pendingAll = true;
+    return this.#drain();
+  }
+
+  #drain(): Promise<void> {
+    this.#scanning ??= (async () => {
+      while (!this.#stopped && (this.#pendingAll || this.#pendingPaths.size > 0)) {
+        const all = this.#pendingAll;
+        const paths = [...this.#pendingPaths];
+        this.#pendingAll = false;
+        this.#pendingPaths.clear();
+        try {
+          await this.#sync(all ? 'all' : paths);
+        } catch (err) {
+          this.#opts.logger.error({ err, dir: this.#root }, 'manifest scan failed; keeping the previous snapshot');
+        }
+      }
     })().finally(() => {
       this.#scanning = undefined;
     });
@@ -110,20 +137,29 @@ export class FileDiscoveryProvider implements DiscoveryProvider {
   #startWatching(): void {
     if (this.#watcher || this.#stopped || this.#opts.watch === false) return;
     try {
-      this.#watcher = watch(this.#root, { recursive: true, persistent: false }, () => this.#requestScan(this.#opts.debounceMs ?? 100));
+      this.#watcher = watch(this.#root, { recursive: true, persistent: false }, (_event, filename) => this.#requestScan(this.#opts.debounceMs ?? 100, filename));
       this.#watcher.on('error', (err) => {
         this.#opts.logger.warn({ err, dir: this.#root }, 'manifest watch failed; relying on periodic rescan');
         this.#watcher?.close();
         this.#watcher = undefined;
+        this.#requestScan(0, undefined);
       });
     } catch (err) {
       this.#opts.logger.warn({ err, dir: this.#root }, 'cannot watch the manifests dir; relying on periodic rescan');
     }
   }
 
-  /** Trailing debounce with a ceiling, so a directory that never stops changing still publishes. */
-  #requestScan(debounceMs: number): void {
+  /**
+   * Queues a path named by a watch event (a manifest: stat just it; anything
+   * else, e.g. a directory or a ConfigMap's `..data` swap: stat everything)
+   * and schedules a scan: trailing debounce with a ceiling, so a directory that
+   * never stops changing still publishes.
+   */
+  #requestScan(debounceMs: number, filename: string | null | undefined): void {
     if (this.#stopped) return;
+    const rel = typeof filename === 'string' ? filename.split(path.sep).join('/') : undefined;
+    if (rel !== undefined && isManifestPath(rel)) this.#pendingPaths.add(rel);
+    else this.#pendingAll = true;
     const now = Date.now();
     if (this.#debounceTimer === undefined) this.#firstPendingChange = now;
     clearTimeout(this.#debounceTimer);
@@ -132,50 +168,34 @@ export class FileDiscoveryProvider implements DiscoveryProvider {
     this.#debounceTimer = setTimeout(() => {
       this.#debounceTimer = undefined;
       this.#startWatching();
-      this.rescan().catch((err: unknown) => this.#opts.logger.error({ err }, 'manifest scan failed'));
+      void this.#drain();
     }, delay);
   }
 
-  async #scanOnce(): Promise<void> {
-    let files: string[];
+  async #sync(request: 'all' | readonly string[]): Promise<void> {
+    const set = this.#set;
+    if (!set) return;
+    let changed: boolean;
     try {
-      files = await listManifestFiles(this.#root);
+      changed = (request === 'all' ? await set.syncAll() : await set.syncPaths(request)).changed;
     } catch (err) {
       // Keep the previous snapshot: a vanished directory is not evidence that the resources are gone.
-      this.#setProblems([{ file: '.', document: -1, path: '', message: `cannot list the manifests dir: ${(err as Error).message}` }]);
+      this.#setProblems([{ file: '.', document: -1, path: '', message: `cannot list the manifests dir (${(err as NodeJS.ErrnoException).code ?? 'error'})` }]);
       return;
     }
-    const parsed = await Promise.all(files.map((file) => this.#parseFile(file)));
-    const { resources, problems } = mergeManifests(parsed.filter((p): p is ParsedManifest => p !== undefined));
+    if (!changed && this.#current) return;
+    const { entries, problems } = set.merged();
     this.#setProblems(problems);
-    this.#publishIfChanged(resources);
+    this.#publishIfChanged(entries);
   }
 
-  async #parseFile(file: string): Promise<ParsedManifest | undefined> {
-    let text: string;
-    try {
-      text = await readFile(path.join(this.#root, file), 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
-        this.#cache.delete(file);
-        return undefined;
-      }
-      return { entries: [], problems: [{ file, document: -1, path: '', message: `cannot read: ${(err as Error).message}` }] };
-    }
-    const cached = this.#cache.get(file);
-    if (cached?.text === text) return cached.parsed;
-    const parsed = parseManifest(file, text, this.#opts.validate);
-    this.#cache.set(file, { text, parsed });
-    return parsed;
-  }
-
-  #publishIfChanged(resources: readonly Resource[]): void {
+  #publishIfChanged(entries: Parameters<typeof assembleInputSnapshot>[0]['entries']): void {
     const generation = (this.#current?.generation ?? 0) + 1;
-    const snapshot = buildInputSnapshot({ cluster: this.#opts.cluster, epoch: this.#epoch, generation, resources });
+    const snapshot = assembleInputSnapshot({ cluster: this.#opts.cluster, epoch: this.#epoch, generation, entries });
     if (snapshot.hash === this.#current?.hash) return;
     this.#current = snapshot;
     this.#opts.logger.info(
-      { cluster: snapshot.cluster, generation, hash: snapshot.hash, resources: resources.length, problems: this.#problems.length },
+      { cluster: snapshot.cluster, generation, hash: snapshot.hash, resources: snapshot.resources.length, problems: this.#problems.length },
       'input snapshot built',
     );
     for (const listener of this.#listeners) listener(snapshot);
@@ -188,44 +208,4 @@ export class FileDiscoveryProvider implements DiscoveryProvider {
     }
     this.#problems = problems;
   }
-}
-
-/** Relative '/'-separated paths of manifest files under root, sorted; dot-entries skipped, symlinks followed. */
-export async function listManifestFiles(root: string): Promise<string[]> {
-  const entries = await readdir(root, { recursive: true, withFileTypes: true });
-  const files: string[] = [];
-  for (const entry of entries) {
-    const rel = path.relative(root, path.join(entry.parentPath, entry.name)).split(path.sep).join('/');
-    if (rel.split('/').some((segment) => segment.startsWith('.')) || !MANIFEST_FILE.test(entry.name)) continue;
-    if (entry.isFile() || (entry.isSymbolicLink() && (await stat(path.join(root, rel)).catch(() => undefined))?.isFile())) files.push(rel);
-  }
-  return files.sort();
-}
-
-/**
- * Joins per-file results, given in sorted file order. When two documents define
- * the same resource the first (by file path, then document index) wins and the
- * other is reported.
- */
-export function mergeManifests(parsed: readonly ParsedManifest[]): { resources: Resource[]; problems: InputProblem[] } {
-  const seen = new Map<string, ManifestEntry>();
-  const problems: InputProblem[] = [];
-  for (const manifest of parsed) {
-    problems.push(...manifest.problems);
-    for (const entry of manifest.entries) {
-      const key = formatResourceKey(resourceKey(entry.resource));
-      const first = seen.get(key);
-      if (first) {
-        problems.push({
-          file: entry.file,
-          document: entry.document,
-          path: 'metadata.name',
-          message: `duplicate ${key}: already defined in ${first.file} document ${first.document}`,
-        });
-      } else {
-        seen.set(key, entry);
-      }
-    }
-  }
-  return { resources: [...seen.values()].map((e) => e.resource), problems: problems.sort(compareInputProblems) };
 }

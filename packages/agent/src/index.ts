@@ -23,7 +23,9 @@ export {
 export { FileCredentialStore, needsRenewal, type ClientCredentials, type CredentialStore, type FileCredentialStoreOptions } from './credential-store.ts';
 export { KubernetesSecretCredentialStore, type KubernetesSecretCredentialStoreOptions } from './kubernetes-secret-credential-store.ts';
 export type { DiscoveryProvider } from './discovery-provider.ts';
-export { FileDiscoveryProvider, listManifestFiles, mergeManifests, type FileProviderOptions } from './file-provider.ts';
+export { FileDiscoveryProvider, type FileProviderOptions } from './file-provider.ts';
+export { DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TOTAL_BYTES, listManifestFiles, type ManifestLimits } from './manifest-reader.ts';
+export { assembleInputSnapshot, mergeManifests } from './manifest-snapshot.ts';
 export { HealthServer, type AgentStatus, type HealthServerOptions, type LeadershipStatus } from './health-server.ts';
 export { LeaderDuties, type LeaderDutiesOptions } from './leader-duties.ts';
 export { createAgentElector } from './leader-election.ts';

@@ -9,8 +9,19 @@ export interface FieldProblem {
   readonly message: string;
 }
 
-/** What one discovered object becomes: a resource ready for a snapshot, or why it cannot be one. */
-export type InputConversion = { readonly resource: Resource } | { readonly problems: readonly FieldProblem[] };
+/**
+ * What one discovered object becomes: a resource ready for a snapshot with its
+ * canonical encoding (what the snapshot's encoding and hash are assembled
+ * from), or why it cannot be one.
+ */
+export type InputConversion = { readonly resource: Resource; readonly encoding: string } | { readonly problems: readonly FieldProblem[] };
+
+/**
+ * Deepest nesting of objects and arrays accepted in one object. Kubernetes
+ * objects stay far below it; deeper values would overflow the recursive
+ * encoders and validators on this and the server's side.
+ */
+export const MAX_OBJECT_DEPTH = 64;
 
 /**
  * Turns one discovered object (a manifest document or an API server object) into
@@ -22,6 +33,7 @@ export type InputConversion = { readonly resource: Resource } | { readonly probl
  * `items[3].` for a List item). Never throws.
  */
 export function toInputResource(value: unknown, validate: ResourceValidator, pathPrefix = ''): InputConversion {
+  if (nestingExceeds(value, MAX_OBJECT_DEPTH)) return { problems: [{ path: pathPrefix.replace(/\.$/, ''), message: `nests objects and arrays deeper than ${MAX_OBJECT_DEPTH} levels` }] };
   const shape = checkShape(value);
   if (shape.length > 0) return { problems: shape.map((p) => ({ path: pathPrefix + p.path, message: p.message })) };
   const raw = value as Resource;
@@ -30,15 +42,28 @@ export function toInputResource(value: unknown, validate: ResourceValidator, pat
   const withNamespace =
     kindRef?.namespaced === true && (raw.metadata.namespace ?? '') === '' ? { ...raw, metadata: { ...raw.metadata, namespace: 'default' } } : raw;
   let resource: Resource;
+  let encoding: string;
   try {
     resource = normalizeResource(withNamespace);
-    canonicalJson(resource);
+    encoding = canonicalJson(resource);
   } catch (err) {
     return { problems: [{ path: pathPrefix.replace(/\.$/, ''), message: (err as Error).message }] };
   }
   const problems = validate(resource);
   if (problems.length > 0) return { problems: problems.map((p) => ({ path: pathPrefix + p.path, message: p.message })) };
-  return { resource };
+  return { resource, encoding };
+}
+
+/** Whether `value` nests objects/arrays deeper than `limit` (iterative, so any depth is safe to check). */
+function nestingExceeds(value: unknown, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop() as [unknown, number];
+    if (item === null || typeof item !== 'object') continue;
+    if (depth > limit) return true;
+    for (const member of Object.values(item)) if (member !== null && typeof member === 'object') stack.push([member, depth + 1]);
+  }
+  return false;
 }
 
 function checkShape(value: unknown): FieldProblem[] {

@@ -1,7 +1,7 @@
-import http from 'node:http';
-import https from 'node:https';
+import type { RequestOptions } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { MeshrelayError, isRecord, type ErrorCode } from '@meshrelay/api';
+import { http, https } from './node-http.ts';
 
 /** One Kubernetes API call. `body` is sent as JSON (valid YAML too, so also for apply patches). */
 export interface KubeRequest {
@@ -73,7 +73,7 @@ export class KubeHttpClient {
     if (!cluster) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', 'the kubeconfig has no current cluster');
     const url = new URL(cluster.server.replace(/\/+$/, '') + req.path);
     for (const [key, value] of Object.entries(req.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value));
-    const options: https.RequestOptions = { method: req.method };
+    const options: RequestOptions = { method: req.method };
     await this.#kc.applyToHTTPSOptions(options);
     const headers: Record<string, string> = { Accept: 'application/json' };
     for (const [key, value] of Object.entries(options.headers ?? {})) if (typeof value === 'string') headers[key] = value;

@@ -1,10 +1,11 @@
-import { makeInformer, type Informer, type KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import type { Informer, KubeConfig, KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { isRecord } from '@meshrelay/api';
 import { Backoff, type BackoffOptions } from './backoff.ts';
 import type { InputProblem } from './input-problem.ts';
 import { collectionPath, type KubeKind } from './kube-kinds.ts';
 import { statusCodeOf, type KubeHttpClient } from './kube-http.ts';
+import { kubeClient } from './kube-modules.ts';
 
 /**
  * pending: never listed yet · synced: listed and watching · failing: listed
@@ -131,7 +132,7 @@ export class KindWatch {
   }
 
   #makeInformer(): ObjectInformer {
-    const informer: ObjectInformer = makeInformer(this.#opts.kubeConfig, this.#path, () => this.#list(informer));
+    const informer: ObjectInformer = kubeClient().makeInformer(this.#opts.kubeConfig, this.#path, () => this.#list(informer));
     const changed = (phase: 'set' | 'delete') => (obj: KubernetesObject) => {
       if (informer !== this.#informer) return;
       if (phase === 'set') this.#objects.set(objectKey(obj), obj);

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
-import { createFileLeaderElector, createKubernetesLeaderElector, loadKubeConfig, type LeaderElector } from '@meshrelay/kube';
+import type { LeaderElector } from '@meshrelay/kube';
 import type { AgentConfig } from './config.ts';
+import { kubeSupport } from './kube-modules.ts';
 
 /**
  * The elector the config asks for: undefined for `--leader-election none`, a
@@ -19,8 +20,9 @@ export function createAgentElector(config: AgentConfig, logger: Logger): LeaderE
     case 'none':
       return undefined;
     case 'file':
-      return createFileLeaderElector({ ...timing, path: config.leaseFile ?? '' });
+      return kubeSupport().createFileLeaderElector({ ...timing, path: config.leaseFile ?? '' });
     case 'kubernetes': {
+      const { loadKubeConfig, createKubernetesLeaderElector } = kubeSupport();
       const kubeConfig = loadKubeConfig({
         ...(config.kubeconfig !== undefined ? { kubeconfig: config.kubeconfig } : {}),
         ...(config.kubeContext !== undefined ? { context: config.kubeContext } : {}),

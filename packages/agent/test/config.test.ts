@@ -31,13 +31,18 @@ test('given only the required flags, when parsed, then every default applies', (
       stateDir: '/s',
       credentialsNamespace: 'gloo-mesh',
       debounceMs: 100,
-      rescanIntervalMs: 5000,
+      rescanIntervalMs: 60_000,
+      maxManifestFileBytes: 8 * 1024 * 1024,
+      maxManifestsBytes: 64 * 1024 * 1024,
+      followExternalSymlinks: false,
       healthPort: 9977,
+      healthHost: '0.0.0.0',
       heartbeatIntervalMs: 5000,
       heartbeatTimeoutMs: 15000,
       logLevel: 'info',
       maxSnapshotBytes: 16 * 1024 * 1024,
       accessLogPort: 9978,
+      accessLogHost: '0.0.0.0',
       leaderElection: 'none',
       leaseName: 'meshrelay-agent-east',
       leaseNamespace: 'gloo-mesh',
@@ -115,4 +120,38 @@ test('given the command, when help is rendered, then every option shows its vari
   assert.match(help, /MESHRELAY_AGENT_CLUSTER/);
   assert.match(help, /default: "localhost:9900"/);
   assert.match(help, /default: "16MiB"/);
+});
+
+test('given listener hosts, manifest limits and --follow-external-symlinks, when parsed, then they become typed values', () => {
+  const config = parseAgentConfig([
+    ...REQUIRED,
+    '--health-host', '127.0.0.1',
+    '--access-log-host', '::1',
+    '--max-manifest-file-bytes', '1MiB',
+    '--max-manifests-bytes', '10MiB',
+    '--follow-external-symlinks',
+  ]);
+  assert.equal(config.healthHost, '127.0.0.1');
+  assert.equal(config.accessLogHost, '::1');
+  assert.equal(config.maxManifestFileBytes, 1024 * 1024);
+  assert.equal(config.maxManifestsBytes, 10 * 1024 * 1024);
+  assert.equal(config.followExternalSymlinks, true);
+});
+
+test('given a listener host that is neither an IP nor a host name, when parsed, then the error names the flag', () => {
+  const err = configError([...REQUIRED, '--health-host', 'not a host', '--access-log-host', '[::1]']);
+  assert.match(err.message, /--health-host: "not a host" is not an IP address or host name to listen on/);
+  assert.match(err.message, /--access-log-host: "\[::1\]" is not an IP address or host name to listen on/);
+});
+
+test('given MESHRELAY_AGENT_FOLLOW_EXTERNAL_SYMLINKS=false, when parsed, then external symlinks stay refused, and a non-boolean is an error', (t) => {
+  t.after(() => {
+    delete process.env['MESHRELAY_AGENT_FOLLOW_EXTERNAL_SYMLINKS'];
+  });
+  process.env['MESHRELAY_AGENT_FOLLOW_EXTERNAL_SYMLINKS'] = 'false';
+  assert.equal(parseAgentConfig(REQUIRED).followExternalSymlinks, false);
+  process.env['MESHRELAY_AGENT_FOLLOW_EXTERNAL_SYMLINKS'] = 'true';
+  assert.equal(parseAgentConfig(REQUIRED).followExternalSymlinks, true);
+  process.env['MESHRELAY_AGENT_FOLLOW_EXTERNAL_SYMLINKS'] = 'yes please';
+  assert.match(configError(REQUIRED).message, /--follow-external-symlinks \(from MESHRELAY_AGENT_FOLLOW_EXTERNAL_SYMLINKS\): "yes please" is not true or false/);
 });
