@@ -18,9 +18,6 @@ const AGENT_UNMAPPED = [
   'KUBECONFIG', 'MESHRELAY_AGENT_KUBE_CONTEXT', // in-cluster: the pod's service account
   'MESHRELAY_AGENT_LEASE_FILE', // the chart elects with a Lease, never a file
   'MESHRELAY_AGENT_LEASE_NAME', // the binary's meshrelay-agent-<cluster> is unique per cluster
-  // Not in the chart yet: the binary's defaults apply (both listeners on 0.0.0.0, 8 MiB / 64 MiB manifest limits, no external symlinks).
-  'MESHRELAY_AGENT_HEALTH_HOST', 'MESHRELAY_AGENT_ACCESS_LOG_HOST',
-  'MESHRELAY_AGENT_MAX_MANIFEST_FILE_BYTES', 'MESHRELAY_AGENT_MAX_MANIFESTS_BYTES', 'MESHRELAY_AGENT_FOLLOW_EXTERNAL_SYMLINKS',
 ];
 /** Variables whose value the chart derives (paths, names, the downward API) rather than copies from one value. */
 const SERVER_DERIVED = [

@@ -36,6 +36,12 @@ pod's service account).
   value: {{ include "meshrelay.agent.manifestsDir" . | quote }}
 - name: MESHRELAY_AGENT_RESCAN_INTERVAL
   value: {{ $a.discovery.file.rescanInterval | quote }}
+- name: MESHRELAY_AGENT_MAX_MANIFEST_FILE_BYTES
+  value: {{ $a.discovery.file.maxFileBytes | quote }}
+- name: MESHRELAY_AGENT_MAX_MANIFESTS_BYTES
+  value: {{ $a.discovery.file.maxTotalBytes | quote }}
+- name: MESHRELAY_AGENT_FOLLOW_EXTERNAL_SYMLINKS
+  value: {{ $a.discovery.file.followExternalSymlinks | quote }}
 {{- end }}
 {{- if eq $apply "file" }}
 - name: MESHRELAY_AGENT_OUTPUT_DIR
@@ -55,8 +61,12 @@ pod's service account).
 {{- end }}
 - name: MESHRELAY_AGENT_DEBOUNCE_MS
   value: {{ $a.discovery.debounceMs | int64 | quote }}
+- name: MESHRELAY_AGENT_HEALTH_HOST
+  value: {{ $a.healthHost | quote }}
 - name: MESHRELAY_AGENT_HEALTH_PORT
   value: {{ $a.healthPort | int | quote }}
+- name: MESHRELAY_AGENT_ACCESS_LOG_HOST
+  value: {{ $a.accessLog.host | quote }}
 - name: MESHRELAY_AGENT_ACCESS_LOG_PORT
   value: {{ $a.accessLog.port | int | quote }}
 - name: MESHRELAY_AGENT_HEARTBEAT_INTERVAL
