@@ -10,7 +10,7 @@ export {
   type Resource,
   type ResourceKey,
 } from './resource.ts';
-export { INPUT_KINDS, KINDS, OWNER_LABEL, OWNER_LABEL_VALUE, findInputKind, isKind, type KindRef } from './kinds.ts';
+export { INPUT_KINDS, KINDS, OWNER_LABEL, OWNER_LABEL_VALUE, SOURCES_ANNOTATION, findInputKind, isKind, type KindRef } from './kinds.ts';
 export {
   buildInputSnapshot,
   buildOutputSnapshot,

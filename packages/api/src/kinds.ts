@@ -54,3 +54,8 @@ export function isKind(r: { apiVersion: string; kind: string }, ref: KindRef): b
 /** Label put on every output resource so an applier prunes only what it owns. */
 export const OWNER_LABEL = 'meshrelay.io/owned-by';
 export const OWNER_LABEL_VALUE = 'meshrelay';
+/**
+ * Annotation on every output naming the Gloo resources it came from:
+ * `Kind/namespace/name@cluster` ids, comma separated, sorted.
+ */
+export const SOURCES_ANNOTATION = 'meshrelay.io/sources';

@@ -4,6 +4,8 @@ export interface ObjectMeta {
   readonly namespace?: string;
   readonly labels?: Readonly<Record<string, string>>;
   readonly annotations?: Readonly<Record<string, string>>;
+  /** Kept for Gloo kinds so a status can report the generation it observed. */
+  readonly generation?: number;
 }
 
 export interface Resource {

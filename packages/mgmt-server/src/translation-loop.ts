@@ -1,7 +1,15 @@
 import type { Logger } from 'pino';
 import type { InputSnapshot, KubernetesCluster } from '@meshrelay/api';
 import type { SnapshotStore } from '@meshrelay/store';
-import { translate, virtualDestinationKeys, type ClusterInfo, type OutputValidator, type TranslationProblem } from '@meshrelay/translator';
+import {
+  translate,
+  virtualDestinationKeys,
+  type ClusterInfo,
+  type OutputValidator,
+  type ProducedOutput,
+  type ResourceStatus,
+  type TranslationProblem,
+} from '@meshrelay/translator';
 import type { RelayMetrics } from './metrics.ts';
 import type { OutputHub } from './output-hub.ts';
 import type { ClusterRegistry } from './registry/cluster-registry.ts';
@@ -29,6 +37,8 @@ export interface TranslationStatus {
   readonly windowEndsAt?: Date;
   readonly lastRunAt?: Date;
   readonly problems: readonly TranslationProblem[];
+  /** Gloo-shaped status of every Gloo input resource at the last translation. */
+  readonly resources: readonly ResourceStatus[];
   readonly admitted: readonly { cluster: string; inputHash: string }[];
 }
 
@@ -47,11 +57,13 @@ export class TranslationLoop {
   #stopped = false;
   #opened = false;
   #status: TranslationStatus;
+  /** Last good outputs of security resources, fed back so a broken AccessPolicy fails closed. */
+  #securityOutputs: ReadonlyMap<string, readonly ProducedOutput[]> = new Map();
   readonly #statusListeners = new Set<(s: TranslationStatus) => void>();
 
   constructor(options: TranslationLoopOptions) {
     this.#o = options;
-    this.#status = { gate: { state: 'held', mode: 'safe-start-window', missing: [] }, problems: [], admitted: [] };
+    this.#status = { gate: { state: 'held', mode: 'safe-start-window', missing: [] }, problems: [], resources: [], admitted: [] };
   }
 
   status(): TranslationStatus {
@@ -137,8 +149,9 @@ export class TranslationLoop {
       ...(c.spec.clusterDomain ? { clusterDomain: c.spec.clusterDomain } : {}),
     }));
     const end = this.#o.metrics.translationDuration.startTimer();
-    const result = translate({ inputs: admitted, clusters: infos, vips }, this.#o.validator);
+    const result = translate({ inputs: admitted, clusters: infos, vips, previousSecurityOutputs: this.#securityOutputs }, this.#o.validator);
     end();
+    this.#securityOutputs = result.securityOutputs;
     this.#o.metrics.translationProblems.set(result.problems.length);
     for (const problem of result.problems) this.#o.logger.warn({ ...problem }, 'translation problem');
     for (const output of result.outputs.values()) {
@@ -153,6 +166,7 @@ export class TranslationLoop {
       gate,
       lastRunAt: new Date(),
       problems: result.problems,
+      resources: result.statuses,
       admitted: [...admitted.values()].map((s) => ({ cluster: s.cluster, inputHash: s.hash })),
     });
   }

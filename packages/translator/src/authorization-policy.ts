@@ -27,7 +27,7 @@ export interface AccessContext {
   readonly problems: ProblemSink;
 }
 
-interface Target {
+export interface Target {
   readonly namespace: string;
   readonly suffix: string;
   readonly matchLabels?: StringMap;
@@ -142,6 +142,11 @@ function sources(policy: Owned<AccessPolicySpec>, ctx: AccessContext): Record<st
   return out;
 }
 
+/** Where an AccessPolicy's AuthorizationPolicies go: one per selected workload group. */
+export function policyTargets(policy: Owned<AccessPolicySpec>, ctx: AccessContext): Target[] {
+  return policy.spec.applyToWorkloads?.length ? workloadTargets(policy, ctx) : destinationTargets(policy, ctx);
+}
+
 /** The AuthorizationPolicies of one AccessPolicy (identical in every cluster). */
 export function buildAuthorizationPolicies(policy: Owned<AccessPolicySpec>, ctx: AccessContext): Resource[] {
   const authz = policy.spec.config.authz;
@@ -154,8 +159,7 @@ export function buildAuthorizationPolicies(policy: Owned<AccessPolicySpec>, ctx:
   if (Object.keys(operation).length > 0) rule['to'] = [{ operation }];
   // Clients were named but none could be resolved: an ALLOW policy without rules allows nothing.
   const rules = from && from.length === 0 ? undefined : [rule];
-  const targets = policy.spec.applyToWorkloads?.length ? workloadTargets(policy, ctx) : destinationTargets(policy, ctx);
-  return targets.map((t) => {
+  return policyTargets(policy, ctx).map((t) => {
     const spec: Record<string, unknown> = { action: 'ALLOW' };
     if (t.matchLabels) spec['selector'] = { matchLabels: { ...t.matchLabels } };
     if (rules) spec['rules'] = rules;

@@ -14,9 +14,12 @@ import type {
   VirtualDestinationSpec,
 } from './gloo-types.ts';
 import type { ProblemSink } from './problems.ts';
+import { sourceId } from './sources.ts';
 
 /** A Gloo resource with the cluster it was found in and its (validated) spec. */
 export interface Owned<T> {
+  /** `Kind/namespace/name@cluster` (see sources.ts). */
+  readonly source: string;
   readonly cluster: string;
   readonly namespace: string;
   readonly name: string;
@@ -70,10 +73,11 @@ export function buildInventory(perCluster: ReadonlyMap<string, readonly Resource
           cluster,
           resource: formatResourceKey(resourceKey(r)),
           reason: `also defined in cluster ${first.cluster}; the definition from ${first.cluster} is used`,
+          approval: 'INVALID',
         });
         continue;
       }
-      seen.set(id, { cluster, namespace, name: r.metadata.name, labels: r.metadata.labels ?? {}, resource: r, spec: r.spec });
+      seen.set(id, { source: sourceId(r, cluster), cluster, namespace, name: r.metadata.name, labels: r.metadata.labels ?? {}, resource: r, spec: r.spec });
     }
   }
   const sorted = <T>(ref: KindRef): Owned<T>[] => [...(byKind.get(ref) as Map<string, Owned<T>>).values()].sort(compareOwned);

@@ -1,19 +1,24 @@
 /**
- * The translator: admitted input snapshots -> one Istio output snapshot per admitted cluster.
+ * The translator: admitted input snapshots -> one Istio output snapshot per admitted cluster,
+ * plus a Gloo-shaped status per Gloo input resource.
  * Pure: no I/O, no clock, no randomness; clusters, resources and policies are visited in
  * sorted order, so equal inputs give byte-identical outputs (equal hashes) on every machine.
  */
-import { buildOutputSnapshot, formatResourceKey, resourceKey, type OutputSnapshot, type Provenance, type Resource } from '@meshrelay/api';
-import { buildAuthorizationPolicies } from './authorization-policy.ts';
-import { indexCluster, type ClusterIndex } from './cluster-index.ts';
+import { KINDS, formatResourceKey, isKind, resourceKey, type Provenance, type Resource } from '@meshrelay/api';
+import { buildAuthorizationPolicies, type AccessContext } from './authorization-policy.ts';
+import { indexCluster } from './cluster-index.ts';
 import { policiesFor } from './destination-policies.ts';
 import { buildDestinationRules } from './destination-rule.ts';
+import { emitOutputs } from './emit.ts';
 import { validateInputResource } from './input-validation.ts';
 import type { OutputValidator } from './istio-validator.ts';
 import { buildInventory, type Inventory } from './inventory.ts';
 import { ProblemSink } from './problems.ts';
 import { retryPoliciesFor, type DestinationLookup } from './route-policies.ts';
+import { denyByDefault } from './security-fallback.ts';
 import { buildServiceEntry, type ClusterContext } from './service-entry.ts';
+import { sourced, type Sourced } from './sources.ts';
+import { StatusBook } from './status-book.ts';
 import type { ClusterInfo, TranslationInput, TranslationResult } from './types.ts';
 import { buildVirtualService, findService, type RouteContext } from './virtual-service.ts';
 import { resolveVirtualDestinations, type VirtualDestinationModel } from './virtual-destinations.ts';
@@ -29,72 +34,75 @@ function clusterContext(name: string, info: ClusterInfo | undefined): ClusterCon
   };
 }
 
-/** Drops input resources that fail validation (reported), so one bad resource does not stop the rest. */
-function admittedResources(cluster: string, resources: readonly Resource[], problems: ProblemSink): Resource[] {
-  const valid: Resource[] = [];
-  for (const r of resources) {
-    const issues = validateInputResource(r);
-    if (issues.length === 0) valid.push(r);
-    else {
-      const detail = issues.map((p) => `${p.path}: ${p.message}`).join('; ');
-      problems.add({ cluster, resource: formatResourceKey(resourceKey(r)), reason: `invalid input resource ignored: ${detail}` });
+/** Gloo resources (any `*.solo.io` API group) get a status, whatever their kind. */
+function isGlooResource(r: Resource): boolean {
+  return /\.solo\.io\//.test(r.apiVersion);
+}
+
+interface Admission {
+  readonly perCluster: Map<string, Resource[]>;
+  /** Every AccessPolicy found (valid or not) by source id: these fail closed. */
+  readonly security: Map<string, { readonly cluster: string; readonly resource: Resource }>;
+}
+
+/**
+ * Registers every Gloo resource and drops input resources that fail validation (INVALID, with
+ * the fields named), so one bad resource does not stop the rest.
+ */
+function admit(input: TranslationInput, clusterNames: readonly string[], book: StatusBook, problems: ProblemSink): Admission {
+  const perCluster = new Map<string, Resource[]>();
+  const security = new Map<string, { cluster: string; resource: Resource }>();
+  for (const cluster of clusterNames) {
+    const valid: Resource[] = [];
+    for (const r of input.inputs.get(cluster)?.resources ?? []) {
+      if (isGlooResource(r)) {
+        const id = book.register(cluster, r);
+        if (isKind(r, KINDS.AccessPolicy)) security.set(id, { cluster, resource: r });
+      }
+      const issues = validateInputResource(r);
+      if (issues.length === 0) valid.push(r);
+      else {
+        const detail = issues.map((p) => `${p.path}: ${p.message}`).join('; ');
+        problems.add({ cluster, resource: formatResourceKey(resourceKey(r)), reason: `invalid input resource ignored: ${detail}`, approval: 'INVALID' });
+      }
     }
+    perCluster.set(cluster, valid);
   }
-  return valid;
+  return { perCluster, security };
 }
 
 /** Outputs that are the same for every consuming cluster. */
-interface SharedOutputs {
-  readonly destinationRules: readonly Resource[];
-  readonly authorizationPolicies: readonly Resource[];
-}
-
-function sharedOutputs(inventory: Inventory, models: readonly VirtualDestinationModel[], indexes: readonly ClusterIndex[], clusters: readonly ClusterContext[], problems: ProblemSink): SharedOutputs {
-  const destinationRules = models.flatMap((vd) =>
-    buildDestinationRules(vd, policiesFor(vd, inventory.failoverPolicies, inventory.outlierDetectionPolicies, problems)),
-  );
-  const accessCtx = { indexes, virtualDestinations: models, clusters, problems };
-  const authorizationPolicies = inventory.accessPolicies.flatMap((p) => buildAuthorizationPolicies(p, accessCtx));
-  return { destinationRules, authorizationPolicies };
-}
-
-/** Keeps the first resource per key; a later one with the same key is reported (two sources, one name). */
-function dedupe(cluster: string, resources: readonly Resource[], problems: ProblemSink): Resource[] {
-  const seen = new Set<string>();
-  const out: Resource[] = [];
-  for (const r of resources) {
-    const key = formatResourceKey(resourceKey(r));
-    if (seen.has(key)) {
-      problems.add({ cluster, resource: key, reason: 'two sources produce an output with this name; the first is kept' });
-      continue;
-    }
-    seen.add(key);
-    out.push(r);
-  }
-  return out;
+function sharedOutputs(inventory: Inventory, models: readonly VirtualDestinationModel[], accessCtx: AccessContext, problems: ProblemSink): Sourced[] {
+  const destinationRules = models.flatMap((vd) => {
+    const policies = policiesFor(vd, inventory.failoverPolicies, inventory.outlierDetectionPolicies, problems);
+    return buildDestinationRules(vd, policies).map((dr) => sourced(dr, vd.owned.source, policies.failover?.source, policies.outlierDetection?.source));
+  });
+  const authorizationPolicies = inventory.accessPolicies.flatMap((p) => buildAuthorizationPolicies(p, accessCtx).map((ap) => sourced(ap, p.source)));
+  return [...destinationRules, ...authorizationPolicies];
 }
 
 /**
  * Translates the admitted inputs. Every admitted cluster consumes every VirtualDestination,
- * RouteTable and AccessPolicy. A cluster whose outputs include an invalid resource gets no
- * output in this result (the caller keeps its previous one) and each invalid resource is a
- * problem. Each output's provenance is every admitted (cluster, input hash) pair.
+ * RouteTable and AccessPolicy. Failures are isolated per Gloo resource (see emit.ts): every
+ * admitted cluster gets an output. Each output's provenance is every admitted (cluster, input
+ * hash) pair, and each output names its Gloo sources in the `meshrelay.io/sources` annotation.
  */
 export function translate(input: TranslationInput, validator: OutputValidator): TranslationResult {
   const problems = new ProblemSink();
+  const book = new StatusBook();
   const clusterNames = [...input.inputs.keys()].sort();
   const infoByName = new Map(input.clusters.map((c) => [c.name, c]));
   const knownNames = [...new Set([...clusterNames, ...infoByName.keys()])].sort();
   const contexts = new Map(knownNames.map((name) => [name, clusterContext(name, infoByName.get(name))]));
 
-  const perCluster = new Map<string, Resource[]>();
-  for (const name of clusterNames) perCluster.set(name, admittedResources(name, input.inputs.get(name)?.resources ?? [], problems));
+  const { perCluster, security } = admit(input, clusterNames, book, problems);
   const indexes = clusterNames.map((name) => indexCluster(name, perCluster.get(name) ?? []));
   const indexByName = new Map(indexes.map((i) => [i.cluster, i]));
   const inventory = buildInventory(perCluster, problems);
   const models = resolveVirtualDestinations(inventory.virtualDestinations, indexes, problems);
   const modelByKey = new Map(models.map((m) => [m.key, m]));
-  const shared = sharedOutputs(inventory, models, indexes, [...contexts.values()], problems);
+  const accessCtx: AccessContext = { indexes, virtualDestinations: models, clusters: [...contexts.values()], problems };
+  const shared = sharedOutputs(inventory, models, accessCtx, problems);
 
   const lookup: DestinationLookup = (rt, ref) => {
     if (ref.kind === 'VIRTUAL_DESTINATION') {
@@ -106,39 +114,39 @@ export function translate(input: TranslationInput, validator: OutputValidator): 
   const retryPolicies = new Map(inventory.routeTables.map((rt) => [rt, retryPoliciesFor(rt, inventory.retryTimeoutPolicies, lookup, problems)]));
   const provenance: Provenance[] = clusterNames.map((name) => ({ cluster: name, inputHash: input.inputs.get(name)?.hash ?? '' }));
 
-  const outputs = new Map<string, OutputSnapshot>();
-  // Shared outputs are the same objects in every cluster: validate each once.
-  const verdicts = new Map<Resource, string[]>();
-  const check = (r: Resource): string[] => {
-    let issues = verdicts.get(r);
-    if (!issues) {
-      issues = validator.validate(r);
-      verdicts.set(r, issues);
-    }
-    return issues;
-  };
+  const candidates = new Map<string, Sourced[]>();
   for (const name of clusterNames) {
     const consumer = contexts.get(name) as ClusterContext;
     const routeCtx: RouteContext = { consumer, virtualDestinations: modelByKey, indexes, problems };
-    const resources = dedupe(
-      name,
-      [
-        ...models.map((vd) => buildServiceEntry(vd, consumer, indexByName, contexts, input.vips.get(vd.key))),
-        ...shared.destinationRules,
-        ...inventory.routeTables.map((rt) => buildVirtualService(rt, retryPolicies.get(rt) ?? [], routeCtx)),
-        ...shared.authorizationPolicies,
-      ],
-      problems,
-    );
-    let valid = true;
-    for (const r of resources) {
-      const issues = check(r);
-      if (issues.length === 0) continue;
-      valid = false;
-      problems.add({ cluster: name, resource: formatResourceKey(resourceKey(r)), reason: `invalid output, cluster output withheld: ${issues.join('; ')}` });
-    }
-    if (valid) outputs.set(name, buildOutputSnapshot({ cluster: name, resources, provenance }));
+    candidates.set(name, [
+      ...models.map((vd) => sourced(buildServiceEntry(vd, consumer, indexByName, contexts, input.vips.get(vd.key)), vd.owned.source)),
+      ...shared,
+      ...inventory.routeTables.map((rt) => {
+        const policies = retryPolicies.get(rt) ?? [];
+        return sourced(buildVirtualService(rt, policies, routeCtx), rt.source, ...policies.map((p) => p?.source));
+      }),
+    ]);
   }
-  return { outputs, problems: problems.sorted() };
+  const denyCache = new Map<string, readonly Resource[]>();
+  const deny = (source: string): readonly Resource[] => {
+    let cached = denyCache.get(source);
+    if (!cached) {
+      const found = security.get(source);
+      cached = found ? denyByDefault(found.resource, found.cluster, source, accessCtx) : [];
+      denyCache.set(source, cached);
+    }
+    return cached;
+  };
+  book.absorb(problems);
+  const emitted = emitOutputs({
+    candidates,
+    provenance,
+    securitySources: [...security.keys()].sort(),
+    previousSecurityOutputs: input.previousSecurityOutputs ?? new Map(),
+    denyByDefault: deny,
+    validator,
+    book,
+    problems,
+  });
+  return { outputs: emitted.outputs, problems: problems.sorted(), statuses: book.statuses(), securityOutputs: emitted.securityOutputs };
 }
-

@@ -106,7 +106,7 @@ function selectService(vd: Owned<VirtualDestinationSpec>, index: ClusterIndex, p
   const selected = index.services.filter((s) => vd.spec.services.some((sel) => matchesObjectSelector(sel, s)));
   if (selected.length > 1) {
     const names = selected.map((s) => objectKey(s.namespace, s.name)).join(', ');
-    problems.add({ cluster: vd.cluster, resource: describeOwned(vd), reason: `selects more than one Service in cluster ${index.cluster} (${names}); not translated` });
+    problems.add({ cluster: vd.cluster, resource: describeOwned(vd), reason: `selects more than one Service in cluster ${index.cluster} (${names}); not translated`, approval: 'INVALID' });
     return 'conflict';
   }
   return selected[0];

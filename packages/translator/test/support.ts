@@ -73,7 +73,11 @@ export function snapshotsOf(perCluster: ReadonlyMap<string, readonly Resource[]>
 /** Renders a result as golden text: problems as leading comments, then each cluster's resources. */
 export function renderResult(result: TranslationResult): string {
   const lines: string[] = [];
-  for (const p of result.problems) lines.push(`# problem: [${p.cluster ?? '-'}] ${p.resource ?? '-'}: ${p.reason}`);
+  for (const p of result.problems) lines.push(`# problem: [${p.cluster ?? '-'}] ${p.resource ?? '-'}: ${p.approval ?? 'WARNING'}: ${p.reason}`);
+  for (const s of result.statuses) {
+    lines.push(`# status: ${s.source} ${s.state.approval}${s.state.message === '' ? '' : ` (${s.state.message})`}`);
+    for (const o of s.outputs) lines.push(`#   output: ${o.cluster} ${o.kind} ${o.namespace}/${o.name}`);
+  }
   const docs: string[] = [];
   for (const cluster of [...result.outputs.keys()].sort()) {
     const output = result.outputs.get(cluster);
