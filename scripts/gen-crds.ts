@@ -11,6 +11,7 @@ import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import { KINDS, type KindRef } from '@meshrelay/api';
+import { UNIMPLEMENTED } from '../packages/translator/src/schemas/gloo-common.ts';
 // The translator exports no schemas from its public surface; this tool reads them at their source.
 import { ROUTE_TABLE_SPEC, VIRTUAL_DESTINATION_SPEC } from '../packages/translator/src/schemas/networking.ts';
 import {
@@ -33,8 +34,14 @@ const JUNCTORS = new Set(['not', 'oneOf', 'anyOf', 'allOf']);
 /** Converts one translator schema node into a structural one; throws on what a CRD cannot express. */
 function toStructural(node: Schema, path = '$'): Schema {
   const out: Schema = { type: typeOf(node, path) };
+  // An object whose fields the translator does not read (an unimplemented Gloo message) is kept whole.
+  if (out['type'] === 'object' && node['properties'] === undefined && node['additionalProperties'] === undefined) out['x-kubernetes-preserve-unknown-fields'] = true;
   for (const [key, value] of Object.entries(node)) {
     if (key === 'type') continue;
+    if (key === UNIMPLEMENTED) {
+      out['description'] = 'Accepted; not implemented by Meshrelay (the resource status names it).';
+      continue;
+    }
     if (key === 'properties') {
       out['properties'] = Object.fromEntries(
         Object.entries(value as Record<string, Schema>).map(([name, child]) => [name, toStructural(child, `${path}.${name}`)]),
@@ -71,8 +78,9 @@ function typeOf(node: Schema, path: string): string {
 
 /** Junctor members may only constrain values that the enclosing node already declares. */
 function junctorMember(node: Schema, path: string): Schema {
-  for (const key of Object.keys(node)) {
-    if (key !== 'required') throw new Error(`${path}: only "required" is supported inside a logical junctor, found "${key}"`);
+  for (const [key, value] of Object.entries(node)) {
+    if (key === 'not') junctorMember(value as Schema, `${path}.not`);
+    else if (key !== 'required') throw new Error(`${path}: only "required" (or "not" of it) is supported inside a logical junctor, found "${key}"`);
   }
   return { ...node };
 }
@@ -135,7 +143,7 @@ function glooKind(ref: KindRef, plural: string, spec: Schema): CrdSource {
   return {
     ref,
     plural,
-    spec: { ...toStructural(spec, `${ref.kind}.spec`), description: `Gloo Mesh v2 ${ref.kind} spec: the fields Meshrelay translates.` },
+    spec: { ...toStructural(spec, `${ref.kind}.spec`), description: `Gloo Mesh v2 ${ref.kind} spec (solo-apis gloo-mesh-v2.6.x fields).` },
     description: `Gloo Mesh v2 ${ref.kind}, read by the Meshrelay agent and translated by the management server.`,
     status: OPEN_STATUS,
     printerColumns: [AGE],

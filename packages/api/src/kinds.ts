@@ -26,6 +26,9 @@ export const KINDS = {
   DestinationRule: kind('networking.istio.io/v1', 'DestinationRule'),
   VirtualService: kind('networking.istio.io/v1', 'VirtualService'),
   AuthorizationPolicy: kind('security.istio.io/v1', 'AuthorizationPolicy'),
+  PeerAuthentication: kind('security.istio.io/v1', 'PeerAuthentication'),
+  Gateway: kind('networking.istio.io/v1', 'Gateway'),
+  WorkloadEntry: kind('networking.istio.io/v1', 'WorkloadEntry'),
 } as const;
 
 /** Kinds an agent may put into an input snapshot. */

@@ -16,9 +16,6 @@ export function normalizeResource(input: Resource): Resource {
   if (meta.labels && Object.keys(meta.labels).length > 0) metadata['labels'] = { ...meta.labels };
   const annotations = Object.entries(meta.annotations ?? {}).filter(([k]) => !VOLATILE_ANNOTATIONS.includes(k));
   if (annotations.length > 0) metadata['annotations'] = Object.fromEntries(annotations);
-  // The generation a status reports as observed; only Kubernetes sets it (a manifest file has none).
-  const generation = (meta as { generation?: unknown }).generation;
-  if (input.apiVersion.includes('.solo.io/') && Number.isSafeInteger(generation) && (generation as number) > 0) metadata['generation'] = generation;
   const base = { apiVersion: input.apiVersion, kind: input.kind, metadata } as Record<string, unknown>;
 
   if (input.apiVersion === 'v1' && input.kind === 'Pod') {

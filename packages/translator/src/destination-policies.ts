@@ -103,6 +103,7 @@ export function outlierDetection(spec: OutlierDetectionPolicySpec | undefined): 
   const c = spec?.config ?? {};
   return {
     consecutive5xxErrors: c.consecutiveErrors ?? DEFAULT_OUTLIER_DETECTION.consecutive5xxErrors,
+    ...(c.consecutiveGatewayErrors !== undefined ? { consecutiveGatewayErrors: c.consecutiveGatewayErrors } : {}),
     interval: c.interval ?? DEFAULT_OUTLIER_DETECTION.interval,
     baseEjectionTime: c.baseEjectionTime ?? DEFAULT_OUTLIER_DETECTION.baseEjectionTime,
     maxEjectionPercent: c.maxEjectionPercent ?? DEFAULT_OUTLIER_DETECTION.maxEjectionPercent,

@@ -10,6 +10,7 @@ import type { JsonSchema } from './schemas/gloo-common.ts';
 import { VIRTUAL_DESTINATION_SPEC, ROUTE_TABLE_SPEC } from './schemas/networking.ts';
 import { ACCESS_POLICY_SPEC, FAILOVER_POLICY_SPEC, OUTLIER_DETECTION_POLICY_SPEC, RETRY_TIMEOUT_POLICY_SPEC } from './schemas/policies.ts';
 import { joinPath, problemsFromAjv, type InputProblem } from './schema-errors.ts';
+import { unimplementedFields, type UnimplementedField } from './unimplemented-fields.ts';
 
 export type { InputProblem } from './schema-errors.ts';
 
@@ -115,18 +116,44 @@ export function validateInputResource(r: Resource): InputProblem[] {
   return problems;
 }
 
+/** The unimplemented fields a valid Gloo resource sets (empty for other kinds). */
+export function unimplementedFieldsOf(r: Resource): UnimplementedField[] {
+  const ref = findInputKind(r.apiVersion, r.kind);
+  const entry = ref ? KIND_SCHEMAS.get(kindId(ref)) : undefined;
+  return entry?.target === 'spec' ? unimplementedFields(r.spec, entry.schema) : [];
+}
+
+/** A resource of a Gloo API group (`*.solo.io`), supported or not: it gets a status. */
+export function isGlooResource(r: { readonly apiVersion: string }): boolean {
+  return /^[a-z0-9.-]+\.solo\.io\/[a-z0-9]+$/.test(r.apiVersion);
+}
+
 export interface InputValidationResult {
+  /**
+   * What an input snapshot keeps: every valid resource, and every Gloo resource whose
+   * metadata is valid even when its kind or spec is not (translation reports it INVALID with
+   * the fields named, so a broken resource is visible and a broken AccessPolicy fails closed).
+   */
   readonly valid: Resource[];
+  /** Resources left out of the snapshot, with their problems. */
   readonly rejected: { readonly key: ResourceKey; readonly problems: InputProblem[] }[];
 }
 
-/** Splits resources into the valid ones (in their given order) and the rejected ones with their problems. */
+/** Whether a resource with these problems is still carried (see InputValidationResult.valid). */
+export function isCarriedDespite(r: Resource, problems: readonly InputProblem[]): boolean {
+  if (!isGlooResource(r)) return false;
+  const metadata: InputProblem[] = [];
+  checkMetadata((r as { metadata?: unknown }).metadata, typeof r.metadata?.namespace === 'string', metadata);
+  return metadata.length === 0 && problems.every((p) => p.path === 'kind' || p.path === 'spec' || p.path.startsWith('spec.') || p.path.startsWith('spec['));
+}
+
+/** Splits resources into the kept ones (in their given order) and the rejected ones with their problems. */
 export function validateInputResources(resources: readonly Resource[]): InputValidationResult {
   const valid: Resource[] = [];
   const rejected: { key: ResourceKey; problems: InputProblem[] }[] = [];
   for (const r of resources) {
     const problems = validateInputResource(r);
-    if (problems.length === 0) valid.push(r);
+    if (problems.length === 0 || isCarriedDespite(r, problems)) valid.push(r);
     else rejected.push({ key: safeKey(r), problems });
   }
   return { valid, rejected };

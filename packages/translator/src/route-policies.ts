@@ -37,7 +37,7 @@ function selectsRoute(policy: Owned<RetryTimeoutPolicySpec>, rt: Owned<RouteTabl
   return selectors.some((s) => {
     if (s.route) return matchesRouteLabels(s.route, rt, route);
     if (s.withDestinations) {
-      const dests = route.forwardTo.destinations?.length ? route.forwardTo.destinations : rt.spec.defaultDestination ? [rt.spec.defaultDestination] : [];
+      const dests = route.forwardTo?.destinations?.length ? route.forwardTo.destinations : rt.spec.defaultDestination ? [rt.spec.defaultDestination] : [];
       return dests.some((d) => matchesDestination(s.withDestinations as DestinationSelector, rt, d, lookup));
     }
     return true;
@@ -51,7 +51,7 @@ export function retryPoliciesFor(
   lookup: DestinationLookup,
   problems: ProblemSink,
 ): (Owned<RetryTimeoutPolicySpec> | undefined)[] {
-  return rt.spec.http.map((route, i) => {
+  return (rt.spec.http ?? []).map((route, i) => {
     let winner: Owned<RetryTimeoutPolicySpec> | undefined;
     for (const policy of policies) {
       if (!selectsRoute(policy, rt, route, lookup)) continue;

@@ -4,13 +4,13 @@
  * Pure: no I/O, no clock, no randomness; clusters, resources and policies are visited in
  * sorted order, so equal inputs give byte-identical outputs (equal hashes) on every machine.
  */
-import { KINDS, formatResourceKey, isKind, resourceKey, type Provenance, type Resource } from '@meshrelay/api';
-import { buildAuthorizationPolicies, type AccessContext } from './authorization-policy.ts';
+import { KINDS, findInputKind, formatResourceKey, isKind, resourceKey, type Provenance, type Resource } from '@meshrelay/api';
+import { buildAuthorizationPolicies, buildPeerAuthentications, type AccessContext } from './authorization-policy.ts';
 import { indexCluster } from './cluster-index.ts';
 import { policiesFor } from './destination-policies.ts';
 import { buildDestinationRules } from './destination-rule.ts';
 import { emitOutputs } from './emit.ts';
-import { validateInputResource } from './input-validation.ts';
+import { isGlooResource, unimplementedFieldsOf, validateInputResource } from './input-validation.ts';
 import type { OutputValidator } from './istio-validator.ts';
 import { buildInventory, type Inventory } from './inventory.ts';
 import { ProblemSink } from './problems.ts';
@@ -34,11 +34,6 @@ function clusterContext(name: string, info: ClusterInfo | undefined): ClusterCon
   };
 }
 
-/** Gloo resources (any `*.solo.io` API group) get a status, whatever their kind. */
-function isGlooResource(r: Resource): boolean {
-  return /\.solo\.io\//.test(r.apiVersion);
-}
-
 interface Admission {
   readonly perCluster: Map<string, Resource[]>;
   /** Every AccessPolicy found (valid or not) by source id: these fail closed. */
@@ -46,8 +41,11 @@ interface Admission {
 }
 
 /**
- * Registers every Gloo resource and drops input resources that fail validation (INVALID, with
- * the fields named), so one bad resource does not stop the rest.
+ * Registers every Gloo resource (any `*.solo.io` group gets a status, whatever its kind) and
+ * drops input resources that fail validation (INVALID, with the fields named), so one bad
+ * resource does not stop the rest. A valid resource that sets a field Meshrelay does not
+ * implement is WARNING naming the field and translated without it, unless ignoring the field
+ * would weaken security: then it is INVALID and not translated (so it fails closed).
  */
 function admit(input: TranslationInput, clusterNames: readonly string[], book: StatusBook, problems: ProblemSink): Admission {
   const perCluster = new Map<string, Resource[]>();
@@ -59,12 +57,21 @@ function admit(input: TranslationInput, clusterNames: readonly string[], book: S
         const id = book.register(cluster, r);
         if (isKind(r, KINDS.AccessPolicy)) security.set(id, { cluster, resource: r });
       }
+      // Kubernetes objects that are not inputs (a Namespace, a ConfigMap) are not problems.
+      if (!isGlooResource(r) && !findInputKind(r.apiVersion, r.kind)) continue;
+      const resource = formatResourceKey(resourceKey(r));
       const issues = validateInputResource(r);
-      if (issues.length === 0) valid.push(r);
-      else {
+      if (issues.length > 0) {
         const detail = issues.map((p) => `${p.path}: ${p.message}`).join('; ');
-        problems.add({ cluster, resource: formatResourceKey(resourceKey(r)), reason: `invalid input resource ignored: ${detail}`, approval: 'INVALID' });
+        problems.add({ cluster, resource, reason: `invalid input resource ignored: ${detail}`, approval: 'INVALID' });
+        continue;
       }
+      const unimplemented = unimplementedFieldsOf(r);
+      for (const f of unimplemented) {
+        if (f.effect === 'WARNING') problems.add({ cluster, resource, reason: `${f.path} is not implemented by Meshrelay; ignored` });
+        else problems.add({ cluster, resource, reason: `${f.path} is not implemented by Meshrelay and ignoring it would weaken security; not translated`, approval: 'INVALID' });
+      }
+      if (unimplemented.every((f) => f.effect === 'WARNING')) valid.push(r);
     }
     perCluster.set(cluster, valid);
   }
@@ -77,7 +84,9 @@ function sharedOutputs(inventory: Inventory, models: readonly VirtualDestination
     const policies = policiesFor(vd, inventory.failoverPolicies, inventory.outlierDetectionPolicies, problems);
     return buildDestinationRules(vd, policies).map((dr) => sourced(dr, vd.owned.source, policies.failover?.source, policies.outlierDetection?.source));
   });
-  const authorizationPolicies = inventory.accessPolicies.flatMap((p) => buildAuthorizationPolicies(p, accessCtx).map((ap) => sourced(ap, p.source)));
+  const authorizationPolicies = inventory.accessPolicies.flatMap((p) =>
+    [...buildAuthorizationPolicies(p, accessCtx), ...buildPeerAuthentications(p, accessCtx)].map((out) => sourced(out, p.source)),
+  );
   return [...destinationRules, ...authorizationPolicies];
 }
 
@@ -121,9 +130,10 @@ export function translate(input: TranslationInput, validator: OutputValidator): 
     candidates.set(name, [
       ...models.map((vd) => sourced(buildServiceEntry(vd, consumer, indexByName, contexts, input.vips.get(vd.key)), vd.owned.source)),
       ...shared,
-      ...inventory.routeTables.map((rt) => {
+      ...inventory.routeTables.flatMap((rt) => {
         const policies = retryPolicies.get(rt) ?? [];
-        return sourced(buildVirtualService(rt, policies, routeCtx), rt.source, ...policies.map((p) => p?.source));
+        const vs = buildVirtualService(rt, policies, routeCtx);
+        return vs ? [sourced(vs, rt.source, ...policies.map((p) => p?.source))] : [];
       }),
     ]);
   }

@@ -103,7 +103,7 @@ function backingEndpoints(index: ClusterIndex, service: ServiceInfo, ports: read
 
 /** The backing Service of `vd` in one cluster, or undefined; more than one is an error (as in Gloo). */
 function selectService(vd: Owned<VirtualDestinationSpec>, index: ClusterIndex, problems: ProblemSink): ServiceInfo | undefined | 'conflict' {
-  const selected = index.services.filter((s) => vd.spec.services.some((sel) => matchesObjectSelector(sel, s)));
+  const selected = index.services.filter((s) => (vd.spec.services ?? []).some((sel) => matchesObjectSelector(sel, s)));
   if (selected.length > 1) {
     const names = selected.map((s) => objectKey(s.namespace, s.name)).join(', ');
     problems.add({ cluster: vd.cluster, resource: describeOwned(vd), reason: `selects more than one Service in cluster ${index.cluster} (${names}); not translated`, approval: 'INVALID' });

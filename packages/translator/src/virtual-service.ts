@@ -2,7 +2,7 @@
 import { KINDS, type Resource } from '@meshrelay/api';
 import type { ClusterIndex, ServiceInfo } from './cluster-index.ts';
 import { objectKey } from './cluster-index.ts';
-import type { DestinationReference, HttpRequestMatcher, HttpRoute, RetryTimeoutPolicySpec, RouteTableSpec, StringMatch } from './gloo-types.ts';
+import type { DestinationReference, ForwardToAction, HttpRequestMatcher, HttpRoute, RedirectResponseCode, RetryTimeoutPolicySpec, RouteTableSpec, StringMatch } from './gloo-types.ts';
 import { describeOwned, type Owned } from './inventory.ts';
 import { outputMetadata, routeTableOutputName } from './names.ts';
 import type { ProblemSink } from './problems.ts';
@@ -104,16 +104,54 @@ function resolveDestination(rt: Owned<RouteTableSpec>, ref: DestinationReference
   }
 }
 
+const REDIRECT_CODES: Readonly<Record<RedirectResponseCode, number>> = {
+  MOVED_PERMANENTLY: 301,
+  FOUND: 302,
+  SEE_OTHER: 303,
+  TEMPORARY_REDIRECT: 307,
+  PERMANENT_REDIRECT: 308,
+};
+
+/** Gloo redirect / directResponse actions as Istio route fields. */
+function fixedResponse(route: HttpRoute): Record<string, unknown> | undefined {
+  if (route.redirect) {
+    const r = route.redirect;
+    const redirect: Record<string, unknown> = {};
+    if (r.pathRedirect !== undefined) redirect['uri'] = r.pathRedirect;
+    if (r.hostRedirect !== undefined) redirect['authority'] = r.hostRedirect;
+    if (r.responseCode !== undefined) redirect['redirectCode'] = REDIRECT_CODES[r.responseCode];
+    return { redirect };
+  }
+  if (route.directResponse) {
+    const d = route.directResponse;
+    return { directResponse: { status: d.status, ...(d.body !== undefined ? { body: { string: d.body } } : {}) } };
+  }
+  return undefined;
+}
+
+function rewriteOf(forwardTo: ForwardToAction): Record<string, unknown> | undefined {
+  const rewrite: Record<string, unknown> = {};
+  if (forwardTo.pathRewrite !== undefined) rewrite['uri'] = forwardTo.pathRewrite;
+  if (forwardTo.regexRewrite !== undefined) rewrite['uriRegexRewrite'] = { match: forwardTo.regexRewrite.pattern.regex, rewrite: forwardTo.regexRewrite.substitution ?? '' };
+  if (forwardTo.hostRewrite !== undefined) rewrite['authority'] = forwardTo.hostRewrite;
+  return Object.keys(rewrite).length > 0 ? rewrite : undefined;
+}
+
 /**
- * One Istio HTTP route. A route whose destinations cannot be resolved is replaced by a 500
- * direct response (Gloo's ROUTE_REPLACEMENT failure mode) and reported; the rest of the
- * route table is unaffected.
+ * One Istio HTTP route, or undefined for a route whose only action Meshrelay does not
+ * implement (already reported). A route whose destinations cannot be resolved is replaced by
+ * a 500 direct response (Gloo's ROUTE_REPLACEMENT failure mode) and reported; the rest of
+ * the route table is unaffected.
  */
-function httpRoute(rt: Owned<RouteTableSpec>, route: HttpRoute, index: number, policy: Owned<RetryTimeoutPolicySpec> | undefined, ctx: RouteContext): Record<string, unknown> {
+function httpRoute(rt: Owned<RouteTableSpec>, route: HttpRoute, index: number, policy: Owned<RetryTimeoutPolicySpec> | undefined, ctx: RouteContext): Record<string, unknown> | undefined {
   const out: Record<string, unknown> = {};
   if (route.name !== undefined) out['name'] = route.name;
   if (route.matchers?.length) out['match'] = route.matchers.map(httpMatch);
-  const refs = route.forwardTo.destinations?.length ? route.forwardTo.destinations : rt.spec.defaultDestination ? [rt.spec.defaultDestination] : [];
+  const fixed = fixedResponse(route);
+  if (fixed) return { ...out, ...fixed };
+  const forwardTo = route.forwardTo;
+  if (!forwardTo) return undefined;
+  const refs = forwardTo.destinations?.length ? forwardTo.destinations : rt.spec.defaultDestination ? [rt.spec.defaultDestination] : [];
   const resolved = refs.map((ref) => resolveDestination(rt, ref, ctx));
   const failed = resolved.find((r): r is { error: string } => 'error' in r);
   const reason = refs.length === 0 ? 'has no destination and the route table has no defaultDestination' : failed?.error;
@@ -129,21 +167,30 @@ function httpRoute(rt: Owned<RouteTableSpec>, route: HttpRoute, index: number, p
     if (ok.port !== undefined) destination['port'] = { number: ok.port };
     return refs.length > 1 ? { destination, weight: weights[i] } : { destination };
   });
-  const rewrite: Record<string, string> = {};
-  if (route.forwardTo.pathRewrite !== undefined) rewrite['uri'] = route.forwardTo.pathRewrite;
-  if (route.forwardTo.hostRewrite !== undefined) rewrite['authority'] = route.forwardTo.hostRewrite;
-  if (Object.keys(rewrite).length > 0) out['rewrite'] = rewrite;
+  const rewrite = rewriteOf(forwardTo);
+  if (rewrite) out['rewrite'] = rewrite;
   return { ...out, ...retryFields(policy) };
 }
 
-export function buildVirtualService(rt: Owned<RouteTableSpec>, policies: readonly (Owned<RetryTimeoutPolicySpec> | undefined)[], ctx: RouteContext): Resource {
+/** The VirtualService of a route table, or undefined when it has no hosts to serve. */
+export function buildVirtualService(rt: Owned<RouteTableSpec>, policies: readonly (Owned<RetryTimeoutPolicySpec> | undefined)[], ctx: RouteContext): Resource | undefined {
+  const hosts = rt.spec.hosts ?? [];
+  if (hosts.length === 0) {
+    ctx.problems.add({ cluster: rt.cluster, resource: describeOwned(rt), reason: 'has no hosts: no VirtualService is produced' });
+    return undefined;
+  }
+  if (rt.spec.failureMode === 'FREEZE_CONFIG') {
+    ctx.problems.add({ cluster: rt.cluster, resource: describeOwned(rt), reason: 'spec.failureMode FREEZE_CONFIG is not implemented by Meshrelay; routes that cannot be resolved are replaced by a 500 direct response' });
+  }
+  const metadata = outputMetadata(routeTableOutputName(rt.name), rt.namespace);
+  const annotations = rt.spec.virtualServiceAnnotations;
   return {
     apiVersion: KINDS.VirtualService.apiVersion,
     kind: KINDS.VirtualService.kind,
-    metadata: outputMetadata(routeTableOutputName(rt.name), rt.namespace),
+    metadata: annotations && Object.keys(annotations).length > 0 ? { ...metadata, annotations: { ...annotations } } : metadata,
     spec: {
-      hosts: [...rt.spec.hosts],
-      http: rt.spec.http.map((route, i) => httpRoute(rt, route, i, policies[i], ctx)),
+      hosts: [...hosts],
+      http: (rt.spec.http ?? []).flatMap((route, i) => httpRoute(rt, route, i, policies[i], ctx) ?? []),
     },
   };
 }

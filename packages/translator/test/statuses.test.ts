@@ -110,3 +110,42 @@ describe('per-resource statuses and failure isolation', () => {
     assert.equal(result.securityOutputs.has('AccessPolicy/bookinfo/reviews-only@cluster-a'), false);
   });
 });
+
+describe('security resources that cannot be translated', () => {
+  it('given an AccessPolicy that becomes INVALID after a good translation, when translated with the previous security outputs, then its last good outputs stay', () => {
+    const good = twoClusterMesh();
+    good.get('cluster-a')?.push(reviewsPolicy);
+    const first = translate(inputOf(good), validator);
+    const mesh = twoClusterMesh();
+    mesh.get('cluster-a')?.push({ ...reviewsPolicy, spec: { ...(reviewsPolicy.spec as object), config: { authz: {}, enforcementLayers: { cni: true } } } });
+    const second = translate(inputOf(mesh, { previousSecurityOutputs: first.securityOutputs }), validator);
+    const policiesIn = (r: typeof first): unknown[] => r.outputs.get('cluster-a')?.resources.filter((x) => x.kind === 'AuthorizationPolicy') ?? [];
+    assert.deepEqual(policiesIn(second), policiesIn(first));
+    const status = second.statuses.find((s) => s.kind === 'AccessPolicy');
+    assert.equal(status?.state.approval, 'INVALID');
+    assert.match(status?.state.message ?? '', /spec\.config\.enforcementLayers is not implemented/);
+  });
+
+  it('given an AccessPolicy with an unknown field that never translated, when translated, then the workloads it selects deny every request', () => {
+    const mesh = twoClusterMesh();
+    mesh.get('cluster-a')?.push({ ...reviewsPolicy, spec: { ...(reviewsPolicy.spec as object), config: { authz: { allowedHosts: ['x'] } } } });
+    const result = translate(inputOf(mesh), validator);
+    const ap = result.outputs.get('cluster-b')?.resources.find((r) => r.kind === 'AuthorizationPolicy');
+    assert.deepEqual(ap?.spec, { selector: { matchLabels: { app: 'reviews' } } });
+    const status = result.statuses.find((s) => s.kind === 'AccessPolicy');
+    assert.equal(status?.state.approval, 'INVALID');
+    assert.match(status?.state.message ?? '', /spec\.config\.authz\.allowedHosts: unknown field/);
+  });
+
+  it('given a RouteTable with a field Meshrelay does not implement, when translated, then it is WARNING naming the field and its VirtualService still goes out', () => {
+    const mesh = twoClusterMesh();
+    mesh.get('cluster-a')?.push(
+      buildGloo('RouteTable', { name: 'reviews', namespace: 'bookinfo', spec: { hosts: ['reviews.example.com'], portalMetadata: { title: 'x' }, http: [{ forwardTo: { destinations: [{ ref: { name: 'reviews' }, port: { number: 9080 } }] } }] } }),
+    );
+    const result = translate(inputOf(mesh), validator);
+    const status = result.statuses.find((s) => s.kind === 'RouteTable');
+    assert.equal(status?.state.approval, 'WARNING');
+    assert.equal(status?.state.message, 'spec.portalMetadata is not implemented by Meshrelay; ignored');
+    assert.ok(result.outputs.get('cluster-b')?.resources.some((r) => r.kind === 'VirtualService'));
+  });
+});

@@ -75,7 +75,7 @@ export function renderResult(result: TranslationResult): string {
   const lines: string[] = [];
   for (const p of result.problems) lines.push(`# problem: [${p.cluster ?? '-'}] ${p.resource ?? '-'}: ${p.approval ?? 'WARNING'}: ${p.reason}`);
   for (const s of result.statuses) {
-    lines.push(`# status: ${s.source} ${s.state.approval}${s.state.message === '' ? '' : ` (${s.state.message})`}`);
+    lines.push(`# status: ${s.source}${s.state.observedGeneration > 0 ? ` generation ${s.state.observedGeneration}` : ''} ${s.state.approval}${s.state.message === '' ? '' : ` (${s.state.message})`}`);
     for (const o of s.outputs) lines.push(`#   output: ${o.cluster} ${o.kind} ${o.namespace}/${o.name}`);
   }
   const docs: string[] = [];
