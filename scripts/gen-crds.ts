@@ -114,6 +114,7 @@ const KUBERNETES_CLUSTER: CrdSource = {
     type: 'object',
     properties: {
       clusterDomain: { type: 'string', description: "DNS domain of the cluster's services (default cluster.local)." },
+      trustDomain: { type: 'string', description: "SPIFFE trust domain of the cluster's workloads (default: Istio's meshConfig.trustDomain, else cluster.local)." },
       skipWarming: { type: 'boolean', description: 'Translate without waiting for this cluster to be warm.' },
     },
   },

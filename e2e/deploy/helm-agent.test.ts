@@ -22,6 +22,7 @@ const DISCOVERED: readonly (readonly [string, string])[] = [
 ];
 const APPLIED: readonly (readonly [string, string])[] = [
   ['networking.istio.io', 'serviceentries'], ['networking.istio.io', 'destinationrules'], ['networking.istio.io', 'virtualservices'], ['security.istio.io', 'authorizationpolicies'],
+  ['security.istio.io', 'peerauthentications'], ['networking.istio.io', 'gateways'], ['networking.istio.io', 'workloadentries'],
 ];
 
 test('given the agent with kubernetes discovery and apply, when the chart renders, then its ClusterRole lists and watches workloads and Gloo kinds and applies Istio kinds', async () => {

@@ -1,4 +1,4 @@
-import { canonicalJson, findInputKind, isRecord, normalizeResource, type Resource } from '@meshrelay/api';
+import { KINDS, canonicalJson, findInputKind, isKind, isMeshConfigMap, isRecord, normalizeResource, type Resource } from '@meshrelay/api';
 
 /** Checks one normalized resource; returns its field problems (empty when valid). */
 export type ResourceValidator = (resource: Resource) => readonly { readonly path: string; readonly message: string }[];
@@ -28,7 +28,7 @@ function carriedDespite(resource: Resource, problems: readonly FieldProblem[]): 
  * Turns one discovered object (a manifest document or an API server object) into
  * an input resource: shape check (enough for normalizeResource to be safe), the
  * namespace default, normalizeResource, canonical-encodability and `validate`.
- * A Kubernetes object that is not an input kind (a Namespace, a ConfigMap) is skipped
+ * A Kubernetes object that is not an input (a Namespace, a ConfigMap other than Istio's mesh config) is skipped
  * quietly: no resource and no problem. A Gloo resource whose kind or spec is invalid is
  * still returned (see carriedDespite).
  * Every discovery provider goes through this one function, so the same object
@@ -42,6 +42,7 @@ export function toInputResource(value: unknown, validate: ResourceValidator, pat
   const raw = value as Resource;
   const kindRef = findInputKind(raw.apiVersion, raw.kind);
   if (!kindRef && !GLOO_API_VERSION.test(raw.apiVersion)) return { problems: [] };
+  if (isKind(raw, KINDS.ConfigMap) && !isMeshConfigMap(raw)) return { problems: [] };
   // As `kubectl apply` does, a namespaced object without a namespace lands in "default".
   const withNamespace =
     kindRef?.namespaced === true && (raw.metadata.namespace ?? '') === '' ? { ...raw, metadata: { ...raw.metadata, namespace: 'default' } } : raw;

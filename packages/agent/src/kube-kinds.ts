@@ -34,6 +34,9 @@ export const APPLIED_KINDS: readonly KubeKind[] = [
   kubeKind(KINDS.DestinationRule, 'destinationrules'),
   kubeKind(KINDS.VirtualService, 'virtualservices'),
   kubeKind(KINDS.AuthorizationPolicy, 'authorizationpolicies'),
+  kubeKind(KINDS.PeerAuthentication, 'peerauthentications'),
+  kubeKind(KINDS.Gateway, 'gateways'),
+  kubeKind(KINDS.WorkloadEntry, 'workloadentries'),
 ];
 
 export function findAppliedKind(apiVersion: string, kind: string): KubeKind | undefined {

@@ -43,3 +43,8 @@ test('given a Service with a port above 65535, when converted, then it is refuse
   assert.ok('problems' in result);
   assert.equal(result.problems[0]?.path, 'spec.ports[0].port');
 });
+
+test('given Istio mesh config ConfigMap in istio-system, when converted, then it goes up (its trust domain is read)', () => {
+  const result = toInputResource({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'istio', namespace: 'istio-system' }, data: { mesh: 'trustDomain: x' } }, validateInputResource);
+  assert.ok('resource' in result);
+});

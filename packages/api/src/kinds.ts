@@ -15,6 +15,7 @@ export const KINDS = {
   EndpointSlice: kind('discovery.k8s.io/v1', 'EndpointSlice'),
   Pod: kind('v1', 'Pod'),
   Node: kind('v1', 'Node', false),
+  ConfigMap: kind('v1', 'ConfigMap'),
   VirtualDestination: kind('networking.gloo.solo.io/v2', 'VirtualDestination'),
   RouteTable: kind('networking.gloo.solo.io/v2', 'RouteTable'),
   AccessPolicy: kind('security.policy.gloo.solo.io/v2', 'AccessPolicy'),
@@ -38,6 +39,7 @@ export const INPUT_KINDS: readonly KindRef[] = [
   KINDS.EndpointSlice,
   KINDS.Pod,
   KINDS.Node,
+  KINDS.ConfigMap,
   KINDS.VirtualDestination,
   KINDS.RouteTable,
   KINDS.AccessPolicy,
@@ -45,6 +47,15 @@ export const INPUT_KINDS: readonly KindRef[] = [
   KINDS.OutlierDetectionPolicy,
   KINDS.RetryTimeoutPolicy,
 ];
+
+/**
+ * The one ConfigMap an input carries: Istio's mesh config (`istio` or `istio-<revision>` in
+ * `istio-system`), for the cluster's trust domain. Other ConfigMaps are not inputs.
+ */
+export const MESH_CONFIG_NAMESPACE = 'istio-system';
+export function isMeshConfigMap(r: { readonly apiVersion: string; readonly kind: string; readonly metadata: { readonly name: string; readonly namespace?: string } }): boolean {
+  return r.apiVersion === 'v1' && r.kind === 'ConfigMap' && r.metadata.namespace === MESH_CONFIG_NAMESPACE && /^istio(-[a-z0-9-]+)?$/.test(r.metadata.name);
+}
 
 export function findInputKind(apiVersion: string, kindName: string): KindRef | undefined {
   return INPUT_KINDS.find((k) => k.apiVersion === apiVersion && k.kind === kindName);

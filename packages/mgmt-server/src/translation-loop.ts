@@ -147,6 +147,7 @@ export class TranslationLoop {
     const infos: ClusterInfo[] = clusters.map((c) => ({
       name: c.metadata.name,
       ...(c.spec.clusterDomain ? { clusterDomain: c.spec.clusterDomain } : {}),
+      ...(c.spec.trustDomain ? { trustDomain: c.spec.trustDomain } : {}),
     }));
     const end = this.#o.metrics.translationDuration.startTimer();
     const result = translate({ inputs: admitted, clusters: infos, vips, previousSecurityOutputs: this.#securityOutputs }, this.#o.validator);

@@ -3,7 +3,8 @@
  * that every lookup the translator makes is a map access rather than a scan.
  */
 import { isIP } from 'node:net';
-import { KINDS, isKind, isRecord, type Resource } from '@meshrelay/api';
+import { parse } from 'yaml';
+import { KINDS, isKind, isMeshConfigMap, isRecord, type Resource } from '@meshrelay/api';
 import type { StringMap } from './gloo-types.ts';
 
 export interface ServicePort {
@@ -48,6 +49,8 @@ export interface ClusterIndex {
   readonly pods: ReadonlyMap<string, PodInfo>;
   readonly nodeLabels: ReadonlyMap<string, StringMap>;
   readonly eastWestGateway?: EastWestGateway;
+  /** meshConfig.trustDomain from the cluster's Istio mesh config ConfigMap, when it sets one. */
+  readonly trustDomain?: string;
   /** Ready endpoints of a Service (`ns/name`), from its EndpointSlices or else its Endpoints. */
   endpointsOf(serviceKey: string): readonly ServiceEndpoint[];
 }
@@ -151,6 +154,23 @@ function findEastWestGateway(services: readonly Resource[]): EastWestGateway | u
   return undefined;
 }
 
+/** The trust domain Istio's mesh config sets (`istio` before `istio-<revision>`), if any. Never throws. */
+function meshTrustDomain(configMaps: readonly Resource[]): string | undefined {
+  for (const cm of [...configMaps].sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0))) {
+    const mesh = record(cm['data'])['mesh'];
+    if (typeof mesh !== 'string') continue;
+    let parsed: unknown;
+    try {
+      parsed = parse(mesh);
+    } catch {
+      continue;
+    }
+    const trustDomain = record(parsed)['trustDomain'];
+    if (typeof trustDomain === 'string' && trustDomain !== '') return trustDomain;
+  }
+  return undefined;
+}
+
 /** Builds the index of one cluster's discovered objects. `resources` must already be validated. */
 export function indexCluster(cluster: string, resources: readonly Resource[]): ClusterIndex {
   const serviceResources: Resource[] = [];
@@ -158,7 +178,9 @@ export function indexCluster(cluster: string, resources: readonly Resource[]): C
   const endpointsByKey = new Map<string, Resource>();
   const pods = new Map<string, PodInfo>();
   const nodeLabels = new Map<string, StringMap>();
+  const meshConfigs: Resource[] = [];
   for (const r of resources) {
+    if (isMeshConfigMap(r)) meshConfigs.push(r);
     const ns = r.metadata.namespace ?? '';
     if (isKind(r, KINDS.Service)) serviceResources.push(r);
     else if (isKind(r, KINDS.EndpointSlice)) {
@@ -184,6 +206,10 @@ export function indexCluster(cluster: string, resources: readonly Resource[]): C
     pods,
     nodeLabels,
     eastWestGateway: findEastWestGateway([...serviceResources].sort((a, b) => compareKeys(meta(a), meta(b)))),
+    ...(() => {
+      const trustDomain = meshTrustDomain(meshConfigs);
+      return trustDomain === undefined ? {} : { trustDomain };
+    })(),
     endpointsOf(serviceKey: string): readonly ServiceEndpoint[] {
       let cached = endpointCache.get(serviceKey);
       if (!cached) {

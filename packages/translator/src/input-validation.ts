@@ -4,8 +4,8 @@
  */
 import { isIP } from 'node:net';
 import { Ajv, type ValidateFunction } from 'ajv';
-import { DNS_LABEL, DNS_SUBDOMAIN, KINDS, findInputKind, isRecord, resourceKey, type Resource, type ResourceKey } from '@meshrelay/api';
-import { ENDPOINTS, ENDPOINT_SLICE, NODE, POD, SERVICE } from './schemas/core.ts';
+import { DNS_LABEL, DNS_SUBDOMAIN, KINDS, MESH_CONFIG_NAMESPACE, findInputKind, isMeshConfigMap, isRecord, resourceKey, type Resource, type ResourceKey } from '@meshrelay/api';
+import { CONFIG_MAP, ENDPOINTS, ENDPOINT_SLICE, NODE, POD, SERVICE } from './schemas/core.ts';
 import type { JsonSchema } from './schemas/gloo-common.ts';
 import { VIRTUAL_DESTINATION_SPEC, ROUTE_TABLE_SPEC } from './schemas/networking.ts';
 import { ACCESS_POLICY_SPEC, FAILOVER_POLICY_SPEC, OUTLIER_DETECTION_POLICY_SPEC, RETRY_TIMEOUT_POLICY_SPEC } from './schemas/policies.ts';
@@ -26,6 +26,7 @@ const KIND_SCHEMAS = new Map<string, KindSchema>([
   [kindId(KINDS.EndpointSlice), { target: 'object', schema: ENDPOINT_SLICE }],
   [kindId(KINDS.Pod), { target: 'object', schema: POD }],
   [kindId(KINDS.Node), { target: 'object', schema: NODE }],
+  [kindId(KINDS.ConfigMap), { target: 'object', schema: CONFIG_MAP }],
   [kindId(KINDS.VirtualDestination), { target: 'spec', schema: VIRTUAL_DESTINATION_SPEC }],
   [kindId(KINDS.RouteTable), { target: 'spec', schema: ROUTE_TABLE_SPEC }],
   [kindId(KINDS.AccessPolicy), { target: 'spec', schema: ACCESS_POLICY_SPEC }],
@@ -100,6 +101,9 @@ export function validateInputResource(r: Resource): InputProblem[] {
 
   const problems: InputProblem[] = [];
   checkMetadata(value['metadata'], ref.namespaced, problems);
+  if (ref === KINDS.ConfigMap && problems.length === 0 && !isMeshConfigMap(r)) {
+    return [{ path: 'metadata.name', message: `only Istio's mesh config (istio or istio-<revision> in ${MESH_CONFIG_NAMESPACE}) is an input ConfigMap` }];
+  }
   const entry = KIND_SCHEMAS.get(kindId(ref));
   if (!entry) return problems;
   if (entry.target === 'spec') {

@@ -4,9 +4,9 @@
  * Pure: no I/O, no clock, no randomness; clusters, resources and policies are visited in
  * sorted order, so equal inputs give byte-identical outputs (equal hashes) on every machine.
  */
-import { KINDS, findInputKind, formatResourceKey, isKind, resourceKey, type Provenance, type Resource } from '@meshrelay/api';
+import { KINDS, findInputKind, formatResourceKey, isKind, isMeshConfigMap, resourceKey, type Provenance, type Resource } from '@meshrelay/api';
 import { buildAuthorizationPolicies, buildPeerAuthentications, type AccessContext } from './authorization-policy.ts';
-import { indexCluster } from './cluster-index.ts';
+import { indexCluster, type ClusterIndex } from './cluster-index.ts';
 import { policiesFor } from './destination-policies.ts';
 import { buildDestinationRules } from './destination-rule.ts';
 import { emitOutputs } from './emit.ts';
@@ -24,11 +24,14 @@ import { buildVirtualService, findService, type RouteContext } from './virtual-s
 import { resolveVirtualDestinations, type VirtualDestinationModel } from './virtual-destinations.ts';
 
 const DEFAULT_CLUSTER_DOMAIN = 'cluster.local';
+/** Istio's default meshConfig.trustDomain. */
+const DEFAULT_TRUST_DOMAIN = 'cluster.local';
 
-function clusterContext(name: string, info: ClusterInfo | undefined): ClusterContext {
+/** A cluster's trust domain: the registry's, else its mesh config's, else Istio's default. */
+function clusterContext(name: string, info: ClusterInfo | undefined, index: ClusterIndex | undefined): ClusterContext {
   return {
     name,
-    trustDomain: info?.trustDomain ?? name,
+    trustDomain: info?.trustDomain ?? index?.trustDomain ?? DEFAULT_TRUST_DOMAIN,
     network: info?.network ?? name,
     clusterDomain: info?.clusterDomain ?? DEFAULT_CLUSTER_DOMAIN,
   };
@@ -58,7 +61,7 @@ function admit(input: TranslationInput, clusterNames: readonly string[], book: S
         if (isKind(r, KINDS.AccessPolicy)) security.set(id, { cluster, resource: r });
       }
       // Kubernetes objects that are not inputs (a Namespace, a ConfigMap) are not problems.
-      if (!isGlooResource(r) && !findInputKind(r.apiVersion, r.kind)) continue;
+      if (!isGlooResource(r) && (!findInputKind(r.apiVersion, r.kind) || (isKind(r, KINDS.ConfigMap) && !isMeshConfigMap(r)))) continue;
       const resource = formatResourceKey(resourceKey(r));
       const issues = validateInputResource(r);
       if (issues.length > 0) {
@@ -102,11 +105,11 @@ export function translate(input: TranslationInput, validator: OutputValidator): 
   const clusterNames = [...input.inputs.keys()].sort();
   const infoByName = new Map(input.clusters.map((c) => [c.name, c]));
   const knownNames = [...new Set([...clusterNames, ...infoByName.keys()])].sort();
-  const contexts = new Map(knownNames.map((name) => [name, clusterContext(name, infoByName.get(name))]));
 
   const { perCluster, security } = admit(input, clusterNames, book, problems);
   const indexes = clusterNames.map((name) => indexCluster(name, perCluster.get(name) ?? []));
   const indexByName = new Map(indexes.map((i) => [i.cluster, i]));
+  const contexts = new Map(knownNames.map((name) => [name, clusterContext(name, infoByName.get(name), indexByName.get(name))]));
   const inventory = buildInventory(perCluster, problems);
   const models = resolveVirtualDestinations(inventory.virtualDestinations, indexes, problems);
   const modelByKey = new Map(models.map((m) => [m.key, m]));

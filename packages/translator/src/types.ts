@@ -5,7 +5,8 @@ export interface ClusterInfo {
   readonly name: string;
   /**
    * SPIFFE trust domain of the cluster's workloads (Istio's meshConfig.trustDomain), when the
-   * registry sets it. Otherwise the one discovered in the cluster's input, else `cluster.local`.
+   * registry sets it (KubernetesCluster spec.trustDomain). Otherwise the one in the mesh config
+   * ConfigMap of the cluster's input, else Istio's default `cluster.local`.
    */
   readonly trustDomain?: string;
   /** Istio network of the cluster's workloads; defaults to the cluster name. */
