@@ -175,3 +175,89 @@ export interface RetryTimeoutPolicySpec {
     readonly requestTimeout?: string;
   };
 }
+
+export interface FaultInjectionPolicySpec {
+  readonly applyToRoutes?: readonly RouteSelector[];
+  readonly config: {
+    readonly delay?: { readonly fixedDelay: string; readonly percentage?: number };
+    readonly abort?: { readonly httpStatus: number; readonly percentage?: number };
+  };
+}
+
+export interface HeaderManipulationPolicySpec {
+  readonly applyToRoutes?: readonly RouteSelector[];
+  readonly config: {
+    readonly removeResponseHeaders?: readonly string[];
+    readonly appendResponseHeaders?: StringMap;
+    readonly removeRequestHeaders?: readonly string[];
+    readonly appendRequestHeaders?: StringMap;
+  };
+}
+
+export interface CorsPolicySpec {
+  readonly applyToRoutes?: readonly RouteSelector[];
+  readonly config: {
+    readonly allowOrigins?: readonly StringMatch[];
+    readonly allowMethods?: readonly string[];
+    readonly allowHeaders?: readonly string[];
+    readonly exposeHeaders?: readonly string[];
+    readonly maxAge?: string;
+    readonly allowCredentials?: boolean;
+  };
+}
+
+export interface MirrorPolicySpec {
+  readonly applyToRoutes?: readonly RouteSelector[];
+  readonly config: { readonly destination: DestinationReference; readonly percentage?: number };
+}
+
+export type ClientTlsMode = 'SIMPLE' | 'DISABLE' | 'MUTUAL' | 'ISTIO_MUTUAL';
+
+export interface ExternalServicePort {
+  readonly number: number;
+  readonly targetPort?: PortSelector;
+  readonly name?: string;
+  readonly protocol: string;
+  readonly clientsideTls?: {
+    readonly sni?: string;
+    readonly mode?: ClientTlsMode;
+    readonly clientCertificate?: string;
+    readonly privateKey?: string;
+    readonly caCertificates?: string;
+    readonly credentialName?: string;
+    readonly insecureSkipVerify?: boolean;
+  };
+}
+
+export interface ExternalServiceSpec {
+  readonly hosts: readonly string[];
+  readonly addresses?: readonly string[];
+  readonly ports: readonly ExternalServicePort[];
+  readonly selector?: StringMap;
+  readonly subjectAltNames?: readonly string[];
+}
+
+export interface ExternalEndpointSpec {
+  readonly address: string;
+  readonly ports?: readonly { readonly name: string; readonly number: number }[];
+  readonly locality?: { readonly region?: string; readonly zone?: string; readonly subZone?: string };
+}
+
+export interface VirtualGatewayListener {
+  readonly port: PortSelector;
+  readonly tls?: {
+    readonly secretName?: string;
+    readonly verifySubjectAltName?: readonly string[];
+    readonly parameters?: { readonly minimumProtocolVersion?: string; readonly maximumProtocolVersion?: string; readonly cipherSuites?: readonly string[] };
+    readonly mode?: 'PASSTHROUGH' | 'SIMPLE' | 'MUTUAL' | 'AUTO_PASSTHROUGH' | 'ISTIO_MUTUAL';
+  };
+  readonly httpsRedirect?: boolean;
+  readonly http?: Record<string, never>;
+  readonly tcp?: Record<string, never>;
+  readonly appProtocol?: string;
+}
+
+export interface VirtualGatewaySpec {
+  readonly workloads: readonly WorkloadSelector[];
+  readonly listeners?: readonly VirtualGatewayListener[];
+}

@@ -9,6 +9,9 @@ import { CONFIG_MAP, ENDPOINTS, ENDPOINT_SLICE, NODE, POD, SERVICE } from './sch
 import type { JsonSchema } from './schemas/gloo-common.ts';
 import { VIRTUAL_DESTINATION_SPEC, ROUTE_TABLE_SPEC } from './schemas/networking.ts';
 import { ACCESS_POLICY_SPEC, FAILOVER_POLICY_SPEC, OUTLIER_DETECTION_POLICY_SPEC, RETRY_TIMEOUT_POLICY_SPEC } from './schemas/policies.ts';
+import { EXTERNAL_ENDPOINT_SPEC, EXTERNAL_SERVICE_SPEC, VIRTUAL_GATEWAY_SPEC } from './schemas/external.ts';
+import { CORS_POLICY_SPEC, FAULT_INJECTION_POLICY_SPEC, HEADER_MANIPULATION_POLICY_SPEC, MIRROR_POLICY_SPEC } from './schemas/route-policies.ts';
+import { WORKSPACE_SETTINGS_SPEC, WORKSPACE_SPEC } from './schemas/workspace.ts';
 import { joinPath, problemsFromAjv, type InputProblem } from './schema-errors.ts';
 import { unimplementedFields, type UnimplementedField } from './unimplemented-fields.ts';
 
@@ -33,6 +36,15 @@ const KIND_SCHEMAS = new Map<string, KindSchema>([
   [kindId(KINDS.FailoverPolicy), { target: 'spec', schema: FAILOVER_POLICY_SPEC }],
   [kindId(KINDS.OutlierDetectionPolicy), { target: 'spec', schema: OUTLIER_DETECTION_POLICY_SPEC }],
   [kindId(KINDS.RetryTimeoutPolicy), { target: 'spec', schema: RETRY_TIMEOUT_POLICY_SPEC }],
+  [kindId(KINDS.FaultInjectionPolicy), { target: 'spec', schema: FAULT_INJECTION_POLICY_SPEC }],
+  [kindId(KINDS.HeaderManipulationPolicy), { target: 'spec', schema: HEADER_MANIPULATION_POLICY_SPEC }],
+  [kindId(KINDS.CORSPolicy), { target: 'spec', schema: CORS_POLICY_SPEC }],
+  [kindId(KINDS.MirrorPolicy), { target: 'spec', schema: MIRROR_POLICY_SPEC }],
+  [kindId(KINDS.ExternalService), { target: 'spec', schema: EXTERNAL_SERVICE_SPEC }],
+  [kindId(KINDS.ExternalEndpoint), { target: 'spec', schema: EXTERNAL_ENDPOINT_SPEC }],
+  [kindId(KINDS.VirtualGateway), { target: 'spec', schema: VIRTUAL_GATEWAY_SPEC }],
+  [kindId(KINDS.Workspace), { target: 'spec', schema: WORKSPACE_SPEC }],
+  [kindId(KINDS.WorkspaceSettings), { target: 'spec', schema: WORKSPACE_SETTINGS_SPEC }],
 ]);
 
 function kindId(ref: { apiVersion: string; kind: string }): string {

@@ -7,11 +7,18 @@
 import { KINDS, formatResourceKey, isKind, resourceKey, type KindRef, type Resource } from '@meshrelay/api';
 import type {
   AccessPolicySpec,
+  CorsPolicySpec,
+  ExternalEndpointSpec,
+  ExternalServiceSpec,
   FailoverPolicySpec,
+  FaultInjectionPolicySpec,
+  HeaderManipulationPolicySpec,
+  MirrorPolicySpec,
   OutlierDetectionPolicySpec,
   RetryTimeoutPolicySpec,
   RouteTableSpec,
   VirtualDestinationSpec,
+  VirtualGatewaySpec,
 } from './gloo-types.ts';
 import type { ProblemSink } from './problems.ts';
 import { sourceId } from './sources.ts';
@@ -35,6 +42,13 @@ export interface Inventory {
   readonly failoverPolicies: readonly Owned<FailoverPolicySpec>[];
   readonly outlierDetectionPolicies: readonly Owned<OutlierDetectionPolicySpec>[];
   readonly retryTimeoutPolicies: readonly Owned<RetryTimeoutPolicySpec>[];
+  readonly faultInjectionPolicies: readonly Owned<FaultInjectionPolicySpec>[];
+  readonly headerManipulationPolicies: readonly Owned<HeaderManipulationPolicySpec>[];
+  readonly corsPolicies: readonly Owned<CorsPolicySpec>[];
+  readonly mirrorPolicies: readonly Owned<MirrorPolicySpec>[];
+  readonly externalServices: readonly Owned<ExternalServiceSpec>[];
+  readonly externalEndpoints: readonly Owned<ExternalEndpointSpec>[];
+  readonly virtualGateways: readonly Owned<VirtualGatewaySpec>[];
 }
 
 const GLOO_KINDS: readonly KindRef[] = [
@@ -44,6 +58,13 @@ const GLOO_KINDS: readonly KindRef[] = [
   KINDS.FailoverPolicy,
   KINDS.OutlierDetectionPolicy,
   KINDS.RetryTimeoutPolicy,
+  KINDS.FaultInjectionPolicy,
+  KINDS.HeaderManipulationPolicy,
+  KINDS.CORSPolicy,
+  KINDS.MirrorPolicy,
+  KINDS.ExternalService,
+  KINDS.ExternalEndpoint,
+  KINDS.VirtualGateway,
 ];
 
 export function isGlooKind(r: Resource): boolean {
@@ -88,6 +109,13 @@ export function buildInventory(perCluster: ReadonlyMap<string, readonly Resource
     failoverPolicies: sorted<FailoverPolicySpec>(KINDS.FailoverPolicy),
     outlierDetectionPolicies: sorted<OutlierDetectionPolicySpec>(KINDS.OutlierDetectionPolicy),
     retryTimeoutPolicies: sorted<RetryTimeoutPolicySpec>(KINDS.RetryTimeoutPolicy),
+    faultInjectionPolicies: sorted<FaultInjectionPolicySpec>(KINDS.FaultInjectionPolicy),
+    headerManipulationPolicies: sorted<HeaderManipulationPolicySpec>(KINDS.HeaderManipulationPolicy),
+    corsPolicies: sorted<CorsPolicySpec>(KINDS.CORSPolicy),
+    mirrorPolicies: sorted<MirrorPolicySpec>(KINDS.MirrorPolicy),
+    externalServices: sorted<ExternalServiceSpec>(KINDS.ExternalService),
+    externalEndpoints: sorted<ExternalEndpointSpec>(KINDS.ExternalEndpoint),
+    virtualGateways: sorted<VirtualGatewaySpec>(KINDS.VirtualGateway),
   };
 }
 

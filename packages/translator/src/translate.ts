@@ -14,7 +14,8 @@ import { isGlooResource, unimplementedFieldsOf, validateInputResource } from './
 import type { OutputValidator } from './istio-validator.ts';
 import { buildInventory, type Inventory } from './inventory.ts';
 import { ProblemSink } from './problems.ts';
-import { retryPoliciesFor, type DestinationLookup } from './route-policies.ts';
+import type { DestinationLookup } from './route-policies.ts';
+import { policySources, routePolicySets } from './route-policy-fields.ts';
 import { denyByDefault } from './security-fallback.ts';
 import { buildServiceEntry, type ClusterContext } from './service-entry.ts';
 import { sourced, type Sourced } from './sources.ts';
@@ -123,7 +124,7 @@ export function translate(input: TranslationInput, validator: OutputValidator): 
     }
     return findService(rt, ref, indexes);
   };
-  const retryPolicies = new Map(inventory.routeTables.map((rt) => [rt, retryPoliciesFor(rt, inventory.retryTimeoutPolicies, lookup, problems)]));
+  const routePolicies = new Map(inventory.routeTables.map((rt) => [rt, routePolicySets(rt, inventory, lookup, problems)]));
   const provenance: Provenance[] = clusterNames.map((name) => ({ cluster: name, inputHash: input.inputs.get(name)?.hash ?? '' }));
 
   const candidates = new Map<string, Sourced[]>();
@@ -134,9 +135,9 @@ export function translate(input: TranslationInput, validator: OutputValidator): 
       ...models.map((vd) => sourced(buildServiceEntry(vd, consumer, indexByName, contexts, input.vips.get(vd.key)), vd.owned.source)),
       ...shared,
       ...inventory.routeTables.flatMap((rt) => {
-        const policies = retryPolicies.get(rt) ?? [];
+        const policies = routePolicies.get(rt) ?? [];
         const vs = buildVirtualService(rt, policies, routeCtx);
-        return vs ? [sourced(vs, rt.source, ...policies.map((p) => p?.source))] : [];
+        return vs ? [sourced(vs, rt.source, ...policySources(policies))] : [];
       }),
     ]);
   }

@@ -2,14 +2,20 @@
 import { KINDS, type Resource } from '@meshrelay/api';
 import type { ClusterIndex, ServiceInfo } from './cluster-index.ts';
 import { objectKey } from './cluster-index.ts';
-import type { DestinationReference, ForwardToAction, HttpRequestMatcher, HttpRoute, RedirectResponseCode, RetryTimeoutPolicySpec, RouteTableSpec, StringMatch } from './gloo-types.ts';
+import type { DestinationReference, ForwardToAction, HttpRequestMatcher, HttpRoute, RedirectResponseCode, RouteTableSpec, StringMatch } from './gloo-types.ts';
 import { describeOwned, type Owned } from './inventory.ts';
 import { outputMetadata, routeTableOutputName } from './names.ts';
 import type { ProblemSink } from './problems.ts';
-import { retryFields } from './route-policies.ts';
+import { escapeRegex, routePolicyFields, type RoutePolicySet } from './route-policy-fields.ts';
 import type { ClusterContext } from './service-entry.ts';
 import type { VirtualDestinationModel } from './virtual-destinations.ts';
 import { fillWeights } from './weights.ts';
+
+/** Where a reference without namespace or cluster is resolved from: the resource that makes it. */
+export interface Home {
+  readonly namespace: string;
+  readonly cluster: string;
+}
 
 export interface RouteContext {
   readonly consumer: ClusterContext;
@@ -17,10 +23,6 @@ export interface RouteContext {
   /** Indexes in sorted cluster order. */
   readonly indexes: readonly ClusterIndex[];
   readonly problems: ProblemSink;
-}
-
-function escapeRegex(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 function uriMatch(uri: StringMatch): Record<string, unknown> {
@@ -51,7 +53,7 @@ export function httpMatch(m: HttpRequestMatcher): Record<string, unknown> {
 }
 
 /** The Service a reference means: in the referenced (or the route table's) cluster, else the first cluster that has it. */
-export function findService(rt: Owned<RouteTableSpec>, ref: DestinationReference, indexes: readonly ClusterIndex[]): ServiceInfo | undefined {
+export function findService(rt: Home, ref: DestinationReference, indexes: readonly ClusterIndex[]): ServiceInfo | undefined {
   const key = objectKey(ref.ref.namespace ?? rt.namespace, ref.ref.name);
   const home = ref.ref.cluster ?? rt.cluster;
   const local = indexes.find((i) => i.cluster === home)?.serviceByKey.get(key);
@@ -65,7 +67,7 @@ export function findService(rt: Owned<RouteTableSpec>, ref: DestinationReference
 
 type Resolved = { host: string; port?: number } | { error: string };
 
-function resolveVirtualDestination(rt: Owned<RouteTableSpec>, ref: DestinationReference, ctx: RouteContext): Resolved {
+function resolveVirtualDestination(rt: Home, ref: DestinationReference, ctx: RouteContext): Resolved {
   const key = objectKey(ref.ref.namespace ?? rt.namespace, ref.ref.name);
   const vd = ctx.virtualDestinations.get(key);
   if (!vd) return { error: `VirtualDestination ${key} not found` };
@@ -79,7 +81,7 @@ function resolveVirtualDestination(rt: Owned<RouteTableSpec>, ref: DestinationRe
   return { host };
 }
 
-function resolveService(rt: Owned<RouteTableSpec>, ref: DestinationReference, ctx: RouteContext): Resolved {
+function resolveService(rt: Home, ref: DestinationReference, ctx: RouteContext): Resolved {
   const namespace = ref.ref.namespace ?? rt.namespace;
   const host = `${ref.ref.name}.${namespace}.svc.${ctx.consumer.clusterDomain}`;
   if (ref.port?.number !== undefined) return { host, port: ref.port.number };
@@ -93,7 +95,7 @@ function resolveService(rt: Owned<RouteTableSpec>, ref: DestinationReference, ct
   return { host };
 }
 
-function resolveDestination(rt: Owned<RouteTableSpec>, ref: DestinationReference, ctx: RouteContext): Resolved {
+export function resolveDestination(rt: Home, ref: DestinationReference, ctx: RouteContext): Resolved {
   switch (ref.kind ?? 'SERVICE') {
     case 'VIRTUAL_DESTINATION':
       return resolveVirtualDestination(rt, ref, ctx);
@@ -143,7 +145,7 @@ function rewriteOf(forwardTo: ForwardToAction): Record<string, unknown> | undefi
  * a 500 direct response (Gloo's ROUTE_REPLACEMENT failure mode) and reported; the rest of
  * the route table is unaffected.
  */
-function httpRoute(rt: Owned<RouteTableSpec>, route: HttpRoute, index: number, policy: Owned<RetryTimeoutPolicySpec> | undefined, ctx: RouteContext): Record<string, unknown> | undefined {
+function httpRoute(rt: Owned<RouteTableSpec>, route: HttpRoute, index: number, policies: RoutePolicySet | undefined, ctx: RouteContext): Record<string, unknown> | undefined {
   const out: Record<string, unknown> = {};
   if (route.name !== undefined) out['name'] = route.name;
   if (route.matchers?.length) out['match'] = route.matchers.map(httpMatch);
@@ -169,11 +171,25 @@ function httpRoute(rt: Owned<RouteTableSpec>, route: HttpRoute, index: number, p
   });
   const rewrite = rewriteOf(forwardTo);
   if (rewrite) out['rewrite'] = rewrite;
-  return { ...out, ...retryFields(policy) };
+  return { ...out, ...routePolicyFields(policies), ...mirrorFields(rt, policies, ctx) };
+}
+
+/** MirrorPolicy -> `mirror` + `mirrorPercentage`; a mirror destination that cannot be resolved is reported and left out. */
+function mirrorFields(rt: Owned<RouteTableSpec>, policies: RoutePolicySet | undefined, ctx: RouteContext): Record<string, unknown> {
+  const mirror = policies?.mirror;
+  if (!mirror) return {};
+  const resolved = resolveDestination(mirror, mirror.spec.config.destination, ctx);
+  if ('error' in resolved) {
+    ctx.problems.add({ cluster: mirror.cluster, resource: describeOwned(mirror), reason: `mirror destination for ${describeOwned(rt)}: ${resolved.error}; not mirrored` });
+    return {};
+  }
+  const mirrorOut = { host: resolved.host, ...(resolved.port !== undefined ? { port: { number: resolved.port } } : {}) };
+  const pct = mirror.spec.config.percentage;
+  return { mirror: mirrorOut, ...(pct !== undefined ? { mirrorPercentage: { value: pct } } : {}) };
 }
 
 /** The VirtualService of a route table, or undefined when it has no hosts to serve. */
-export function buildVirtualService(rt: Owned<RouteTableSpec>, policies: readonly (Owned<RetryTimeoutPolicySpec> | undefined)[], ctx: RouteContext): Resource | undefined {
+export function buildVirtualService(rt: Owned<RouteTableSpec>, policies: readonly RoutePolicySet[], ctx: RouteContext): Resource | undefined {
   const hosts = rt.spec.hosts ?? [];
   if (hosts.length === 0) {
     ctx.problems.add({ cluster: rt.cluster, resource: describeOwned(rt), reason: 'has no hosts: no VirtualService is produced' });
