@@ -10,6 +10,7 @@ import { indexCluster, type ClusterIndex } from './cluster-index.ts';
 import { policiesFor } from './destination-policies.ts';
 import { buildDestinationRules } from './destination-rule.ts';
 import { emitOutputs } from './emit.ts';
+import { buildExternalDestinationRules, buildExternalServiceEntry, buildWorkloadEntry } from './external-service.ts';
 import { isGlooResource, unimplementedFieldsOf, validateInputResource } from './input-validation.ts';
 import type { OutputValidator } from './istio-validator.ts';
 import { buildInventory, type Inventory } from './inventory.ts';
@@ -22,6 +23,7 @@ import { sourced, type Sourced } from './sources.ts';
 import { StatusBook } from './status-book.ts';
 import type { ClusterInfo, TranslationInput, TranslationResult } from './types.ts';
 import { buildVirtualService, findService, type RouteContext } from './virtual-service.ts';
+import { buildGateways } from './virtual-gateway.ts';
 import { resolveVirtualDestinations, type VirtualDestinationModel } from './virtual-destinations.ts';
 
 const DEFAULT_CLUSTER_DOMAIN = 'cluster.local';
@@ -91,7 +93,12 @@ function sharedOutputs(inventory: Inventory, models: readonly VirtualDestination
   const authorizationPolicies = inventory.accessPolicies.flatMap((p) =>
     [...buildAuthorizationPolicies(p, accessCtx), ...buildPeerAuthentications(p, accessCtx)].map((out) => sourced(out, p.source)),
   );
-  return [...destinationRules, ...authorizationPolicies];
+  const external = inventory.externalServices.flatMap((es) => {
+    const entry = buildExternalServiceEntry(es, inventory.externalEndpoints);
+    return [sourced(entry.resource, es.source, ...entry.endpointSources), ...buildExternalDestinationRules(es).map((dr) => sourced(dr, es.source))];
+  });
+  const workloadEntries = inventory.externalEndpoints.map((ee) => sourced(buildWorkloadEntry(ee), ee.source));
+  return [...destinationRules, ...authorizationPolicies, ...external, ...workloadEntries];
 }
 
 /**
@@ -114,6 +121,8 @@ export function translate(input: TranslationInput, validator: OutputValidator): 
   const inventory = buildInventory(perCluster, problems);
   const models = resolveVirtualDestinations(inventory.virtualDestinations, indexes, problems);
   const modelByKey = new Map(models.map((m) => [m.key, m]));
+  const externalServices = new Map(inventory.externalServices.map((es) => [`${es.namespace}/${es.name}`, es]));
+  const virtualGateways = new Map(inventory.virtualGateways.map((vg) => [`${vg.namespace}/${vg.name}`, vg]));
   const accessCtx: AccessContext = { indexes, virtualDestinations: models, clusters: [...contexts.values()], problems };
   const shared = sharedOutputs(inventory, models, accessCtx, problems);
 
@@ -130,10 +139,11 @@ export function translate(input: TranslationInput, validator: OutputValidator): 
   const candidates = new Map<string, Sourced[]>();
   for (const name of clusterNames) {
     const consumer = contexts.get(name) as ClusterContext;
-    const routeCtx: RouteContext = { consumer, virtualDestinations: modelByKey, indexes, problems };
+    const routeCtx: RouteContext = { consumer, virtualDestinations: modelByKey, externalServices, virtualGateways, indexes, problems };
     candidates.set(name, [
       ...models.map((vd) => sourced(buildServiceEntry(vd, consumer, indexByName, contexts, input.vips.get(vd.key)), vd.owned.source)),
       ...shared,
+      ...inventory.virtualGateways.flatMap((vg) => buildGateways(vg, name, problems).map((gw) => sourced(gw, vg.source))),
       ...inventory.routeTables.flatMap((rt) => {
         const policies = routePolicies.get(rt) ?? [];
         const vs = buildVirtualService(rt, policies, routeCtx);

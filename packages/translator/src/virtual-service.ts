@@ -2,10 +2,12 @@
 import { KINDS, type Resource } from '@meshrelay/api';
 import type { ClusterIndex, ServiceInfo } from './cluster-index.ts';
 import { objectKey } from './cluster-index.ts';
-import type { DestinationReference, ForwardToAction, HttpRequestMatcher, HttpRoute, RedirectResponseCode, RouteTableSpec, StringMatch } from './gloo-types.ts';
+import type { DestinationReference, ExternalServiceSpec, ForwardToAction, VirtualGatewaySpec, HttpRequestMatcher, HttpRoute, RedirectResponseCode, RouteTableSpec, StringMatch } from './gloo-types.ts';
 import { describeOwned, type Owned } from './inventory.ts';
 import { outputMetadata, routeTableOutputName } from './names.ts';
 import type { ProblemSink } from './problems.ts';
+import { gatewayRefs } from './virtual-gateway.ts';
+import { hasLabels } from './selectors.ts';
 import { escapeRegex, routePolicyFields, type RoutePolicySet } from './route-policy-fields.ts';
 import type { ClusterContext } from './service-entry.ts';
 import type { VirtualDestinationModel } from './virtual-destinations.ts';
@@ -20,6 +22,10 @@ export interface Home {
 export interface RouteContext {
   readonly consumer: ClusterContext;
   readonly virtualDestinations: ReadonlyMap<string, VirtualDestinationModel>;
+  /** VirtualGateways by `namespace/name`. */
+  readonly virtualGateways: ReadonlyMap<string, Owned<VirtualGatewaySpec>>;
+  /** ExternalServices by `namespace/name`. */
+  readonly externalServices: ReadonlyMap<string, Owned<ExternalServiceSpec>>;
   /** Indexes in sorted cluster order. */
   readonly indexes: readonly ClusterIndex[];
   readonly problems: ProblemSink;
@@ -95,14 +101,28 @@ function resolveService(rt: Home, ref: DestinationReference, ctx: RouteContext):
   return { host };
 }
 
+export function resolveExternalService(rt: Home, ref: DestinationReference, ctx: RouteContext): Resolved {
+  const key = objectKey(ref.ref.namespace ?? rt.namespace, ref.ref.name);
+  const es = ctx.externalServices.get(key);
+  if (!es) return { error: `ExternalService ${key} not found` };
+  const host = es.spec.hosts[0] as string;
+  const want = ref.port;
+  if (want?.number !== undefined || want?.name !== undefined) {
+    const port = es.spec.ports.find((p) => (want.number !== undefined ? p.number === want.number : p.name === want.name));
+    return port ? { host, port: port.number } : { error: `ExternalService ${key} has no port ${String(want.number ?? want.name)}` };
+  }
+  if (es.spec.ports.length > 1) return { error: `ExternalService ${key} has several ports; the destination must select one` };
+  return { host };
+}
+
 export function resolveDestination(rt: Home, ref: DestinationReference, ctx: RouteContext): Resolved {
   switch (ref.kind ?? 'SERVICE') {
     case 'VIRTUAL_DESTINATION':
       return resolveVirtualDestination(rt, ref, ctx);
-    case 'SERVICE':
-      return resolveService(rt, ref, ctx);
+    case 'EXTERNAL_SERVICE':
+      return resolveExternalService(rt, ref, ctx);
     default:
-      return { error: `destination kind ${String(ref.kind)} is not supported` };
+      return resolveService(rt, ref, ctx);
   }
 }
 
@@ -188,7 +208,52 @@ function mirrorFields(rt: Owned<RouteTableSpec>, policies: RoutePolicySet | unde
   return { mirror: mirrorOut, ...(pct !== undefined ? { mirrorPercentage: { value: pct } } : {}) };
 }
 
-/** The VirtualService of a route table, or undefined when it has no hosts to serve. */
+/** Which proxies a VirtualService binds to in one consuming cluster; undefined when none there. */
+interface Binding {
+  readonly gateways?: string[];
+  readonly exportTo?: string[];
+}
+
+/** Namespaces of the consumer's workloads that the route table's workloadSelectors select. */
+function selectedNamespaces(rt: Owned<RouteTableSpec>, ctx: RouteContext): string[] {
+  const index = ctx.indexes.find((i) => i.cluster === ctx.consumer.name);
+  const namespaces = new Set<string>();
+  (rt.spec.workloadSelectors ?? []).forEach((w, i) => {
+    if (w.kind === 'VM') {
+      ctx.problems.add({ cluster: rt.cluster, resource: describeOwned(rt), reason: `spec.workloadSelectors[${i}]: kind VM is not implemented by Meshrelay; ignored` });
+      return;
+    }
+    const sel = w.selector ?? {};
+    if (sel.cluster && sel.cluster !== ctx.consumer.name) return;
+    for (const [key, pod] of index?.pods ?? []) {
+      const namespace = key.split('/')[0] as string;
+      if (sel.namespace && sel.namespace !== namespace) continue;
+      if (hasLabels(pod.labels, sel.labels)) namespaces.add(namespace);
+    }
+  });
+  return [...namespaces].sort();
+}
+
+/**
+ * virtualGateways -> `gateways` (plus `mesh` when workloads are selected too); workloadSelectors
+ * -> exported only to the namespaces of the selected workloads, and only to clusters where they run.
+ */
+function binding(rt: Owned<RouteTableSpec>, ctx: RouteContext): Binding | undefined {
+  const gateways: string[] = [];
+  (rt.spec.virtualGateways ?? []).forEach((ref) => {
+    const key = objectKey(ref.namespace ?? rt.namespace, ref.name);
+    const vg = ctx.virtualGateways.get(key);
+    if (vg) gateways.push(...gatewayRefs(vg, ctx.consumer.name));
+    else ctx.problems.add({ cluster: rt.cluster, resource: describeOwned(rt), reason: `VirtualGateway ${key} not found; not bound to it` });
+  });
+  const selectsWorkloads = (rt.spec.workloadSelectors ?? []).length > 0;
+  if (!selectsWorkloads) return rt.spec.virtualGateways?.length ? (gateways.length > 0 ? { gateways } : undefined) : {};
+  const namespaces = selectedNamespaces(rt, ctx);
+  if (namespaces.length === 0) return gateways.length > 0 ? { gateways } : undefined;
+  return gateways.length > 0 ? { gateways: [...gateways, 'mesh'], exportTo: namespaces } : { exportTo: namespaces };
+}
+
+/** The VirtualService of a route table for one consuming cluster, or undefined when it serves nothing there. */
 export function buildVirtualService(rt: Owned<RouteTableSpec>, policies: readonly RoutePolicySet[], ctx: RouteContext): Resource | undefined {
   const hosts = rt.spec.hosts ?? [];
   if (hosts.length === 0) {
@@ -198,15 +263,20 @@ export function buildVirtualService(rt: Owned<RouteTableSpec>, policies: readonl
   if (rt.spec.failureMode === 'FREEZE_CONFIG') {
     ctx.problems.add({ cluster: rt.cluster, resource: describeOwned(rt), reason: 'spec.failureMode FREEZE_CONFIG is not implemented by Meshrelay; routes that cannot be resolved are replaced by a 500 direct response' });
   }
+  const bound = binding(rt, ctx);
+  if (!bound) return undefined;
   const metadata = outputMetadata(routeTableOutputName(rt.name), rt.namespace);
   const annotations = rt.spec.virtualServiceAnnotations;
+  const spec: Record<string, unknown> = {
+    hosts: [...hosts],
+    http: (rt.spec.http ?? []).flatMap((route, i) => httpRoute(rt, route, i, policies[i], ctx) ?? []),
+  };
+  if (bound.gateways) spec['gateways'] = bound.gateways;
+  if (bound.exportTo) spec['exportTo'] = bound.exportTo;
   return {
     apiVersion: KINDS.VirtualService.apiVersion,
     kind: KINDS.VirtualService.kind,
     metadata: annotations && Object.keys(annotations).length > 0 ? { ...metadata, annotations: { ...annotations } } : metadata,
-    spec: {
-      hosts: [...hosts],
-      http: (rt.spec.http ?? []).flatMap((route, i) => httpRoute(rt, route, i, policies[i], ctx) ?? []),
-    },
+    spec,
   };
 }

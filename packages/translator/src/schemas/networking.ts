@@ -104,8 +104,8 @@ const HTTP_ROUTE = closedObject(
 export const ROUTE_TABLE_SPEC = closedObject(
   {
     hosts: listOf(HOST),
-    virtualGateways: unimplemented(listOf(OBJECT_REFERENCE)),
-    workloadSelectors: unimplemented(listOf(WORKLOAD_SELECTOR)),
+    virtualGateways: listOf(OBJECT_REFERENCE),
+    workloadSelectors: listOf(WORKLOAD_SELECTOR),
     applyToDestinations: unimplemented(listOf(DESTINATION_SELECTOR)),
     defaultDestination: DESTINATION_REFERENCE,
     http: listOf(HTTP_ROUTE, { maxItems: 10000 }),
