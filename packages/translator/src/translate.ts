@@ -21,6 +21,7 @@ import { denyByDefault } from './security-fallback.ts';
 import { buildServiceEntry, type ClusterContext } from './service-entry.ts';
 import { sourced, type Sourced } from './sources.ts';
 import { StatusBook } from './status-book.ts';
+import { buildServiceSubsetRule, collectSubsets, demandKey, subsetKeys, subsetList, type SubsetDemands } from './subsets.ts';
 import type { ClusterInfo, TranslationInput, TranslationResult } from './types.ts';
 import { buildVirtualService, findService, type RouteContext } from './virtual-service.ts';
 import { buildGateways } from './virtual-gateway.ts';
@@ -85,10 +86,13 @@ function admit(input: TranslationInput, clusterNames: readonly string[], book: S
 }
 
 /** Outputs that are the same for every consuming cluster. */
-function sharedOutputs(inventory: Inventory, models: readonly VirtualDestinationModel[], accessCtx: AccessContext, problems: ProblemSink): Sourced[] {
+function sharedOutputs(inventory: Inventory, models: readonly VirtualDestinationModel[], demands: SubsetDemands, accessCtx: AccessContext, problems: ProblemSink): Sourced[] {
   const destinationRules = models.flatMap((vd) => {
     const policies = policiesFor(vd, inventory.failoverPolicies, inventory.outlierDetectionPolicies, problems);
-    return buildDestinationRules(vd, policies).map((dr) => sourced(dr, vd.owned.source, policies.failover?.source, policies.outlierDetection?.source));
+    const demand = demands.get(demandKey('VIRTUAL_DESTINATION', vd.owned.namespace, vd.owned.name));
+    return buildDestinationRules(vd, policies, subsetList(demand)).map((dr) =>
+      sourced(dr, vd.owned.source, policies.failover?.source, policies.outlierDetection?.source, ...(demand?.sources ?? [])),
+    );
   });
   const authorizationPolicies = inventory.accessPolicies.flatMap((p) =>
     [...buildAuthorizationPolicies(p, accessCtx), ...buildPeerAuthentications(p, accessCtx)].map((out) => sourced(out, p.source)),
@@ -99,6 +103,17 @@ function sharedOutputs(inventory: Inventory, models: readonly VirtualDestination
   });
   const workloadEntries = inventory.externalEndpoints.map((ee) => sourced(buildWorkloadEntry(ee), ee.source));
   return [...destinationRules, ...authorizationPolicies, ...external, ...workloadEntries];
+}
+
+/** The DestinationRules holding the subsets route tables ask of plain Services, for one consumer. */
+function serviceSubsetRules(demands: SubsetDemands, consumer: ClusterContext): Sourced[] {
+  return [...demands]
+    .filter(([key]) => key.startsWith('SERVICE:'))
+    .map(([key, demand]) => {
+      const [namespace, name] = key.slice('SERVICE:'.length).split('/') as [string, string];
+      const [owner, ...rest] = [...demand.sources].sort() as [string, ...string[]];
+      return sourced(buildServiceSubsetRule(namespace, name, consumer.clusterDomain, demand), owner, ...rest);
+    });
 }
 
 /**
@@ -124,7 +139,8 @@ export function translate(input: TranslationInput, validator: OutputValidator): 
   const externalServices = new Map(inventory.externalServices.map((es) => [`${es.namespace}/${es.name}`, es]));
   const virtualGateways = new Map(inventory.virtualGateways.map((vg) => [`${vg.namespace}/${vg.name}`, vg]));
   const accessCtx: AccessContext = { indexes, virtualDestinations: models, clusters: [...contexts.values()], problems };
-  const shared = sharedOutputs(inventory, models, accessCtx, problems);
+  const demands = collectSubsets(inventory.routeTables, problems);
+  const shared = sharedOutputs(inventory, models, demands, accessCtx, problems);
 
   const lookup: DestinationLookup = (rt, ref) => {
     if (ref.kind === 'VIRTUAL_DESTINATION') {
@@ -141,7 +157,12 @@ export function translate(input: TranslationInput, validator: OutputValidator): 
     const consumer = contexts.get(name) as ClusterContext;
     const routeCtx: RouteContext = { consumer, virtualDestinations: modelByKey, externalServices, virtualGateways, indexes, problems };
     candidates.set(name, [
-      ...models.map((vd) => sourced(buildServiceEntry(vd, consumer, indexByName, contexts, input.vips.get(vd.key)), vd.owned.source)),
+      ...models.map((vd) => {
+        const demand = demands.get(demandKey('VIRTUAL_DESTINATION', vd.owned.namespace, vd.owned.name));
+        const se = buildServiceEntry(vd, consumer, indexByName, contexts, input.vips.get(vd.key), subsetKeys(demand));
+        return sourced(se, vd.owned.source, ...(demand?.sources ?? []));
+      }),
+      ...serviceSubsetRules(demands, consumer),
       ...shared,
       ...inventory.virtualGateways.flatMap((vg) => buildGateways(vg, name, problems).map((gw) => sourced(gw, vg.source))),
       ...inventory.routeTables.flatMap((rt) => {

@@ -8,6 +8,7 @@ import { outputMetadata, routeTableOutputName } from './names.ts';
 import type { ProblemSink } from './problems.ts';
 import { gatewayRefs } from './virtual-gateway.ts';
 import { hasLabels } from './selectors.ts';
+import { subsetLabels, subsetName } from './subsets.ts';
 import { escapeRegex, routePolicyFields, type RoutePolicySet } from './route-policy-fields.ts';
 import type { ClusterContext } from './service-entry.ts';
 import type { VirtualDestinationModel } from './virtual-destinations.ts';
@@ -187,6 +188,8 @@ function httpRoute(rt: Owned<RouteTableSpec>, route: HttpRoute, index: number, p
     const ok = r as { host: string; port?: number };
     const destination: Record<string, unknown> = { host: ok.host };
     if (ok.port !== undefined) destination['port'] = { number: ok.port };
+    const labels = subsetLabels(refs[i] as DestinationReference);
+    if ((refs[i]?.kind ?? 'SERVICE') !== 'EXTERNAL_SERVICE' && Object.keys(labels).length > 0) destination['subset'] = subsetName(labels);
     return refs.length > 1 ? { destination, weight: weights[i] } : { destination };
   });
   const rewrite = rewriteOf(forwardTo);

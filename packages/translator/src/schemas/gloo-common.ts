@@ -93,7 +93,7 @@ export const DESTINATION_REFERENCE = closedObject(
     awsLambda: unimplemented(AWS_LAMBDA_REFERENCE),
     kind: DESTINATION_KIND,
     port: PORT_SELECTOR,
-    subset: unimplemented(STRING_MAP),
+    subset: STRING_MAP,
     weight: UINT32,
   },
   { oneOf: [{ required: ['ref'] }, { required: ['awsLambda'] }] },
