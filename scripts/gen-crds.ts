@@ -14,6 +14,9 @@ import { KINDS, type KindRef } from '@meshrelay/api';
 import { UNIMPLEMENTED } from '../packages/translator/src/schemas/gloo-common.ts';
 // The translator exports no schemas from its public surface; this tool reads them at their source.
 import { ROUTE_TABLE_SPEC, VIRTUAL_DESTINATION_SPEC } from '../packages/translator/src/schemas/networking.ts';
+import { EXTERNAL_ENDPOINT_SPEC, EXTERNAL_SERVICE_SPEC, VIRTUAL_GATEWAY_SPEC } from '../packages/translator/src/schemas/external.ts';
+import { CORS_POLICY_SPEC, FAULT_INJECTION_POLICY_SPEC, HEADER_MANIPULATION_POLICY_SPEC, MIRROR_POLICY_SPEC } from '../packages/translator/src/schemas/route-policies.ts';
+import { WORKSPACE_SETTINGS_SPEC, WORKSPACE_SPEC } from '../packages/translator/src/schemas/workspace.ts';
 import {
   ACCESS_POLICY_SPEC,
   FAILOVER_POLICY_SPEC,
@@ -159,6 +162,15 @@ const SOURCES: readonly CrdSource[] = [
   glooKind(KINDS.FailoverPolicy, 'failoverpolicies', FAILOVER_POLICY_SPEC),
   glooKind(KINDS.OutlierDetectionPolicy, 'outlierdetectionpolicies', OUTLIER_DETECTION_POLICY_SPEC),
   glooKind(KINDS.RetryTimeoutPolicy, 'retrytimeoutpolicies', RETRY_TIMEOUT_POLICY_SPEC),
+  glooKind(KINDS.FaultInjectionPolicy, 'faultinjectionpolicies', FAULT_INJECTION_POLICY_SPEC),
+  glooKind(KINDS.HeaderManipulationPolicy, 'headermanipulationpolicies', HEADER_MANIPULATION_POLICY_SPEC),
+  glooKind(KINDS.MirrorPolicy, 'mirrorpolicies', MIRROR_POLICY_SPEC),
+  glooKind(KINDS.CORSPolicy, 'corspolicies', CORS_POLICY_SPEC),
+  glooKind(KINDS.ExternalService, 'externalservices', EXTERNAL_SERVICE_SPEC),
+  glooKind(KINDS.ExternalEndpoint, 'externalendpoints', EXTERNAL_ENDPOINT_SPEC),
+  glooKind(KINDS.VirtualGateway, 'virtualgateways', VIRTUAL_GATEWAY_SPEC),
+  glooKind(KINDS.Workspace, 'workspaces', WORKSPACE_SPEC),
+  glooKind(KINDS.WorkspaceSettings, 'workspacesettings', WORKSPACE_SETTINGS_SPEC),
 ];
 
 function crd(source: CrdSource): Schema {
