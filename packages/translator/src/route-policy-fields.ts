@@ -26,11 +26,6 @@ export function routePolicySets(rt: Owned<RouteTableSpec>, inventory: Inventory,
   return (rt.spec.http ?? []).map((_, i) => ({ retry: retry[i], fault: fault[i], headers: headers[i], cors: cors[i], mirror: mirror[i] }));
 }
 
-/** Source ids of every policy in the sets (for the sources annotation). */
-export function policySources(sets: readonly RoutePolicySet[]): string[] {
-  return sets.flatMap((set) => [set.retry, set.fault, set.headers, set.cors, set.mirror].flatMap((p) => (p ? [p.source] : [])));
-}
-
 function percentage(value: number | undefined): Record<string, unknown> {
   return value === undefined ? {} : { percentage: { value } };
 }

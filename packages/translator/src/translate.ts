@@ -13,10 +13,12 @@ import { emitOutputs } from './emit.ts';
 import { buildExternalDestinationRules, buildExternalServiceEntry, buildWorkloadEntry } from './external-service.ts';
 import { isGlooResource, unimplementedFieldsOf, validateInputResource } from './input-validation.ts';
 import type { OutputValidator } from './istio-validator.ts';
-import { buildInventory, type Inventory } from './inventory.ts';
+import { buildInventory, describeOwned, type Inventory, type Owned } from './inventory.ts';
+import { delegatedTables } from './delegation.ts';
+import type { RouteTableSpec } from './gloo-types.ts';
 import { ProblemSink } from './problems.ts';
 import type { DestinationLookup } from './route-policies.ts';
-import { policySources, routePolicySets } from './route-policy-fields.ts';
+import { routePolicySets } from './route-policy-fields.ts';
 import { denyByDefault } from './security-fallback.ts';
 import { buildServiceEntry, type ClusterContext } from './service-entry.ts';
 import { sourced, type Sourced } from './sources.ts';
@@ -105,6 +107,17 @@ function sharedOutputs(inventory: Inventory, models: readonly VirtualDestination
   return [...destinationRules, ...authorizationPolicies, ...external, ...workloadEntries];
 }
 
+/** A route table without hosts that no route delegates to produces nothing: say so. */
+function reportOrphanRouteTables(routeTables: readonly Owned<RouteTableSpec>[], problems: ProblemSink): void {
+  const delegated = new Set(
+    routeTables.flatMap((parent) => (parent.spec.http ?? []).flatMap((route) => (route.delegate ? delegatedTables(parent, route.delegate, routeTables) : []))),
+  );
+  for (const rt of routeTables) {
+    if ((rt.spec.hosts ?? []).length > 0 || delegated.has(rt)) continue;
+    problems.add({ cluster: rt.cluster, resource: describeOwned(rt), reason: 'has no hosts and no route table delegates to it: nothing is produced' });
+  }
+}
+
 /** The DestinationRules holding the subsets route tables ask of plain Services, for one consumer. */
 function serviceSubsetRules(demands: SubsetDemands, consumer: ClusterContext): Sourced[] {
   return [...demands]
@@ -149,13 +162,14 @@ export function translate(input: TranslationInput, validator: OutputValidator): 
     }
     return findService(rt, ref, indexes);
   };
+  reportOrphanRouteTables(inventory.routeTables, problems);
   const routePolicies = new Map(inventory.routeTables.map((rt) => [rt, routePolicySets(rt, inventory, lookup, problems)]));
   const provenance: Provenance[] = clusterNames.map((name) => ({ cluster: name, inputHash: input.inputs.get(name)?.hash ?? '' }));
 
   const candidates = new Map<string, Sourced[]>();
   for (const name of clusterNames) {
     const consumer = contexts.get(name) as ClusterContext;
-    const routeCtx: RouteContext = { consumer, virtualDestinations: modelByKey, externalServices, virtualGateways, indexes, problems };
+    const routeCtx: RouteContext = { consumer, virtualDestinations: modelByKey, externalServices, virtualGateways, routeTables: inventory.routeTables, routePolicies, indexes, problems };
     candidates.set(name, [
       ...models.map((vd) => {
         const demand = demands.get(demandKey('VIRTUAL_DESTINATION', vd.owned.namespace, vd.owned.name));
@@ -166,9 +180,8 @@ export function translate(input: TranslationInput, validator: OutputValidator): 
       ...shared,
       ...inventory.virtualGateways.flatMap((vg) => buildGateways(vg, name, problems).map((gw) => sourced(gw, vg.source))),
       ...inventory.routeTables.flatMap((rt) => {
-        const policies = routePolicies.get(rt) ?? [];
-        const vs = buildVirtualService(rt, policies, routeCtx);
-        return vs ? [sourced(vs, rt.source, ...policySources(policies))] : [];
+        const vs = buildVirtualService(rt, routeCtx);
+        return vs ? [sourced(vs.resource, rt.source, ...vs.contributors)] : [];
       }),
     ]);
   }

@@ -6,6 +6,7 @@ import type { DestinationReference, ExternalServiceSpec, ForwardToAction, Virtua
 import { describeOwned, type Owned } from './inventory.ts';
 import { outputMetadata, routeTableOutputName } from './names.ts';
 import type { ProblemSink } from './problems.ts';
+import { delegatedTables, mergeMatchers, specificity } from './delegation.ts';
 import { gatewayRefs } from './virtual-gateway.ts';
 import { hasLabels } from './selectors.ts';
 import { subsetLabels, subsetName } from './subsets.ts';
@@ -23,6 +24,9 @@ export interface Home {
 export interface RouteContext {
   readonly consumer: ClusterContext;
   readonly virtualDestinations: ReadonlyMap<string, VirtualDestinationModel>;
+  /** Every RouteTable (delegation targets) and the route policies of each. */
+  readonly routeTables: readonly Owned<RouteTableSpec>[];
+  readonly routePolicies: ReadonlyMap<Owned<RouteTableSpec>, readonly RoutePolicySet[]>;
   /** VirtualGateways by `namespace/name`. */
   readonly virtualGateways: ReadonlyMap<string, Owned<VirtualGatewaySpec>>;
   /** ExternalServices by `namespace/name`. */
@@ -197,6 +201,38 @@ function httpRoute(rt: Owned<RouteTableSpec>, route: HttpRoute, index: number, p
   return { ...out, ...routePolicyFields(policies), ...mirrorFields(rt, policies, ctx) };
 }
 
+const MAX_DELEGATION_DEPTH = 8;
+
+/** The child routes a delegate route stands for, narrowed by its matchers, each with its own table and policies. */
+function delegatedRoutes(rt: Owned<RouteTableSpec>, route: HttpRoute, index: number, ctx: RouteContext, path: readonly Owned<RouteTableSpec>[], contributors: Set<string>): Record<string, unknown>[] {
+  const action = route.delegate as NonNullable<HttpRoute['delegate']>;
+  const where = `route ${route.name ?? index}`;
+  if (path.length >= MAX_DELEGATION_DEPTH) {
+    ctx.problems.add({ cluster: rt.cluster, resource: describeOwned(rt), reason: `${where}: delegation deeper than ${MAX_DELEGATION_DEPTH} levels; left out` });
+    return [];
+  }
+  const children = delegatedTables(rt, action, ctx.routeTables).filter((c) => !path.includes(c));
+  if (children.length === 0) ctx.problems.add({ cluster: rt.cluster, resource: describeOwned(rt), reason: `${where}: delegates to no route table` });
+  let entries = children.flatMap((child) => (child.spec.http ?? []).map((r, i) => ({ child, route: r, index: i })));
+  if (action.sortMethod === 'ROUTE_SPECIFICITY') entries = [...entries].sort((a, b) => specificity(b.route) - specificity(a.route));
+  return entries.flatMap(({ child, route: childRoute, index: i }) => {
+    contributors.add(child.source);
+    const { matchers, dropped } = mergeMatchers(route.matchers, childRoute.matchers);
+    if (dropped > 0) ctx.problems.add({ cluster: child.cluster, resource: describeOwned(child), reason: `route ${childRoute.name ?? i}: a matcher leaves the path prefix of ${describeOwned(rt)} ${where}; that matcher is left out` });
+    if (matchers.length === 0 && dropped > 0) return [];
+    const narrowed: HttpRoute = { ...childRoute, matchers };
+    return routesOf(child, narrowed, i, ctx, [...path, child], contributors);
+  });
+}
+
+function routesOf(rt: Owned<RouteTableSpec>, route: HttpRoute, index: number, ctx: RouteContext, path: readonly Owned<RouteTableSpec>[], contributors: Set<string>): Record<string, unknown>[] {
+  if (route.delegate) return delegatedRoutes(rt, route, index, ctx, path, contributors);
+  const policies = ctx.routePolicies.get(rt)?.[index];
+  for (const p of [policies?.retry, policies?.fault, policies?.headers, policies?.cors, policies?.mirror]) if (p) contributors.add(p.source);
+  const out = httpRoute(rt, route, index, policies, ctx);
+  return out ? [out] : [];
+}
+
 /** MirrorPolicy -> `mirror` + `mirrorPercentage`; a mirror destination that cannot be resolved is reported and left out. */
 function mirrorFields(rt: Owned<RouteTableSpec>, policies: RoutePolicySet | undefined, ctx: RouteContext): Record<string, unknown> {
   const mirror = policies?.mirror;
@@ -256,13 +292,14 @@ function binding(rt: Owned<RouteTableSpec>, ctx: RouteContext): Binding | undefi
   return gateways.length > 0 ? { gateways: [...gateways, 'mesh'], exportTo: namespaces } : { exportTo: namespaces };
 }
 
-/** The VirtualService of a route table for one consuming cluster, or undefined when it serves nothing there. */
-export function buildVirtualService(rt: Owned<RouteTableSpec>, policies: readonly RoutePolicySet[], ctx: RouteContext): Resource | undefined {
+/**
+ * The VirtualService of a route table for one consuming cluster, with the other Gloo resources
+ * that shaped it (delegated route tables, route policies); undefined when it serves nothing
+ * there. A route table without hosts is a delegation target: it has no VirtualService of its own.
+ */
+export function buildVirtualService(rt: Owned<RouteTableSpec>, ctx: RouteContext): { resource: Resource; contributors: string[] } | undefined {
   const hosts = rt.spec.hosts ?? [];
-  if (hosts.length === 0) {
-    ctx.problems.add({ cluster: rt.cluster, resource: describeOwned(rt), reason: 'has no hosts: no VirtualService is produced' });
-    return undefined;
-  }
+  if (hosts.length === 0) return undefined;
   if (rt.spec.failureMode === 'FREEZE_CONFIG') {
     ctx.problems.add({ cluster: rt.cluster, resource: describeOwned(rt), reason: 'spec.failureMode FREEZE_CONFIG is not implemented by Meshrelay; routes that cannot be resolved are replaced by a 500 direct response' });
   }
@@ -270,16 +307,18 @@ export function buildVirtualService(rt: Owned<RouteTableSpec>, policies: readonl
   if (!bound) return undefined;
   const metadata = outputMetadata(routeTableOutputName(rt.name), rt.namespace);
   const annotations = rt.spec.virtualServiceAnnotations;
+  const contributors = new Set<string>();
   const spec: Record<string, unknown> = {
     hosts: [...hosts],
-    http: (rt.spec.http ?? []).flatMap((route, i) => httpRoute(rt, route, i, policies[i], ctx) ?? []),
+    http: (rt.spec.http ?? []).flatMap((route, i) => routesOf(rt, route, i, ctx, [rt], contributors)),
   };
   if (bound.gateways) spec['gateways'] = bound.gateways;
   if (bound.exportTo) spec['exportTo'] = bound.exportTo;
-  return {
+  const resource = {
     apiVersion: KINDS.VirtualService.apiVersion,
     kind: KINDS.VirtualService.kind,
     metadata: annotations && Object.keys(annotations).length > 0 ? { ...metadata, annotations: { ...annotations } } : metadata,
     spec,
   };
+  return { resource, contributors: [...contributors].sort() };
 }

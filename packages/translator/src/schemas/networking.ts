@@ -93,7 +93,7 @@ const HTTP_ROUTE = closedObject(
     labels: STRING_MAP,
     matchers: listOf(HTTP_REQUEST_MATCHER),
     forwardTo: FORWARD_TO_ACTION,
-    delegate: unimplemented(DELEGATE_ACTION),
+    delegate: DELEGATE_ACTION,
     redirect: REDIRECT_ACTION,
     directResponse: DIRECT_RESPONSE_ACTION,
     graphql: unimplemented({ type: 'object' }),
