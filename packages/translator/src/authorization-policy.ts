@@ -27,6 +27,8 @@ export interface AccessContext {
   readonly virtualDestinations: readonly VirtualDestinationModel[];
   /** Every known cluster (admitted or registered), sorted by name. */
   readonly clusters: readonly ClusterContext[];
+  /** The workspace owning a namespace of a cluster (a policy targets only its own workspace's workloads). */
+  readonly workspaceOf: (cluster: string, namespace: string) => string | undefined;
   readonly problems: ProblemSink;
 }
 
@@ -50,7 +52,11 @@ function workloadTargets(policy: Owned<AccessPolicySpec>, ctx: AccessContext): T
       : uniqueSorted(
           ctx.indexes
             .filter((index) => !sel.cluster || index.cluster === sel.cluster)
-            .flatMap((index) => [...index.pods].filter(([, pod]) => hasLabels(pod.labels, labels)).map(([key]) => key.split('/')[0] as string)),
+            .flatMap((index) =>
+              [...index.pods]
+                .filter(([key, pod]) => hasLabels(pod.labels, labels) && ctx.workspaceOf(index.cluster, key.split('/')[0] as string) === policy.workspace)
+                .map(([key]) => key.split('/')[0] as string),
+            ),
         );
     for (const namespace of namespaces) targets.push({ namespace, suffix: `w${i}`, matchLabels: labels });
   });
@@ -59,7 +65,7 @@ function workloadTargets(policy: Owned<AccessPolicySpec>, ctx: AccessContext): T
 
 function selectedServices(policy: Owned<AccessPolicySpec>, ctx: AccessContext): ServiceInfo[] {
   const selectors = policy.spec.applyToDestinations ?? [];
-  const all = ctx.indexes.flatMap((index) => index.services);
+  const all = ctx.indexes.flatMap((index) => index.services).filter((svc) => svc.workspace === policy.workspace);
   if (selectors.length === 0) return all;
   return selectors.flatMap((s, i) => {
     if (s.kind === 'EXTERNAL_SERVICE') {
@@ -69,7 +75,7 @@ function selectedServices(policy: Owned<AccessPolicySpec>, ctx: AccessContext): 
     }
     if ((s.kind ?? 'SERVICE') === 'SERVICE') return all.filter((svc) => matchesObjectSelector(s.selector, svc));
     return ctx.virtualDestinations
-      .filter((vd) => matchesObjectSelector(s.selector, { name: vd.owned.name, namespace: vd.owned.namespace, cluster: vd.owned.cluster, labels: vd.owned.labels }))
+      .filter((vd) => vd.owned.workspace === policy.workspace && matchesObjectSelector(s.selector, { name: vd.owned.name, namespace: vd.owned.namespace, cluster: vd.owned.cluster, labels: vd.owned.labels, workspace: vd.owned.workspace }))
       .flatMap((vd) => vd.backends.map((b) => b.service));
   });
 }

@@ -15,6 +15,8 @@ export interface ServicePort {
 
 export interface ServiceInfo {
   readonly cluster: string;
+  /** The workspace owning its namespace in its cluster ('' = the implicit one; undefined = none). */
+  readonly workspace?: string;
   readonly namespace: string;
   readonly name: string;
   readonly labels: StringMap;
@@ -47,6 +49,8 @@ export interface ClusterIndex {
   readonly services: readonly ServiceInfo[];
   readonly serviceByKey: ReadonlyMap<string, ServiceInfo>;
   readonly pods: ReadonlyMap<string, PodInfo>;
+  /** Namespaces in which Services or Pods were discovered, sorted. */
+  readonly namespaces: readonly string[];
   readonly nodeLabels: ReadonlyMap<string, StringMap>;
   readonly eastWestGateway?: EastWestGateway;
   /** meshConfig.trustDomain from the cluster's Istio mesh config ConfigMap, when it sets one. */
@@ -75,7 +79,7 @@ function str(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
-function toService(cluster: string, r: Resource): ServiceInfo {
+function toService(cluster: string, r: Resource, workspaceOf: WorkspaceOf): ServiceInfo {
   const spec = record(r.spec);
   const ports = list(spec['ports']).map((p) => {
     const targetPort = p['targetPort'];
@@ -85,8 +89,10 @@ function toService(cluster: string, r: Resource): ServiceInfo {
       targetPort: typeof targetPort === 'number' || typeof targetPort === 'string' ? targetPort : undefined,
     };
   });
+  const workspace = workspaceOf(cluster, r.metadata.namespace ?? '');
   return {
     cluster,
+    ...(workspace === undefined ? {} : { workspace }),
     namespace: r.metadata.namespace ?? '',
     name: r.metadata.name,
     labels: r.metadata.labels ?? {},
@@ -172,7 +178,9 @@ function meshTrustDomain(configMaps: readonly Resource[]): string | undefined {
 }
 
 /** Builds the index of one cluster's discovered objects. `resources` must already be validated. */
-export function indexCluster(cluster: string, resources: readonly Resource[]): ClusterIndex {
+export type WorkspaceOf = (cluster: string, namespace: string) => string | undefined;
+
+export function indexCluster(cluster: string, resources: readonly Resource[], workspaceOf: WorkspaceOf = () => ''): ClusterIndex {
   const serviceResources: Resource[] = [];
   const slicesByService = new Map<string, Resource[]>();
   const endpointsByKey = new Map<string, Resource>();
@@ -196,7 +204,7 @@ export function indexCluster(cluster: string, resources: readonly Resource[]): C
       pods.set(objectKey(ns, r.metadata.name), { labels: r.metadata.labels ?? {}, nodeName: str(spec['nodeName']), serviceAccount: str(spec['serviceAccountName']) });
     } else if (isKind(r, KINDS.Node)) nodeLabels.set(r.metadata.name, r.metadata.labels ?? {});
   }
-  const services = serviceResources.map((r) => toService(cluster, r)).sort((a, b) => compareKeys(a, b));
+  const services = serviceResources.map((r) => toService(cluster, r, workspaceOf)).sort((a, b) => compareKeys(a, b));
   const serviceByKey = new Map(services.map((s) => [objectKey(s.namespace, s.name), s]));
   const endpointCache = new Map<string, readonly ServiceEndpoint[]>();
   return {
@@ -204,6 +212,7 @@ export function indexCluster(cluster: string, resources: readonly Resource[]): C
     services,
     serviceByKey,
     pods,
+    namespaces: [...new Set([...services.map((s) => s.namespace), ...[...pods.keys()].map((k) => k.split('/')[0] as string)])].sort(),
     nodeLabels,
     eastWestGateway: findEastWestGateway([...serviceResources].sort((a, b) => compareKeys(meta(a), meta(b)))),
     ...(() => {

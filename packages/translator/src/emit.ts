@@ -20,7 +20,7 @@ export interface EmitInput {
   readonly securitySources: readonly string[];
   readonly previousSecurityOutputs: ReadonlyMap<string, readonly ProducedOutput[]>;
   /** Deny-by-default outputs of a security resource that never had a good translation. */
-  readonly denyByDefault: (source: string) => readonly Resource[];
+  readonly denyByDefault: (source: string, cluster: string) => readonly Resource[];
   readonly validator: OutputValidator;
   readonly book: StatusBook;
   readonly problems: ProblemSink;
@@ -89,7 +89,7 @@ function fallbackFor(source: string, cluster: string, check: (r: Resource) => st
     return previous.filter((p) => p.cluster === cluster).map((p) => sourced(p.resource, source));
   }
   const out: Sourced[] = [];
-  for (const r of input.denyByDefault(source)) {
+  for (const r of input.denyByDefault(source, cluster)) {
     const issues = check(r);
     if (issues.length > 0) input.book.note(source, 'FAILED', `deny-by-default output ${keyOf(r)} is invalid and cannot be applied: ${issues.join('; ')}`, cluster);
     else out.push(sourced(r, source));

@@ -27,6 +27,8 @@ import { sourceId } from './sources.ts';
 export interface Owned<T> {
   /** `Kind/namespace/name@cluster` (see sources.ts). */
   readonly source: string;
+  /** The workspace owning its cluster and namespace ('' = the implicit one). */
+  readonly workspace: string;
   readonly cluster: string;
   readonly namespace: string;
   readonly name: string;
@@ -79,7 +81,7 @@ function compareOwned(a: Owned<unknown>, b: Owned<unknown>): number {
  * Collects Gloo resources from `perCluster` (cluster name -> validated resources), visiting
  * clusters in sorted order so the winner of a conflict does not depend on map order.
  */
-export function buildInventory(perCluster: ReadonlyMap<string, readonly Resource[]>, problems: ProblemSink): Inventory {
+export function buildInventory(perCluster: ReadonlyMap<string, readonly Resource[]>, problems: ProblemSink, workspaceOf: (cluster: string, namespace: string) => string | undefined = () => ''): Inventory {
   const byKind = new Map<KindRef, Map<string, Owned<unknown>>>(GLOO_KINDS.map((k) => [k, new Map()]));
   for (const cluster of [...perCluster.keys()].sort()) {
     for (const r of perCluster.get(cluster) ?? []) {
@@ -98,7 +100,7 @@ export function buildInventory(perCluster: ReadonlyMap<string, readonly Resource
         });
         continue;
       }
-      seen.set(id, { source: sourceId(r, cluster), cluster, namespace, name: r.metadata.name, labels: r.metadata.labels ?? {}, resource: r, spec: r.spec });
+      seen.set(id, { source: sourceId(r, cluster), workspace: workspaceOf(cluster, namespace) ?? '', cluster, namespace, name: r.metadata.name, labels: r.metadata.labels ?? {}, resource: r, spec: r.spec });
     }
   }
   const sorted = <T>(ref: KindRef): Owned<T>[] => [...(byKind.get(ref) as Map<string, Owned<T>>).values()].sort(compareOwned);

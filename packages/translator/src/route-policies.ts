@@ -33,11 +33,14 @@ function matchesDestination(selector: DestinationSelector, rt: Owned<RouteTableS
     namespace: dest.ref.namespace ?? rt.namespace,
     cluster: dest.ref.cluster ?? rt.cluster,
     labels: {},
+    workspace: rt.workspace,
   };
   return matchesObjectSelector(selector.selector, target);
 }
 
 function selectsRoute(policy: Owned<RoutePolicySpec>, rt: Owned<RouteTableSpec>, route: HttpRoute, lookup: DestinationLookup): boolean {
+  // A policy applies only to routes of its own workspace.
+  if (rt.workspace !== policy.workspace) return false;
   const selectors = policy.spec.applyToRoutes ?? [];
   if (selectors.length === 0) return true;
   return selectors.some((s) => {

@@ -72,13 +72,14 @@ function allowNothing(name: string, namespace: string, matchLabels?: Readonly<Re
  * the names its translation would have, so a later good translation replaces them in place.
  * When its selection cannot be read, the whole namespace of the AccessPolicy is closed.
  */
-export function denyByDefault(resource: Resource, cluster: string, source: string, ctx: AccessContext): Resource[] {
+export function denyByDefault(resource: Resource, cluster: string, source: string, workspace: string, ctx: AccessContext): Resource[] {
   const namespace = resource.metadata.namespace ?? 'default';
   const owner = { name: resource.metadata.name, namespace };
   const selection = looseSelection(resource);
   if (!selection) return [allowNothing(accessPolicyOutputName(owner, namespace, 'deny'), namespace)];
   const policy: Owned<AccessPolicySpec> = {
     source,
+    workspace,
     cluster,
     namespace,
     name: resource.metadata.name,

@@ -4,14 +4,14 @@
  * Pure: no I/O, no clock, no randomness; clusters, resources and policies are visited in
  * sorted order, so equal inputs give byte-identical outputs (equal hashes) on every machine.
  */
-import { KINDS, findInputKind, formatResourceKey, isKind, isMeshConfigMap, resourceKey, type Provenance, type Resource } from '@meshrelay/api';
+import { KINDS, isKind, type Provenance, type Resource } from '@meshrelay/api';
 import { buildAuthorizationPolicies, buildPeerAuthentications, type AccessContext } from './authorization-policy.ts';
 import { indexCluster, type ClusterIndex } from './cluster-index.ts';
 import { policiesFor } from './destination-policies.ts';
 import { buildDestinationRules } from './destination-rule.ts';
 import { emitOutputs } from './emit.ts';
 import { buildExternalDestinationRules, buildExternalServiceEntry, buildWorkloadEntry } from './external-service.ts';
-import { isGlooResource, unimplementedFieldsOf, validateInputResource } from './input-validation.ts';
+import { admit } from './admission.ts';
 import type { OutputValidator } from './istio-validator.ts';
 import { buildInventory, describeOwned, type Inventory, type Owned } from './inventory.ts';
 import { delegatedTables } from './delegation.ts';
@@ -21,8 +21,10 @@ import type { DestinationLookup } from './route-policies.ts';
 import { routePolicySets } from './route-policy-fields.ts';
 import { denyByDefault } from './security-fallback.ts';
 import { buildServiceEntry, type ClusterContext } from './service-entry.ts';
-import { sourced, type Sourced } from './sources.ts';
+import { sourceId, sourced, type Sourced } from './sources.ts';
 import { StatusBook } from './status-book.ts';
+import { admitWorkspaces, isolationDeny, isolationOutputs, keepOwned, scopeCandidates } from './workspace-outputs.ts';
+import { buildWorkspaceModel, type WorkspaceModel, type WorkspaceSettingsSpec } from './workspaces.ts';
 import { buildServiceSubsetRule, collectSubsets, demandKey, subsetKeys, subsetList, type SubsetDemands } from './subsets.ts';
 import type { ClusterInfo, TranslationInput, TranslationResult } from './types.ts';
 import { buildVirtualService, findService, type RouteContext } from './virtual-service.ts';
@@ -41,50 +43,6 @@ function clusterContext(name: string, info: ClusterInfo | undefined, index: Clus
     network: info?.network ?? name,
     clusterDomain: info?.clusterDomain ?? DEFAULT_CLUSTER_DOMAIN,
   };
-}
-
-interface Admission {
-  readonly perCluster: Map<string, Resource[]>;
-  /** Every AccessPolicy found (valid or not) by source id: these fail closed. */
-  readonly security: Map<string, { readonly cluster: string; readonly resource: Resource }>;
-}
-
-/**
- * Registers every Gloo resource (any `*.solo.io` group gets a status, whatever its kind) and
- * drops input resources that fail validation (INVALID, with the fields named), so one bad
- * resource does not stop the rest. A valid resource that sets a field Meshrelay does not
- * implement is WARNING naming the field and translated without it, unless ignoring the field
- * would weaken security: then it is INVALID and not translated (so it fails closed).
- */
-function admit(input: TranslationInput, clusterNames: readonly string[], book: StatusBook, problems: ProblemSink): Admission {
-  const perCluster = new Map<string, Resource[]>();
-  const security = new Map<string, { cluster: string; resource: Resource }>();
-  for (const cluster of clusterNames) {
-    const valid: Resource[] = [];
-    for (const r of input.inputs.get(cluster)?.resources ?? []) {
-      if (isGlooResource(r)) {
-        const id = book.register(cluster, r);
-        if (isKind(r, KINDS.AccessPolicy)) security.set(id, { cluster, resource: r });
-      }
-      // Kubernetes objects that are not inputs (a Namespace, a ConfigMap) are not problems.
-      if (!isGlooResource(r) && (!findInputKind(r.apiVersion, r.kind) || (isKind(r, KINDS.ConfigMap) && !isMeshConfigMap(r)))) continue;
-      const resource = formatResourceKey(resourceKey(r));
-      const issues = validateInputResource(r);
-      if (issues.length > 0) {
-        const detail = issues.map((p) => `${p.path}: ${p.message}`).join('; ');
-        problems.add({ cluster, resource, reason: `invalid input resource ignored: ${detail}`, approval: 'INVALID' });
-        continue;
-      }
-      const unimplemented = unimplementedFieldsOf(r);
-      for (const f of unimplemented) {
-        if (f.effect === 'WARNING') problems.add({ cluster, resource, reason: `${f.path} is not implemented by Meshrelay; ignored` });
-        else problems.add({ cluster, resource, reason: `${f.path} is not implemented by Meshrelay and ignoring it would weaken security; not translated`, approval: 'INVALID' });
-      }
-      if (unimplemented.every((f) => f.effect === 'WARNING')) valid.push(r);
-    }
-    perCluster.set(cluster, valid);
-  }
-  return { perCluster, security };
 }
 
 /** Outputs that are the same for every consuming cluster. */
@@ -129,11 +87,27 @@ function serviceSubsetRules(demands: SubsetDemands, consumer: ClusterContext): S
     });
 }
 
+/** The WorkspaceSettings of the admitted inputs, as owned resources (their workspace is what the model decides). */
+function workspaceSettings(perCluster: ReadonlyMap<string, readonly Resource[]>): Owned<WorkspaceSettingsSpec>[] {
+  return [...perCluster].flatMap(([cluster, resources]) =>
+    resources
+      .filter((r) => isKind(r, KINDS.WorkspaceSettings))
+      .map((r) => ({ source: sourceId(r, cluster), workspace: '', cluster, namespace: r.metadata.namespace ?? '', name: r.metadata.name, labels: r.metadata.labels ?? {}, resource: r, spec: (r.spec ?? {}) as WorkspaceSettingsSpec })),
+  );
+}
+
+/** Owner workspace of every Gloo resource of the inventory, by source id. */
+function sourceWorkspaces(inventory: Inventory, settings: readonly Owned<WorkspaceSettingsSpec>[], model: WorkspaceModel): Map<string, string> {
+  const all: Owned<unknown>[] = [...Object.values(inventory).flat(), ...settings];
+  return new Map(all.map((o) => [o.source, model.workspaceOf(o.cluster, o.namespace) ?? '']));
+}
+
 /**
- * Translates the admitted inputs. Every admitted cluster consumes every VirtualDestination,
- * RouteTable and AccessPolicy. Failures are isolated per Gloo resource (see emit.ts): every
- * admitted cluster gets an output. Each output's provenance is every admitted (cluster, input
- * hash) pair, and each output names its Gloo sources in the `meshrelay.io/sources` annotation.
+ * Translates the admitted inputs. Every admitted cluster consumes what the workspaces it is in
+ * own or import (with no Workspace defined: everything). Failures are isolated per Gloo
+ * resource (see emit.ts): every admitted cluster gets an output. Each output's provenance is
+ * every admitted (cluster, input hash) pair, and each output names its Gloo sources in the
+ * `meshrelay.io/sources` annotation.
  */
 export function translate(input: TranslationInput, validator: OutputValidator): TranslationResult {
   const problems = new ProblemSink();
@@ -142,23 +116,28 @@ export function translate(input: TranslationInput, validator: OutputValidator): 
   const infoByName = new Map(input.clusters.map((c) => [c.name, c]));
   const knownNames = [...new Set([...clusterNames, ...infoByName.keys()])].sort();
 
+  const managed = admitWorkspaces(input.workspaces ?? [], book, problems);
   const { perCluster, security } = admit(input, clusterNames, book, problems);
-  const indexes = clusterNames.map((name) => indexCluster(name, perCluster.get(name) ?? []));
+  const settings = workspaceSettings(perCluster);
+  const model = buildWorkspaceModel(managed, settings, new Map(knownNames.map((n) => [n, infoByName.get(n)?.labels ?? {}])), problems);
+  keepOwned(perCluster, model, problems);
+  const indexes = clusterNames.map((name) => indexCluster(name, perCluster.get(name) ?? [], model.workspaceOf));
   const indexByName = new Map(indexes.map((i) => [i.cluster, i]));
   const contexts = new Map(knownNames.map((name) => [name, clusterContext(name, infoByName.get(name), indexByName.get(name))]));
-  const inventory = buildInventory(perCluster, problems);
-  const models = resolveVirtualDestinations(inventory.virtualDestinations, indexes, problems);
+  const inventory = buildInventory(perCluster, problems, model.workspaceOf);
+  const owners = sourceWorkspaces(inventory, settings, model);
+  const models = resolveVirtualDestinations(inventory.virtualDestinations, indexes, problems, model);
   const modelByKey = new Map(models.map((m) => [m.key, m]));
   const externalServices = new Map(inventory.externalServices.map((es) => [`${es.namespace}/${es.name}`, es]));
   const virtualGateways = new Map(inventory.virtualGateways.map((vg) => [`${vg.namespace}/${vg.name}`, vg]));
-  const accessCtx: AccessContext = { indexes, virtualDestinations: models, clusters: [...contexts.values()], problems };
+  const accessCtx: AccessContext = { indexes, virtualDestinations: models, clusters: [...contexts.values()], workspaceOf: model.workspaceOf, problems };
   const demands = collectSubsets(inventory.routeTables, problems);
   const shared = sharedOutputs(inventory, models, demands, accessCtx, problems);
 
   const lookup: DestinationLookup = (rt, ref) => {
     if (ref.kind === 'VIRTUAL_DESTINATION') {
       const vd = modelByKey.get(`${ref.ref.namespace ?? rt.namespace}/${ref.ref.name}`);
-      return vd ? { name: vd.owned.name, namespace: vd.owned.namespace, cluster: vd.owned.cluster, labels: vd.owned.labels } : undefined;
+      return vd ? { name: vd.owned.name, namespace: vd.owned.namespace, cluster: vd.owned.cluster, labels: vd.owned.labels, workspace: vd.owned.workspace } : undefined;
     }
     return findService(rt, ref, indexes);
   };
@@ -169,8 +148,9 @@ export function translate(input: TranslationInput, validator: OutputValidator): 
   const candidates = new Map<string, Sourced[]>();
   for (const name of clusterNames) {
     const consumer = contexts.get(name) as ClusterContext;
-    const routeCtx: RouteContext = { consumer, virtualDestinations: modelByKey, externalServices, virtualGateways, routeTables: inventory.routeTables, routePolicies, indexes, problems };
-    candidates.set(name, [
+    const index = indexByName.get(name);
+    const routeCtx: RouteContext = { consumer, virtualDestinations: modelByKey, externalServices, virtualGateways, routeTables: inventory.routeTables, routePolicies, indexes, workspaces: model, problems };
+    const all = [
       ...models.map((vd) => {
         const demand = demands.get(demandKey('VIRTUAL_DESTINATION', vd.owned.namespace, vd.owned.name));
         const se = buildServiceEntry(vd, consumer, indexByName, contexts, input.vips.get(vd.key), subsetKeys(demand));
@@ -183,15 +163,23 @@ export function translate(input: TranslationInput, validator: OutputValidator): 
         const vs = buildVirtualService(rt, routeCtx);
         return vs ? [sourced(vs.resource, rt.source, ...vs.contributors)] : [];
       }),
-    ]);
+      ...settings
+        .filter((ws) => ws.spec.options?.serviceIsolation?.enabled === true && owners.has(ws.source))
+        .flatMap((ws) => isolationOutputs(owners.get(ws.source) ?? '', consumer, indexByName, model, contexts).map((r) => sourced(r, ws.source))),
+    ];
+    candidates.set(name, scopeCandidates(all, name, index, model, owners));
   }
   const denyCache = new Map<string, readonly Resource[]>();
-  const deny = (source: string): readonly Resource[] => {
-    let cached = denyCache.get(source);
+  const deny = (source: string, cluster: string): readonly Resource[] => {
+    const key = `${source}\u0000${cluster}`;
+    let cached = denyCache.get(key);
     if (!cached) {
       const found = security.get(source);
-      cached = found ? denyByDefault(found.resource, found.cluster, source, accessCtx) : [];
-      denyCache.set(source, cached);
+      const ws = found ? (model.workspaceOf(found.cluster, found.resource.metadata.namespace ?? '') ?? '') : '';
+      if (!found) cached = [];
+      else if (isKind(found.resource, KINDS.WorkspaceSettings)) cached = model.clustersOf(ws).includes(cluster) ? isolationDeny(ws, cluster, indexByName.get(cluster), model) : [];
+      else cached = denyByDefault(found.resource, found.cluster, source, ws, accessCtx);
+      denyCache.set(key, cached);
     }
     return cached;
   };

@@ -13,6 +13,8 @@ export interface ClusterInfo {
   readonly network?: string;
   /** Kubernetes DNS domain; defaults to `cluster.local`. */
   readonly clusterDomain?: string;
+  /** The registry's labels of the cluster (Workspaces select clusters by them). */
+  readonly labels?: Readonly<Record<string, string>>;
 }
 
 /** One output a Gloo resource produced (or last produced while it was good), with its consumer. */
@@ -32,6 +34,11 @@ export interface TranslationInput {
    * resource by source id. A security resource that cannot be translated now keeps these.
    */
   readonly previousSecurityOutputs?: ReadonlyMap<string, readonly ProducedOutput[]>;
+  /**
+   * Workspaces, defined on the management plane (admin.gloo.solo.io/v2 Workspace resources).
+   * None: one implicit workspace owns every namespace of every cluster.
+   */
+  readonly workspaces?: readonly Resource[];
 }
 
 /** Gloo's approval states (common.gloo.solo.io.ApprovalState), without PENDING and UNLICENSED. */
