@@ -12,6 +12,7 @@ import { containerEnv } from './kube-checks.ts';
 const SERVER_UNMAPPED = [
   'MESHRELAY_RELAY_HOST', 'MESHRELAY_HTTP_HOST', // bind to every address of the pod
   'KUBECONFIG', 'MESHRELAY_KUBE_CONTEXT', // in-cluster: the pod's service account
+  'MESHRELAY_WORKSPACES_FILE', // a local-run file; the chart has no Workspace source yet
 ];
 const AGENT_UNMAPPED = [
   'MESHRELAY_AGENT_TOKEN', // the token arrives as a file from a Secret

@@ -17,6 +17,7 @@ import type { RelayContext } from './relay/relay-context.ts';
 import { startRelayServer } from './relay/relay-server.ts';
 import { createRelayServerCredentials } from './relay/tls-credentials.ts';
 import { TranslationLoop } from './translation-loop.ts';
+import { loadWorkspacesFile } from './workspaces-file.ts';
 
 export interface ManagementServer {
   readonly relayPort: number;
@@ -71,6 +72,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     gate: { safeMode: config.safeMode, safeStartWindowSeconds: config.safeStartWindowSeconds },
     debounceMs: config.translationDebounceMs,
     uptimeMs: () => Date.now() - startedAt,
+    workspaces: config.workspacesFile === undefined ? [] : loadWorkspacesFile(config.workspacesFile),
   });
   metrics.setStateProbes(() => loop.status().gate, () => held.list());
 

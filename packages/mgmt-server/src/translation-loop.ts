@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { InputSnapshot, KubernetesCluster } from '@meshrelay/api';
+import type { InputSnapshot, KubernetesCluster, Resource } from '@meshrelay/api';
 import type { SnapshotStore } from '@meshrelay/store';
 import {
   translate,
@@ -28,6 +28,8 @@ export interface TranslationLoopOptions {
   readonly debounceMs: number;
   /** Milliseconds since this replica started (the gate's clock). */
   readonly uptimeMs: () => number;
+  /** The management plane's Gloo Workspaces; none = one implicit workspace. */
+  readonly workspaces?: readonly Resource[];
 }
 
 export interface TranslationStatus {
@@ -148,9 +150,11 @@ export class TranslationLoop {
       name: c.metadata.name,
       ...(c.spec.clusterDomain ? { clusterDomain: c.spec.clusterDomain } : {}),
       ...(c.spec.trustDomain ? { trustDomain: c.spec.trustDomain } : {}),
+      ...(c.metadata.labels ? { labels: c.metadata.labels } : {}),
     }));
     const end = this.#o.metrics.translationDuration.startTimer();
-    const result = translate({ inputs: admitted, clusters: infos, vips, previousSecurityOutputs: this.#securityOutputs }, this.#o.validator);
+    const input = { inputs: admitted, clusters: infos, vips, previousSecurityOutputs: this.#securityOutputs, workspaces: this.#o.workspaces ?? [] };
+    const result = translate(input, this.#o.validator);
     end();
     this.#securityOutputs = result.securityOutputs;
     this.#o.metrics.translationProblems.set(result.problems.length);

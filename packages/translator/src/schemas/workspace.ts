@@ -5,8 +5,8 @@ import { BOOLEAN, OBJECT_SELECTOR, PORT_SELECTOR, STRING, STRING_MAP, UINT32, cl
 const CLUSTER_SELECTOR = closedObject({
   name: STRING,
   selector: STRING_MAP,
-  namespaces: listOf(closedObject({ name: STRING, configEnabled: BOOLEAN, labels: STRING_MAP })),
-  configEnabled: BOOLEAN,
+  namespaces: listOf(closedObject({ name: STRING, configEnabled: unimplemented(BOOLEAN), labels: unimplemented(STRING_MAP) })),
+  configEnabled: unimplemented(BOOLEAN),
 });
 
 export const WORKSPACE_SPEC = closedObject({ workloadClusters: listOf(CLUSTER_SELECTOR) });
@@ -40,19 +40,21 @@ export const WORKSPACE_SETTINGS_SPEC = closedObject({
       trimProxyConfig: unimplemented(BOOLEAN),
       enforcementLayers: unimplemented(closedObject({ cni: BOOLEAN, mesh: BOOLEAN }), 'INVALID'),
     }),
-    federation: closedObject({
+    federation: unimplemented(closedObject({
       enabled: BOOLEAN,
       hostSuffix: STRING,
       serviceSelector: listOf(OBJECT_SELECTOR),
-      ports: unimplemented(listOf(PORT_SELECTOR)),
-    }),
-    eastWestGateways: listOf(
-      closedObject({
-        selector: OBJECT_SELECTOR,
-        port: PORT_SELECTOR,
-        tlsTerminationPort: unimplemented(PORT_SELECTOR),
-        hostInfoOverrides: listOf(closedObject({ addr: STRING, port: UINT32 })),
-      }),
+      ports: listOf(PORT_SELECTOR),
+    })),
+    eastWestGateways: unimplemented(
+      listOf(
+        closedObject({
+          selector: OBJECT_SELECTOR,
+          port: PORT_SELECTOR,
+          tlsTerminationPort: PORT_SELECTOR,
+          hostInfoOverrides: listOf(closedObject({ addr: STRING, port: UINT32 })),
+        }),
+      ),
     ),
     virtualDestClientMode: unimplemented(CLIENT_MODE),
     trimAllProxyConfig: unimplemented(BOOLEAN),
