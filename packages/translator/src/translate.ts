@@ -23,7 +23,7 @@ import { denyByDefault } from './security-fallback.ts';
 import { buildServiceEntry, type ClusterContext } from './service-entry.ts';
 import { sourceId, sourced, type Sourced } from './sources.ts';
 import { StatusBook } from './status-book.ts';
-import { admitWorkspaces, isolationDeny, isolationOutputs, keepOwned, scopeCandidates } from './workspace-outputs.ts';
+import { admitWorkspaces, isolationDeny, isolationOutputs, keepOwned, scopeCandidates, type ScopeCache } from './workspace-outputs.ts';
 import { buildWorkspaceModel, type WorkspaceModel, type WorkspaceSettingsSpec } from './workspaces.ts';
 import { buildServiceSubsetRule, collectSubsets, demandKey, subsetKeys, subsetList, type SubsetDemands } from './subsets.ts';
 import type { ClusterInfo, TranslationInput, TranslationResult } from './types.ts';
@@ -146,6 +146,7 @@ export function translate(input: TranslationInput, validator: OutputValidator): 
   const provenance: Provenance[] = clusterNames.map((name) => ({ cluster: name, inputHash: input.inputs.get(name)?.hash ?? '' }));
 
   const candidates = new Map<string, Sourced[]>();
+  const scopeCache: ScopeCache = new Map();
   for (const name of clusterNames) {
     const consumer = contexts.get(name) as ClusterContext;
     const index = indexByName.get(name);
@@ -167,7 +168,7 @@ export function translate(input: TranslationInput, validator: OutputValidator): 
         .filter((ws) => ws.spec.options?.serviceIsolation?.enabled === true && owners.has(ws.source))
         .flatMap((ws) => isolationOutputs(owners.get(ws.source) ?? '', consumer, indexByName, model, contexts).map((r) => sourced(r, ws.source))),
     ];
-    candidates.set(name, scopeCandidates(all, name, index, model, owners));
+    candidates.set(name, scopeCandidates(all, name, index, model, owners, scopeCache));
   }
   const denyCache = new Map<string, readonly Resource[]>();
   const deny = (source: string, cluster: string): readonly Resource[] => {
@@ -178,7 +179,8 @@ export function translate(input: TranslationInput, validator: OutputValidator): 
       const ws = found ? (model.workspaceOf(found.cluster, found.resource.metadata.namespace ?? '') ?? '') : '';
       if (!found) cached = [];
       else if (isKind(found.resource, KINDS.WorkspaceSettings)) cached = model.clustersOf(ws).includes(cluster) ? isolationDeny(ws, cluster, indexByName.get(cluster), model) : [];
-      else cached = denyByDefault(found.resource, found.cluster, source, ws, accessCtx);
+      // Scoped like any output of the policy: only namespaces its workspace owns in this cluster.
+      else cached = denyByDefault(found.resource, found.cluster, source, ws, accessCtx).filter((r) => !model.defined || model.workspaceOf(cluster, r.metadata.namespace ?? '') === ws);
       denyCache.set(key, cached);
     }
     return cached;

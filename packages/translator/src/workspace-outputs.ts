@@ -4,7 +4,7 @@
  * outputs of WorkspaceSettings serviceIsolation (strict mTLS + a DENY for every workload outside
  * the workspace and the workspaces importing its services).
  */
-import { KINDS, formatResourceKey, isKind, resourceKey, type Resource } from '@meshrelay/api';
+import { KINDS, formatResourceKey, isKind, isRecord, resourceKey, type Resource } from '@meshrelay/api';
 import type { ClusterIndex } from './cluster-index.ts';
 import { isGlooResource, validateInputResource } from './input-validation.ts';
 import { outputMetadata, outputName } from './names.ts';
@@ -27,6 +27,10 @@ export interface ManagementWorkspace {
 export function admitWorkspaces(resources: readonly Resource[], book: StatusBook, problems: ProblemSink): ManagementWorkspace[] {
   const out: ManagementWorkspace[] = [];
   for (const r of resources) {
+    if (!isRecord(r) || !isRecord(r.metadata) || typeof r.metadata.name !== 'string') {
+      problems.add({ cluster: MANAGEMENT_CLUSTER, reason: 'a Workspace without metadata.name is ignored', approval: 'INVALID' });
+      continue;
+    }
     book.register(MANAGEMENT_CLUSTER, r);
     const resource = formatResourceKey(resourceKey(r));
     const issues = isKind(r, KINDS.Workspace) ? validateInputResource(r) : [{ path: 'kind', message: 'only Workspaces are management-plane resources' }];
@@ -85,7 +89,25 @@ function exportTo(existing: unknown, namespaces: readonly string[] | '*', own: s
  * The candidates `consumer` receives: an output goes to the clusters of the workspace owning
  * its source and of the workspaces importing it, with `exportTo` naming their namespaces there.
  */
-export function scopeCandidates(list: readonly Sourced[], consumer: string, index: ClusterIndex | undefined, model: WorkspaceModel, owners: SourceWorkspaces): Sourced[] {
+/**
+ * Scoped copies by original and `exportTo`: clusters that get the same copy share one object,
+ * so a shared output is still validated once (emit.ts caches verdicts by object).
+ */
+export type ScopeCache = Map<Resource, Map<string, Resource>>;
+
+function withExportTo(resource: Resource, value: string[], cache: ScopeCache): Resource {
+  const key = value.join(',');
+  const copies = cache.get(resource) ?? new Map<string, Resource>();
+  cache.set(resource, copies);
+  let copy = copies.get(key);
+  if (!copy) {
+    copy = { ...resource, spec: { ...((resource.spec ?? {}) as Record<string, unknown>), exportTo: value } };
+    copies.set(key, copy);
+  }
+  return copy;
+}
+
+export function scopeCandidates(list: readonly Sourced[], consumer: string, index: ClusterIndex | undefined, model: WorkspaceModel, owners: SourceWorkspaces, cache: ScopeCache): Sourced[] {
   const out: Sourced[] = [];
   for (const s of list) {
     const owner = s.sources[0] as string;
@@ -108,8 +130,7 @@ export function scopeCandidates(list: readonly Sourced[], consumer: string, inde
     const lists = here.map((w) => model.namespacesIn(w, consumer, known));
     const namespaces = lists.includes('*') ? '*' : [...new Set(lists.flat() as string[])];
     const spec = (s.resource.spec ?? {}) as Record<string, unknown>;
-    const scoped = { ...s.resource, spec: { ...spec, exportTo: exportTo(spec['exportTo'], namespaces, s.resource.metadata.namespace ?? '') } };
-    out.push({ resource: scoped, sources: s.sources });
+    out.push({ resource: withExportTo(s.resource, exportTo(spec['exportTo'], namespaces, s.resource.metadata.namespace ?? ''), cache), sources: s.sources });
   }
   return out;
 }

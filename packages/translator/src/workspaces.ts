@@ -121,10 +121,19 @@ export function buildWorkspaceModel(
     const imports = (importer.settings?.spec.importFrom ?? []).some((s) => selectsWorkspace(s, exporter) && allowsKind(s, kind));
     return exports && imports;
   };
+  const clustersCache = new Map<string, readonly string[]>();
+  const recipientsCache = new Map<string, readonly string[]>();
   return {
     defined: sorted.length > 0,
     workspaceOf,
-    clustersOf: (workspace) => [...clusterLabels.keys()].filter((c) => sorted.length === 0 || sorted.some((ws) => ws.name === workspace && ownsCluster(ws, c).length > 0)).sort(),
+    clustersOf: (workspace) => {
+      let clusters = clustersCache.get(workspace);
+      if (!clusters) {
+        clusters = [...clusterLabels.keys()].filter((c) => sorted.length === 0 || sorted.some((ws) => ws.name === workspace && ownsCluster(ws, c).length > 0)).sort();
+        clustersCache.set(workspace, clusters);
+      }
+      return clusters;
+    },
     namespacesIn: (workspace, cluster, known) => {
       const ws = byName.get(workspace);
       if (!ws) return '*';
@@ -134,7 +143,15 @@ export function buildWorkspaceModel(
       return [...new Set([...explicit, ...known])].filter((ns) => workspaceOf(cluster, ns) === workspace).sort();
     },
     visible,
-    recipients: (owner, kind) => (sorted.length === 0 ? [''] : infos.filter((w) => visible(owner, w.name, kind)).map((w) => w.name)),
+    recipients: (owner, kind) => {
+      const key = `${owner}\u0000${kind}`;
+      let list = recipientsCache.get(key);
+      if (!list) {
+        list = sorted.length === 0 ? [''] : infos.filter((w) => visible(owner, w.name, kind)).map((w) => w.name);
+        recipientsCache.set(key, list);
+      }
+      return list;
+    },
     workspaces: infos,
   };
 }
