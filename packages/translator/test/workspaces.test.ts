@@ -64,4 +64,17 @@ describe('workspaces', () => {
     assert.equal(ruleIn(withSelector('team-b')).includes('outlierDetection'), false);
     assert.equal(ruleIn(withSelector('team-a')).includes('"consecutive5xxErrors":2'), true);
   });
+
+  it("given an invalid AccessPolicy of team-b naming a namespace team-a owns in cluster-a, when it fails closed, then its deny lands only in team-b's clusters", () => {
+    const mesh = twoClusterMesh();
+    const broken = buildGloo('AccessPolicy', {
+      name: 'broken',
+      namespace: 'web',
+      spec: { applyToWorkloads: [{ selector: { namespace: 'bookinfo', labels: { app: 'reviews' } } }], config: { authz: { allowedHosts: ['x'] } } },
+    });
+    mesh.get('cluster-b')?.push(broken);
+    const result = translate(inputOf(mesh, { workspaces: WORKSPACES }), validator);
+    assert.equal(result.outputs.get('cluster-a')?.resources.some((r) => r.kind === 'AuthorizationPolicy'), false);
+    assert.ok(result.outputs.get('cluster-b')?.resources.some((r) => r.kind === 'AuthorizationPolicy' && r.metadata.namespace === 'bookinfo'));
+  });
 });
