@@ -65,11 +65,12 @@ export function buildServiceEntry(
   contexts: ReadonlyMap<string, ClusterContext>,
   vip: string | undefined,
   subsetKeys: readonly string[] = [],
+  gatewayOf: (cluster: string, index: ClusterIndex | undefined) => { address: string; port: number } | undefined = (_, index) => index?.eastWestGateway,
 ): Resource {
   const endpoints: WorkloadEntry[] = [];
   for (const backend of vd.backends) {
     const network = contexts.get(backend.cluster)?.network ?? backend.cluster;
-    const gateway = backend.cluster === consumer.name ? undefined : indexes.get(backend.cluster)?.eastWestGateway;
+    const gateway = backend.cluster === consumer.name ? undefined : gatewayOf(backend.cluster, indexes.get(backend.cluster));
     endpoints.push(...(gateway && backend.endpoints.length > 0 ? gatewayEntries(backend, gateway, network, subsetKeys) : directEntries(backend, network)));
   }
   const resolution = endpoints.every((e) => isIP(e.address) !== 0) ? 'STATIC' : 'DNS';

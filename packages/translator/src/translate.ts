@@ -6,7 +6,7 @@
  */
 import { KINDS, isKind, type Provenance, type Resource } from '@meshrelay/api';
 import { buildAuthorizationPolicies, buildPeerAuthentications, type AccessContext } from './authorization-policy.ts';
-import { indexCluster, type ClusterIndex } from './cluster-index.ts';
+import { indexCluster, type ClusterIndex, type EastWestGateway } from './cluster-index.ts';
 import { policiesFor } from './destination-policies.ts';
 import { buildDestinationRules } from './destination-rule.ts';
 import { emitOutputs } from './emit.ts';
@@ -154,8 +154,11 @@ export function translate(input: TranslationInput, validator: OutputValidator): 
     const all = [
       ...models.map((vd) => {
         const demand = demands.get(demandKey('VIRTUAL_DESTINATION', vd.owned.namespace, vd.owned.name));
-        const se = buildServiceEntry(vd, consumer, indexByName, contexts, input.vips.get(vd.key), subsetKeys(demand));
-        return sourced(se, vd.owned.source, ...(demand?.sources ?? []));
+        const settings = model.settingsOf(vd.owned.workspace);
+        const selectors = settings?.spec.options?.eastWestGateways ?? [];
+        const gatewayOf = (cluster: string, index: ClusterIndex | undefined): EastWestGateway | undefined => (selectors.length > 0 ? index?.eastWestGatewayFor(selectors) : index?.eastWestGateway);
+        const se = buildServiceEntry(vd, consumer, indexByName, contexts, input.vips.get(vd.key), subsetKeys(demand), gatewayOf);
+        return sourced(se, vd.owned.source, ...(demand?.sources ?? []), ...(selectors.length > 0 && settings ? [settings.source] : []));
       }),
       ...serviceSubsetRules(demands, consumer),
       ...shared,

@@ -6,6 +6,7 @@
  * namespace; it sees its own workspace and what it imports from workspaces exporting to it.
  * With no Workspace defined there is one implicit workspace owning everything.
  */
+import type { EastWestGatewaySelector } from './cluster-index.ts';
 import type { StringMap } from './gloo-types.ts';
 import type { Owned } from './inventory.ts';
 import type { ProblemSink } from './problems.ts';
@@ -34,7 +35,7 @@ export interface WorkspaceSettingsSpec {
   readonly options?: {
     readonly serviceIsolation?: { readonly enabled?: boolean };
     readonly federation?: { readonly enabled?: boolean; readonly hostSuffix?: string; readonly serviceSelector?: readonly { readonly name?: string; readonly namespace?: string; readonly labels?: StringMap; readonly cluster?: string }[] };
-    readonly eastWestGateways?: readonly { readonly selector?: { readonly labels?: StringMap; readonly namespace?: string; readonly cluster?: string; readonly name?: string }; readonly port?: { readonly number?: number; readonly name?: string } }[];
+    readonly eastWestGateways?: readonly EastWestGatewaySelector[];
   };
 }
 
@@ -65,6 +66,8 @@ export interface WorkspaceModel {
   /** Workspaces seeing `owner`'s resources of `kind`: itself and its importers. */
   recipients(owner: string, kind: ExportKind): readonly string[];
   readonly workspaces: readonly WorkspaceInfo[];
+  /** The WorkspaceSettings of a workspace ('' = the implicit one), if any. */
+  settingsOf(workspace: string): Owned<WorkspaceSettingsSpec> | undefined;
 }
 
 function selectsWorkspace(sel: WorkspaceObjectSelector, ws: WorkspaceInfo): boolean {
@@ -153,5 +156,6 @@ export function buildWorkspaceModel(
       return list;
     },
     workspaces: infos,
+    settingsOf: (workspace) => settingsOf.get(workspace),
   };
 }

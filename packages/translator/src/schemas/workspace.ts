@@ -46,15 +46,13 @@ export const WORKSPACE_SETTINGS_SPEC = closedObject({
       serviceSelector: listOf(OBJECT_SELECTOR),
       ports: listOf(PORT_SELECTOR),
     })),
-    eastWestGateways: unimplemented(
-      listOf(
-        closedObject({
-          selector: OBJECT_SELECTOR,
-          port: PORT_SELECTOR,
-          tlsTerminationPort: PORT_SELECTOR,
-          hostInfoOverrides: listOf(closedObject({ addr: STRING, port: UINT32 })),
-        }),
-      ),
+    eastWestGateways: listOf(
+      closedObject({
+        selector: OBJECT_SELECTOR,
+        port: PORT_SELECTOR,
+        tlsTerminationPort: unimplemented(PORT_SELECTOR),
+        hostInfoOverrides: listOf(closedObject({ addr: STRING, port: UINT32 })),
+      }),
     ),
     virtualDestClientMode: unimplemented(CLIENT_MODE),
     trimAllProxyConfig: unimplemented(BOOLEAN),
