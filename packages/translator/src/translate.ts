@@ -10,6 +10,7 @@ import { indexCluster, type ClusterIndex, type EastWestGateway } from './cluster
 import { policiesFor } from './destination-policies.ts';
 import { buildDestinationRules } from './destination-rule.ts';
 import { emitOutputs } from './emit.ts';
+import { federatedDestinations } from './federation.ts';
 import { buildExternalDestinationRules, buildExternalServiceEntry, buildWorkloadEntry } from './external-service.ts';
 import { admit } from './admission.ts';
 import type { OutputValidator } from './istio-validator.ts';
@@ -126,7 +127,8 @@ export function translate(input: TranslationInput, validator: OutputValidator): 
   const contexts = new Map(knownNames.map((name) => [name, clusterContext(name, infoByName.get(name), indexByName.get(name))]));
   const inventory = buildInventory(perCluster, problems, model.workspaceOf);
   const owners = sourceWorkspaces(inventory, settings, model);
-  const models = resolveVirtualDestinations(inventory.virtualDestinations, indexes, problems, model);
+  const federated = settings.flatMap((ws) => (owners.has(ws.source) ? federatedDestinations(ws, owners.get(ws.source) ?? '', indexes) : []));
+  const models = resolveVirtualDestinations([...inventory.virtualDestinations, ...federated], indexes, problems, model);
   const modelByKey = new Map(models.map((m) => [m.key, m]));
   const externalServices = new Map(inventory.externalServices.map((es) => [`${es.namespace}/${es.name}`, es]));
   const virtualGateways = new Map(inventory.virtualGateways.map((vg) => [`${vg.namespace}/${vg.name}`, vg]));

@@ -34,7 +34,12 @@ export interface WorkspaceSettingsSpec {
   readonly exportTo?: readonly WorkspaceObjectSelector[];
   readonly options?: {
     readonly serviceIsolation?: { readonly enabled?: boolean };
-    readonly federation?: { readonly enabled?: boolean; readonly hostSuffix?: string; readonly serviceSelector?: readonly { readonly name?: string; readonly namespace?: string; readonly labels?: StringMap; readonly cluster?: string }[] };
+    readonly federation?: {
+      readonly enabled?: boolean;
+      readonly hostSuffix?: string;
+      readonly serviceSelector?: readonly { readonly name?: string; readonly namespace?: string; readonly labels?: StringMap; readonly cluster?: string; readonly workspace?: string }[];
+      readonly ports?: readonly { readonly number?: number; readonly name?: string }[];
+    };
     readonly eastWestGateways?: readonly EastWestGatewaySelector[];
   };
 }

@@ -40,12 +40,12 @@ export const WORKSPACE_SETTINGS_SPEC = closedObject({
       trimProxyConfig: unimplemented(BOOLEAN),
       enforcementLayers: unimplemented(closedObject({ cni: BOOLEAN, mesh: BOOLEAN }), 'INVALID'),
     }),
-    federation: unimplemented(closedObject({
+    federation: closedObject({
       enabled: BOOLEAN,
       hostSuffix: STRING,
       serviceSelector: listOf(OBJECT_SELECTOR),
       ports: listOf(PORT_SELECTOR),
-    })),
+    }),
     eastWestGateways: listOf(
       closedObject({
         selector: OBJECT_SELECTOR,
