@@ -19,6 +19,10 @@ const DISCOVERED: readonly (readonly [string, string])[] = [
   ['', 'services'], ['', 'pods'], ['', 'nodes'], ['discovery.k8s.io', 'endpointslices'],
   ['networking.gloo.solo.io', 'virtualdestinations'], ['networking.gloo.solo.io', 'routetables'], ['security.policy.gloo.solo.io', 'accesspolicies'],
   ['resilience.policy.gloo.solo.io', 'failoverpolicies'], ['resilience.policy.gloo.solo.io', 'outlierdetectionpolicies'], ['resilience.policy.gloo.solo.io', 'retrytimeoutpolicies'],
+  ['resilience.policy.gloo.solo.io', 'faultinjectionpolicies'], ['security.policy.gloo.solo.io', 'corspolicies'],
+  ['trafficcontrol.policy.gloo.solo.io', 'headermanipulationpolicies'], ['trafficcontrol.policy.gloo.solo.io', 'mirrorpolicies'],
+  ['networking.gloo.solo.io', 'externalservices'], ['networking.gloo.solo.io', 'externalendpoints'], ['networking.gloo.solo.io', 'virtualgateways'],
+  ['admin.gloo.solo.io', 'workspacesettings'],
 ];
 const APPLIED: readonly (readonly [string, string])[] = [
   ['networking.istio.io', 'serviceentries'], ['networking.istio.io', 'destinationrules'], ['networking.istio.io', 'virtualservices'], ['security.istio.io', 'authorizationpolicies'],
