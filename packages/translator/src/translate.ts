@@ -22,6 +22,7 @@ import type { DestinationLookup } from './route-policies.ts';
 import { routePolicySets } from './route-policy-fields.ts';
 import { denyByDefault } from './security-fallback.ts';
 import { buildServiceEntry, type ClusterContext } from './service-entry.ts';
+import type { Selectable } from './selectors.ts';
 import { sourceId, sourced, type Sourced } from './sources.ts';
 import { StatusBook } from './status-book.ts';
 import { admitWorkspaces, isolationDeny, isolationOutputs, keepOwned, scopeCandidates, type ScopeCache } from './workspace-outputs.ts';
@@ -97,10 +98,13 @@ function workspaceSettings(perCluster: ReadonlyMap<string, readonly Resource[]>)
   );
 }
 
-/** Owner workspace of every Gloo resource of the inventory, by source id. */
-function sourceWorkspaces(inventory: Inventory, settings: readonly Owned<WorkspaceSettingsSpec>[], model: WorkspaceModel): Map<string, string> {
+/** Owner workspace and identity of every Gloo resource of the inventory, by source id. */
+function sourceOwners(inventory: Inventory, settings: readonly Owned<WorkspaceSettingsSpec>[], model: WorkspaceModel): { workspaces: Map<string, string>; objects: Map<string, Selectable> } {
   const all: Owned<unknown>[] = [...Object.values(inventory).flat(), ...settings];
-  return new Map(all.map((o) => [o.source, model.workspaceOf(o.cluster, o.namespace) ?? '']));
+  return {
+    workspaces: new Map(all.map((o) => [o.source, model.workspaceOf(o.cluster, o.namespace) ?? ''])),
+    objects: new Map(all.map((o) => [o.source, { name: o.name, namespace: o.namespace, cluster: o.cluster, labels: o.labels }])),
+  };
 }
 
 /**
@@ -126,7 +130,7 @@ export function translate(input: TranslationInput, validator: OutputValidator): 
   const indexByName = new Map(indexes.map((i) => [i.cluster, i]));
   const contexts = new Map(knownNames.map((name) => [name, clusterContext(name, infoByName.get(name), indexByName.get(name))]));
   const inventory = buildInventory(perCluster, problems, model.workspaceOf);
-  const owners = sourceWorkspaces(inventory, settings, model);
+  const { workspaces: owners, objects: ownerObjects } = sourceOwners(inventory, settings, model);
   const federated = settings.flatMap((ws) => (owners.has(ws.source) ? federatedDestinations(ws, owners.get(ws.source) ?? '', indexes) : []));
   const models = resolveVirtualDestinations([...inventory.virtualDestinations, ...federated], indexes, problems, model);
   const modelByKey = new Map(models.map((m) => [m.key, m]));
@@ -173,7 +177,7 @@ export function translate(input: TranslationInput, validator: OutputValidator): 
         .filter((ws) => ws.spec.options?.serviceIsolation?.enabled === true && owners.has(ws.source))
         .flatMap((ws) => isolationOutputs(owners.get(ws.source) ?? '', consumer, indexByName, model, contexts).map((r) => sourced(r, ws.source))),
     ];
-    candidates.set(name, scopeCandidates(all, name, index, model, owners, scopeCache));
+    candidates.set(name, scopeCandidates(all, name, index, model, owners, ownerObjects, scopeCache));
   }
   const denyCache = new Map<string, readonly Resource[]>();
   const deny = (source: string, cluster: string): readonly Resource[] => {

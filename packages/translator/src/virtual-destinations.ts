@@ -104,7 +104,7 @@ function backingEndpoints(index: ClusterIndex, service: ServiceInfo, ports: read
 
 /** The backing Service of `vd` in one cluster, or undefined; more than one is an error (as in Gloo). */
 function selectService(vd: Owned<VirtualDestinationSpec>, index: ClusterIndex, problems: ProblemSink, workspaces: WorkspaceModel | undefined): ServiceInfo | undefined | 'conflict' {
-  const visible = (s: ServiceInfo): boolean => !workspaces || (s.workspace !== undefined && workspaces.visible(s.workspace, vd.workspace, 'SERVICE'));
+  const visible = (s: ServiceInfo): boolean => !workspaces || (s.workspace !== undefined && workspaces.visible(s.workspace, vd.workspace, 'SERVICE', s));
   const selected = index.services.filter((s) => visible(s) && (vd.spec.services ?? []).some((sel) => matchesObjectSelector(sel, s)));
   if (selected.length > 1) {
     const names = selected.map((s) => objectKey(s.namespace, s.name)).join(', ');

@@ -9,7 +9,7 @@ import type { ProblemSink } from './problems.ts';
 import { delegatedTables, mergeMatchers, specificity } from './delegation.ts';
 import { gatewayRefs } from './virtual-gateway.ts';
 import type { ExportKind, WorkspaceModel } from './workspaces.ts';
-import { hasLabels } from './selectors.ts';
+import { hasLabels, type Selectable } from './selectors.ts';
 import { subsetLabels, subsetName } from './subsets.ts';
 import { escapeRegex, routePolicyFields, type RoutePolicySet } from './route-policy-fields.ts';
 import type { ClusterContext } from './service-entry.ts';
@@ -41,8 +41,8 @@ export interface RouteContext {
 }
 
 /** Whether `rt` may reference a resource of `kind` owned by `owner` (its workspace or what it imports). */
-function canSee(rt: Home, owner: string | undefined, kind: ExportKind, ctx: RouteContext): boolean {
-  return owner !== undefined && ctx.workspaces.visible(owner, rt.workspace ?? '', kind);
+function canSee(rt: Home, owner: string | undefined, kind: ExportKind, ctx: RouteContext, object?: Selectable): boolean {
+  return owner !== undefined && ctx.workspaces.visible(owner, rt.workspace ?? '', kind, object);
 }
 
 function uriMatch(uri: StringMatch): Record<string, unknown> {
@@ -91,7 +91,7 @@ function resolveVirtualDestination(rt: Home, ref: DestinationReference, ctx: Rou
   const key = objectKey(ref.ref.namespace ?? rt.namespace, ref.ref.name);
   const vd = ctx.virtualDestinations.get(key);
   if (!vd) return { error: `VirtualDestination ${key} not found` };
-  if (!canSee(rt, vd.owned.workspace, 'VIRTUAL_DESTINATION', ctx)) return { error: `VirtualDestination ${key} is not exported to this workspace` };
+  if (!canSee(rt, vd.owned.workspace, 'VIRTUAL_DESTINATION', ctx, vd.owned)) return { error: `VirtualDestination ${key} is not exported to this workspace` };
   const host = vd.hosts[0] as string;
   if (ref.port?.name !== undefined) return { error: `VirtualDestination ${key} ports have no names; select port ${ref.port.name} by number` };
   if (ref.port?.number !== undefined) {
@@ -108,7 +108,7 @@ function resolveService(rt: Home, ref: DestinationReference, ctx: RouteContext):
   const service = findService(rt, ref, ctx.indexes);
   const key = objectKey(namespace, ref.ref.name);
   // With workspaces, a Service is reachable only when its workspace is this one or exports it here.
-  if (ctx.workspaces.defined && !canSee(rt, service?.workspace, 'SERVICE', ctx)) return { error: `Service ${key} is not in this workspace or exported to it` };
+  if (ctx.workspaces.defined && !canSee(rt, service?.workspace, 'SERVICE', ctx, service)) return { error: `Service ${key} is not in this workspace or exported to it` };
   if (ref.port?.number !== undefined) return { host, port: ref.port.number };
   if (ref.port?.name !== undefined) {
     const port = service?.ports.find((p) => p.name === ref.port?.name);
@@ -122,7 +122,7 @@ function resolveExternalService(rt: Home, ref: DestinationReference, ctx: RouteC
   const key = objectKey(ref.ref.namespace ?? rt.namespace, ref.ref.name);
   const es = ctx.externalServices.get(key);
   if (!es) return { error: `ExternalService ${key} not found` };
-  if (!canSee(rt, es.workspace, 'EXTERNAL_SERVICE', ctx)) return { error: `ExternalService ${key} is not exported to this workspace` };
+  if (!canSee(rt, es.workspace, 'EXTERNAL_SERVICE', ctx, es)) return { error: `ExternalService ${key} is not exported to this workspace` };
   const host = es.spec.hosts[0] as string;
   const want = ref.port;
   if (want?.number !== undefined || want?.name !== undefined) {
@@ -224,7 +224,7 @@ function delegatedRoutes(rt: Owned<RouteTableSpec>, route: HttpRoute, index: num
     ctx.problems.add({ cluster: rt.cluster, resource: describeOwned(rt), reason: `${where}: delegation deeper than ${MAX_DELEGATION_DEPTH} levels; left out` });
     return [];
   }
-  const children = delegatedTables(rt, action, ctx.routeTables).filter((c) => !path.includes(c) && canSee(rt, c.workspace, 'ROUTE_TABLE', ctx));
+  const children = delegatedTables(rt, action, ctx.routeTables).filter((c) => !path.includes(c) && canSee(rt, c.workspace, 'ROUTE_TABLE', ctx, c));
   if (children.length === 0) ctx.problems.add({ cluster: rt.cluster, resource: describeOwned(rt), reason: `${where}: delegates to no route table` });
   let entries = children.flatMap((child) => (child.spec.http ?? []).map((r, i) => ({ child, route: r, index: i })));
   if (action.sortMethod === 'ROUTE_SPECIFICITY') entries = [...entries].sort((a, b) => specificity(b.route) - specificity(a.route));
@@ -296,7 +296,7 @@ function binding(rt: Owned<RouteTableSpec>, ctx: RouteContext): Binding | undefi
     const key = objectKey(ref.namespace ?? rt.namespace, ref.name);
     const vg = ctx.virtualGateways.get(key);
     // A gateway of another workspace serves this route table only when the route table is exported to it.
-    if (vg && ctx.workspaces.visible(rt.workspace, vg.workspace, 'ROUTE_TABLE')) gateways.push(...gatewayRefs(vg, ctx.consumer.name));
+    if (vg && ctx.workspaces.visible(rt.workspace, vg.workspace, 'ROUTE_TABLE', rt)) gateways.push(...gatewayRefs(vg, ctx.consumer.name));
     else ctx.problems.add({ cluster: rt.cluster, resource: describeOwned(rt), reason: `VirtualGateway ${key} not found; not bound to it` });
   });
   const selectsWorkloads = (rt.spec.workloadSelectors ?? []).length > 0;

@@ -9,6 +9,7 @@ import type { ClusterIndex } from './cluster-index.ts';
 import { isGlooResource, validateInputResource } from './input-validation.ts';
 import { outputMetadata, outputName } from './names.ts';
 import type { ProblemSink } from './problems.ts';
+import type { Selectable } from './selectors.ts';
 import type { Sourced } from './sources.ts';
 import type { StatusBook } from './status-book.ts';
 import type { ClusterContext } from './service-entry.ts';
@@ -77,6 +78,8 @@ const WITH_EXPORT_TO = new Set([KINDS.ServiceEntry.kind, KINDS.DestinationRule.k
 
 /** Owner workspace of every source id (resources of the inventory). */
 export type SourceWorkspaces = ReadonlyMap<string, string>;
+/** The owning resource of every source id, for the export filters that name resources. */
+export type SourceObjects = ReadonlyMap<string, Selectable>;
 
 function exportTo(existing: unknown, namespaces: readonly string[] | '*', own: string): string[] {
   const current = Array.isArray(existing) ? (existing as string[]) : undefined;
@@ -107,7 +110,15 @@ function withExportTo(resource: Resource, value: string[], cache: ScopeCache): R
   return copy;
 }
 
-export function scopeCandidates(list: readonly Sourced[], consumer: string, index: ClusterIndex | undefined, model: WorkspaceModel, owners: SourceWorkspaces, cache: ScopeCache): Sourced[] {
+export function scopeCandidates(
+  list: readonly Sourced[],
+  consumer: string,
+  index: ClusterIndex | undefined,
+  model: WorkspaceModel,
+  owners: SourceWorkspaces,
+  objects: SourceObjects,
+  cache: ScopeCache,
+): Sourced[] {
   const out: Sourced[] = [];
   for (const s of list) {
     const owner = s.sources[0] as string;
@@ -117,7 +128,7 @@ export function scopeCandidates(list: readonly Sourced[], consumer: string, inde
       continue;
     }
     const kind = EXPORT_KIND_OF[owner.split('/')[0] as string];
-    const recipients = kind ? model.recipients(ws, kind) : [ws];
+    const recipients = kind ? model.recipients(ws, kind, objects.get(owner)) : [ws];
     const here = recipients.filter((w) => model.clustersOf(w).includes(consumer));
     if (here.length === 0) continue;
     // A policy's outputs land only in namespaces its own workspace owns in this cluster.

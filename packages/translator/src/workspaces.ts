@@ -10,7 +10,7 @@ import type { EastWestGatewaySelector } from './cluster-index.ts';
 import type { StringMap } from './gloo-types.ts';
 import type { Owned } from './inventory.ts';
 import type { ProblemSink } from './problems.ts';
-import { hasLabels } from './selectors.ts';
+import { hasLabels, type Selectable } from './selectors.ts';
 
 export type ExportKind = 'ROUTE_TABLE' | 'SERVICE' | 'VIRTUAL_DESTINATION' | 'EXTERNAL_SERVICE';
 
@@ -66,10 +66,10 @@ export interface WorkspaceModel {
   clustersOf(workspace: string): readonly string[];
   /** Namespaces of `cluster` the workspace owns: names, or '*' when it owns every one (or a glob). */
   namespacesIn(workspace: string, cluster: string, known: readonly string[]): readonly string[] | '*';
-  /** Whether a resource of kind `kind` in workspace `from` is visible in workspace `to`. */
-  visible(from: string, to: string, kind: ExportKind): boolean;
-  /** Workspaces seeing `owner`'s resources of `kind`: itself and its importers. */
-  recipients(owner: string, kind: ExportKind): readonly string[];
+  /** Whether a resource of kind `kind` (the `object`, when known) in workspace `from` is visible in workspace `to`. */
+  visible(from: string, to: string, kind: ExportKind, object?: Selectable): boolean;
+  /** Workspaces seeing `owner`'s resources of `kind` (the `object`, when known): itself and its importers. */
+  recipients(owner: string, kind: ExportKind, object?: Selectable): readonly string[];
   readonly workspaces: readonly WorkspaceInfo[];
   /** The WorkspaceSettings of a workspace ('' = the implicit one), if any. */
   settingsOf(workspace: string): Owned<WorkspaceSettingsSpec> | undefined;
@@ -81,9 +81,18 @@ function selectsWorkspace(sel: WorkspaceObjectSelector, ws: WorkspaceInfo): bool
   return list.some((w) => (w.name === undefined || w.name === '' || glob(w.name, ws.name)) && hasLabels(ws.labels, w.selector));
 }
 
-function allowsKind(sel: WorkspaceObjectSelector, kind: ExportKind): boolean {
+/** Whether an export/import selector's resource filter lets `object` (of `kind`) through; unknown object: by kind only. */
+function allows(sel: WorkspaceObjectSelector, kind: ExportKind, object: Selectable | undefined): boolean {
   const resources = sel.resources ?? [];
-  return resources.length === 0 || resources.some((r) => (r.kind ?? 'ALL') === 'ALL' || r.kind === kind);
+  if (resources.length === 0) return true;
+  return resources.some((r) => {
+    if ((r.kind ?? 'ALL') !== 'ALL' && r.kind !== kind) return false;
+    if (!object) return true;
+    if (r.name && r.name !== object.name) return false;
+    if (r.namespace && r.namespace !== object.namespace) return false;
+    if (r.cluster && r.cluster !== object.cluster) return false;
+    return hasLabels(object.labels, r.labels);
+  });
 }
 
 /** Builds the model; `clusterLabels` are the registry's labels of each known cluster. */
@@ -120,13 +129,13 @@ export function buildWorkspaceModel(
   }
   const infos: WorkspaceInfo[] = sorted.map((w) => ({ ...w, settings: settingsOf.get(w.name) }));
   const byName = new Map(infos.map((w) => [w.name, w]));
-  const visible = (from: string, to: string, kind: ExportKind): boolean => {
+  const visible = (from: string, to: string, kind: ExportKind, object?: Selectable): boolean => {
     if (from === to || sorted.length === 0) return true;
     const exporter = byName.get(from);
     const importer = byName.get(to);
     if (!exporter || !importer) return false;
-    const exports = (exporter.settings?.spec.exportTo ?? []).some((s) => selectsWorkspace(s, importer) && allowsKind(s, kind));
-    const imports = (importer.settings?.spec.importFrom ?? []).some((s) => selectsWorkspace(s, exporter) && allowsKind(s, kind));
+    const exports = (exporter.settings?.spec.exportTo ?? []).some((s) => selectsWorkspace(s, importer) && allows(s, kind, object));
+    const imports = (importer.settings?.spec.importFrom ?? []).some((s) => selectsWorkspace(s, exporter) && allows(s, kind, object));
     return exports && imports;
   };
   const clustersCache = new Map<string, readonly string[]>();
@@ -151,7 +160,8 @@ export function buildWorkspaceModel(
       return [...new Set([...explicit, ...known])].filter((ns) => workspaceOf(cluster, ns) === workspace).sort();
     },
     visible,
-    recipients: (owner, kind) => {
+    recipients: (owner, kind, object) => {
+      if (object) return sorted.length === 0 ? [''] : infos.filter((w) => visible(owner, w.name, kind, object)).map((w) => w.name);
       const key = `${owner}\u0000${kind}`;
       let list = recipientsCache.get(key);
       if (!list) {

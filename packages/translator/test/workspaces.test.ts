@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import type { Resource } from '@meshrelay/api';
 import { buildGloo } from '@meshrelay/testkit';
 import { createIstioValidator, translate, type TranslationInput } from '../src/index.ts';
-import { twoClusterMesh } from './fixtures.ts';
+import { reviewsDestination, twoClusterMesh } from './fixtures.ts';
 import { snapshotsOf } from './support.ts';
 
 const validator = createIstioValidator();
@@ -76,5 +76,20 @@ describe('workspaces', () => {
     const result = translate(inputOf(mesh, { workspaces: WORKSPACES }), validator);
     assert.equal(result.outputs.get('cluster-a')?.resources.some((r) => r.kind === 'AuthorizationPolicy'), false);
     assert.ok(result.outputs.get('cluster-b')?.resources.some((r) => r.kind === 'AuthorizationPolicy' && r.metadata.namespace === 'bookinfo'));
+  });
+
+  it('given an export filtered by resource name, when translated, then only that VirtualDestination reaches the importing cluster', () => {
+    const settings = (name: string, namespace: string, spec: Record<string, unknown>): Resource => ({ apiVersion: 'admin.gloo.solo.io/v2', kind: 'WorkspaceSettings', metadata: { name, namespace }, spec });
+    const mesh = twoClusterMesh();
+    mesh.get('cluster-a')?.push(
+      reviewsDestination('reviews-private'),
+      settings('team-a', 'bookinfo', { exportTo: [{ workspaces: [{ name: 'team-b' }], resources: [{ kind: 'VIRTUAL_DESTINATION', name: 'reviews-global' }] }] }),
+    );
+    mesh.get('cluster-b')?.push(settings('team-b', 'bookinfo', { importFrom: [{ workspaces: [{ name: 'team-a' }] }] }));
+    const result = translate(inputOf(mesh, { workspaces: WORKSPACES }), validator);
+    const entries = (result.outputs.get('cluster-b')?.resources ?? []).filter((r) => r.kind === 'ServiceEntry').map((r) => r.metadata.name);
+    assert.deepEqual(entries, ['reviews-global-vd']);
+    const inA = (result.outputs.get('cluster-a')?.resources ?? []).filter((r) => r.kind === 'ServiceEntry').map((r) => r.metadata.name);
+    assert.deepEqual(inA, ['reviews-global-vd', 'reviews-private-vd']);
   });
 });
