@@ -11,8 +11,12 @@ import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import { DNS_NAME_MAX_LENGTH, DNS_NAME_PATTERN, KINDS, type KindRef } from '@meshrelay/api';
+import { UNIMPLEMENTED } from '../packages/translator/src/schemas/gloo-common.ts';
 // The translator exports no schemas from its public surface; this tool reads them at their source.
 import { ROUTE_TABLE_SPEC, VIRTUAL_DESTINATION_SPEC } from '../packages/translator/src/schemas/networking.ts';
+import { EXTERNAL_ENDPOINT_SPEC, EXTERNAL_SERVICE_SPEC, VIRTUAL_GATEWAY_SPEC } from '../packages/translator/src/schemas/external.ts';
+import { CORS_POLICY_SPEC, FAULT_INJECTION_POLICY_SPEC, HEADER_MANIPULATION_POLICY_SPEC, MIRROR_POLICY_SPEC } from '../packages/translator/src/schemas/route-policies.ts';
+import { WORKSPACE_SETTINGS_SPEC, WORKSPACE_SPEC } from '../packages/translator/src/schemas/workspace.ts';
 import {
   ACCESS_POLICY_SPEC,
   FAILOVER_POLICY_SPEC,
@@ -33,8 +37,14 @@ const JUNCTORS = new Set(['not', 'oneOf', 'anyOf', 'allOf']);
 /** Converts one translator schema node into a structural one; throws on what a CRD cannot express. */
 function toStructural(node: Schema, path = '$'): Schema {
   const out: Schema = { type: typeOf(node, path) };
+  // An object whose fields the translator does not read (an unimplemented Gloo message) is kept whole.
+  if (out['type'] === 'object' && node['properties'] === undefined && node['additionalProperties'] === undefined) out['x-kubernetes-preserve-unknown-fields'] = true;
   for (const [key, value] of Object.entries(node)) {
     if (key === 'type') continue;
+    if (key === UNIMPLEMENTED) {
+      out['description'] = 'Accepted; not implemented by Meshrelay (the resource status names it).';
+      continue;
+    }
     if (key === 'properties') {
       out['properties'] = Object.fromEntries(
         Object.entries(value as Record<string, Schema>).map(([name, child]) => [name, toStructural(child, `${path}.${name}`)]),
@@ -71,8 +81,9 @@ function typeOf(node: Schema, path: string): string {
 
 /** Junctor members may only constrain values that the enclosing node already declares. */
 function junctorMember(node: Schema, path: string): Schema {
-  for (const key of Object.keys(node)) {
-    if (key !== 'required') throw new Error(`${path}: only "required" is supported inside a logical junctor, found "${key}"`);
+  for (const [key, value] of Object.entries(node)) {
+    if (key === 'not') junctorMember(value as Schema, `${path}.not`);
+    else if (key !== 'required') throw new Error(`${path}: only "required" (or "not" of it) is supported inside a logical junctor, found "${key}"`);
   }
   return { ...node };
 }
@@ -111,6 +122,12 @@ const KUBERNETES_CLUSTER: CrdSource = {
         pattern: DNS_NAME_PATTERN,
         description: "DNS domain of the cluster's services (default cluster.local): an RFC 1123 subdomain.",
       },
+      trustDomain: {
+        type: 'string',
+        maxLength: DNS_NAME_MAX_LENGTH,
+        pattern: DNS_NAME_PATTERN,
+        description: "SPIFFE trust domain of the cluster's workloads (default: Istio's meshConfig.trustDomain, else cluster.local): an RFC 1123 subdomain.",
+      },
       skipWarming: { type: 'boolean', description: 'Translate without waiting for this cluster to be warm.' },
       revokeCertificatesBefore: {
         type: 'string',
@@ -145,7 +162,7 @@ function glooKind(ref: KindRef, plural: string, spec: Schema): CrdSource {
   return {
     ref,
     plural,
-    spec: { ...toStructural(spec, `${ref.kind}.spec`), description: `Gloo Mesh v2 ${ref.kind} spec: the fields Meshrelay translates.` },
+    spec: { ...toStructural(spec, `${ref.kind}.spec`), description: `Gloo Mesh v2 ${ref.kind} spec (solo-apis gloo-mesh-v2.6.x fields).` },
     description: `Gloo Mesh v2 ${ref.kind}, read by the Meshrelay agent and translated by the management server.`,
     status: OPEN_STATUS,
     printerColumns: [AGE],
@@ -160,6 +177,15 @@ const SOURCES: readonly CrdSource[] = [
   glooKind(KINDS.FailoverPolicy, 'failoverpolicies', FAILOVER_POLICY_SPEC),
   glooKind(KINDS.OutlierDetectionPolicy, 'outlierdetectionpolicies', OUTLIER_DETECTION_POLICY_SPEC),
   glooKind(KINDS.RetryTimeoutPolicy, 'retrytimeoutpolicies', RETRY_TIMEOUT_POLICY_SPEC),
+  glooKind(KINDS.FaultInjectionPolicy, 'faultinjectionpolicies', FAULT_INJECTION_POLICY_SPEC),
+  glooKind(KINDS.HeaderManipulationPolicy, 'headermanipulationpolicies', HEADER_MANIPULATION_POLICY_SPEC),
+  glooKind(KINDS.MirrorPolicy, 'mirrorpolicies', MIRROR_POLICY_SPEC),
+  glooKind(KINDS.CORSPolicy, 'corspolicies', CORS_POLICY_SPEC),
+  glooKind(KINDS.ExternalService, 'externalservices', EXTERNAL_SERVICE_SPEC),
+  glooKind(KINDS.ExternalEndpoint, 'externalendpoints', EXTERNAL_ENDPOINT_SPEC),
+  glooKind(KINDS.VirtualGateway, 'virtualgateways', VIRTUAL_GATEWAY_SPEC),
+  glooKind(KINDS.Workspace, 'workspaces', WORKSPACE_SPEC),
+  glooKind(KINDS.WorkspaceSettings, 'workspacesettings', WORKSPACE_SETTINGS_SPEC),
 ];
 
 function crd(source: CrdSource): Schema {

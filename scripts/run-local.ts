@@ -104,6 +104,7 @@ async function main(): Promise<void> {
     '--state-dir', stateDir,
     '--relay-port', String(RELAY_PORT), '--http-port', String(HTTP_PORT), '--metrics-port', String(METRICS_PORT),
     '--replica-name', 'mgmt-0',
+    '--workspaces-file', join(root, 'examples', 'workspaces.yaml'),
   ], redisUrl ? { REDIS_URL: redisUrl } : {});
   const api = `http://localhost:${HTTP_PORT}`;
   await waitFor(`${api}/healthz`, 30_000);

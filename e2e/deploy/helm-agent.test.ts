@@ -19,9 +19,14 @@ const DISCOVERED: readonly (readonly [string, string])[] = [
   ['', 'services'], ['', 'pods'], ['', 'nodes'], ['discovery.k8s.io', 'endpointslices'],
   ['networking.gloo.solo.io', 'virtualdestinations'], ['networking.gloo.solo.io', 'routetables'], ['security.policy.gloo.solo.io', 'accesspolicies'],
   ['resilience.policy.gloo.solo.io', 'failoverpolicies'], ['resilience.policy.gloo.solo.io', 'outlierdetectionpolicies'], ['resilience.policy.gloo.solo.io', 'retrytimeoutpolicies'],
+  ['resilience.policy.gloo.solo.io', 'faultinjectionpolicies'], ['security.policy.gloo.solo.io', 'corspolicies'],
+  ['trafficcontrol.policy.gloo.solo.io', 'headermanipulationpolicies'], ['trafficcontrol.policy.gloo.solo.io', 'mirrorpolicies'],
+  ['networking.gloo.solo.io', 'externalservices'], ['networking.gloo.solo.io', 'externalendpoints'], ['networking.gloo.solo.io', 'virtualgateways'],
+  ['admin.gloo.solo.io', 'workspacesettings'],
 ];
 const APPLIED: readonly (readonly [string, string])[] = [
   ['networking.istio.io', 'serviceentries'], ['networking.istio.io', 'destinationrules'], ['networking.istio.io', 'virtualservices'], ['security.istio.io', 'authorizationpolicies'],
+  ['security.istio.io', 'peerauthentications'], ['networking.istio.io', 'gateways'], ['networking.istio.io', 'workloadentries'],
 ];
 
 test('given the agent with kubernetes discovery and apply, when the chart renders, then its ClusterRole lists and watches workloads and Gloo kinds and applies Istio kinds', async () => {

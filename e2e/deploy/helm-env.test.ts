@@ -12,6 +12,7 @@ import { containerEnv } from './kube-checks.ts';
 const SERVER_UNMAPPED = [
   'MESHRELAY_ADMIN_TOKEN', // the token arrives as a file from a Secret, or the server keeps its own
   'KUBECONFIG', 'MESHRELAY_KUBE_CONTEXT', // in-cluster: the pod's service account
+  'MESHRELAY_WORKSPACES_FILE', // a local-run file; the chart has no Workspace source yet
 ];
 const AGENT_UNMAPPED = [
   'MESHRELAY_AGENT_TOKEN', // the token arrives as a file from a Secret
@@ -84,6 +85,8 @@ const AGENT_COMMON_MAPPINGS: readonly Mapping[] = [
   ['glooAgent.discovery.debounceMs', 250, 'MESHRELAY_AGENT_DEBOUNCE_MS', '250'],
   ['glooAgent.healthPort', 9988, 'MESHRELAY_AGENT_HEALTH_PORT', '9988'],
   ['glooAgent.accessLog.port', 9989, 'MESHRELAY_AGENT_ACCESS_LOG_PORT', '9989'],
+  ['glooAgent.healthHost', '127.0.0.1', 'MESHRELAY_AGENT_HEALTH_HOST', '127.0.0.1'],
+  ['glooAgent.accessLog.host', '127.0.0.1', 'MESHRELAY_AGENT_ACCESS_LOG_HOST', '127.0.0.1'],
   ['glooAgent.logLevel', 'warn', 'MESHRELAY_AGENT_LOG_LEVEL', 'warn'],
 ];
 
@@ -112,6 +115,9 @@ const AGENT_SAMPLES: Readonly<Record<string, { readonly mappings: readonly Mappi
       ...AGENT_COMMON_MAPPINGS,
       ['glooAgent.discovery.provider', 'file', 'MESHRELAY_AGENT_DISCOVERY_PROVIDER', 'file'],
       ['glooAgent.discovery.file.rescanInterval', '30s', 'MESHRELAY_AGENT_RESCAN_INTERVAL', '30s'],
+      ['glooAgent.discovery.file.maxFileBytes', '4MiB', 'MESHRELAY_AGENT_MAX_MANIFEST_FILE_BYTES', '4MiB'],
+      ['glooAgent.discovery.file.maxTotalBytes', '32MiB', 'MESHRELAY_AGENT_MAX_MANIFESTS_BYTES', '32MiB'],
+      ['glooAgent.discovery.file.followExternalSymlinks', true, 'MESHRELAY_AGENT_FOLLOW_EXTERNAL_SYMLINKS', 'true'],
       ['glooAgent.apply', 'kubernetes', 'MESHRELAY_AGENT_APPLY', 'kubernetes'],
       ['glooAgent.leaderElection.enabled', false, 'MESHRELAY_AGENT_LEADER_ELECTION', 'none'],
     ],

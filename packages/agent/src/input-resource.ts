@@ -1,4 +1,4 @@
-import { canonicalJson, findInputKind, isRecord, normalizeResource, type Resource } from '@meshrelay/api';
+import { KINDS, canonicalJson, findInputKind, isKind, isMeshConfigMap, isRecord, normalizeResource, type Resource } from '@meshrelay/api';
 
 /** Checks one normalized resource; returns its field problems (empty when valid). */
 export type ResourceValidator = (resource: Resource) => readonly { readonly path: string; readonly message: string }[];
@@ -23,10 +23,25 @@ export type InputConversion = { readonly resource: Resource; readonly encoding: 
  */
 export const MAX_OBJECT_DEPTH = 64;
 
+/** A Gloo API group (`*.solo.io`): such a resource gets a status from the plane, whatever its kind. */
+const GLOO_API_VERSION = /^[a-z0-9.-]+\.solo\.io\/[a-z0-9]+$/;
+
+/**
+ * Whether a resource that failed `validate` still goes up: a Gloo resource whose only
+ * problems are its kind or its spec. The plane then reports it INVALID with the fields named
+ * (where its owners look), and a broken AccessPolicy fails closed instead of vanishing.
+ */
+function carriedDespite(resource: Resource, problems: readonly FieldProblem[]): boolean {
+  return GLOO_API_VERSION.test(resource.apiVersion) && problems.every((p) => p.path === 'kind' || p.path === 'spec' || /^spec[.[]/.test(p.path));
+}
+
 /**
  * Turns one discovered object (a manifest document or an API server object) into
  * an input resource: shape check (enough for normalizeResource to be safe), the
  * namespace default, normalizeResource, canonical-encodability and `validate`.
+ * A Kubernetes object that is not an input (a Namespace, a ConfigMap other than Istio's mesh config) is skipped
+ * quietly: no resource and no problem. A Gloo resource whose kind or spec is invalid is
+ * still returned (see carriedDespite).
  * Every discovery provider goes through this one function, so the same object
  * gives the same resource, and the same objects the same snapshot hash, whichever
  * provider found them. `pathPrefix` is prepended to every problem path (e.g.
@@ -38,6 +53,8 @@ export function toInputResource(value: unknown, validate: ResourceValidator, pat
   if (shape.length > 0) return { problems: shape.map((p) => ({ path: pathPrefix + p.path, message: p.message })) };
   const raw = value as Resource;
   const kindRef = findInputKind(raw.apiVersion, raw.kind);
+  if (!kindRef && !GLOO_API_VERSION.test(raw.apiVersion)) return { problems: [] };
+  if (isKind(raw, KINDS.ConfigMap) && !isMeshConfigMap(raw)) return { problems: [] };
   // As `kubectl apply` does, a namespaced object without a namespace lands in "default".
   const withNamespace =
     kindRef?.namespaced === true && (raw.metadata.namespace ?? '') === '' ? { ...raw, metadata: { ...raw.metadata, namespace: 'default' } } : raw;
@@ -50,7 +67,7 @@ export function toInputResource(value: unknown, validate: ResourceValidator, pat
     return { problems: [{ path: pathPrefix.replace(/\.$/, ''), message: (err as Error).message }] };
   }
   const problems = validate(resource);
-  if (problems.length > 0) return { problems: problems.map((p) => ({ path: pathPrefix + p.path, message: p.message })) };
+  if (problems.length > 0 && !carriedDespite(resource, problems)) return { problems: problems.map((p) => ({ path: pathPrefix + p.path, message: p.message })) };
   return { resource, encoding };
 }
 

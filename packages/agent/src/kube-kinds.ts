@@ -26,6 +26,14 @@ export const WATCHED_KINDS: readonly KubeKind[] = [
   kubeKind(KINDS.FailoverPolicy, 'failoverpolicies'),
   kubeKind(KINDS.OutlierDetectionPolicy, 'outlierdetectionpolicies'),
   kubeKind(KINDS.RetryTimeoutPolicy, 'retrytimeoutpolicies'),
+  kubeKind(KINDS.FaultInjectionPolicy, 'faultinjectionpolicies'),
+  kubeKind(KINDS.HeaderManipulationPolicy, 'headermanipulationpolicies'),
+  kubeKind(KINDS.MirrorPolicy, 'mirrorpolicies'),
+  kubeKind(KINDS.CORSPolicy, 'corspolicies'),
+  kubeKind(KINDS.ExternalService, 'externalservices'),
+  kubeKind(KINDS.ExternalEndpoint, 'externalendpoints'),
+  kubeKind(KINDS.VirtualGateway, 'virtualgateways'),
+  kubeKind(KINDS.WorkspaceSettings, 'workspacesettings'),
 ];
 
 /** What the kubernetes applier writes (and may prune): the Istio kinds of output snapshots. */
@@ -34,6 +42,9 @@ export const APPLIED_KINDS: readonly KubeKind[] = [
   kubeKind(KINDS.DestinationRule, 'destinationrules'),
   kubeKind(KINDS.VirtualService, 'virtualservices'),
   kubeKind(KINDS.AuthorizationPolicy, 'authorizationpolicies'),
+  kubeKind(KINDS.PeerAuthentication, 'peerauthentications'),
+  kubeKind(KINDS.Gateway, 'gateways'),
+  kubeKind(KINDS.WorkloadEntry, 'workloadentries'),
 ];
 
 export function findAppliedKind(apiVersion: string, kind: string): KubeKind | undefined {

@@ -22,6 +22,8 @@ export interface KubernetesCluster {
   };
   readonly spec: {
     readonly clusterDomain?: string;
+    /** SPIFFE trust domain of the cluster's workloads; overrides the one discovered from its Istio mesh config. */
+    readonly trustDomain?: string;
     readonly skipWarming?: boolean;
     /**
      * Revocation mark (RFC 3339, whole seconds): client certificates of this cluster whose

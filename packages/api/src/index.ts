@@ -10,7 +10,18 @@ export {
   type Resource,
   type ResourceKey,
 } from './resource.ts';
-export { INPUT_KINDS, KINDS, OWNER_LABEL, OWNER_LABEL_VALUE, findInputKind, isKind, type KindRef } from './kinds.ts';
+export {
+  INPUT_KINDS,
+  KINDS,
+  MESH_CONFIG_NAMESPACE,
+  OWNER_LABEL,
+  OWNER_LABEL_VALUE,
+  SOURCES_ANNOTATION,
+  findInputKind,
+  isKind,
+  isMeshConfigMap,
+  type KindRef,
+} from './kinds.ts';
 export {
   buildInputSnapshot,
   buildOutputSnapshot,

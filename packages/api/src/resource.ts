@@ -4,6 +4,12 @@ export interface ObjectMeta {
   readonly namespace?: string;
   readonly labels?: Readonly<Record<string, string>>;
   readonly annotations?: Readonly<Record<string, string>>;
+  /**
+   * Reported as a status's observedGeneration when an input carries it. Discovery providers
+   * drop it (equal content must hash equally whichever provider found it), so an agent fills
+   * the observed generation from the live object when it writes a status.
+   */
+  readonly generation?: number;
 }
 
 export interface Resource {

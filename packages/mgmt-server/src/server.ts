@@ -20,6 +20,7 @@ import { startRelayServer } from './relay/relay-server.ts';
 import { closeRevokedStreams } from './relay/stream-certificates.ts';
 import { createRelayServerCredentials } from './relay/tls-credentials.ts';
 import { TranslationLoop } from './translation-loop.ts';
+import { loadWorkspacesFile } from './workspaces-file.ts';
 
 export interface ManagementServer {
   readonly relayPort: number;
@@ -76,6 +77,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     gate: { safeMode: config.safeMode, safeStartWindowSeconds: config.safeStartWindowSeconds },
     debounceMs: config.translationDebounceMs,
     uptimeMs: () => Date.now() - startedAt,
+    workspaces: config.workspacesFile === undefined ? [] : loadWorkspacesFile(config.workspacesFile),
   });
   metrics.setStateProbes(() => loop.status().gate, () => held.list());
 

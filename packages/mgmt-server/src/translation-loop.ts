@@ -1,8 +1,16 @@
 import type { Logger } from 'pino';
-import type { InputSnapshot, KubernetesCluster } from '@meshrelay/api';
+import type { InputSnapshot, KubernetesCluster, Resource } from '@meshrelay/api';
 import type { ClusterRegistry, VipAllocationStore } from '@meshrelay/registry';
 import type { SnapshotStore } from '@meshrelay/store';
-import { translate, virtualDestinationKeys, type ClusterInfo, type OutputValidator, type TranslationProblem } from '@meshrelay/translator';
+import {
+  translate,
+  virtualDestinationKeys,
+  type ClusterInfo,
+  type OutputValidator,
+  type ProducedOutput,
+  type ResourceStatus,
+  type TranslationProblem,
+} from '@meshrelay/translator';
 import type { RelayMetrics } from './metrics.ts';
 import type { OutputHub } from './output-hub.ts';
 import { decideGate, type GateConfig, type GateDecision } from './safe-mode-gate.ts';
@@ -19,6 +27,8 @@ export interface TranslationLoopOptions {
   readonly debounceMs: number;
   /** Milliseconds since this replica started (the gate's clock). */
   readonly uptimeMs: () => number;
+  /** The management plane's Gloo Workspaces; none = one implicit workspace. */
+  readonly workspaces?: readonly Resource[];
 }
 
 export interface TranslationStatus {
@@ -28,6 +38,8 @@ export interface TranslationStatus {
   readonly windowEndsAt?: Date;
   readonly lastRunAt?: Date;
   readonly problems: readonly TranslationProblem[];
+  /** Gloo-shaped status of every Gloo input resource at the last translation. */
+  readonly resources: readonly ResourceStatus[];
   readonly admitted: readonly { cluster: string; inputHash: string }[];
 }
 
@@ -46,11 +58,13 @@ export class TranslationLoop {
   #stopped = false;
   #opened = false;
   #status: TranslationStatus;
+  /** Last good outputs of security resources, fed back so a broken AccessPolicy fails closed. */
+  #securityOutputs: ReadonlyMap<string, readonly ProducedOutput[]> = new Map();
   readonly #statusListeners = new Set<(s: TranslationStatus) => void>();
 
   constructor(options: TranslationLoopOptions) {
     this.#o = options;
-    this.#status = { gate: { state: 'held', mode: 'safe-start-window', missing: [] }, problems: [], admitted: [] };
+    this.#status = { gate: { state: 'held', mode: 'safe-start-window', missing: [] }, problems: [], resources: [], admitted: [] };
   }
 
   status(): TranslationStatus {
@@ -134,10 +148,14 @@ export class TranslationLoop {
     const infos: ClusterInfo[] = clusters.map((c) => ({
       name: c.metadata.name,
       ...(c.spec.clusterDomain ? { clusterDomain: c.spec.clusterDomain } : {}),
+      ...(c.spec.trustDomain ? { trustDomain: c.spec.trustDomain } : {}),
+      ...(c.metadata.labels ? { labels: c.metadata.labels } : {}),
     }));
     const end = this.#o.metrics.translationDuration.startTimer();
-    const result = translate({ inputs: admitted, clusters: infos, vips }, this.#o.validator);
+    const input = { inputs: admitted, clusters: infos, vips, previousSecurityOutputs: this.#securityOutputs, workspaces: this.#o.workspaces ?? [] };
+    const result = translate(input, this.#o.validator);
     end();
+    this.#securityOutputs = result.securityOutputs;
     this.#o.metrics.translationProblems.set(result.problems.length);
     for (const problem of result.problems) this.#o.logger.warn({ ...problem }, 'translation problem');
     for (const output of result.outputs.values()) {
@@ -152,6 +170,7 @@ export class TranslationLoop {
       gate,
       lastRunAt: new Date(),
       problems: result.problems,
+      resources: result.statuses,
       admitted: [...admitted.values()].map((s) => ({ cluster: s.cluster, inputHash: s.hash })),
     });
   }

@@ -43,6 +43,9 @@ export const FAKE_KUBE_RESOURCE_TYPES: readonly FakeKubeResourceType[] = [
   custom('networking.istio.io', 'v1', 'destinationrules', 'DestinationRule'),
   custom('networking.istio.io', 'v1', 'virtualservices', 'VirtualService'),
   custom('security.istio.io', 'v1', 'authorizationpolicies', 'AuthorizationPolicy'),
+  custom('security.istio.io', 'v1', 'peerauthentications', 'PeerAuthentication'),
+  custom('networking.istio.io', 'v1', 'gateways', 'Gateway'),
+  custom('networking.istio.io', 'v1', 'workloadentries', 'WorkloadEntry'),
   custom('admin.gloo.solo.io', 'v2', 'kubernetesclusters', 'KubernetesCluster'),
   custom('networking.gloo.solo.io', 'v2', 'virtualdestinations', 'VirtualDestination'),
   custom('networking.gloo.solo.io', 'v2', 'routetables', 'RouteTable'),
@@ -50,6 +53,14 @@ export const FAKE_KUBE_RESOURCE_TYPES: readonly FakeKubeResourceType[] = [
   custom('resilience.policy.gloo.solo.io', 'v2', 'failoverpolicies', 'FailoverPolicy'),
   custom('resilience.policy.gloo.solo.io', 'v2', 'outlierdetectionpolicies', 'OutlierDetectionPolicy'),
   custom('resilience.policy.gloo.solo.io', 'v2', 'retrytimeoutpolicies', 'RetryTimeoutPolicy'),
+  custom('resilience.policy.gloo.solo.io', 'v2', 'faultinjectionpolicies', 'FaultInjectionPolicy'),
+  custom('trafficcontrol.policy.gloo.solo.io', 'v2', 'headermanipulationpolicies', 'HeaderManipulationPolicy'),
+  custom('trafficcontrol.policy.gloo.solo.io', 'v2', 'mirrorpolicies', 'MirrorPolicy'),
+  custom('security.policy.gloo.solo.io', 'v2', 'corspolicies', 'CORSPolicy'),
+  custom('networking.gloo.solo.io', 'v2', 'externalservices', 'ExternalService'),
+  custom('networking.gloo.solo.io', 'v2', 'externalendpoints', 'ExternalEndpoint'),
+  custom('networking.gloo.solo.io', 'v2', 'virtualgateways', 'VirtualGateway'),
+  custom('admin.gloo.solo.io', 'v2', 'workspacesettings', 'WorkspaceSettings'),
 ];
 
 /** `v1` or `group/version`, as in an object's apiVersion. */

@@ -10,7 +10,7 @@
 import { KINDS, type Resource } from '@meshrelay/api';
 import type { ClusterIndex, ServiceInfo } from './cluster-index.ts';
 import { objectKey } from './cluster-index.ts';
-import type { AccessPolicySpec, IdentitySelector, StringMap } from './gloo-types.ts';
+import type { AccessPolicySpec, Authorization, IdentitySelector, StringMap } from './gloo-types.ts';
 import { describeOwned, type Owned } from './inventory.ts';
 import { accessPolicyOutputName, outputMetadata } from './names.ts';
 import type { ProblemSink } from './problems.ts';
@@ -18,16 +18,21 @@ import { hasLabels, matchesObjectSelector } from './selectors.ts';
 import type { ClusterContext } from './service-entry.ts';
 import type { VirtualDestinationModel } from './virtual-destinations.ts';
 
+/** Istio's per-policy dry-run switch. */
+const DRY_RUN_ANNOTATION = 'istio.io/dry-run';
+
 export interface AccessContext {
   /** Sorted by cluster. */
   readonly indexes: readonly ClusterIndex[];
   readonly virtualDestinations: readonly VirtualDestinationModel[];
   /** Every known cluster (admitted or registered), sorted by name. */
   readonly clusters: readonly ClusterContext[];
+  /** The workspace owning a namespace of a cluster (a policy targets only its own workspace's workloads). */
+  readonly workspaceOf: (cluster: string, namespace: string) => string | undefined;
   readonly problems: ProblemSink;
 }
 
-interface Target {
+export interface Target {
   readonly namespace: string;
   readonly suffix: string;
   readonly matchLabels?: StringMap;
@@ -47,7 +52,11 @@ function workloadTargets(policy: Owned<AccessPolicySpec>, ctx: AccessContext): T
       : uniqueSorted(
           ctx.indexes
             .filter((index) => !sel.cluster || index.cluster === sel.cluster)
-            .flatMap((index) => [...index.pods].filter(([, pod]) => hasLabels(pod.labels, labels)).map(([key]) => key.split('/')[0] as string)),
+            .flatMap((index) =>
+              [...index.pods]
+                .filter(([key, pod]) => hasLabels(pod.labels, labels) && ctx.workspaceOf(index.cluster, key.split('/')[0] as string) === policy.workspace)
+                .map(([key]) => key.split('/')[0] as string),
+            ),
         );
     for (const namespace of namespaces) targets.push({ namespace, suffix: `w${i}`, matchLabels: labels });
   });
@@ -56,12 +65,17 @@ function workloadTargets(policy: Owned<AccessPolicySpec>, ctx: AccessContext): T
 
 function selectedServices(policy: Owned<AccessPolicySpec>, ctx: AccessContext): ServiceInfo[] {
   const selectors = policy.spec.applyToDestinations ?? [];
-  const all = ctx.indexes.flatMap((index) => index.services);
+  const all = ctx.indexes.flatMap((index) => index.services).filter((svc) => svc.workspace === policy.workspace);
   if (selectors.length === 0) return all;
-  return selectors.flatMap((s) => {
+  return selectors.flatMap((s, i) => {
+    if (s.kind === 'EXTERNAL_SERVICE') {
+      // An AuthorizationPolicy cannot restrict an external service: fail closed rather than ignore it.
+      ctx.problems.add({ cluster: policy.cluster, resource: describeOwned(policy), reason: `applyToDestinations[${i}]: kind EXTERNAL_SERVICE cannot be enforced by Istio authorization; not translated`, approval: 'INVALID' });
+      return [];
+    }
     if ((s.kind ?? 'SERVICE') === 'SERVICE') return all.filter((svc) => matchesObjectSelector(s.selector, svc));
     return ctx.virtualDestinations
-      .filter((vd) => matchesObjectSelector(s.selector, { name: vd.owned.name, namespace: vd.owned.namespace, cluster: vd.owned.cluster, labels: vd.owned.labels }))
+      .filter((vd) => vd.owned.workspace === policy.workspace && matchesObjectSelector(s.selector, { name: vd.owned.name, namespace: vd.owned.namespace, cluster: vd.owned.cluster, labels: vd.owned.labels, workspace: vd.owned.workspace }))
       .flatMap((vd) => vd.backends.map((b) => b.service));
   });
 }
@@ -117,9 +131,13 @@ function principals(policy: Owned<AccessPolicySpec>, sa: NonNullable<IdentitySel
   return uniqueSorted(out);
 }
 
-/** The `from` sources of the rule; `undefined` means any client, `[]` means no client at all. */
-function sources(policy: Owned<AccessPolicySpec>, ctx: AccessContext): Record<string, unknown>[] | undefined {
-  const authz = policy.spec.config.authz;
+/** Where an AccessPolicy's outputs go: one per selected workload group. */
+export function policyTargets(policy: Owned<AccessPolicySpec>, ctx: AccessContext): Target[] {
+  return policy.spec.applyToWorkloads?.length ? workloadTargets(policy, ctx) : destinationTargets(policy, ctx);
+}
+
+/** The `from` sources of one authorization; `undefined` means any client, `[]` means no client at all. */
+function sources(policy: Owned<AccessPolicySpec>, authz: Authorization, ctx: AccessContext): Record<string, unknown>[] | undefined {
   const ipFields: Record<string, unknown> = {};
   if (authz.allowedIpBlocks?.length) ipFields['ipBlocks'] = [...authz.allowedIpBlocks];
   if (authz.allowedRemoteIpBlocks?.length) ipFields['remoteIpBlocks'] = [...authz.allowedRemoteIpBlocks];
@@ -142,28 +160,77 @@ function sources(policy: Owned<AccessPolicySpec>, ctx: AccessContext): Record<st
   return out;
 }
 
-/** The AuthorizationPolicies of one AccessPolicy (identical in every cluster). */
-export function buildAuthorizationPolicies(policy: Owned<AccessPolicySpec>, ctx: AccessContext): Resource[] {
-  const authz = policy.spec.config.authz;
-  const from = sources(policy, ctx);
+/** Header conditions of an authorization as Istio `when` conditions. */
+function conditions(authz: Authorization): Record<string, unknown>[] {
+  const headers = authz.match?.request?.headers ?? {};
+  return Object.keys(headers)
+    .sort()
+    .map((name) => {
+      const h = headers[name] ?? {};
+      const condition: Record<string, unknown> = { key: `request.headers[${name}]` };
+      if (h.values?.length) condition['values'] = [...h.values];
+      if (h.notValues?.length) condition['notValues'] = [...h.notValues];
+      return condition;
+    })
+    .filter((c) => Object.keys(c).length > 1);
+}
+
+/** The ALLOW rule of one authorization, or undefined when it admits no client at all. */
+function rule(policy: Owned<AccessPolicySpec>, authz: Authorization, ctx: AccessContext): Record<string, unknown> | undefined {
+  const from = sources(policy, authz, ctx);
+  if (from && from.length === 0) return undefined;
   const operation: Record<string, unknown> = {};
   if (authz.allowedPaths?.length) operation['paths'] = [...authz.allowedPaths];
   if (authz.allowedMethods?.length) operation['methods'] = [...authz.allowedMethods];
-  const rule: Record<string, unknown> = {};
-  if (from) rule['from'] = from;
-  if (Object.keys(operation).length > 0) rule['to'] = [{ operation }];
-  // Clients were named but none could be resolved: an ALLOW policy without rules allows nothing.
-  const rules = from && from.length === 0 ? undefined : [rule];
-  const targets = policy.spec.applyToWorkloads?.length ? workloadTargets(policy, ctx) : destinationTargets(policy, ctx);
-  return targets.map((t) => {
+  const out: Record<string, unknown> = {};
+  if (from) out['from'] = from;
+  if (Object.keys(operation).length > 0) out['to'] = [{ operation }];
+  const when = conditions(authz);
+  if (when.length > 0) out['when'] = when;
+  return out;
+}
+
+/**
+ * The authorizations that are enforced, and whether the policy is a dry run. Istio's dry run
+ * is per policy: when only some authorizations are dry runs, those are left out (an ALLOW
+ * rule not enforced allows nothing), which is narrower than the intent, never wider.
+ */
+function enforced(policy: Owned<AccessPolicySpec>, ctx: AccessContext): { list: Authorization[]; dryRun: boolean } {
+  const all = [...(policy.spec.config.authz ? [policy.spec.config.authz] : []), ...(policy.spec.config.authzList ?? [])];
+  const dry = all.filter((a) => a.dryRun === true);
+  if (dry.length === 0 || dry.length === all.length) return { list: all, dryRun: dry.length > 0 };
+  ctx.problems.add({ cluster: policy.cluster, resource: describeOwned(policy), reason: 'some authorizations are dry runs and others are not: the dry-run ones are not applied (Istio dry run is per policy)' });
+  return { list: all.filter((a) => a.dryRun !== true), dryRun: false };
+}
+
+/** The AuthorizationPolicies of one AccessPolicy (identical in every cluster); none when it has no authz. */
+export function buildAuthorizationPolicies(policy: Owned<AccessPolicySpec>, ctx: AccessContext): Resource[] {
+  const { list, dryRun } = enforced(policy, ctx);
+  if (list.length === 0) return [];
+  const rules = list.map((a) => rule(policy, a, ctx)).filter((r): r is Record<string, unknown> => r !== undefined);
+  return policyTargets(policy, ctx).map((t) => {
     const spec: Record<string, unknown> = { action: 'ALLOW' };
     if (t.matchLabels) spec['selector'] = { matchLabels: { ...t.matchLabels } };
-    if (rules) spec['rules'] = rules;
+    // Clients were named but none could be resolved: an ALLOW policy without rules allows nothing.
+    if (rules.length > 0) spec['rules'] = rules;
+    const metadata = outputMetadata(accessPolicyOutputName(policy, t.namespace, t.suffix), t.namespace);
     return {
       apiVersion: KINDS.AuthorizationPolicy.apiVersion,
       kind: KINDS.AuthorizationPolicy.kind,
-      metadata: outputMetadata(accessPolicyOutputName(policy, t.namespace, t.suffix), t.namespace),
+      metadata: dryRun ? { ...metadata, annotations: { [DRY_RUN_ANNOTATION]: 'true' } } : metadata,
       spec,
     };
   });
+}
+
+/** AccessPolicy config.authn.tlsMode -> one PeerAuthentication per selected workload group. */
+export function buildPeerAuthentications(policy: Owned<AccessPolicySpec>, ctx: AccessContext): Resource[] {
+  const mode = policy.spec.config.authn?.tlsMode;
+  if (mode === undefined) return [];
+  return policyTargets(policy, ctx).map((t) => ({
+    apiVersion: KINDS.PeerAuthentication.apiVersion,
+    kind: KINDS.PeerAuthentication.kind,
+    metadata: outputMetadata(accessPolicyOutputName(policy, t.namespace, t.suffix), t.namespace),
+    spec: { ...(t.matchLabels ? { selector: { matchLabels: { ...t.matchLabels } } } : {}), mtls: { mode } },
+  }));
 }

@@ -3,7 +3,8 @@
  * that every lookup the translator makes is a map access rather than a scan.
  */
 import { isIP } from 'node:net';
-import { KINDS, isKind, isRecord, type Resource } from '@meshrelay/api';
+import { parse } from 'yaml';
+import { KINDS, isKind, isMeshConfigMap, isRecord, type Resource } from '@meshrelay/api';
 import type { StringMap } from './gloo-types.ts';
 
 export interface ServicePort {
@@ -14,6 +15,8 @@ export interface ServicePort {
 
 export interface ServiceInfo {
   readonly cluster: string;
+  /** The workspace owning its namespace in its cluster ('' = the implicit one; undefined = none). */
+  readonly workspace?: string;
   readonly namespace: string;
   readonly name: string;
   readonly labels: StringMap;
@@ -46,8 +49,14 @@ export interface ClusterIndex {
   readonly services: readonly ServiceInfo[];
   readonly serviceByKey: ReadonlyMap<string, ServiceInfo>;
   readonly pods: ReadonlyMap<string, PodInfo>;
+  /** Namespaces in which Services or Pods were discovered, sorted. */
+  readonly namespaces: readonly string[];
   readonly nodeLabels: ReadonlyMap<string, StringMap>;
   readonly eastWestGateway?: EastWestGateway;
+  /** The east-west gateway a WorkspaceSettings `eastWestGateways` list selects in this cluster, if any. */
+  eastWestGatewayFor(selectors: readonly EastWestGatewaySelector[]): EastWestGateway | undefined;
+  /** meshConfig.trustDomain from the cluster's Istio mesh config ConfigMap, when it sets one. */
+  readonly trustDomain?: string;
   /** Ready endpoints of a Service (`ns/name`), from its EndpointSlices or else its Endpoints. */
   endpointsOf(serviceKey: string): readonly ServiceEndpoint[];
 }
@@ -72,7 +81,7 @@ function str(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
-function toService(cluster: string, r: Resource): ServiceInfo {
+function toService(cluster: string, r: Resource, workspaceOf: WorkspaceOf): ServiceInfo {
   const spec = record(r.spec);
   const ports = list(spec['ports']).map((p) => {
     const targetPort = p['targetPort'];
@@ -82,8 +91,10 @@ function toService(cluster: string, r: Resource): ServiceInfo {
       targetPort: typeof targetPort === 'number' || typeof targetPort === 'string' ? targetPort : undefined,
     };
   });
+  const workspace = workspaceOf(cluster, r.metadata.namespace ?? '');
   return {
     cluster,
+    ...(workspace === undefined ? {} : { workspace }),
     namespace: r.metadata.namespace ?? '',
     name: r.metadata.name,
     labels: r.metadata.labels ?? {},
@@ -135,30 +146,85 @@ function dedupeByAddress(endpoints: ServiceEndpoint[]): ServiceEndpoint[] {
   return [...seen.values()].sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
 }
 
+/** WorkspaceSettings options.eastWestGateways[]: the gateway Service by selector, its port, address overrides. */
+export interface EastWestGatewaySelector {
+  readonly selector?: { readonly labels?: StringMap; readonly namespace?: string; readonly cluster?: string; readonly name?: string };
+  readonly port?: { readonly number?: number; readonly name?: string };
+  readonly hostInfoOverrides?: readonly { readonly addr?: string; readonly port?: number }[];
+}
+
+function gatewayOfService(r: Resource, port?: EastWestGatewaySelector['port'], override?: { readonly addr?: string; readonly port?: number }): EastWestGateway | undefined {
+  const ingress = list(record(record(r.status)['loadBalancer'])['ingress'])[0] ?? {};
+  const spec = record(r.spec);
+  const externalIp = Array.isArray(spec['externalIPs']) ? str(spec['externalIPs'][0]) : undefined;
+  const address = override?.addr || str(ingress['ip']) || str(ingress['hostname']) || externalIp;
+  if (address === undefined || address === '') return undefined;
+  const ports = list(spec['ports']);
+  const chosen =
+    port?.number !== undefined
+      ? ports.find((p) => p['port'] === port.number)
+      : port?.name !== undefined
+        ? ports.find((p) => p['name'] === port.name)
+        : (ports.find((p) => p['name'] === 'tls') ?? ports.find((p) => p['port'] === DEFAULT_TLS_PORT));
+  const number = override?.port || (typeof chosen?.['port'] === 'number' ? chosen['port'] : (port?.number ?? DEFAULT_TLS_PORT));
+  return { address, port: number };
+}
+
 /** Picks the east-west gateway a cluster declares: the first Service labelled istio=eastwestgateway that has an address. */
 function findEastWestGateway(services: readonly Resource[]): EastWestGateway | undefined {
   for (const r of services) {
     if (r.metadata.labels?.[EAST_WEST_GATEWAY_LABEL.key] !== EAST_WEST_GATEWAY_LABEL.value) continue;
-    const ingress = list(record(record(r.status)['loadBalancer'])['ingress'])[0] ?? {};
-    const spec = record(r.spec);
-    const externalIp = Array.isArray(spec['externalIPs']) ? str(spec['externalIPs'][0]) : undefined;
-    const address = str(ingress['ip']) ?? str(ingress['hostname']) ?? externalIp;
-    if (address === undefined || address === '') continue;
-    const ports = list(spec['ports']);
-    const tls = ports.find((p) => p['name'] === 'tls') ?? ports.find((p) => p['port'] === DEFAULT_TLS_PORT);
-    return { address, port: typeof tls?.['port'] === 'number' ? tls['port'] : DEFAULT_TLS_PORT };
+    const gateway = gatewayOfService(r);
+    if (gateway) return gateway;
+  }
+  return undefined;
+}
+
+/** The first Service (in sorted order) that a selector of the list matches in `cluster` and that has an address. */
+function selectEastWestGateway(cluster: string, services: readonly Resource[], selectors: readonly EastWestGatewaySelector[]): EastWestGateway | undefined {
+  for (const sel of selectors) {
+    const s = sel.selector ?? {};
+    if (s.cluster && s.cluster !== cluster) continue;
+    for (const r of services) {
+      if (s.namespace && s.namespace !== r.metadata.namespace) continue;
+      if (s.name && s.name !== r.metadata.name) continue;
+      if (!Object.entries(s.labels ?? {}).every(([k, v]) => r.metadata.labels?.[k] === v)) continue;
+      const gateway = gatewayOfService(r, sel.port, sel.hostInfoOverrides?.[0]);
+      if (gateway) return gateway;
+    }
+  }
+  return undefined;
+}
+
+/** The trust domain Istio's mesh config sets (`istio` before `istio-<revision>`), if any. Never throws. */
+function meshTrustDomain(configMaps: readonly Resource[]): string | undefined {
+  for (const cm of [...configMaps].sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0))) {
+    const mesh = record(cm['data'])['mesh'];
+    if (typeof mesh !== 'string') continue;
+    let parsed: unknown;
+    try {
+      parsed = parse(mesh);
+    } catch {
+      continue;
+    }
+    const trustDomain = record(parsed)['trustDomain'];
+    if (typeof trustDomain === 'string' && trustDomain !== '') return trustDomain;
   }
   return undefined;
 }
 
 /** Builds the index of one cluster's discovered objects. `resources` must already be validated. */
-export function indexCluster(cluster: string, resources: readonly Resource[]): ClusterIndex {
+export type WorkspaceOf = (cluster: string, namespace: string) => string | undefined;
+
+export function indexCluster(cluster: string, resources: readonly Resource[], workspaceOf: WorkspaceOf = () => ''): ClusterIndex {
   const serviceResources: Resource[] = [];
   const slicesByService = new Map<string, Resource[]>();
   const endpointsByKey = new Map<string, Resource>();
   const pods = new Map<string, PodInfo>();
   const nodeLabels = new Map<string, StringMap>();
+  const meshConfigs: Resource[] = [];
   for (const r of resources) {
+    if (isMeshConfigMap(r)) meshConfigs.push(r);
     const ns = r.metadata.namespace ?? '';
     if (isKind(r, KINDS.Service)) serviceResources.push(r);
     else if (isKind(r, KINDS.EndpointSlice)) {
@@ -174,7 +240,8 @@ export function indexCluster(cluster: string, resources: readonly Resource[]): C
       pods.set(objectKey(ns, r.metadata.name), { labels: r.metadata.labels ?? {}, nodeName: str(spec['nodeName']), serviceAccount: str(spec['serviceAccountName']) });
     } else if (isKind(r, KINDS.Node)) nodeLabels.set(r.metadata.name, r.metadata.labels ?? {});
   }
-  const services = serviceResources.map((r) => toService(cluster, r)).sort((a, b) => compareKeys(a, b));
+  const sortedServices = [...serviceResources].sort((a, b) => compareKeys(meta(a), meta(b)));
+  const services = serviceResources.map((r) => toService(cluster, r, workspaceOf)).sort((a, b) => compareKeys(a, b));
   const serviceByKey = new Map(services.map((s) => [objectKey(s.namespace, s.name), s]));
   const endpointCache = new Map<string, readonly ServiceEndpoint[]>();
   return {
@@ -182,8 +249,14 @@ export function indexCluster(cluster: string, resources: readonly Resource[]): C
     services,
     serviceByKey,
     pods,
+    namespaces: [...new Set([...services.map((s) => s.namespace), ...[...pods.keys()].map((k) => k.split('/')[0] as string)])].sort(),
     nodeLabels,
-    eastWestGateway: findEastWestGateway([...serviceResources].sort((a, b) => compareKeys(meta(a), meta(b)))),
+    eastWestGateway: findEastWestGateway(sortedServices),
+    eastWestGatewayFor: (selectors) => selectEastWestGateway(cluster, sortedServices, selectors),
+    ...(() => {
+      const trustDomain = meshTrustDomain(meshConfigs);
+      return trustDomain === undefined ? {} : { trustDomain };
+    })(),
     endpointsOf(serviceKey: string): readonly ServiceEndpoint[] {
       let cached = endpointCache.get(serviceKey);
       if (!cached) {

@@ -24,6 +24,8 @@ interface DestinationPolicy {
 
 /** Whether `policy` selects `vd`; reports selectors Meshrelay cannot honour (other kinds, port-level). */
 function selects(policy: Owned<DestinationPolicy>, vd: VirtualDestinationModel, problems: ProblemSink): boolean {
+  // A policy applies only to destinations of its own workspace.
+  if (vd.owned.workspace !== policy.workspace) return false;
   const selectors = policy.spec.applyToDestinations ?? [];
   if (selectors.length === 0) return true;
   return selectors.some((s, i) => {
@@ -35,7 +37,7 @@ function selects(policy: Owned<DestinationPolicy>, vd: VirtualDestinationModel, 
       problems.add({ cluster: policy.cluster, resource: describeOwned(policy), reason: `applyToDestinations[${i}]: port-level policies are not supported; ignored` });
       return false;
     }
-    const vdObject = { name: vd.owned.name, namespace: vd.owned.namespace, cluster: vd.owned.cluster, labels: vd.owned.labels };
+    const vdObject = { name: vd.owned.name, namespace: vd.owned.namespace, cluster: vd.owned.cluster, labels: vd.owned.labels, workspace: vd.owned.workspace };
     return matchesObjectSelector(s.selector, vdObject);
   });
 }
@@ -103,6 +105,7 @@ export function outlierDetection(spec: OutlierDetectionPolicySpec | undefined): 
   const c = spec?.config ?? {};
   return {
     consecutive5xxErrors: c.consecutiveErrors ?? DEFAULT_OUTLIER_DETECTION.consecutive5xxErrors,
+    ...(c.consecutiveGatewayErrors !== undefined ? { consecutiveGatewayErrors: c.consecutiveGatewayErrors } : {}),
     interval: c.interval ?? DEFAULT_OUTLIER_DETECTION.interval,
     baseEjectionTime: c.baseEjectionTime ?? DEFAULT_OUTLIER_DETECTION.baseEjectionTime,
     maxEjectionPercent: c.maxEjectionPercent ?? DEFAULT_OUTLIER_DETECTION.maxEjectionPercent,

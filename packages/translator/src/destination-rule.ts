@@ -9,7 +9,7 @@ import type { VirtualDestinationModel } from './virtual-destinations.ts';
  * Istio sets for ISTIO_MUTUAL). Failover needs outlier detection to eject unhealthy endpoints,
  * so a FailoverPolicy without an OutlierDetectionPolicy gets Gloo's default detection.
  */
-export function buildDestinationRules(vd: VirtualDestinationModel, policies: DestinationPolicies): Resource[] {
+export function buildDestinationRules(vd: VirtualDestinationModel, policies: DestinationPolicies, subsets: readonly Record<string, unknown>[] = []): Resource[] {
   const trafficPolicy: Record<string, unknown> = { tls: { mode: 'ISTIO_MUTUAL' } };
   if (policies.failover) trafficPolicy['loadBalancer'] = { localityLbSetting: localityLbSetting(policies.failover.spec) };
   if (policies.outlierDetection || policies.failover) trafficPolicy['outlierDetection'] = outlierDetection(policies.outlierDetection?.spec);
@@ -17,6 +17,6 @@ export function buildDestinationRules(vd: VirtualDestinationModel, policies: Des
     apiVersion: KINDS.DestinationRule.apiVersion,
     kind: KINDS.DestinationRule.kind,
     metadata: outputMetadata(virtualDestinationOutputName(vd.owned.name, i), vd.owned.namespace),
-    spec: { host, trafficPolicy },
+    spec: subsets.length > 0 ? { host, trafficPolicy, subsets } : { host, trafficPolicy },
   }));
 }

@@ -1,5 +1,15 @@
 export { validateInputResource, validateInputResources, type InputProblem, type InputValidationResult } from './input-validation.ts';
 export { createIstioValidator, type IstioValidatorOptions, type OutputValidator } from './istio-validator.ts';
 export { translate } from './translate.ts';
-export type { ClusterInfo, TranslationInput, TranslationProblem, TranslationResult } from './types.ts';
+export type {
+  Approval,
+  ClusterInfo,
+  OutputRef,
+  ProducedOutput,
+  ResourceState,
+  ResourceStatus,
+  TranslationInput,
+  TranslationProblem,
+  TranslationResult,
+} from './types.ts';
 export { DEFAULT_VIP_CIDR, allocateVips, virtualDestinationKeys } from './vip-allocator.ts';

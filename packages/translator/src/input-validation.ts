@@ -4,12 +4,16 @@
  */
 import { isIP } from 'node:net';
 import { Ajv, type ValidateFunction } from 'ajv';
-import { DNS_LABEL, DNS_SUBDOMAIN, KINDS, findInputKind, isRecord, resourceKey, type Resource, type ResourceKey } from '@meshrelay/api';
-import { ENDPOINTS, ENDPOINT_SLICE, NODE, POD, SERVICE } from './schemas/core.ts';
+import { DNS_LABEL, DNS_SUBDOMAIN, KINDS, MESH_CONFIG_NAMESPACE, findInputKind, isMeshConfigMap, isRecord, resourceKey, type Resource, type ResourceKey } from '@meshrelay/api';
+import { CONFIG_MAP, ENDPOINTS, ENDPOINT_SLICE, NODE, POD, SERVICE } from './schemas/core.ts';
 import type { JsonSchema } from './schemas/gloo-common.ts';
 import { VIRTUAL_DESTINATION_SPEC, ROUTE_TABLE_SPEC } from './schemas/networking.ts';
 import { ACCESS_POLICY_SPEC, FAILOVER_POLICY_SPEC, OUTLIER_DETECTION_POLICY_SPEC, RETRY_TIMEOUT_POLICY_SPEC } from './schemas/policies.ts';
+import { EXTERNAL_ENDPOINT_SPEC, EXTERNAL_SERVICE_SPEC, VIRTUAL_GATEWAY_SPEC } from './schemas/external.ts';
+import { CORS_POLICY_SPEC, FAULT_INJECTION_POLICY_SPEC, HEADER_MANIPULATION_POLICY_SPEC, MIRROR_POLICY_SPEC } from './schemas/route-policies.ts';
+import { WORKSPACE_SETTINGS_SPEC, WORKSPACE_SPEC } from './schemas/workspace.ts';
 import { joinPath, problemsFromAjv, type InputProblem } from './schema-errors.ts';
+import { unimplementedFields, type UnimplementedField } from './unimplemented-fields.ts';
 
 export type { InputProblem } from './schema-errors.ts';
 
@@ -25,12 +29,22 @@ const KIND_SCHEMAS = new Map<string, KindSchema>([
   [kindId(KINDS.EndpointSlice), { target: 'object', schema: ENDPOINT_SLICE }],
   [kindId(KINDS.Pod), { target: 'object', schema: POD }],
   [kindId(KINDS.Node), { target: 'object', schema: NODE }],
+  [kindId(KINDS.ConfigMap), { target: 'object', schema: CONFIG_MAP }],
   [kindId(KINDS.VirtualDestination), { target: 'spec', schema: VIRTUAL_DESTINATION_SPEC }],
   [kindId(KINDS.RouteTable), { target: 'spec', schema: ROUTE_TABLE_SPEC }],
   [kindId(KINDS.AccessPolicy), { target: 'spec', schema: ACCESS_POLICY_SPEC }],
   [kindId(KINDS.FailoverPolicy), { target: 'spec', schema: FAILOVER_POLICY_SPEC }],
   [kindId(KINDS.OutlierDetectionPolicy), { target: 'spec', schema: OUTLIER_DETECTION_POLICY_SPEC }],
   [kindId(KINDS.RetryTimeoutPolicy), { target: 'spec', schema: RETRY_TIMEOUT_POLICY_SPEC }],
+  [kindId(KINDS.FaultInjectionPolicy), { target: 'spec', schema: FAULT_INJECTION_POLICY_SPEC }],
+  [kindId(KINDS.HeaderManipulationPolicy), { target: 'spec', schema: HEADER_MANIPULATION_POLICY_SPEC }],
+  [kindId(KINDS.CORSPolicy), { target: 'spec', schema: CORS_POLICY_SPEC }],
+  [kindId(KINDS.MirrorPolicy), { target: 'spec', schema: MIRROR_POLICY_SPEC }],
+  [kindId(KINDS.ExternalService), { target: 'spec', schema: EXTERNAL_SERVICE_SPEC }],
+  [kindId(KINDS.ExternalEndpoint), { target: 'spec', schema: EXTERNAL_ENDPOINT_SPEC }],
+  [kindId(KINDS.VirtualGateway), { target: 'spec', schema: VIRTUAL_GATEWAY_SPEC }],
+  [kindId(KINDS.Workspace), { target: 'spec', schema: WORKSPACE_SPEC }],
+  [kindId(KINDS.WorkspaceSettings), { target: 'spec', schema: WORKSPACE_SETTINGS_SPEC }],
 ]);
 
 function kindId(ref: { apiVersion: string; kind: string }): string {
@@ -99,6 +113,9 @@ export function validateInputResource(r: Resource): InputProblem[] {
 
   const problems: InputProblem[] = [];
   checkMetadata(value['metadata'], ref.namespaced, problems);
+  if (ref === KINDS.ConfigMap && problems.length === 0 && !isMeshConfigMap(r)) {
+    return [{ path: 'metadata.name', message: `only Istio's mesh config (istio or istio-<revision> in ${MESH_CONFIG_NAMESPACE}) is an input ConfigMap` }];
+  }
   const entry = KIND_SCHEMAS.get(kindId(ref));
   if (!entry) return problems;
   if (entry.target === 'spec') {
@@ -115,18 +132,44 @@ export function validateInputResource(r: Resource): InputProblem[] {
   return problems;
 }
 
+/** The unimplemented fields a valid Gloo resource sets (empty for other kinds). */
+export function unimplementedFieldsOf(r: Resource): UnimplementedField[] {
+  const ref = findInputKind(r.apiVersion, r.kind);
+  const entry = ref ? KIND_SCHEMAS.get(kindId(ref)) : undefined;
+  return entry?.target === 'spec' ? unimplementedFields(r.spec, entry.schema) : [];
+}
+
+/** A resource of a Gloo API group (`*.solo.io`), supported or not: it gets a status. */
+export function isGlooResource(r: { readonly apiVersion: string }): boolean {
+  return /^[a-z0-9.-]+\.solo\.io\/[a-z0-9]+$/.test(r.apiVersion);
+}
+
 export interface InputValidationResult {
+  /**
+   * What an input snapshot keeps: every valid resource, and every Gloo resource whose
+   * metadata is valid even when its kind or spec is not (translation reports it INVALID with
+   * the fields named, so a broken resource is visible and a broken AccessPolicy fails closed).
+   */
   readonly valid: Resource[];
+  /** Resources left out of the snapshot, with their problems. */
   readonly rejected: { readonly key: ResourceKey; readonly problems: InputProblem[] }[];
 }
 
-/** Splits resources into the valid ones (in their given order) and the rejected ones with their problems. */
+/** Whether a resource with these problems is still carried (see InputValidationResult.valid). */
+export function isCarriedDespite(r: Resource, problems: readonly InputProblem[]): boolean {
+  if (!isGlooResource(r)) return false;
+  const metadata: InputProblem[] = [];
+  checkMetadata((r as { metadata?: unknown }).metadata, typeof r.metadata?.namespace === 'string', metadata);
+  return metadata.length === 0 && problems.every((p) => p.path === 'kind' || p.path === 'spec' || p.path.startsWith('spec.') || p.path.startsWith('spec['));
+}
+
+/** Splits resources into the kept ones (in their given order) and the rejected ones with their problems. */
 export function validateInputResources(resources: readonly Resource[]): InputValidationResult {
   const valid: Resource[] = [];
   const rejected: { key: ResourceKey; problems: InputProblem[] }[] = [];
   for (const r of resources) {
     const problems = validateInputResource(r);
-    if (problems.length === 0) valid.push(r);
+    if (problems.length === 0 || isCarriedDespite(r, problems)) valid.push(r);
     else rejected.push({ key: safeKey(r), problems });
   }
   return { valid, rejected };

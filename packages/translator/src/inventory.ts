@@ -7,16 +7,28 @@
 import { KINDS, formatResourceKey, isKind, resourceKey, type KindRef, type Resource } from '@meshrelay/api';
 import type {
   AccessPolicySpec,
+  CorsPolicySpec,
+  ExternalEndpointSpec,
+  ExternalServiceSpec,
   FailoverPolicySpec,
+  FaultInjectionPolicySpec,
+  HeaderManipulationPolicySpec,
+  MirrorPolicySpec,
   OutlierDetectionPolicySpec,
   RetryTimeoutPolicySpec,
   RouteTableSpec,
   VirtualDestinationSpec,
+  VirtualGatewaySpec,
 } from './gloo-types.ts';
 import type { ProblemSink } from './problems.ts';
+import { sourceId } from './sources.ts';
 
 /** A Gloo resource with the cluster it was found in and its (validated) spec. */
 export interface Owned<T> {
+  /** `Kind/namespace/name@cluster` (see sources.ts). */
+  readonly source: string;
+  /** The workspace owning its cluster and namespace ('' = the implicit one). */
+  readonly workspace: string;
   readonly cluster: string;
   readonly namespace: string;
   readonly name: string;
@@ -32,6 +44,13 @@ export interface Inventory {
   readonly failoverPolicies: readonly Owned<FailoverPolicySpec>[];
   readonly outlierDetectionPolicies: readonly Owned<OutlierDetectionPolicySpec>[];
   readonly retryTimeoutPolicies: readonly Owned<RetryTimeoutPolicySpec>[];
+  readonly faultInjectionPolicies: readonly Owned<FaultInjectionPolicySpec>[];
+  readonly headerManipulationPolicies: readonly Owned<HeaderManipulationPolicySpec>[];
+  readonly corsPolicies: readonly Owned<CorsPolicySpec>[];
+  readonly mirrorPolicies: readonly Owned<MirrorPolicySpec>[];
+  readonly externalServices: readonly Owned<ExternalServiceSpec>[];
+  readonly externalEndpoints: readonly Owned<ExternalEndpointSpec>[];
+  readonly virtualGateways: readonly Owned<VirtualGatewaySpec>[];
 }
 
 const GLOO_KINDS: readonly KindRef[] = [
@@ -41,6 +60,13 @@ const GLOO_KINDS: readonly KindRef[] = [
   KINDS.FailoverPolicy,
   KINDS.OutlierDetectionPolicy,
   KINDS.RetryTimeoutPolicy,
+  KINDS.FaultInjectionPolicy,
+  KINDS.HeaderManipulationPolicy,
+  KINDS.CORSPolicy,
+  KINDS.MirrorPolicy,
+  KINDS.ExternalService,
+  KINDS.ExternalEndpoint,
+  KINDS.VirtualGateway,
 ];
 
 export function isGlooKind(r: Resource): boolean {
@@ -55,7 +81,7 @@ function compareOwned(a: Owned<unknown>, b: Owned<unknown>): number {
  * Collects Gloo resources from `perCluster` (cluster name -> validated resources), visiting
  * clusters in sorted order so the winner of a conflict does not depend on map order.
  */
-export function buildInventory(perCluster: ReadonlyMap<string, readonly Resource[]>, problems: ProblemSink): Inventory {
+export function buildInventory(perCluster: ReadonlyMap<string, readonly Resource[]>, problems: ProblemSink, workspaceOf: (cluster: string, namespace: string) => string | undefined = () => ''): Inventory {
   const byKind = new Map<KindRef, Map<string, Owned<unknown>>>(GLOO_KINDS.map((k) => [k, new Map()]));
   for (const cluster of [...perCluster.keys()].sort()) {
     for (const r of perCluster.get(cluster) ?? []) {
@@ -70,10 +96,11 @@ export function buildInventory(perCluster: ReadonlyMap<string, readonly Resource
           cluster,
           resource: formatResourceKey(resourceKey(r)),
           reason: `also defined in cluster ${first.cluster}; the definition from ${first.cluster} is used`,
+          approval: 'INVALID',
         });
         continue;
       }
-      seen.set(id, { cluster, namespace, name: r.metadata.name, labels: r.metadata.labels ?? {}, resource: r, spec: r.spec });
+      seen.set(id, { source: sourceId(r, cluster), workspace: workspaceOf(cluster, namespace) ?? '', cluster, namespace, name: r.metadata.name, labels: r.metadata.labels ?? {}, resource: r, spec: r.spec });
     }
   }
   const sorted = <T>(ref: KindRef): Owned<T>[] => [...(byKind.get(ref) as Map<string, Owned<T>>).values()].sort(compareOwned);
@@ -84,6 +111,13 @@ export function buildInventory(perCluster: ReadonlyMap<string, readonly Resource
     failoverPolicies: sorted<FailoverPolicySpec>(KINDS.FailoverPolicy),
     outlierDetectionPolicies: sorted<OutlierDetectionPolicySpec>(KINDS.OutlierDetectionPolicy),
     retryTimeoutPolicies: sorted<RetryTimeoutPolicySpec>(KINDS.RetryTimeoutPolicy),
+    faultInjectionPolicies: sorted<FaultInjectionPolicySpec>(KINDS.FaultInjectionPolicy),
+    headerManipulationPolicies: sorted<HeaderManipulationPolicySpec>(KINDS.HeaderManipulationPolicy),
+    corsPolicies: sorted<CorsPolicySpec>(KINDS.CORSPolicy),
+    mirrorPolicies: sorted<MirrorPolicySpec>(KINDS.MirrorPolicy),
+    externalServices: sorted<ExternalServiceSpec>(KINDS.ExternalService),
+    externalEndpoints: sorted<ExternalEndpointSpec>(KINDS.ExternalEndpoint),
+    virtualGateways: sorted<VirtualGatewaySpec>(KINDS.VirtualGateway),
   };
 }
 

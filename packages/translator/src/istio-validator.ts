@@ -28,6 +28,9 @@ const CRD_BY_KIND = new Map<string, string>([
   [`${KINDS.DestinationRule.apiVersion}/${KINDS.DestinationRule.kind}`, 'destinationrules.networking.istio.io'],
   [`${KINDS.VirtualService.apiVersion}/${KINDS.VirtualService.kind}`, 'virtualservices.networking.istio.io'],
   [`${KINDS.AuthorizationPolicy.apiVersion}/${KINDS.AuthorizationPolicy.kind}`, 'authorizationpolicies.security.istio.io'],
+  [`${KINDS.PeerAuthentication.apiVersion}/${KINDS.PeerAuthentication.kind}`, 'peerauthentications.security.istio.io'],
+  [`${KINDS.Gateway.apiVersion}/${KINDS.Gateway.kind}`, 'gateways.networking.istio.io'],
+  [`${KINDS.WorkloadEntry.apiVersion}/${KINDS.WorkloadEntry.kind}`, 'workloadentries.networking.istio.io'],
 ]);
 
 const KUBERNETES_KEYWORDS = [

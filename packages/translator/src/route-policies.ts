@@ -1,10 +1,16 @@
 /**
- * Which RetryTimeoutPolicy applies to each RouteTable route, the way Gloo's applyToRoutes
+ * Which route policy (RetryTimeoutPolicy, FaultInjectionPolicy, HeaderManipulationPolicy,
+ * CORSPolicy, MirrorPolicy) applies to each RouteTable route, the way Gloo's applyToRoutes
  * selects: by the labels of the route or its route table (plus namespace and cluster of the
  * route table), or by the route's forwardTo destinations. One policy per route: the first by
  * (namespace, name); the others are reported.
  */
 import type { DestinationReference, DestinationSelector, HttpRoute, RetryTimeoutPolicySpec, RouteSelector, RouteTableSpec } from './gloo-types.ts';
+
+/** What every route policy spec has: the routes it selects. */
+export interface RoutePolicySpec {
+  readonly applyToRoutes?: readonly RouteSelector[];
+}
 import { describeOwned, type Owned } from './inventory.ts';
 import type { ProblemSink } from './problems.ts';
 import { hasLabels, matchesObjectSelector, type Selectable } from './selectors.ts';
@@ -27,32 +33,30 @@ function matchesDestination(selector: DestinationSelector, rt: Owned<RouteTableS
     namespace: dest.ref.namespace ?? rt.namespace,
     cluster: dest.ref.cluster ?? rt.cluster,
     labels: {},
+    workspace: rt.workspace,
   };
   return matchesObjectSelector(selector.selector, target);
 }
 
-function selectsRoute(policy: Owned<RetryTimeoutPolicySpec>, rt: Owned<RouteTableSpec>, route: HttpRoute, lookup: DestinationLookup): boolean {
+function selectsRoute(policy: Owned<RoutePolicySpec>, rt: Owned<RouteTableSpec>, route: HttpRoute, lookup: DestinationLookup): boolean {
+  // A policy applies only to routes of its own workspace.
+  if (rt.workspace !== policy.workspace) return false;
   const selectors = policy.spec.applyToRoutes ?? [];
   if (selectors.length === 0) return true;
   return selectors.some((s) => {
     if (s.route) return matchesRouteLabels(s.route, rt, route);
     if (s.withDestinations) {
-      const dests = route.forwardTo.destinations?.length ? route.forwardTo.destinations : rt.spec.defaultDestination ? [rt.spec.defaultDestination] : [];
+      const dests = route.forwardTo?.destinations?.length ? route.forwardTo.destinations : rt.spec.defaultDestination ? [rt.spec.defaultDestination] : [];
       return dests.some((d) => matchesDestination(s.withDestinations as DestinationSelector, rt, d, lookup));
     }
     return true;
   });
 }
 
-/** The policy for each route of `rt`, by route index (undefined = none). */
-export function retryPoliciesFor(
-  rt: Owned<RouteTableSpec>,
-  policies: readonly Owned<RetryTimeoutPolicySpec>[],
-  lookup: DestinationLookup,
-  problems: ProblemSink,
-): (Owned<RetryTimeoutPolicySpec> | undefined)[] {
-  return rt.spec.http.map((route, i) => {
-    let winner: Owned<RetryTimeoutPolicySpec> | undefined;
+/** The policy of one kind for each route of `rt`, by route index (undefined = none). */
+export function routePoliciesFor<T extends RoutePolicySpec>(rt: Owned<RouteTableSpec>, policies: readonly Owned<T>[], lookup: DestinationLookup, problems: ProblemSink): (Owned<T> | undefined)[] {
+  return (rt.spec.http ?? []).map((route, i) => {
+    let winner: Owned<T> | undefined;
     for (const policy of policies) {
       if (!selectsRoute(policy, rt, route, lookup)) continue;
       if (!winner) winner = policy;

@@ -12,11 +12,14 @@ export interface Selectable {
   readonly namespace: string;
   readonly cluster: string;
   readonly labels: StringMap;
+  /** The workspace the object belongs to ('' = the implicit one; undefined = none). */
+  readonly workspace?: string;
 }
 
-/** True when `object` matches `selector` (the workspace field is ignored: Meshrelay has one workspace). */
+/** True when `object` matches `selector`, including its workspace field (never ignored). */
 export function matchesObjectSelector(selector: ObjectSelector | undefined, object: Selectable): boolean {
   if (!selector) return true;
+  if (selector.workspace !== undefined && selector.workspace !== '' && selector.workspace !== object.workspace) return false;
   if (selector.name !== undefined && selector.name !== '' && selector.name !== object.name) return false;
   if (selector.namespace !== undefined && selector.namespace !== '' && selector.namespace !== object.namespace) return false;
   if (selector.cluster !== undefined && selector.cluster !== '' && selector.cluster !== object.cluster) return false;

@@ -31,14 +31,24 @@ function directEntries(backend: Backend, network: string): WorkloadEntry[] {
  * locality, weighted by the number of ready endpoints there, so locality-aware load balancing
  * and failover still see where the endpoints are.
  */
-function gatewayEntries(backend: Backend, gateway: { address: string; port: number }, network: string): WorkloadEntry[] {
-  const byLocality = new Map<string, number>();
-  for (const ep of backend.endpoints) byLocality.set(ep.locality ?? '', (byLocality.get(ep.locality ?? '') ?? 0) + 1);
-  return [...byLocality.keys()].sort().map((locality) => {
+function gatewayEntries(backend: Backend, gateway: { address: string; port: number }, network: string, subsetKeys: readonly string[]): WorkloadEntry[] {
+  // One entry per (locality, values of the labels subsets select by), so subsets still resolve through the gateway.
+  const groups = new Map<string, { locality: string; labels: Record<string, string>; count: number }>();
+  for (const ep of backend.endpoints) {
+    const labels: Record<string, string> = {};
+    for (const key of subsetKeys) if (ep.labels[key] !== undefined) labels[key] = ep.labels[key];
+    labels[CLUSTER_LABEL] = backend.cluster;
+    const id = JSON.stringify([ep.locality ?? '', Object.entries(labels).sort()]);
+    const group = groups.get(id) ?? { locality: ep.locality ?? '', labels, count: 0 };
+    group.count += 1;
+    groups.set(id, group);
+  }
+  return [...groups.keys()].sort().map((id) => {
+    const group = groups.get(id) as { locality: string; labels: Record<string, string>; count: number };
     const ports: Record<string, number> = {};
     for (const name of Object.keys(backend.endpoints[0]?.ports ?? {})) ports[name] = gateway.port;
-    const entry: WorkloadEntry = { address: gateway.address, ports, labels: { [CLUSTER_LABEL]: backend.cluster }, network, weight: byLocality.get(locality) };
-    if (locality !== '') entry.locality = locality;
+    const entry: WorkloadEntry = { address: gateway.address, ports, labels: group.labels, network, weight: group.count };
+    if (group.locality !== '') entry.locality = group.locality;
     return entry;
   });
 }
@@ -54,12 +64,14 @@ export function buildServiceEntry(
   indexes: ReadonlyMap<string, ClusterIndex>,
   contexts: ReadonlyMap<string, ClusterContext>,
   vip: string | undefined,
+  subsetKeys: readonly string[] = [],
+  gatewayOf: (cluster: string, index: ClusterIndex | undefined) => { address: string; port: number } | undefined = (_, index) => index?.eastWestGateway,
 ): Resource {
   const endpoints: WorkloadEntry[] = [];
   for (const backend of vd.backends) {
     const network = contexts.get(backend.cluster)?.network ?? backend.cluster;
-    const gateway = backend.cluster === consumer.name ? undefined : indexes.get(backend.cluster)?.eastWestGateway;
-    endpoints.push(...(gateway && backend.endpoints.length > 0 ? gatewayEntries(backend, gateway, network) : directEntries(backend, network)));
+    const gateway = backend.cluster === consumer.name ? undefined : gatewayOf(backend.cluster, indexes.get(backend.cluster));
+    endpoints.push(...(gateway && backend.endpoints.length > 0 ? gatewayEntries(backend, gateway, network, subsetKeys) : directEntries(backend, network)));
   }
   const resolution = endpoints.every((e) => isIP(e.address) !== 0) ? 'STATIC' : 'DNS';
   const spec: Record<string, unknown> = {

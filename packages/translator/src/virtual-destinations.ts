@@ -9,6 +9,7 @@ import type { StringMap, VirtualDestinationPort, VirtualDestinationSpec } from '
 import { describeOwned, type Owned } from './inventory.ts';
 import type { ProblemSink } from './problems.ts';
 import { matchesObjectSelector } from './selectors.ts';
+import type { WorkspaceModel } from './workspaces.ts';
 
 export const CLUSTER_LABEL = 'topology.istio.io/cluster';
 const REGION_LABEL = 'topology.kubernetes.io/region';
@@ -102,11 +103,12 @@ function backingEndpoints(index: ClusterIndex, service: ServiceInfo, ports: read
 }
 
 /** The backing Service of `vd` in one cluster, or undefined; more than one is an error (as in Gloo). */
-function selectService(vd: Owned<VirtualDestinationSpec>, index: ClusterIndex, problems: ProblemSink): ServiceInfo | undefined | 'conflict' {
-  const selected = index.services.filter((s) => vd.spec.services.some((sel) => matchesObjectSelector(sel, s)));
+function selectService(vd: Owned<VirtualDestinationSpec>, index: ClusterIndex, problems: ProblemSink, workspaces: WorkspaceModel | undefined): ServiceInfo | undefined | 'conflict' {
+  const visible = (s: ServiceInfo): boolean => !workspaces || (s.workspace !== undefined && workspaces.visible(s.workspace, vd.workspace, 'SERVICE', s));
+  const selected = index.services.filter((s) => visible(s) && (vd.spec.services ?? []).some((sel) => matchesObjectSelector(sel, s)));
   if (selected.length > 1) {
     const names = selected.map((s) => objectKey(s.namespace, s.name)).join(', ');
-    problems.add({ cluster: vd.cluster, resource: describeOwned(vd), reason: `selects more than one Service in cluster ${index.cluster} (${names}); not translated` });
+    problems.add({ cluster: vd.cluster, resource: describeOwned(vd), reason: `selects more than one Service in cluster ${index.cluster} (${names}); not translated`, approval: 'INVALID' });
     return 'conflict';
   }
   return selected[0];
@@ -121,6 +123,7 @@ export function resolveVirtualDestinations(
   vds: readonly Owned<VirtualDestinationSpec>[],
   indexes: readonly ClusterIndex[],
   problems: ProblemSink,
+  workspaces?: WorkspaceModel,
 ): VirtualDestinationModel[] {
   const models: VirtualDestinationModel[] = [];
   for (const vd of vds) {
@@ -128,7 +131,7 @@ export function resolveVirtualDestinations(
     const backends: Backend[] = [];
     let conflict = false;
     for (const index of indexes) {
-      const service = selectService(vd, index, problems);
+      const service = selectService(vd, index, problems, workspaces);
       if (service === 'conflict') conflict = true;
       if (service === undefined || service === 'conflict') continue;
       const bound = vd.spec.ports.map((p, i) => ({ dest: ports[i] as DestinationPort, svc: findServicePort(service, p) }));

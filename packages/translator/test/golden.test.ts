@@ -23,7 +23,11 @@ describe('golden translations', () => {
     it(`given case ${name}, when translated, then the result matches output.yaml`, () => {
       const dir = join(TESTDATA, name);
       const { input } = parseCase(readFileSync(join(dir, 'input.yaml'), 'utf8'));
-      const rendered = renderResult(translate(input, validator));
+      const result = translate(input, validator);
+      for (const output of result.outputs.values()) {
+        for (const r of output.resources) assert.deepEqual(validator.validate(r), [], `${output.cluster} ${r.kind} ${r.metadata.name}`);
+      }
+      const rendered = renderResult(result);
       const expectedFile = join(dir, 'output.yaml');
       if (UPDATE) writeFileSync(expectedFile, rendered);
       assert.ok(existsSync(expectedFile), `${expectedFile} is missing: run with UPDATE_GOLDEN=1`);

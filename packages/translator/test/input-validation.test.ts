@@ -61,11 +61,11 @@ describe('validateInputResource', () => {
     ['a VirtualDestination without hosts', withField(vd(), 'spec.hosts', undefined), 'spec.hosts', /required/],
     ['a URI matcher with two match types', rt([{ matchers: [{ uri: { exact: '/a', prefix: '/b' } }], forwardTo: {} }]), 'spec.http[0].matchers[0].uri', /exactly one of exact, prefix, regex, suffix/],
     ['a destination port with number and name', rt([{ forwardTo: { destinations: [{ ref: { name: 'r' }, port: { number: 1, name: 'a' } }] } }]), 'spec.http[0].forwardTo.destinations[0].port', /both number and name/],
-    ['a route with a redirect action', rt([{ redirect: { hostRedirect: 'x' } }]), 'spec.http[0].redirect', /unknown field/],
+    ['a route with an action Gloo does not define', rt([{ forwardTo: {}, rewriteTo: { host: 'x' } }]), 'spec.http[0].rewriteTo', /unknown field/],
     [
-      'an AccessPolicy destination selected by port',
-      buildGloo('AccessPolicy', { name: 'ap', namespace: 'n', spec: { applyToDestinations: [{ port: { number: 80 } }], config: { authz: {} } } }),
-      'spec.applyToDestinations[0].port',
+      'an AccessPolicy with an unknown authorization field',
+      buildGloo('AccessPolicy', { name: 'ap', namespace: 'n', spec: { config: { authz: { allowedHosts: ['x'] } } } }),
+      'spec.config.authz.allowedHosts',
       /unknown field/,
     ],
     [
@@ -100,5 +100,19 @@ describe('validateInputResources', () => {
     assert.equal(result.rejected.length, 1);
     assert.deepEqual(result.rejected[0]?.key, { apiVersion: 'v1', kind: 'Service', namespace: 'bookinfo', name: 'reviews' });
     assert.deepEqual(result.rejected[0]?.problems.map((p) => p.path), ['spec.ports[0].port']);
+  });
+});
+
+describe('validateInputResources', () => {
+  it('given a Gloo resource whose spec is invalid, when split, then it is kept so translation can report it INVALID', () => {
+    const policy = buildGloo('AccessPolicy', { name: 'ap', namespace: 'n', spec: { config: { authz: { allowedHosts: ['x'] } } } });
+    const { valid, rejected } = validateInputResources([policy]);
+    assert.deepEqual(valid, [policy]);
+    assert.deepEqual(rejected, []);
+  });
+
+  it('given a Gloo resource whose name is invalid, when split, then it is rejected', () => {
+    const policy = buildGloo('AccessPolicy', { name: 'Bad_Name', namespace: 'n', spec: { config: {} } });
+    assert.equal(validateInputResources([policy]).rejected.length, 1);
   });
 });

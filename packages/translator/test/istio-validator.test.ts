@@ -88,8 +88,8 @@ describe('createIstioValidator', () => {
   });
 
   it('given a kind that is not an Istio output kind, when validated, then it is rejected', () => {
-    const r = { apiVersion: 'networking.istio.io/v1', kind: 'Gateway', metadata, spec: {} };
-    assert.deepEqual(validator.validate(r), ['kind: networking.istio.io/v1/Gateway is not a supported output kind']);
+    const r = { apiVersion: 'networking.istio.io/v1', kind: 'Sidecar', metadata, spec: {} };
+    assert.deepEqual(validator.validate(r), ['kind: networking.istio.io/v1/Sidecar is not a supported output kind']);
   });
 
   it('given a missing CRD file, when the validator is created, then it fails with an invalid-config error', () => {

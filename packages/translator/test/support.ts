@@ -5,7 +5,8 @@
  * line `# cluster: NAME` at the start of a document puts that document and the ones after it
  * into NAME's input snapshot, until the next such line. `# vip: <namespace>/<name> <address>` lines give VIP allocations and
  * `# cluster-info: NAME key=value ...` lines (trustDomain, network, clusterDomain) give
- * ClusterInfo fields.
+ * ClusterInfo fields (`labels=k:v;k2:v2` gives its labels). Documents under `# cluster: management`
+ * are the management plane's Workspaces.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -62,8 +63,14 @@ export function parseCase(text: string): GoldenCase {
     list.push(doc as Resource);
     perCluster.set(cluster, list);
   }
-  const clusters: ClusterInfo[] = [...infos].map(([name, fields]) => ({ name, ...fields }));
-  return { perCluster, input: { inputs: snapshotsOf(perCluster), clusters, vips } };
+  const clusters: ClusterInfo[] = [...infos].map(([name, { labels, ...fields }]) => ({
+    name,
+    ...fields,
+    ...(labels ? { labels: Object.fromEntries(labels.split(';').map((kv) => kv.split(':') as [string, string])) } : {}),
+  }));
+  const workspaces = perCluster.get('management');
+  perCluster.delete('management');
+  return { perCluster, input: { inputs: snapshotsOf(perCluster), clusters, vips, ...(workspaces ? { workspaces } : {}) } };
 }
 
 export function snapshotsOf(perCluster: ReadonlyMap<string, readonly Resource[]>): Map<string, InputSnapshot> {
@@ -73,7 +80,11 @@ export function snapshotsOf(perCluster: ReadonlyMap<string, readonly Resource[]>
 /** Renders a result as golden text: problems as leading comments, then each cluster's resources. */
 export function renderResult(result: TranslationResult): string {
   const lines: string[] = [];
-  for (const p of result.problems) lines.push(`# problem: [${p.cluster ?? '-'}] ${p.resource ?? '-'}: ${p.reason}`);
+  for (const p of result.problems) lines.push(`# problem: [${p.cluster ?? '-'}] ${p.resource ?? '-'}: ${p.approval ?? 'WARNING'}: ${p.reason}`);
+  for (const s of result.statuses) {
+    lines.push(`# status: ${s.source}${s.state.observedGeneration > 0 ? ` generation ${s.state.observedGeneration}` : ''} ${s.state.approval}${s.state.message === '' ? '' : ` (${s.state.message})`}`);
+    for (const o of s.outputs) lines.push(`#   output: ${o.cluster} ${o.kind} ${o.namespace}/${o.name}`);
+  }
   const docs: string[] = [];
   for (const cluster of [...result.outputs.keys()].sort()) {
     const output = result.outputs.get(cluster);

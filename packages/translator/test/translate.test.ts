@@ -55,19 +55,23 @@ describe('translate', () => {
     assert.deepEqual(endpointsOf(se).map((e) => e.address), ['203.0.113.10', '203.0.113.20']);
   });
 
-  it('given an output that fails validation in one cluster, when translated, then that cluster gets no output and a problem names the resource', () => {
+  it('given an output that fails validation in one cluster, when translated, then only its resource is left out and that resource is FAILED', () => {
     const rejectGatewayB: OutputValidator = {
       validate: (r) => (r.kind === 'ServiceEntry' && JSON.stringify(r).includes('203.0.113.20') ? ['spec.endpoints[2].address: rejected for the test'] : validator.validate(r)),
     };
     const result = translate(inputOf(twoClusterMesh()), rejectGatewayB);
-    assert.deepEqual([...result.outputs.keys()], ['cluster-b']);
+    assert.deepEqual([...result.outputs.keys()], ['cluster-a', 'cluster-b']);
+    assert.deepEqual(result.outputs.get('cluster-a')?.resources, []);
     assert.deepEqual(result.problems, [
       {
         cluster: 'cluster-a',
         resource: 'ServiceEntry.networking.istio.io/v1 bookinfo/reviews-global-vd',
-        reason: 'invalid output, cluster output withheld: spec.endpoints[2].address: rejected for the test',
+        reason:
+          'invalid output ServiceEntry.networking.istio.io/v1 bookinfo/reviews-global-vd: spec.endpoints[2].address: rejected for the test; the outputs of VirtualDestination/bookinfo/reviews-global@cluster-a are left out',
+        approval: 'FAILED',
       },
     ]);
+    assert.equal(result.statuses[0]?.state.approval, 'FAILED');
   });
 
   it('given endpoints in the consuming cluster and a remote cluster with a gateway, when translated, then local endpoints are pod IPs and remote ones go through the gateway', () => {
@@ -113,6 +117,7 @@ describe('translate', () => {
         cluster: 'cluster-b',
         resource: 'VirtualDestination.networking.gloo.solo.io/v2 bookinfo/reviews-global',
         reason: 'also defined in cluster cluster-a; the definition from cluster-a is used',
+        approval: 'INVALID',
       },
     ]);
   });
@@ -133,7 +138,7 @@ describe('translate', () => {
     const result = translate(inputOf(mesh), validator);
     find(result.outputs.get('cluster-a'), 'ServiceEntry', 'reviews-global-vd');
     assert.equal(result.problems.length, 1);
-    assert.match(result.problems[0]?.reason ?? '', /^invalid input resource ignored: spec\.services: is required; spec\.ports: is required$/);
+    assert.match(result.problems[0]?.reason ?? '', /^invalid input resource ignored: spec\.ports: is required$/);
   });
 
   it('given a clock and a random source that throw, when translated, then translation never reads them', (t) => {

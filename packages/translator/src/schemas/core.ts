@@ -64,3 +64,6 @@ export const POD = openObject({
 
 /** Node labels are checked by the metadata checks; nothing else is read. */
 export const NODE = openObject({});
+
+/** Istio's mesh config ConfigMap: `data.mesh` is the MeshConfig YAML (only trustDomain is read). */
+export const CONFIG_MAP = openObject({ data: { type: 'object', additionalProperties: STRING } });

@@ -1,12 +1,33 @@
 /**
  * JSON schemas of the Gloo Mesh v2 messages shared by several kinds
- * (common.gloo.solo.io: selectors.proto, references.proto, port.proto, http_matchers.proto).
- * Field names are the lowerCamelCase JSON names of the proto fields. Every object rejects
- * fields it does not list: Meshrelay supports a subset, and a field it would silently drop
- * is a policy the operator believes is in force.
+ * (common.gloo.solo.io: selectors.proto, references.proto, port.proto, http_matchers.proto),
+ * following solo-apis gloo-mesh-v2.6.x. Field names are the lowerCamelCase JSON names of the
+ * proto fields. Every object lists every field of its proto message and rejects any other.
+ * A field Meshrelay does not implement is accepted but marked with `unimplemented()`: when a
+ * resource sets it, its status names the field (WARNING, or INVALID where ignoring it would
+ * weaken security).
  */
 
 export type JsonSchema = Record<string, unknown>;
+
+/** Schema keyword marking an accepted field that Meshrelay does not implement (see unimplemented-fields.ts). */
+export const UNIMPLEMENTED = 'x-meshrelay-unimplemented';
+
+/** What setting an unimplemented field does to the resource's approval. */
+export type UnimplementedEffect = 'WARNING' | 'INVALID';
+
+/**
+ * Marks a field as accepted but not implemented. `schema` still checks its shape; leave it
+ * open (`{ type: 'object' }`) for a message whose inner fields Meshrelay does not read at all.
+ */
+export function unimplemented(schema: JsonSchema = { type: 'object' }, effect: UnimplementedEffect = 'WARNING'): JsonSchema {
+  return { ...schema, [UNIMPLEMENTED]: effect };
+}
+
+/** An unimplemented field that would weaken security if ignored: setting it makes the resource INVALID. */
+export function unimplementedSecurity(schema: JsonSchema = { type: 'object' }): JsonSchema {
+  return unimplemented(schema, 'INVALID');
+}
 
 export const STRING: JsonSchema = { type: 'string' };
 export const BOOLEAN: JsonSchema = { type: 'boolean' };
@@ -49,28 +70,37 @@ export const DESTINATION_SELECTOR = closedObject({
 });
 
 /**
- * DestinationSelector as AccessPolicy accepts it: without port-level selection and external
- * services, which Meshrelay cannot express as an AuthorizationPolicy. Rejecting them is
- * safer than widening or dropping an access rule.
+ * DestinationSelector as AccessPolicy reads it. Port-level selection cannot be expressed as an
+ * AuthorizationPolicy: ignoring it would widen the policy, so setting it makes the policy
+ * INVALID (as does kind EXTERNAL_SERVICE, checked when the policy is translated).
  */
 export const ACCESS_DESTINATION_SELECTOR = closedObject({
   selector: OBJECT_SELECTOR,
-  kind: { enum: ['SERVICE', 'VIRTUAL_DESTINATION'] },
+  kind: DESTINATION_KIND,
+  port: unimplementedSecurity(PORT_SELECTOR),
 });
 
 /** common.gloo.solo.io.ObjectReference */
 export const OBJECT_REFERENCE = closedObject({ name: { type: 'string', minLength: 1 }, namespace: STRING, cluster: STRING }, { required: ['name'] });
 
-/** common.gloo.solo.io.DestinationReference (without subsets and function destinations). */
+/** common.gloo.solo.io.AWSLambdaReference (function destinations are not implemented). */
+const AWS_LAMBDA_REFERENCE = closedObject({ cloudProvider: OBJECT_REFERENCE, function: STRING, qualifier: STRING, options: { type: 'object' } });
+
+/** common.gloo.solo.io.DestinationReference: a oneof of ref or awsLambda. */
 export const DESTINATION_REFERENCE = closedObject(
   {
     ref: OBJECT_REFERENCE,
+    awsLambda: unimplemented(AWS_LAMBDA_REFERENCE),
     kind: DESTINATION_KIND,
     port: PORT_SELECTOR,
+    subset: STRING_MAP,
     weight: UINT32,
   },
-  { required: ['ref'] },
+  { oneOf: [{ required: ['ref'] }, { required: ['awsLambda'] }] },
 );
+
+/** common.gloo.solo.io.WorkloadSelector */
+export const WORKLOAD_SELECTOR = closedObject({ selector: OBJECT_SELECTOR, kind: { enum: ['KUBE', 'VM'] }, port: PORT_SELECTOR });
 
 /** common.gloo.solo.io.RouteLabelSelector */
 export const ROUTE_LABEL_SELECTOR = closedObject({ labels: STRING_MAP, namespace: STRING, cluster: STRING, workspace: STRING });
@@ -78,9 +108,10 @@ export const ROUTE_LABEL_SELECTOR = closedObject({ labels: STRING_MAP, namespace
 /** common.gloo.solo.io.RouteSelector: a oneof of route or withDestinations. */
 export const ROUTE_SELECTOR = closedObject({ route: ROUTE_LABEL_SELECTOR, withDestinations: DESTINATION_SELECTOR }, { not: { required: ['route', 'withDestinations'] } });
 
-/** common.gloo.solo.io.IdentitySelector (service accounts and request identities). */
+/** common.gloo.solo.io.IdentitySelector (service accounts, external workloads, request identities). */
 export const IDENTITY_SELECTOR = closedObject({
   serviceAccountSelector: OBJECT_SELECTOR,
+  externalWorkloadSelector: unimplementedSecurity(OBJECT_SELECTOR),
   requestIdentityMatcher: closedObject({ requestPrincipals: STRING_LIST, notRequestPrincipals: STRING_LIST }),
 });
 

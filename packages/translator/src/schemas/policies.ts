@@ -1,6 +1,7 @@
 /**
  * Schemas of the policy specs: security.policy.gloo.solo.io/v2 AccessPolicy and
- * resilience.policy.gloo.solo.io/v2 FailoverPolicy, OutlierDetectionPolicy, RetryTimeoutPolicy.
+ * resilience.policy.gloo.solo.io/v2 FailoverPolicy, OutlierDetectionPolicy, RetryTimeoutPolicy,
+ * following solo-apis gloo-mesh-v2.6.x (policy/v2/security, policy/v2/resilience).
  */
 import {
   ACCESS_DESTINATION_SELECTOR,
@@ -15,6 +16,7 @@ import {
   UINT32,
   closedObject,
   listOf,
+  unimplementedSecurity,
   type JsonSchema,
 } from './gloo-common.ts';
 
@@ -25,22 +27,34 @@ const NAMESPACE_WORKLOAD_SELECTOR = closedObject({
 
 const HTTP_METHOD: JsonSchema = { type: 'string', pattern: '^[A-Z]+$' };
 
+/** AccessPolicySpec.Config.Authorization.MatchSpec: header conditions on the request. */
+const MATCH_SPEC = closedObject({
+  request: closedObject({
+    headers: { type: 'object', additionalProperties: closedObject({ values: STRING_LIST, notValues: STRING_LIST }) },
+  }),
+});
+
+/** AccessPolicySpec.Config.Authorization */
+const AUTHORIZATION = closedObject({
+  allowedClients: listOf(IDENTITY_SELECTOR),
+  allowedPaths: STRING_LIST,
+  allowedMethods: listOf(HTTP_METHOD),
+  match: MATCH_SPEC,
+  allowedIpBlocks: STRING_LIST,
+  allowedRemoteIpBlocks: STRING_LIST,
+  dryRun: BOOLEAN,
+});
+
 export const ACCESS_POLICY_SPEC = closedObject(
   {
     applyToDestinations: listOf(ACCESS_DESTINATION_SELECTOR),
     applyToWorkloads: listOf(NAMESPACE_WORKLOAD_SELECTOR),
-    config: closedObject(
-      {
-        authz: closedObject({
-          allowedClients: listOf(IDENTITY_SELECTOR),
-          allowedPaths: STRING_LIST,
-          allowedMethods: listOf(HTTP_METHOD),
-          allowedIpBlocks: STRING_LIST,
-          allowedRemoteIpBlocks: STRING_LIST,
-        }),
-      },
-      { required: ['authz'] },
-    ),
+    config: closedObject({
+      authn: closedObject({ tlsMode: { enum: ['DISABLE', 'PERMISSIVE', 'STRICT'] } }),
+      authz: AUTHORIZATION,
+      enforcementLayers: unimplementedSecurity(closedObject({ cni: BOOLEAN, mesh: BOOLEAN })),
+      authzList: listOf(AUTHORIZATION),
+    }),
   },
   { required: ['config'] },
 );
@@ -74,6 +88,7 @@ export const OUTLIER_DETECTION_POLICY_SPEC = closedObject(
     applyToDestinations: listOf(DESTINATION_SELECTOR),
     config: closedObject({
       consecutiveErrors: UINT32,
+      consecutiveGatewayErrors: UINT32,
       interval: DURATION,
       baseEjectionTime: DURATION,
       maxEjectionPercent: { type: 'integer', minimum: 0, maximum: 100 },

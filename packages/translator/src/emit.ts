@@ -1,0 +1,137 @@
+/**
+ * The last stage of a translation: per-cluster candidate outputs -> output snapshots, with
+ * failures isolated per Gloo resource. An invalid output fails the resource that owns it
+ * (all of that resource's outputs are left out, in every cluster); everything else goes out.
+ * A security-relevant resource that is INVALID or FAILED keeps its last good outputs, or
+ * else gets its deny-by-default outputs.
+ */
+import { buildOutputSnapshot, formatResourceKey, resourceKey, type OutputSnapshot, type Provenance, type Resource } from '@meshrelay/api';
+import type { OutputValidator } from './istio-validator.ts';
+import type { ProblemSink } from './problems.ts';
+import { annotate, sourced, type Sourced } from './sources.ts';
+import type { StatusBook } from './status-book.ts';
+import type { ProducedOutput } from './types.ts';
+
+export interface EmitInput {
+  /** Candidate outputs per admitted cluster (sorted cluster names as keys). */
+  readonly candidates: ReadonlyMap<string, readonly Sourced[]>;
+  readonly provenance: readonly Provenance[];
+  /** Source ids of the security-relevant resources (fail closed). */
+  readonly securitySources: readonly string[];
+  readonly previousSecurityOutputs: ReadonlyMap<string, readonly ProducedOutput[]>;
+  /** Deny-by-default outputs of a security resource that never had a good translation. */
+  readonly denyByDefault: (source: string, cluster: string) => readonly Resource[];
+  readonly validator: OutputValidator;
+  readonly book: StatusBook;
+  readonly problems: ProblemSink;
+}
+
+export interface EmitResult {
+  readonly outputs: Map<string, OutputSnapshot>;
+  readonly securityOutputs: Map<string, ProducedOutput[]>;
+}
+
+const keyOf = (r: Resource): string => formatResourceKey(resourceKey(r));
+
+/** Keeps the first output per key; a later one with the same key is noted on its owner. */
+function dedupe(cluster: string, list: readonly Sourced[], book: StatusBook, problems: ProblemSink): Sourced[] {
+  const seen = new Set<string>();
+  const out: Sourced[] = [];
+  for (const s of list) {
+    const key = keyOf(s.resource);
+    if (seen.has(key)) {
+      const reason = `output ${key} in cluster ${cluster} is also produced by another resource; the first is kept`;
+      problems.add({ cluster, resource: key, reason: 'two sources produce an output with this name; the first is kept' });
+      book.note(s.sources[0] as string, 'WARNING', reason, cluster);
+      continue;
+    }
+    seen.add(key);
+    out.push(s);
+  }
+  return out;
+}
+
+function makeChecker(validator: OutputValidator): (r: Resource) => string[] {
+  // Shared outputs are the same objects in every cluster: validate each once.
+  const verdicts = new Map<Resource, string[]>();
+  return (r) => {
+    let issues = verdicts.get(r);
+    if (!issues) {
+      issues = validator.validate(r);
+      verdicts.set(r, issues);
+    }
+    return issues;
+  };
+}
+
+/** Validates every candidate; returns the owners that failed (their outputs are all left out). */
+function failOwners(perCluster: ReadonlyMap<string, readonly Sourced[]>, check: (r: Resource) => string[], input: EmitInput): Set<string> {
+  const failed = new Set<string>();
+  for (const [cluster, list] of perCluster) {
+    for (const s of list) {
+      const issues = check(s.resource);
+      if (issues.length === 0) continue;
+      const owner = s.sources[0] as string;
+      failed.add(owner);
+      const reason = `invalid output ${keyOf(s.resource)}: ${issues.join('; ')}`;
+      input.problems.add({ cluster, resource: keyOf(s.resource), reason: `${reason}; the outputs of ${owner} are left out`, approval: 'FAILED' });
+      input.book.note(owner, 'FAILED', reason, cluster);
+    }
+  }
+  return failed;
+}
+
+/** What a failed or invalid security resource contributes to `cluster` instead of its own outputs. */
+function fallbackFor(source: string, cluster: string, check: (r: Resource) => string[], input: EmitInput): Sourced[] {
+  const previous = input.previousSecurityOutputs.get(source);
+  if (previous) {
+    input.book.note(source, 'WARNING', 'its last good translation stays in place', cluster);
+    return previous.filter((p) => p.cluster === cluster).map((p) => sourced(p.resource, source));
+  }
+  const out: Sourced[] = [];
+  for (const r of input.denyByDefault(source, cluster)) {
+    const issues = check(r);
+    if (issues.length > 0) input.book.note(source, 'FAILED', `deny-by-default output ${keyOf(r)} is invalid and cannot be applied: ${issues.join('; ')}`, cluster);
+    else out.push(sourced(r, source));
+  }
+  if (out.length > 0) input.book.note(source, 'WARNING', 'never translated successfully: the workloads it selects deny every request', cluster);
+  return out;
+}
+
+export function emitOutputs(input: EmitInput): EmitResult {
+  const { book, problems } = input;
+  const check = makeChecker(input.validator);
+  const perCluster = new Map([...input.candidates].map(([cluster, list]) => [cluster, dedupe(cluster, list, book, problems)]));
+  const failed = failOwners(perCluster, check, input);
+  const closed = new Set(input.securitySources.filter((s) => failed.has(s) || book.approval(s) === 'INVALID' || book.approval(s) === 'FAILED'));
+  const outputs = new Map<string, OutputSnapshot>();
+  const securityOutputs = new Map<string, ProducedOutput[]>();
+  const security = new Set(input.securitySources);
+  for (const [cluster, list] of perCluster) {
+    const kept = list.filter((s) => !failed.has(s.sources[0] as string) && !closed.has(s.sources[0] as string));
+    for (const source of closed) kept.push(...fallbackFor(source, cluster, check, input));
+    const taken = new Set<string>();
+    const resources: Resource[] = [];
+    for (const s of kept) {
+      const key = keyOf(s.resource);
+      if (taken.has(key)) continue;
+      taken.add(key);
+      const annotated = annotate(s);
+      resources.push(annotated);
+      for (const id of new Set(s.sources)) book.produced(id, cluster, annotated);
+      const owner = s.sources[0] as string;
+      if (security.has(owner) && !closed.has(owner)) {
+        const list = securityOutputs.get(owner) ?? [];
+        list.push({ cluster, resource: s.resource });
+        securityOutputs.set(owner, list);
+      }
+    }
+    outputs.set(cluster, buildOutputSnapshot({ cluster, resources, provenance: input.provenance }));
+  }
+  // A closed resource keeps its whole last good translation (also for clusters not admitted now).
+  for (const source of closed) {
+    const previous = input.previousSecurityOutputs.get(source);
+    if (previous) securityOutputs.set(source, [...previous]);
+  }
+  return { outputs, securityOutputs };
+}

@@ -1,0 +1,29 @@
+/**
+ * Source ids and the `meshrelay.io/sources` annotation. Every output names the Gloo resources
+ * it came from; ids are sorted so equal inputs give equal annotations (and equal hashes).
+ */
+import { SOURCES_ANNOTATION, type Resource } from '@meshrelay/api';
+
+/** `Kind/namespace/name@cluster` of a Gloo resource found in `cluster`'s input. */
+export function sourceId(r: Resource, cluster: string): string {
+  return `${r.kind}/${r.metadata.namespace ?? ''}/${r.metadata.name}@${cluster}`;
+}
+
+/** An output before it is annotated: its owning resource first, then the policies that shaped it. */
+export interface Sourced {
+  readonly resource: Resource;
+  /** sources[0] owns the output: when the output is invalid, that resource fails. */
+  readonly sources: readonly string[];
+}
+
+export function sourced(resource: Resource, owner: string, ...contributors: (string | undefined)[]): Sourced {
+  const rest = contributors.filter((c): c is string => c !== undefined && c !== owner);
+  return { resource, sources: [owner, ...new Set(rest)] };
+}
+
+/** The output with its sources annotation (a new object; the input is not mutated). */
+export function annotate(s: Sourced): Resource {
+  const value = [...new Set(s.sources)].sort().join(',');
+  const annotations = { ...(s.resource.metadata.annotations ?? {}), [SOURCES_ANNOTATION]: value };
+  return { ...s.resource, metadata: { ...s.resource.metadata, annotations } };
+}

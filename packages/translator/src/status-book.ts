@@ -1,0 +1,118 @@
+/**
+ * Per-resource bookkeeping for one translation: which Gloo resources exist, what was noted
+ * about each (warnings, invalid fields, failed outputs), and the outputs each produced.
+ * Turns into Gloo-shaped statuses at the end.
+ */
+import { formatResourceKey, resourceKey, type Resource } from '@meshrelay/api';
+import type { ProblemSink } from './problems.ts';
+import { sourceId } from './sources.ts';
+import type { Approval, OutputRef, ResourceState, ResourceStatus } from './types.ts';
+
+const RANK: Record<Approval, number> = { ACCEPTED: 0, WARNING: 1, INVALID: 2, FAILED: 3 };
+
+function worst(a: Approval, b: Approval): Approval {
+  return RANK[b] > RANK[a] ? b : a;
+}
+
+interface Note {
+  readonly approval: Approval;
+  readonly message: string;
+}
+
+interface Entry {
+  readonly cluster: string;
+  readonly resource: Resource;
+  readonly notes: Note[];
+  readonly perCluster: Map<string, Note[]>;
+  readonly outputs: OutputRef[];
+}
+
+function stateOf(notes: readonly Note[], generation: number): ResourceState {
+  const approval = notes.reduce<Approval>((acc, n) => worst(acc, n.approval), 'ACCEPTED');
+  const message = [...new Set(notes.map((n) => n.message))].join('; ');
+  return { observedGeneration: generation, approval, message };
+}
+
+function compareRefs(a: OutputRef, b: OutputRef): number {
+  const ka = `${a.cluster}\u0000${a.apiVersion}\u0000${a.kind}\u0000${a.namespace}\u0000${a.name}`;
+  const kb = `${b.cluster}\u0000${b.apiVersion}\u0000${b.kind}\u0000${b.namespace}\u0000${b.name}`;
+  return ka < kb ? -1 : ka > kb ? 1 : 0;
+}
+
+export class StatusBook {
+  readonly #entries = new Map<string, Entry>();
+  /** `cluster\0formatResourceKey` -> source id, to attach problems to their resource. */
+  readonly #byProblemKey = new Map<string, string>();
+
+  /** Registers a Gloo resource found in `cluster`'s input; returns its source id. */
+  register(cluster: string, resource: Resource): string {
+    const id = sourceId(resource, cluster);
+    if (!this.#entries.has(id)) {
+      this.#entries.set(id, { cluster, resource, notes: [], perCluster: new Map(), outputs: [] });
+      this.#byProblemKey.set(`${cluster}\u0000${formatResourceKey(resourceKey(resource))}`, id);
+    }
+    return id;
+  }
+
+  has(id: string): boolean {
+    return this.#entries.has(id);
+  }
+
+  /** Notes something about a resource, for the whole mesh or (with `consumer`) for one consuming cluster. */
+  note(id: string, approval: Approval, message: string, consumer?: string): void {
+    const entry = this.#entries.get(id);
+    if (!entry) return;
+    if (consumer === undefined) {
+      entry.notes.push({ approval, message });
+      return;
+    }
+    const list = entry.perCluster.get(consumer) ?? [];
+    list.push({ approval, message });
+    entry.perCluster.set(consumer, list);
+  }
+
+  approval(id: string): Approval {
+    const entry = this.#entries.get(id);
+    if (!entry) return 'ACCEPTED';
+    const all = [...entry.notes, ...[...entry.perCluster.values()].flat()];
+    return stateOf(all, 0).approval;
+  }
+
+  /** Records that an output of `id` went out to `cluster`. */
+  produced(id: string, cluster: string, output: Resource): void {
+    const entry = this.#entries.get(id);
+    if (!entry) return;
+    const key = resourceKey(output);
+    entry.outputs.push({ cluster, apiVersion: key.apiVersion, kind: key.kind, namespace: key.namespace, name: key.name });
+    if (!entry.perCluster.has(cluster)) entry.perCluster.set(cluster, []);
+  }
+
+  /** Attaches every problem naming a registered resource (by its source cluster) to that resource. */
+  absorb(problems: ProblemSink): void {
+    for (const p of problems.all()) {
+      const id = this.#byProblemKey.get(`${p.cluster ?? ''}\u0000${p.resource ?? ''}`);
+      if (id !== undefined) this.note(id, p.approval ?? 'WARNING', p.reason);
+    }
+  }
+
+  statuses(): ResourceStatus[] {
+    return [...this.#entries.keys()].sort().map((id) => {
+      const e = this.#entries.get(id) as Entry;
+      const generation = e.resource.metadata.generation ?? 0;
+      const clusters: Record<string, ResourceState> = {};
+      for (const c of [...e.perCluster.keys()].sort()) clusters[c] = stateOf([...e.notes, ...(e.perCluster.get(c) ?? [])], generation);
+      const key = resourceKey(e.resource);
+      return {
+        source: id,
+        cluster: e.cluster,
+        apiVersion: key.apiVersion,
+        kind: key.kind,
+        namespace: key.namespace,
+        name: key.name,
+        state: stateOf([...e.notes, ...[...e.perCluster.values()].flat()], generation),
+        clusters,
+        outputs: [...e.outputs].sort(compareRefs),
+      };
+    });
+  }
+}
