@@ -123,6 +123,16 @@ export class Mesh {
     return this.agents.get(cluster)?.proc.lines.filter((l) => l.includes('"output applied"')).length ?? 0;
   }
 
+  /** The admin token the servers created in their shared state directory on first start. */
+  adminToken(): string {
+    return readFileSync(join(this.#stateDir, 'admin-token'), 'utf8').trim();
+  }
+
+  /** The header every /api/v1 call needs. */
+  authorization(): { authorization: string } {
+    return { authorization: `Bearer ${this.adminToken()}` };
+  }
+
   async metrics(server: ServerProc): Promise<string> {
     return (await fetch(`http://127.0.0.1:${server.metricsPort}/metrics`)).text();
   }
@@ -131,7 +141,7 @@ export class Mesh {
   async register(cluster: string, body: Record<string, unknown> = {}): Promise<void> {
     const res = await fetch(`${this.#anyServer().api}/api/v1/clusters`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...this.authorization() },
       body: JSON.stringify({ name: cluster, ...body }),
     });
     if (res.status !== 201) throw new Error(`register ${cluster}: ${res.status} ${await res.text()}`);
@@ -216,7 +226,7 @@ export class Mesh {
   }
 
   async api<T>(path: string, server = this.#anyServer(), init?: RequestInit): Promise<T> {
-    const res = await fetch(`${server.api}${path}`, init);
+    const res = await fetch(`${server.api}${path}`, { ...init, headers: { ...(init?.headers as Record<string, string> | undefined), ...this.authorization() } });
     if (!res.ok) throw new Error(`${init?.method ?? 'GET'} ${path}: ${res.status} ${await res.text()}`);
     return (res.status === 204 ? undefined : await res.json()) as T;
   }

@@ -3,8 +3,8 @@
 // (REDIS_URL, or a redis-server binary on this machine; memory-only otherwise).
 // Everything it writes goes under .run/ (recreated on each start). Ctrl-C stops all.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
 
 const root = resolve(import.meta.dirname, '..');
 const run = join(root, '.run');
@@ -98,17 +98,25 @@ async function main(): Promise<void> {
   mkdirSync(run, { recursive: true });
   const redisUrl = await chooseRedis();
   const node = process.execPath;
+  const stateDir = join(run, 'server');
   start('server', node, [
     'packages/mgmt-server/bin/meshrelay-server.js',
-    '--state-dir', join(run, 'server'),
+    '--state-dir', stateDir,
     '--relay-port', String(RELAY_PORT), '--http-port', String(HTTP_PORT), '--metrics-port', String(METRICS_PORT),
     '--replica-name', 'mgmt-0',
   ], redisUrl ? { REDIS_URL: redisUrl } : {});
   const api = `http://localhost:${HTTP_PORT}`;
   await waitFor(`${api}/healthz`, 30_000);
+  // The server created its admin credential in its state directory on start; every API call needs it.
+  const adminTokenFile = join(stateDir, 'admin-token');
+  const adminToken = readFileSync(adminTokenFile, 'utf8').trim();
 
   for (const cluster of CLUSTERS) {
-    const res = await fetch(`${api}/api/v1/clusters`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: cluster }) });
+    const res = await fetch(`${api}/api/v1/clusters`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
+      body: JSON.stringify({ name: cluster }),
+    });
     if (res.status !== 201) throw new Error(`registering ${cluster} failed: ${res.status} ${await res.text()}`);
     const reg = (await res.json()) as { token: string; relay: { address: string; caBundlePem: string } };
     const dir = join(run, cluster);
@@ -130,8 +138,11 @@ async function main(): Promise<void> {
 
   console.log(`
 Meshrelay is running${redisUrl ? ` (Redis at ${redisUrl})` : ' (memory only: no REDIS_URL and no redis-server found)'}.
-  Web UI and HTTP API   ${api}/          (try ${api}/api/v1/clusters)
-  Prometheus metrics    http://localhost:${METRICS_PORT}/metrics
+  Web UI and HTTP API   ${api}/          (bound to 127.0.0.1; both need the admin token)
+  Admin token           ${relative(root, adminTokenFile)}   (mode 0600; the UI asks for it once per tab;
+                        meshctl run from this directory reads it there, elsewhere give
+                        --state-dir ${stateDir} or MESHRELAY_ADMIN_TOKEN_FILE=${adminTokenFile})
+  Prometheus metrics    http://localhost:${METRICS_PORT}/metrics   (open, bound to 127.0.0.1)
   Relay gRPC (mTLS)     localhost:${RELAY_PORT}
   Agent outputs         .run/cluster-a/output/current/   .run/cluster-b/output/current/
   CLI                   npx meshctl cluster list        npx meshctl snapshot output cluster-b

@@ -65,10 +65,18 @@ async function spawnBinary(t: TestContext, name: string, bin: string, env: NodeJ
   return proc;
 }
 
-async function api(base: string, method: string, path: string, body?: object): Promise<unknown> {
+/** The admin token the server created in its Secret on first start, read as an operator with RBAC on Secrets would. */
+function adminToken(fake: FakeKubeApiServer): string {
+  const data = fake.get('Secret', 'meshrelay-admin-token', NS)?.['data'] as Record<string, string> | undefined;
+  if (data?.['token'] === undefined) throw new Error('the server created no Secret meshrelay-admin-token');
+  return Buffer.from(data['token'], 'base64').toString('utf8');
+}
+
+async function api(base: string, token: string, method: string, path: string, body?: object): Promise<unknown> {
+  const auth = { authorization: `Bearer ${token}` };
   const res = await fetch(`${base}${path}`, {
     method,
-    ...(body !== undefined ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}),
+    ...(body !== undefined ? { headers: { 'content-type': 'application/json', ...auth }, body: JSON.stringify(body) } : { headers: auth }),
   });
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
   return res.status === 204 ? undefined : res.json();
@@ -102,6 +110,7 @@ test('given a server and an agent running with the chart\'s environment, when a 
     REDIS_URL: undefined,
     MESHRELAY_RELAY_HOST: '127.0.0.1',
     MESHRELAY_HTTP_HOST: '127.0.0.1',
+    MESHRELAY_METRICS_HOST: '127.0.0.1',
     MESHRELAY_RELAY_PORT: String(relayPort),
     MESHRELAY_HTTP_PORT: String(httpPort),
     MESHRELAY_METRICS_PORT: String(metricsPort),
@@ -112,8 +121,9 @@ test('given a server and an agent running with the chart\'s environment, when a 
   const server = await spawnBinary(t, 'mgmt', 'packages/mgmt-server/bin/meshrelay-server.js', serverEnv);
   await server.waitForLine(/management server started/, 30_000);
   const base = `http://127.0.0.1:${httpPort}`;
+  const token = adminToken(mgmtApi);
 
-  const registration = await api(base, 'POST', '/api/v1/clusters', { name: CLUSTER }) as { token: string; relay: { caBundlePem: string } };
+  const registration = await api(base, token, 'POST', '/api/v1/clusters', { name: CLUSTER }) as { token: string; relay: { caBundlePem: string } };
   writeFileSync(join(dir, 'token'), registration.token, { mode: 0o600 });
   writeFileSync(join(dir, 'ca.crt'), registration.relay.caBundlePem);
   const agentEnv = processEnv(containerEnv(findObject(agentObjects, 'Deployment', 'meshrelay-agent'), 'agent'), { MESHRELAY_AGENT_REPLICA_ID: 'meshrelay-agent-5c8d-q1' }, {
@@ -131,10 +141,10 @@ test('given a server and an agent running with the chart\'s environment, when a 
   await waitFor(() => workloadApi.objects('ServiceEntry').some((o) => o.metadata.labels?.[OWNER_LABEL] !== undefined), {
     timeoutMs: 45_000, intervalMs: 100, message: `no output applied to the workload cluster; agent log:\n${agent.lines.slice(-20).join('\n')}`,
   });
-  await api(base, 'PATCH', `/api/v1/clusters/${CLUSTER}`, { skipWarming: true });
-  await api(base, 'POST', `/api/v1/clusters/${CLUSTER}/token`);
+  await api(base, token, 'PATCH', `/api/v1/clusters/${CLUSTER}`, { skipWarming: true });
+  await api(base, token, 'POST', `/api/v1/clusters/${CLUSTER}/token`);
   await agent.stop(5000);
-  await api(base, 'DELETE', `/api/v1/clusters/${CLUSTER}`);
+  await api(base, token, 'DELETE', `/api/v1/clusters/${CLUSTER}`);
   await waitFor(() => mgmtApi.objects('KubernetesCluster', NS).length === 0, { message: 'the KubernetesCluster was not deleted' });
   await server.stop(5000);
 

@@ -159,3 +159,28 @@ test('given the Prometheus config, when promtool checks it, then it is valid and
   const prometheus = service(loadCompose(), 'prometheus');
   assert.ok((prometheus.volumes ?? []).includes('./deploy/prometheus/prometheus.yml:/etc/prometheus/prometheus.yml:ro'));
 });
+
+test('given the servers, when their binds and published ports are read, then API and metrics serve the other containers but are published on this machine\'s loopback only', () => {
+  const compose = loadCompose();
+  for (const name of SERVERS) {
+    const svc = service(compose, name) as Service & { ports?: string[] };
+    const config = parseServerConfig([], svc.environment ?? {});
+    assert.equal(config.httpHost, '0.0.0.0', `${name}: register and the other containers call its API`);
+    assert.equal(config.metricsHost, '0.0.0.0', `${name}: Prometheus scrapes it from its own container`);
+    for (const port of [config.httpPort, config.metricsPort]) {
+      const published = (svc.ports ?? []).filter((p) => p.endsWith(`:${port}`));
+      assert.equal(published.length, 1, `${name} publishes port ${port} once`);
+      assert.match(published[0] ?? '', /^127\.0\.0\.1:\d+:\d+$/, `${name} publishes port ${port} beyond loopback`);
+    }
+  }
+});
+
+test('given the register service, when it calls the API, then it reads the admin token the servers created in their shared state and says where it is', () => {
+  const compose = loadCompose();
+  const register = service(compose, 'register');
+  const stateDir = service(compose, 'mgmt-0').environment?.['MESHRELAY_STATE_DIR'];
+  const stateMount = (service(compose, 'mgmt-0').volumes ?? []).find((v) => v.split(':')[1] === stateDir)?.split(':')[0];
+  assert.equal(register.environment?.['MESHRELAY_ADMIN_TOKEN_FILE'], `${stateDir}/admin-token`);
+  assert.ok((register.volumes ?? []).includes(`${stateMount}:${stateDir}:ro`), 'register does not mount the server state read-only');
+  assert.match((register.command ?? []).join('\n'), /echo "admin token: \$\$MESHRELAY_ADMIN_TOKEN_FILE in volume server-state/);
+});

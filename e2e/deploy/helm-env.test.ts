@@ -10,7 +10,7 @@ import { containerEnv } from './kube-checks.ts';
 
 /** Options the chart leaves at the binary's default on purpose. */
 const SERVER_UNMAPPED = [
-  'MESHRELAY_RELAY_HOST', 'MESHRELAY_HTTP_HOST', // bind to every address of the pod
+  'MESHRELAY_ADMIN_TOKEN', // the token arrives as a file from a Secret, or the server keeps its own
   'KUBECONFIG', 'MESHRELAY_KUBE_CONTEXT', // in-cluster: the pod's service account
 ];
 const AGENT_UNMAPPED = [
@@ -20,13 +20,20 @@ const AGENT_UNMAPPED = [
   'MESHRELAY_AGENT_LEASE_NAME', // the binary's meshrelay-agent-<cluster> is unique per cluster
 ];
 /** Variables whose value the chart derives (paths, names, the downward API) rather than copies from one value. */
-const SERVER_DERIVED = ['POD_NAME', 'REDIS_URL', 'MESHRELAY_NAMESPACE', 'MESHRELAY_STATE_DIR', 'MESHRELAY_SERVER_HOSTS', 'MESHRELAY_ADVERTISE_ADDRESS'];
+const SERVER_DERIVED = [
+  'POD_NAME', 'REDIS_URL', 'MESHRELAY_NAMESPACE', 'MESHRELAY_STATE_DIR', 'MESHRELAY_SERVER_HOSTS', 'MESHRELAY_ADVERTISE_ADDRESS', 'MESHRELAY_HTTP_ALLOWED_HOSTS',
+];
 const AGENT_DERIVED = [
   'MESHRELAY_AGENT_REPLICA_ID', 'MESHRELAY_AGENT_LEASE_NAMESPACE', 'MESHRELAY_AGENT_TOKEN_FILE', 'MESHRELAY_AGENT_ROOT_CA_FILE',
   'MESHRELAY_AGENT_MANIFESTS_DIR', 'MESHRELAY_AGENT_OUTPUT_DIR', 'MESHRELAY_AGENT_STATE_DIR', 'MESHRELAY_AGENT_CREDENTIALS_NAMESPACE',
 ];
 /** Where the chart's default differs from the binary's on purpose: in a cluster, the cluster's API is the backend. */
-const SERVER_CHART_DEFAULTS: Readonly<Record<string, string>> = { MESHRELAY_REGISTRY: 'kubernetes' };
+const SERVER_CHART_DEFAULTS: Readonly<Record<string, string>> = {
+  MESHRELAY_REGISTRY: 'kubernetes',
+  // The binary serves its API and metrics on loopback only; in a pod the Services and probes need the pod's address.
+  MESHRELAY_HTTP_HOST: '0.0.0.0',
+  MESHRELAY_METRICS_HOST: '0.0.0.0',
+};
 const AGENT_CHART_DEFAULTS: Readonly<Record<string, string>> = {
   MESHRELAY_AGENT_DISCOVERY_PROVIDER: 'kubernetes',
   MESHRELAY_AGENT_APPLY: 'kubernetes',
@@ -36,7 +43,10 @@ const AGENT_CHART_DEFAULTS: Readonly<Record<string, string>> = {
 type Mapping = readonly [path: string, value: unknown, env: string, expected: string];
 
 const SERVER_MAPPINGS: readonly Mapping[] = [
+  ['glooMgmtServer.relay.host', '::', 'MESHRELAY_RELAY_HOST', '::'],
   ['glooMgmtServer.relay.port', 9443, 'MESHRELAY_RELAY_PORT', '9443'],
+  ['glooMgmtServer.http.host', '10.0.0.7', 'MESHRELAY_HTTP_HOST', '10.0.0.7'],
+  ['glooMgmtServer.metrics.host', '127.0.0.1', 'MESHRELAY_METRICS_HOST', '127.0.0.1'],
   ['glooMgmtServer.http.port', 8443, 'MESHRELAY_HTTP_PORT', '8443'],
   ['glooMgmtServer.metrics.port', 9191, 'MESHRELAY_METRICS_PORT', '9191'],
   ['glooMgmtServer.registry', 'file', 'MESHRELAY_REGISTRY', 'file'],
@@ -59,7 +69,7 @@ const SERVER_MAPPINGS: readonly Mapping[] = [
   ['glooMgmtServer.safeStartWindow', 0, 'MESHRELAY_SAFE_START_WINDOW', '0'],
   ['glooMgmtServer.blastRadius.maxDeleteShare', 0.25, 'MESHRELAY_MAX_DELETE_SHARE', '0.25'],
   ['glooMgmtServer.blastRadius.minResources', 11, 'MESHRELAY_BLAST_RADIUS_MIN_RESOURCES', '11'],
-  ['glooMgmtServer.adminToken.secretName', 'meshrelay-admin', 'MESHRELAY_ADMIN_TOKEN', JSON.stringify({ secretKeyRef: { key: 'token', name: 'meshrelay-admin' } })],
+  ['glooMgmtServer.adminToken.secretName', 'meshrelay-admin', 'MESHRELAY_ADMIN_TOKEN_FILE', '/etc/meshrelay/admin-token/token'],
   ['glooMgmtServer.logLevel', 'debug', 'MESHRELAY_LOG_LEVEL', 'debug'],
   ['redis.external.url', 'redis://cache.example.org:6379', 'REDIS_URL', 'redis://cache.example.org:6379'],
 ];

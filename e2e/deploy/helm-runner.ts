@@ -70,6 +70,13 @@ export async function templateRun(values: object, options: TemplateOptions = {})
   }
 }
 
+/** The NOTES `helm install` prints with these `--set` values (a client-side dry run); throws with helm's message when it fails. */
+export async function installNotes(values: readonly string[], namespace = 'gloo-mesh'): Promise<string> {
+  const run = await runHelm(['install', 'meshrelay', CHART, '--dry-run=client', '--namespace', namespace, ...values.flatMap((v) => ['--set', v])]);
+  if (run.code !== 0) throw new Error(`helm install --dry-run failed (exit ${run.code}): ${run.stderr}`);
+  return run.stdout.slice(run.stdout.indexOf('NOTES:'));
+}
+
 /** Renders the chart and parses every document; throws with helm's message when it refuses the values. */
 export async function renderChart(values: object, options: TemplateOptions = {}): Promise<KubeObject[]> {
   const run = await templateRun(values, options);

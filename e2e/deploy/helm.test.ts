@@ -2,7 +2,7 @@
 // rendered object as a Kubernetes object, and refuse bad values with a message naming the field.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CHART, findObject, objectsOfKind, renderChart, runHelm, templateRun } from './helm-runner.ts';
+import { CHART, findObject, installNotes, objectsOfKind, renderChart, runHelm, templateRun } from './helm-runner.ts';
 import { asList, asRecord, containerEnv, firstContainer, kubeProblems, podSpecOf, podTemplateLabels, rbacVerbs, specOf } from './kube-checks.ts';
 
 const AGENT = { glooAgent: { enabled: true, cluster: 'cluster-a', relay: { serverAddress: 'relay.example.com:9900' } } };
@@ -235,12 +235,7 @@ for (const [name, values, message] of BAD_VALUES) {
   });
 }
 
-/** The NOTES helm prints for `helm install` with these values. */
-async function notesOf(values: readonly string[]): Promise<string> {
-  const run = await runHelm(['install', 'meshrelay', CHART, '--dry-run=client', '--namespace', 'gloo-mesh', ...values.flatMap((v) => ['--set', v])]);
-  assert.equal(run.code, 0, run.stderr);
-  return run.stdout.slice(run.stdout.indexOf('NOTES:'));
-}
+const notesOf = (values: readonly string[]): Promise<string> => installNotes(values);
 
 test('given a server install, when helm prints its notes, then they register through the Kubernetes API or the HTTP API and install the agent with the chart\'s secret names', async () => {
   const notes = await notesOf([]);

@@ -4,6 +4,7 @@
 import { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
 import { CustomResourceDefinition } from 'kubernetes-models/apiextensions.k8s.io/v1';
 import { Deployment, StatefulSet } from 'kubernetes-models/apps/v1';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { PersistentVolumeClaim, Service, ServiceAccount } from 'kubernetes-models/v1';
 import type { KubeObject } from './helm-runner.ts';
@@ -28,6 +29,7 @@ const MODELS: Record<string, (data: Json) => Validatable> = {
   'v1/ServiceAccount': (d) => new ServiceAccount(d as never),
   'v1/PersistentVolumeClaim': (d) => new PersistentVolumeClaim(d as never),
   'policy/v1/PodDisruptionBudget': (d) => new PodDisruptionBudget(d as never),
+  'networking.k8s.io/v1/NetworkPolicy': (d) => new NetworkPolicy(d as never),
   'rbac.authorization.k8s.io/v1/Role': (d) => new Role(d as never),
   'rbac.authorization.k8s.io/v1/RoleBinding': (d) => new RoleBinding(d as never),
   'rbac.authorization.k8s.io/v1/ClusterRole': (d) => new ClusterRole(d as never),

@@ -65,9 +65,11 @@ test('given the README\'s other meshctl commands, when run with no server listen
   const server = `http://127.0.0.1:${await freePort()}`;
   for (const line of others) {
     let stderr = '';
-    const io = { stdout: { write: () => true }, stderr: { write: (s: string) => (stderr += s) }, env: {} };
+    // The admin token as the README's export line gives it.
+    const io = { stdout: { write: () => true }, stderr: { write: (s: string) => (stderr += s) }, env: { MESHRELAY_ADMIN_TOKEN: 'token-from-the-secret' } };
     const code = await runMeshctl(['--server', server, '--timeout', '2000', ...meshctlArgs(line)], io);
     assert.equal(code, 1, `${line}: exit ${code} (2 is a usage error): ${stderr}`);
+    assert.doesNotMatch(stderr, /no admin token|UNAUTHENTICATED/, line);
   }
 });
 
@@ -89,3 +91,15 @@ for (const [heading, options] of [['### meshrelay-server', SERVER_ENV], ['### me
     assert.deepEqual(missing, []);
   });
 }
+
+test('given the README\'s Security section, when compared with meshrelay-server\'s options, then each port\'s bind flag and default are the binary\'s', () => {
+  const security = section('## Security');
+  for (const env of ['MESHRELAY_RELAY_HOST', 'MESHRELAY_HTTP_HOST', 'MESHRELAY_METRICS_HOST']) {
+    const option = SERVER_ENV.get(env);
+    assert.ok(option, env);
+    assert.match(security, new RegExp(`\\| \`${option.flag}\` \\| \`${option.defaultValue?.replaceAll('.', '\\.')}\``), `${option.flag} defaults to ${option.defaultValue}`);
+  }
+  for (const way of ['--admin-token', 'MESHRELAY_ADMIN_TOKEN', '--admin-token-file', 'MESHRELAY_ADMIN_TOKEN_FILE', '--state-dir', '.run/server/admin-token', 'meshrelay-admin-token']) {
+    assert.ok(security.includes(way), `the Security section does not name ${way}`);
+  }
+});

@@ -51,6 +51,8 @@ test('given safe mode, when Redis and all replicas restart with one agent kept a
 
   // The web UI's banner names the missing cluster, and only it.
   const page = await openBrowserPage(t, `${r0.api}/?poll=250`);
+  await page.locator('#admin-token').fill(mesh.adminToken());
+  await page.getByRole('button', { name: 'Sign in' }).click();
   const banner = page.locator('#safe-mode-banner');
   await banner.locator('[data-cluster="cluster-c"]').first().waitFor({ state: 'visible' });
   assert.equal(await banner.locator('[data-cluster="cluster-a"]').count(), 0);

@@ -1,5 +1,6 @@
 import { Argument, InvalidArgumentError, Option, type Command } from 'commander';
 import { MeshrelayError, isValidClusterName } from '@meshrelay/api';
+import { CREDENTIAL_ENV, LOCAL_STATE_DIRS, resolveAdminCredential, type AdminCredential } from './admin-credential.ts';
 import { DEFAULT_SERVER, DEFAULT_TIMEOUT_MS, createApiClient, normalizeServerUrl, type ApiClient } from './http-client.ts';
 import { formatJson } from './format.ts';
 
@@ -16,6 +17,8 @@ export interface MeshctlIo {
   readonly now?: () => Date;
   /** Opens a URL in a browser without waiting; defaults to the desktop's opener (xdg-open, open). */
   readonly openBrowser?: (url: string) => void;
+  /** Relative paths (token file, state directory) start here; defaults to the process's working directory. */
+  readonly cwd?: string;
 }
 
 export type OutputFormat = 'text' | 'json';
@@ -25,13 +28,18 @@ export const OUTPUT_FORMATS: readonly OutputFormat[] = ['text', 'json'];
 export interface GlobalOptions {
   readonly server: string;
   readonly adminToken: string | undefined;
+  readonly adminTokenFile: string | undefined;
+  /** An explicit state directory to find the admin token in; undefined = the local run's. */
+  readonly stateDir: string | undefined;
   readonly output: OutputFormat;
   readonly timeoutMs: number;
 }
 
 export const GLOBAL_ENV = {
   server: 'MESHCTL_SERVER',
-  adminToken: 'MESHRELAY_ADMIN_TOKEN',
+  adminToken: CREDENTIAL_ENV.token,
+  adminTokenFile: CREDENTIAL_ENV.tokenFile,
+  stateDir: CREDENTIAL_ENV.stateDir,
   output: 'MESHCTL_OUTPUT',
   timeout: 'MESHCTL_TIMEOUT',
 } as const;
@@ -43,11 +51,14 @@ export function usageError(message: string): MeshrelayError {
   return new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', message);
 }
 
-/** Adds --server, --admin-token, -o/--output and --timeout; commander shows each default and variable in --help. */
+/** Adds --server, the admin credential options, -o/--output and --timeout; commander shows each default and variable in --help. */
 export function addGlobalOptions(program: Command): void {
   program
     .addOption(new Option('--server <url>', `management server HTTP API (env: ${GLOBAL_ENV.server})`).default(DEFAULT_SERVER))
-    .addOption(new Option('--admin-token <token>', `admin token sent on mutating calls (env: ${GLOBAL_ENV.adminToken})`))
+    .addOption(new Option('--admin-token <token>', `the server's admin token, sent on every API call (env: ${GLOBAL_ENV.adminToken})`))
+    .addOption(new Option('--admin-token-file <path>', `read the admin token from this file (env: ${GLOBAL_ENV.adminTokenFile})`))
+    .addOption(new Option('--state-dir <dir>', `the server's state directory, to read its admin-token file (env: ${GLOBAL_ENV.stateDir}; ` +
+      `default for a server on this machine: the local run's, ${LOCAL_STATE_DIRS.join(' or ')})`))
     .addOption(new Option('-o, --output <format>', `output format (env: ${GLOBAL_ENV.output})`).choices(OUTPUT_FORMATS).default('text'))
     .addOption(new Option('--timeout <ms>', `per-request timeout in milliseconds (env: ${GLOBAL_ENV.timeout})`).default(String(DEFAULT_TIMEOUT_MS)));
 }
@@ -97,13 +108,23 @@ export class CliContext {
     }
     const adminToken = pick('adminToken', GLOBAL_ENV.adminToken);
     if (adminToken !== undefined && adminToken.trim() === '') throw usageError('--admin-token must not be empty');
+    const adminTokenFile = pick('adminTokenFile', GLOBAL_ENV.adminTokenFile);
+    const stateDir = pick('stateDir', GLOBAL_ENV.stateDir);
     const server = normalizeServerUrl(pick('server', GLOBAL_ENV.server) ?? DEFAULT_SERVER);
-    return { server, adminToken, output: output as OutputFormat, timeoutMs };
+    return { server, adminToken, adminTokenFile, stateDir, output: output as OutputFormat, timeoutMs };
   }
 
+  /** The admin credential from flags, environment or the local state directory; throws naming every way to give it. */
+  adminCredential(command: Command): AdminCredential {
+    const g = this.globals(command);
+    return resolveAdminCredential({ token: g.adminToken, tokenFile: g.adminTokenFile, stateDir: g.stateDir, cwd: this.io.cwd ?? process.cwd(), server: g.server });
+  }
+
+  /** A client that sends the admin credential on every call; fails before any call when there is none. */
   client(command: Command): ApiClient {
     const g = this.globals(command);
-    return createApiClient({ server: g.server, adminToken: g.adminToken, timeoutMs: g.timeoutMs });
+    const credential = this.adminCredential(command);
+    return createApiClient({ server: g.server, adminToken: credential.token, adminTokenSource: credential.source, timeoutMs: g.timeoutMs });
   }
 
   print(text: string): void {

@@ -21,8 +21,10 @@ export const DEFAULT_TIMEOUT_MS = 5000;
 export interface ApiClientOptions {
   /** Base URL of the HTTP API, e.g. http://localhost:8090 (a path prefix is kept). */
   readonly server: string;
-  /** Sent as "Authorization: Bearer <token>" on mutating calls. */
+  /** Sent as "Authorization: Bearer <token>" on every call (the server needs it on all of /api/v1). */
   readonly adminToken?: string | undefined;
+  /** Where the token came from, named when the server refuses it (never the value). */
+  readonly adminTokenSource?: string | undefined;
   /** Per-request deadline; default 5000 ms. */
   readonly timeoutMs?: number;
 }
@@ -114,13 +116,11 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) {
     throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `--timeout: ${timeoutMs} is not a positive number of milliseconds`);
   }
-  return new HttpApiClient(normalizeServerUrl(options.server), options.adminToken, timeoutMs);
+  return new HttpApiClient(normalizeServerUrl(options.server), options.adminToken, options.adminTokenSource, timeoutMs);
 }
 
 interface RequestOptions {
   readonly body?: unknown;
-  /** Send the admin token (mutating calls). */
-  readonly admin?: boolean;
   /** Non-2xx statuses whose JSON body is a normal answer. */
   readonly acceptStatuses?: readonly number[];
 }
@@ -130,11 +130,13 @@ const cluster = (name: string): string => `/api/v1/clusters/${encodeURIComponent
 class HttpApiClient implements ApiClient {
   readonly server: string;
   readonly #adminToken: string | undefined;
+  readonly #adminTokenSource: string | undefined;
   readonly #timeoutMs: number;
 
-  constructor(server: string, adminToken: string | undefined, timeoutMs: number) {
+  constructor(server: string, adminToken: string | undefined, adminTokenSource: string | undefined, timeoutMs: number) {
     this.server = server;
     this.#adminToken = adminToken;
+    this.#adminTokenSource = adminTokenSource;
     this.#timeoutMs = timeoutMs;
   }
 
@@ -148,19 +150,19 @@ class HttpApiClient implements ApiClient {
   }
 
   registerCluster(request: RegisterRequest): Promise<RegistrationResponse> {
-    return this.#call('POST', '/api/v1/clusters', { body: request, admin: true });
+    return this.#call('POST', '/api/v1/clusters', { body: request });
   }
 
   updateCluster(name: string, update: ClusterUpdateRequest): Promise<ClusterView> {
-    return this.#call('PATCH', cluster(name), { body: update, admin: true });
+    return this.#call('PATCH', cluster(name), { body: update });
   }
 
   async deregisterCluster(name: string): Promise<void> {
-    await this.#call('DELETE', cluster(name), { admin: true });
+    await this.#call('DELETE', cluster(name));
   }
 
   rotateToken(name: string): Promise<TokenResponse> {
-    return this.#call('POST', `${cluster(name)}/token`, { admin: true });
+    return this.#call('POST', `${cluster(name)}/token`);
   }
 
   getInputSnapshot(name: string): Promise<InputSnapshot> {
@@ -185,7 +187,7 @@ class HttpApiClient implements ApiClient {
   }
 
   async releaseOutput(name: string): Promise<HeldOutput> {
-    const answer = await this.#call<ReleaseResponse>('POST', `${cluster(name)}/output/release`, { admin: true });
+    const answer = await this.#call<ReleaseResponse>('POST', `${cluster(name)}/output/release`);
     return answer.released;
   }
 
@@ -201,7 +203,7 @@ class HttpApiClient implements ApiClient {
     const request = `${method} ${path}`;
     const headers: Record<string, string> = { accept: 'application/json' };
     if (options.body !== undefined) headers['content-type'] = 'application/json';
-    if (options.admin === true && this.#adminToken !== undefined) headers['authorization'] = `Bearer ${this.#adminToken}`;
+    if (this.#adminToken !== undefined) headers['authorization'] = `Bearer ${this.#adminToken}`;
     let response: Response;
     try {
       response = await fetch(this.server + path, {
@@ -215,7 +217,7 @@ class HttpApiClient implements ApiClient {
     }
     const text = await readBody(response, request, this.server);
     if (!response.ok && !(options.acceptStatuses ?? []).includes(response.status)) {
-      throw errorFromResponse(response, text, request, this.server);
+      throw errorFromResponse(response, text, request, this.server, this.#refusalHint());
     }
     if (response.status === 204 || text === '') return undefined as T;
     try {
@@ -229,6 +231,12 @@ class HttpApiClient implements ApiClient {
         cause: err,
       });
     }
+  }
+
+  /** Said after a 401: which token the server refused, or that none was sent. */
+  #refusalHint(): string {
+    if (this.#adminToken === undefined) return ' (meshctl sent no admin token)';
+    return this.#adminTokenSource === undefined ? '' : ` (meshctl sent the admin token from ${this.#adminTokenSource})`;
   }
 
   #transportError(err: unknown, request: string): ApiError {
@@ -264,7 +272,7 @@ async function readBody(response: Response, request: string, server: string): Pr
 }
 
 /** The server's `{code, message}` when it sent one; otherwise a code chosen by HTTP status. */
-function errorFromResponse(response: Response, text: string, request: string, server: string): ApiError {
+function errorFromResponse(response: Response, text: string, request: string, server: string, refusalHint: string): ApiError {
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -278,7 +286,7 @@ function errorFromResponse(response: Response, text: string, request: string, se
       serverCode: sent.code,
       status: response.status,
       request,
-      message: sent.message,
+      message: response.status === 401 ? `${sent.message}${refusalHint}` : sent.message,
     });
   }
   const statusText = response.statusText ? ` ${response.statusText}` : '';

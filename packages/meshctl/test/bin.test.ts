@@ -27,7 +27,7 @@ test('given the installed launcher, when --version runs, then it prints the pack
 test('given the installed launcher and no server, when clusters are listed, then the process exits 1 with one line', async () => {
   const url = await closedPortUrl();
 
-  const result = await run(['--server', url, 'cluster', 'list']);
+  const result = await run(['--server', url, '--admin-token', 'token-for-a-server-that-is-not-there', 'cluster', 'list']);
 
   assert.equal(result.code, 1);
   assert.match(result.stderr, /^meshctl: cannot reach the management server at [^\n]+\n$/);

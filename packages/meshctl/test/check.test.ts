@@ -3,7 +3,7 @@ import { test, type TestContext } from 'node:test';
 import { startRedisServer, waitFor } from '@meshrelay/testkit';
 import { mtlsClient, next, openPull, openPush, pushSnapshot, register, service } from '../../mgmt-server/test/harness.ts';
 import type { CheckReport } from '../src/index.ts';
-import { closedPortUrl, meshctlAt, startServer, tokenFrom, type RunningServer } from './harness.ts';
+import { UNUSED_TOKEN_ENV, apiGet, closedPortUrl, meshctlAt, startServer, tokenFrom, type RunningServer } from './harness.ts';
 
 /**
  * Registers `cluster` through meshctl, then does over real mTLS what its agent
@@ -26,14 +26,14 @@ async function connectWarmCluster(t: TestContext, running: RunningServer, cluste
 }
 
 /** Waits until the gate has run and let translation go (a fresh replica starts held until its first run). */
-async function waitForGateOpen(url: string): Promise<void> {
-  await waitFor(async () => ((await (await fetch(`${url}/api/v1/safe-mode`)).json()) as { active: boolean }).active === false, {
+async function waitForGateOpen(running: RunningServer): Promise<void> {
+  await waitFor(async () => (await apiGet<{ active: boolean }>(running, '/api/v1/safe-mode')).active === false, {
     message: 'the safe-mode gate to open',
   });
 }
 
-async function checkJson(url: string): Promise<{ code: number; report: CheckReport }> {
-  const result = await meshctlAt(url, ['check', '-o', 'json']);
+async function checkJson(url: string, env: Record<string, string> = {}): Promise<{ code: number; report: CheckReport }> {
+  const result = await meshctlAt(url, ['check', '-o', 'json'], env);
   assert.equal(result.stderr, '');
   return { code: result.code, report: JSON.parse(result.stdout) as CheckReport };
 }
@@ -41,7 +41,7 @@ async function checkJson(url: string): Promise<{ code: number; report: CheckRepo
 test('given a connected warm cluster, when checked, then every check passes and meshctl exits 0', async (t) => {
   const running = await startServer(t);
   await connectWarmCluster(t, running, 'east');
-  await waitForGateOpen(running.url);
+  await waitForGateOpen(running);
 
   const result = await meshctlAt(running.url, ['check']);
 
@@ -57,9 +57,10 @@ test('given a connected warm cluster, when checked, then every check passes and 
 });
 
 test('given a registered cluster that never connected, when checked, then its connection and warmth fail and meshctl exits 1', async (t) => {
-  const { url } = await startServer(t);
+  const running = await startServer(t);
+  const { url } = running;
   await meshctlAt(url, ['cluster', 'register', 'east']);
-  await waitForGateOpen(url);
+  await waitForGateOpen(running);
 
   const result = await meshctlAt(url, ['check']);
 
@@ -72,9 +73,10 @@ test('given a registered cluster that never connected, when checked, then its co
 });
 
 test('given a never-connected cluster, when checked with -o json, then the answer is {ok, checks: [{name, ok, detail}]}', async (t) => {
-  const { url } = await startServer(t);
+  const running = await startServer(t);
+  const { url } = running;
   await meshctlAt(url, ['cluster', 'register', 'east']);
-  await waitForGateOpen(url);
+  await waitForGateOpen(running);
 
   const { code, report } = await checkJson(url);
 
@@ -112,7 +114,7 @@ test('given a disconnected cluster with skip-warming, when checked, then its con
 test('given nothing listening, when checked, then the one failed check says the server cannot be reached and meshctl exits 1', async () => {
   const url = await closedPortUrl();
 
-  const { code, report } = await checkJson(url);
+  const { code, report } = await checkJson(url, UNUSED_TOKEN_ENV);
 
   assert.equal(code, 1);
   assert.equal(report.ok, false);

@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { closedPortUrl, meshctl, meshctlAt, startServer, startSilentListener } from './harness.ts';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { UNUSED_TOKEN_ENV, closedPortUrl, meshctl, meshctlAt, startServer, startSilentListener, tempDir } from './harness.ts';
 
 test('given nothing listening, when clusters are listed, then one "cannot reach" line and exit 1', async () => {
   const url = await closedPortUrl();
 
-  const result = await meshctlAt(url, ['cluster', 'list']);
+  const result = await meshctlAt(url, ['cluster', 'list'], UNUSED_TOKEN_ENV);
 
   assert.equal(result.code, 1);
   assert.equal(result.stdout, '');
@@ -15,7 +17,7 @@ test('given nothing listening, when clusters are listed, then one "cannot reach"
 test('given MESHCTL_SERVER points at nothing, when clusters are listed, then the variable is used', async () => {
   const url = await closedPortUrl();
 
-  const result = await meshctl(['cluster', 'list'], { MESHCTL_SERVER: url });
+  const result = await meshctl(['cluster', 'list'], { MESHCTL_SERVER: url, ...UNUSED_TOKEN_ENV });
 
   assert.equal(result.code, 1);
   assert.ok(result.stderr.startsWith(`meshctl: cannot reach the management server at ${url}: `), result.stderr);
@@ -24,7 +26,7 @@ test('given MESHCTL_SERVER points at nothing, when clusters are listed, then the
 test('given a server that never answers, when clusters are listed with --timeout, then meshctl gives up with one line and exit 1', async (t) => {
   const listener = await startSilentListener(t);
 
-  const result = await meshctlAt(listener.url, ['--timeout', '200', 'cluster', 'list']);
+  const result = await meshctlAt(listener.url, ['--timeout', '200', 'cluster', 'list'], UNUSED_TOKEN_ENV);
 
   assert.equal(result.code, 1);
   assert.equal(result.stderr, `meshctl: the management server at ${listener.url} did not answer GET /api/v1/clusters within 200 ms\n`);
@@ -64,7 +66,7 @@ test('given --server pointing at something other than the API, when clusters are
   const { server } = await startServer(t);
   const url = `http://127.0.0.1:${server.metricsPort}`;
 
-  const result = await meshctlAt(url, ['cluster', 'list']);
+  const result = await meshctlAt(url, ['cluster', 'list'], UNUSED_TOKEN_ENV);
 
   assert.equal(result.code, 1);
   assert.equal(
@@ -80,50 +82,113 @@ test('given a --server that is not an http URL, when meshctl runs, then it exits
   assert.equal(result.stderr, 'meshctl: --server: "ftp://example.org" must start with http:// or https://\n');
 });
 
-test('given a server with an admin token, when a cluster is registered without it, then MESHRELAY_ERR_UNAUTHENTICATED and exit 1', async (t) => {
-  const { server, url } = await startServer(t, ['--admin-token', 'let-me-in']);
+const TOKEN = 'let-me-in-0123456789';
 
-  const result = await meshctlAt(url, ['cluster', 'register', 'east']);
+const API_COMMANDS: readonly (readonly string[])[] = [
+  ['cluster', 'list'], ['cluster', 'register', 'east'], ['cluster', 'deregister', 'east'], ['check'], ['safe-mode', 'status'],
+  ['snapshot', 'input', 'east'], ['output', 'release', 'east'], ['debug', 'report'],
+];
+
+for (const args of API_COMMANDS) {
+  test(`given no admin token anywhere, when "meshctl ${args.join(' ')}" runs, then it exits 1 naming every way to give one and contacts no server`, async (t) => {
+    const listener = await startSilentListener(t);
+
+    const result = await meshctl(['--server', listener.url, ...args]);
+
+    assert.equal(result.code, 1, result.stderr);
+    assert.match(result.stderr, /^meshctl: no admin token: [^\n]+\n$/);
+    for (const way of ['--admin-token', 'MESHRELAY_ADMIN_TOKEN', '--admin-token-file', 'MESHRELAY_ADMIN_TOKEN_FILE', '--state-dir', 'MESHRELAY_STATE_DIR', '.run/server/admin-token', 'meshrelay-admin-token']) {
+      assert.ok(result.stderr.includes(way), `the error names ${way}: ${result.stderr}`);
+    }
+    assert.equal(listener.connections(), 0);
+  });
+}
+
+test('given a server with an admin token, when a wrong token is given, then exit 1 naming where it came from, and nothing changes', async (t) => {
+  const { server, url } = await startServer(t, ['--admin-token', TOKEN]);
+
+  const result = await meshctlAt(url, ['--admin-token', `${TOKEN}x`, 'cluster', 'register', 'east']);
+  const read = await meshctlAt(url, ['cluster', 'list'], { MESHRELAY_ADMIN_TOKEN: `${TOKEN}x` });
 
   assert.equal(result.code, 1);
-  assert.match(result.stderr, /^meshctl: MESHRELAY_ERR_UNAUTHENTICATED: .* \(POST \/api\/v1\/clusters, HTTP 401\)\n$/);
+  assert.match(result.stderr, /^meshctl: MESHRELAY_ERR_UNAUTHENTICATED: the admin token is wrong \(meshctl sent the admin token from --admin-token or MESHRELAY_ADMIN_TOKEN\) \(POST \/api\/v1\/clusters, HTTP 401\)\n$/);
+  assert.equal(read.code, 1);
+  assert.match(read.stderr, /MESHRELAY_ERR_UNAUTHENTICATED/);
   assert.equal(server.registry.get('east'), undefined);
 });
 
-test('given a server with an admin token, when a wrong token is given, then exit 1 and nothing changes', async (t) => {
-  const { server, url } = await startServer(t, ['--admin-token', 'let-me-in']);
+test('given a server with an admin token, when the token comes from --admin-token or MESHRELAY_ADMIN_TOKEN, then calls succeed', async (t) => {
+  const { server, url } = await startServer(t, ['--admin-token', TOKEN]);
 
-  const result = await meshctlAt(url, ['--admin-token', 'let-me-inn', 'cluster', 'register', 'east']);
-
-  assert.equal(result.code, 1);
-  assert.match(result.stderr, /MESHRELAY_ERR_UNAUTHENTICATED/);
-  assert.equal(server.registry.get('east'), undefined);
-});
-
-test('given a server with an admin token, when the token comes from --admin-token or MESHRELAY_ADMIN_TOKEN, then mutating calls succeed', async (t) => {
-  const { server, url } = await startServer(t, ['--admin-token', 'let-me-in']);
-
-  const byFlag = await meshctlAt(url, ['--admin-token', 'let-me-in', 'cluster', 'register', 'east']);
-  const byEnv = await meshctlAt(url, ['cluster', 'update', 'east', '--skip-warming'], { MESHRELAY_ADMIN_TOKEN: 'let-me-in' });
+  const byFlag = await meshctlAt(url, ['--admin-token', TOKEN, 'cluster', 'register', 'east']);
+  const byEnv = await meshctlAt(url, ['cluster', 'update', 'east', '--skip-warming'], { MESHRELAY_ADMIN_TOKEN: TOKEN });
 
   assert.equal(byFlag.code, 0, byFlag.stderr);
   assert.equal(byEnv.code, 0, byEnv.stderr);
   assert.equal(server.registry.get('east')?.spec.skipWarming, true);
 });
 
-test('given a server with an admin token, when clusters are listed without it, then reading still works', async (t) => {
-  const { url } = await startServer(t, ['--admin-token', 'let-me-in']);
+test('given a token file, when it is named by --admin-token-file or MESHRELAY_ADMIN_TOKEN_FILE, then calls succeed', async (t) => {
+  const { server, url } = await startServer(t, ['--admin-token', TOKEN]);
+  const file = join(await tempDir(t), 'token');
+  await writeFile(file, `${TOKEN}\n`, { mode: 0o600 });
 
-  const result = await meshctlAt(url, ['cluster', 'list']);
+  const byFlag = await meshctl(['--server', url, '--admin-token-file', file, 'cluster', 'register', 'east']);
+  const byEnv = await meshctl(['--server', url, 'cluster', 'list'], { MESHRELAY_ADMIN_TOKEN_FILE: file });
 
-  assert.equal(result.code, 0, result.stderr);
+  assert.equal(byFlag.code, 0, byFlag.stderr);
+  assert.equal(byEnv.code, 0, byEnv.stderr);
+  assert.match(byEnv.stdout, /east/);
+  assert.ok(server.registry.get('east'));
+});
+
+test('given a token file that does not exist, when meshctl runs, then it exits 2 naming the file', async (t) => {
+  const listener = await startSilentListener(t);
+
+  const result = await meshctl(['--server', listener.url, '--admin-token-file', '/nonexistent/token', 'cluster', 'list']);
+
+  assert.equal(result.code, 2);
+  assert.equal(result.stderr, 'meshctl: --admin-token-file (MESHRELAY_ADMIN_TOKEN_FILE): cannot read /nonexistent/token\n');
+  assert.equal(listener.connections(), 0);
+});
+
+test('given a server that made its own token, when meshctl runs where the local run keeps it or with --state-dir, then it finds the token there', async (t) => {
+  const { url, stateDir } = await startServer(t);
+  const cwd = await tempDir(t);
+
+  const byFlag = await meshctl(['--server', url, '--state-dir', stateDir, 'cluster', 'register', 'east']);
+  const none = await meshctl(['--server', url, 'cluster', 'list'], {}, cwd);
+  await mkdir(join(cwd, '.run'));
+  await symlink(stateDir, join(cwd, '.run', 'server'));
+  const byLocalRun = await meshctl(['--server', url, 'cluster', 'list'], {}, cwd);
+
+  assert.equal(byFlag.code, 0, byFlag.stderr);
+  assert.equal(none.code, 1);
+  assert.match(none.stderr, new RegExp(`looked for ${join(cwd, '.run/server/admin-token')} and ${join(cwd, '.meshrelay/server/admin-token')}`));
+  assert.equal(byLocalRun.code, 0, byLocalRun.stderr);
+  assert.match(byLocalRun.stdout, /east/);
+});
+
+test('given a local run\'s token, when meshctl is pointed at a server on another machine, then it does not send that token there', async (t) => {
+  const { stateDir } = await startServer(t);
+  const cwd = await tempDir(t);
+  await mkdir(join(cwd, '.run'));
+  await symlink(stateDir, join(cwd, '.run', 'server'));
+  const remote = await startSilentListener(t);
+  const remoteUrl = remote.url.replace('127.0.0.1', 'mgmt.example.invalid');
+
+  const result = await meshctl(['--server', remoteUrl, 'cluster', 'list'], {}, cwd);
+
+  assert.equal(result.code, 1);
+  assert.match(result.stderr, /^meshctl: no admin token: .*the local run's \.run\/server and \.meshrelay\/server are read only for a server on this machine\)\n$/);
+  assert.equal(remote.connections(), 0);
 });
 
 test('given --help, when meshctl runs, then the global options show their variables and defaults and it exits 0', async () => {
   const result = await meshctl(['--help']);
 
   assert.equal(result.code, 0);
-  for (const text of ['MESHCTL_SERVER', 'MESHRELAY_ADMIN_TOKEN', 'MESHCTL_OUTPUT', 'MESHCTL_TIMEOUT', 'http://localhost:8090', '"5000"']) {
+  for (const text of ['MESHCTL_SERVER', 'MESHRELAY_ADMIN_TOKEN', 'MESHRELAY_ADMIN_TOKEN_FILE', 'MESHRELAY_STATE_DIR', '.run/server', 'MESHCTL_OUTPUT', 'MESHCTL_TIMEOUT', 'http://localhost:8090', '"5000"']) {
     assert.ok(result.stdout.includes(text), `help mentions ${text}`);
   }
 });

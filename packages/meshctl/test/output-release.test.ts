@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { HeldOutput } from '../src/index.ts';
-import { meshctlAt, startServer, type RunningServer } from './harness.ts';
+import { apiGet, meshctlAt, startServer, type RunningServer } from './harness.ts';
 
 const HASH = 'a'.repeat(64);
 
@@ -34,7 +34,7 @@ test('given a held output, when it is released, then meshctl prints its hash and
     `Released the output held for cluster "east": hash ${HASH}, deleting 3 of the 4 resources its agent holds (held for: would delete 3 of 4 resources (75 % > 50 %)).\n`,
   );
   assert.equal(running.server.held.get('east'), undefined);
-  const held = (await (await fetch(`${running.url}/api/v1/outputs/held`)).json()) as { held: HeldOutput[] };
+  const held = await apiGet<{ held: HeldOutput[] }>(running, '/api/v1/outputs/held');
   assert.deepEqual(held.held, []);
 });
 
@@ -51,13 +51,14 @@ test('given a held output, when it is released with -o json, then the raw answer
   assert.equal(answer.released.deleted, 3);
 });
 
-test('given a server with an admin token, when a held output is released without it, then exit 1 and it stays held', async (t) => {
-  const running = await startServer(t, ['--admin-token', 'let-me-in']);
-  assert.equal((await meshctlAt(running.url, ['--admin-token', 'let-me-in', 'cluster', 'register', 'east'])).code, 0);
+test('given a server with an admin token, when a held output is released with a wrong one, then exit 1 and it stays held', async (t) => {
+  const running = await startServer(t, ['--admin-token', 'let-me-in-0123456789']);
+  assert.equal((await meshctlAt(running.url, ['--admin-token', 'let-me-in-0123456789', 'cluster', 'register', 'east'])).code, 0);
   running.server.held.hold({ cluster: 'east', hash: HASH, reason: 'delete-share', message: 'm', deleted: 3, held: 4, missingClusters: [] }, new Date());
 
-  const refused = await meshctlAt(running.url, ['output', 'release', 'east']);
-  const allowed = await meshctlAt(running.url, ['output', 'release', 'east'], { MESHRELAY_ADMIN_TOKEN: 'let-me-in' });
+  const refused = await meshctlAt(running.url, ['output', 'release', 'east'], { MESHRELAY_ADMIN_TOKEN: 'not-the-token-0123456789' });
+  assert.ok(running.server.held.get('east'), 'a refused release must leave the output held');
+  const allowed = await meshctlAt(running.url, ['output', 'release', 'east'], { MESHRELAY_ADMIN_TOKEN: 'let-me-in-0123456789' });
 
   assert.equal(refused.code, 1);
   assert.match(refused.stderr, /^meshctl: MESHRELAY_ERR_UNAUTHENTICATED: .*\(POST \/api\/v1\/clusters\/east\/output\/release, HTTP 401\)\n$/);

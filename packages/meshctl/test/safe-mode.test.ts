@@ -3,10 +3,18 @@ import { test, type TestContext } from 'node:test';
 import { waitFor } from '@meshrelay/testkit';
 import { startRestartedTestServer } from '../../mgmt-server/test/harness.ts';
 import { fillWaysOut, renderSafeMode, type CheckReport, type SafeModeStatus } from '../src/index.ts';
-import { meshctlAt, startServer } from './harness.ts';
+import { meshctlAt, rememberServer, startServer } from './harness.ts';
 
-async function safeModeOf(url: string): Promise<SafeModeStatus> {
-  return (await (await fetch(`${url}/api/v1/safe-mode`)).json()) as SafeModeStatus;
+
+interface Target {
+  readonly url: string;
+  readonly token: string;
+}
+
+/** The replica's safe-mode answer, read with its admin token. */
+async function safeModeOf(target: Target): Promise<SafeModeStatus> {
+  const res = await fetch(`${target.url}/api/v1/safe-mode`, { headers: { authorization: `Bearer ${target.token}` } });
+  return (await res.json()) as SafeModeStatus;
 }
 
 /**
@@ -14,14 +22,17 @@ async function safeModeOf(url: string): Promise<SafeModeStatus> {
  * memory: the gate holds it. (Registering into a running replica would race its
  * first translation run, after which the gate never closes again.)
  */
-async function heldReplica(t: TestContext, flags: string[]): Promise<string> {
+async function heldReplica(t: TestContext, flags: string[]): Promise<Target> {
   const { server } = await startRestartedTestServer(t, [{ name: 'east', warm: true }], flags);
-  await waitFor(async () => (await safeModeOf(server.api)).missing.includes('east'), { message: 'the gate to hold for east' });
-  return server.api;
+  rememberServer(t, server.api, server, server.stateDir);
+  const target = { url: server.api, token: server.admin.token };
+  await waitFor(async () => (await safeModeOf(target)).missing.includes('east'), { message: 'the gate to hold for east' });
+  return target;
 }
 
 test('given safe mode holding for a warm cluster without input, when its status is shown, then it names the hold, the cluster and the ways out, and exits 0', async (t) => {
-  const url = await heldReplica(t, ['--safe-mode', 'true']);
+  const target = await heldReplica(t, ['--safe-mode', 'true']);
+  const { url } = target;
 
   const result = await meshctlAt(url, ['safe-mode', 'status']);
 
@@ -41,20 +52,22 @@ test('given safe mode holding for a warm cluster without input, when its status 
 });
 
 test('given safe mode holding, when its status is shown with -o json, then the raw API answer is printed', async (t) => {
-  const url = await heldReplica(t, ['--safe-mode', 'true']);
+  const target = await heldReplica(t, ['--safe-mode', 'true']);
+  const { url } = target;
 
   const result = await meshctlAt(url, ['safe-mode', 'status', '-o', 'json']);
 
   assert.equal(result.code, 0, result.stderr);
   const printed = JSON.parse(result.stdout) as SafeModeStatus;
-  assert.deepEqual(printed, await safeModeOf(url));
+  assert.deepEqual(printed, await safeModeOf(target));
   assert.equal(printed.active, true);
   assert.equal(printed.mode, 'safe-mode');
   assert.deepEqual(printed.missing, ['east']);
 });
 
 test('given safe mode holding, when checked, then the safe-mode check fails naming the cluster and the ways out', async (t) => {
-  const url = await heldReplica(t, ['--safe-mode', 'true']);
+  const target = await heldReplica(t, ['--safe-mode', 'true']);
+  const { url } = target;
 
   const result = await meshctlAt(url, ['check', '-o', 'json']);
 
@@ -67,11 +80,12 @@ test('given safe mode holding, when checked, then the safe-mode check fails nami
 });
 
 test('given safe mode holding, when the missing cluster is set to skip warming, then the status says translation runs', async (t) => {
-  const url = await heldReplica(t, ['--safe-mode', 'true']);
+  const target = await heldReplica(t, ['--safe-mode', 'true']);
+  const { url } = target;
 
   const update = await meshctlAt(url, ['cluster', 'update', 'east', '--skip-warming']);
   assert.equal(update.code, 0, update.stderr);
-  await waitFor(async () => !(await safeModeOf(url)).active, { message: 'the gate to open' });
+  await waitFor(async () => !(await safeModeOf(target)).active, { message: 'the gate to open' });
 
   const result = await meshctlAt(url, ['safe-mode', 'status']);
 
@@ -80,7 +94,8 @@ test('given safe mode holding, when the missing cluster is set to skip warming, 
 });
 
 test('given a safe-start window holding, when its status is shown, then it names the window and when it ends', async (t) => {
-  const url = await heldReplica(t, ['--safe-start-window', '600']);
+  const target = await heldReplica(t, ['--safe-start-window', '600']);
+  const { url } = target;
 
   const result = await meshctlAt(url, ['safe-mode', 'status']);
 
@@ -91,8 +106,10 @@ test('given a safe-start window holding, when its status is shown, then it names
 });
 
 test('given a replica with no clusters, when its status is shown, then translation runs', async (t) => {
-  const { url } = await startServer(t);
-  await waitFor(async () => !(await safeModeOf(url)).active, { message: 'the gate to open' });
+  const running = await startServer(t);
+  const target = { url: running.url, token: running.server.admin.token };
+  const { url } = target;
+  await waitFor(async () => !(await safeModeOf(target)).active, { message: 'the gate to open' });
 
   const result = await meshctlAt(url, ['safe-mode', 'status']);
 

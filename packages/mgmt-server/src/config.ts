@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { Command, Option } from 'commander';
 import { DNS_LABEL, MeshrelayError } from '@meshrelay/api';
+import { assertAdminToken } from './admin-credential.ts';
 
 /** The management server's one typed configuration, from flags and environment variables. */
 export interface ServerConfig {
@@ -8,6 +9,9 @@ export interface ServerConfig {
   readonly relayPort: number;
   readonly httpHost: string;
   readonly httpPort: number;
+  /** Host names (besides loopback and this machine's names) a browser may address the API and UI by. */
+  readonly httpAllowedHosts: readonly string[];
+  readonly metricsHost: string;
   readonly metricsPort: number;
   readonly stateDir: string;
   readonly redisUrl: string | undefined;
@@ -31,7 +35,9 @@ export interface ServerConfig {
   readonly drainRetryAfterMs: number;
   readonly maxDeleteShare: number;
   readonly blastRadiusMinResources: number;
+  /** The admin credential given by the operator; unset = the one in the durable state (created on first start). */
   readonly adminToken: string | undefined;
+  readonly adminTokenFile: string | undefined;
   readonly logLevel: string;
   /** Where the registry, token hashes, relay CA and VIP allocations live. */
   readonly registry: 'file' | 'kubernetes';
@@ -54,10 +60,12 @@ interface Spec {
 }
 
 const SPECS: readonly Spec[] = [
-  { key: 'relayHost', flag: 'relay-host', env: 'MESHRELAY_RELAY_HOST', kind: 'string', default: '0.0.0.0', description: 'address the relay gRPC port binds to' },
+  { key: 'relayHost', flag: 'relay-host', env: 'MESHRELAY_RELAY_HOST', kind: 'string', default: '0.0.0.0', description: 'address the relay gRPC port binds to; exposes registration (relay token) and push/pull (mTLS) to agents, so every address by default' },
   { key: 'relayPort', flag: 'relay-port', env: 'MESHRELAY_RELAY_PORT', kind: 'port', default: '9900', description: 'relay gRPC port (registration, push, pull); 0 picks a free port' },
-  { key: 'httpHost', flag: 'http-host', env: 'MESHRELAY_HTTP_HOST', kind: 'string', default: '0.0.0.0', description: 'address the HTTP API, UI and metrics bind to' },
+  { key: 'httpHost', flag: 'http-host', env: 'MESHRELAY_HTTP_HOST', kind: 'string', default: '127.0.0.1', description: 'address the HTTP API + web UI bind to; exposes the admin API (admin token) and open /healthz, /readyz; loopback by default (local admin only), 0.0.0.0 to serve other machines' },
   { key: 'httpPort', flag: 'http-port', env: 'MESHRELAY_HTTP_PORT', kind: 'port', default: '8090', description: 'HTTP API + web UI port' },
+  { key: 'httpAllowedHosts', flag: 'http-allowed-hosts', env: 'MESHRELAY_HTTP_ALLOWED_HOSTS', kind: 'list', default: '', description: 'extra host names the API and UI answer to (comma-separated); loopback, this machine\'s name, --server-hosts and the advertised host are always allowed; any other Host header is refused (DNS rebinding)' },
+  { key: 'metricsHost', flag: 'metrics-host', env: 'MESHRELAY_METRICS_HOST', kind: 'string', default: '127.0.0.1', description: 'address the Prometheus /metrics port binds to; exposes metrics (cluster names, counts) without authentication; loopback by default, 0.0.0.0 for a scraper on another machine' },
   { key: 'metricsPort', flag: 'metrics-port', env: 'MESHRELAY_METRICS_PORT', kind: 'port', default: '9091', description: 'Prometheus /metrics port' },
   { key: 'stateDir', flag: 'state-dir', env: 'MESHRELAY_STATE_DIR', kind: 'string', default: '.meshrelay/server', description: 'durable state: cluster registry, token hashes, relay CA, VIP allocations' },
   { key: 'redisUrl', flag: 'redis-url', env: 'REDIS_URL', kind: 'string', description: 'Redis shared by all replicas (e.g. redis://127.0.0.1:6379); unset = memory only' },
@@ -81,7 +89,8 @@ const SPECS: readonly Spec[] = [
   { key: 'drainRetryAfterMs', flag: 'drain-retry-after', env: 'MESHRELAY_DRAIN_RETRY_AFTER', kind: 'count', default: '1000', description: 'retry-after hint sent to agents when this replica drains, ms' },
   { key: 'maxDeleteShare', flag: 'max-delete-share', env: 'MESHRELAY_MAX_DELETE_SHARE', kind: 'share', default: '0.5', description: 'blast-radius guard: hold an output deleting more than this share (0-1) of what an agent holds' },
   { key: 'blastRadiusMinResources', flag: 'blast-radius-min-resources', env: 'MESHRELAY_BLAST_RADIUS_MIN_RESOURCES', kind: 'count', default: '5', description: 'blast-radius guard: outputs replacing fewer resources are not held for their share' },
-  { key: 'adminToken', flag: 'admin-token', env: 'MESHRELAY_ADMIN_TOKEN', kind: 'string', description: 'when set, mutating HTTP API calls need "Authorization: Bearer <token>"' },
+  { key: 'adminToken', flag: 'admin-token', env: 'MESHRELAY_ADMIN_TOKEN', kind: 'string', description: 'admin credential every /api/v1 call needs as "Authorization: Bearer <token>" (at least 16 characters); unset = the one in the durable state, created on first start' },
+  { key: 'adminTokenFile', flag: 'admin-token-file', env: 'MESHRELAY_ADMIN_TOKEN_FILE', kind: 'string', description: 'read the admin credential from this file (e.g. a mounted Secret) instead of --admin-token' },
   { key: 'registry', flag: 'registry', env: 'MESHRELAY_REGISTRY', kind: 'string', default: 'file', description: 'durable state backend: file (the state directory) or kubernetes (KubernetesCluster CRs, Secrets, a ConfigMap)' },
   { key: 'namespace', flag: 'namespace', env: 'MESHRELAY_NAMESPACE', kind: 'string', default: 'gloo-mesh', description: 'management namespace of the kubernetes registry' },
   { key: 'kubeconfig', flag: 'kubeconfig', env: 'KUBECONFIG', kind: 'string', description: 'kubeconfig file for the kubernetes registry (one path); unset = in-cluster service account' },
@@ -174,6 +183,10 @@ export function parseServerConfig(argv: readonly string[], env: NodeJS.ProcessEn
   if (!/^\d+\.\d+\.\d+\.\d+\/\d+$/.test(config.vipCidr) && !config.vipCidr.includes(':')) {
     throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `--vip-cidr: "${config.vipCidr}" is not a CIDR`);
   }
+  if (config.adminToken !== undefined && config.adminTokenFile !== undefined) {
+    throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', '--admin-token (MESHRELAY_ADMIN_TOKEN) and --admin-token-file (MESHRELAY_ADMIN_TOKEN_FILE): give one, not both');
+  }
+  if (config.adminToken !== undefined) assertAdminToken(config.adminToken, '--admin-token (MESHRELAY_ADMIN_TOKEN)');
   if (config.redisUrl !== undefined && !/^rediss?:\/\//.test(config.redisUrl)) {
     throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `--redis-url (REDIS_URL): "${config.redisUrl}" must start with redis:// or rediss://`);
   }

@@ -9,7 +9,9 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { FileCaStore, ensureRelayCa, type CaBundle, type CaStore } from '@meshrelay/certs';
 import { createKubernetesLeaderElector, loadKubeConfig, type LeaderElector } from '@meshrelay/kube';
+import { ensureFileAdminToken, readAdminTokenFile, type AdminCredential } from './admin-credential.ts';
 import type { ServerConfig } from './config.ts';
+import { ensureSecretAdminToken } from './kubernetes-admin-credential.ts';
 import { KubernetesVipAllocations } from './kubernetes-vip-allocations.ts';
 import type { ClusterRegistry } from './registry/cluster-registry.ts';
 import { createFileClusterRegistry } from './registry/file-cluster-registry.ts';
@@ -20,6 +22,8 @@ import { VipAllocations, type VipAllocationStore } from './vip-allocations.ts';
 
 export interface DurableState {
   readonly ca: CaBundle;
+  /** The admin credential of the HTTP API: the operator's, or the one kept in this state. */
+  readonly admin: AdminCredential;
   readonly registry: ClusterRegistry;
   readonly vips: VipAllocationStore;
   /** Closes the registry and leaves the election (releasing the Lease when held). */
@@ -41,6 +45,7 @@ const CA_COMMON_NAME = 'meshrelay relay root CA';
 export async function openDurableState(config: ServerConfig, logger: Logger, now: () => Date): Promise<DurableState> {
   if (config.registry === 'kubernetes') return openKubernetesState(config, logger, now);
   await mkdir(config.stateDir, { recursive: true });
+  const admin = (await givenAdminCredential(config)) ?? (await ensureFileAdminToken(config.stateDir));
   const ca = await ensureCa(new FileCaStore(join(config.stateDir, 'ca')), now);
   const registry = await createFileClusterRegistry({
     dir: join(config.stateDir, 'registry'),
@@ -49,7 +54,7 @@ export async function openDurableState(config: ServerConfig, logger: Logger, now
     logger,
   });
   const vips = new VipAllocations(join(config.stateDir, 'registry', 'vip-allocations.json'), config.vipCidr);
-  return { ca, registry, vips, close: () => registry.close() };
+  return { ca, admin, registry, vips, close: () => registry.close() };
 }
 
 async function openKubernetesState(config: ServerConfig, logger: Logger, now: () => Date): Promise<DurableState> {
@@ -59,6 +64,7 @@ async function openKubernetesState(config: ServerConfig, logger: Logger, now: ()
   });
   const apis = registryApis(kubeConfig);
   const ca = await ensureCa(new KubernetesSecretCaStore(apis, config.namespace), now);
+  const admin = (await givenAdminCredential(config)) ?? (await ensureSecretAdminToken(apis.core, config.namespace));
   const elector: LeaderElector = createKubernetesLeaderElector({
     kubeConfig,
     namespace: config.namespace,
@@ -86,6 +92,7 @@ async function openKubernetesState(config: ServerConfig, logger: Logger, now: ()
   logger.info({ namespace: config.namespace, cluster: kubeConfig.getCurrentCluster()?.server }, 'registry: Kubernetes API');
   return {
     ca,
+    admin,
     registry,
     vips: new KubernetesVipAllocations(apis, config.namespace, config.vipCidr),
     close: async () => {
@@ -93,6 +100,15 @@ async function openKubernetesState(config: ServerConfig, logger: Logger, now: ()
       await elector.stop();
     },
   };
+}
+
+/** The credential the operator gave (flag, variable or file), if any. */
+async function givenAdminCredential(config: ServerConfig): Promise<AdminCredential | undefined> {
+  if (config.adminTokenFile !== undefined) {
+    return { token: await readAdminTokenFile(config.adminTokenFile, '--admin-token-file'), location: `file ${config.adminTokenFile} (--admin-token-file)` };
+  }
+  if (config.adminToken !== undefined) return { token: config.adminToken, location: '--admin-token (MESHRELAY_ADMIN_TOKEN)' };
+  return undefined;
 }
 
 function ensureCa(store: CaStore, now: () => Date): Promise<CaBundle> {

@@ -4,11 +4,13 @@ import { GRPC_STATUS } from '@meshrelay/api';
 import { issueServerCertificate, type CaBundle } from '@meshrelay/certs';
 import { createMemorySnapshotStore, createRedisSnapshotStore, type SnapshotStore } from '@meshrelay/store';
 import { createIstioValidator } from '@meshrelay/translator';
+import type { AdminCredential } from './admin-credential.ts';
 import type { ServerConfig } from './config.ts';
 import { ConnectionTracker } from './connections.ts';
 import { openDurableState } from './durable-state.ts';
 import { HeldOutputs } from './held-outputs.ts';
 import { buildApiServer } from './http/api-server.ts';
+import { allowedHostsOf } from './http/request-guard.ts';
 import { InputIntake } from './input-intake.ts';
 import { RelayMetrics } from './metrics.ts';
 import { OutputHub } from './output-hub.ts';
@@ -23,6 +25,8 @@ export interface ManagementServer {
   readonly httpPort: number;
   readonly metricsPort: number;
   readonly ca: CaBundle;
+  /** The admin credential of the HTTP API and where it is kept. */
+  readonly admin: AdminCredential;
   readonly registry: ClusterRegistry;
   readonly store: SnapshotStore;
   readonly loop: TranslationLoop;
@@ -133,22 +137,28 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     replica: config.replicaName,
     relayAddress: config.advertiseAddress ?? `localhost:${relay.port}`,
     caBundlePem: ca.certPem,
-    adminToken: config.adminToken,
+    adminToken: durable.admin.token,
+    allowedHosts: allowedHostsOf({ httpHost: config.httpHost, serverHosts: config.serverHosts, advertiseAddress: config.advertiseAddress, extra: config.httpAllowedHosts }),
     logger: log,
     ready: () => !draining,
   });
   await api.listen({ host: config.httpHost, port: config.httpPort });
   const httpPort = (api.server.address() as { port: number }).port;
-  const metricsServer = await startMetricsServer(metrics, config.httpHost, config.metricsPort);
+  const metricsServer = await startMetricsServer(metrics, config.metricsHost, config.metricsPort);
   const metricsPort = (metricsServer.address() as { port: number }).port;
   loop.start();
-  log.info({ relayPort: relay.port, httpPort, metricsPort, registry: config.registry, stateDir: config.stateDir, redis: config.redisUrl ? 'on' : 'off' }, 'management server started');
+  log.info({ adminToken: durable.admin.location }, `admin credential (every /api/v1 call needs it as a bearer token): ${durable.admin.location}`);
+  log.info({
+    relayHost: config.relayHost, relayPort: relay.port, httpHost: config.httpHost, httpPort, metricsHost: config.metricsHost, metricsPort,
+    registry: config.registry, stateDir: config.stateDir, redis: config.redisUrl ? 'on' : 'off',
+  }, 'management server started');
 
   return {
     relayPort: relay.port,
     httpPort,
     metricsPort,
     ca,
+    admin: durable.admin,
     registry,
     store,
     loop,

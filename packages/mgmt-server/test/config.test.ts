@@ -43,3 +43,22 @@ test('parsing reads only the given environment and leaves process.env as it was'
     else process.env['MESHRELAY_HTTP_PORT'] = before;
   }
 });
+
+test('given no host flags, when parsed, then the API and metrics bind to loopback and only the relay to every address', () => {
+  const c = parseServerConfig([], {});
+  assert.equal(c.relayHost, '0.0.0.0');
+  assert.equal(c.httpHost, '127.0.0.1');
+  assert.equal(c.metricsHost, '127.0.0.1');
+  assert.deepEqual(c.httpAllowedHosts, []);
+  const set = parseServerConfig(['--metrics-host', '0.0.0.0'], { MESHRELAY_HTTP_HOST: '0.0.0.0', MESHRELAY_HTTP_ALLOWED_HOSTS: 'mgmt.example.org,api.example.org' });
+  assert.equal(set.metricsHost, '0.0.0.0');
+  assert.equal(set.httpHost, '0.0.0.0');
+  assert.deepEqual(set.httpAllowedHosts, ['mgmt.example.org', 'api.example.org']);
+});
+
+test('given an admin token that is too short, has spaces, or comes with a token file too, when parsed, then the config is refused naming the option', () => {
+  assert.throws(() => parseServerConfig(['--admin-token', 's3cret'], {}), invalid(/--admin-token \(MESHRELAY_ADMIN_TOKEN\): .*at least 16/));
+  assert.throws(() => parseServerConfig([], { MESHRELAY_ADMIN_TOKEN: 'a token with spaces in it' }), invalid(/MESHRELAY_ADMIN_TOKEN/));
+  assert.throws(() => parseServerConfig(['--admin-token', 'x'.repeat(20), '--admin-token-file', '/tmp/t'], {}), invalid(/give one, not both/));
+  assert.equal(parseServerConfig([], { MESHRELAY_ADMIN_TOKEN_FILE: '/run/secrets/admin' }).adminTokenFile, '/run/secrets/admin');
+});

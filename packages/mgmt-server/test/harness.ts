@@ -25,6 +25,18 @@ export interface TestServer extends ManagementServer {
   readonly api: string;
 }
 
+/** The header every /api/v1 call needs. */
+export function bearer(server: ManagementServer): { authorization: string } {
+  return { authorization: `Bearer ${server.admin.token}` };
+}
+
+/** GET of an API path with the admin credential; rejects on a non-2xx answer. */
+export async function apiGet<T>(server: TestServer, path: string): Promise<T> {
+  const res = await fetch(`${server.api}${path}`, { headers: bearer(server) });
+  if (!res.ok) throw new Error(`GET ${path}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as T;
+}
+
 export async function startTestServer(t: TestContext, flags: string[] = []): Promise<TestServer> {
   const stateDir = mkdtempSync(join(tmpdir(), 'meshrelay-server-'));
   const config = parseServerConfig([

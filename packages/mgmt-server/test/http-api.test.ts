@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { mtlsClient, next, openPush, pushSnapshot, register, service, startTestServer } from './harness.ts';
+import { bearer, mtlsClient, next, openPush, pushSnapshot, register, service, startTestServer, type TestServer } from './harness.ts';
 
-async function call(base: string, method: string, path: string, body?: string, headers: Record<string, string> = {}) {
-  const res = await fetch(`${base}${path}`, {
+/** One API call, with the admin credential unless `headers` says otherwise. */
+async function call(server: TestServer, method: string, path: string, body?: string, headers: Record<string, string> = bearer(server)) {
+  const res = await fetch(`${server.api}${path}`, {
     method,
     headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
     ...(body === undefined ? {} : { body }),
@@ -14,7 +15,7 @@ async function call(base: string, method: string, path: string, body?: string, h
 
 test('given a new cluster, when registered over the API, then the token, relay address and CA come back once', async (t) => {
   const server = await startTestServer(t);
-  const res = await call(server.api, 'POST', '/api/v1/clusters', JSON.stringify({ name: 'east' }));
+  const res = await call(server, 'POST', '/api/v1/clusters', JSON.stringify({ name: 'east' }));
   assert.equal(res.status, 201);
   const body = res.json as { token: string; relay: { address: string; caBundlePem: string }; cluster: { warm: { status: string; reason: string } } };
   assert.match(body.token, /^mrt_[A-Za-z0-9_-]{43}$/);
@@ -24,7 +25,7 @@ test('given a new cluster, when registered over the API, then the token, relay a
   // The token is stored only as a hash, and it works for registration.
   const identity = await register(server, 'east', body.token);
   assert.match(identity.certPem, /BEGIN CERTIFICATE/);
-  const list = await call(server.api, 'GET', '/api/v1/clusters');
+  const list = await call(server, 'GET', '/api/v1/clusters');
   assert.deepEqual((list.json?.['clusters'] as { name: string }[]).map((c) => c.name), ['east']);
 });
 
@@ -39,7 +40,7 @@ const badBodies: { name: string; body: string; status: number; code: string }[] 
 for (const bad of badBodies) {
   test(`given ${bad.name}, when registering, then 400 with a JSON error and nothing is registered`, async (t) => {
     const server = await startTestServer(t);
-    const res = await call(server.api, 'POST', '/api/v1/clusters', bad.body);
+    const res = await call(server, 'POST', '/api/v1/clusters', bad.body);
     assert.equal(res.status, bad.status);
     assert.equal(res.json?.['code'], bad.code);
     assert.equal(typeof res.json?.['message'], 'string');
@@ -49,9 +50,9 @@ for (const bad of badBodies) {
 
 test('given a registered cluster, when registered again, then 409 and the first registration stays', async (t) => {
   const server = await startTestServer(t);
-  await call(server.api, 'POST', '/api/v1/clusters', '{"name":"a"}');
+  await call(server, 'POST', '/api/v1/clusters', '{"name":"a"}');
   const uid = server.registry.get('a')?.metadata.uid;
-  const again = await call(server.api, 'POST', '/api/v1/clusters', '{"name":"a"}');
+  const again = await call(server, 'POST', '/api/v1/clusters', '{"name":"a"}');
   assert.equal(again.status, 409);
   assert.equal(again.json?.['code'], 'MESHRELAY_ERR_CLUSTER_EXISTS');
   assert.equal(server.registry.get('a')?.metadata.uid, uid);
@@ -59,24 +60,24 @@ test('given a registered cluster, when registered again, then 409 and the first 
 
 test('unknown clusters and snapshots give 404 with a code', async (t) => {
   const server = await startTestServer(t);
-  assert.equal((await call(server.api, 'GET', '/api/v1/clusters/nope')).json?.['code'], 'MESHRELAY_ERR_CLUSTER_NOT_FOUND');
-  assert.equal((await call(server.api, 'DELETE', '/api/v1/clusters/nope')).status, 404);
-  await call(server.api, 'POST', '/api/v1/clusters', '{"name":"a"}');
-  const input = await call(server.api, 'GET', '/api/v1/clusters/a/input');
+  assert.equal((await call(server, 'GET', '/api/v1/clusters/nope')).json?.['code'], 'MESHRELAY_ERR_CLUSTER_NOT_FOUND');
+  assert.equal((await call(server, 'DELETE', '/api/v1/clusters/nope')).status, 404);
+  await call(server, 'POST', '/api/v1/clusters', '{"name":"a"}');
+  const input = await call(server, 'GET', '/api/v1/clusters/a/input');
   assert.equal(input.status, 404);
   assert.equal(input.json?.['code'], 'MESHRELAY_ERR_SNAPSHOT_NOT_FOUND');
 });
 
 test('given a pushed snapshot, then the input endpoint, cluster view and metrics show it', async (t) => {
   const server = await startTestServer(t);
-  const reg = await call(server.api, 'POST', '/api/v1/clusters', '{"name":"a"}');
+  const reg = await call(server, 'POST', '/api/v1/clusters', '{"name":"a"}');
   const identity = await register(server, 'a', (reg.json as { token: string }).token);
   const stream = openPush(mtlsClient(t, server, identity));
   const hash = pushSnapshot(stream, 'a', 1, [service('x')]);
   await next(stream, (m) => m.ack ?? undefined);
-  const input = await call(server.api, 'GET', '/api/v1/clusters/a/input');
+  const input = await call(server, 'GET', '/api/v1/clusters/a/input');
   assert.equal(input.json?.['hash'], hash);
-  const view = (await call(server.api, 'GET', '/api/v1/clusters/a')).json as { warm: { status: string }; connection: { connected: boolean; push: number }; input: { hash: string; stale: boolean } };
+  const view = (await call(server, 'GET', '/api/v1/clusters/a')).json as { warm: { status: string }; connection: { connected: boolean; push: number }; input: { hash: string; stale: boolean } };
   assert.equal(view.warm.status, 'True');
   assert.equal(view.connection.push, 1);
   assert.equal(view.input.hash, hash);
@@ -90,24 +91,25 @@ test('given a pushed snapshot, then the input endpoint, cluster view and metrics
   stream.end();
 });
 
-test('given an admin token, mutating calls need it and reads do not', async (t) => {
-  const server = await startTestServer(t, ['--admin-token', 's3cret']);
-  const denied = await call(server.api, 'POST', '/api/v1/clusters', '{"name":"a"}');
+test('given an admin token given by flag, when calls carry it or not, then only calls with it are answered', async (t) => {
+  const server = await startTestServer(t, ['--admin-token', 's3cret-s3cret-s3cret']);
+  const denied = await call(server, 'POST', '/api/v1/clusters', '{"name":"a"}', {});
   assert.equal(denied.status, 401);
   assert.equal(denied.json?.['code'], 'MESHRELAY_ERR_UNAUTHENTICATED');
-  const ok = await call(server.api, 'POST', '/api/v1/clusters', '{"name":"a"}', { authorization: 'Bearer s3cret' });
+  const ok = await call(server, 'POST', '/api/v1/clusters', '{"name":"a"}', { authorization: 'Bearer s3cret-s3cret-s3cret' });
   assert.equal(ok.status, 201);
-  assert.equal((await call(server.api, 'GET', '/api/v1/clusters')).status, 200);
+  assert.equal((await call(server, 'GET', '/api/v1/clusters', undefined, {})).status, 401);
+  assert.equal((await call(server, 'GET', '/api/v1/clusters', undefined, { authorization: 'Bearer s3cret-s3cret-s3cret' })).status, 200);
 });
 
 test('given a registered cluster, when updated with skipWarming and deregistered, then both take effect', async (t) => {
   const server = await startTestServer(t);
-  await call(server.api, 'POST', '/api/v1/clusters', '{"name":"a"}');
-  const updated = await call(server.api, 'PATCH', '/api/v1/clusters/a', '{"skipWarming":true}');
+  await call(server, 'POST', '/api/v1/clusters', '{"name":"a"}');
+  const updated = await call(server, 'PATCH', '/api/v1/clusters/a', '{"skipWarming":true}');
   assert.equal(updated.json?.['skipWarming'], true);
   assert.equal(server.registry.get('a')?.spec.skipWarming, true);
-  assert.equal((await call(server.api, 'DELETE', '/api/v1/clusters/a')).status, 204);
+  assert.equal((await call(server, 'DELETE', '/api/v1/clusters/a')).status, 204);
   assert.equal(server.registry.get('a'), undefined);
-  assert.equal((await call(server.api, 'GET', '/healthz')).status, 200);
-  assert.equal((await call(server.api, 'GET', '/readyz')).status, 200);
+  assert.equal((await call(server, 'GET', '/healthz')).status, 200);
+  assert.equal((await call(server, 'GET', '/readyz')).status, 200);
 });

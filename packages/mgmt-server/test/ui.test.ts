@@ -5,12 +5,20 @@ import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import type { Page } from 'playwright-core';
 import { openBrowserPage, saveScreenshot, waitFor } from '@meshrelay/testkit';
-import { mtlsClient, next, openPush, pushSnapshot, register, service, startRestartedTestServer, startTestServer, virtualDestination, type TestServer } from './harness.ts';
+import { apiGet, mtlsClient, next, openPush, pushSnapshot, register, service, startRestartedTestServer, startTestServer, virtualDestination, type TestServer } from './harness.ts';
 
 const UI_TIMEOUT_MS = 10_000;
 
-function openPage(t: TestContext, url: string): Promise<Page> {
-  return openBrowserPage(t, url, UI_TIMEOUT_MS);
+/** Opens `path` of the server's UI and signs in with its admin token, as an operator would. */
+async function openPage(t: TestContext, server: TestServer, path = '/?poll=200'): Promise<Page> {
+  const page = await openBrowserPage(t, `${server.api}${path}`, UI_TIMEOUT_MS);
+  await signIn(page, server.admin.token);
+  return page;
+}
+
+async function signIn(page: Page, token: string): Promise<void> {
+  await page.locator('#admin-token').fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
 }
 
 async function screenshot(page: Page, name: string): Promise<void> {
@@ -50,7 +58,7 @@ test('given safe mode holding for a warm cluster without input, then the banner 
   await pushInput(t, server, 'east', tokens.get('east'));
   server.loop.trigger('test');
   await waitFor(() => JSON.stringify(server.loop.status().gate.missing) === '["west"]', { message: 'the gate does not wait for west alone' });
-  const page = await openPage(t, `${server.api}/?poll=200`);
+  const page = await openPage(t, server);
 
   const banner = page.locator('#safe-mode-banner');
   await banner.locator('[data-cluster="west"]').waitFor();
@@ -75,7 +83,7 @@ test('given safe mode holding for a warm cluster without input, then the banner 
 test('given a safe-start window holding for a warm cluster, then the banner counts down to the end of the window, live', async (t) => {
   const { server } = await startRestartedTestServer(t, [{ name: 'west', warm: true }], ['--safe-start-window', '300']);
   await waitFor(() => server.loop.status().windowEndsAt !== undefined, { message: 'the safe-start window does not hold' });
-  const page = await openPage(t, `${server.api}/?poll=200`);
+  const page = await openPage(t, server);
 
   const banner = page.locator('#safe-mode-banner');
   await banner.locator('[data-cluster="west"]').waitFor();
@@ -98,7 +106,7 @@ test('given a safe-start window holding for a warm cluster, then the banner coun
 test('given an output held by the blast-radius guard, then the held-outputs banner names the cluster and its release command until it is released', async (t) => {
   const server = await startTestServer(t);
   await server.registry.register('east', {});
-  const page = await openPage(t, `${server.api}/?poll=200`);
+  const page = await openPage(t, server);
   const banner = page.locator('#held-outputs-banner');
   await page.locator('#clusters tr[data-cluster="east"]').waitFor();
   assert.equal(await banner.isHidden(), true);
@@ -130,7 +138,7 @@ test('given two clusters, then the table shows each with its warm state, and cli
   await server.registry.register('west', {});
   server.loop.trigger('test');
   await waitFor(() => server.outputs.current('east') !== undefined, { message: 'no output for east' });
-  const page = await openPage(t, `${server.api}/?poll=200`);
+  const page = await openPage(t, server);
 
   const east = page.locator('#clusters tr[data-cluster="east"]');
   const west = page.locator('#clusters tr[data-cluster="west"]');
@@ -158,7 +166,7 @@ test('given two clusters, then the table shows each with its warm state, and cli
 test('given the API stops answering, then the page says the server is unreachable, keeps the last state, and recovers', async (t) => {
   const server = await startTestServer(t);
   await server.registry.register('east', {});
-  const page = await openPage(t, `${server.api}/?poll=200`);
+  const page = await openPage(t, server);
   await page.locator('#clusters tr[data-cluster="east"]').waitFor();
 
   await page.route('**/api/v1/**', (route) => route.abort('connectionrefused'));
@@ -171,4 +179,62 @@ test('given the API stops answering, then the page says the server is unreachabl
 
   await page.unroute('**/api/v1/**');
   await notice.waitFor({ state: 'hidden' });
+});
+
+test('given no admin token in the tab, when the page opens, then it asks for the token and shows no data', async (t) => {
+  const server = await startTestServer(t);
+  await server.registry.register('east', {});
+  const apiCalls: string[] = [];
+  const page = await openBrowserPage(t, 'about:blank', UI_TIMEOUT_MS);
+  page.on('request', (req) => {
+    if (new URL(req.url()).pathname.startsWith('/api/')) apiCalls.push(req.url());
+  });
+  await page.goto(`${server.api}/?poll=200`, { waitUntil: 'networkidle' });
+  const form = page.locator('#sign-in');
+  await form.waitFor();
+  assert.match(await form.innerText(), /admin-token/);
+  assert.equal(await page.locator('#data').isHidden(), true);
+  assert.equal(await page.locator('#clusters tbody tr').count(), 0);
+  assert.equal(await page.locator('#poll-state').innerText(), 'signed out');
+  assert.deepEqual(apiCalls, []);
+  await screenshot(page, 'sign-in');
+});
+
+test('given the admin token entered once, then the page shows the held-output banner, updates live and stays signed in across a reload', async (t) => {
+  const server = await startTestServer(t);
+  await server.registry.register('east', {});
+  server.held.hold({ cluster: 'east', hash: 'b'.repeat(64), reason: 'delete-share', message: 'would delete 9 of 10 resources (90 % > 50 %)', deleted: 9, held: 10, missingClusters: [] }, new Date());
+  const page = await openBrowserPage(t, `${server.api}/?poll=200`, UI_TIMEOUT_MS);
+  await signIn(page, server.admin.token);
+
+  await page.locator('#held-outputs-banner [data-cluster="east"]').waitFor();
+  assert.equal(await page.locator('#sign-in').isHidden(), true);
+  await server.registry.register('west', {});
+  await page.locator('#clusters tr[data-cluster="west"]').waitFor();
+  const stored = await page.evaluate('sessionStorage.getItem("meshrelay.adminToken")');
+  assert.equal(stored, server.admin.token);
+  assert.deepEqual(await page.context().cookies(), [], 'the token must never be a cookie');
+
+  await page.reload();
+  await page.locator('#clusters tr[data-cluster="west"]').waitFor();
+  assert.equal(await page.locator('#sign-in').isHidden(), true);
+
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.locator('#sign-in').waitFor();
+  assert.equal(await page.locator('#data').isHidden(), true);
+  assert.equal(await page.evaluate('sessionStorage.getItem("meshrelay.adminToken")'), null);
+});
+
+test('given a wrong admin token, when entered, then the server refuses it and the page asks again without showing data', async (t) => {
+  const server = await startTestServer(t);
+  await server.registry.register('east', {});
+  const page = await openBrowserPage(t, `${server.api}/?poll=200`, UI_TIMEOUT_MS);
+  await signIn(page, 'not-the-admin-token-at-all');
+  const message = page.locator('#sign-in-message', { hasText: 'The server refused this token' });
+  await message.waitFor();
+  assert.equal(await page.locator('#data').isHidden(), true);
+  assert.equal(await page.evaluate('sessionStorage.getItem("meshrelay.adminToken")'), null);
+  await signIn(page, server.admin.token);
+  await page.locator('#clusters tr[data-cluster="east"]').waitFor();
+  assert.equal((await apiGet<{ clusters: unknown[] }>(server, '/api/v1/clusters')).clusters.length, 1);
 });

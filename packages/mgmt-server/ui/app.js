@@ -4,6 +4,10 @@
 // network access beyond this server. The DOM is built with text nodes only
 // (never innerHTML), and a section is rebuilt only when its data changed, so
 // a command being selected for copying survives the next poll.
+//
+// Every API call needs the server's admin token. The page asks for it once,
+// keeps it in this tab's session storage (never a cookie, so no other site can
+// make the browser send it) and asks again when the server refuses it.
 
 const DEFAULT_POLL_MS = 1000;
 const MIN_POLL_MS = 100;
@@ -23,6 +27,12 @@ const state = {
   openDetails: new Set(),
 };
 const signatures = new WeakMap();
+
+const TOKEN_KEY = 'meshrelay.adminToken';
+const auth = { token: sessionStorage.getItem(TOKEN_KEY) };
+/** Bumped on every (re)start of polling, so a poll still in flight from before is dropped. */
+let pollGeneration = 0;
+let pollTimer = null;
 
 function readPollInterval(raw) {
   const ms = Number(raw);
@@ -128,7 +138,11 @@ function tickClocks() {
 // ---- polling ---------------------------------------------------------------
 
 async function getJson(path) {
-  const res = await fetch(path, { cache: 'no-store', signal: AbortSignal.timeout(fetchTimeoutMs) });
+  const res = await fetch(path, {
+    cache: 'no-store',
+    headers: { authorization: `Bearer ${auth.token}` },
+    signal: AbortSignal.timeout(fetchTimeoutMs),
+  });
   if (!res.ok) {
     const body = await res.json().catch(() => ({}));
     const error = new Error(`${path}: HTTP ${res.status}${body.message ? ` ${body.message}` : ''}`);
@@ -138,21 +152,66 @@ async function getJson(path) {
   return res.json();
 }
 
-async function poll() {
+async function poll(generation) {
+  if (generation !== pollGeneration) return;
   try {
-    const [status, safeMode, clusters, held] = await Promise.all(
+    const answers = await Promise.all(
       ['/api/v1/status', '/api/v1/safe-mode', '/api/v1/clusters', '/api/v1/outputs/held'].map(getJson),
     );
+    if (generation !== pollGeneration) return;
+    const [status, safeMode, clusters, held] = answers;
     state.data = { status, safeMode, clusters: clusters.clusters, held: held.held };
     state.lastOkAt = new Date().toISOString();
     state.failingSince = null;
     state.error = null;
   } catch (err) {
+    if (generation !== pollGeneration) return;
+    if (err.status === 401) return signOut('The server refused this token: it is wrong, or the server was given a new one. Enter the current one.');
     state.failingSince ??= new Date().toISOString();
     state.error = describeFailure(err);
   }
   render();
-  setTimeout(poll, pollMs);
+  pollTimer = setTimeout(() => poll(generation), pollMs);
+}
+
+function startPolling() {
+  clearTimeout(pollTimer);
+  pollGeneration += 1;
+  void poll(pollGeneration);
+}
+
+// ---- sign-in ---------------------------------------------------------------
+
+function showSignedIn(signedIn) {
+  $('sign-in').hidden = signedIn;
+  $('data').hidden = !signedIn;
+  $('sign-out').hidden = !signedIn;
+  renderPollState();
+}
+
+function signIn(ev) {
+  ev.preventDefault();
+  const input = $('admin-token');
+  const token = input.value.trim();
+  if (token === '') return;
+  auth.token = token;
+  sessionStorage.setItem(TOKEN_KEY, token);
+  input.value = '';
+  showSignedIn(true);
+  startPolling();
+}
+
+/** Forgets the token and what it showed, stops polling and asks for a token again. */
+function signOut(message) {
+  auth.token = null;
+  sessionStorage.removeItem(TOKEN_KEY);
+  clearTimeout(pollTimer);
+  pollGeneration += 1;
+  Object.assign(state, { data: null, lastOkAt: null, failingSince: null, error: null });
+  state.snapshots = { cluster: null, key: null, input: null, output: null, loading: false };
+  $('sign-in-message').textContent = message;
+  showSignedIn(false);
+  $('admin-token').focus();
 }
 
 // ---- rendering -------------------------------------------------------------
@@ -175,6 +234,11 @@ function render() {
 function renderPollState() {
   const el = $('poll-state');
   const last = state.lastOkAt ? formatRelative(state.lastOkAt) : null;
+  if (auth.token === null) {
+    el.textContent = 'signed out';
+    el.className = 'state-bad';
+    return;
+  }
   const text = state.failingSince ? `server unreachable${last ? `; last answer ${last}` : ''}` : last ? `${last} (every ${pollMs} ms)` : 'connecting…';
   if (el.textContent !== text) el.textContent = text;
   el.className = state.failingSince ? 'state-bad' : 'state-ok';
@@ -433,5 +497,11 @@ window.addEventListener('hashchange', () => {
 document.addEventListener('keydown', (ev) => {
   if (ev.key === 'Escape' && selectedCluster() !== null) closeSnapshotView();
 });
+$('sign-in-form').addEventListener('submit', signIn);
+$('sign-out').addEventListener('click', () => signOut('Signed out.'));
 setInterval(tickClocks, 1000);
-void poll();
+if (auth.token === null) signOut('This server needs its admin token to show anything.');
+else {
+  showSignedIn(true);
+  startPolling();
+}

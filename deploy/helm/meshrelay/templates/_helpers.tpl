@@ -146,3 +146,15 @@ cannot be silently overridden by a duplicate entry. Call with (dict "env" <yaml 
 {{- end -}}
 {{- toYaml $out -}}
 {{- end -}}
+
+{{/* Host names the API answers to: the API Service's in-cluster names, then glooMgmtServer.http.allowedHosts. */}}
+{{- define "meshrelay.httpAllowedHosts" -}}
+{{- $svc := include "meshrelay.apiService.name" . -}}
+{{- $ns := .Release.Namespace -}}
+{{- $names := list $svc (printf "%s.%s" $svc $ns) (printf "%s.%s.svc" $svc $ns) (printf "%s.%s.svc.cluster.local" $svc $ns) -}}
+{{- join "," (concat $names .Values.glooMgmtServer.http.allowedHosts) -}}
+{{- end -}}
+
+{{/* Where the admin token Secret (glooMgmtServer.adminToken.secretName) is mounted, and the file in it. */}}
+{{- define "meshrelay.adminTokenDir" -}}/etc/meshrelay/admin-token{{- end -}}
+{{- define "meshrelay.adminTokenFile" -}}{{ include "meshrelay.adminTokenDir" . }}/{{ .Values.glooMgmtServer.adminToken.key }}{{- end -}}

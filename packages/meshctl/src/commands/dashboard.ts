@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import type { Command } from 'commander';
+import { MeshrelayError } from '@meshrelay/api';
 import type { CliContext } from '../cli-context.ts';
 
 /** Adds `dashboard [--no-browser]`. */
@@ -10,10 +11,22 @@ export function addDashboardCommand(program: Command, ctx: CliContext): void {
     .option('--no-browser', 'only print the address')
     .action((flags: { browser: boolean }, cmd: Command) => {
       const url = `${ctx.globals(cmd).server}/`;
+      const token = tokenLocation(ctx, cmd);
       if (flags.browser) (ctx.io.openBrowser ?? launchBrowser)(url);
-      if (ctx.globals(cmd).output === 'json') return ctx.printJson({ url, openBrowser: flags.browser });
-      ctx.print(`Meshrelay UI: ${url}`);
+      if (ctx.globals(cmd).output === 'json') return ctx.printJson({ url, openBrowser: flags.browser, adminTokenFrom: token.source });
+      ctx.print(`Meshrelay UI: ${url}\n${token.text}`);
     });
+}
+
+/** Where the UI's sign-in token is (never its value): the UI asks for it once per browser tab. */
+function tokenLocation(ctx: CliContext, cmd: Command): { source: string | null; text: string } {
+  try {
+    const { source } = ctx.adminCredential(cmd);
+    return { source, text: `Sign in with the admin token from ${source}.` };
+  } catch (err) {
+    if (!(err instanceof MeshrelayError) || err.code !== 'MESHRELAY_ERR_UNAUTHENTICATED') throw err;
+    return { source: null, text: `The UI asks for the server's admin token; ${err.message}.` };
+  }
 }
 
 /**

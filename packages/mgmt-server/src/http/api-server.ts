@@ -1,5 +1,4 @@
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
-import { timingSafeEqual } from 'node:crypto';
 import type { Logger } from 'pino';
 import { MeshrelayError, toMeshrelayError } from '@meshrelay/api';
 import type { SnapshotStore } from '@meshrelay/store';
@@ -10,6 +9,7 @@ import type { OutputHub } from '../output-hub.ts';
 import type { ClusterRegistry } from '../registry/cluster-registry.ts';
 import type { TranslationLoop } from '../translation-loop.ts';
 import { clusterView } from './cluster-view.ts';
+import { registerRequestGuard } from './request-guard.ts';
 import { registerUiRoutes } from './ui-routes.ts';
 
 export interface ApiDeps {
@@ -23,7 +23,10 @@ export interface ApiDeps {
   readonly replica: string;
   readonly relayAddress: string;
   readonly caBundlePem: string;
-  readonly adminToken: string | undefined;
+  /** The bearer token every /api/ call needs. */
+  readonly adminToken: string;
+  /** Host names the API and UI answer to (see request-guard.ts). */
+  readonly allowedHosts: ReadonlySet<string>;
   readonly logger: Logger;
   readonly ready: () => boolean;
 }
@@ -54,7 +57,11 @@ const UPDATE_BODY = {
 
 type NameRequest = FastifyRequest<{ Params: { name: string } }>;
 
-/** The versioned JSON API (/api/v1) plus /healthz and /readyz. Errors are `{ code, message }` with the catalogue's HTTP status. */
+/**
+ * The versioned JSON API (/api/v1), the web UI, /healthz and /readyz. Every /api/ call needs the
+ * admin token; Host and Origin are checked on all but the probes (request-guard.ts). Errors are
+ * `{ code, message }` with the catalogue's HTTP status.
+ */
 export function buildApiServer(deps: ApiDeps) {
   const app = Fastify({
     loggerInstance: deps.logger.child({ component: 'http' }),
@@ -72,16 +79,9 @@ export function buildApiServer(deps: ApiDeps) {
     return reply.code(e.httpStatus).send(e.toJSON());
   });
   app.setNotFoundHandler((req, reply) => reply.code(404).send({ code: 'MESHRELAY_ERR_NOT_FOUND', message: `no route ${req.method} ${req.url}` }));
+  registerRequestGuard(app, { allowedHosts: deps.allowedHosts, adminToken: deps.adminToken });
   registerUiRoutes(app);
 
-  const requireAdmin = async (req: FastifyRequest): Promise<void> => {
-    if (!deps.adminToken) return;
-    const given = Buffer.from((req.headers.authorization ?? '').replace(/^Bearer /, ''));
-    const want = Buffer.from(deps.adminToken);
-    if (given.length !== want.length || !timingSafeEqual(given, want)) {
-      throw new MeshrelayError('MESHRELAY_ERR_UNAUTHENTICATED', 'this call needs "Authorization: Bearer <admin token>"');
-    }
-  };
   const view = (name: string) => {
     const cluster = deps.registry.get(name);
     if (!cluster) throw new MeshrelayError('MESHRELAY_ERR_CLUSTER_NOT_FOUND', `cluster "${name}" is not registered`);
@@ -105,7 +105,7 @@ export function buildApiServer(deps: ApiDeps) {
 
   app.get('/api/v1/outputs/held', async () => ({ held: deps.held.list() }));
 
-  app.post('/api/v1/clusters/:name/output/release', { schema: { params: NAME_PARAMS }, preHandler: requireAdmin }, async (req: NameRequest) => {
+  app.post('/api/v1/clusters/:name/output/release', { schema: { params: NAME_PARAMS } }, async (req: NameRequest) => {
     view(req.params.name);
     const released = deps.held.release(req.params.name);
     if (!released) throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_NOT_FOUND', `no output is held for cluster "${req.params.name}"`);
@@ -115,7 +115,7 @@ export function buildApiServer(deps: ApiDeps) {
 
   app.get('/api/v1/clusters', async () => ({ clusters: deps.registry.list().map((c) => clusterView(c, { ...deps })) }));
 
-  app.post('/api/v1/clusters', { schema: { body: REGISTER_BODY }, preHandler: requireAdmin }, async (req, reply) => {
+  app.post('/api/v1/clusters', { schema: { body: REGISTER_BODY } }, async (req, reply) => {
     const body = req.body as { name: string; clusterDomain?: string; skipWarming?: boolean };
     const result = await deps.registry.register(body.name, body);
     deps.loop.trigger('cluster registered');
@@ -129,20 +129,20 @@ export function buildApiServer(deps: ApiDeps) {
 
   app.get('/api/v1/clusters/:name', { schema: { params: NAME_PARAMS } }, async (req: NameRequest) => view(req.params.name));
 
-  app.patch('/api/v1/clusters/:name', { schema: { params: NAME_PARAMS, body: UPDATE_BODY }, preHandler: requireAdmin }, async (req: NameRequest) => {
+  app.patch('/api/v1/clusters/:name', { schema: { params: NAME_PARAMS, body: UPDATE_BODY } }, async (req: NameRequest) => {
     await deps.registry.update(req.params.name, req.body as { skipWarming?: boolean; clusterDomain?: string });
     deps.loop.trigger('cluster updated');
     return view(req.params.name);
   });
 
-  app.delete('/api/v1/clusters/:name', { schema: { params: NAME_PARAMS }, preHandler: requireAdmin }, async (req: NameRequest, reply) => {
+  app.delete('/api/v1/clusters/:name', { schema: { params: NAME_PARAMS } }, async (req: NameRequest, reply) => {
     // The registry's change listener (wired by the composition root) ends the
     // cluster's streams and drops its snapshots, for this and every replica.
     await deps.registry.deregister(req.params.name);
     return reply.code(204).send();
   });
 
-  app.post('/api/v1/clusters/:name/token', { schema: { params: NAME_PARAMS }, preHandler: requireAdmin }, async (req: NameRequest) => {
+  app.post('/api/v1/clusters/:name/token', { schema: { params: NAME_PARAMS } }, async (req: NameRequest) => {
     const result = await deps.registry.rotateToken(req.params.name);
     return { token: result.token, tokenExpiresAt: result.tokenExpiresAt.toISOString(), relay: { address: deps.relayAddress, caBundlePem: deps.caBundlePem } };
   });

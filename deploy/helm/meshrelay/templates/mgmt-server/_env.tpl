@@ -1,7 +1,8 @@
 {{/*
 The management server's environment: each value maps onto exactly one variable of
 meshrelay-server (packages/mgmt-server/src/config.ts). Left at the binary's default on purpose: the
-bind hosts, and the kubeconfig and its context (the pod's service account is the credential).
+kubeconfig and its context (the pod's service account is the credential) and MESHRELAY_ADMIN_TOKEN
+(the token arrives as a file from a Secret, or the server keeps its own).
 */}}
 {{- define "meshrelay.mgmtServer.env" -}}
 {{- $s := .Values.glooMgmtServer -}}
@@ -10,10 +11,18 @@ bind hosts, and the kubeconfig and its context (the pod's service account is the
     fieldRef:
       fieldPath: metadata.name
 {{ include "meshrelay.redisUrlEnv" . }}
+- name: MESHRELAY_RELAY_HOST
+  value: {{ $s.relay.host | quote }}
 - name: MESHRELAY_RELAY_PORT
   value: {{ $s.relay.port | int | quote }}
+- name: MESHRELAY_HTTP_HOST
+  value: {{ $s.http.host | quote }}
 - name: MESHRELAY_HTTP_PORT
   value: {{ $s.http.port | int | quote }}
+- name: MESHRELAY_HTTP_ALLOWED_HOSTS
+  value: {{ include "meshrelay.httpAllowedHosts" . | quote }}
+- name: MESHRELAY_METRICS_HOST
+  value: {{ $s.metrics.host | quote }}
 - name: MESHRELAY_METRICS_PORT
   value: {{ $s.metrics.port | int | quote }}
 - name: MESHRELAY_REGISTRY
@@ -61,11 +70,8 @@ bind hosts, and the kubeconfig and its context (the pod's service account is the
 - name: MESHRELAY_BLAST_RADIUS_MIN_RESOURCES
   value: {{ $s.blastRadius.minResources | int64 | quote }}
 {{- if $s.adminToken.secretName }}
-- name: MESHRELAY_ADMIN_TOKEN
-  valueFrom:
-    secretKeyRef:
-      name: {{ $s.adminToken.secretName }}
-      key: {{ $s.adminToken.key }}
+- name: MESHRELAY_ADMIN_TOKEN_FILE
+  value: {{ include "meshrelay.adminTokenFile" . | quote }}
 {{- end }}
 - name: MESHRELAY_LOG_LEVEL
   value: {{ $s.logLevel | quote }}
