@@ -7,6 +7,7 @@ export { createFileClusterRegistry, type FileRegistryOptions } from './registry/
 export type { ClusterRegistry, RegistryChange, RegistrationResult } from './registry/cluster-registry.ts';
 export type { ClusterView } from './http/cluster-view.ts';
 export type { HeldOutput } from './held-outputs.ts';
+export type { ResourceView } from './http/resource-view.ts';
 export {
   createKubernetesClusterRegistry,
   type KubernetesRegistryOptions,

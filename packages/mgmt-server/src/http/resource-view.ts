@@ -1,0 +1,120 @@
+import { KINDS, MeshrelayError } from '@meshrelay/api';
+import type { Approval, OutputRef, ResourceState, ResourceStatus } from '@meshrelay/translator';
+
+export const APPROVALS: readonly Approval[] = ['ACCEPTED', 'WARNING', 'INVALID', 'FAILED'];
+
+/** One Gloo resource as GET /api/v1/resources lists it (a wire shape). */
+export interface ResourceView {
+  readonly kind: string;
+  readonly apiVersion: string;
+  readonly namespace: string;
+  readonly name: string;
+  /** The cluster whose input carries the resource (whose agent writes its status). */
+  readonly cluster: string;
+  readonly approval: Approval;
+  readonly observedGeneration: number;
+  readonly message: string;
+  /** `Kind/namespace/name@cluster`, as the `meshrelay.io/sources` annotation of its outputs names it. */
+  readonly source: string;
+  /** Per consuming cluster: what this resource contributed there. */
+  readonly clusters: Readonly<Record<string, ResourceState>>;
+  readonly outputs: readonly OutputRef[];
+}
+
+/** The filters of GET /api/v1/resources; every one is optional and they combine with AND. */
+export interface ResourceFilter {
+  readonly kind?: string;
+  readonly cluster?: string;
+  readonly approval?: Approval;
+  readonly name?: string;
+  readonly namespace?: string;
+}
+
+const FILTER_KEYS = ['kind', 'cluster', 'approval', 'name', 'namespace'] as const;
+
+/** `accesspolicy` → `accesspolicies`, `routetable` → `routetables` (lower case in, lower case out). */
+function pluralOf(kind: string): string {
+  if (/[^aeiou]y$/.test(kind)) return `${kind.slice(0, -1)}ies`;
+  if (/(s|x|ch|sh)$/.test(kind)) return `${kind}es`;
+  return `${kind}s`;
+}
+
+/** Whether `query` names `kind`: the kind name or its plural, in any case. */
+export function kindMatches(kind: string, query: string): boolean {
+  const k = kind.toLowerCase();
+  const q = query.toLowerCase();
+  return q === k || q === pluralOf(k);
+}
+
+/** The Gloo kinds a `kind` filter may name: every Gloo kind, plus any kind a status carries. */
+function knownGlooKinds(statuses: readonly ResourceStatus[]): string[] {
+  const kinds = new Set(Object.values(KINDS).filter((k) => k.apiVersion.includes('.solo.io/')).map((k) => k.kind));
+  for (const s of statuses) kinds.add(s.kind);
+  return [...kinds].sort();
+}
+
+/**
+ * Checks the query string of GET /api/v1/resources; throws MESHRELAY_ERR_INVALID_ARGUMENT naming an
+ * unknown parameter, a repeated one, an approval that is not one of Gloo's states, or a kind that is
+ * not a Gloo kind. The kind in the answer is the canonical kind name.
+ */
+export function parseResourceFilter(query: Readonly<Record<string, unknown>>, statuses: readonly ResourceStatus[]): ResourceFilter {
+  const filter: Record<string, string> = {};
+  for (const [key, value] of Object.entries(query)) {
+    if (!(FILTER_KEYS as readonly string[]).includes(key)) {
+      throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `unknown query parameter "${key}" (expected ${FILTER_KEYS.join(', ')})`);
+    }
+    if (typeof value !== 'string') throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `query parameter "${key}" must be given once`);
+    filter[key] = value;
+  }
+  const approval = filter['approval'];
+  if (approval !== undefined && !(APPROVALS as readonly string[]).includes(approval.toUpperCase())) {
+    throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `approval "${approval}" is not one of ${APPROVALS.join(', ')}`);
+  }
+  const kindQuery = filter['kind'];
+  let kind: string | undefined;
+  if (kindQuery !== undefined) {
+    const known = knownGlooKinds(statuses);
+    kind = known.find((k) => kindMatches(k, kindQuery));
+    if (kind === undefined) {
+      throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `kind "${kindQuery}" is not a Gloo kind (known: ${known.join(', ')})`);
+    }
+  }
+  return {
+    ...(kind !== undefined ? { kind } : {}),
+    ...(approval !== undefined ? { approval: approval.toUpperCase() as Approval } : {}),
+    ...(filter['cluster'] !== undefined ? { cluster: filter['cluster'] } : {}),
+    ...(filter['name'] !== undefined ? { name: filter['name'] } : {}),
+    ...(filter['namespace'] !== undefined ? { namespace: filter['namespace'] } : {}),
+  };
+}
+
+/** The statuses that pass every filter, as wire views, in the translator's order (by source id). */
+export function listResources(statuses: readonly ResourceStatus[], filter: ResourceFilter): ResourceView[] {
+  return statuses
+    .filter(
+      (s) =>
+        (filter.kind === undefined || s.kind === filter.kind) &&
+        (filter.cluster === undefined || s.cluster === filter.cluster) &&
+        (filter.approval === undefined || s.state.approval === filter.approval) &&
+        (filter.name === undefined || s.name === filter.name) &&
+        (filter.namespace === undefined || s.namespace === filter.namespace),
+    )
+    .map(toResourceView);
+}
+
+export function toResourceView(s: ResourceStatus): ResourceView {
+  return {
+    kind: s.kind,
+    apiVersion: s.apiVersion,
+    namespace: s.namespace,
+    name: s.name,
+    cluster: s.cluster,
+    approval: s.state.approval,
+    observedGeneration: s.state.observedGeneration,
+    message: s.state.message,
+    source: s.source,
+    clusters: s.clusters,
+    outputs: s.outputs,
+  };
+}
