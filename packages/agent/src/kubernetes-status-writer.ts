@@ -1,20 +1,12 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { canonicalJson } from '@meshrelay/api';
+import { canonicalJson, defaultPluralOf } from '@meshrelay/api';
 import { KubeHttpClient, statusCodeOf } from './kube-http.ts';
 import { WATCHED_KINDS } from './kube-kinds.ts';
 import { statusField, statusKey, type ReportedStatus, type StatusWriter } from './resource-status.ts';
 
-/** `accesspolicy` → `accesspolicies`: the resource name of a kind the watched list does not name. */
-function pluralOf(kind: string): string {
-  const k = kind.toLowerCase();
-  if (/[^aeiou]y$/.test(k)) return `${k.slice(0, -1)}ies`;
-  if (/(s|x|ch|sh)$/.test(k)) return `${k}es`;
-  return `${k}s`;
-}
-
 function statusPath(s: ReportedStatus): string {
-  const plural = WATCHED_KINDS.find((k) => k.ref.apiVersion === s.apiVersion && k.ref.kind === s.kind)?.plural ?? pluralOf(s.kind);
+  const plural = WATCHED_KINDS.find((k) => k.ref.apiVersion === s.apiVersion && k.ref.kind === s.kind)?.plural ?? defaultPluralOf(s.kind);
   return `/apis/${s.apiVersion}/namespaces/${encodeURIComponent(s.namespace)}/${plural}/${encodeURIComponent(s.name)}/status`;
 }
 

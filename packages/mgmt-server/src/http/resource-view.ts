@@ -1,4 +1,4 @@
-import { KINDS, MeshrelayError } from '@meshrelay/api';
+import { KINDS, MeshrelayError, defaultPluralOf } from '@meshrelay/api';
 import type { Approval, OutputRef, ResourceState, ResourceStatus } from '@meshrelay/translator';
 
 export const APPROVALS: readonly Approval[] = ['ACCEPTED', 'WARNING', 'INVALID', 'FAILED'];
@@ -32,18 +32,10 @@ export interface ResourceFilter {
 
 const FILTER_KEYS = ['kind', 'cluster', 'approval', 'name', 'namespace'] as const;
 
-/** `accesspolicy` → `accesspolicies`, `routetable` → `routetables` (lower case in, lower case out). */
-function pluralOf(kind: string): string {
-  if (/[^aeiou]y$/.test(kind)) return `${kind.slice(0, -1)}ies`;
-  if (/(s|x|ch|sh)$/.test(kind)) return `${kind}es`;
-  return `${kind}s`;
-}
-
 /** Whether `query` names `kind`: the kind name or its plural, in any case. */
 export function kindMatches(kind: string, query: string): boolean {
-  const k = kind.toLowerCase();
   const q = query.toLowerCase();
-  return q === k || q === pluralOf(k);
+  return q === kind.toLowerCase() || q === defaultPluralOf(kind);
 }
 
 /** The Gloo kinds a `kind` filter may name: every Gloo kind, plus any kind a status carries. */
