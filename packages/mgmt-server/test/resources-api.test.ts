@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
-import { statusFixture, waitFor } from '@meshrelay/testkit';
+import { buildGloo, statusFixture, waitFor } from '@meshrelay/testkit';
 import { bearer, mtlsClient, next, openPush, pushSnapshot, registerCluster, startTestServer, type TestServer } from './harness.ts';
 
 interface Listed {
@@ -53,6 +53,19 @@ test('given listed resources, when filtered by kind (any case, plural), approval
   assert.deepEqual(await names('?approval=INVALID'), ['reviews-lockdown']);
   assert.deepEqual(await names('?cluster=cluster-b'), []);
   assert.deepEqual(await names('?namespace=bookinfo&name=reviews-route'), ['reviews-route']);
+});
+
+test('given a Gloo resource whose spec fails its schema (as an agent carries it up from intake), when resources are listed, then it is INVALID naming the field', async (t) => {
+  const server = await startTestServer(t);
+  const stream = openPush(mtlsClient(t, server, await registerCluster(server, 'cluster-a')));
+  t.after(() => stream.end());
+  const broken = buildGloo('RouteTable', { name: 'typo', namespace: 'bookinfo', spec: { hosts: ['typo.example.com'], htpp: [] } });
+  pushSnapshot(stream, 'cluster-a', 1, [broken]);
+  await next(stream, (m) => m.ack ?? undefined);
+  let listed: Listed[] = [];
+  await waitFor(async () => (listed = (await get(server, '?approval=INVALID&kind=routetables')).json.resources ?? []).length === 1, { message: 'the broken RouteTable listed' });
+  assert.equal(listed[0]?.name, 'typo');
+  assert.match(listed[0]?.message ?? '', /htpp/);
 });
 
 const badQueries: { name: string; query: string; names: RegExp }[] = [
