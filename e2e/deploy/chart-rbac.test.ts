@@ -141,6 +141,9 @@ test('given a server and an agent running with the chart\'s environment, when a 
   await waitFor(() => workloadApi.objects('ServiceEntry').some((o) => o.metadata.labels?.[OWNER_LABEL] !== undefined), {
     timeoutMs: 45_000, intervalMs: 100, message: `no output applied to the workload cluster; agent log:\n${agent.lines.slice(-20).join('\n')}`,
   });
+  await waitFor(() => workloadApi.get('virtualdestinations.networking.gloo.solo.io', 'reviews-global', 'bookinfo')?.['status'] !== undefined, {
+    timeoutMs: 20_000, intervalMs: 100, message: 'the agent wrote no status for the VirtualDestination',
+  });
   await api(base, token, 'PATCH', `/api/v1/clusters/${CLUSTER}`, { skipWarming: true });
   await api(base, token, 'POST', `/api/v1/clusters/${CLUSTER}/token`);
   await agent.stop(5000);
@@ -153,7 +156,8 @@ test('given a server and an agent running with the chart\'s environment, when a 
   for (const expected of ['create admin.gloo.solo.io/kubernetesclusters in gloo-mesh', 'update admin.gloo.solo.io/kubernetesclusters/status in gloo-mesh', 'create core/secrets in gloo-mesh', 'update coordination.k8s.io/leases in gloo-mesh']) {
     assert.ok(serverRequests.map(describeRequest).includes(expected), `the server never made "${expected}": the scenario did not exercise it`);
   }
-  for (const expected of ['watch core/services (cluster-wide)', 'patch networking.istio.io/serviceentries in bookinfo', 'update coordination.k8s.io/leases in gloo-mesh', 'create core/secrets in gloo-mesh', 'get core/secrets in gloo-mesh']) {
+  for (const expected of ['watch core/services (cluster-wide)', 'patch networking.istio.io/serviceentries in bookinfo', 'update coordination.k8s.io/leases in gloo-mesh', 'create core/secrets in gloo-mesh', 'get core/secrets in gloo-mesh',
+    'patch networking.gloo.solo.io/virtualdestinations/status in bookinfo']) {
     assert.ok(agentRequests.map(describeRequest).includes(expected), `the agent never made "${expected}": the scenario did not exercise it`);
   }
   const serverRoles = [...objectsOfKind(serverObjects, 'Role'), ...objectsOfKind(serverObjects, 'ClusterRole')];

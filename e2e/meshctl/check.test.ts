@@ -96,6 +96,7 @@ test('given a never-connected cluster, when checked with -o json, then the answe
     'cluster east warm': false,
     'safe mode': true,
     'held outputs': true,
+    resources: true,
   });
 });
 

@@ -33,8 +33,8 @@ test('given a server that never answers, when clusters are listed with --timeout
 });
 
 const USAGE_ERRORS: readonly { name: string; args: readonly string[]; env?: Record<string, string>; stderr: RegExp }[] = [
-  { name: 'an unknown output format', args: ['-o', 'yaml2', 'cluster', 'list'], stderr: /argument 'yaml2' is invalid\. Allowed choices are text, json/ },
-  { name: 'an unknown output format in MESHCTL_OUTPUT', args: ['cluster', 'list'], env: { MESHCTL_OUTPUT: 'yaml2' }, stderr: /--output \(MESHCTL_OUTPUT\): "yaml2" is not one of text, json/ },
+  { name: 'an unknown output format', args: ['-o', 'yaml2', 'cluster', 'list'], stderr: /argument 'yaml2' is invalid\. Allowed choices are text, table, json/ },
+  { name: 'an unknown output format in MESHCTL_OUTPUT', args: ['cluster', 'list'], env: { MESHCTL_OUTPUT: 'yaml2' }, stderr: /--output \(MESHCTL_OUTPUT\): "yaml2" is not one of text, table, json/ },
   { name: 'an invalid cluster name', args: ['cluster', 'register', 'East_1'], stderr: /"East_1" is not a valid cluster name/ },
   { name: 'an invalid cluster name for a snapshot', args: ['snapshot', 'output', '-bad-'], stderr: /unknown option '-bad-'|"-bad-" is not a valid cluster name/ },
   { name: 'a cluster name longer than 63 characters', args: ['cluster', 'deregister', 'a'.repeat(64)], stderr: /is not a valid cluster name/ },

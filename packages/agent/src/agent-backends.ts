@@ -6,12 +6,15 @@ import type { AgentConfig } from './config.ts';
 import { FileCredentialStore, type CredentialStore } from './credential-store.ts';
 import type { DiscoveryProvider } from './discovery-provider.ts';
 import { FileDiscoveryProvider } from './file-provider.ts';
+import { FileStatusWriter } from './file-status-writer.ts';
 import { kubeSupport } from './kube-modules.ts';
 import { KubernetesOutputApplier } from './kubernetes-applier.ts';
 import { KubernetesDiscoveryProvider } from './kubernetes-provider.ts';
 import { KubernetesSecretCredentialStore } from './kubernetes-secret-credential-store.ts';
+import { KubernetesStatusWriter } from './kubernetes-status-writer.ts';
 import type { OutputApplier } from './output-applier.ts';
 import { FileOutputWriter } from './output-writer.ts';
+import type { StatusWriter } from './resource-status.ts';
 
 /** The discovery provider and the output applier an agent config selects. */
 export interface AgentBackends {
@@ -21,6 +24,8 @@ export interface AgentBackends {
   readonly createProvider: () => DiscoveryProvider;
   /** Where the client key and certificate live: the Secret of --credentials-secret, else the state dir. */
   readonly credentials: CredentialStore;
+  /** Where reported statuses go: beside the manifests (file provider) or the status subresource (kubernetes provider). */
+  readonly statuses: StatusWriter;
 }
 
 /**
@@ -72,7 +77,11 @@ export function createAgentBackends(config: AgentConfig, logger: Logger, epoch?:
     config.credentialsSecret !== undefined
       ? new KubernetesSecretCredentialStore({ kubeConfig: kube(), namespace: config.credentialsNamespace, name: config.credentialsSecret, cluster, logger })
       : new FileCredentialStore({ stateDir: config.stateDir, cluster, logger });
-  return { provider: createProvider(), applier, createProvider, credentials };
+  const statuses: StatusWriter =
+    discovery === 'kubernetes'
+      ? new KubernetesStatusWriter({ kubeConfig: kube(), logger })
+      : new FileStatusWriter({ manifestsDir: requiredDir(config.manifestsDir, '--manifests-dir', 'with --discovery-provider file'), logger });
+  return { provider: createProvider(), applier, createProvider, credentials, statuses };
 }
 
 function requiredDir(dir: string | undefined, flag: string, when: string): string {

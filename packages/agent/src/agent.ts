@@ -14,6 +14,7 @@ import { LeaderTermProvider } from './leader-term-provider.ts';
 import type { OutputApplier } from './output-applier.ts';
 import { FileOutputWriter } from './output-writer.ts';
 import { RelayClient } from './relay-client.ts';
+import { StatusReporter } from './status-reporter.ts';
 
 /** Knobs that are not operator configuration: timing overrides for tests. */
 export interface AgentTuning {
@@ -42,6 +43,7 @@ export class Agent {
   readonly #metrics: AgentMetrics;
   readonly #duties: LeaderDuties;
   readonly #accessLog: AccessLogSink;
+  readonly #statuses: StatusReporter;
   #started = false;
 
   constructor(config: AgentConfig, logger: Logger, tuning: AgentTuning = {}) {
@@ -52,6 +54,7 @@ export class Agent {
     // Discovery runs only while this replica leads; each term gets a fresh provider and so a fresh epoch.
     this.#provider = new LeaderTermProvider(backends.provider, backends.createProvider);
     this.#writer = backends.applier;
+    this.#statuses = new StatusReporter(backends.statuses, logger);
     this.#metrics = createAgentMetrics(cluster, {
       inputProblems: () => this.#provider.problems.length,
       ...(tuning.defaultMetrics !== undefined ? { defaultMetrics: tuning.defaultMetrics } : {}),
@@ -65,6 +68,10 @@ export class Agent {
       latestSnapshot: () => this.#provider.current,
       heldOutput: () => this.#writer.held,
       applyOutput: (output) => this.#applyOutput(output),
+      // Only the leader writes statuses, as only it applies outputs.
+      applyStatuses: (statuses) => {
+        if (this.#duties.leader) this.#statuses.report(statuses);
+      },
       heartbeatIntervalMs: config.heartbeatIntervalMs,
       heartbeatTimeoutMs: config.heartbeatTimeoutMs,
       maxSnapshotBytes: config.maxSnapshotBytes,
@@ -168,6 +175,7 @@ export class Agent {
   /** Relay first (no more pushes or applies), then the applier's pending write, then discovery. */
   async #stopLeaderDuties(): Promise<void> {
     await this.#relay.stop();
+    await this.#statuses.settled();
     await this.#writer.stop();
     await this.#provider.stop();
   }

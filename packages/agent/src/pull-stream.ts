@@ -25,6 +25,8 @@ export interface PullStreamOptions {
   readonly heartbeatTimeoutMs: number;
   readonly logger: Logger;
   readonly onOpen: () => void;
+  /** Called with each resource-status report the server sends (beside outputs, never inside one). */
+  readonly onStatuses?: (statuses: relay.v1.IResourceStatuses) => void;
   /** Called once, with why the stream ended. */
   readonly onEnd: (outcome: SessionOutcome) => void;
 }
@@ -92,6 +94,8 @@ export class PullStream {
       this.#startAssembly(msg.header);
     } else if (msg.chunk) {
       this.#addChunk(msg.chunk);
+    } else if (msg.statuses) {
+      this.#opts.onStatuses?.(msg.statuses);
     }
   }
 

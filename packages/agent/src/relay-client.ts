@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, status as GrpcStatus } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
-import { MeshrelayError, type AssembledSnapshot, type InputSnapshot } from '@meshrelay/api';
+import { MeshrelayError, type AssembledSnapshot, type InputSnapshot, type relay } from '@meshrelay/api';
 import { createCsr } from '@meshrelay/certs';
 import { Backoff, type BackoffOptions, type Clock } from './backoff.ts';
 import { needsRenewal, type ClientCredentials, type CredentialStore } from './credential-store.ts';
@@ -25,6 +25,8 @@ export interface RelayClientOptions {
   readonly heldOutput: () => AppliedOutput | undefined;
   /** Applies one complete output; rejection = refused (acked with accepted=false). */
   readonly applyOutput: (output: AssembledSnapshot) => Promise<void>;
+  /** Receives each resource-status report of this cluster's Gloo resources (must not throw). */
+  readonly applyStatuses?: (statuses: relay.v1.IResourceStatuses) => void;
   readonly heartbeatIntervalMs: number;
   readonly heartbeatTimeoutMs: number;
   readonly maxSnapshotBytes: number;
@@ -304,6 +306,7 @@ export class RelayClient {
       heartbeatTimeoutMs: this.#opts.heartbeatTimeoutMs,
       logger: this.#opts.logger,
       onOpen: () => this.#setStatus({ address, pullConnected: true }),
+      ...(this.#opts.applyStatuses ? { onStatuses: this.#opts.applyStatuses } : {}),
       onEnd: finish,
     });
   }

@@ -17,6 +17,7 @@ export {
   OWNER_LABEL,
   OWNER_LABEL_VALUE,
   SOURCES_ANNOTATION,
+  defaultPluralOf,
   findInputKind,
   isKind,
   isMeshConfigMap,

@@ -91,3 +91,14 @@ export const OWNER_LABEL_VALUE = 'meshrelay';
  * `Kind/namespace/name@cluster` ids, comma separated, sorted.
  */
 export const SOURCES_ANNOTATION = 'meshrelay.io/sources';
+
+/**
+ * The lower-case plural a Kubernetes API serves a kind under by default (`AccessPolicy` →
+ * `accesspolicies`, `RouteTable` → `routetables`), for kinds without a plural of their own.
+ */
+export function defaultPluralOf(kind: string): string {
+  const k = kind.toLowerCase();
+  if (/[^aeiou]y$/.test(k)) return `${k.slice(0, -1)}ies`;
+  if (/(s|x|ch|sh)$/.test(k)) return `${k}es`;
+  return `${k}s`;
+}

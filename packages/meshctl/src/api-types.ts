@@ -2,7 +2,7 @@
  * The management server's HTTP API (/api/v1) as meshctl reads it. These are
  * wire shapes: timestamps are ISO strings, absent things are null.
  */
-import type { ClusterView as RegistryClusterView, HeldOutputView } from '@meshrelay/registry';
+import type { ClusterView as RegistryClusterView, HeldOutputView, ResourceView as RegistryResourceView } from '@meshrelay/registry';
 
 export type { InputSnapshot, OutputSnapshot, Provenance, Resource } from '@meshrelay/api';
 
@@ -91,4 +91,16 @@ export type HeldOutput = HeldOutputView;
 /** Answer of POST /api/v1/clusters/:name/output/release. */
 export interface ReleaseResponse {
   readonly released: HeldOutput;
+}
+
+/** One Gloo resource with its approval and outputs, as GET /api/v1/resources lists it. */
+export type ResourceView = RegistryResourceView;
+
+/** The filters of GET /api/v1/resources (kind: a Gloo kind, any case, singular or plural). */
+export interface ResourceQuery {
+  readonly kind?: string;
+  readonly name?: string;
+  readonly namespace?: string;
+  readonly cluster?: string;
+  readonly approval?: string;
 }

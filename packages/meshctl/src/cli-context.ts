@@ -21,8 +21,9 @@ export interface MeshctlIo {
   readonly cwd?: string;
 }
 
-export type OutputFormat = 'text' | 'json';
-export const OUTPUT_FORMATS: readonly OutputFormat[] = ['text', 'json'];
+/** `table` is another name for `text` (the default: tables and sentences for a terminal). */
+export type OutputFormat = 'text' | 'table' | 'json';
+export const OUTPUT_FORMATS: readonly OutputFormat[] = ['text', 'table', 'json'];
 
 /** The options every command accepts, after flags, environment and defaults were merged. */
 export interface GlobalOptions {

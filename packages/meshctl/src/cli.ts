@@ -6,6 +6,7 @@ import { addCheckCommand } from './commands/check.ts';
 import { addClusterCommands } from './commands/cluster.ts';
 import { addDashboardCommand } from './commands/dashboard.ts';
 import { addDebugCommands } from './commands/debug.ts';
+import { addGetCommand } from './commands/get.ts';
 import { addOutputCommands } from './commands/output.ts';
 import { addSafeModeCommands } from './commands/safe-mode.ts';
 import { addSnapshotCommands } from './commands/snapshot.ts';
@@ -60,6 +61,7 @@ function buildProgram(ctx: CliContext, holdHelp: (text: string) => void): Comman
   );
   addClusterCommands(program, ctx);
   addCheckCommand(program, ctx);
+  addGetCommand(program, ctx);
   addSafeModeCommands(program, ctx);
   addOutputCommands(program, ctx);
   addSnapshotCommands(program, ctx);

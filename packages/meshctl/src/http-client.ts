@@ -11,6 +11,8 @@ import type {
   RegisterRequest,
   RegistrationResponse,
   ReleaseResponse,
+  ResourceQuery,
+  ResourceView,
   SafeModeStatus,
   ServerStatus,
   TokenResponse,
@@ -82,6 +84,8 @@ export interface ApiClient {
    * released. Rejects with MESHRELAY_ERR_SNAPSHOT_NOT_FOUND when none is held.
    */
   releaseOutput(cluster: string): Promise<HeldOutput>;
+  /** Gloo resources with their approval and outputs; rejects with MESHRELAY_ERR_INVALID_ARGUMENT for a bad filter. */
+  listResources(query?: ResourceQuery): Promise<ResourceView[]>;
   health(): Promise<HealthResponse>;
   /** Resolves for both ready (200) and not ready (503) answers. */
   ready(): Promise<ReadyResponse>;
@@ -196,6 +200,13 @@ class HttpApiClient implements ApiClient {
   async releaseOutput(name: string): Promise<HeldOutput> {
     const answer = await this.#call<ReleaseResponse>('POST', `${cluster(name)}/output/release`);
     return answer.released;
+  }
+
+  async listResources(query: ResourceQuery = {}): Promise<ResourceView[]> {
+    const params = new URLSearchParams(Object.entries(query).filter((e): e is [string, string] => e[1] !== undefined));
+    const search = params.size === 0 ? '' : `?${params.toString()}`;
+    const answer = await this.#call<{ resources: ResourceView[] }>('GET', `/api/v1/resources${search}`);
+    return answer.resources;
   }
 
   health(): Promise<HealthResponse> {

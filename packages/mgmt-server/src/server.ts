@@ -103,6 +103,10 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     logger: log.child({ component: 'relay' }),
     now,
     onInputChanged: (cluster) => loop.trigger(`input from ${cluster}`),
+    resourceStatuses: {
+      current: () => (loop.status().lastRunAt === undefined ? undefined : loop.status().resources),
+      subscribe: (listener) => loop.onStatus(() => listener()),
+    },
   };
 
   const unsubscribeRegistry = registry.onChange((change: RegistryChange) => {

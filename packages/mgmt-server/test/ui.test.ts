@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import type { Page } from 'playwright-core';
-import { openBrowserPage, saveScreenshot, waitFor } from '@meshrelay/testkit';
-import { apiGet, mtlsClient, next, openPush, pushSnapshot, register, service, startRestartedTestServer, startTestServer, virtualDestination, type TestServer } from './harness.ts';
+import { openBrowserPage, saveScreenshot, statusFixture, waitFor } from '@meshrelay/testkit';
+import { apiGet, mtlsClient, next, openPush, pushSnapshot, register, registerCluster, service, startRestartedTestServer, startTestServer, virtualDestination, type TestServer } from './harness.ts';
 
 const UI_TIMEOUT_MS = 10_000;
 
@@ -237,4 +237,27 @@ test('given a wrong admin token, when entered, then the server refuses it and th
   await signIn(page, server.admin.token);
   await page.locator('#clusters tr[data-cluster="east"]').waitFor();
   assert.equal((await apiGet<{ clusters: unknown[] }>(server, '/api/v1/clusters')).clusters.length, 1);
+});
+
+test('given the Resources view open, when a config with a good RouteTable and an INVALID AccessPolicy arrives, then the view shows the INVALID one with its message and the ACCEPTED one with its outputs, live', async (t) => {
+  const server = await startTestServer(t);
+  const page = await openPage(t, server);
+  await page.locator('#resources-empty').waitFor();
+
+  const stream = openPush(mtlsClient(t, server, await registerCluster(server, 'cluster-a')));
+  t.after(() => stream.end());
+  pushSnapshot(stream, 'cluster-a', 1, statusFixture());
+  await next(stream, (m) => m.ack ?? undefined);
+
+  const policy = page.locator('#resources tr[data-resource="AccessPolicy/bookinfo/reviews-lockdown@cluster-a"]');
+  await policy.waitFor();
+  const policyCells = await policy.locator('th, td').allInnerTexts();
+  assert.deepEqual(policyCells.slice(0, 5), ['AccessPolicy', 'reviews-lockdown', 'bookinfo', 'cluster-a', 'INVALID']);
+  assert.match(policyCells[5] ?? '', /spec\.config\.enforcementLayers/);
+  const route = page.locator('#resources tr[data-resource="RouteTable/bookinfo/reviews-route@cluster-a"]');
+  const routeCells = await route.locator('th, td').allInnerTexts();
+  assert.equal(routeCells[4], 'ACCEPTED');
+  assert.match(routeCells[6] ?? '', /^VirtualService bookinfo\/\S+ → cluster-a$/);
+  assert.match(await page.locator('#resources-title').innerText(), /Resources \(2\)\s+1 not applied as written/);
+  await screenshot(page, 'resources-view');
 });

@@ -1,6 +1,6 @@
 // Meshrelay management UI. Polls the JSON API (/api/v1) and shows what an
-// operator needs in an incident: safe mode, held outputs, and each cluster's
-// connection, warm state and snapshots. No framework, no build step, no
+// operator needs in an incident: safe mode, held outputs, each cluster's
+// connection, warm state and snapshots, and each Gloo resource's approval. No framework, no build step, no
 // network access beyond this server. The DOM is built with text nodes only
 // (never innerHTML), and a section is rebuilt only when its data changed, so
 // a command being selected for copying survives the next poll.
@@ -16,7 +16,7 @@ const pollMs = readPollInterval(new URLSearchParams(location.search).get('poll')
 const fetchTimeoutMs = Math.max(3 * pollMs, 3000);
 
 const state = {
-  /** The last complete answer from the server: { status, safeMode, clusters, held }. */
+  /** The last complete answer from the server: { status, safeMode, clusters, held, resources }. */
   data: null,
   lastOkAt: null,
   failingSince: null,
@@ -156,11 +156,11 @@ async function poll(generation) {
   if (generation !== pollGeneration) return;
   try {
     const answers = await Promise.all(
-      ['/api/v1/status', '/api/v1/safe-mode', '/api/v1/clusters', '/api/v1/outputs/held'].map(getJson),
+      ['/api/v1/status', '/api/v1/safe-mode', '/api/v1/clusters', '/api/v1/outputs/held', '/api/v1/resources'].map(getJson),
     );
     if (generation !== pollGeneration) return;
-    const [status, safeMode, clusters, held] = answers;
-    state.data = { status, safeMode, clusters: clusters.clusters, held: held.held };
+    const [status, safeMode, clusters, held, resources] = answers;
+    state.data = { status, safeMode, clusters: clusters.clusters, held: held.held, resources: resources.resources };
     state.lastOkAt = new Date().toISOString();
     state.failingSince = null;
     state.error = null;
@@ -225,6 +225,7 @@ function render() {
     renderSafeMode(safeMode, clusters);
     renderHeld(held);
     renderClusters(clusters, safeMode, held);
+    renderResources(state.data.resources);
     renderSnapshotView();
     document.title = `${safeMode.active ? 'SAFE MODE · ' : ''}${held.length > 0 ? 'HELD OUTPUT · ' : ''}Meshrelay management`;
   }
@@ -380,6 +381,33 @@ function appliedText(output) {
   if (output.appliedHash === output.hash) return 'applied';
   if (output.appliedHash) return `agent has ${short(output.appliedHash)}`;
   return 'not applied yet';
+}
+
+// ---- resources -------------------------------------------------------------
+
+const APPROVAL_BADGES = { ACCEPTED: 'ok', WARNING: 'warn', INVALID: 'bad', FAILED: 'bad' };
+
+/** Every Gloo resource with its approval, message and the outputs it produced; INVALID and FAILED first. */
+function renderResources(resources) {
+  const rank = (r) => (r.approval === 'INVALID' || r.approval === 'FAILED' ? 0 : r.approval === 'WARNING' ? 1 : 2);
+  const sorted = [...resources].sort((a, b) => rank(a) - rank(b) || a.source.localeCompare(b.source));
+  const bad = resources.filter((r) => rank(r) === 0).length;
+  $('resources-empty').hidden = resources.length > 0;
+  update($('resources-title'), [resources.length, bad], () => [`Resources (${resources.length})`,
+    bad > 0 ? [' ', badge('bad', `${bad} not applied as written`)] : null]);
+  update($('resources').tBodies[0], sorted, () => sorted.map(resourceRow));
+}
+
+function resourceRow(r) {
+  return h('tr', { 'data-resource': r.source, 'data-approval': r.approval },
+    h('td', null, r.kind),
+    h('th', { scope: 'row' }, r.name),
+    h('td', null, r.namespace),
+    h('td', null, r.cluster),
+    h('td', null, badge(APPROVAL_BADGES[r.approval] ?? 'neutral', r.approval)),
+    h('td', { class: 'message' }, r.message === '' ? h('span', { class: 'muted' }, '—') : r.message),
+    h('td', null, r.outputs.length === 0 ? h('span', { class: 'muted' }, 'none')
+      : h('ul', { class: 'outputs' }, r.outputs.map((o) => h('li', null, `${o.kind} ${o.namespace}/${o.name}`, h('span', { class: 'muted' }, ` → ${o.cluster}`))))));
 }
 
 // ---- snapshot view ---------------------------------------------------------

@@ -4,6 +4,7 @@
  * so that the CLI reaches the server over HTTP and never imports it. Timestamps are ISO
  * strings, absent things are null.
  */
+import type { Approval, OutputRef, ResourceState } from '@meshrelay/translator';
 
 /** The operator's view of one cluster, as the API, UI and meshctl show it. */
 export interface ClusterView {
@@ -70,4 +71,22 @@ export interface RevocationResponse {
   readonly token: string;
   readonly tokenExpiresAt: string;
   readonly relay: RelayEndpointView;
+}
+
+/** One Gloo resource as GET /api/v1/resources lists it (a wire shape). */
+export interface ResourceView {
+  readonly kind: string;
+  readonly apiVersion: string;
+  readonly namespace: string;
+  readonly name: string;
+  /** The cluster whose input carries the resource (whose agent writes its status). */
+  readonly cluster: string;
+  readonly approval: Approval;
+  readonly observedGeneration: number;
+  readonly message: string;
+  /** `Kind/namespace/name@cluster`, as the `meshrelay.io/sources` annotation of its outputs names it. */
+  readonly source: string;
+  /** Per consuming cluster: what this resource contributed there. */
+  readonly clusters: Readonly<Record<string, ResourceState>>;
+  readonly outputs: readonly OutputRef[];
 }

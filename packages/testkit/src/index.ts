@@ -14,6 +14,7 @@ export {
 export { createTestPki, TEST_TRUST_DOMAIN, type TestClientCert, type TestPki, type TestPkiOptions } from './pki.ts';
 export * from './builders.ts';
 export { allOnes, csrWithPublicExponent, csrWithPublicKey } from './hostile-csr.ts';
+export { STATUS_FIXTURE_NAMESPACE, statusFixture } from './gloo-status-fixtures.ts';
 export { ARTIFACTS_ROOT, CHROMIUM_PATH, openBrowserPage, saveScreenshot } from './browser.ts';
 export {
   startFakeKubeApiServer,

@@ -1694,6 +1694,9 @@ export namespace relay {
 
             /** PullResponse goAway */
             goAway?: (relay.v1.IGoAway|null);
+
+            /** PullResponse statuses */
+            statuses?: (relay.v1.IResourceStatuses|null);
         }
 
         /** Represents a PullResponse. */
@@ -1717,8 +1720,11 @@ export namespace relay {
             /** PullResponse goAway. */
             public goAway?: (relay.v1.IGoAway|null);
 
+            /** PullResponse statuses. */
+            public statuses?: (relay.v1.IResourceStatuses|null);
+
             /** PullResponse message. */
-            public message?: ("header"|"chunk"|"heartbeat"|"goAway");
+            public message?: ("header"|"chunk"|"heartbeat"|"goAway"|"statuses");
 
             /**
              * Creates a new PullResponse instance using the specified properties.
@@ -1792,6 +1798,339 @@ export namespace relay {
 
             /**
              * Gets the default type url for PullResponse
+             * @param [typeUrlPrefix] your custom typeUrlPrefix(default "type.googleapis.com")
+             * @returns The default type url
+             */
+            public static getTypeUrl(typeUrlPrefix?: string): string;
+        }
+
+        /** Properties of a ResourceState. */
+        interface IResourceState {
+
+            /** ResourceState observedGeneration */
+            observedGeneration?: (number|null);
+
+            /** ResourceState approval */
+            approval?: (string|null);
+
+            /** ResourceState message */
+            message?: (string|null);
+        }
+
+        /** Represents a ResourceState. */
+        class ResourceState implements IResourceState {
+
+            /**
+             * Constructs a new ResourceState.
+             * @param [p] Properties to set
+             */
+            constructor(p?: relay.v1.IResourceState);
+
+            /** ResourceState observedGeneration. */
+            public observedGeneration: number;
+
+            /** ResourceState approval. */
+            public approval: string;
+
+            /** ResourceState message. */
+            public message: string;
+
+            /**
+             * Creates a new ResourceState instance using the specified properties.
+             * @param [properties] Properties to set
+             * @returns ResourceState instance
+             */
+            public static create(properties?: relay.v1.IResourceState): relay.v1.ResourceState;
+
+            /**
+             * Encodes the specified ResourceState message. Does not implicitly {@link relay.v1.ResourceState.verify|verify} messages.
+             * @param m ResourceState message or plain object to encode
+             * @param [w] Writer to encode to
+             * @returns Writer
+             */
+            public static encode(m: relay.v1.IResourceState, w?: $protobuf.Writer): $protobuf.Writer;
+
+            /**
+             * Encodes the specified ResourceState message, length delimited. Does not implicitly {@link relay.v1.ResourceState.verify|verify} messages.
+             * @param message ResourceState message or plain object to encode
+             * @param [writer] Writer to encode to
+             * @returns Writer
+             */
+            public static encodeDelimited(message: relay.v1.IResourceState, writer?: $protobuf.Writer): $protobuf.Writer;
+
+            /**
+             * Decodes a ResourceState message from the specified reader or buffer.
+             * @param r Reader or buffer to decode from
+             * @param [l] Message length if known beforehand
+             * @returns ResourceState
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): relay.v1.ResourceState;
+
+            /**
+             * Decodes a ResourceState message from the specified reader or buffer, length delimited.
+             * @param reader Reader or buffer to decode from
+             * @returns ResourceState
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            public static decodeDelimited(reader: ($protobuf.Reader|Uint8Array)): relay.v1.ResourceState;
+
+            /**
+             * Verifies a ResourceState message.
+             * @param m Plain object to verify
+             * @returns `null` if valid, otherwise the reason why it is not
+             */
+            public static verify(m: { [k: string]: any }): (string|null);
+
+            /**
+             * Creates a ResourceState message from a plain object. Also converts values to their respective internal types.
+             * @param d Plain object
+             * @returns ResourceState
+             */
+            public static fromObject(d: { [k: string]: any }): relay.v1.ResourceState;
+
+            /**
+             * Creates a plain object from a ResourceState message. Also converts values to other types if specified.
+             * @param m ResourceState
+             * @param [o] Conversion options
+             * @returns Plain object
+             */
+            public static toObject(m: relay.v1.ResourceState, o?: $protobuf.IConversionOptions): { [k: string]: any };
+
+            /**
+             * Converts this ResourceState to JSON.
+             * @returns JSON object
+             */
+            public toJSON(): { [k: string]: any };
+
+            /**
+             * Gets the default type url for ResourceState
+             * @param [typeUrlPrefix] your custom typeUrlPrefix(default "type.googleapis.com")
+             * @returns The default type url
+             */
+            public static getTypeUrl(typeUrlPrefix?: string): string;
+        }
+
+        /** Properties of a ResourceStatus. */
+        interface IResourceStatus {
+
+            /** ResourceStatus apiVersion */
+            apiVersion?: (string|null);
+
+            /** ResourceStatus kind */
+            kind?: (string|null);
+
+            /** ResourceStatus namespace */
+            namespace?: (string|null);
+
+            /** ResourceStatus name */
+            name?: (string|null);
+
+            /** ResourceStatus state */
+            state?: (relay.v1.IResourceState|null);
+
+            /** ResourceStatus clusters */
+            clusters?: ({ [k: string]: relay.v1.IResourceState }|null);
+        }
+
+        /** Represents a ResourceStatus. */
+        class ResourceStatus implements IResourceStatus {
+
+            /**
+             * Constructs a new ResourceStatus.
+             * @param [p] Properties to set
+             */
+            constructor(p?: relay.v1.IResourceStatus);
+
+            /** ResourceStatus apiVersion. */
+            public apiVersion: string;
+
+            /** ResourceStatus kind. */
+            public kind: string;
+
+            /** ResourceStatus namespace. */
+            public namespace: string;
+
+            /** ResourceStatus name. */
+            public name: string;
+
+            /** ResourceStatus state. */
+            public state?: (relay.v1.IResourceState|null);
+
+            /** ResourceStatus clusters. */
+            public clusters: { [k: string]: relay.v1.IResourceState };
+
+            /**
+             * Creates a new ResourceStatus instance using the specified properties.
+             * @param [properties] Properties to set
+             * @returns ResourceStatus instance
+             */
+            public static create(properties?: relay.v1.IResourceStatus): relay.v1.ResourceStatus;
+
+            /**
+             * Encodes the specified ResourceStatus message. Does not implicitly {@link relay.v1.ResourceStatus.verify|verify} messages.
+             * @param m ResourceStatus message or plain object to encode
+             * @param [w] Writer to encode to
+             * @returns Writer
+             */
+            public static encode(m: relay.v1.IResourceStatus, w?: $protobuf.Writer): $protobuf.Writer;
+
+            /**
+             * Encodes the specified ResourceStatus message, length delimited. Does not implicitly {@link relay.v1.ResourceStatus.verify|verify} messages.
+             * @param message ResourceStatus message or plain object to encode
+             * @param [writer] Writer to encode to
+             * @returns Writer
+             */
+            public static encodeDelimited(message: relay.v1.IResourceStatus, writer?: $protobuf.Writer): $protobuf.Writer;
+
+            /**
+             * Decodes a ResourceStatus message from the specified reader or buffer.
+             * @param r Reader or buffer to decode from
+             * @param [l] Message length if known beforehand
+             * @returns ResourceStatus
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): relay.v1.ResourceStatus;
+
+            /**
+             * Decodes a ResourceStatus message from the specified reader or buffer, length delimited.
+             * @param reader Reader or buffer to decode from
+             * @returns ResourceStatus
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            public static decodeDelimited(reader: ($protobuf.Reader|Uint8Array)): relay.v1.ResourceStatus;
+
+            /**
+             * Verifies a ResourceStatus message.
+             * @param m Plain object to verify
+             * @returns `null` if valid, otherwise the reason why it is not
+             */
+            public static verify(m: { [k: string]: any }): (string|null);
+
+            /**
+             * Creates a ResourceStatus message from a plain object. Also converts values to their respective internal types.
+             * @param d Plain object
+             * @returns ResourceStatus
+             */
+            public static fromObject(d: { [k: string]: any }): relay.v1.ResourceStatus;
+
+            /**
+             * Creates a plain object from a ResourceStatus message. Also converts values to other types if specified.
+             * @param m ResourceStatus
+             * @param [o] Conversion options
+             * @returns Plain object
+             */
+            public static toObject(m: relay.v1.ResourceStatus, o?: $protobuf.IConversionOptions): { [k: string]: any };
+
+            /**
+             * Converts this ResourceStatus to JSON.
+             * @returns JSON object
+             */
+            public toJSON(): { [k: string]: any };
+
+            /**
+             * Gets the default type url for ResourceStatus
+             * @param [typeUrlPrefix] your custom typeUrlPrefix(default "type.googleapis.com")
+             * @returns The default type url
+             */
+            public static getTypeUrl(typeUrlPrefix?: string): string;
+        }
+
+        /** Properties of a ResourceStatuses. */
+        interface IResourceStatuses {
+
+            /** ResourceStatuses statuses */
+            statuses?: (relay.v1.IResourceStatus[]|null);
+        }
+
+        /** Represents a ResourceStatuses. */
+        class ResourceStatuses implements IResourceStatuses {
+
+            /**
+             * Constructs a new ResourceStatuses.
+             * @param [p] Properties to set
+             */
+            constructor(p?: relay.v1.IResourceStatuses);
+
+            /** ResourceStatuses statuses. */
+            public statuses: relay.v1.IResourceStatus[];
+
+            /**
+             * Creates a new ResourceStatuses instance using the specified properties.
+             * @param [properties] Properties to set
+             * @returns ResourceStatuses instance
+             */
+            public static create(properties?: relay.v1.IResourceStatuses): relay.v1.ResourceStatuses;
+
+            /**
+             * Encodes the specified ResourceStatuses message. Does not implicitly {@link relay.v1.ResourceStatuses.verify|verify} messages.
+             * @param m ResourceStatuses message or plain object to encode
+             * @param [w] Writer to encode to
+             * @returns Writer
+             */
+            public static encode(m: relay.v1.IResourceStatuses, w?: $protobuf.Writer): $protobuf.Writer;
+
+            /**
+             * Encodes the specified ResourceStatuses message, length delimited. Does not implicitly {@link relay.v1.ResourceStatuses.verify|verify} messages.
+             * @param message ResourceStatuses message or plain object to encode
+             * @param [writer] Writer to encode to
+             * @returns Writer
+             */
+            public static encodeDelimited(message: relay.v1.IResourceStatuses, writer?: $protobuf.Writer): $protobuf.Writer;
+
+            /**
+             * Decodes a ResourceStatuses message from the specified reader or buffer.
+             * @param r Reader or buffer to decode from
+             * @param [l] Message length if known beforehand
+             * @returns ResourceStatuses
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): relay.v1.ResourceStatuses;
+
+            /**
+             * Decodes a ResourceStatuses message from the specified reader or buffer, length delimited.
+             * @param reader Reader or buffer to decode from
+             * @returns ResourceStatuses
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            public static decodeDelimited(reader: ($protobuf.Reader|Uint8Array)): relay.v1.ResourceStatuses;
+
+            /**
+             * Verifies a ResourceStatuses message.
+             * @param m Plain object to verify
+             * @returns `null` if valid, otherwise the reason why it is not
+             */
+            public static verify(m: { [k: string]: any }): (string|null);
+
+            /**
+             * Creates a ResourceStatuses message from a plain object. Also converts values to their respective internal types.
+             * @param d Plain object
+             * @returns ResourceStatuses
+             */
+            public static fromObject(d: { [k: string]: any }): relay.v1.ResourceStatuses;
+
+            /**
+             * Creates a plain object from a ResourceStatuses message. Also converts values to other types if specified.
+             * @param m ResourceStatuses
+             * @param [o] Conversion options
+             * @returns Plain object
+             */
+            public static toObject(m: relay.v1.ResourceStatuses, o?: $protobuf.IConversionOptions): { [k: string]: any };
+
+            /**
+             * Converts this ResourceStatuses to JSON.
+             * @returns JSON object
+             */
+            public toJSON(): { [k: string]: any };
+
+            /**
+             * Gets the default type url for ResourceStatuses
              * @param [typeUrlPrefix] your custom typeUrlPrefix(default "type.googleapis.com")
              * @returns The default type url
              */

@@ -4745,6 +4745,7 @@ export const relay = $root.relay = (() => {
              * @property {relay.v1.ISnapshotChunk|null} [chunk] PullResponse chunk
              * @property {relay.v1.IHeartbeat|null} [heartbeat] PullResponse heartbeat
              * @property {relay.v1.IGoAway|null} [goAway] PullResponse goAway
+             * @property {relay.v1.IResourceStatuses|null} [statuses] PullResponse statuses
              */
 
             /**
@@ -4794,17 +4795,25 @@ export const relay = $root.relay = (() => {
              */
             PullResponse.prototype.goAway = null;
 
+            /**
+             * PullResponse statuses.
+             * @member {relay.v1.IResourceStatuses|null|undefined} statuses
+             * @memberof relay.v1.PullResponse
+             * @instance
+             */
+            PullResponse.prototype.statuses = null;
+
             // OneOf field names bound to virtual getters and setters
             let $oneOfFields;
 
             /**
              * PullResponse message.
-             * @member {"header"|"chunk"|"heartbeat"|"goAway"|undefined} message
+             * @member {"header"|"chunk"|"heartbeat"|"goAway"|"statuses"|undefined} message
              * @memberof relay.v1.PullResponse
              * @instance
              */
             Object.defineProperty(PullResponse.prototype, "message", {
-                get: $util.oneOfGetter($oneOfFields = ["header", "chunk", "heartbeat", "goAway"]),
+                get: $util.oneOfGetter($oneOfFields = ["header", "chunk", "heartbeat", "goAway", "statuses"]),
                 set: $util.oneOfSetter($oneOfFields)
             });
 
@@ -4844,6 +4853,8 @@ export const relay = $root.relay = (() => {
                     $root.relay.v1.Heartbeat.encode(m.heartbeat, w.uint32(26).fork(), q + 1).ldelim();
                 if (m.goAway != null && Object.hasOwnProperty.call(m, "goAway"))
                     $root.relay.v1.GoAway.encode(m.goAway, w.uint32(34).fork(), q + 1).ldelim();
+                if (m.statuses != null && Object.hasOwnProperty.call(m, "statuses"))
+                    $root.relay.v1.ResourceStatuses.encode(m.statuses, w.uint32(42).fork(), q + 1).ldelim();
                 return w;
             };
 
@@ -4908,6 +4919,10 @@ export const relay = $root.relay = (() => {
                         }
                     case 4: {
                             m.goAway = $root.relay.v1.GoAway.decode(r, r.uint32(), undefined, n + 1);
+                            break;
+                        }
+                    case 5: {
+                            m.statuses = $root.relay.v1.ResourceStatuses.decode(r, r.uint32(), undefined, n + 1);
                             break;
                         }
                     default:
@@ -4993,6 +5008,16 @@ export const relay = $root.relay = (() => {
                             return "goAway." + e;
                     }
                 }
+                if (m.statuses != null && Object.hasOwnProperty.call(m, "statuses")) {
+                    if (p.message === 1)
+                        return "message: multiple values";
+                    p.message = 1;
+                    {
+                        var e = $root.relay.v1.ResourceStatuses.verify(m.statuses, n + 1);
+                        if (e)
+                            return "statuses." + e;
+                    }
+                }
                 return null;
             };
 
@@ -5034,6 +5059,11 @@ export const relay = $root.relay = (() => {
                         throw TypeError(".relay.v1.PullResponse.goAway: object expected");
                     m.goAway = $root.relay.v1.GoAway.fromObject(d.goAway, n + 1);
                 }
+                if (d.statuses != null) {
+                    if (!$util.isObject(d.statuses))
+                        throw TypeError(".relay.v1.PullResponse.statuses: object expected");
+                    m.statuses = $root.relay.v1.ResourceStatuses.fromObject(d.statuses, n + 1);
+                }
                 return m;
             };
 
@@ -5074,6 +5104,11 @@ export const relay = $root.relay = (() => {
                     if (o.oneofs)
                         d.message = "goAway";
                 }
+                if (m.statuses != null && Object.hasOwnProperty.call(m, "statuses")) {
+                    d.statuses = $root.relay.v1.ResourceStatuses.toObject(m.statuses, o, q + 1);
+                    if (o.oneofs)
+                        d.message = "statuses";
+                }
                 return d;
             };
 
@@ -5104,6 +5139,1026 @@ export const relay = $root.relay = (() => {
             };
 
             return PullResponse;
+        })();
+
+        v1.ResourceState = (function() {
+
+            /**
+             * Properties of a ResourceState.
+             * @memberof relay.v1
+             * @interface IResourceState
+             * @property {number|null} [observedGeneration] ResourceState observedGeneration
+             * @property {string|null} [approval] ResourceState approval
+             * @property {string|null} [message] ResourceState message
+             */
+
+            /**
+             * Constructs a new ResourceState.
+             * @memberof relay.v1
+             * @classdesc Represents a ResourceState.
+             * @implements IResourceState
+             * @constructor
+             * @param {relay.v1.IResourceState=} [p] Properties to set
+             */
+            function ResourceState(p) {
+                if (p)
+                    for (var ks = Object.keys(p), i = 0; i < ks.length; ++i)
+                        if (p[ks[i]] != null && ks[i] !== "__proto__")
+                            this[ks[i]] = p[ks[i]];
+            }
+
+            /**
+             * ResourceState observedGeneration.
+             * @member {number} observedGeneration
+             * @memberof relay.v1.ResourceState
+             * @instance
+             */
+            ResourceState.prototype.observedGeneration = $util.Long ? $util.Long.fromBits(0,0,true) : 0;
+
+            /**
+             * ResourceState approval.
+             * @member {string} approval
+             * @memberof relay.v1.ResourceState
+             * @instance
+             */
+            ResourceState.prototype.approval = "";
+
+            /**
+             * ResourceState message.
+             * @member {string} message
+             * @memberof relay.v1.ResourceState
+             * @instance
+             */
+            ResourceState.prototype.message = "";
+
+            /**
+             * Creates a new ResourceState instance using the specified properties.
+             * @function create
+             * @memberof relay.v1.ResourceState
+             * @static
+             * @param {relay.v1.IResourceState=} [properties] Properties to set
+             * @returns {relay.v1.ResourceState} ResourceState instance
+             */
+            ResourceState.create = function create(properties) {
+                return new ResourceState(properties);
+            };
+
+            /**
+             * Encodes the specified ResourceState message. Does not implicitly {@link relay.v1.ResourceState.verify|verify} messages.
+             * @function encode
+             * @memberof relay.v1.ResourceState
+             * @static
+             * @param {relay.v1.IResourceState} m ResourceState message or plain object to encode
+             * @param {$protobuf.Writer} [w] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            ResourceState.encode = function encode(m, w, q) {
+                if (!w)
+                    w = $Writer.create();
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                if (m.observedGeneration != null && Object.hasOwnProperty.call(m, "observedGeneration"))
+                    w.uint32(8).uint64(m.observedGeneration);
+                if (m.approval != null && Object.hasOwnProperty.call(m, "approval"))
+                    w.uint32(18).string(m.approval);
+                if (m.message != null && Object.hasOwnProperty.call(m, "message"))
+                    w.uint32(26).string(m.message);
+                return w;
+            };
+
+            /**
+             * Encodes the specified ResourceState message, length delimited. Does not implicitly {@link relay.v1.ResourceState.verify|verify} messages.
+             * @function encodeDelimited
+             * @memberof relay.v1.ResourceState
+             * @static
+             * @param {relay.v1.IResourceState} message ResourceState message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            ResourceState.encodeDelimited = function encodeDelimited(message, writer) {
+                return this.encode(message, writer).ldelim();
+            };
+
+            /**
+             * Decodes a ResourceState message from the specified reader or buffer.
+             * @function decode
+             * @memberof relay.v1.ResourceState
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} r Reader or buffer to decode from
+             * @param {number} [l] Message length if known beforehand
+             * @returns {relay.v1.ResourceState} ResourceState
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            ResourceState.decode = function decode(r, l, e, n) {
+                if (!(r instanceof $Reader))
+                    r = $Reader.create(r);
+                if (n === undefined)
+                    n = 0;
+                if (n > $Reader.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var c, m;
+                if (l === undefined)
+                    c = r.len;
+                else {
+                    c = r.pos + l;
+                    if (c > r.len)
+                        throw RangeError("index out of range");
+                    l = r.len;
+                    r.len = c;
+                }
+                m = new $root.relay.v1.ResourceState();
+                while (r.pos < c) {
+                    var t = r.uint32();
+                    if (t === e)
+                        break;
+                    switch (t >>> 3) {
+                    case 1: {
+                            m.observedGeneration = r.uint64();
+                            break;
+                        }
+                    case 2: {
+                            m.approval = r.string();
+                            break;
+                        }
+                    case 3: {
+                            m.message = r.string();
+                            break;
+                        }
+                    default:
+                        r.skipType(t & 7, n);
+                        break;
+                    }
+                }
+                if (l !== undefined) {
+                    if (r.pos !== c)
+                        throw RangeError("index out of range");
+                    r.len = l;
+                }
+                return m;
+            };
+
+            /**
+             * Decodes a ResourceState message from the specified reader or buffer, length delimited.
+             * @function decodeDelimited
+             * @memberof relay.v1.ResourceState
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @returns {relay.v1.ResourceState} ResourceState
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            ResourceState.decodeDelimited = function decodeDelimited(reader) {
+                if (!(reader instanceof $Reader))
+                    reader = new $Reader(reader);
+                return this.decode(reader, reader.uint32());
+            };
+
+            /**
+             * Verifies a ResourceState message.
+             * @function verify
+             * @memberof relay.v1.ResourceState
+             * @static
+             * @param {Object.<string,*>} m Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            ResourceState.verify = function verify(m, n) {
+                if (typeof m !== "object" || m === null)
+                    return "object expected";
+                if (n === undefined)
+                    n = 0;
+                if (n > $util.recursionLimit)
+                    return "maximum nesting depth exceeded";
+                if (m.observedGeneration != null && Object.hasOwnProperty.call(m, "observedGeneration")) {
+                    if (!$util.isInteger(m.observedGeneration) && !(m.observedGeneration && $util.isInteger(m.observedGeneration.low) && $util.isInteger(m.observedGeneration.high)))
+                        return "observedGeneration: integer|Long expected";
+                }
+                if (m.approval != null && Object.hasOwnProperty.call(m, "approval")) {
+                    if (!$util.isString(m.approval))
+                        return "approval: string expected";
+                }
+                if (m.message != null && Object.hasOwnProperty.call(m, "message")) {
+                    if (!$util.isString(m.message))
+                        return "message: string expected";
+                }
+                return null;
+            };
+
+            /**
+             * Creates a ResourceState message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof relay.v1.ResourceState
+             * @static
+             * @param {Object.<string,*>} d Plain object
+             * @returns {relay.v1.ResourceState} ResourceState
+             */
+            ResourceState.fromObject = function fromObject(d, n) {
+                if (d instanceof $root.relay.v1.ResourceState)
+                    return d;
+                if (!$util.isObject(d))
+                    throw TypeError(".relay.v1.ResourceState: object expected");
+                if (n === undefined)
+                    n = 0;
+                if (n > $util.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var m = new $root.relay.v1.ResourceState();
+                if (d.observedGeneration != null) {
+                    if ($util.Long)
+                        m.observedGeneration = $util.Long.fromValue(d.observedGeneration, true);
+                    else if (typeof d.observedGeneration === "string")
+                        m.observedGeneration = parseInt(d.observedGeneration, 10);
+                    else if (typeof d.observedGeneration === "number")
+                        m.observedGeneration = d.observedGeneration;
+                    else if (typeof d.observedGeneration === "object")
+                        m.observedGeneration = new $util.LongBits(d.observedGeneration.low >>> 0, d.observedGeneration.high >>> 0).toNumber(true);
+                }
+                if (d.approval != null) {
+                    m.approval = String(d.approval);
+                }
+                if (d.message != null) {
+                    m.message = String(d.message);
+                }
+                return m;
+            };
+
+            /**
+             * Creates a plain object from a ResourceState message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof relay.v1.ResourceState
+             * @static
+             * @param {relay.v1.ResourceState} m ResourceState
+             * @param {$protobuf.IConversionOptions} [o] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            ResourceState.toObject = function toObject(m, o, q) {
+                if (!o)
+                    o = {};
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                var d = {};
+                if (o.defaults) {
+                    if ($util.Long) {
+                        var n = new $util.Long(0, 0, true);
+                        d.observedGeneration = o.longs === String ? n.toString() : o.longs === Number ? n.toNumber() : typeof BigInt !== "undefined" && o.longs === BigInt ? n.toBigInt() : n;
+                    } else
+                        d.observedGeneration = o.longs === String ? "0" : typeof BigInt !== "undefined" && o.longs === BigInt ? BigInt("0") : 0;
+                    d.approval = "";
+                    d.message = "";
+                }
+                if (m.observedGeneration != null && Object.hasOwnProperty.call(m, "observedGeneration")) {
+                    if (typeof BigInt !== "undefined" && o.longs === BigInt)
+                        d.observedGeneration = typeof m.observedGeneration === "number" ? BigInt(m.observedGeneration) : $util.Long.fromBits(m.observedGeneration.low >>> 0, m.observedGeneration.high >>> 0, true).toBigInt();
+                    else if (typeof m.observedGeneration === "number")
+                        d.observedGeneration = o.longs === String ? String(m.observedGeneration) : m.observedGeneration;
+                    else
+                        d.observedGeneration = o.longs === String ? $util.Long.prototype.toString.call(m.observedGeneration) : o.longs === Number ? new $util.LongBits(m.observedGeneration.low >>> 0, m.observedGeneration.high >>> 0).toNumber(true) : m.observedGeneration;
+                }
+                if (m.approval != null && Object.hasOwnProperty.call(m, "approval")) {
+                    d.approval = m.approval;
+                }
+                if (m.message != null && Object.hasOwnProperty.call(m, "message")) {
+                    d.message = m.message;
+                }
+                return d;
+            };
+
+            /**
+             * Converts this ResourceState to JSON.
+             * @function toJSON
+             * @memberof relay.v1.ResourceState
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            ResourceState.prototype.toJSON = function toJSON() {
+                return this.constructor.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            /**
+             * Gets the default type url for ResourceState
+             * @function getTypeUrl
+             * @memberof relay.v1.ResourceState
+             * @static
+             * @param {string} [typeUrlPrefix] your custom typeUrlPrefix(default "type.googleapis.com")
+             * @returns {string} The default type url
+             */
+            ResourceState.getTypeUrl = function getTypeUrl(typeUrlPrefix) {
+                if (typeUrlPrefix === undefined) {
+                    typeUrlPrefix = "type.googleapis.com";
+                }
+                return typeUrlPrefix + "/relay.v1.ResourceState";
+            };
+
+            return ResourceState;
+        })();
+
+        v1.ResourceStatus = (function() {
+
+            /**
+             * Properties of a ResourceStatus.
+             * @memberof relay.v1
+             * @interface IResourceStatus
+             * @property {string|null} [apiVersion] ResourceStatus apiVersion
+             * @property {string|null} [kind] ResourceStatus kind
+             * @property {string|null} [namespace] ResourceStatus namespace
+             * @property {string|null} [name] ResourceStatus name
+             * @property {relay.v1.IResourceState|null} [state] ResourceStatus state
+             * @property {Object.<string,relay.v1.IResourceState>|null} [clusters] ResourceStatus clusters
+             */
+
+            /**
+             * Constructs a new ResourceStatus.
+             * @memberof relay.v1
+             * @classdesc Represents a ResourceStatus.
+             * @implements IResourceStatus
+             * @constructor
+             * @param {relay.v1.IResourceStatus=} [p] Properties to set
+             */
+            function ResourceStatus(p) {
+                this.clusters = {};
+                if (p)
+                    for (var ks = Object.keys(p), i = 0; i < ks.length; ++i)
+                        if (p[ks[i]] != null && ks[i] !== "__proto__")
+                            this[ks[i]] = p[ks[i]];
+            }
+
+            /**
+             * ResourceStatus apiVersion.
+             * @member {string} apiVersion
+             * @memberof relay.v1.ResourceStatus
+             * @instance
+             */
+            ResourceStatus.prototype.apiVersion = "";
+
+            /**
+             * ResourceStatus kind.
+             * @member {string} kind
+             * @memberof relay.v1.ResourceStatus
+             * @instance
+             */
+            ResourceStatus.prototype.kind = "";
+
+            /**
+             * ResourceStatus namespace.
+             * @member {string} namespace
+             * @memberof relay.v1.ResourceStatus
+             * @instance
+             */
+            ResourceStatus.prototype.namespace = "";
+
+            /**
+             * ResourceStatus name.
+             * @member {string} name
+             * @memberof relay.v1.ResourceStatus
+             * @instance
+             */
+            ResourceStatus.prototype.name = "";
+
+            /**
+             * ResourceStatus state.
+             * @member {relay.v1.IResourceState|null|undefined} state
+             * @memberof relay.v1.ResourceStatus
+             * @instance
+             */
+            ResourceStatus.prototype.state = null;
+
+            /**
+             * ResourceStatus clusters.
+             * @member {Object.<string,relay.v1.IResourceState>} clusters
+             * @memberof relay.v1.ResourceStatus
+             * @instance
+             */
+            ResourceStatus.prototype.clusters = $util.emptyObject;
+
+            /**
+             * Creates a new ResourceStatus instance using the specified properties.
+             * @function create
+             * @memberof relay.v1.ResourceStatus
+             * @static
+             * @param {relay.v1.IResourceStatus=} [properties] Properties to set
+             * @returns {relay.v1.ResourceStatus} ResourceStatus instance
+             */
+            ResourceStatus.create = function create(properties) {
+                return new ResourceStatus(properties);
+            };
+
+            /**
+             * Encodes the specified ResourceStatus message. Does not implicitly {@link relay.v1.ResourceStatus.verify|verify} messages.
+             * @function encode
+             * @memberof relay.v1.ResourceStatus
+             * @static
+             * @param {relay.v1.IResourceStatus} m ResourceStatus message or plain object to encode
+             * @param {$protobuf.Writer} [w] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            ResourceStatus.encode = function encode(m, w, q) {
+                if (!w)
+                    w = $Writer.create();
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                if (m.apiVersion != null && Object.hasOwnProperty.call(m, "apiVersion"))
+                    w.uint32(10).string(m.apiVersion);
+                if (m.kind != null && Object.hasOwnProperty.call(m, "kind"))
+                    w.uint32(18).string(m.kind);
+                if (m.namespace != null && Object.hasOwnProperty.call(m, "namespace"))
+                    w.uint32(26).string(m.namespace);
+                if (m.name != null && Object.hasOwnProperty.call(m, "name"))
+                    w.uint32(34).string(m.name);
+                if (m.state != null && Object.hasOwnProperty.call(m, "state"))
+                    $root.relay.v1.ResourceState.encode(m.state, w.uint32(42).fork(), q + 1).ldelim();
+                if (m.clusters != null && Object.hasOwnProperty.call(m, "clusters")) {
+                    for (var ks = Object.keys(m.clusters), i = 0; i < ks.length; ++i) {
+                        w.uint32(50).fork().uint32(10).string(ks[i]);
+                        $root.relay.v1.ResourceState.encode(m.clusters[ks[i]], w.uint32(18).fork(), q + 1).ldelim().ldelim();
+                    }
+                }
+                return w;
+            };
+
+            /**
+             * Encodes the specified ResourceStatus message, length delimited. Does not implicitly {@link relay.v1.ResourceStatus.verify|verify} messages.
+             * @function encodeDelimited
+             * @memberof relay.v1.ResourceStatus
+             * @static
+             * @param {relay.v1.IResourceStatus} message ResourceStatus message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            ResourceStatus.encodeDelimited = function encodeDelimited(message, writer) {
+                return this.encode(message, writer).ldelim();
+            };
+
+            /**
+             * Decodes a ResourceStatus message from the specified reader or buffer.
+             * @function decode
+             * @memberof relay.v1.ResourceStatus
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} r Reader or buffer to decode from
+             * @param {number} [l] Message length if known beforehand
+             * @returns {relay.v1.ResourceStatus} ResourceStatus
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            ResourceStatus.decode = function decode(r, l, e, n) {
+                if (!(r instanceof $Reader))
+                    r = $Reader.create(r);
+                if (n === undefined)
+                    n = 0;
+                if (n > $Reader.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var c, m, k, value;
+                if (l === undefined)
+                    c = r.len;
+                else {
+                    c = r.pos + l;
+                    if (c > r.len)
+                        throw RangeError("index out of range");
+                    l = r.len;
+                    r.len = c;
+                }
+                m = new $root.relay.v1.ResourceStatus();
+                while (r.pos < c) {
+                    var t = r.uint32();
+                    if (t === e)
+                        break;
+                    switch (t >>> 3) {
+                    case 1: {
+                            m.apiVersion = r.string();
+                            break;
+                        }
+                    case 2: {
+                            m.kind = r.string();
+                            break;
+                        }
+                    case 3: {
+                            m.namespace = r.string();
+                            break;
+                        }
+                    case 4: {
+                            m.name = r.string();
+                            break;
+                        }
+                    case 5: {
+                            m.state = $root.relay.v1.ResourceState.decode(r, r.uint32(), undefined, n + 1);
+                            break;
+                        }
+                    case 6: {
+                            if (m.clusters === $util.emptyObject)
+                                m.clusters = {};
+                            var c2 = r.uint32() + r.pos;
+                            if (c2 > r.len)
+                                throw RangeError("index out of range");
+                            r.len = c2;
+                            k = "";
+                            value = null;
+                            while (r.pos < c2) {
+                                var tag2 = r.uint32();
+                                switch (tag2 >>> 3) {
+                                case 1:
+                                    k = r.string();
+                                    break;
+                                case 2:
+                                    value = $root.relay.v1.ResourceState.decode(r, r.uint32(), undefined, n + 1);
+                                    break;
+                                default:
+                                    r.skipType(tag2 & 7, n);
+                                    break;
+                                }
+                            }
+                            if (r.pos !== c2)
+                                throw RangeError("index out of range");
+                            r.len = c;
+                            if (k === "__proto__")
+                                $util.makeProp(m.clusters, k);
+                            m.clusters[k] = value;
+                            break;
+                        }
+                    default:
+                        r.skipType(t & 7, n);
+                        break;
+                    }
+                }
+                if (l !== undefined) {
+                    if (r.pos !== c)
+                        throw RangeError("index out of range");
+                    r.len = l;
+                }
+                return m;
+            };
+
+            /**
+             * Decodes a ResourceStatus message from the specified reader or buffer, length delimited.
+             * @function decodeDelimited
+             * @memberof relay.v1.ResourceStatus
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @returns {relay.v1.ResourceStatus} ResourceStatus
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            ResourceStatus.decodeDelimited = function decodeDelimited(reader) {
+                if (!(reader instanceof $Reader))
+                    reader = new $Reader(reader);
+                return this.decode(reader, reader.uint32());
+            };
+
+            /**
+             * Verifies a ResourceStatus message.
+             * @function verify
+             * @memberof relay.v1.ResourceStatus
+             * @static
+             * @param {Object.<string,*>} m Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            ResourceStatus.verify = function verify(m, n) {
+                if (typeof m !== "object" || m === null)
+                    return "object expected";
+                if (n === undefined)
+                    n = 0;
+                if (n > $util.recursionLimit)
+                    return "maximum nesting depth exceeded";
+                if (m.apiVersion != null && Object.hasOwnProperty.call(m, "apiVersion")) {
+                    if (!$util.isString(m.apiVersion))
+                        return "apiVersion: string expected";
+                }
+                if (m.kind != null && Object.hasOwnProperty.call(m, "kind")) {
+                    if (!$util.isString(m.kind))
+                        return "kind: string expected";
+                }
+                if (m.namespace != null && Object.hasOwnProperty.call(m, "namespace")) {
+                    if (!$util.isString(m.namespace))
+                        return "namespace: string expected";
+                }
+                if (m.name != null && Object.hasOwnProperty.call(m, "name")) {
+                    if (!$util.isString(m.name))
+                        return "name: string expected";
+                }
+                if (m.state != null && Object.hasOwnProperty.call(m, "state")) {
+                    {
+                        var e = $root.relay.v1.ResourceState.verify(m.state, n + 1);
+                        if (e)
+                            return "state." + e;
+                    }
+                }
+                if (m.clusters != null && Object.hasOwnProperty.call(m, "clusters")) {
+                    if (!$util.isObject(m.clusters))
+                        return "clusters: object expected";
+                    var k = Object.keys(m.clusters);
+                    for (var i = 0; i < k.length; ++i) {
+                        {
+                            var e = $root.relay.v1.ResourceState.verify(m.clusters[k[i]], n + 1);
+                            if (e)
+                                return "clusters." + e;
+                        }
+                    }
+                }
+                return null;
+            };
+
+            /**
+             * Creates a ResourceStatus message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof relay.v1.ResourceStatus
+             * @static
+             * @param {Object.<string,*>} d Plain object
+             * @returns {relay.v1.ResourceStatus} ResourceStatus
+             */
+            ResourceStatus.fromObject = function fromObject(d, n) {
+                if (d instanceof $root.relay.v1.ResourceStatus)
+                    return d;
+                if (!$util.isObject(d))
+                    throw TypeError(".relay.v1.ResourceStatus: object expected");
+                if (n === undefined)
+                    n = 0;
+                if (n > $util.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var m = new $root.relay.v1.ResourceStatus();
+                if (d.apiVersion != null) {
+                    m.apiVersion = String(d.apiVersion);
+                }
+                if (d.kind != null) {
+                    m.kind = String(d.kind);
+                }
+                if (d.namespace != null) {
+                    m.namespace = String(d.namespace);
+                }
+                if (d.name != null) {
+                    m.name = String(d.name);
+                }
+                if (d.state != null) {
+                    if (!$util.isObject(d.state))
+                        throw TypeError(".relay.v1.ResourceStatus.state: object expected");
+                    m.state = $root.relay.v1.ResourceState.fromObject(d.state, n + 1);
+                }
+                if (d.clusters) {
+                    if (!$util.isObject(d.clusters))
+                        throw TypeError(".relay.v1.ResourceStatus.clusters: object expected");
+                    m.clusters = {};
+                    for (var ks = Object.keys(d.clusters), i = 0; i < ks.length; ++i) {
+                        if (ks[i] === "__proto__")
+                            $util.makeProp(m.clusters, ks[i]);
+                        if (!$util.isObject(d.clusters[ks[i]]))
+                            throw TypeError(".relay.v1.ResourceStatus.clusters: object expected");
+                        m.clusters[ks[i]] = $root.relay.v1.ResourceState.fromObject(d.clusters[ks[i]], n + 1);
+                    }
+                }
+                return m;
+            };
+
+            /**
+             * Creates a plain object from a ResourceStatus message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof relay.v1.ResourceStatus
+             * @static
+             * @param {relay.v1.ResourceStatus} m ResourceStatus
+             * @param {$protobuf.IConversionOptions} [o] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            ResourceStatus.toObject = function toObject(m, o, q) {
+                if (!o)
+                    o = {};
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                var d = {};
+                if (o.objects || o.defaults) {
+                    d.clusters = {};
+                }
+                if (o.defaults) {
+                    d.apiVersion = "";
+                    d.kind = "";
+                    d.namespace = "";
+                    d.name = "";
+                    d.state = null;
+                }
+                if (m.apiVersion != null && Object.hasOwnProperty.call(m, "apiVersion")) {
+                    d.apiVersion = m.apiVersion;
+                }
+                if (m.kind != null && Object.hasOwnProperty.call(m, "kind")) {
+                    d.kind = m.kind;
+                }
+                if (m.namespace != null && Object.hasOwnProperty.call(m, "namespace")) {
+                    d.namespace = m.namespace;
+                }
+                if (m.name != null && Object.hasOwnProperty.call(m, "name")) {
+                    d.name = m.name;
+                }
+                if (m.state != null && Object.hasOwnProperty.call(m, "state")) {
+                    d.state = $root.relay.v1.ResourceState.toObject(m.state, o, q + 1);
+                }
+                var ks2;
+                if (m.clusters && (ks2 = Object.keys(m.clusters)).length) {
+                    d.clusters = {};
+                    for (var j = 0; j < ks2.length; ++j) {
+                        if (ks2[j] === "__proto__")
+                            $util.makeProp(d.clusters, ks2[j]);
+                        d.clusters[ks2[j]] = $root.relay.v1.ResourceState.toObject(m.clusters[ks2[j]], o, q + 1);
+                    }
+                }
+                return d;
+            };
+
+            /**
+             * Converts this ResourceStatus to JSON.
+             * @function toJSON
+             * @memberof relay.v1.ResourceStatus
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            ResourceStatus.prototype.toJSON = function toJSON() {
+                return this.constructor.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            /**
+             * Gets the default type url for ResourceStatus
+             * @function getTypeUrl
+             * @memberof relay.v1.ResourceStatus
+             * @static
+             * @param {string} [typeUrlPrefix] your custom typeUrlPrefix(default "type.googleapis.com")
+             * @returns {string} The default type url
+             */
+            ResourceStatus.getTypeUrl = function getTypeUrl(typeUrlPrefix) {
+                if (typeUrlPrefix === undefined) {
+                    typeUrlPrefix = "type.googleapis.com";
+                }
+                return typeUrlPrefix + "/relay.v1.ResourceStatus";
+            };
+
+            return ResourceStatus;
+        })();
+
+        v1.ResourceStatuses = (function() {
+
+            /**
+             * Properties of a ResourceStatuses.
+             * @memberof relay.v1
+             * @interface IResourceStatuses
+             * @property {Array.<relay.v1.IResourceStatus>|null} [statuses] ResourceStatuses statuses
+             */
+
+            /**
+             * Constructs a new ResourceStatuses.
+             * @memberof relay.v1
+             * @classdesc Represents a ResourceStatuses.
+             * @implements IResourceStatuses
+             * @constructor
+             * @param {relay.v1.IResourceStatuses=} [p] Properties to set
+             */
+            function ResourceStatuses(p) {
+                this.statuses = [];
+                if (p)
+                    for (var ks = Object.keys(p), i = 0; i < ks.length; ++i)
+                        if (p[ks[i]] != null && ks[i] !== "__proto__")
+                            this[ks[i]] = p[ks[i]];
+            }
+
+            /**
+             * ResourceStatuses statuses.
+             * @member {Array.<relay.v1.IResourceStatus>} statuses
+             * @memberof relay.v1.ResourceStatuses
+             * @instance
+             */
+            ResourceStatuses.prototype.statuses = $util.emptyArray;
+
+            /**
+             * Creates a new ResourceStatuses instance using the specified properties.
+             * @function create
+             * @memberof relay.v1.ResourceStatuses
+             * @static
+             * @param {relay.v1.IResourceStatuses=} [properties] Properties to set
+             * @returns {relay.v1.ResourceStatuses} ResourceStatuses instance
+             */
+            ResourceStatuses.create = function create(properties) {
+                return new ResourceStatuses(properties);
+            };
+
+            /**
+             * Encodes the specified ResourceStatuses message. Does not implicitly {@link relay.v1.ResourceStatuses.verify|verify} messages.
+             * @function encode
+             * @memberof relay.v1.ResourceStatuses
+             * @static
+             * @param {relay.v1.IResourceStatuses} m ResourceStatuses message or plain object to encode
+             * @param {$protobuf.Writer} [w] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            ResourceStatuses.encode = function encode(m, w, q) {
+                if (!w)
+                    w = $Writer.create();
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                if (m.statuses != null && m.statuses.length) {
+                    for (var i = 0; i < m.statuses.length; ++i)
+                        $root.relay.v1.ResourceStatus.encode(m.statuses[i], w.uint32(10).fork(), q + 1).ldelim();
+                }
+                return w;
+            };
+
+            /**
+             * Encodes the specified ResourceStatuses message, length delimited. Does not implicitly {@link relay.v1.ResourceStatuses.verify|verify} messages.
+             * @function encodeDelimited
+             * @memberof relay.v1.ResourceStatuses
+             * @static
+             * @param {relay.v1.IResourceStatuses} message ResourceStatuses message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            ResourceStatuses.encodeDelimited = function encodeDelimited(message, writer) {
+                return this.encode(message, writer).ldelim();
+            };
+
+            /**
+             * Decodes a ResourceStatuses message from the specified reader or buffer.
+             * @function decode
+             * @memberof relay.v1.ResourceStatuses
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} r Reader or buffer to decode from
+             * @param {number} [l] Message length if known beforehand
+             * @returns {relay.v1.ResourceStatuses} ResourceStatuses
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            ResourceStatuses.decode = function decode(r, l, e, n) {
+                if (!(r instanceof $Reader))
+                    r = $Reader.create(r);
+                if (n === undefined)
+                    n = 0;
+                if (n > $Reader.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var c, m;
+                if (l === undefined)
+                    c = r.len;
+                else {
+                    c = r.pos + l;
+                    if (c > r.len)
+                        throw RangeError("index out of range");
+                    l = r.len;
+                    r.len = c;
+                }
+                m = new $root.relay.v1.ResourceStatuses();
+                while (r.pos < c) {
+                    var t = r.uint32();
+                    if (t === e)
+                        break;
+                    switch (t >>> 3) {
+                    case 1: {
+                            if (!(m.statuses && m.statuses.length))
+                                m.statuses = [];
+                            m.statuses.push($root.relay.v1.ResourceStatus.decode(r, r.uint32(), undefined, n + 1));
+                            break;
+                        }
+                    default:
+                        r.skipType(t & 7, n);
+                        break;
+                    }
+                }
+                if (l !== undefined) {
+                    if (r.pos !== c)
+                        throw RangeError("index out of range");
+                    r.len = l;
+                }
+                return m;
+            };
+
+            /**
+             * Decodes a ResourceStatuses message from the specified reader or buffer, length delimited.
+             * @function decodeDelimited
+             * @memberof relay.v1.ResourceStatuses
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @returns {relay.v1.ResourceStatuses} ResourceStatuses
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            ResourceStatuses.decodeDelimited = function decodeDelimited(reader) {
+                if (!(reader instanceof $Reader))
+                    reader = new $Reader(reader);
+                return this.decode(reader, reader.uint32());
+            };
+
+            /**
+             * Verifies a ResourceStatuses message.
+             * @function verify
+             * @memberof relay.v1.ResourceStatuses
+             * @static
+             * @param {Object.<string,*>} m Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            ResourceStatuses.verify = function verify(m, n) {
+                if (typeof m !== "object" || m === null)
+                    return "object expected";
+                if (n === undefined)
+                    n = 0;
+                if (n > $util.recursionLimit)
+                    return "maximum nesting depth exceeded";
+                if (m.statuses != null && Object.hasOwnProperty.call(m, "statuses")) {
+                    if (!Array.isArray(m.statuses))
+                        return "statuses: array expected";
+                    for (var i = 0; i < m.statuses.length; ++i) {
+                        {
+                            var e = $root.relay.v1.ResourceStatus.verify(m.statuses[i], n + 1);
+                            if (e)
+                                return "statuses." + e;
+                        }
+                    }
+                }
+                return null;
+            };
+
+            /**
+             * Creates a ResourceStatuses message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof relay.v1.ResourceStatuses
+             * @static
+             * @param {Object.<string,*>} d Plain object
+             * @returns {relay.v1.ResourceStatuses} ResourceStatuses
+             */
+            ResourceStatuses.fromObject = function fromObject(d, n) {
+                if (d instanceof $root.relay.v1.ResourceStatuses)
+                    return d;
+                if (!$util.isObject(d))
+                    throw TypeError(".relay.v1.ResourceStatuses: object expected");
+                if (n === undefined)
+                    n = 0;
+                if (n > $util.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var m = new $root.relay.v1.ResourceStatuses();
+                if (d.statuses) {
+                    if (!Array.isArray(d.statuses))
+                        throw TypeError(".relay.v1.ResourceStatuses.statuses: array expected");
+                    m.statuses = [];
+                    for (var i = 0; i < d.statuses.length; ++i) {
+                        if (!$util.isObject(d.statuses[i]))
+                            throw TypeError(".relay.v1.ResourceStatuses.statuses: object expected");
+                        m.statuses[i] = $root.relay.v1.ResourceStatus.fromObject(d.statuses[i], n + 1);
+                    }
+                }
+                return m;
+            };
+
+            /**
+             * Creates a plain object from a ResourceStatuses message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof relay.v1.ResourceStatuses
+             * @static
+             * @param {relay.v1.ResourceStatuses} m ResourceStatuses
+             * @param {$protobuf.IConversionOptions} [o] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            ResourceStatuses.toObject = function toObject(m, o, q) {
+                if (!o)
+                    o = {};
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                var d = {};
+                if (o.arrays || o.defaults) {
+                    d.statuses = [];
+                }
+                if (m.statuses && m.statuses.length) {
+                    d.statuses = [];
+                    for (var j = 0; j < m.statuses.length; ++j) {
+                        d.statuses[j] = $root.relay.v1.ResourceStatus.toObject(m.statuses[j], o, q + 1);
+                    }
+                }
+                return d;
+            };
+
+            /**
+             * Converts this ResourceStatuses to JSON.
+             * @function toJSON
+             * @memberof relay.v1.ResourceStatuses
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            ResourceStatuses.prototype.toJSON = function toJSON() {
+                return this.constructor.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            /**
+             * Gets the default type url for ResourceStatuses
+             * @function getTypeUrl
+             * @memberof relay.v1.ResourceStatuses
+             * @static
+             * @param {string} [typeUrlPrefix] your custom typeUrlPrefix(default "type.googleapis.com")
+             * @returns {string} The default type url
+             */
+            ResourceStatuses.getTypeUrl = function getTypeUrl(typeUrlPrefix) {
+                if (typeUrlPrefix === undefined) {
+                    typeUrlPrefix = "type.googleapis.com";
+                }
+                return typeUrlPrefix + "/relay.v1.ResourceStatuses";
+            };
+
+            return ResourceStatuses;
         })();
 
         return v1;

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { ClusterView, HeldOutput, ReadyResponse, SafeModeStatus, ServerStatus } from '../api-types.ts';
+import type { ClusterView, HeldOutput, ReadyResponse, ResourceView, SafeModeStatus, ServerStatus } from '../api-types.ts';
 import type { CliContext } from '../cli-context.ts';
 import { formatAge, formatTimeLeft, shortHash } from '../format.ts';
 import { describeFailure, type ApiClient } from '../http-client.ts';
@@ -28,7 +28,7 @@ const SKIP_WARMING_NOTE = 'skip-warming is set, so translation does not wait for
 export function addCheckCommand(program: Command, ctx: CliContext): void {
   program
     .command('check')
-    .description('check the server, its store, each registered cluster (connected, warm), safe mode and held outputs; exit 1 on any problem')
+    .description('check the server, its store, each registered cluster (connected, warm), safe mode, held outputs and Gloo resource approvals; exit 1 on any problem')
     .action(async (_flags: unknown, cmd: Command) => {
       const report = await runChecks(ctx.client(cmd), ctx.now());
       if (ctx.globals(cmd).output === 'json') ctx.printJson(report);
@@ -47,12 +47,13 @@ export async function runChecks(client: ApiClient, now: Date = new Date()): Prom
   const health = await settle(client.health());
   if (!health.ok) return report([{ name: 'server reachable', ok: false, detail: health.error }]);
   const replica = health.value.replica;
-  const [ready, status, clusters, safeMode, held] = await Promise.all([
+  const [ready, status, clusters, safeMode, held, resources] = await Promise.all([
     settle(client.ready()),
     settle(client.status()),
     settle(client.listClusters()),
     settle(client.safeMode()),
     settle(client.heldOutputs()),
+    settle(client.listResources()),
   ]);
   return report([
     { name: 'server reachable', ok: true, detail: `${client.server} answers (replica ${replica})` },
@@ -61,6 +62,7 @@ export async function runChecks(client: ApiClient, now: Date = new Date()): Prom
     ...clusterChecks(clusters, replica, now),
     safeModeCheck(safeMode, now),
     ...heldChecks(held, now),
+    resourcesCheck(resources),
   ]);
 }
 
@@ -159,4 +161,16 @@ function heldChecks(held: Outcome<HeldOutput[]>, now: Date): CheckResult[] {
     ok: false,
     detail: `held since ${h.since} (${formatAge(h.since, now)}): ${h.message} (hash ${shortHash(h.hash)}); release it with: ${releaseCommand(h.cluster)}`,
   }));
+}
+
+/** Fails while any Gloo resource is INVALID or FAILED, naming each with its message. */
+function resourcesCheck(resources: Outcome<ResourceView[]>): CheckResult {
+  const name = 'resources';
+  if (!resources.ok) return { name, ok: false, detail: resources.error };
+  const bad = resources.value.filter((r) => r.approval === 'INVALID' || r.approval === 'FAILED');
+  const warned = resources.value.filter((r) => r.approval === 'WARNING').length;
+  const note = warned === 0 ? '' : `; ${warned} with warnings (meshctl get KIND)`;
+  if (bad.length === 0) return { name, ok: true, detail: `${resources.value.length} Gloo resources, none INVALID or FAILED${note}` };
+  const named = bad.map((r) => `${r.kind} ${r.namespace}/${r.name} in ${r.cluster} is ${r.approval}: ${r.message}`);
+  return { name, ok: false, detail: `${bad.length} of ${resources.value.length} Gloo resources are not applied as written: ${named.join('; ')}` };
 }

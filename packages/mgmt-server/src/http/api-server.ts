@@ -10,6 +10,7 @@ import type { ClusterRegistry, RevocationResponse } from '@meshrelay/registry';
 import type { TranslationLoop } from '../translation-loop.ts';
 import { clusterView } from './cluster-view.ts';
 import { registerRequestGuard } from './request-guard.ts';
+import { listResources, parseResourceFilter } from './resource-view.ts';
 import { registerUiRoutes } from './ui-routes.ts';
 
 export interface ApiDeps {
@@ -102,6 +103,11 @@ export function buildApiServer(deps: ApiDeps) {
   }));
 
   app.get('/api/v1/safe-mode', async () => safeModeView(deps.loop));
+
+  app.get('/api/v1/resources', async (req) => {
+    const statuses = deps.loop.status().resources;
+    return { resources: listResources(statuses, parseResourceFilter(req.query as Record<string, unknown>, statuses)) };
+  });
 
   app.get('/api/v1/outputs/held', async () => ({ held: deps.held.list() }));
 

@@ -3,6 +3,7 @@ import { encodeSnapshotFrames, resourceId, snapshotEncoding, type OutputSnapshot
 import { assessOutput, type HeldState } from '../blast-radius.ts';
 import type { RelayContext } from './relay-context.ts';
 import { openRelayStream, type RelayStream } from './relay-stream.ts';
+import { feedStatuses } from './status-feed.ts';
 
 type PullCall = ServerDuplexStream<relay.v1.PullRequest, relay.v1.IPullResponse>;
 
@@ -74,6 +75,7 @@ export function handlePull(ctx: RelayContext, call: PullCall): void {
           if (cluster === stream.cluster) resend();
         }));
         resend();
+        if (ctx.resourceStatuses) unsubscribes.push(feedStatuses(ctx.resourceStatuses, stream));
       } else if (message.ack) {
         const ack = message.ack;
         if (ack.accepted) ctx.connections.setApplied(stream.cluster, ack.hash ?? '');

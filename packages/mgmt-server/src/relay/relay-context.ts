@@ -8,6 +8,7 @@ import type { InputIntake } from '../input-intake.ts';
 import type { RelayMetrics } from '../metrics.ts';
 import type { OutputHub } from '../output-hub.ts';
 import type { ClusterRegistry } from '@meshrelay/registry';
+import type { ResourceStatusSource } from './status-feed.ts';
 
 export interface RelayLimits {
   readonly maxSnapshotBytes: number;
@@ -35,6 +36,8 @@ export interface RelayContext {
   readonly now: () => Date;
   /** Called after an input snapshot changed, so translation runs. */
   readonly onInputChanged: (cluster: string) => void;
+  /** Resource statuses for agents (sent on their Pull streams); none are sent when absent. */
+  readonly resourceStatuses?: ResourceStatusSource;
 }
 
 /** A gRPC status for a stream or unary error, with the catalogue code leading the message. */

@@ -1,0 +1,121 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { test, type TestContext } from 'node:test';
+import { parse } from 'yaml';
+import { statusFixture } from '@meshrelay/testkit';
+import { validateInputResource } from '@meshrelay/translator';
+import { FileDiscoveryProvider } from '../src/file-provider.ts';
+import { FileStatusWriter, STATUS_DIR } from '../src/file-status-writer.ts';
+import { KubernetesStatusWriter } from '../src/kubernetes-status-writer.ts';
+import { reportedStatusesOf, type ReportedStatus } from '../src/resource-status.ts';
+import { captureLogger } from './support/fixtures.ts';
+import { startFakeKube } from './support/kube.ts';
+
+const invalidPolicy: ReportedStatus = {
+  apiVersion: 'security.policy.gloo.solo.io/v2',
+  kind: 'AccessPolicy',
+  namespace: 'bookinfo',
+  name: 'reviews-lockdown',
+  state: { observedGeneration: 0, approval: 'INVALID', message: 'spec.config.enforcementLayers: not implemented' },
+  clusters: { 'cluster-a': { observedGeneration: 0, approval: 'INVALID', message: 'spec.config.enforcementLayers: not implemented' } },
+};
+
+const acceptedRoute: ReportedStatus = {
+  apiVersion: 'networking.gloo.solo.io/v2',
+  kind: 'RouteTable',
+  namespace: 'bookinfo',
+  name: 'reviews-route',
+  state: { observedGeneration: 0, approval: 'ACCEPTED', message: '' },
+  clusters: { 'cluster-a': { observedGeneration: 0, approval: 'ACCEPTED', message: '' } },
+};
+
+/** A manifests directory holding statusFixture() as one JSON-in-YAML document per file. */
+async function manifestsDir(t: TestContext): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'meshrelay-status-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  for (const r of statusFixture()) await writeFile(path.join(dir, `${r.kind.toLowerCase()}-${r.metadata.name}.yaml`), JSON.stringify(r));
+  return dir;
+}
+
+test('given reported statuses, when the file writer writes them, then one status file per resource holds its approval and message but not its spec', async (t) => {
+  const dir = await manifestsDir(t);
+  const writer = new FileStatusWriter({ manifestsDir: dir, logger: captureLogger().logger });
+  await writer.write([invalidPolicy, acceptedRoute]);
+  const files = (await readdir(path.join(dir, STATUS_DIR))).sort();
+  assert.deepEqual(files, ['AccessPolicy.bookinfo.reviews-lockdown.yaml', 'RouteTable.bookinfo.reviews-route.yaml']);
+  const doc = parse(await readFile(path.join(dir, STATUS_DIR, files[0] ?? ''), 'utf8')) as Record<string, unknown>;
+  assert.deepEqual(doc, {
+    apiVersion: invalidPolicy.apiVersion,
+    kind: 'AccessPolicy',
+    metadata: { name: 'reviews-lockdown', namespace: 'bookinfo' },
+    status: { state: invalidPolicy.state, clusters: invalidPolicy.clusters },
+  });
+});
+
+test('given written status files, when a later report leaves a resource out, then its file is removed and no temporary file stays', async (t) => {
+  const dir = await manifestsDir(t);
+  const writer = new FileStatusWriter({ manifestsDir: dir, logger: captureLogger().logger });
+  await writer.write([invalidPolicy, acceptedRoute]);
+  await writer.write([acceptedRoute]);
+  assert.deepEqual(await readdir(path.join(dir, STATUS_DIR)), ['RouteTable.bookinfo.reviews-route.yaml']);
+});
+
+test('given status files beside the manifests, when the file provider reads the directory, then the snapshot is the same as without them', async (t) => {
+  const dir = await manifestsDir(t);
+  const read = async () => {
+    const provider = new FileDiscoveryProvider({ cluster: 'cluster-a', manifestsDir: dir, validate: validateInputResource, logger: captureLogger().logger, watch: false, epoch: 'e' });
+    await provider.start();
+    await provider.stop();
+    return { hash: provider.current?.hash, problems: provider.problems };
+  };
+  const before = await read();
+  await new FileStatusWriter({ manifestsDir: dir, logger: captureLogger().logger }).write([invalidPolicy, acceptedRoute]);
+  assert.deepEqual(await read(), before);
+});
+
+test('given a status report off the wire, when converted, then numbers, approvals and per-cluster results survive', () => {
+  const [status] = reportedStatusesOf({
+    statuses: [{ ...invalidPolicy, state: { ...invalidPolicy.state, observedGeneration: 3 }, clusters: { ...invalidPolicy.clusters } }],
+  });
+  assert.equal(status?.state.observedGeneration, 3);
+  assert.equal(status?.state.approval, 'INVALID');
+  assert.deepEqual(Object.keys(status?.clusters ?? {}), ['cluster-a']);
+});
+
+test('given Gloo resources in the API server, when the kubernetes writer writes their statuses, then status.state and per-cluster results are set through the status subresource and spec is untouched', async (t) => {
+  const { server, kubeConfig } = await startFakeKube(t);
+  const [, route, policy] = statusFixture();
+  server.put(route as never);
+  server.put(policy as never);
+  const writer = new KubernetesStatusWriter({ kubeConfig, logger: captureLogger().logger });
+  await writer.write([invalidPolicy, acceptedRoute]);
+  const written = server.get('accesspolicies.security.policy.gloo.solo.io', 'reviews-lockdown', 'bookinfo');
+  assert.deepEqual(written?.['status'], { state: invalidPolicy.state, clusters: invalidPolicy.clusters });
+  assert.deepEqual(written?.['spec'], policy?.spec);
+  const routeStatus = server.get('routetables.networking.gloo.solo.io', 'reviews-route', 'bookinfo')?.['status'] as { state: { approval: string } };
+  assert.equal(routeStatus.state.approval, 'ACCEPTED');
+});
+
+test('given a written status, when a consuming cluster drops out of the next report, then its per-cluster result is removed', async (t) => {
+  const { server, kubeConfig } = await startFakeKube(t);
+  const [, route] = statusFixture();
+  server.put(route as never);
+  const writer = new KubernetesStatusWriter({ kubeConfig, logger: captureLogger().logger });
+  const twoClusters = { ...acceptedRoute, clusters: { ...acceptedRoute.clusters, 'cluster-b': acceptedRoute.state } };
+  await writer.write([twoClusters]);
+  await writer.write([acceptedRoute]);
+  const status = server.get('routetables.networking.gloo.solo.io', 'reviews-route', 'bookinfo')?.['status'] as { clusters: Record<string, unknown> };
+  assert.deepEqual(Object.keys(status.clusters), ['cluster-a']);
+});
+
+test('given a resource deleted before its status is written, when the kubernetes writer writes, then the others are still written', async (t) => {
+  const { server, kubeConfig } = await startFakeKube(t);
+  const [, route] = statusFixture();
+  server.put(route as never);
+  const { logger, lines } = captureLogger();
+  await new KubernetesStatusWriter({ kubeConfig, logger }).write([invalidPolicy, acceptedRoute]);
+  assert.ok(server.get('routetables.networking.gloo.solo.io', 'reviews-route', 'bookinfo')?.['status']);
+  assert.ok(lines.some((l) => l['msg'] === 'resource gone before its status was written' && l['resource'] === 'AccessPolicy.bookinfo.reviews-lockdown'));
+});

@@ -1,0 +1,53 @@
+import { canonicalJson, type relay } from '@meshrelay/api';
+import type { ResourceState, ResourceStatus } from '@meshrelay/translator';
+import type { RelayStream } from './relay-stream.ts';
+
+/** Where the pull handler reads resource statuses: the translation loop's latest run. */
+export interface ResourceStatusSource {
+  /** Statuses of the last translation; undefined before the first one (nothing is known yet). */
+  current(): readonly ResourceStatus[] | undefined;
+  /** Calls `listener` after every translation run; returns an unsubscribe function. */
+  subscribe(listener: () => void): () => void;
+}
+
+function stateMessage(state: ResourceState): relay.v1.IResourceState {
+  return { observedGeneration: state.observedGeneration, approval: state.approval, message: state.message };
+}
+
+/** The statuses of the resources whose input lives in `cluster` (and only those), as the wire carries them. */
+export function statusesForCluster(statuses: readonly ResourceStatus[], cluster: string): relay.v1.IResourceStatuses {
+  return {
+    statuses: statuses
+      .filter((s) => s.cluster === cluster)
+      .map((s) => ({
+        apiVersion: s.apiVersion,
+        kind: s.kind,
+        namespace: s.namespace,
+        name: s.name,
+        state: stateMessage(s.state),
+        clusters: Object.fromEntries(Object.entries(s.clusters).map(([c, state]) => [c, stateMessage(state)])),
+      })),
+  };
+}
+
+/**
+ * Sends the stream's cluster its resource statuses now (when a translation has run) and after
+ * every translation that changed them. Statuses travel beside outputs, never inside one, so a
+ * status change never re-applies an output. Returns the unsubscribe function.
+ */
+export function feedStatuses(source: ResourceStatusSource, stream: RelayStream<relay.v1.IPullResponse>): () => void {
+  let sent: string | undefined;
+  const send = (): void => {
+    const statuses = source.current();
+    if (statuses === undefined || stream.isClosed()) return;
+    const message = statusesForCluster(statuses, stream.cluster);
+    const encoded = canonicalJson(message);
+    if (encoded === sent) return;
+    sent = encoded;
+    stream.write({ statuses: message });
+    stream.log.debug({ statuses: message.statuses?.length ?? 0 }, 'resource statuses sent');
+  };
+  const unsubscribe = source.subscribe(send);
+  send();
+  return unsubscribe;
+}
