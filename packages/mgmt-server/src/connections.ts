@@ -7,6 +7,8 @@ export interface StreamHandle {
   readonly kind: StreamKind;
   readonly peer: string;
   readonly openedAt: Date;
+  /** Bytes written to the stream that the agent has not taken yet. */
+  queuedBytes(): number;
   /** Asks the agent to move elsewhere, then ends the stream. */
   goAway(retryAfterMs: number, reason: string): void;
   /** Ends the stream with a gRPC status. */

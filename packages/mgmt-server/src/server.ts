@@ -28,6 +28,8 @@ export interface ManagementServer {
   readonly loop: TranslationLoop;
   readonly outputs: OutputHub;
   readonly held: HeldOutputs;
+  /** The relay streams open on this replica. */
+  readonly connections: ConnectionTracker;
   /** Tells every connected agent to move elsewhere (go-away with retry-after), then stops. */
   stop(): Promise<void>;
 }
@@ -92,6 +94,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
       heartbeatIntervalMs: config.heartbeatIntervalMs,
       heartbeatTimeoutMs: config.heartbeatTimeoutMs,
       chunkBytes: 256 * 1024,
+      snapshotTransferTimeoutMs: config.snapshotTransferTimeoutMs,
     },
     logger: log.child({ component: 'relay' }),
     now,
@@ -118,8 +121,9 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
   const relay = await startRelayServer(ctx, {
     host: config.relayHost,
     port: config.relayPort,
-    credentials: createRelayServerCredentials(ca.certPem, serverCert.certPem, serverCert.keyPem),
+    credentials: createRelayServerCredentials(ca.certPem, serverCert.certPem, serverCert.keyPem, config.tlsHandshakeTimeoutMs),
     registrationFailures: { max: config.registrationMaxFailures, windowMs: config.registrationFailureWindowSeconds * 1000 },
+    maxConnectionsPerPeer: config.maxConnectionsPerPeer,
   });
   let draining = false;
   const api = buildApiServer({
@@ -154,6 +158,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     loop,
     outputs,
     held,
+    connections,
     stop: async () => {
       draining = true;
       const streams = connections.streams();

@@ -1,5 +1,5 @@
 import { Server, ServerCredentials, status, type ServerDuplexStream, type ServerUnaryCall, type sendUnaryData } from '@grpc/grpc-js';
-import { REGISTRATION_SERVICE, RELAY_SERVICE, SnapshotAssembler, encodeSnapshotFrames, snapshotEncoding, type OutputSnapshot, type relay } from '@meshrelay/api';
+import { REGISTRATION_SERVICE, RELAY_SERVICE, SnapshotAssembler, encodeSnapshotFramesSync, snapshotEncoding, type OutputSnapshot, type relay } from '@meshrelay/api';
 import { verifyClientCertificate, type ClientIdentity } from '@meshrelay/certs';
 import { issueClientCertificate, type TestPki } from './test-pki.ts';
 
@@ -151,14 +151,14 @@ export class TestRelayServer {
     call.on('error', () => this.pushCalls.delete(call));
     call.on('end', () => this.pushCalls.delete(call));
     let assembler: SnapshotAssembler | undefined;
-    call.on('data', (msg: relay.v1.IPushRequest) => {
+    call.on('data', async (msg: relay.v1.IPushRequest) => {
       if (msg.heartbeat) {
         this.heartbeats++;
         if (!this.silent) call.write({ heartbeat: { sentUnixMs: Date.now() } });
       } else if (msg.header) {
         assembler = new SnapshotAssembler(msg.header, { maxBytes: 64 * 1024 * 1024, maxResources: 100_000 });
       } else if (msg.chunk && assembler?.add(msg.chunk)) {
-        const done = assembler.finish();
+        const done = await assembler.finish();
         assembler = undefined;
         this.pushed.push({ cluster: identity.cluster, epoch: done.epoch, generation: done.generation, hash: done.hash, resources: done.resources, serial: identity.serial });
         if (this.autoAck && !this.silent) call.write({ ack: { hash: done.hash, generation: done.generation, accepted: true } });
@@ -190,7 +190,7 @@ export class TestRelayServer {
 }
 
 function writeOutput(call: PullCall, output: OutputSnapshot): void {
-  const frames = encodeSnapshotFrames({ hash: output.hash, encoding: snapshotEncoding(output), provenance: output.provenance });
+  const frames = encodeSnapshotFramesSync({ hash: output.hash, encoding: snapshotEncoding(output), provenance: output.provenance });
   call.write({ header: frames.header });
   for (const chunk of frames.chunks) call.write({ chunk });
 }

@@ -1,0 +1,118 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { connect, type Socket } from 'node:net';
+import type { TestContext } from 'node:test';
+import { test } from 'node:test';
+import { status } from '@grpc/grpc-js';
+import { buildOutputSnapshot, sha256Hex, type OutputSnapshot } from '@meshrelay/api';
+import { waitFor } from '@meshrelay/testkit';
+import { mtlsClient, openPull, openPush, registerCluster, startTestServer, streamError } from './harness.ts';
+
+async function pushStream(t: TestContext, flags: string[] = []) {
+  const server = await startTestServer(t, flags);
+  const a = await registerCluster(server, 'a');
+  return { server, stream: openPush(mtlsClient(t, server, a)) };
+}
+
+function rawSocket(t: TestContext, port: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => resolve(socket));
+    socket.on('error', reject);
+    t.after(() => socket.destroy());
+  });
+}
+
+/** Resolves when the server closed the socket; rejects after 5 s. */
+function closed(socket: Socket): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (socket.destroyed) return resolve();
+    const timer = setTimeout(() => reject(new Error('the server kept the connection open for 5 s')), 5000);
+    socket.once('close', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+test('given a header declaring billions of chunks, when it arrives, then the snapshot is refused naming the chunk limit', async (t) => {
+  const { stream } = await pushStream(t);
+  const ended = streamError(stream);
+  stream.write({ header: { epoch: 'e', generation: 1, hash: 'a'.repeat(64), totalChunks: 4_294_967_295, totalBytes: 1000 } });
+  const err = await ended;
+  assert.equal(err.code, status.RESOURCE_EXHAUSTED);
+  assert.match(err.details, /MESHRELAY_ERR_SNAPSHOT_TOO_LARGE: snapshot header declares 4294967295 chunks/);
+});
+
+test('given a snapshot header, when its chunks carry more than the declared size, then it is refused before buffering them', async (t) => {
+  const { stream } = await pushStream(t);
+  const ended = streamError(stream);
+  stream.write({ header: { epoch: 'e', generation: 1, hash: 'a'.repeat(64), totalChunks: 2, totalBytes: 2000 } });
+  stream.write({ chunk: { index: 0, data: Buffer.alloc(64 * 1024) } });
+  const err = await ended;
+  assert.match(err.details, /MESHRELAY_ERR_SNAPSHOT_TOO_LARGE: snapshot chunks carry more than the declared 2000 bytes/);
+});
+
+test('given a snapshot that stalls half way, when the transfer deadline passes, then it is refused naming the deadline', async (t) => {
+  const { stream } = await pushStream(t, ['--snapshot-transfer-timeout', '300']);
+  const ended = streamError(stream);
+  stream.write({ header: { epoch: 'e', generation: 1, hash: 'a'.repeat(64), totalChunks: 2, totalBytes: 3000 } });
+  stream.write({ chunk: { index: 0, data: Buffer.alloc(2000) } });
+  // Heartbeats keep the stream alive: only the deadline can end it.
+  const beat = setInterval(() => stream.write({ heartbeat: { sentUnixMs: Date.now() } }), 50);
+  t.after(() => clearInterval(beat));
+  const err = await ended;
+  assert.equal(err.code, status.DEADLINE_EXCEEDED, err.details);
+  assert.match(err.details, /MESHRELAY_ERR_SNAPSHOT_TIMEOUT: .*300 ms \(--snapshot-transfer-timeout\)/);
+});
+
+test('given a resource nested thousands of levels deep, when pushed, then the snapshot is refused as INVALID_ARGUMENT naming the resource', async (t) => {
+  const { server, stream } = await pushStream(t);
+  const depth = 20_000;
+  const body = Buffer.from(`[{"apiVersion":"v1","kind":"Service","metadata":{"name":"deep","namespace":"default"},"spec":{"x":${'['.repeat(depth)}${']'.repeat(depth)}}}]`);
+  const ended = streamError(stream);
+  stream.write({ header: { epoch: 'e', generation: 1, hash: sha256Hex(body), totalChunks: 1, totalBytes: body.length } });
+  stream.write({ chunk: { index: 0, data: body } });
+  const err = await ended;
+  assert.equal(err.code, status.INVALID_ARGUMENT, err.details);
+  assert.match(err.details, /MESHRELAY_ERR_INVALID_RESOURCE: .*Service default\/deep.* nested deeper than/);
+  assert.equal(await server.store.getInput('a'), undefined);
+});
+
+function fillerOutput(i: number, bytes: number): OutputSnapshot {
+  const resource = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `filler-${i}`, namespace: 'default' }, data: { filler: randomBytes(bytes).toString('base64') } };
+  return buildOutputSnapshot({ cluster: 'a', resources: [resource], provenance: [] });
+}
+
+test('given a Pull consumer that never reads, when many outputs are produced, then the server queues at most about one output for it', async (t) => {
+  const server = await startTestServer(t);
+  const a = await registerCluster(server, 'a');
+  const pull = openPull(mtlsClient(t, server, a));
+  pull.write({ hello: { heldHash: '' } });
+  // No 'data' listener: the client never takes what the server writes.
+  await waitFor(() => server.connections.streams('a').some((s) => s.kind === 'pull'));
+  const outputBytes = 512 * 1024;
+  let largest = 0;
+  for (let i = 0; i < 40; i++) {
+    server.outputs.publish(fillerOutput(i, outputBytes));
+    await new Promise((resolve) => setImmediate(resolve));
+    for (const s of server.connections.streams('a')) largest = Math.max(largest, s.queuedBytes());
+  }
+  assert.ok(largest > 0, 'the first output was written');
+  assert.ok(largest <= 2 * outputBytes, `the server queued ${largest} bytes for a reader that takes nothing (one output is ~${Math.round(outputBytes * 4 / 3)})`);
+  pull.cancel();
+});
+
+test('given the per-peer connection cap, when one more connection arrives from the same address, then the server closes it', async (t) => {
+  const server = await startTestServer(t, ['--max-connections-per-peer', '3']);
+  const held = await Promise.all([1, 2, 3].map(() => rawSocket(t, server.relayPort)));
+  const extra = await rawSocket(t, server.relayPort);
+  await closed(extra);
+  assert.ok(held.every((s) => !s.destroyed), 'the connections within the cap stay open');
+});
+
+test('given a TCP connection that never starts TLS, when the handshake timeout passes, then the server closes it', async (t) => {
+  const server = await startTestServer(t, ['--tls-handshake-timeout', '300']);
+  const idle = await rawSocket(t, server.relayPort);
+  await closed(idle);
+  assert.ok(idle.destroyed);
+});
