@@ -18,6 +18,8 @@ export interface PushStreamOptions {
   readonly client: Client;
   /** The newest snapshot, or undefined when discovery has produced none yet. */
   readonly latest: () => InputSnapshot | undefined;
+  /** A snapshot a server already refused: not sent on this stream either (the agent waits for a new one). */
+  readonly refused?: InputSnapshot;
   readonly heartbeatIntervalMs: number;
   readonly heartbeatTimeoutMs: number;
   readonly maxSnapshotBytes: number;
@@ -34,7 +36,8 @@ type PushCall = ClientDuplexStream<relay.v1.IPushRequest, relay.v1.IPushResponse
 /**
  * One Relay.Push stream. Sends the current snapshot first, then keeps exactly
  * one snapshot in flight: the next goes out after the ack, and only the newest
- * of those produced meanwhile.
+ * of those produced meanwhile. A snapshot the server refused (ack
+ * accepted=false) is never sent again: the stream waits for a newer one.
  */
 export class PushStream {
   readonly #opts: PushStreamOptions;
@@ -49,6 +52,7 @@ export class PushStream {
 
   constructor(options: PushStreamOptions) {
     this.#opts = options;
+    this.#handled = options.refused;
     const method = RELAY_SERVICE.push;
     this.#call = options.client.makeBidiStreamRequest(method.path, method.requestSerialize, method.responseDeserialize);
     this.#writer = new OutboundWriter(this.#call, relayMessageBytes);

@@ -4,9 +4,9 @@ import { connect, type Socket } from 'node:net';
 import type { TestContext } from 'node:test';
 import { test } from 'node:test';
 import { status } from '@grpc/grpc-js';
-import { buildOutputSnapshot, sha256Hex, type OutputSnapshot } from '@meshrelay/api';
+import { ERROR_CATALOGUE, buildOutputSnapshot, sha256Hex, type OutputSnapshot } from '@meshrelay/api';
 import { waitFor } from '@meshrelay/testkit';
-import { mtlsClient, openPull, openPush, registerCluster, startTestServer, streamError } from './harness.ts';
+import { mtlsClient, next, openPull, openPush, registerCluster, startTestServer, streamError } from './harness.ts';
 
 async function pushStream(t: TestContext, flags: string[] = []) {
   const server = await startTestServer(t, flags);
@@ -34,22 +34,23 @@ function closed(socket: Socket): Promise<void> {
   });
 }
 
+const nackOf = (stream: ReturnType<typeof openPush>) => next(stream, (m) => m.ack ?? undefined);
+
 test('given a header declaring billions of chunks, when it arrives, then the snapshot is refused naming the chunk limit', async (t) => {
   const { stream } = await pushStream(t);
-  const ended = streamError(stream);
   stream.write({ header: { epoch: 'e', generation: 1, hash: 'a'.repeat(64), totalChunks: 4_294_967_295, totalBytes: 1000 } });
-  const err = await ended;
-  assert.equal(err.code, status.RESOURCE_EXHAUSTED);
-  assert.match(err.details, /MESHRELAY_ERR_SNAPSHOT_TOO_LARGE: snapshot header declares 4294967295 chunks/);
+  const nack = await nackOf(stream);
+  assert.deepEqual([nack.accepted, nack.errorCode], [false, 'MESHRELAY_ERR_SNAPSHOT_TOO_LARGE']);
+  assert.match(nack.message ?? '', /snapshot header declares 4294967295 chunks; 1000 bytes travel in at most 2 chunks/);
 });
 
 test('given a snapshot header, when its chunks carry more than the declared size, then it is refused before buffering them', async (t) => {
   const { stream } = await pushStream(t);
-  const ended = streamError(stream);
   stream.write({ header: { epoch: 'e', generation: 1, hash: 'a'.repeat(64), totalChunks: 2, totalBytes: 2000 } });
   stream.write({ chunk: { index: 0, data: Buffer.alloc(64 * 1024) } });
-  const err = await ended;
-  assert.match(err.details, /MESHRELAY_ERR_SNAPSHOT_TOO_LARGE: snapshot chunks carry more than the declared 2000 bytes/);
+  const nack = await nackOf(stream);
+  assert.deepEqual([nack.accepted, nack.errorCode], [false, 'MESHRELAY_ERR_SNAPSHOT_TOO_LARGE']);
+  assert.match(nack.message ?? '', /snapshot chunks carry more than the declared 2000 bytes/);
 });
 
 test('given a snapshot that stalls half way, when the transfer deadline passes, then it is refused naming the deadline', async (t) => {
@@ -69,12 +70,12 @@ test('given a resource nested thousands of levels deep, when pushed, then the sn
   const { server, stream } = await pushStream(t);
   const depth = 20_000;
   const body = Buffer.from(`[{"apiVersion":"v1","kind":"Service","metadata":{"name":"deep","namespace":"default"},"spec":{"x":${'['.repeat(depth)}${']'.repeat(depth)}}}]`);
-  const ended = streamError(stream);
   stream.write({ header: { epoch: 'e', generation: 1, hash: sha256Hex(body), totalChunks: 1, totalBytes: body.length } });
   stream.write({ chunk: { index: 0, data: body } });
-  const err = await ended;
-  assert.equal(err.code, status.INVALID_ARGUMENT, err.details);
-  assert.match(err.details, /MESHRELAY_ERR_INVALID_RESOURCE: .*Service default\/deep.* nested deeper than/);
+  const nack = await nackOf(stream);
+  assert.deepEqual([nack.accepted, nack.errorCode], [false, 'MESHRELAY_ERR_INVALID_RESOURCE']);
+  assert.equal(ERROR_CATALOGUE.MESHRELAY_ERR_INVALID_RESOURCE.grpc, status.INVALID_ARGUMENT);
+  assert.match(nack.message ?? '', /Service default\/deep.* nested deeper than/);
   assert.equal(await server.store.getInput('a'), undefined);
 });
 
