@@ -4,7 +4,8 @@ import { MeshrelayError } from './errors.ts';
 import { relay } from './gen/relay.js';
 import type { Provenance } from './snapshot.ts';
 import { sha256Hex } from './snapshot.ts';
-import { isRecord, type Resource } from './resource.ts';
+import type { Resource } from './resource.ts';
+import { parseResourceArray } from './resource-array-parser.ts';
 
 export const DEFAULT_CHUNK_BYTES = 256 * 1024;
 /**
@@ -195,7 +196,7 @@ export class SnapshotAssembler {
         `snapshot hash mismatch: header says ${this.#header.hash}, content hashes to ${actual}`,
       );
     }
-    const resources = parseResourceArray(raw.toString('utf8'), this.#limits.maxResources);
+    const resources = await parseResourceArray(raw.toString('utf8'), { maxResources: this.#limits.maxResources, maxDepth: MAX_RESOURCE_DEPTH });
     return {
       epoch: this.#header.epoch ?? '',
       generation: Number(this.#header.generation ?? 0),
@@ -204,44 +205,4 @@ export class SnapshotAssembler {
       provenance: (this.#header.provenance ?? []).map((p) => ({ cluster: p.cluster ?? '', inputHash: p.inputHash ?? '' })),
     };
   }
-}
-
-function parseResourceArray(text: string, maxResources: number): Resource[] {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (err) {
-    throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', `snapshot payload is not JSON: ${(err as Error).message}`, { cause: err });
-  }
-  if (!Array.isArray(parsed)) {
-    throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', 'snapshot payload is not a JSON array of resources');
-  }
-  if (parsed.length > maxResources) {
-    throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_TOO_LARGE', `snapshot has ${parsed.length} resources; the limit is ${maxResources}`);
-  }
-  parsed.forEach((item: unknown, i) => {
-    if (!isRecord(item) || typeof item['apiVersion'] !== 'string' || typeof item['kind'] !== 'string' || !isRecord(item['metadata'])) {
-      throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', `snapshot item ${i} is not a resource (needs apiVersion, kind, metadata)`);
-    }
-    if (nestingDepth(item, MAX_RESOURCE_DEPTH) > MAX_RESOURCE_DEPTH) {
-      const meta = item['metadata'];
-      const name = `${String(item['kind'])} ${typeof meta['namespace'] === 'string' ? `${meta['namespace']}/` : ''}${String(meta['name'])}`;
-      throw new MeshrelayError('MESHRELAY_ERR_INVALID_RESOURCE', `snapshot item ${i} (${name}) is nested deeper than ${MAX_RESOURCE_DEPTH} levels`);
-    }
-  });
-  return parsed as Resource[];
-}
-
-/** Depth of a parsed JSON value, counted without recursion; stops counting past `limit`. */
-function nestingDepth(value: unknown, limit: number): number {
-  let max = 0;
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop() as [unknown, number];
-    if (node === null || typeof node !== 'object') continue;
-    max = Math.max(max, depth);
-    if (max > limit) return max;
-    for (const member of Object.values(node)) stack.push([member, depth + 1]);
-  }
-  return max;
 }

@@ -98,3 +98,19 @@ test('given a resource nested deeper than the limit, when decoded, then it is re
   assembler.add({ index: 0, data: body });
   await assert.rejects(assembler.finish(), (e: unknown) => rejects('MESHRELAY_ERR_INVALID_RESOURCE')(e) && /Service default\/deep/.test((e as Error).message));
 });
+
+test('given a 16 MiB snapshot, when its resources are parsed, then the event loop gets turns in between', async () => {
+  const note = 'x'.repeat(4000);
+  const one = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'n', namespace: 'default' }, data: { note } });
+  const text = `[${Array.from({ length: 4096 }, () => one).join(',')}]`;
+  assert.ok(text.length > 16 * 1024 * 1024);
+  let turns = 0;
+  const ticker = setInterval(() => turns++, 0);
+  const body = Buffer.from(text);
+  const assembler = new SnapshotAssembler({ hash: sha256Hex(body), totalChunks: 1, totalBytes: body.length }, { maxBytes: 32 * 1024 * 1024, maxResources: 10_000 });
+  assembler.add({ index: 0, data: body });
+  const done = assembler.finish().finally(() => clearInterval(ticker));
+  const out = await done;
+  assert.equal(out.resources.length, 4096);
+  assert.ok(turns > 1, `timers ran ${turns} times while the snapshot was decoded`);
+});

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import { status } from '@grpc/grpc-js';
 import { ERROR_CATALOGUE, buildOutputSnapshot, sha256Hex, type OutputSnapshot } from '@meshrelay/api';
 import { waitFor } from '@meshrelay/testkit';
-import { mtlsClient, next, openPull, openPush, registerCluster, startTestServer, streamError } from './harness.ts';
+import { mtlsClient, next, openPull, openPush, pushSnapshot, registerCluster, service, startTestServer, streamError } from './harness.ts';
 
 async function pushStream(t: TestContext, flags: string[] = []) {
   const server = await startTestServer(t, flags);
@@ -116,4 +116,25 @@ test('given a TCP connection that never starts TLS, when the handshake timeout p
   const idle = await rawSocket(t, server.relayPort);
   await closed(idle);
   assert.ok(idle.destroyed);
+});
+
+test('given a 16 MiB snapshot being taken in, when the agent keeps sending heartbeats, then no heartbeat timeout fires even with a tight timeout', async (t) => {
+  const { server, stream } = await pushStream(t, ['--heartbeat-interval', '50', '--heartbeat-timeout', '300', '--max-snapshot-bytes', String(20 * 1024 * 1024)]);
+  const resources = Array.from({ length: 4000 }, (_, i) => {
+    const base = service(`svc-${i}`);
+    return { ...base, metadata: { ...base.metadata, annotations: { note: randomBytes(1950).toString('hex') } } };
+  });
+  const errors: string[] = [];
+  stream.on('error', (e: Error) => errors.push(e.message));
+  const beat = setInterval(() => stream.write({ heartbeat: { sentUnixMs: Date.now() } }), 50);
+  t.after(() => clearInterval(beat));
+  const hash = pushSnapshot(stream, 'a', 1, resources);
+  const ack = await next(stream, (m) => m.ack ?? undefined, 60_000);
+  assert.deepEqual([ack.accepted, ack.hash], [true, hash]);
+  const held = await server.store.getInput('a');
+  assert.equal(held?.resources.length, 4000);
+  assert.ok((held?.bytes ?? 0) > 15 * 1024 * 1024, `the snapshot has ${held?.bytes} bytes`);
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(errors, [], 'the stream was not dropped');
+  assert.equal(server.connections.streams('a').filter((s) => s.kind === 'push').length, 1);
 });
