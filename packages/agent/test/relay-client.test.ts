@@ -107,6 +107,16 @@ test('given two replicas, when the first sends go-away, then the agent moves to 
   assert.ok(logged(lines, /go-away/));
 });
 
+test('given two replicas, when the first one stops (drain), then it sends go-away before closing and the agent moves to the second', async (t) => {
+  const a = await startRelay(t);
+  const b = await startReplica(t, a);
+  const { client, lines } = await startClient(t, [a, b]);
+  await waitFor(() => client.status.everAccepted && client.status.address === a.address, { timeoutMs: 10_000 });
+  await a.server.stop();
+  await waitFor(() => client.status.address === b.address && client.status.pushConnected, { timeoutMs: 5000 });
+  assert.ok(logged(lines, /^server sent go-away/), 'the go-away arrived before the connection closed');
+});
+
 test('given a server whose connection freezes, when the heartbeat timeout passes, then the agent leaves it for the next address', async (t) => {
   const frozen = await startRelay(t);
   const healthy = await startReplica(t, frozen);

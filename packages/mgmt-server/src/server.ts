@@ -1,9 +1,9 @@
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { Logger } from 'pino';
-import { GRPC_STATUS } from '@meshrelay/api';
+import { GRPC_STATUS, KINDS, type Resource } from '@meshrelay/api';
 import { issueServerCertificate, type CaBundle } from '@meshrelay/certs';
 import { createMemorySnapshotStore, createRedisSnapshotStore, type SnapshotStore } from '@meshrelay/store';
-import { createIstioValidator } from '@meshrelay/translator';
+import { createIstioValidator, type OutputValidator } from '@meshrelay/translator';
 import type { ServerConfig } from './config.ts';
 import { ConnectionTracker } from './connections.ts';
 import { openDurableState } from './durable-state.ts';
@@ -67,7 +67,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     store,
     outputs,
     vips: durable.vips,
-    validator: createIstioValidator(),
+    validator: warmedValidator(),
     metrics,
     logger: log.child({ component: 'translation' }),
     gate: { safeMode: config.safeMode, safeStartWindowSeconds: config.safeStartWindowSeconds },
@@ -175,6 +175,20 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
       log.info('management server stopped');
     },
   };
+}
+
+/**
+ * The Istio output validator with every kind's schema compiled. Compiling is
+ * lazy and takes seconds of CPU; done here, before the relay port opens, it
+ * does not stall the first translation while agents' streams wait on
+ * heartbeats.
+ */
+function warmedValidator(): OutputValidator {
+  const validator = createIstioValidator();
+  for (const kind of [KINDS.ServiceEntry, KINDS.DestinationRule, KINDS.VirtualService, KINDS.AuthorizationPolicy]) {
+    validator.validate({ apiVersion: kind.apiVersion, kind: kind.kind, metadata: { name: 'warm-up', namespace: 'default' }, spec: {} } as Resource);
+  }
+  return validator;
 }
 
 async function startMetricsServer(metrics: RelayMetrics, host: string, port: number): Promise<HttpServer> {

@@ -8,6 +8,9 @@ import { handlePush } from './push-handler.ts';
 import { handleRegister, handleRenew } from './registration-handler.ts';
 import type { RelayContext } from './relay-context.ts';
 
+/** How long a stopping relay server lets sessions finish before closing them. */
+const STOP_GRACE_MS = 2000;
+
 export interface RelayServerOptions {
   readonly host: string;
   readonly port: number;
@@ -55,17 +58,23 @@ export async function startRelayServer(ctx: RelayContext, options: RelayServerOp
   return {
     port,
     stop: async () => {
-      await new Promise<void>((resolve) => {
-        listener.close(() => resolve());
-        const timer = setTimeout(() => {
+      // Stop accepting, let each session finish what it is sending (the go-aways
+      // written just before), then close what is left after the grace period.
+      const closed = new Promise<void>((resolve) => listener.close(() => resolve()));
+      injector.drain(STOP_GRACE_MS);
+      let grace: NodeJS.Timeout | undefined;
+      const graceOver = new Promise<void>((resolve) => {
+        grace = setTimeout(() => {
           server.forceShutdown();
           guard.destroyAll();
-        }, 2000);
-        server.tryShutdown(() => {
-          clearTimeout(timer);
-          guard.destroyAll();
-        });
+          resolve();
+        }, STOP_GRACE_MS);
       });
+      await Promise.race([new Promise<void>((resolve) => server.tryShutdown(() => resolve())), graceOver]);
+      // Every connection ends by itself once its session closed, or at the end of the grace period.
+      await Promise.race([closed, graceOver]);
+      await closed;
+      clearTimeout(grace);
       injector.destroy();
     },
   };
