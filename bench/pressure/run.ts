@@ -51,6 +51,7 @@ async function chunkFlood(ready: Ready, seconds: number): Promise<string> {
   const m = RELAY_SERVICE.push;
   const push: ClientDuplexStream<relay.v1.IPushRequest, relay.v1.IPushResponse> = client.makeBidiStreamRequest(m.path, m.requestSerialize, m.responseDeserialize);
   let outcome = 'still open';
+  let ended = false;
   let settle!: () => void;
   const over = new Promise<void>((resolve) => (settle = resolve));
   push.on('data', (r: relay.v1.IPushResponse) => {
@@ -58,16 +59,23 @@ async function chunkFlood(ready: Ready, seconds: number): Promise<string> {
   });
   push.on('error', (e: Error) => {
     outcome = `ended: ${e.message}`;
+    ended = true;
     settle();
   });
   push.write({ header: { epoch: 'e', generation: 1, hash: 'a'.repeat(64), totalChunks: 4_294_967_295, totalBytes: 1000 } });
   const until = Date.now() + seconds * 1000;
-  for (let index = 0; Date.now() < until && outcome === 'still open'; index++) {
-    if (!push.write({ chunk: { index, data: Buffer.alloc(0) } })) await Promise.race([new Promise((r) => push.once('drain', r)), over, sleep(1000)]);
+  // Keeps flooding after a refusal: the chunks of a refused snapshot are read and dropped.
+  let index = 0;
+  for (; Date.now() < until && !ended; index++) {
+    if (!push.write({ chunk: { index, data: Buffer.alloc(0) } })) {
+      let onDrain!: () => void;
+      await Promise.race([new Promise<void>((r) => push.once('drain', (onDrain = r))), over, sleep(1000)]);
+      push.off('drain', onDrain);
+    }
   }
   push.cancel();
   client.close();
-  return outcome;
+  return `${outcome} (${index} chunks sent)`;
 }
 
 async function idlePuller(child: ChildProcess, ready: Ready, count: number, bytes: number): Promise<void> {

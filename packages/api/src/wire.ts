@@ -123,17 +123,19 @@ export class SnapshotAssembler {
     if (totalChunks < 1) {
       throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', 'snapshot header declares no chunks');
     }
+    // A chunk count the declared size cannot need is a framing violation, not a
+    // big snapshot: it ends the stream (no chunks of it are read and dropped).
+    const maxChunks = SnapshotAssembler.maxChunks(Math.min(totalBytes, limits.maxBytes));
+    if (totalChunks > maxChunks) {
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_PROTOCOL',
+        `snapshot header declares ${totalChunks} chunks; ${Math.min(totalBytes, limits.maxBytes)} bytes travel in at most ${maxChunks} chunks of at least ${MIN_CHUNK_BYTES} bytes`,
+      );
+    }
     if (totalBytes > limits.maxBytes) {
       throw new MeshrelayError(
         'MESHRELAY_ERR_SNAPSHOT_TOO_LARGE',
         `snapshot of ${totalBytes} bytes exceeds the limit of ${limits.maxBytes} bytes`,
-      );
-    }
-    const maxChunks = SnapshotAssembler.maxChunks(totalBytes);
-    if (totalChunks > maxChunks) {
-      throw new MeshrelayError(
-        'MESHRELAY_ERR_SNAPSHOT_TOO_LARGE',
-        `snapshot header declares ${totalChunks} chunks; ${totalBytes} bytes travel in at most ${maxChunks} chunks of at least ${MIN_CHUNK_BYTES} bytes`,
       );
     }
     this.#header = header;
@@ -164,7 +166,7 @@ export class SnapshotAssembler {
     this.#received += data.length;
     const bound = Math.min(payloadBound(this.#totalBytes), payloadBound(this.#limits.maxBytes));
     if (this.#received > bound) {
-      throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_TOO_LARGE', `snapshot chunks carry more than the declared ${this.#totalBytes} bytes allow`);
+      throw new MeshrelayError('MESHRELAY_ERR_PROTOCOL', `snapshot chunks carry more than the declared ${this.#totalBytes} bytes allow`);
     }
     this.#parts.push(data);
     return last;

@@ -74,10 +74,10 @@ test('a gzip bomb is stopped at the byte limit', async () => {
 });
 
 
-test('given a header declaring billions of chunks for a small snapshot, when it arrives, then it is refused naming the chunk limit', () => {
+test('given a header declaring billions of chunks for a small snapshot, when it arrives, then it is a protocol error naming the chunk limit', () => {
   assert.throws(
     () => new SnapshotAssembler({ hash: 'a'.repeat(64), totalChunks: 4_294_967_295, totalBytes: 1000 }, LIMITS),
-    (e: unknown) => rejects('MESHRELAY_ERR_SNAPSHOT_TOO_LARGE')(e) && /declares 4294967295 chunks; 1000 bytes travel in at most \d+ chunks/.test((e as Error).message),
+    (e: unknown) => rejects('MESHRELAY_ERR_PROTOCOL')(e) && /declares 4294967295 chunks; 1000 bytes travel in at most \d+ chunks/.test((e as Error).message),
   );
 });
 
@@ -88,7 +88,7 @@ test('given a multi-chunk snapshot, when a chunk other than the last is nearly e
 
 test('given a declared size, when chunks carry more than it allows, then they are refused before being buffered', () => {
   const assembler = new SnapshotAssembler({ hash: 'a'.repeat(64), totalChunks: 2, totalBytes: 2000 }, LIMITS);
-  assert.throws(() => assembler.add({ index: 0, data: Buffer.alloc(64 * 1024) }), rejects('MESHRELAY_ERR_SNAPSHOT_TOO_LARGE'));
+  assert.throws(() => assembler.add({ index: 0, data: Buffer.alloc(64 * 1024) }), rejects('MESHRELAY_ERR_PROTOCOL'));
 });
 
 test('given a resource nested deeper than the limit, when decoded, then it is refused as an invalid resource naming it', async () => {

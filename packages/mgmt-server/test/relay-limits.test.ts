@@ -36,21 +36,34 @@ function closed(socket: Socket): Promise<void> {
 
 const nackOf = (stream: ReturnType<typeof openPush>) => next(stream, (m) => m.ack ?? undefined);
 
-test('given a header declaring billions of chunks, when it arrives, then the snapshot is refused naming the chunk limit', async (t) => {
+test('given a header declaring billions of chunks, when it arrives, then the stream ends naming the chunk limit', async (t) => {
   const { stream } = await pushStream(t);
+  const ended = streamError(stream);
   stream.write({ header: { epoch: 'e', generation: 1, hash: 'a'.repeat(64), totalChunks: 4_294_967_295, totalBytes: 1000 } });
-  const nack = await nackOf(stream);
-  assert.deepEqual([nack.accepted, nack.errorCode], [false, 'MESHRELAY_ERR_SNAPSHOT_TOO_LARGE']);
-  assert.match(nack.message ?? '', /snapshot header declares 4294967295 chunks; 1000 bytes travel in at most 2 chunks/);
+  const err = await ended;
+  assert.equal(err.code, status.INVALID_ARGUMENT, err.details);
+  assert.match(err.details, /MESHRELAY_ERR_PROTOCOL: snapshot header declares 4294967295 chunks; 1000 bytes travel in at most 2 chunks/);
 });
 
-test('given a snapshot header, when its chunks carry more than the declared size, then it is refused before buffering them', async (t) => {
-  const { stream } = await pushStream(t);
-  stream.write({ header: { epoch: 'e', generation: 1, hash: 'a'.repeat(64), totalChunks: 2, totalBytes: 2000 } });
-  stream.write({ chunk: { index: 0, data: Buffer.alloc(64 * 1024) } });
+test('given a too large snapshot in honest chunks, when it arrives, then it is NACKed and its chunks are read and dropped', async (t) => {
+  const { stream } = await pushStream(t, ['--max-snapshot-bytes', '4096']);
+  stream.write({ header: { epoch: 'e', generation: 1, hash: 'a'.repeat(64), totalChunks: 3, totalBytes: 9000 } });
+  for (let index = 0; index < 3; index++) stream.write({ chunk: { index, data: Buffer.alloc(3000) } });
   const nack = await nackOf(stream);
   assert.deepEqual([nack.accepted, nack.errorCode], [false, 'MESHRELAY_ERR_SNAPSHOT_TOO_LARGE']);
-  assert.match(nack.message ?? '', /snapshot chunks carry more than the declared 2000 bytes/);
+  const body = Buffer.from('[]');
+  stream.write({ header: { epoch: 'e', generation: 2, hash: sha256Hex(body), totalChunks: 1, totalBytes: body.length } });
+  stream.write({ chunk: { index: 0, data: body } });
+  assert.equal((await nackOf(stream)).accepted, true, 'the next snapshot on the same stream is taken');
+});
+
+test('given a snapshot header, when its chunks carry more than the declared size, then the stream ends before they are buffered', async (t) => {
+  const { stream } = await pushStream(t);
+  const ended = streamError(stream);
+  stream.write({ header: { epoch: 'e', generation: 1, hash: 'a'.repeat(64), totalChunks: 2, totalBytes: 2000 } });
+  stream.write({ chunk: { index: 0, data: Buffer.alloc(64 * 1024) } });
+  const err = await ended;
+  assert.match(err.details, /MESHRELAY_ERR_PROTOCOL: snapshot chunks carry more than the declared 2000 bytes/);
 });
 
 test('given a snapshot that stalls half way, when the transfer deadline passes, then it is refused naming the deadline', async (t) => {
