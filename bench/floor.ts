@@ -8,7 +8,7 @@ import {
   RELAY_SERVICE,
   SnapshotAssembler,
   canonicalJson,
-  encodeSnapshotFrames,
+  encodeSnapshotFramesSync,
   relay,
   type FrameOptions,
   type OutputSnapshot,
@@ -37,7 +37,7 @@ export interface WireSize {
 }
 
 /**
- * Frames every output as the pull stream sends it: encodeSnapshotFrames on the output's
+ * Frames every output as the pull stream sends it: encodeSnapshotFramesSync on the output's
  * canonical encoding (`encodings`, computed by the caller), then each header and chunk through
  * the Relay service's PullResponse serializer (protobufjs fromObject + encode, as grpc-js calls it).
  */
@@ -48,7 +48,7 @@ export function frameOutputs(outputs: Outputs, encodings: ReadonlyMap<string, st
   for (const [cluster, output] of outputs) {
     const encoding = encodings.get(cluster);
     if (encoding === undefined) throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `no canonical encoding for the output of ${cluster}`);
-    const frames = encodeSnapshotFrames({ hash: output.hash, encoding, provenance: output.provenance }, options);
+    const frames = encodeSnapshotFramesSync({ hash: output.hash, encoding, provenance: output.provenance }, options);
     bytes += serialize({ header: frames.header }).length;
     messages++;
     for (const chunk of frames.chunks) {
@@ -63,9 +63,9 @@ export function frameOutputs(outputs: Outputs, encodings: ReadonlyMap<string, st
  * Decodes the frames of one output the way an agent does and throws unless they reassemble to
  * the output's hash: proves the wire figure measures a faithful encoding. Not timed.
  */
-export function checkWireRoundTrip(output: OutputSnapshot, encoding: string, options: FrameOptions = {}): void {
+export async function checkWireRoundTrip(output: OutputSnapshot, encoding: string, options: FrameOptions = {}): Promise<void> {
   const serialize = RELAY_SERVICE.pull.responseSerialize;
-  const frames = encodeSnapshotFrames({ hash: output.hash, encoding, provenance: output.provenance }, options);
+  const frames = encodeSnapshotFramesSync({ hash: output.hash, encoding, provenance: output.provenance }, options);
   const header = relay.v1.PullResponse.decode(serialize({ header: frames.header })).header;
   if (!header) throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `${output.cluster}: the serialized header frame decodes to no header`);
   const assembler = new SnapshotAssembler(header, { maxBytes: 1 << 30, maxResources: 1_000_000 });
@@ -76,7 +76,7 @@ export function checkWireRoundTrip(output: OutputSnapshot, encoding: string, opt
     complete = assembler.add(decoded);
   }
   if (!complete) throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `${output.cluster}: the frames do not complete the snapshot`);
-  const assembled = assembler.finish();
+  const assembled = await assembler.finish();
   if (assembled.hash !== output.hash || assembled.resources.length !== output.resources.length) {
     throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `${output.cluster}: the wire round trip gives hash ${assembled.hash}, expected ${output.hash}`);
   }

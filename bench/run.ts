@@ -134,7 +134,7 @@ function figureSpecs({ workload, translateOnce, digest, outputs, encodings, size
   ];
 }
 
-function main(): void {
+async function main(): Promise<void> {
   const startedAt = new Date();
   const machine = describeMachine();
   const benchStart = process.hrtime.bigint();
@@ -158,7 +158,7 @@ function main(): void {
 
   const outputs = cold.outputs;
   const encodings = new Map([...outputs].map(([cluster, o]) => [cluster, snapshotEncoding(o)]));
-  for (const output of outputs.values()) checkWireRoundTrip(output, encodings.get(output.cluster) as string);
+  for (const output of outputs.values()) await checkWireRoundTrip(output, encodings.get(output.cluster) as string);
   const sizes = outputSizes(outputs, encodings);
   const specs = figureSpecs({ workload, translateOnce: () => translate(input, validator), digest, outputs, encodings, sizes });
   const measurements = measureInterleaved(specs.map((f) => f.task), OPTIONS);
@@ -184,4 +184,4 @@ function main(): void {
   console.error(`wrote ${RESULTS_PATH}`);
 }
 
-main();
+await main();

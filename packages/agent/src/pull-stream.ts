@@ -1,8 +1,10 @@
 import type { Client, ClientDuplexStream, StatusObject } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import {
+  OutboundWriter,
   RELAY_SERVICE,
   SnapshotAssembler,
+  relayMessageBytes,
   resourceId,
   toMeshrelayError,
   type AssembledSnapshot,
@@ -43,6 +45,7 @@ export class PullStream {
   readonly #opts: PullStreamOptions;
   readonly #call: PullCall;
   readonly #heartbeat: StreamHeartbeat;
+  readonly #writer: OutboundWriter<relay.v1.IPullRequest>;
   #assembler: SnapshotAssembler | undefined;
   #applying: Promise<void> = Promise.resolve();
   #opened = false;
@@ -52,10 +55,13 @@ export class PullStream {
     this.#opts = options;
     const method = RELAY_SERVICE.pull;
     this.#call = options.client.makeBidiStreamRequest(method.path, method.requestSerialize, method.responseDeserialize);
+    this.#writer = new OutboundWriter(this.#call, relayMessageBytes);
     this.#heartbeat = new StreamHeartbeat({
       intervalMs: options.heartbeatIntervalMs,
       timeoutMs: options.heartbeatTimeoutMs,
-      send: () => this.#write({ heartbeat: { sentUnixMs: Date.now() } }),
+      send: () => {
+        if (!this.#ended) this.#writer.writeIfIdle({ heartbeat: { sentUnixMs: Date.now() } });
+      },
       onSilence: () => this.#end({ kind: 'silent', stream: 'pull' }),
     });
     this.#call.on('metadata', () => this.#markOpen());
@@ -115,17 +121,22 @@ export class PullStream {
     const assembler = this.#assembler;
     // Chunks of a refused header are dropped until the next header.
     if (!assembler) return;
-    let output: AssembledSnapshot;
     try {
       if (!assembler.add(chunk)) return;
-      this.#assembler = undefined;
-      output = assembler.finish();
     } catch (err) {
       this.#assembler = undefined;
       this.#refuse(assembler.header.hash ?? '', err);
       return;
     }
+    this.#assembler = undefined;
     this.#applying = this.#applying.then(async () => {
+      let output: AssembledSnapshot;
+      try {
+        output = await assembler.finish();
+      } catch (err) {
+        this.#refuse(assembler.header.hash ?? '', err);
+        return;
+      }
       try {
         await this.#opts.apply(output);
         this.#write({ ack: { hash: output.hash, accepted: true } });
@@ -148,7 +159,7 @@ export class PullStream {
   }
 
   #write(message: relay.v1.IPullRequest): void {
-    if (!this.#ended) this.#call.write(message);
+    if (!this.#ended) this.#writer.write(message);
   }
 
   #end(outcome: SessionOutcome): void {

@@ -1,6 +1,6 @@
 import type { Client, ClientDuplexStream, StatusObject } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
-import { RELAY_SERVICE, encodeSnapshotFrames, snapshotEncoding, type InputSnapshot, type relay } from '@meshrelay/api';
+import { OutboundWriter, RELAY_SERVICE, encodeSnapshotFrames, relayMessageBytes, snapshotEncoding, type InputSnapshot, type relay } from '@meshrelay/api';
 import { outcomeOfStatus, type SessionOutcome } from './session-outcome.ts';
 import { StreamHeartbeat } from './stream-heartbeat.ts';
 
@@ -18,6 +18,8 @@ export interface PushStreamOptions {
   readonly client: Client;
   /** The newest snapshot, or undefined when discovery has produced none yet. */
   readonly latest: () => InputSnapshot | undefined;
+  /** A snapshot a server already refused: not sent on this stream either (the agent waits for a new one). */
+  readonly refused?: InputSnapshot;
   readonly heartbeatIntervalMs: number;
   readonly heartbeatTimeoutMs: number;
   readonly maxSnapshotBytes: number;
@@ -34,12 +36,14 @@ type PushCall = ClientDuplexStream<relay.v1.IPushRequest, relay.v1.IPushResponse
 /**
  * One Relay.Push stream. Sends the current snapshot first, then keeps exactly
  * one snapshot in flight: the next goes out after the ack, and only the newest
- * of those produced meanwhile.
+ * of those produced meanwhile. A snapshot the server refused (ack
+ * accepted=false) is never sent again: the stream waits for a newer one.
  */
 export class PushStream {
   readonly #opts: PushStreamOptions;
   readonly #call: PushCall;
   readonly #heartbeat: StreamHeartbeat;
+  readonly #writer: OutboundWriter<relay.v1.IPushRequest>;
   #inFlight: InputSnapshot | undefined;
   /** The last snapshot sent or deliberately skipped on this stream. */
   #handled: InputSnapshot | undefined;
@@ -48,12 +52,17 @@ export class PushStream {
 
   constructor(options: PushStreamOptions) {
     this.#opts = options;
+    this.#handled = options.refused;
     const method = RELAY_SERVICE.push;
     this.#call = options.client.makeBidiStreamRequest(method.path, method.requestSerialize, method.responseDeserialize);
+    this.#writer = new OutboundWriter(this.#call, relayMessageBytes);
     this.#heartbeat = new StreamHeartbeat({
       intervalMs: options.heartbeatIntervalMs,
       timeoutMs: options.heartbeatTimeoutMs,
-      send: () => this.#write({ heartbeat: { sentUnixMs: Date.now() } }),
+      // Behind a snapshot the server has not taken yet, a heartbeat says nothing new.
+      send: () => {
+        if (!this.#ended) this.#writer.writeIfIdle({ heartbeat: { sentUnixMs: Date.now() } });
+      },
       onSilence: () => this.#end({ kind: 'silent', stream: 'push' }),
     });
     this.#call.on('metadata', () => this.#markOpen());
@@ -77,8 +86,16 @@ export class PushStream {
       );
       return;
     }
-    const frames = encodeSnapshotFrames({ epoch: snapshot.epoch, generation: snapshot.generation, hash: snapshot.hash, encoding: snapshotEncoding(snapshot) });
     this.#inFlight = snapshot;
+    this.#send(snapshot).catch((err: unknown) => {
+      this.#inFlight = undefined;
+      this.#opts.logger.error({ err, cluster: snapshot.cluster, generation: snapshot.generation }, 'input snapshot could not be framed; not pushed');
+    });
+  }
+
+  async #send(snapshot: InputSnapshot): Promise<void> {
+    const frames = await encodeSnapshotFrames({ epoch: snapshot.epoch, generation: snapshot.generation, hash: snapshot.hash, encoding: snapshotEncoding(snapshot) });
+    if (this.#ended) return;
     this.#write({ header: frames.header });
     for (const chunk of frames.chunks) this.#write({ chunk });
     this.#opts.onSent(snapshot);
@@ -130,7 +147,7 @@ export class PushStream {
   }
 
   #write(message: relay.v1.IPushRequest): void {
-    if (!this.#ended) this.#call.write(message);
+    if (!this.#ended) this.#writer.write(message);
   }
 
   #end(outcome: SessionOutcome): void {

@@ -93,6 +93,8 @@ export class RelayClient {
   #loop: Promise<void> | undefined;
   #endSession: ((outcome: SessionOutcome) => void) | undefined;
   #push: PushStream | undefined;
+  /** The last snapshot a server refused; new streams do not send it again. */
+  #refused: InputSnapshot | undefined;
   #status: RelayClientStatus = {
     address: undefined,
     pushConnected: false,
@@ -282,6 +284,7 @@ export class RelayClient {
     return new PushStream({
       client,
       latest: this.#opts.latestSnapshot,
+      ...(this.#refused ? { refused: this.#refused } : {}),
       heartbeatIntervalMs: this.#opts.heartbeatIntervalMs,
       heartbeatTimeoutMs: this.#opts.heartbeatTimeoutMs,
       maxSnapshotBytes: this.#opts.maxSnapshotBytes,
@@ -314,9 +317,14 @@ export class RelayClient {
   #recordAck(snapshot: InputSnapshot, ack: PushAck, address: string): void {
     const fields = { cluster: snapshot.cluster, generation: snapshot.generation, hash: snapshot.hash, address };
     if (ack.accepted) {
+      this.#refused = undefined;
       this.#opts.logger.info({ ...fields, warnings: ack.warnings }, 'snapshot acked');
     } else {
-      this.#opts.logger.error({ ...fields, errorCode: ack.errorCode }, `snapshot rejected by the server: ${ack.errorCode}: ${ack.message}`);
+      this.#refused = snapshot;
+      this.#opts.logger.error(
+        { ...fields, errorCode: ack.errorCode },
+        `snapshot rejected by the server: ${ack.errorCode}: ${ack.message}; the server keeps the previous one, and this one is not sent again (waiting for a new snapshot)`,
+      );
     }
     const lastAcked = { generation: snapshot.generation, hash: snapshot.hash, atUnixMs: this.#now(), accepted: ack.accepted, errorCode: ack.errorCode, message: ack.message };
     this.#setStatus({ lastAcked, everAccepted: this.#status.everAccepted || ack.accepted }, false);

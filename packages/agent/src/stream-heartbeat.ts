@@ -11,7 +11,9 @@ export interface StreamHeartbeatOptions {
 /**
  * Heartbeats for one relay stream: sends every intervalMs and reports a silent
  * server (half-open TCP, a frozen process) after timeoutMs, so the agent moves
- * on within seconds instead of waiting for a TCP timeout.
+ * on within seconds instead of waiting for a TCP timeout. Time the agent itself
+ * was stalled (a late tick: applying a large output, a GC pause) does not count
+ * as the server's silence: what it sent meanwhile is still unread.
  */
 export class StreamHeartbeat {
   readonly #opts: StreamHeartbeatOptions;
@@ -19,6 +21,8 @@ export class StreamHeartbeat {
   readonly #timer: NodeJS.Timeout;
   #lastHeard: number;
   #lastSent: number;
+  #lastTick: number;
+  readonly #tickMs: number;
   #stopped = false;
 
   constructor(options: StreamHeartbeatOptions) {
@@ -26,9 +30,10 @@ export class StreamHeartbeat {
     this.#now = options.now ?? Date.now;
     this.#lastHeard = this.#now();
     this.#lastSent = this.#lastHeard;
+    this.#lastTick = this.#lastHeard;
     // Tick often enough to honour both the interval and the timeout closely.
-    const tick = Math.max(5, Math.floor(Math.min(options.intervalMs / 2, options.timeoutMs / 4)));
-    this.#timer = setInterval(() => this.#tick(), tick);
+    this.#tickMs = Math.max(5, Math.floor(Math.min(options.intervalMs / 2, options.timeoutMs / 4)));
+    this.#timer = setInterval(() => this.#tick(), this.#tickMs);
   }
 
   /** Anything received from the server counts as a sign of life. */
@@ -44,6 +49,9 @@ export class StreamHeartbeat {
 
   #tick(): void {
     const now = this.#now();
+    const late = now - this.#lastTick - this.#tickMs;
+    this.#lastTick = now;
+    if (late > this.#tickMs) this.#lastHeard += late;
     if (now - this.#lastHeard > this.#opts.timeoutMs) {
       this.stop();
       this.#opts.onSilence();

@@ -3,14 +3,12 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { buildOutputSnapshot, type Resource } from '@meshrelay/api';
+import type { Resource } from '@meshrelay/api';
 import { startFakeKubeApiServer, waitFor } from '@meshrelay/testkit';
 import { Agent } from '../src/agent.ts';
 import type { AgentConfig } from '../src/config.ts';
 import { captureLogger, serviceYaml } from './support/fixtures.ts';
-import { startServer } from './support/relay-harness.ts';
-import type { TestRelayServer } from './support/test-relay-server.ts';
-import { testPki } from './support/test-pki.ts';
+import { settled, startRelay, type RelayUnderTest } from './support/relay-harness.ts';
 
 const LEASE = { leaseDurationMs: 900, renewDeadlineMs: 600, retryPeriodMs: 100 };
 
@@ -25,7 +23,7 @@ const VIRTUAL_SERVICE: Resource = {
 const running = new WeakMap<TestContext, Agent[]>();
 
 /** Config of two replicas of cluster "east" that share manifests, output, state dir and lease file. */
-async function replicaConfigs(t: TestContext, server: TestRelayServer): Promise<{ configs: AgentConfig[]; root: string }> {
+async function replicaConfigs(t: TestContext, relay: RelayUnderTest): Promise<{ configs: AgentConfig[]; root: string }> {
   const root = await mkdtemp(path.join(tmpdir(), 'meshrelay-agent-'));
   running.set(t, []);
   t.after(async () => {
@@ -35,11 +33,11 @@ async function replicaConfigs(t: TestContext, server: TestRelayServer): Promise<
   const manifestsDir = path.join(root, 'manifests');
   await mkdir(manifestsDir);
   await writeFile(path.join(manifestsDir, 'reviews.yaml'), serviceYaml('reviews'));
-  await writeFile(path.join(root, 'ca.pem'), testPki().ca.certPem);
-  await writeFile(path.join(root, 'token'), 'good-token\n');
+  await writeFile(path.join(root, 'ca.pem'), relay.caPem);
+  await writeFile(path.join(root, 'token'), `${relay.token}\n`);
   const base: AgentConfig = {
     cluster: 'east',
-    serverAddresses: [server.address],
+    serverAddresses: [relay.address],
     tokenFile: path.join(root, 'token'),
     rootCaFile: path.join(root, 'ca.pem'),
     discoveryProvider: 'file',
@@ -95,16 +93,18 @@ async function leaderOf(replicas: readonly Replica[]): Promise<{ leader: Replica
   return { leader: leader as Replica, follower: replicas.find((r) => r !== leader) as Replica };
 }
 
+const registrations = (replicas: readonly Replica[]) => replicas.flatMap((r) => r.lines).filter((l) => l['msg'] === 'registering with the relay token').length;
+
 function applied(replica: Replica): number {
   return replica.lines.filter((l) => l['msg'] === 'output applied').length;
 }
 
 test('given two replicas on one lease file, when both start, then only the leader relays and both report who leads', async (t) => {
-  const server = await startServer(t);
-  const { configs } = await replicaConfigs(t, server);
+  const relay = await startRelay(t);
+  const { configs } = await replicaConfigs(t, relay);
   const replicas = [await startReplica(t, configs[0] as AgentConfig), await startReplica(t, configs[1] as AgentConfig)];
   const { leader, follower } = await leaderOf(replicas);
-  await waitFor(() => server.pushed.length > 0, { message: 'the leader pushed nothing' });
+  await waitFor(() => relay.stored.length > 0, { message: 'the leader pushed nothing' });
   await waitFor(async () => (await follower.status())['leaderHolder'] === leader.id, { message: 'the follower does not see the holder' });
   const [leaderStatus, followerStatus] = [await leader.status(), await follower.status()];
   assert.equal(leaderStatus['leader'], true);
@@ -113,31 +113,32 @@ test('given two replicas on one lease file, when both start, then only the leade
   assert.equal(followerStatus['pushConnected'], false);
   assert.match(await leader.metrics(), /relay_agent_leader\{cluster="east"\} 1/);
   assert.match(await follower.metrics(), /relay_agent_leader\{cluster="east"\} 0/);
-  assert.equal(server.registrations.length, 1, 'only the leader registered');
-  assert.equal(new Set(server.pushed.map((p) => p.epoch)).size, 1, 'one epoch: one replica pushed');
+  assert.equal(registrations(replicas), 1, 'only the leader registered');
+  assert.equal(new Set(relay.stored.map((p) => p.epoch)).size, 1, 'one epoch: one replica pushed');
   assert.equal((await fetch(`http://127.0.0.1:${follower.agent.healthPort}/readyz`)).status, 200, 'a follower is ready: it serves the access-log sink');
 });
 
 test('given a leader that applied an output, when it stops, then the follower takes over with the persisted certificate, a new epoch and no re-apply', async (t) => {
-  const output = buildOutputSnapshot({ cluster: 'east', resources: [VIRTUAL_SERVICE], provenance: [{ cluster: 'east', inputHash: 'h1' }] });
-  const server = await startServer(t, { output });
-  const { configs } = await replicaConfigs(t, server);
+  const relay = await startRelay(t);
+  const { configs } = await replicaConfigs(t, relay);
   const replicas = [await startReplica(t, configs[0] as AgentConfig), await startReplica(t, configs[1] as AgentConfig)];
   const { leader, follower } = await leaderOf(replicas);
-  await waitFor(() => applied(leader) === 1 && server.pushed.length > 0, { message: 'the leader did not apply the output' });
-  const firstEpoch = server.pushed[0]?.epoch;
+  await waitFor(() => relay.stored.length > 0 && settled(relay), { message: 'the leader did not settle' });
+  const output = relay.publish([VIRTUAL_SERVICE], [{ cluster: 'east', inputHash: relay.stored[0]?.hash ?? '' }]);
+  await waitFor(() => relay.server.connections.applied('east') === output.hash, { message: 'the leader did not apply the output' });
+  const firstEpoch = relay.stored[0]?.epoch;
 
   const stoppedAt = Date.now();
   await leader.agent.stop();
   await waitFor(() => follower.agent.status().leadership.leader, { timeoutMs: LEASE.leaseDurationMs, intervalMs: 10, message: 'the follower did not take over before the lease would expire' });
-  await waitFor(() => server.pushed.some((p) => p.epoch !== firstEpoch), { message: 'the new leader did not push' });
+  await waitFor(() => relay.stored.some((p) => p.epoch !== firstEpoch), { message: 'the new leader did not push' });
   assert.ok(Date.now() - stoppedAt < 5_000);
 
-  const takeover = server.pushed.find((p) => p.epoch !== firstEpoch);
+  const takeover = relay.stored.find((p) => p.epoch !== firstEpoch);
   assert.equal(takeover?.generation, 1, 'a new epoch starts at generation 1');
-  assert.equal(server.registrations.length, 1, 'the new leader reused the persisted client certificate');
-  await waitFor(() => server.hellos.length >= 2, { message: 'the new leader did not pull' });
-  assert.equal(server.hellos.at(-1), output.hash, 'the new leader announced the output the old one applied');
+  assert.equal(registrations(replicas), 1, 'the new leader reused the persisted client certificate');
+  await waitFor(() => follower.agent.status().relay.pullConnected, { message: 'the new leader did not pull' });
+  assert.equal(relay.server.connections.applied('east'), output.hash, 'the new leader announced the output the old one applied');
   assert.equal(applied(follower), 0, 'the output was not applied again');
   const lease = JSON.parse(await readFile(configs[0]?.leaseFile as string, 'utf8')) as { holder: string; transitions: number };
   assert.equal(lease.holder, follower.id);
@@ -145,14 +146,14 @@ test('given a leader that applied an output, when it stops, then the follower ta
 });
 
 test('given a leader, when its lease passes to someone else, then it stops relaying at once', async (t) => {
-  const server = await startServer(t);
-  const { configs } = await replicaConfigs(t, server);
+  const relay = await startRelay(t);
+  const { configs } = await replicaConfigs(t, relay);
   const replica = await startReplica(t, configs[0] as AgentConfig);
   await waitFor(() => replica.agent.status().relay.pushConnected, { message: 'the leader did not connect' });
   const now = new Date().toISOString();
   const intruder = { holder: 'intruder', acquireTime: now, renewTime: now, leaseDurationMs: 60_000, transitions: 5 };
   await writeFile(configs[0]?.leaseFile as string, JSON.stringify(intruder));
-  await waitFor(() => !replica.agent.status().leadership.leader && !replica.agent.status().relay.pushConnected && server.pushCalls.size === 0, {
+  await waitFor(() => !replica.agent.status().leadership.leader && !replica.agent.status().relay.pushConnected && relay.server.connections.streams('east').length === 0, {
     timeoutMs: 3_000,
     message: 'the former leader kept relaying',
   });
@@ -162,15 +163,15 @@ test('given a leader, when its lease passes to someone else, then it stops relay
 });
 
 test('given --leader-election kubernetes, when the replica starts, then it holds the coordination.k8s.io Lease named after the cluster and relays', async (t) => {
-  const server = await startServer(t);
+  const relay = await startRelay(t);
   const fake = await startFakeKubeApiServer();
   t.after(() => fake.stop());
-  const { configs, root } = await replicaConfigs(t, server);
+  const { configs, root } = await replicaConfigs(t, relay);
   const kubeconfig = path.join(root, 'kubeconfig');
   await writeFile(kubeconfig, fake.kubeConfigYaml());
   const config: AgentConfig = { ...(configs[0] as AgentConfig), leaderElection: 'kubernetes', kubeconfig, leaseDurationMs: 2_000, renewDeadlineMs: 1_200, retryPeriodMs: 150 };
   const replica = await startReplica(t, config);
-  await waitFor(() => replica.agent.status().relay.pushConnected && server.pushed.length > 0, { message: 'the leader did not relay' });
+  await waitFor(() => replica.agent.status().relay.pushConnected && relay.stored.length > 0, { message: 'the leader did not relay' });
   const lease = fake.get('leases.coordination.k8s.io', 'meshrelay-agent-east', 'gloo-mesh') as unknown as { spec: { holderIdentity: string; leaseDurationSeconds: number } } | undefined;
   assert.equal(lease?.spec.holderIdentity, 'east-0');
   assert.equal(lease?.spec.leaseDurationSeconds, 2);

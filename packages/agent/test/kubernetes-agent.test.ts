@@ -2,14 +2,13 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import { MeshrelayError, OWNER_LABEL, OWNER_LABEL_VALUE, buildOutputSnapshot, type Resource } from '@meshrelay/api';
+import { MeshrelayError, OWNER_LABEL, OWNER_LABEL_VALUE, type Resource } from '@meshrelay/api';
 import { waitFor } from '@meshrelay/testkit';
 import { Agent } from '../src/agent.ts';
 import { parseAgentConfig } from '../src/config.ts';
 import { captureLogger, tempDir } from './support/fixtures.ts';
-import { logged, startServer } from './support/relay-harness.ts';
+import { logged, settled, startRelay } from './support/relay-harness.ts';
 import { service, startFakeKube } from './support/kube.ts';
-import { testPki } from './support/test-pki.ts';
 
 const VIRTUAL_SERVICE: Resource = {
   apiVersion: 'networking.istio.io/v1',
@@ -21,15 +20,14 @@ const VIRTUAL_SERVICE: Resource = {
 test('given --discovery-provider kubernetes and a kubeconfig, when the agent runs, then it pushes the cluster objects and server-side applies the output', async (t) => {
   const { server: kube } = await startFakeKube(t, { namespaces: ['default', 'bookinfo'] });
   kube.put(service('reviews'));
-  const output = buildOutputSnapshot({ cluster: 'east', resources: [VIRTUAL_SERVICE], provenance: [{ cluster: 'east', inputHash: 'c'.repeat(64) }] });
-  const relay = await startServer(t, { output });
+  const relay = await startRelay(t);
   const root = await tempDir(t);
   await writeFile(path.join(root, 'kubeconfig'), kube.kubeConfigYaml());
-  await writeFile(path.join(root, 'ca.pem'), testPki().ca.certPem);
+  await writeFile(path.join(root, 'ca.pem'), relay.caPem);
   const config = parseAgentConfig([
     '--cluster', 'east',
     '--server-address', relay.address,
-    '--token', 'good-token',
+    '--token', relay.token,
     '--root-ca-file', path.join(root, 'ca.pem'),
     '--state-dir', path.join(root, 'state'),
     '--discovery-provider', 'kubernetes',
@@ -42,8 +40,10 @@ test('given --discovery-provider kubernetes and a kubeconfig, when the agent run
   t.after(() => agent.stop());
   await agent.start();
 
-  await waitFor(() => relay.pushed.length === 1 && relay.pullAcks.length === 1, { timeoutMs: 10_000 });
-  assert.deepEqual((relay.pushed[0]?.resources as Resource[]).map((r) => `${r.kind}/${r.metadata.name}`), ['Service/reviews']);
+  await waitFor(() => relay.stored.length === 1 && settled(relay), { timeoutMs: 10_000 });
+  assert.deepEqual(relay.stored[0]?.resources.map((r) => `${r.kind}/${r.metadata.name}`), ['Service/reviews']);
+  const output = relay.publish([VIRTUAL_SERVICE], [{ cluster: 'east', inputHash: relay.stored[0]?.hash ?? '' }]);
+  await waitFor(() => relay.server.connections.applied('east') === output.hash, { timeoutMs: 10_000 });
   const applied = kube.get('VirtualService', 'reviews', 'bookinfo');
   assert.equal(applied?.metadata.labels?.[OWNER_LABEL], OWNER_LABEL_VALUE);
   assert.equal(agent.status().heldOutputHash, output.hash);
@@ -51,8 +51,8 @@ test('given --discovery-provider kubernetes and a kubeconfig, when the agent run
   assert.throws(() => agent.outputCurrentPath, (err: unknown) => err instanceof MeshrelayError && err.code === 'MESHRELAY_ERR_INVALID_CONFIG');
 
   kube.put(service('ratings'));
-  await waitFor(() => relay.pushed.length === 2, { timeoutMs: 5000 });
-  assert.deepEqual((relay.pushed[1]?.resources as Resource[]).map((r) => r.metadata.name), ['ratings', 'reviews']);
+  await waitFor(() => relay.stored.length === 2, { timeoutMs: 5000 });
+  assert.deepEqual(relay.stored[1]?.resources.map((r) => r.metadata.name), ['ratings', 'reviews']);
 });
 
 test('given the kubernetes provider without --kubeconfig outside a cluster, when the agent is built, then the error names --kubeconfig', (t) => {

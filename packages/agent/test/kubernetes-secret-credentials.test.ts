@@ -11,9 +11,8 @@ import { parseAgentConfig } from '../src/config.ts';
 import { KubernetesSecretCredentialStore } from '../src/kubernetes-secret-credential-store.ts';
 import { captureLogger, tempDir } from './support/fixtures.ts';
 import { service, startFakeKube } from './support/kube.ts';
-import { startClient, startServer } from './support/relay-harness.ts';
+import { logged, loggedCount, startClient, startRelay, type RelayUnderTest } from './support/relay-harness.ts';
 import { issueClientCertificate, testPki } from './support/test-pki.ts';
-import type { TestRelayServer } from './support/test-relay-server.ts';
 
 const SECRET = 'relay-client-tls-secret';
 const NS = 'gloo-mesh';
@@ -30,15 +29,15 @@ function secretText(kube: FakeKubeApiServer, key: string): string | undefined {
 const isSecretWrite = (method: string) => (r: FakeKubeRequest): boolean => r.method === method && r.path.startsWith(`/api/v1/namespaces/${NS}/secrets`);
 
 /** An Agent with kubernetes discovery and apply, keeping its credentials in the Secret; a fresh state dir each time. */
-async function startAgent(t: TestContext, kube: FakeKubeApiServer, relay: TestRelayServer, name: string): Promise<{ agent: Agent; stateDir: string }> {
+async function startAgent(t: TestContext, kube: FakeKubeApiServer, relay: RelayUnderTest, name: string): Promise<{ agent: Agent; stateDir: string; lines: Array<Record<string, unknown>> }> {
   const root = await tempDir(t);
   await writeFile(path.join(root, 'kubeconfig'), kube.kubeConfigYaml());
-  await writeFile(path.join(root, 'ca.pem'), testPki().ca.certPem);
+  await writeFile(path.join(root, 'ca.pem'), relay.caPem);
   const stateDir = path.join(root, 'state');
   const config = parseAgentConfig([
     '--cluster', 'east',
     '--server-address', relay.address,
-    '--token', 'good-token',
+    '--token', relay.token,
     '--root-ca-file', path.join(root, 'ca.pem'),
     '--state-dir', stateDir,
     '--discovery-provider', 'kubernetes',
@@ -49,12 +48,14 @@ async function startAgent(t: TestContext, kube: FakeKubeApiServer, relay: TestRe
     '--debounce-ms', '20',
     '--replica-id', name,
   ]);
-  const { logger } = captureLogger();
+  const { logger, lines } = captureLogger();
   const agent = new Agent(config, logger, { backoff: { baseMs: 20, capMs: 200 }, defaultMetrics: false, healthHost: '127.0.0.1' });
   t.after(() => agent.stop());
   await agent.start();
-  return { agent, stateDir };
+  return { agent, stateDir, lines };
 }
+
+const REGISTERING = /^registering with the relay token$/;
 
 async function kubeWithWorkload(t: TestContext): Promise<FakeKubeApiServer> {
   const { server } = await startFakeKube(t, { namespaces: ['default', 'bookinfo', NS] });
@@ -68,44 +69,44 @@ function secretStore(kubeConfig: KubeConfig): KubernetesSecretCredentialStore {
 
 test('given --credentials-secret, when the agent registers, then its key, certificate and CA bundle are in an Opaque Secret and not in the state dir', async (t) => {
   const kube = await kubeWithWorkload(t);
-  const relay = await startServer(t);
-  const { agent, stateDir } = await startAgent(t, kube, relay, 'east-0');
+  const relay = await startRelay(t);
+  const { agent, stateDir, lines } = await startAgent(t, kube, relay, 'east-0');
   await waitFor(() => agent.status().relay.everAccepted, { timeoutMs: 10_000 });
 
   assert.equal(secretOf(kube)?.['type'], 'Opaque');
   assert.match(secretText(kube, 'tls.key') ?? '', /BEGIN PRIVATE KEY/);
   assert.equal(certificateInfo(secretText(kube, 'tls.crt') ?? '').subjectCN, 'east');
-  assert.equal(secretText(kube, 'ca.crt'), testPki().ca.certPem);
-  assert.equal(relay.registrations.length, 1);
+  assert.equal(secretText(kube, 'ca.crt'), relay.caPem);
+  assert.equal(loggedCount(lines, REGISTERING), 1);
   const stateFiles = await readdir(stateDir).catch((): string[] => []);
   assert.ok(!stateFiles.includes('client-certificate.json') && !stateFiles.includes('client-key.json'), `state dir holds ${stateFiles.join(', ')}`);
 });
 
 test('given credentials in the Secret, when a second agent with a new state dir starts, then it connects with them without registering', async (t) => {
   const kube = await kubeWithWorkload(t);
-  const relay = await startServer(t);
+  const relay = await startRelay(t);
   const first = await startAgent(t, kube, relay, 'east-0');
   await waitFor(() => first.agent.status().relay.everAccepted, { timeoutMs: 10_000 });
   await first.agent.stop();
+  const certificate = secretText(kube, 'tls.crt');
 
   const second = await startAgent(t, kube, relay, 'east-1');
-  await waitFor(() => second.agent.status().relay.everAccepted && relay.pushStreamSerials.length >= 2, { timeoutMs: 10_000 });
+  await waitFor(() => second.agent.status().relay.everAccepted, { timeoutMs: 10_000 });
   assert.notEqual(second.stateDir, first.stateDir);
-  assert.equal(relay.registrations.length, 1, 'only the first agent registered');
-  assert.equal(relay.pushStreamSerials[1], relay.pushStreamSerials[0], 'the second agent used the stored certificate');
+  assert.equal(loggedCount([...first.lines, ...second.lines], REGISTERING), 1, 'only the first agent registered');
+  assert.equal(secretText(kube, 'tls.crt'), certificate, 'the second agent used the stored certificate');
 });
 
 test('given a certificate past two thirds of its lifetime, when the agent renews it, then the Secret holds the renewed certificate', async (t) => {
   const { server: kube, kubeConfig } = await startFakeKube(t);
   // Issued certificates start 60 s in the past; a 31 s remainder leaves less than a third of 91 s within a second.
-  const relay = await startServer(t, { clientCertLifetimeSeconds: 31 });
-  await startClient(t, [relay.address], { credentials: secretStore(kubeConfig), renewCheckIntervalMs: 100 });
-  await waitFor(() => relay.renewals.length >= 1 && relay.pushStreamSerials.length >= 2, { timeoutMs: 10_000 });
+  const relay = await startRelay(t, { flags: ['--client-cert-lifetime', '31'] });
+  const { client, lines } = await startClient(t, [relay], { credentials: secretStore(kubeConfig), renewCheckIntervalMs: 100 });
+  await waitFor(() => logged(lines, /client certificate renewed/) && client.status.everAccepted, { timeoutMs: 10_000 });
 
-  const stored = certificateInfo(secretText(kube, 'tls.crt') ?? '').serial;
-  assert.notEqual(stored, relay.pushStreamSerials[0], 'the first certificate was replaced');
-  assert.ok(relay.pushStreamSerials.slice(1).includes(stored), 'the stored certificate is a renewed one in use');
-  assert.equal(relay.registrations.length, 1);
+  const stored = certificateInfo(secretText(kube, 'tls.crt') ?? '');
+  assert.equal(stored.notAfter.toISOString(), client.status.certificateNotAfter, 'the Secret holds the renewed certificate in use');
+  assert.equal(loggedCount(lines, REGISTERING), 1);
 });
 
 test('given a Secret changed since it was read, when a certificate is saved and the replace gets 409 Conflict, then the store reads again and the write succeeds', async (t) => {

@@ -2,171 +2,227 @@ import assert from 'node:assert/strict';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import { status } from '@grpc/grpc-js';
-import { buildOutputSnapshot } from '@meshrelay/api';
+import { MeshrelayError } from '@meshrelay/api';
 import { waitFor } from '@meshrelay/testkit';
-import { inputSnapshot, logged, service, startClient, startServer } from './support/relay-harness.ts';
+import { inputSnapshot, logged, loggedCount, service, settled, startClient, startRelay, startReplica, type RelayUnderTest } from './support/relay-harness.ts';
+
+const REGISTERING = /^registering with the relay token$/;
+
+/** Resolves once the proxy has carried `chunks` more server→agent chunks (heartbeats included) than now. */
+function moreTraffic(relay: RelayUnderTest, chunks: number): Promise<void> {
+  const target = relay.proxy.forwarded.down + chunks;
+  return waitFor(() => relay.proxy.forwarded.down >= target, { timeoutMs: 10_000 });
+}
+
+const streamIds = (relay: RelayUnderTest, kind: 'push' | 'pull') => relay.server.connections.streams('east').filter((s) => s.kind === kind).map((s) => s.id);
+
+async function metric(relay: RelayUnderTest, name: string): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${relay.server.metricsPort}/metrics`)).text();
+  return text.split('\n').filter((l) => l.startsWith(`${name}{`) && l.includes('cluster="east"')).reduce((sum, l) => sum + Number(l.split(' ').at(-1)), 0);
+}
 
 test('given a fresh agent with a token, when it starts, then it registers, pushes over mTLS and the server acks', async (t) => {
-  const server = await startServer(t);
-  const { client, lines, stateDir } = await startClient(t, [server.address]);
+  const relay = await startRelay(t);
+  const { client, lines, stateDir } = await startClient(t, [relay]);
   await waitFor(() => client.status.everAccepted, { timeoutMs: 10_000 });
-  assert.deepEqual(server.registrations, [{ cluster: 'east', token: 'good-token' }]);
-  assert.equal(server.pushed[0]?.cluster, 'east', 'the server took the cluster from the client certificate');
-  assert.equal(server.pushed[0]?.hash, inputSnapshot(1, 'reviews').hash);
+  assert.equal(loggedCount(lines, REGISTERING), 1);
+  assert.equal(relay.stored[0]?.cluster, 'east', 'the server took the cluster from the client certificate');
+  assert.equal(relay.stored[0]?.hash, inputSnapshot(1, 'reviews').hash);
   assert.equal(client.status.lastAcked?.generation, 1);
   assert.ok(logged(lines, /^snapshot acked$/));
   assert.equal((await stat(path.join(stateDir, 'client-certificate.json'))).mode & 0o777, 0o600);
   assert.equal((await stat(path.join(stateDir, 'client-key.json'))).mode & 0o777, 0o600);
-  await waitFor(() => client.status.pushConnected && client.status.pullConnected && client.status.address === server.address);
+  await waitFor(() => client.status.pushConnected && client.status.pullConnected && client.status.address === relay.address);
 });
 
 test('given a persisted valid certificate, when the agent restarts, then it does not register again', async (t) => {
-  const server = await startServer(t);
-  const first = await startClient(t, [server.address]);
+  const relay = await startRelay(t);
+  const first = await startClient(t, [relay]);
   await waitFor(() => first.client.status.everAccepted, { timeoutMs: 10_000 });
   const key = await readFile(path.join(first.stateDir, 'client-key.json'), 'utf8');
   await first.client.stop();
-  const second = await startClient(t, [server.address], { stateDir: first.stateDir });
+  const second = await startClient(t, [relay], { stateDir: first.stateDir });
   await waitFor(() => second.client.status.everAccepted, { timeoutMs: 10_000 });
-  assert.equal(server.registrations.length, 1);
+  assert.equal(loggedCount(second.lines, REGISTERING), 0);
   assert.equal(await readFile(path.join(first.stateDir, 'client-key.json'), 'utf8'), key, 'the private key is kept');
 });
 
 test('given a snapshot in flight, when several newer ones are produced before the ack, then only the latest is sent next', async (t) => {
-  const server = await startServer(t, { autoAck: false });
-  const harness = await startClient(t, [server.address]);
-  await waitFor(() => server.pushed.length === 1, { timeoutMs: 10_000 });
+  const relay = await startRelay(t, { flags: ['--heartbeat-timeout', '10000'] });
+  const harness = await startClient(t, [relay], { heartbeatTimeoutMs: 10_000 });
+  await waitFor(() => harness.client.status.everAccepted, { timeoutMs: 10_000 });
+  relay.proxy.freeze();
   harness.setLatest(inputSnapshot(2, 'reviews', 'a'));
   harness.setLatest(inputSnapshot(3, 'reviews', 'b'));
   harness.setLatest(inputSnapshot(4, 'reviews', 'c'));
-  // Give the client a chance to (wrongly) send while the first is unacked.
-  await waitFor(() => server.heartbeats >= 3);
-  assert.deepEqual(server.pushed.map((p) => p.generation), [1]);
-  server.ack(inputSnapshot(1, 'reviews').hash, 1);
-  await waitFor(() => server.pushed.length === 2);
-  assert.equal(server.pushed[1]?.generation, 4);
-  assert.equal(server.pushed[1]?.hash, inputSnapshot(4, 'reviews', 'c').hash);
+  await waitFor(() => harness.sent.length === 2);
+  assert.deepEqual(harness.sent.map((s) => s.generation), [1, 2], 'generation 2 is in flight; 3 and 4 wait for its ack');
+  relay.proxy.thaw();
+  await waitFor(() => harness.acks.length === 3, { timeoutMs: 10_000 });
+  assert.deepEqual(harness.sent.map((s) => s.generation), [1, 2, 4]);
+  assert.deepEqual(relay.stored.map((s) => s.generation), [1, 2, 4]);
 });
 
-test('given an output on the server, when the agent pulls, then it applies it and acks its hash', async (t) => {
-  const output = buildOutputSnapshot({ cluster: 'east', resources: [], provenance: [{ cluster: 'east', inputHash: 'b'.repeat(64) }] });
-  const server = await startServer(t, { output });
-  const harness = await startClient(t, [server.address]);
-  await waitFor(() => server.pullAcks.length === 1, { timeoutMs: 10_000 });
-  assert.deepEqual(server.hellos, ['']);
-  assert.equal(server.pullAcks[0]?.hash, output.hash);
-  assert.equal(server.pullAcks[0]?.accepted, true);
+test('given an output on the server, when the agent pulls, then it applies it and the server records the ack', async (t) => {
+  const relay = await startRelay(t);
+  const output = relay.publish([], [{ cluster: 'east', inputHash: 'b'.repeat(64) }]);
+  const harness = await startClient(t, [relay]);
+  await waitFor(() => harness.applied.length >= 1, { timeoutMs: 10_000 });
   assert.equal(harness.applied[0]?.hash, output.hash);
   assert.deepEqual(harness.applied[0]?.provenance, output.provenance);
+  await waitFor(() => relay.server.connections.applied('east') === harness.applied.at(-1)?.hash);
 });
 
-test('given a connected agent, when the server sends an output whose content does not match its hash, then the agent acks accepted=false', async (t) => {
-  const server = await startServer(t);
-  const harness = await startClient(t, [server.address]);
-  await waitFor(() => server.pullCalls.size === 1, { timeoutMs: 10_000 });
-  const real = buildOutputSnapshot({ cluster: 'east', resources: [service('x')], provenance: [] });
-  server.sendOutput({ ...real, hash: 'f'.repeat(64) });
-  await waitFor(() => server.pullAcks.length === 1);
-  assert.equal(server.pullAcks[0]?.accepted, false);
-  assert.equal(server.pullAcks[0]?.errorCode, 'MESHRELAY_ERR_SNAPSHOT_HASH_MISMATCH');
-  assert.deepEqual(harness.applied, []);
+test('given an output the agent cannot apply, when it arrives, then the agent acks accepted=false and the server counts the refusal', async (t) => {
+  const relay = await startRelay(t);
+  relay.publish([service('x')]);
+  const harness = await startClient(t, [relay], {
+    applyOutput: () => Promise.reject(new MeshrelayError('MESHRELAY_ERR_INVALID_RESOURCE', 'the cluster refused it')),
+  });
+  await waitFor(async () => (await metric(relay, 'relay_output_refusals_total')) >= 1, { timeoutMs: 10_000 });
+  assert.ok(logged(harness.lines, /^output refused: MESHRELAY_ERR_INVALID_RESOURCE/));
+  assert.equal(relay.server.connections.applied('east'), '', 'the server still sees the agent on what it held before');
 });
 
 test('given heartbeats both ways, when the streams idle for several timeouts, then the agent stays on the same streams', async (t) => {
-  const server = await startServer(t);
-  const { client } = await startClient(t, [server.address]);
-  await waitFor(() => client.status.everAccepted, { timeoutMs: 10_000 });
-  const before = server.heartbeats;
-  // 600 ms timeout, push heartbeats every 100 ms: 18 of them span three timeouts.
-  await waitFor(() => server.heartbeats >= before + 18, { timeoutMs: 10_000 });
-  assert.equal(server.pushStreamSerials.length, 1, 'no reconnect happened');
+  const relay = await startRelay(t);
+  const { client } = await startClient(t, [relay]);
+  await waitFor(() => client.status.everAccepted && client.status.pullConnected, { timeoutMs: 10_000 });
+  const before = [streamIds(relay, 'push'), streamIds(relay, 'pull')];
+  // 600 ms timeout, heartbeats every 100 ms on two streams: 36 chunks span three timeouts.
+  await moreTraffic(relay, 36);
+  assert.deepEqual([streamIds(relay, 'push'), streamIds(relay, 'pull')], before, 'no reconnect happened');
   assert.ok(client.status.pushConnected);
 });
 
-test('given two addresses, when the first server sends go-away, then the agent moves to the second', async (t) => {
-  const a = await startServer(t);
-  const b = await startServer(t);
-  const { client, lines } = await startClient(t, [a.address, b.address]);
+test('given two replicas, when the first sends go-away, then the agent moves to the second', async (t) => {
+  const a = await startRelay(t);
+  const b = await startReplica(t, a);
+  const { client, lines } = await startClient(t, [a, b]);
   await waitFor(() => client.status.everAccepted && client.status.address === a.address, { timeoutMs: 10_000 });
-  a.goAway(50, 'replica draining');
-  await waitFor(() => b.pushed.length === 1 && client.status.address === b.address, { timeoutMs: 5000 });
-  assert.equal(b.pushed[0]?.hash, inputSnapshot(1, 'reviews').hash, 'the full current snapshot is sent first on the new connection');
-  assert.equal(a.pushStreamSerials.length, 1);
+  for (const stream of a.server.connections.streams('east')) stream.goAway(50, 'replica draining');
+  await waitFor(() => b.stored.length === 1 && client.status.address === b.address, { timeoutMs: 5000 });
+  assert.equal(b.stored[0]?.hash, inputSnapshot(1, 'reviews').hash, 'the full current snapshot is sent first on the new connection');
+  assert.equal(a.stored.length, 1);
   assert.ok(logged(lines, /go-away/));
 });
 
-test('given a server that accepts streams but never answers, when the heartbeat timeout passes, then the agent leaves it for the next address', async (t) => {
-  const frozen = await startServer(t, { silent: true });
-  const healthy = await startServer(t);
-  const { lines } = await startClient(t, [frozen.address, healthy.address]);
-  await waitFor(() => frozen.pushed.length === 1, { timeoutMs: 10_000 });
-  const arrived = Date.now();
-  await waitFor(() => healthy.pushed.length === 1, { timeoutMs: 5000 });
-  const elapsed = Date.now() - arrived;
-  assert.ok(elapsed < 600 + 1000, `left the silent server after ${elapsed} ms`);
+test('given two replicas, when the first one stops (drain), then it sends go-away before closing and the agent moves to the second', async (t) => {
+  const a = await startRelay(t);
+  const b = await startReplica(t, a);
+  const { client, lines } = await startClient(t, [a, b]);
+  await waitFor(() => client.status.everAccepted && client.status.address === a.address, { timeoutMs: 10_000 });
+  await a.server.stop();
+  await waitFor(() => client.status.address === b.address && client.status.pushConnected, { timeoutMs: 5000 });
+  assert.ok(logged(lines, /^server sent go-away/), 'the go-away arrived before the connection closed');
+});
+
+test('given a server whose connection freezes, when the heartbeat timeout passes, then the agent leaves it for the next address', async (t) => {
+  const frozen = await startRelay(t);
+  const healthy = await startReplica(t, frozen);
+  const { client, lines } = await startClient(t, [frozen, healthy]);
+  await waitFor(() => client.status.everAccepted && client.status.address === frozen.address, { timeoutMs: 10_000 });
+  frozen.proxy.freeze();
+  await waitFor(() => healthy.stored.length === 1, { timeoutMs: 5000 });
   assert.ok(logged(lines, /silent/));
 });
 
-test('given a push stream ended as fenced, when the agent backs off, then it waits at least the fenced backoff', async (t) => {
-  const server = await startServer(t);
-  const { client, lines } = await startClient(t, [server.address], { fencedBackoffMs: 700 });
-  await waitFor(() => client.status.everAccepted, { timeoutMs: 10_000 });
+test('given a newer agent for the same cluster, when it fences this one, then this one waits at least the fenced backoff', async (t) => {
+  const relay = await startRelay(t);
+  const older = await startClient(t, [relay], { fencedBackoffMs: 700 });
+  await waitFor(() => older.client.status.everAccepted, { timeoutMs: 10_000 });
+  const newer = await startClient(t, [relay]);
+  await waitFor(() => logged(older.lines, /^FENCED/), { timeoutMs: 10_000 });
   const fencedAt = Date.now();
-  server.failPushStreams(status.ABORTED, 'MESHRELAY_ERR_FENCED: a newer connection for cluster east took over');
-  await waitFor(() => server.pushed.length === 2, { timeoutMs: 5000 });
-  assert.ok(Date.now() - fencedAt >= 700, `reconnected after ${Date.now() - fencedAt} ms`);
-  assert.ok(logged(lines, /^FENCED/));
+  await newer.client.stop();
+  await waitFor(() => older.sent.length === 2, { timeoutMs: 5000 });
+  assert.ok(Date.now() - fencedAt >= 700 - 50, `reconnected ${Date.now() - fencedAt} ms after being fenced`);
 });
 
-test('given the server refuses a snapshot by ending the stream, when the agent reconnects, then it sends its full snapshot again', async (t) => {
-  const server = await startServer(t, { autoAck: false });
-  const { lines } = await startClient(t, [server.address]);
-  await waitFor(() => server.pushed.length === 1, { timeoutMs: 10_000 });
-  server.failPushStreams(status.RESOURCE_EXHAUSTED, 'MESHRELAY_ERR_SNAPSHOT_TOO_LARGE: snapshot exceeds the limit');
-  await waitFor(() => server.pushed.length === 2, { timeoutMs: 5000 });
-  assert.equal(server.pushed[1]?.hash, server.pushed[0]?.hash);
-  assert.ok(logged(lines, /MESHRELAY_ERR_SNAPSHOT_TOO_LARGE/));
+test('given a snapshot the server refuses, when it is NACKed, then the agent logs it, keeps the stream and sends only a new snapshot', async (t) => {
+  const relay = await startRelay(t, { flags: ['--max-resources', '1'] });
+  const harness = await startClient(t, [relay]);
+  await waitFor(() => harness.client.status.everAccepted, { timeoutMs: 10_000 });
+  const push = streamIds(relay, 'push');
+  harness.setLatest(inputSnapshot(2, 'reviews', 'ratings'));
+  await waitFor(() => harness.acks.length === 2);
+  assert.deepEqual([harness.acks[1]?.accepted, harness.acks[1]?.errorCode], [false, 'MESHRELAY_ERR_SNAPSHOT_TOO_LARGE']);
+  assert.ok(logged(harness.lines, /^snapshot rejected by the server: MESHRELAY_ERR_SNAPSHOT_TOO_LARGE.*not sent again/));
+  await moreTraffic(relay, 12);
+  assert.deepEqual(streamIds(relay, 'push'), push, 'the stream stayed up');
+  // Not even a new connection re-sends the refused snapshot.
+  relay.proxy.cut();
+  await waitFor(() => streamIds(relay, 'push').length === 1 && streamIds(relay, 'push')[0] !== push[0], { timeoutMs: 5000 });
+  await moreTraffic(relay, 12);
+  assert.equal(harness.sent.length, 2);
+  harness.setLatest(inputSnapshot(3, 'details'));
+  await waitFor(() => harness.acks.length === 3);
+  assert.deepEqual([harness.sent.at(-1)?.generation, harness.acks[2]?.accepted], [3, true]);
+  assert.equal(relay.stored.at(-1)?.generation, 3);
 });
 
 test('given a re-registered cluster, when the old certificate is refused, then the agent drops it and registers again with the token', async (t) => {
-  const server = await startServer(t);
-  const { client, lines } = await startClient(t, [server.address]);
+  const relay = await startRelay(t);
+  const { client, lines } = await startClient(t, [relay]);
   await waitFor(() => client.status.everAccepted, { timeoutMs: 10_000 });
-  server.uid = 'uid-2';
-  server.failPushStreams(status.UNAUTHENTICATED, 'MESHRELAY_ERR_UNAUTHENTICATED: certificate of an earlier registration');
-  await waitFor(() => server.registrations.length === 2 && server.pushed.length === 2, { timeoutMs: 10_000 });
+  await relay.reregister();
+  await waitFor(() => loggedCount(lines, REGISTERING) === 2 && relay.stored.length === 2, { timeoutMs: 10_000 });
   assert.ok(logged(lines, /dropping the client certificate and registering again/));
 });
 
 test('given a wrong token, when the agent registers, then it logs the refusal clearly and keeps backing off without a certificate', async (t) => {
-  const server = await startServer(t, { token: 'the-real-token' });
-  const { client, lines, stateDir } = await startClient(t, [server.address]);
-  await waitFor(() => server.registrations.length >= 2, { timeoutMs: 10_000 });
-  assert.ok(logged(lines, /^registration refused: the relay token is wrong/));
+  const relay = await startRelay(t);
+  const { client, lines, stateDir } = await startClient(t, [relay], { token: () => Promise.resolve('not-the-token') });
+  await waitFor(() => loggedCount(lines, /^registration refused: the relay token is wrong/) >= 2, { timeoutMs: 10_000 });
   assert.equal(client.status.everAccepted, false);
   await assert.rejects(stat(path.join(stateDir, 'client-certificate.json')), { code: 'ENOENT' });
 });
 
 test('given a certificate past two thirds of its lifetime, when the renewal check runs, then the agent renews and reconnects with the new certificate', async (t) => {
   // Issued certificates start 60 s in the past; a 31 s remainder leaves less than a third of 91 s within a second.
-  const server = await startServer(t, { clientCertLifetimeSeconds: 31 });
-  const { lines } = await startClient(t, [server.address], { renewCheckIntervalMs: 100 });
-  await waitFor(() => server.renewals.length >= 1 && server.pushStreamSerials.length >= 2, { timeoutMs: 10_000 });
-  assert.notEqual(server.pushStreamSerials[1], server.pushStreamSerials[0], 'the new stream uses the renewed certificate');
-  assert.equal(server.registrations.length, 1);
-  assert.ok(logged(lines, /client certificate renewed/));
+  const relay = await startRelay(t, { flags: ['--client-cert-lifetime', '31'] });
+  const { lines } = await startClient(t, [relay], { renewCheckIntervalMs: 100 });
+  await waitFor(() => logged(lines, /client certificate renewed/), { timeoutMs: 10_000 });
+  const renewedAt = lines.findIndex((l) => /client certificate renewed/.test(String(l['msg'])));
+  // The server takes a snapshot over a stream opened with the renewed certificate.
+  await waitFor(() => lines.slice(renewedAt).some((l) => l['msg'] === 'snapshot acked'), { timeoutMs: 10_000 });
+  assert.ok(streamIds(relay, 'push').length === 1);
+  assert.equal(loggedCount(lines, REGISTERING), 1, 'renewed over mTLS, not registered again');
 });
 
 test('given a snapshot larger than --max-snapshot-bytes, when the agent would push it, then it logs the refusal and sends nothing', async (t) => {
-  const server = await startServer(t);
+  const relay = await startRelay(t);
   const names = Array.from({ length: 40 }, (_, i) => `service-${i}`);
   const big = inputSnapshot(1, ...names);
   assert.ok(big.bytes > 2048);
-  const harness = await startClient(t, [server.address], { maxSnapshotBytes: 2048 });
+  const harness = await startClient(t, [relay], { maxSnapshotBytes: 2048 });
   harness.setLatest(big);
   await waitFor(() => logged(harness.lines, /exceeds --max-snapshot-bytes/), { timeoutMs: 10_000 });
-  await waitFor(() => server.heartbeats >= 3);
-  assert.deepEqual(server.pushed, []);
+  await waitFor(() => harness.client.status.pushConnected, { timeoutMs: 10_000 });
+  await moreTraffic(relay, 12);
+  assert.deepEqual(harness.sent, []);
+  assert.deepEqual(relay.stored, []);
   assert.equal(harness.client.status.everAccepted, false);
+});
+
+test('given an agent stalled by a long apply, when it resumes, then it does not take its own stall for a silent server', async (t) => {
+  const relay = await startRelay(t);
+  let stalls = 0;
+  const harness = await startClient(t, [relay], {
+    applyOutput: () => {
+      stalls++;
+      // A synchronous stall of more than twice the 600 ms heartbeat timeout, as a huge apply would cause.
+      const until = Date.now() + 1500;
+      while (Date.now() < until);
+      return Promise.resolve();
+    },
+  });
+  await waitFor(() => harness.client.status.everAccepted && settled(relay), { timeoutMs: 20_000 });
+  const before = [streamIds(relay, 'push'), streamIds(relay, 'pull')];
+  const seen = stalls;
+  const output = relay.publish([service('stall')]);
+  await waitFor(() => stalls > seen && relay.server.connections.applied('east') === output.hash, { timeoutMs: 10_000 });
+  await moreTraffic(relay, 24);
+  assert.ok(!logged(harness.lines, /silent/), 'the agent did not report the server silent');
+  assert.deepEqual([streamIds(relay, 'push'), streamIds(relay, 'pull')], before, 'no reconnect happened');
 });

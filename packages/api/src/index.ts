@@ -39,14 +39,18 @@ export {
 export {
   DEFAULT_CHUNK_BYTES,
   DEFAULT_COMPRESS_ABOVE_BYTES,
+  MAX_RESOURCE_DEPTH,
+  MIN_CHUNK_BYTES,
   SnapshotAssembler,
   encodeSnapshotFrames,
+  encodeSnapshotFramesSync,
   type AssembledSnapshot,
   type AssemblyLimits,
   type FrameInput,
   type FrameOptions,
   type SnapshotFrames,
 } from './wire.ts';
+export { OutboundWriter, relayMessageBytes, type WritableCall } from './outbound-writer.ts';
 export {
   CLUSTER_WARM_CONDITION,
   DEFAULT_MANAGEMENT_NAMESPACE,

@@ -1,11 +1,24 @@
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gunzip, gzip, gzipSync } from 'node:zlib';
 import { MeshrelayError } from './errors.ts';
 import { relay } from './gen/relay.js';
 import type { Provenance } from './snapshot.ts';
 import { sha256Hex } from './snapshot.ts';
-import { isRecord, type Resource } from './resource.ts';
+import type { Resource } from './resource.ts';
+import { parseResourceArray } from './resource-array-parser.ts';
 
 export const DEFAULT_CHUNK_BYTES = 256 * 1024;
+/**
+ * Every chunk but the last carries at least this many bytes, so a snapshot's
+ * chunk count is bounded by its declared size (a header cannot announce
+ * billions of chunks and then trickle empty ones).
+ */
+export const MIN_CHUNK_BYTES = 1024;
+/** Resources nested deeper than this are refused at decoding (canonical encoding recurses). */
+export const MAX_RESOURCE_DEPTH = 100;
+
+const gzipAsync = promisify(gzip);
+const gunzipAsync = promisify(gunzip);
 /** Snapshots whose encoding is larger than this travel gzip-compressed. */
 export const DEFAULT_COMPRESS_ABOVE_BYTES = 64 * 1024;
 
@@ -28,12 +41,27 @@ export interface FrameInput {
   readonly provenance?: readonly Provenance[];
 }
 
-/** Splits one snapshot into a header and in-order chunks, compressing large ones. */
-export function encodeSnapshotFrames(input: FrameInput, options: FrameOptions = {}): SnapshotFrames {
-  const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
+/**
+ * Splits one snapshot into a header and in-order chunks, compressing large ones
+ * on the zlib thread pool, so the event loop keeps serving heartbeats.
+ */
+export async function encodeSnapshotFrames(input: FrameInput, options: FrameOptions = {}): Promise<SnapshotFrames> {
   const raw = Buffer.from(input.encoding, 'utf8');
   const compress = raw.length > (options.compressAboveBytes ?? DEFAULT_COMPRESS_ABOVE_BYTES);
-  const payload = compress ? gzipSync(raw) : raw;
+  return frames(input, raw, compress ? await gzipAsync(raw) : undefined, options);
+}
+
+/** encodeSnapshotFrames on the calling thread: for benchmarks and tests, not for a server's streams. */
+export function encodeSnapshotFramesSync(input: FrameInput, options: FrameOptions = {}): SnapshotFrames {
+  const raw = Buffer.from(input.encoding, 'utf8');
+  const compress = raw.length > (options.compressAboveBytes ?? DEFAULT_COMPRESS_ABOVE_BYTES);
+  return frames(input, raw, compress ? gzipSync(raw) : undefined, options);
+}
+
+function frames(input: FrameInput, raw: Buffer, gzipped: Buffer | undefined, options: FrameOptions): SnapshotFrames {
+  const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
+  if (chunkBytes < MIN_CHUNK_BYTES) throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `chunks must carry at least ${MIN_CHUNK_BYTES} bytes`);
+  const payload = gzipped ?? raw;
   const chunks: relay.v1.ISnapshotChunk[] = [];
   for (let offset = 0, index = 0; offset < payload.length || index === 0; offset += chunkBytes, index++) {
     chunks.push({ index, data: payload.subarray(offset, offset + chunkBytes) });
@@ -44,7 +72,7 @@ export function encodeSnapshotFrames(input: FrameInput, options: FrameOptions = 
     hash: input.hash,
     totalChunks: chunks.length,
     totalBytes: raw.length,
-    encoding: compress ? relay.v1.Encoding.ENCODING_JSON_GZIP : relay.v1.Encoding.ENCODING_JSON,
+    encoding: gzipped ? relay.v1.Encoding.ENCODING_JSON_GZIP : relay.v1.Encoding.ENCODING_JSON,
     provenance: (input.provenance ?? []).map((p) => ({ cluster: p.cluster, inputHash: p.inputHash })),
   };
   return { header, chunks };
@@ -64,15 +92,24 @@ export interface AssembledSnapshot {
   readonly provenance: readonly Provenance[];
 }
 
+/** The most payload bytes a snapshot declaring `totalBytes` may carry (gzip of incompressible data grows a little). */
+function payloadBound(totalBytes: number): number {
+  return totalBytes + Math.ceil(totalBytes / 256) + 1024;
+}
+
 /**
  * Reassembles one snapshot from a header and its chunks, enforcing limits before
- * buffering and checking the declared hash against the received bytes.
- * Every failure is a MeshrelayError naming what was wrong; the caller keeps its
- * previous snapshot.
+ * buffering: the declared size against the limit, the declared chunk count
+ * against what that size needs, every chunk against the declared size. Nothing
+ * beyond the declared size is ever buffered. The declared hash is checked
+ * against the received bytes. Every failure is a MeshrelayError naming what was
+ * wrong; the caller keeps its previous snapshot.
  */
 export class SnapshotAssembler {
   readonly #limits: AssemblyLimits;
   readonly #header: relay.v1.ISnapshotHeader;
+  readonly #totalChunks: number;
+  readonly #totalBytes: number;
   readonly #parts: Buffer[] = [];
   #received = 0;
 
@@ -86,6 +123,15 @@ export class SnapshotAssembler {
     if (totalChunks < 1) {
       throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', 'snapshot header declares no chunks');
     }
+    // A chunk count the declared size cannot need is a framing violation, not a
+    // big snapshot: it ends the stream (no chunks of it are read and dropped).
+    const maxChunks = SnapshotAssembler.maxChunks(Math.min(totalBytes, limits.maxBytes));
+    if (totalChunks > maxChunks) {
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_PROTOCOL',
+        `snapshot header declares ${totalChunks} chunks; ${Math.min(totalBytes, limits.maxBytes)} bytes travel in at most ${maxChunks} chunks of at least ${MIN_CHUNK_BYTES} bytes`,
+      );
+    }
     if (totalBytes > limits.maxBytes) {
       throw new MeshrelayError(
         'MESHRELAY_ERR_SNAPSHOT_TOO_LARGE',
@@ -93,6 +139,13 @@ export class SnapshotAssembler {
       );
     }
     this.#header = header;
+    this.#totalChunks = totalChunks;
+    this.#totalBytes = totalBytes;
+  }
+
+  /** The most chunks a snapshot of `totalBytes` (uncompressed) may be split into. */
+  static maxChunks(totalBytes: number): number {
+    return Math.max(1, Math.ceil(payloadBound(totalBytes) / MIN_CHUNK_BYTES));
   }
 
   get header(): relay.v1.ISnapshotHeader {
@@ -106,29 +159,32 @@ export class SnapshotAssembler {
       throw new MeshrelayError('MESHRELAY_ERR_PROTOCOL', `expected chunk ${expected}, got chunk ${chunk.index ?? 0}`);
     }
     const data = Buffer.from(chunk.data ?? new Uint8Array());
+    const last = expected + 1 === this.#totalChunks;
+    if (!last && data.length < MIN_CHUNK_BYTES) {
+      throw new MeshrelayError('MESHRELAY_ERR_PROTOCOL', `chunk ${expected} carries ${data.length} bytes; every chunk but the last carries at least ${MIN_CHUNK_BYTES}`);
+    }
     this.#received += data.length;
-    // Compressed data is never larger than maxBytes for sane inputs; this bounds memory.
-    if (this.#received > this.#limits.maxBytes + 1024) {
-      throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_TOO_LARGE', `snapshot chunks exceed the limit of ${this.#limits.maxBytes} bytes`);
+    const bound = Math.min(payloadBound(this.#totalBytes), payloadBound(this.#limits.maxBytes));
+    if (this.#received > bound) {
+      throw new MeshrelayError('MESHRELAY_ERR_PROTOCOL', `snapshot chunks carry more than the declared ${this.#totalBytes} bytes allow`);
     }
     this.#parts.push(data);
-    return this.#parts.length === Number(this.#header.totalChunks);
+    return last;
   }
 
-  /** Decodes the complete payload. Call only after add() returned true. */
-  finish(): AssembledSnapshot {
+  /** Decodes the complete payload (gunzip off the event loop). Call only after add() returned true. */
+  async finish(): Promise<AssembledSnapshot> {
     const payload = Buffer.concat(this.#parts);
+    this.#parts.length = 0;
+    const limit = Math.min(this.#limits.maxBytes, this.#totalBytes);
     let raw: Buffer;
     try {
-      raw =
-        this.#header.encoding === relay.v1.Encoding.ENCODING_JSON_GZIP
-          ? gunzipSync(payload, { maxOutputLength: this.#limits.maxBytes })
-          : payload;
+      raw = this.#header.encoding === relay.v1.Encoding.ENCODING_JSON_GZIP ? await gunzipAsync(payload, { maxOutputLength: Math.max(1, limit) }) : payload;
     } catch (err) {
       const tooLarge = (err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE';
       throw new MeshrelayError(
         tooLarge ? 'MESHRELAY_ERR_SNAPSHOT_TOO_LARGE' : 'MESHRELAY_ERR_SNAPSHOT_UNDECODABLE',
-        tooLarge ? `decompressed snapshot exceeds the limit of ${this.#limits.maxBytes} bytes` : 'snapshot payload is not valid gzip',
+        tooLarge ? `decompressed snapshot exceeds its declared ${this.#totalBytes} bytes (limit ${this.#limits.maxBytes})` : 'snapshot payload is not valid gzip',
         { cause: err },
       );
     }
@@ -142,7 +198,7 @@ export class SnapshotAssembler {
         `snapshot hash mismatch: header says ${this.#header.hash}, content hashes to ${actual}`,
       );
     }
-    const resources = parseResourceArray(raw.toString('utf8'), this.#limits.maxResources);
+    const resources = await parseResourceArray(raw.toString('utf8'), { maxResources: this.#limits.maxResources, maxDepth: MAX_RESOURCE_DEPTH });
     return {
       epoch: this.#header.epoch ?? '',
       generation: Number(this.#header.generation ?? 0),
@@ -151,25 +207,4 @@ export class SnapshotAssembler {
       provenance: (this.#header.provenance ?? []).map((p) => ({ cluster: p.cluster ?? '', inputHash: p.inputHash ?? '' })),
     };
   }
-}
-
-function parseResourceArray(text: string, maxResources: number): Resource[] {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (err) {
-    throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', `snapshot payload is not JSON: ${(err as Error).message}`, { cause: err });
-  }
-  if (!Array.isArray(parsed)) {
-    throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', 'snapshot payload is not a JSON array of resources');
-  }
-  if (parsed.length > maxResources) {
-    throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_TOO_LARGE', `snapshot has ${parsed.length} resources; the limit is ${maxResources}`);
-  }
-  parsed.forEach((item: unknown, i) => {
-    if (!isRecord(item) || typeof item['apiVersion'] !== 'string' || typeof item['kind'] !== 'string' || !isRecord(item['metadata'])) {
-      throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', `snapshot item ${i} is not a resource (needs apiVersion, kind, metadata)`);
-    }
-  });
-  return parsed as Resource[];
 }

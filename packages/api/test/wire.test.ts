@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { buildInputSnapshot, encodeSnapshotFrames, MeshrelayError, sha256Hex, snapshotEncoding, SnapshotAssembler, type Resource } from '../src/index.ts';
+import { buildInputSnapshot, encodeSnapshotFrames, MAX_RESOURCE_DEPTH, MeshrelayError, sha256Hex, snapshotEncoding, SnapshotAssembler, type Resource } from '../src/index.ts';
 
 const LIMITS = { maxBytes: 8 * 1024 * 1024, maxResources: 10_000 };
 
@@ -13,18 +13,18 @@ function manyServices(n: number): Resource[] {
   }));
 }
 
-function roundTrip(resources: Resource[], chunkBytes: number) {
+async function roundTrip(resources: Resource[], chunkBytes: number) {
   const snap = buildInputSnapshot({ cluster: 'a', epoch: 'e1', generation: 3, resources });
-  const frames = encodeSnapshotFrames({ ...snap, encoding: snapshotEncoding(snap) }, { chunkBytes });
+  const frames = await encodeSnapshotFrames({ ...snap, encoding: snapshotEncoding(snap) }, { chunkBytes });
   const assembler = new SnapshotAssembler(frames.header, LIMITS);
   let done = false;
   for (const chunk of frames.chunks) done = assembler.add(chunk);
   assert.ok(done);
-  return { snap, frames, out: assembler.finish() };
+  return { snap, frames, out: await assembler.finish() };
 }
 
-test('given a large snapshot, when framed and reassembled, then it is chunked, compressed and identical', () => {
-  const { snap, frames, out } = roundTrip(manyServices(2000), 16 * 1024);
+test('given a large snapshot, when framed and reassembled, then it is chunked, compressed and identical', async () => {
+  const { snap, frames, out } = await roundTrip(manyServices(2000), 16 * 1024);
   assert.ok(frames.chunks.length > 1);
   assert.equal(frames.header.encoding, 1);
   assert.equal(out.hash, snap.hash);
@@ -32,8 +32,8 @@ test('given a large snapshot, when framed and reassembled, then it is chunked, c
   assert.deepEqual(out.resources, snap.resources);
 });
 
-test('given an empty snapshot, when framed, then one empty chunk carries it', () => {
-  const { frames, out } = roundTrip([], 1024);
+test('given an empty snapshot, when framed, then one empty chunk carries it', async () => {
+  const { frames, out } = await roundTrip([], 1024);
   assert.equal(frames.chunks.length, 1);
   assert.deepEqual(out.resources, []);
 });
@@ -47,17 +47,17 @@ test('a header declaring more bytes than the limit is refused before any chunk',
   );
 });
 
-test('content that does not match the declared hash is refused', () => {
+test('content that does not match the declared hash is refused', async () => {
   const assembler = new SnapshotAssembler({ hash: 'a'.repeat(64), totalChunks: 1, totalBytes: 2 }, LIMITS);
   assembler.add({ index: 0, data: Buffer.from('[]') });
-  assert.throws(() => assembler.finish(), rejects('MESHRELAY_ERR_SNAPSHOT_HASH_MISMATCH'));
+  await assert.rejects(assembler.finish(), rejects('MESHRELAY_ERR_SNAPSHOT_HASH_MISMATCH'));
 });
 
-test('undecodable content is refused', () => {
+test('undecodable content is refused', async () => {
   const body = Buffer.from('{not json');
   const assembler = new SnapshotAssembler({ hash: sha256Hex(body), totalChunks: 1, totalBytes: body.length }, LIMITS);
   assembler.add({ index: 0, data: body });
-  assert.throws(() => assembler.finish(), rejects('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE'));
+  await assert.rejects(assembler.finish(), rejects('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE'));
 });
 
 test('chunks out of order are a protocol error', () => {
@@ -68,8 +68,49 @@ test('chunks out of order are a protocol error', () => {
 test('a gzip bomb is stopped at the byte limit', async () => {
   const { gzipSync } = await import('node:zlib');
   const payload = gzipSync(Buffer.alloc(1024 * 1024, 0x20));
-  const assembler = new SnapshotAssembler({ hash: 'a'.repeat(64), totalChunks: 1, totalBytes: 10, encoding: 1 }, { maxBytes: 4096, maxResources: 10 });
+  const assembler = new SnapshotAssembler({ hash: 'a'.repeat(64), totalChunks: 1, totalBytes: 4000, encoding: 1 }, { maxBytes: 4096, maxResources: 10 });
   assembler.add({ index: 0, data: payload });
-  assert.throws(() => assembler.finish(), rejects('MESHRELAY_ERR_SNAPSHOT_TOO_LARGE'));
+  await assert.rejects(assembler.finish(), rejects('MESHRELAY_ERR_SNAPSHOT_TOO_LARGE'));
 });
 
+
+test('given a header declaring billions of chunks for a small snapshot, when it arrives, then it is a protocol error naming the chunk limit', () => {
+  assert.throws(
+    () => new SnapshotAssembler({ hash: 'a'.repeat(64), totalChunks: 4_294_967_295, totalBytes: 1000 }, LIMITS),
+    (e: unknown) => rejects('MESHRELAY_ERR_PROTOCOL')(e) && /declares 4294967295 chunks; 1000 bytes travel in at most \d+ chunks/.test((e as Error).message),
+  );
+});
+
+test('given a multi-chunk snapshot, when a chunk other than the last is nearly empty, then it is a protocol error', () => {
+  const assembler = new SnapshotAssembler({ hash: 'a'.repeat(64), totalChunks: 3, totalBytes: 3000 }, LIMITS);
+  assert.throws(() => assembler.add({ index: 0, data: Buffer.alloc(0) }), rejects('MESHRELAY_ERR_PROTOCOL'));
+});
+
+test('given a declared size, when chunks carry more than it allows, then they are refused before being buffered', () => {
+  const assembler = new SnapshotAssembler({ hash: 'a'.repeat(64), totalChunks: 2, totalBytes: 2000 }, LIMITS);
+  assert.throws(() => assembler.add({ index: 0, data: Buffer.alloc(64 * 1024) }), rejects('MESHRELAY_ERR_PROTOCOL'));
+});
+
+test('given a resource nested deeper than the limit, when decoded, then it is refused as an invalid resource naming it', async () => {
+  const deep = `${'['.repeat(MAX_RESOURCE_DEPTH + 5)}${']'.repeat(MAX_RESOURCE_DEPTH + 5)}`;
+  const body = Buffer.from(`[{"apiVersion":"v1","kind":"Service","metadata":{"name":"deep","namespace":"default"},"spec":${deep}}]`);
+  const assembler = new SnapshotAssembler({ hash: sha256Hex(body), totalChunks: 1, totalBytes: body.length }, LIMITS);
+  assembler.add({ index: 0, data: body });
+  await assert.rejects(assembler.finish(), (e: unknown) => rejects('MESHRELAY_ERR_INVALID_RESOURCE')(e) && /Service default\/deep/.test((e as Error).message));
+});
+
+test('given a 16 MiB snapshot, when its resources are parsed, then the event loop gets turns in between', async () => {
+  const note = 'x'.repeat(4000);
+  const one = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'n', namespace: 'default' }, data: { note } });
+  const text = `[${Array.from({ length: 4096 }, () => one).join(',')}]`;
+  assert.ok(text.length > 16 * 1024 * 1024);
+  let turns = 0;
+  const ticker = setInterval(() => turns++, 0);
+  const body = Buffer.from(text);
+  const assembler = new SnapshotAssembler({ hash: sha256Hex(body), totalChunks: 1, totalBytes: body.length }, { maxBytes: 32 * 1024 * 1024, maxResources: 10_000 });
+  assembler.add({ index: 0, data: body });
+  const done = assembler.finish().finally(() => clearInterval(ticker));
+  const out = await done;
+  assert.equal(out.resources.length, 4096);
+  assert.ok(turns > 1, `timers ran ${turns} times while the snapshot was decoded`);
+});

@@ -24,6 +24,9 @@ export interface ServerConfig {
   readonly tokenOverlapSeconds: number;
   readonly maxSnapshotBytes: number;
   readonly maxResources: number;
+  readonly snapshotTransferTimeoutMs: number;
+  readonly maxConnectionsPerPeer: number;
+  readonly tlsHandshakeTimeoutMs: number;
   readonly registrationMaxFailures: number;
   readonly registrationFailureWindowSeconds: number;
   readonly heartbeatIntervalMs: number;
@@ -80,6 +83,9 @@ const SPECS: readonly Spec[] = [
   { key: 'tokenOverlapSeconds', flag: 'token-overlap', env: 'MESHRELAY_TOKEN_OVERLAP', kind: 'count', default: '3600', description: 'how long a rotated-out token keeps working, seconds' },
   { key: 'maxSnapshotBytes', flag: 'max-snapshot-bytes', env: 'MESHRELAY_MAX_SNAPSHOT_BYTES', kind: 'count', default: String(16 * 1024 * 1024), description: 'largest accepted input snapshot (uncompressed), bytes' },
   { key: 'maxResources', flag: 'max-resources', env: 'MESHRELAY_MAX_RESOURCES', kind: 'count', default: '50000', description: 'most resources per input snapshot' },
+  { key: 'snapshotTransferTimeoutMs', flag: 'snapshot-transfer-timeout', env: 'MESHRELAY_SNAPSHOT_TRANSFER_TIMEOUT', kind: 'count', default: '60000', description: 'most time from a snapshot header to its last chunk, ms' },
+  { key: 'maxConnectionsPerPeer', flag: 'max-connections-per-peer', env: 'MESHRELAY_MAX_CONNECTIONS_PER_PEER', kind: 'count', default: '64', description: 'concurrent relay connections admitted from one IP address (raise behind NAT)' },
+  { key: 'tlsHandshakeTimeoutMs', flag: 'tls-handshake-timeout', env: 'MESHRELAY_TLS_HANDSHAKE_TIMEOUT', kind: 'count', default: '10000', description: 'close relay connections whose TLS handshake has not finished after this long, ms' },
   { key: 'registrationMaxFailures', flag: 'registration-max-failures', env: 'MESHRELAY_REGISTRATION_MAX_FAILURES', kind: 'count', default: '5', description: 'failed registrations per peer/cluster before rate limiting' },
   { key: 'registrationFailureWindowSeconds', flag: 'registration-failure-window', env: 'MESHRELAY_REGISTRATION_FAILURE_WINDOW', kind: 'count', default: '60', description: 'window for counting failed registrations, seconds' },
   { key: 'heartbeatIntervalMs', flag: 'heartbeat-interval', env: 'MESHRELAY_HEARTBEAT_INTERVAL', kind: 'count', default: '5000', description: 'heartbeat period on relay streams, ms' },

@@ -9,6 +9,8 @@ export interface StreamHandle {
   readonly openedAt: Date;
   /** notBefore of the client certificate that opened the stream (checked against revocations). */
   readonly certificateNotBefore: Date;
+  /** Bytes written to the stream that the agent has not taken yet. */
+  queuedBytes(): number;
   /** Asks the agent to move elsewhere, then ends the stream. */
   goAway(retryAfterMs: number, reason: string): void;
   /** Ends the stream with a gRPC status. */

@@ -15,6 +15,7 @@ export class RelayMetrics {
   readonly translationDuration: Histogram<string>;
   readonly outputPushes: Counter<'cluster'>;
   readonly snapshotsRejected: Counter<'cluster' | 'code'>;
+  readonly outputsRefused: Counter<'cluster' | 'code'>;
   readonly translationProblems: Gauge<string>;
   readonly #inputs = new Map<string, { receivedAtMs: number; bytes: number; resources: number }>();
   #redisUp = () => false;
@@ -62,6 +63,12 @@ export class RelayMetrics {
     this.snapshotsRejected = new Counter({
       name: 'meshrelay_input_snapshots_rejected_total',
       help: 'Input snapshots refused (too large, undecodable, hash mismatch, stale)',
+      labelNames: ['cluster', 'code'],
+      registers,
+    });
+    this.outputsRefused = new Counter({
+      name: 'relay_output_refusals_total',
+      help: 'Output snapshots an agent acked with accepted=false (it kept its previous output)',
       labelNames: ['cluster', 'code'],
       registers,
     });

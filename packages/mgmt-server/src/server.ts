@@ -1,9 +1,9 @@
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { Logger } from 'pino';
-import { GRPC_STATUS } from '@meshrelay/api';
+import { GRPC_STATUS, KINDS, type Resource } from '@meshrelay/api';
 import { issueServerCertificate, type CaBundle } from '@meshrelay/certs';
 import { createMemorySnapshotStore, createRedisSnapshotStore, type SnapshotStore } from '@meshrelay/store';
-import { createIstioValidator } from '@meshrelay/translator';
+import { createIstioValidator, type OutputValidator } from '@meshrelay/translator';
 import type { AdminCredential } from './admin-credential.ts';
 import type { ServerConfig } from './config.ts';
 import { ConnectionTracker } from './connections.ts';
@@ -34,6 +34,8 @@ export interface ManagementServer {
   readonly loop: TranslationLoop;
   readonly outputs: OutputHub;
   readonly held: HeldOutputs;
+  /** The relay streams open on this replica. */
+  readonly connections: ConnectionTracker;
   /** Tells every connected agent to move elsewhere (go-away with retry-after), then stops. */
   stop(): Promise<void>;
 }
@@ -71,7 +73,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     store,
     outputs,
     vips: durable.vips,
-    validator: createIstioValidator(),
+    validator: warmedValidator(),
     metrics,
     logger: log.child({ component: 'translation' }),
     gate: { safeMode: config.safeMode, safeStartWindowSeconds: config.safeStartWindowSeconds },
@@ -99,6 +101,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
       heartbeatIntervalMs: config.heartbeatIntervalMs,
       heartbeatTimeoutMs: config.heartbeatTimeoutMs,
       chunkBytes: 256 * 1024,
+      snapshotTransferTimeoutMs: config.snapshotTransferTimeoutMs,
     },
     logger: log.child({ component: 'relay' }),
     now,
@@ -130,8 +133,9 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
   const relay = await startRelayServer(ctx, {
     host: config.relayHost,
     port: config.relayPort,
-    credentials: createRelayServerCredentials(ca.certPem, serverCert.certPem, serverCert.keyPem),
+    credentials: createRelayServerCredentials(ca.certPem, serverCert.certPem, serverCert.keyPem, config.tlsHandshakeTimeoutMs),
     registrationFailures: { max: config.registrationMaxFailures, windowMs: config.registrationFailureWindowSeconds * 1000 },
+    maxConnectionsPerPeer: config.maxConnectionsPerPeer,
   });
   let draining = false;
   const api = buildApiServer({
@@ -172,6 +176,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     loop,
     outputs,
     held,
+    connections,
     stop: async () => {
       draining = true;
       const streams = connections.streams();
@@ -188,6 +193,20 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
       log.info('management server stopped');
     },
   };
+}
+
+/**
+ * The Istio output validator with every kind's schema compiled. Compiling is
+ * lazy and takes seconds of CPU; done here, before the relay port opens, it
+ * does not stall the first translation while agents' streams wait on
+ * heartbeats.
+ */
+function warmedValidator(): OutputValidator {
+  const validator = createIstioValidator();
+  for (const kind of [KINDS.ServiceEntry, KINDS.DestinationRule, KINDS.VirtualService, KINDS.AuthorizationPolicy]) {
+    validator.validate({ apiVersion: kind.apiVersion, kind: kind.kind, metadata: { name: 'warm-up', namespace: 'default' }, spec: {} } as Resource);
+  }
+  return validator;
 }
 
 async function startMetricsServer(metrics: RelayMetrics, host: string, port: number): Promise<HttpServer> {

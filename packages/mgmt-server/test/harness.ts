@@ -10,7 +10,7 @@ import {
   REGISTRATION_SERVICE,
   RELAY_SERVICE,
   buildInputSnapshot,
-  encodeSnapshotFrames,
+  encodeSnapshotFramesSync,
   snapshotEncoding,
   type Resource,
   type relay,
@@ -121,7 +121,7 @@ export function openPull(client: Client): PullStream {
 /** Writes one snapshot (header + chunks) onto a push stream; returns its hash. */
 export function pushSnapshot(stream: PushStream, cluster: string, generation: number, resources: Resource[], epoch = 'epoch-1'): string {
   const snap = buildInputSnapshot({ cluster, epoch, generation, resources });
-  const frames = encodeSnapshotFrames({ ...snap, encoding: snapshotEncoding(snap) }, { chunkBytes: 4096 });
+  const frames = encodeSnapshotFramesSync({ ...snap, encoding: snapshotEncoding(snap) }, { chunkBytes: 4096 });
   stream.write({ header: frames.header });
   for (const chunk of frames.chunks) stream.write({ chunk });
   return snap.hash;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { status, type ServiceError } from '@grpc/grpc-js';
-import { RELAY_SERVICE, sha256Hex, type relay } from '@meshrelay/api';
+import { ERROR_CATALOGUE, RELAY_SERVICE, sha256Hex, type ErrorCode, type relay } from '@meshrelay/api';
 import { certificateInfo, createCsr, generateKeyPair } from '@meshrelay/certs';
 import { waitFor } from '@meshrelay/testkit';
 import { mtlsClient, next, openPull, openPush, pushSnapshot, registerCluster, service, startTestServer, streamError, virtualDestination } from './harness.ts';
@@ -30,7 +30,10 @@ const badSnapshots: { name: string; code: number; errCode: RegExp; send: (s: Ret
     name: 'larger than the limit',
     code: status.RESOURCE_EXHAUSTED,
     errCode: /MESHRELAY_ERR_SNAPSHOT_TOO_LARGE/,
-    send: (s) => s.write({ header: { epoch: 'epoch-1', generation: 2, hash: 'a'.repeat(64), totalChunks: 1, totalBytes: 10_000_000 } }),
+    send: (s) => {
+      s.write({ header: { epoch: 'epoch-1', generation: 2, hash: 'a'.repeat(64), totalChunks: 1, totalBytes: 10_000_000 } });
+      s.write({ chunk: { index: 0, data: Buffer.from('[]') } });
+    },
   },
   {
     name: 'not matching its hash',
@@ -63,26 +66,28 @@ const badSnapshots: { name: string; code: number; errCode: RegExp; send: (s: Ret
 ];
 
 for (const bad of badSnapshots) {
-  test(`given a held snapshot, when a snapshot ${bad.name} arrives, then the stream ends with a status saying why and the previous snapshot stays`, async (t) => {
+  test(`given a held snapshot, when a snapshot ${bad.name} arrives, then it is NACKed saying why, the previous snapshot stays and the stream stays up`, async (t) => {
     const { server, stream, hash } = await connected(t, ['--max-snapshot-bytes', '1048576']);
-    const ended = streamError(stream);
     bad.send(stream);
-    const err = await ended;
-    assert.equal(err.code, bad.code, err.details);
-    assert.match(err.details, bad.errCode);
+    const nack = await next(stream, (m) => m.ack ?? undefined);
+    assert.equal(nack.accepted, false);
+    assert.match(`${nack.errorCode}: ${nack.message}`, bad.errCode);
+    assert.equal(ERROR_CATALOGUE[nack.errorCode as ErrorCode].grpc, bad.code);
     assert.equal((await server.store.getInput('a'))?.hash, hash);
+    const newer = pushSnapshot(stream, 'a', 3, [service('after-the-refusal')]);
+    const ack = await next(stream, (m) => m.ack ?? undefined);
+    assert.deepEqual([ack.accepted, ack.hash], [true, newer], 'the same stream takes the next snapshot');
   });
 }
 
-test('given a held generation, when an older generation of the same epoch arrives, then it is refused as stale', async (t) => {
+test('given a held generation, when an older generation of the same epoch arrives, then it is NACKed as stale', async (t) => {
   const { server, client } = await connected(t);
   const stream = openPush(client);
   pushSnapshot(stream, 'a', 5, [service('y')]);
   await next(stream, (m) => m.ack ?? undefined);
-  const ended = streamError(stream);
   pushSnapshot(stream, 'a', 3, [service('z')]);
-  const err = await ended;
-  assert.equal(err.code, status.FAILED_PRECONDITION);
+  const nack = await next(stream, (m) => m.ack ?? undefined);
+  assert.deepEqual([nack.accepted, nack.errorCode], [false, 'MESHRELAY_ERR_SNAPSHOT_STALE']);
   assert.equal((await server.store.getInput('a'))?.generation, 5);
 });
 

@@ -27,3 +27,4 @@ export {
 } from './fake-kube-api-server.ts';
 export { FAKE_KUBE_RESOURCE_TYPES, type FakeKubeResourceType } from './fake-kube-resource-types.ts';
 export type { FakeKubeMetadata, FakeKubeObject } from './fake-kube-selectors.ts';
+export { startFaultProxy, type FaultProxy } from './fault-proxy.ts';

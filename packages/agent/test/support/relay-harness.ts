@@ -1,11 +1,16 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { TestContext } from 'node:test';
 import { buildInputSnapshot, type AssembledSnapshot, type InputSnapshot, type Resource } from '@meshrelay/api';
 import { FileCredentialStore } from '../../src/credential-store.ts';
 import type { AppliedOutput } from '../../src/output-writer.ts';
+import type { PushAck } from '../../src/push-stream.ts';
 import { RelayClient, type RelayClientOptions } from '../../src/relay-client.ts';
-import { captureLogger, tempDir } from './fixtures.ts';
-import { testPki } from './test-pki.ts';
-import { TestRelayServer, type TestRelayServerOptions } from './test-relay-server.ts';
+import { captureLogger } from './fixtures.ts';
+import type { RelayUnderTest } from './real-relay.ts';
+
+export { startRelay, startReplica, type RelayUnderTest } from './real-relay.ts';
 
 export function service(name: string, port = 9080): Resource {
   return {
@@ -20,32 +25,39 @@ export function inputSnapshot(generation: number, ...names: string[]): InputSnap
   return buildInputSnapshot({ cluster: 'east', epoch: 'epoch-1', generation, resources: names.map((n) => service(n)) });
 }
 
-export async function startServer(t: TestContext, options: Partial<TestRelayServerOptions> = {}): Promise<TestRelayServer> {
-  const server = await new TestRelayServer({ pki: testPki(), ...options }).start();
-  t.after(() => server.stop());
-  return server;
-}
-
 export interface ClientHarness {
   readonly client: RelayClient;
   readonly lines: Array<Record<string, unknown>>;
   readonly applied: AssembledSnapshot[];
+  /** Snapshots the agent sent, and the acks it got, in order. */
+  readonly sent: InputSnapshot[];
+  readonly acks: PushAck[];
   readonly stateDir: string;
   setLatest(snapshot: InputSnapshot): void;
 }
 
-/** A RelayClient for cluster "east" with test timings: heartbeat 100 ms, timeout 600 ms, backoff 20..200 ms. */
-export async function startClient(t: TestContext, addresses: readonly string[], overrides: Partial<RelayClientOptions> & { stateDir?: string } = {}): Promise<ClientHarness> {
-  const stateDir = overrides.stateDir ?? (await tempDir(t));
+/**
+ * A RelayClient for cluster "east" against real relay servers, with test
+ * timings: heartbeat 100 ms, timeout 600 ms, backoff 20..200 ms. Its root CA
+ * and token are the first relay's (replicas share them). The client is
+ * stopped before its state directory is removed, in one after-hook, so no
+ * write of the client can race the removal.
+ */
+export async function startClient(t: TestContext, relays: readonly RelayUnderTest[], overrides: Partial<RelayClientOptions> & { stateDir?: string } = {}): Promise<ClientHarness> {
+  const ownDir = overrides.stateDir === undefined ? await mkdtemp(path.join(tmpdir(), 'meshrelay-agent-')) : undefined;
+  const stateDir = overrides.stateDir ?? (ownDir as string);
+  const first = relays[0] as RelayUnderTest;
   const { logger, lines } = captureLogger();
   let latest: InputSnapshot | undefined = inputSnapshot(1, 'reviews');
   let held: AppliedOutput | undefined;
   const applied: AssembledSnapshot[] = [];
+  const sent: InputSnapshot[] = [];
+  const acks: PushAck[] = [];
   const client = new RelayClient({
     cluster: 'east',
-    serverAddresses: addresses,
-    rootCaPem: () => Promise.resolve(testPki().ca.certPem),
-    token: () => Promise.resolve('good-token'),
+    serverAddresses: relays.map((r) => r.address),
+    rootCaPem: () => Promise.resolve(first.caPem),
+    token: () => Promise.resolve(first.token),
     credentials: new FileCredentialStore({ stateDir, cluster: 'east', logger }),
     latestSnapshot: () => latest,
     heldOutput: () => held,
@@ -60,14 +72,23 @@ export async function startClient(t: TestContext, addresses: readonly string[], 
     logger,
     backoff: { baseMs: 20, capMs: 200 },
     fencedBackoffMs: 30_000,
+    events: {
+      onSnapshotPushed: (snapshot) => void sent.push(snapshot),
+      onSnapshotAcked: (_snapshot, ack) => void acks.push(ack),
+    },
     ...overrides,
   });
   client.start();
-  t.after(() => client.stop());
+  t.after(async () => {
+    await client.stop();
+    if (ownDir) await rm(ownDir, { recursive: true, force: true });
+  });
   return {
     client,
     lines,
     applied,
+    sent,
+    acks,
     stateDir,
     setLatest(snapshot) {
       latest = snapshot;
@@ -78,4 +99,14 @@ export async function startClient(t: TestContext, addresses: readonly string[], 
 
 export function logged(lines: ReadonlyArray<Record<string, unknown>>, pattern: RegExp): boolean {
   return lines.some((l) => pattern.test(String(l['msg'])));
+}
+
+export function loggedCount(lines: ReadonlyArray<Record<string, unknown>>, pattern: RegExp): number {
+  return lines.filter((l) => pattern.test(String(l['msg']))).length;
+}
+
+/** True once the agent holds (acked) the output the server currently has for it. */
+export function settled(relay: RelayUnderTest): boolean {
+  const current = relay.server.outputs.current('east');
+  return current !== undefined && relay.server.connections.applied('east') === current.hash;
 }

@@ -6,19 +6,38 @@ import { openRelayStream, type RelayStream } from './relay-stream.ts';
 import { feedStatuses } from './status-feed.ts';
 
 type PullCall = ServerDuplexStream<relay.v1.PullRequest, relay.v1.IPullResponse>;
+type Stream = RelayStream<relay.v1.IPullResponse>;
+
+interface InFlight {
+  readonly output: OutputSnapshot;
+  /** Becomes the agent's held state once it acks the output as applied. */
+  readonly state: HeldState;
+}
 
 /**
- * Relay.Pull: after the agent's hello (naming the output hash it holds), sends
- * the cluster's output whenever its hash differs from what the agent holds, and
- * records the agent's acks. Never sends the same hash twice on a stream.
+ * Relay.Pull: after the agent's hello (naming the output it holds), sends the
+ * cluster's output whenever its hash differs from what the agent holds.
+ *
+ * Flow control: one output in flight at a time. The next goes out only after
+ * the agent acked the previous one, and of the outputs produced meanwhile only
+ * the newest is kept; so a slow or stalled agent costs at most one output in
+ * the stream's queue plus one pending, however many translations run.
+ *
+ * The blast-radius guard judges each output against what the agent holds:
+ * what it announced in its hello, then each output it acked as applied. An
+ * output it refused changes nothing there.
  */
 export function handlePull(ctx: RelayContext, call: PullCall): void {
   let agentHolds: string | undefined;
   let heldState: HeldState = { keys: new Set(), provenance: [] };
+  let inFlight: InFlight | undefined;
+  let pending: OutputSnapshot | undefined;
+  /** Hash of the last output the agent refused: not sent again until another output came. */
+  let refused: string | undefined;
   const unsubscribes: (() => void)[] = [];
 
   /** The blast-radius guard: true when the output may go to this agent now. */
-  const mayDeliver = (stream: RelayStream<relay.v1.IPullResponse>, output: OutputSnapshot): boolean => {
+  const mayDeliver = (stream: Stream, output: OutputSnapshot): boolean => {
     if (ctx.held.isReleased(output)) return true;
     const registered = new Set(ctx.registry.list().map((c) => c.metadata.name));
     const verdict = assessOutput(ctx.blastRadius, heldState, output, registered);
@@ -29,25 +48,75 @@ export function handlePull(ctx: RelayContext, call: PullCall): void {
     return false;
   };
 
-  const send = (stream: RelayStream<relay.v1.IPullResponse>, output: OutputSnapshot): void => {
-    if (stream.isClosed() || agentHolds === undefined) return;
+  /** Sends the pending output if nothing is in flight and the guard lets it through. */
+  const pump = async (stream: Stream): Promise<void> => {
+    const output = pending;
+    if (stream.isClosed() || agentHolds === undefined || inFlight || !output) return;
+    pending = undefined;
     if (output.hash === agentHolds) {
       // The agent already holds it: nothing to send, and nothing held back any more.
       ctx.held.clear(stream.cluster);
       return;
     }
-    if (!mayDeliver(stream, output)) return;
+    if (output.hash === refused || !mayDeliver(stream, output)) return;
     ctx.held.clear(stream.cluster);
-    const frames = encodeSnapshotFrames(
+    inFlight = { output, state: { keys: new Set(output.resources.map(resourceId)), provenance: output.provenance } };
+    const frames = await encodeSnapshotFrames(
       { hash: output.hash, encoding: snapshotEncoding(output), provenance: output.provenance },
       { chunkBytes: ctx.limits.chunkBytes },
     );
     stream.write({ header: frames.header });
     for (const chunk of frames.chunks) stream.write({ chunk });
-    agentHolds = output.hash;
-    heldState = { keys: new Set(output.resources.map(resourceId)), provenance: output.provenance };
     ctx.metrics.outputPushes.inc({ cluster: stream.cluster });
     stream.log.info({ hash: output.hash, bytes: output.bytes }, 'output sent');
+  };
+  const offer = (stream: Stream, output: OutputSnapshot): void => {
+    pending = output;
+    pump(stream).catch((err: unknown) => stream.fail(err));
+  };
+
+  const onAck = (stream: Stream, ack: relay.v1.IAck): void => {
+    const hash = ack.hash ?? '';
+    if (!inFlight || inFlight.output.hash !== hash) {
+      stream.log.warn({ hash, inFlight: inFlight?.output.hash }, 'pull ack for an output not in flight; ignored');
+      return;
+    }
+    if (ack.accepted) {
+      agentHolds = hash;
+      heldState = inFlight.state;
+      refused = undefined;
+      ctx.connections.setApplied(stream.cluster, hash);
+      stream.log.info({ hash }, 'agent applied output');
+    } else {
+      refused = hash;
+      ctx.metrics.outputsRefused.inc({ cluster: stream.cluster, code: ack.errorCode || 'unknown' });
+      stream.log.warn({ hash, code: ack.errorCode, reason: ack.message }, 'agent could not apply output; it keeps its previous one');
+    }
+    inFlight = undefined;
+    // Whatever came meanwhile, or (after a release) the current output.
+    if (pending) offer(stream, pending);
+  };
+
+  const onHello = (stream: Stream, hello: relay.v1.IPullHello): void => {
+    if (agentHolds !== undefined) return;
+    const heldHash = hello.heldHash ?? '';
+    agentHolds = heldHash;
+    heldState = {
+      keys: new Set(hello.heldKeys ?? []),
+      provenance: (hello.heldProvenance ?? []).map((p: relay.v1.IProvenance) => ({ cluster: p.cluster ?? '', inputHash: p.inputHash ?? '' })),
+    };
+    ctx.connections.setApplied(stream.cluster, heldHash);
+    const resend = () => {
+      const current = ctx.outputs.current(stream.cluster);
+      if (current) offer(stream, current);
+    };
+    unsubscribes.push(ctx.outputs.subscribe(stream.cluster, (output) => offer(stream, output)));
+    // An operator's release makes the held output deliverable.
+    unsubscribes.push(ctx.held.onRelease((cluster) => {
+      if (cluster === stream.cluster) resend();
+    }));
+    resend();
+    if (ctx.resourceStatuses) unsubscribes.push(feedStatuses(ctx.resourceStatuses, stream));
   };
 
   openRelayStream(
@@ -55,35 +124,8 @@ export function handlePull(ctx: RelayContext, call: PullCall): void {
     call,
     'pull',
     (message, stream) => {
-      if (message.hello) {
-        if (agentHolds !== undefined) return;
-        const hello = message.hello;
-        const heldHash = hello.heldHash ?? '';
-        agentHolds = heldHash;
-        heldState = {
-          keys: new Set(hello.heldKeys ?? []),
-          provenance: (hello.heldProvenance ?? []).map((p: relay.v1.IProvenance) => ({ cluster: p.cluster ?? '', inputHash: p.inputHash ?? '' })),
-        };
-        ctx.connections.setApplied(stream.cluster, heldHash);
-        const resend = () => {
-          const current = ctx.outputs.current(stream.cluster);
-          if (current) send(stream, current);
-        };
-        unsubscribes.push(ctx.outputs.subscribe(stream.cluster, (output) => send(stream, output)));
-        // An operator's release makes the held output deliverable.
-        unsubscribes.push(ctx.held.onRelease((cluster) => {
-          if (cluster === stream.cluster) resend();
-        }));
-        resend();
-        if (ctx.resourceStatuses) unsubscribes.push(feedStatuses(ctx.resourceStatuses, stream));
-      } else if (message.ack) {
-        const ack = message.ack;
-        if (ack.accepted) ctx.connections.setApplied(stream.cluster, ack.hash ?? '');
-        stream.log.info(
-          { hash: ack.hash, accepted: ack.accepted, reason: ack.message || undefined },
-          ack.accepted ? 'agent applied output' : 'agent could not apply output',
-        );
-      }
+      if (message.hello) onHello(stream, message.hello);
+      else if (message.ack) onAck(stream, message.ack);
     },
     () => unsubscribes.forEach((u) => u()),
   );

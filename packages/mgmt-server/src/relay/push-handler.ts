@@ -1,27 +1,62 @@
 import type { ServerDuplexStream } from '@grpc/grpc-js';
-import { MeshrelayError, SnapshotAssembler, toMeshrelayError, type relay } from '@meshrelay/api';
+import { MeshrelayError, SnapshotAssembler, toMeshrelayError, type ErrorCode, type relay } from '@meshrelay/api';
 import type { RelayContext } from './relay-context.ts';
 import { openRelayStream, type RelayStream } from './relay-stream.ts';
 
 type PushCall = ServerDuplexStream<relay.v1.PushRequest, relay.v1.IPushResponse>;
+type Stream = RelayStream<relay.v1.IPushResponse>;
+
+/**
+ * Refusals of one snapshot's content: answered with an ack accepted=false and
+ * the stream stays up (the agent waits for a new snapshot). Anything else —
+ * messages out of order, a transfer past its deadline, an internal failure —
+ * ends the stream with a status, and the agent reconnects.
+ */
+const SNAPSHOT_REFUSALS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'MESHRELAY_ERR_SNAPSHOT_TOO_LARGE',
+  'MESHRELAY_ERR_SNAPSHOT_UNDECODABLE',
+  'MESHRELAY_ERR_SNAPSHOT_HASH_MISMATCH',
+  'MESHRELAY_ERR_SNAPSHOT_STALE',
+  'MESHRELAY_ERR_INVALID_RESOURCE',
+]);
 
 /**
  * Relay.Push: receives input snapshots (header + chunks) from one agent and acks
- * each. The cluster comes from the peer certificate. A bad snapshot ends the
- * stream with a status naming the problem; the previously held snapshot stays.
+ * each. The cluster comes from the peer certificate. One snapshot at a time: a
+ * header while the previous snapshot is still arriving or being taken in is a
+ * protocol error, so a peer can make the server hold at most one snapshot. A
+ * snapshot (or the chunks of a refused one, which are read and dropped) must
+ * arrive within the transfer deadline. A refused snapshot is NACKed with the
+ * reason; the previously held snapshot stays.
  */
 export function handlePush(ctx: RelayContext, call: PushCall): void {
   let assembler: SnapshotAssembler | undefined;
-  let work: Promise<void> = Promise.resolve();
+  /** Chunks of a refused snapshot still to be read and dropped: [next index, total]. */
+  let discarding: [number, number] | undefined;
+  let deadline: NodeJS.Timeout | undefined;
+  let busy = false;
 
-  const refuse = (stream: RelayStream<relay.v1.IPushResponse>, err: unknown): void => {
+  const fail = (stream: Stream, err: unknown): void => {
+    clearTimeout(deadline);
     const e = toMeshrelayError(err);
-    stream.log.warn({ code: e.code, reason: e.message }, 'push refused a snapshot; the previous one stays');
+    stream.log.warn({ code: e.code, reason: e.message }, 'push stream ended');
     ctx.metrics.snapshotsRejected.inc({ cluster: stream.cluster, code: e.code });
     stream.fail(e);
   };
-  const accept = async (stream: RelayStream<relay.v1.IPushResponse>, done: SnapshotAssembler): Promise<void> => {
-    const assembled = done.finish();
+  const nack = (stream: Stream, header: relay.v1.ISnapshotHeader, e: MeshrelayError): void => {
+    stream.log.warn({ code: e.code, reason: e.message, generation: Number(header.generation ?? 0), hash: header.hash }, 'input snapshot refused; the previous one stays');
+    ctx.metrics.snapshotsRejected.inc({ cluster: stream.cluster, code: e.code });
+    stream.write({ ack: { hash: header.hash ?? '', generation: header.generation ?? 0, accepted: false, errorCode: e.code, message: e.message } });
+  };
+  /** NACKs a content refusal; anything else ends the stream. */
+  const refuse = (stream: Stream, header: relay.v1.ISnapshotHeader, err: unknown): void => {
+    const e = toMeshrelayError(err);
+    if (SNAPSHOT_REFUSALS.has(e.code)) nack(stream, header, e);
+    else fail(stream, e);
+  };
+
+  const accept = async (stream: Stream, done: SnapshotAssembler): Promise<void> => {
+    const assembled = await done.finish();
     const result = await ctx.intake.accept(stream.cluster, assembled);
     ctx.metrics.recordInput(result.snapshot);
     stream.markWarmed();
@@ -29,22 +64,64 @@ export function handlePush(ctx: RelayContext, call: PushCall): void {
     stream.log.info({ generation: result.snapshot.generation, hash: result.snapshot.hash, changed: result.changed }, 'input snapshot accepted');
     if (result.changed) ctx.onInputChanged(stream.cluster);
   };
-
-  openRelayStream(ctx, call, 'push', (message, stream) => {
+  const startSnapshot = (stream: Stream, header: relay.v1.ISnapshotHeader): void => {
+    if (assembler || discarding || busy) throw new MeshrelayError('MESHRELAY_ERR_PROTOCOL', 'a new snapshot header arrived before the previous snapshot was acked');
+    const limitMs = ctx.limits.snapshotTransferTimeoutMs;
+    deadline = setTimeout(() => {
+      fail(stream, new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_TIMEOUT', `snapshot did not arrive completely within ${limitMs} ms (--snapshot-transfer-timeout)`));
+    }, limitMs);
     try {
-      if (message.header) {
-        if (assembler) throw new MeshrelayError('MESHRELAY_ERR_PROTOCOL', 'a new snapshot header arrived before the previous snapshot was complete');
-        assembler = new SnapshotAssembler(message.header, { maxBytes: ctx.limits.maxSnapshotBytes, maxResources: ctx.limits.maxResources });
-      } else if (message.chunk) {
-        if (!assembler) throw new MeshrelayError('MESHRELAY_ERR_PROTOCOL', 'a chunk arrived without a snapshot header');
-        if (assembler.add(message.chunk)) {
-          const done = assembler;
-          assembler = undefined;
-          work = work.then(() => accept(stream, done)).catch((err: unknown) => refuse(stream, err));
-        }
-      }
+      assembler = new SnapshotAssembler(header, { maxBytes: ctx.limits.maxSnapshotBytes, maxResources: ctx.limits.maxResources });
     } catch (err) {
-      refuse(stream, err);
+      refuse(stream, header, err);
+      discarding = [0, Math.max(1, Number(header.totalChunks ?? 1))];
     }
-  });
+  };
+  const discardChunk = (chunk: relay.v1.ISnapshotChunk, [next, total]: [number, number]): void => {
+    if ((chunk.index ?? 0) !== next) throw new MeshrelayError('MESHRELAY_ERR_PROTOCOL', `expected chunk ${next} of a refused snapshot, got chunk ${chunk.index ?? 0}`);
+    discarding = next + 1 < total ? [next + 1, total] : undefined;
+    if (!discarding) clearTimeout(deadline);
+  };
+  const addChunk = (stream: Stream, chunk: relay.v1.ISnapshotChunk): void => {
+    if (discarding) return discardChunk(chunk, discarding);
+    if (!assembler) throw new MeshrelayError('MESHRELAY_ERR_PROTOCOL', 'a chunk arrived without a snapshot header');
+    const current = assembler;
+    try {
+      if (!current.add(chunk)) return;
+    } catch (err) {
+      assembler = undefined;
+      const e = toMeshrelayError(err);
+      refuse(stream, current.header, e);
+      // The rest of a refused snapshot is read and dropped, within the same deadline.
+      const total = Number(current.header.totalChunks ?? 1);
+      if (SNAPSHOT_REFUSALS.has(e.code) && (chunk.index ?? 0) + 1 < total) discarding = [(chunk.index ?? 0) + 1, total];
+      else clearTimeout(deadline);
+      return;
+    }
+    clearTimeout(deadline);
+    assembler = undefined;
+    busy = true;
+    accept(stream, current)
+      .catch((err: unknown) => refuse(stream, current.header, err))
+      .finally(() => (busy = false));
+  };
+
+  openRelayStream(
+    ctx,
+    call,
+    'push',
+    (message, stream) => {
+      try {
+        if (message.header) startSnapshot(stream, message.header);
+        else if (message.chunk) addChunk(stream, message.chunk);
+      } catch (err) {
+        fail(stream, err);
+      }
+    },
+    () => {
+      clearTimeout(deadline);
+      assembler = undefined;
+      discarding = undefined;
+    },
+  );
 }

@@ -16,6 +16,8 @@ export interface RelayLimits {
   readonly heartbeatIntervalMs: number;
   readonly heartbeatTimeoutMs: number;
   readonly chunkBytes: number;
+  /** Most time from a snapshot header to its last chunk. */
+  readonly snapshotTransferTimeoutMs: number;
 }
 
 /** What the relay handlers share; built once by the composition root. */

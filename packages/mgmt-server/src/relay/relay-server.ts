@@ -1,16 +1,24 @@
+import { createServer, type Server as NetServer } from 'node:net';
 import { Server, type ServerCredentials } from '@grpc/grpc-js';
 import { REGISTRATION_SERVICE, RELAY_SERVICE } from '@meshrelay/api';
 import { FailureRateLimiter } from '../rate-limiter.ts';
+import { PeerConnectionGuard } from './peer-connection-guard.ts';
 import { handlePull } from './pull-handler.ts';
 import { handlePush } from './push-handler.ts';
 import { handleRegister, handleRenew } from './registration-handler.ts';
 import type { RelayContext } from './relay-context.ts';
 
+/** How long a stopping relay server lets sessions finish before closing them. */
+const STOP_GRACE_MS = 2000;
+
 export interface RelayServerOptions {
   readonly host: string;
   readonly port: number;
+  /** Server credentials; their TLS handshake timeout is set by createRelayServerCredentials. */
   readonly credentials: ServerCredentials;
   readonly registrationFailures: { readonly max: number; readonly windowMs: number };
+  /** Concurrent TCP connections admitted from one peer address. */
+  readonly maxConnectionsPerPeer: number;
 }
 
 export interface RelayServer {
@@ -19,7 +27,12 @@ export interface RelayServer {
   stop(): Promise<void>;
 }
 
-/** Binds the relay gRPC port (Registration + Relay services). */
+/**
+ * Binds the relay gRPC port (Registration + Relay services). The port is a
+ * plain TCP listener of our own that admits at most maxConnectionsPerPeer
+ * connections per address and hands the rest to grpc-js (connection
+ * injector), which does TLS and HTTP/2; grpc-js itself has no per-peer cap.
+ */
 export async function startRelayServer(ctx: RelayContext, options: RelayServerOptions): Promise<RelayServer> {
   const server = new Server({
     'grpc.max_receive_message_length': Math.max(4 * 1024 * 1024, ctx.limits.chunkBytes * 2),
@@ -36,22 +49,43 @@ export async function startRelayServer(ctx: RelayContext, options: RelayServerOp
     pull: (call: Parameters<typeof handlePull>[1]) => handlePull(ctx, call),
     renew: (call: Parameters<typeof handleRenew>[1], callback: Parameters<typeof handleRenew>[2]) => handleRenew(ctx, call, callback),
   });
-  const host = options.host.includes(':') ? `[${options.host}]` : options.host;
-  const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(`${host}:${options.port}`, options.credentials, (err, bound) => (err ? reject(err) : resolve(bound)));
+  const injector = server.createConnectionInjector(options.credentials);
+  const guard = new PeerConnectionGuard(options.maxConnectionsPerPeer, ctx.logger);
+  const listener = createServer((socket) => {
+    if (guard.admit(socket)) injector.injectConnection(socket);
   });
+  const port = await listen(listener, options.host, options.port);
   return {
     port,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
+    stop: async () => {
+      // Stop accepting, let each session finish what it is sending (the go-aways
+      // written just before), then close what is left after the grace period.
+      const closed = new Promise<void>((resolve) => listener.close(() => resolve()));
+      injector.drain(STOP_GRACE_MS);
+      let grace: NodeJS.Timeout | undefined;
+      const graceOver = new Promise<void>((resolve) => {
+        grace = setTimeout(() => {
           server.forceShutdown();
+          guard.destroyAll();
           resolve();
-        }, 2000);
-        server.tryShutdown(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      }),
+        }, STOP_GRACE_MS);
+      });
+      await Promise.race([new Promise<void>((resolve) => server.tryShutdown(() => resolve())), graceOver]);
+      // Every connection ends by itself once its session closed, or at the end of the grace period.
+      await Promise.race([closed, graceOver]);
+      await closed;
+      clearTimeout(grace);
+      injector.destroy();
+    },
   };
+}
+
+function listen(listener: NetServer, host: string, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    listener.once('error', reject);
+    listener.listen(port, host, () => {
+      listener.off('error', reject);
+      resolve((listener.address() as { port: number }).port);
+    });
+  });
 }

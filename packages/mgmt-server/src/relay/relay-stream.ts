@@ -1,5 +1,5 @@
 import type { ServerDuplexStream } from '@grpc/grpc-js';
-import { GRPC_STATUS, toMeshrelayError } from '@meshrelay/api';
+import { GRPC_STATUS, OutboundWriter, relayMessageBytes, toMeshrelayError } from '@meshrelay/api';
 import type { Logger } from 'pino';
 import type { StreamHandle, StreamKind } from '../connections.ts';
 import { authenticatePeer, type PeerIdentity } from './peer-identity.ts';
@@ -9,6 +9,7 @@ import { StreamKeepalive } from './stream-keepalive.ts';
 
 /** The server-to-agent messages every relay stream carries besides its payload. */
 interface ControlMessages {
+  chunk?: { data?: Uint8Array | null } | null;
   heartbeat?: { sentUnixMs: number } | null;
   goAway?: { retryAfterMs: number; reason: string } | null;
 }
@@ -18,7 +19,10 @@ export interface RelayStream<Res> {
   readonly cluster: string;
   readonly log: Logger;
   isClosed(): boolean;
+  /** Queues a message; it is handed to gRPC as the peer takes more (write() backpressure). */
   write(message: Res): void;
+  /** Bytes written to this stream that the peer has not taken yet. */
+  queuedBytes(): number;
   /** Ends the stream (with a status when error is given); idempotent. */
   finish(error?: Error): void;
   /** Ends the stream with the status of a MeshrelayError (or anything thrown). */
@@ -54,6 +58,7 @@ export function openRelayStream<Req, Res extends ControlMessages>(
   const log = ctx.logger.child({ cluster, stream: kind });
   let closed = false;
   let stopExpiryWatch = (): void => undefined;
+  const writer = new OutboundWriter<Res>(call, relayMessageBytes);
 
   const stream: RelayStream<Res> = {
     identity,
@@ -61,8 +66,9 @@ export function openRelayStream<Req, Res extends ControlMessages>(
     log,
     isClosed: () => closed,
     write: (message) => {
-      if (!closed) call.write(message);
+      if (!closed) writer.write(message);
     },
+    queuedBytes: () => writer.queuedBytes,
     finish: (error) => {
       if (closed) return;
       closed = true;
@@ -70,8 +76,12 @@ export function openRelayStream<Req, Res extends ControlMessages>(
       stopExpiryWatch();
       onClose?.();
       if (ctx.connections.remove(handle, ctx.now())) log.info(`${kind} stream closed`);
-      if (error) call.emit('error', error);
-      else call.end();
+      if (error) {
+        call.emit('error', error);
+      } else {
+        writer.release();
+        call.end();
+      }
     },
     fail: (err) => {
       const e = toMeshrelayError(err);
@@ -86,6 +96,7 @@ export function openRelayStream<Req, Res extends ControlMessages>(
     peer: call.getPeer(),
     openedAt: ctx.now(),
     certificateNotBefore: identity.notBefore,
+    queuedBytes: () => writer.queuedBytes,
     goAway: (retryAfterMs, reason) => {
       stream.write({ goAway: { retryAfterMs, reason } } as Res);
       stream.finish();
@@ -95,7 +106,10 @@ export function openRelayStream<Req, Res extends ControlMessages>(
   const keepalive = new StreamKeepalive({
     intervalMs: ctx.limits.heartbeatIntervalMs,
     timeoutMs: ctx.limits.heartbeatTimeoutMs,
-    send: () => stream.write({ heartbeat: { sentUnixMs: Date.now() } } as Res),
+    // A peer that is not reading gets no heartbeats piled up behind the data it has not taken.
+    send: () => {
+      if (!closed) writer.writeIfIdle({ heartbeat: { sentUnixMs: Date.now() } } as Res);
+    },
     onSilence: () => {
       log.warn(`agent silent past the heartbeat timeout; dropping the ${kind} stream`);
       stream.finish(grpcStatusError(GRPC_STATUS.UNAVAILABLE, 'MESHRELAY_ERR_UNAVAILABLE: heartbeat timeout'));

@@ -10,7 +10,10 @@ export interface KeepaliveOptions {
 /**
  * Heartbeats in both directions for one stream: sends every intervalMs and
  * reports a silent peer (a half-open stream, a frozen process) after timeoutMs,
- * instead of waiting for a TCP timeout.
+ * instead of waiting for a TCP timeout. Time this process itself was stalled
+ * (a tick that came late: a long synchronous task, a GC pause) does not count
+ * as the peer's silence: what the peer sent meanwhile is still unread in the
+ * socket.
  */
 export class StreamKeepalive {
   readonly #opts: KeepaliveOptions;
@@ -22,7 +25,12 @@ export class StreamKeepalive {
     this.#opts = options;
     const tick = Math.max(10, Math.min(options.intervalMs, Math.floor(options.timeoutMs / 3)));
     let sinceSend = 0;
+    let lastTick = Date.now();
     this.#timer = setInterval(() => {
+      const now = Date.now();
+      const late = now - lastTick - tick;
+      lastTick = now;
+      if (late > tick) this.#lastHeard += late;
       sinceSend += tick;
       if (sinceSend >= options.intervalMs) {
         sinceSend = 0;

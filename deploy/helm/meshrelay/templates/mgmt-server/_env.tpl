@@ -47,6 +47,12 @@ kubeconfig and its context (the pod's service account is the credential) and MES
   value: {{ $s.relay.maxSnapshotBytes | int64 | quote }}
 - name: MESHRELAY_MAX_RESOURCES
   value: {{ $s.relay.maxResources | int64 | quote }}
+- name: MESHRELAY_SNAPSHOT_TRANSFER_TIMEOUT
+  value: {{ $s.relay.snapshotTransferTimeout | int64 | quote }}
+- name: MESHRELAY_MAX_CONNECTIONS_PER_PEER
+  value: {{ $s.relay.maxConnectionsPerPeer | int64 | quote }}
+- name: MESHRELAY_TLS_HANDSHAKE_TIMEOUT
+  value: {{ $s.relay.tlsHandshakeTimeout | int64 | quote }}
 - name: MESHRELAY_REGISTRATION_MAX_FAILURES
   value: {{ $s.relay.registrationMaxFailures | int64 | quote }}
 - name: MESHRELAY_REGISTRATION_FAILURE_WINDOW
