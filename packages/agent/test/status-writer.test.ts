@@ -9,7 +9,7 @@ import { validateInputResource } from '@meshrelay/translator';
 import { FileDiscoveryProvider } from '../src/file-provider.ts';
 import { FileStatusWriter, STATUS_DIR } from '../src/file-status-writer.ts';
 import { KubernetesStatusWriter } from '../src/kubernetes-status-writer.ts';
-import { reportedStatusesOf, type ReportedStatus } from '../src/resource-status.ts';
+import { reportedStatusesOf, withObservedGeneration, type ReportedStatus } from '../src/resource-status.ts';
 import { captureLogger } from './support/fixtures.ts';
 import { startFakeKube } from './support/kube.ts';
 
@@ -92,10 +92,58 @@ test('given Gloo resources in the API server, when the kubernetes writer writes 
   const writer = new KubernetesStatusWriter({ kubeConfig, logger: captureLogger().logger });
   await writer.write([invalidPolicy, acceptedRoute]);
   const written = server.get('accesspolicies.security.policy.gloo.solo.io', 'reviews-lockdown', 'bookinfo');
-  assert.deepEqual(written?.['status'], { state: invalidPolicy.state, clusters: invalidPolicy.clusters });
+  const observed = withObservedGeneration(invalidPolicy, 1);
+  assert.deepEqual(written?.['status'], { state: observed.state, clusters: observed.clusters });
   assert.deepEqual(written?.['spec'], policy?.spec);
   const routeStatus = server.get('routetables.networking.gloo.solo.io', 'reviews-route', 'bookinfo')?.['status'] as { state: { approval: string } };
   assert.equal(routeStatus.state.approval, 'ACCEPTED');
+});
+
+test('given a RouteTable at generation 3 in the API server, when the kubernetes writer writes its status, then the state and every per-cluster result carry observedGeneration 3', async (t) => {
+  const { server, kubeConfig } = await startFakeKube(t);
+  const [, route] = statusFixture();
+  for (let i = 0; i < 3; i++) server.put(route as never);
+  const twoClusters = { ...acceptedRoute, clusters: { ...acceptedRoute.clusters, 'cluster-b': acceptedRoute.state } };
+  await new KubernetesStatusWriter({ kubeConfig, logger: captureLogger().logger }).write([twoClusters]);
+  const written = server.get('routetables.networking.gloo.solo.io', 'reviews-route', 'bookinfo');
+  assert.equal((written?.['metadata'] as { generation?: number }).generation, 3);
+  const status = written?.['status'] as { state: { observedGeneration: number }; clusters: Record<string, { observedGeneration: number }> };
+  assert.equal(status.state.observedGeneration, 3);
+  assert.deepEqual(Object.values(status.clusters).map((c) => c.observedGeneration), [3, 3]);
+});
+
+test('given a written status, when the object changes and the same report is written again, then observedGeneration follows the new generation', async (t) => {
+  const { server, kubeConfig } = await startFakeKube(t);
+  const [, route] = statusFixture();
+  server.put(route as never);
+  const writer = new KubernetesStatusWriter({ kubeConfig, logger: captureLogger().logger });
+  await writer.write([acceptedRoute]);
+  server.put(route as never);
+  await writer.write([acceptedRoute]);
+  const status = server.get('routetables.networking.gloo.solo.io', 'reviews-route', 'bookinfo')?.['status'] as { state: { observedGeneration: number; approval: string } };
+  assert.deepEqual([status.state.observedGeneration, status.state.approval], [2, 'ACCEPTED']);
+});
+
+test('given an object that changes between the writer\'s read and its patch, when the status is written, then the stale patch is refused and redone against the new generation', async (t) => {
+  const { server, kubeConfig } = await startFakeKube(t);
+  const [, route] = statusFixture();
+  server.put(route as never);
+  let changed = false;
+  // Never fails a request: the first PATCH's arrival is used to change the object under the writer.
+  server.failNext(1, 500, {
+    match: (request) => {
+      if (request.method === 'PATCH' && !changed) {
+        changed = true;
+        server.put(route as never);
+      }
+      return false;
+    },
+  });
+  await new KubernetesStatusWriter({ kubeConfig, logger: captureLogger().logger }).write([acceptedRoute]);
+  const patches = server.requests.filter((r) => r.method === 'PATCH').map((r) => r.status);
+  assert.deepEqual(patches, [409, 200]);
+  const status = server.get('routetables.networking.gloo.solo.io', 'reviews-route', 'bookinfo')?.['status'] as { state: { observedGeneration: number } };
+  assert.equal(status.state.observedGeneration, 2);
 });
 
 test('given a written status, when a consuming cluster drops out of the next report, then its per-cluster result is removed', async (t) => {
