@@ -8,6 +8,7 @@ import { statusFixture } from '@meshrelay/testkit';
 import { validateInputResource } from '@meshrelay/translator';
 import { FileDiscoveryProvider } from '../src/file-provider.ts';
 import { FileStatusWriter, STATUS_DIR } from '../src/file-status-writer.ts';
+import { ManifestGenerations } from '../src/manifest-generations.ts';
 import { KubernetesStatusWriter } from '../src/kubernetes-status-writer.ts';
 import { reportedStatusesOf, withObservedGeneration, type ReportedStatus } from '../src/resource-status.ts';
 import { captureLogger } from './support/fixtures.ts';
@@ -50,8 +51,25 @@ test('given reported statuses, when the file writer writes them, then one status
     apiVersion: invalidPolicy.apiVersion,
     kind: 'AccessPolicy',
     metadata: { name: 'reviews-lockdown', namespace: 'bookinfo' },
-    status: { state: invalidPolicy.state, clusters: invalidPolicy.clusters },
+    status: { state: { ...invalidPolicy.state, observedGeneration: 1 }, clusters: { 'cluster-a': { ...invalidPolicy.state, observedGeneration: 1 } } },
   });
+});
+
+test('given one manifest that sets metadata.generation 7 and one that sets none, when the file provider reads them and the file writer writes their statuses, then observedGeneration is 7 and 1', async (t) => {
+  const dir = await manifestsDir(t);
+  const [, route] = statusFixture();
+  await writeFile(path.join(dir, 'routetable-reviews-route.yaml'), JSON.stringify({ ...route, metadata: { ...route?.metadata, generation: 7 } }));
+  const generations = new ManifestGenerations();
+  const provider = new FileDiscoveryProvider({ cluster: 'cluster-a', manifestsDir: dir, validate: validateInputResource, logger: captureLogger().logger, watch: false, epoch: 'e', generations });
+  await provider.start();
+  await provider.stop();
+  await new FileStatusWriter({ manifestsDir: dir, logger: captureLogger().logger, generations }).write([invalidPolicy, acceptedRoute]);
+  const observed = async (file: string) => {
+    const doc = parse(await readFile(path.join(dir, STATUS_DIR, file), 'utf8')) as { status: { state: { observedGeneration: number }; clusters: Record<string, { observedGeneration: number }> } };
+    return [doc.status.state.observedGeneration, ...Object.values(doc.status.clusters).map((c) => c.observedGeneration)];
+  };
+  assert.deepEqual(await observed('RouteTable.bookinfo.reviews-route.yaml'), [7, 7]);
+  assert.deepEqual(await observed('AccessPolicy.bookinfo.reviews-lockdown.yaml'), [1, 1]);
 });
 
 test('given written status files, when a later report leaves a resource out, then its file is removed and no temporary file stays', async (t) => {
