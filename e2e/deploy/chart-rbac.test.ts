@@ -157,7 +157,7 @@ test('given a server and an agent running with the chart\'s environment, when a 
     assert.ok(serverRequests.map(describeRequest).includes(expected), `the server never made "${expected}": the scenario did not exercise it`);
   }
   for (const expected of ['watch core/services (cluster-wide)', 'patch networking.istio.io/serviceentries in bookinfo', 'update coordination.k8s.io/leases in gloo-mesh', 'create core/secrets in gloo-mesh', 'get core/secrets in gloo-mesh',
-    'patch networking.gloo.solo.io/virtualdestinations/status in bookinfo']) {
+    'get networking.gloo.solo.io/virtualdestinations/status in bookinfo', 'patch networking.gloo.solo.io/virtualdestinations/status in bookinfo']) {
     assert.ok(agentRequests.map(describeRequest).includes(expected), `the agent never made "${expected}": the scenario did not exercise it`);
   }
   const serverRoles = [...objectsOfKind(serverObjects, 'Role'), ...objectsOfKind(serverObjects, 'ClusterRole')];

@@ -78,6 +78,19 @@ test('given a cluster skipping warming, when updated with --skip-warming=false o
   assert.deepEqual((await listJson(url)).clusters.map((c) => [c.name, c.skipWarming]).sort(), [['east', false], ['west', false]]);
 });
 
+test('given a cluster registered with --trust-domain, when it is updated with another --trust-domain, then the server holds the new one', async (t) => {
+  const { server, url } = await startServer(t);
+  const registered = await meshctlAt(url, ['cluster', 'register', 'east', '--trust-domain', 'east.example']);
+  assert.equal(registered.code, 0, registered.stderr);
+  assert.equal(server.registry.get('east')?.spec.trustDomain, 'east.example');
+
+  const result = await meshctlAt(url, ['cluster', 'update', 'east', '--trust-domain', 'east.example.org']);
+
+  assert.equal(result.code, 0, result.stderr);
+  assert.match(result.stdout, /trust domain east\.example\.org/);
+  assert.equal(server.registry.get('east')?.spec.trustDomain, 'east.example.org');
+});
+
 test('given a cluster, when update is given nothing to change, then meshctl exits 2', async (t) => {
   const { url } = await startServer(t);
   await meshctlAt(url, ['cluster', 'register', 'east']);

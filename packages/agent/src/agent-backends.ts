@@ -7,6 +7,7 @@ import { FileCredentialStore, type CredentialStore } from './credential-store.ts
 import type { DiscoveryProvider } from './discovery-provider.ts';
 import { FileDiscoveryProvider } from './file-provider.ts';
 import { FileStatusWriter } from './file-status-writer.ts';
+import { ManifestGenerations } from './manifest-generations.ts';
 import { kubeSupport } from './kube-modules.ts';
 import { KubernetesOutputApplier } from './kubernetes-applier.ts';
 import { KubernetesDiscoveryProvider } from './kubernetes-provider.ts';
@@ -44,6 +45,7 @@ export function createAgentBackends(config: AgentConfig, logger: Logger, epoch?:
       ...(config.kubeconfig !== undefined ? { kubeconfig: config.kubeconfig } : {}),
       ...(config.kubeContext !== undefined ? { context: config.kubeContext } : {}),
     }));
+  const generations = new ManifestGenerations();
   const createProvider = (): DiscoveryProvider =>
     discovery === 'kubernetes'
       ? new KubernetesDiscoveryProvider({
@@ -67,6 +69,7 @@ export function createAgentBackends(config: AgentConfig, logger: Logger, epoch?:
             ...(config.maxManifestsBytes !== undefined ? { maxTotalBytes: config.maxManifestsBytes } : {}),
             followExternalSymlinks: config.followExternalSymlinks === true,
           },
+          generations,
           ...(epoch !== undefined ? { epoch } : {}),
         });
   const applier: OutputApplier =
@@ -80,7 +83,7 @@ export function createAgentBackends(config: AgentConfig, logger: Logger, epoch?:
   const statuses: StatusWriter =
     discovery === 'kubernetes'
       ? new KubernetesStatusWriter({ kubeConfig: kube(), logger })
-      : new FileStatusWriter({ manifestsDir: requiredDir(config.manifestsDir, '--manifests-dir', 'with --discovery-provider file'), logger });
+      : new FileStatusWriter({ manifestsDir: requiredDir(config.manifestsDir, '--manifests-dir', 'with --discovery-provider file'), logger, generations });
   return { provider: createProvider(), applier, createProvider, credentials, statuses };
 }
 

@@ -7,6 +7,7 @@ import { MeshrelayError, type InputSnapshot } from '@meshrelay/api';
 import type { DiscoveryProvider } from './discovery-provider.ts';
 import { formatInputProblem, type InputProblem } from './input-problem.ts';
 import type { ResourceValidator } from './manifest-parser.ts';
+import type { ManifestGenerations } from './manifest-generations.ts';
 import { DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TOTAL_BYTES, isManifestPath, type ManifestLimits } from './manifest-reader.ts';
 import { assembleInputSnapshot } from './manifest-snapshot.ts';
 import { ManifestSet } from './manifest-set.ts';
@@ -26,6 +27,8 @@ export interface FileProviderOptions {
   readonly epoch?: string;
   /** Size and symlink limits (defaults: DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TOTAL_BYTES, no external symlinks). */
   readonly limits?: Partial<ManifestLimits>;
+  /** Told the manifests' own metadata.generation values on every rebuild (for the status writer). */
+  readonly generations?: ManifestGenerations;
 }
 
 /**
@@ -185,6 +188,7 @@ export class FileDiscoveryProvider implements DiscoveryProvider {
     }
     if (!changed && this.#current) return;
     const { entries, problems } = set.merged();
+    this.#opts.generations?.update(entries);
     this.#setProblems(problems);
     this.#publishIfChanged(entries);
   }

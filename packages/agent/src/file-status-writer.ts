@@ -3,7 +3,8 @@ import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promise
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { stringify } from 'yaml';
-import { statusField, statusKey, type ReportedStatus, type StatusWriter } from './resource-status.ts';
+import { DEFAULT_MANIFEST_GENERATION, type ManifestGenerations } from './manifest-generations.ts';
+import { statusField, statusKey, withObservedGeneration, type ReportedStatus, type StatusWriter } from './resource-status.ts';
 
 /** The directory, inside the manifests directory, that holds the status files (a dot-directory: never read as input). */
 export const STATUS_DIR = '.meshrelay-status';
@@ -15,15 +16,18 @@ const HEADER = '# Written by the meshrelay agent: the status the management plan
  * per Gloo resource, holding its identity and `status` (never the manifest's content). Each file is
  * written to a temporary name and renamed, so a reader sees the old or the new file, never a partial
  * one. Files of resources no longer reported are removed. The file provider skips dot-directories,
- * so these files are never read back as input.
+ * so these files are never read back as input. observedGeneration is the manifest's own
+ * metadata.generation when it sets one, else 1 (see ManifestGenerations).
  */
 export class FileStatusWriter implements StatusWriter {
   readonly #dir: string;
   readonly #logger: Logger;
+  readonly #generations: ManifestGenerations | undefined;
 
-  constructor(options: { readonly manifestsDir: string; readonly logger: Logger }) {
+  constructor(options: { readonly manifestsDir: string; readonly logger: Logger; readonly generations?: ManifestGenerations }) {
     this.#dir = path.join(options.manifestsDir, STATUS_DIR);
     this.#logger = options.logger;
+    this.#generations = options.generations;
   }
 
   get directory(): string {
@@ -37,7 +41,8 @@ export class FileStatusWriter implements StatusWriter {
       for (const status of statuses) {
         const file = `${statusKey(status)}.yaml`;
         wanted.add(file);
-        await this.#writeOne(file, render(status));
+        const generation = this.#generations?.generationOf(status) ?? DEFAULT_MANIFEST_GENERATION;
+        await this.#writeOne(file, render(withObservedGeneration(status, generation)));
       }
       for (const entry of await readdir(this.#dir)) {
         if (entry.endsWith('.yaml') && !wanted.has(entry)) await rm(path.join(this.#dir, entry), { force: true });

@@ -2,6 +2,7 @@ import { YAMLError, parseAllDocuments } from 'yaml';
 import { deepFreeze, isRecord, type Resource } from '@meshrelay/api';
 import type { InputProblem } from './input-problem.ts';
 import { toInputResource, type ResourceValidator } from './input-resource.ts';
+import { manifestGeneration } from './manifest-generations.ts';
 
 export type { ResourceValidator } from './input-resource.ts';
 
@@ -13,6 +14,8 @@ export interface ManifestEntry {
   readonly resource: Resource;
   /** The canonical encoding of `resource`. */
   readonly encoding: string;
+  /** The document's own metadata.generation (not in `resource`: see ManifestGenerations). */
+  readonly generation?: number;
 }
 
 export interface ParsedManifest {
@@ -47,7 +50,11 @@ function parseDocuments(file: string, text: string, validate: ResourceValidator)
   const problems: InputProblem[] = [];
   const add = (document: number, value: unknown, pathPrefix: string): void => {
     const result = toInputResource(value, validate, pathPrefix);
-    if ('resource' in result) entries.push({ file, document, resource: deepFreeze(JSON.parse(result.encoding) as Resource), encoding: result.encoding });
+    if ('resource' in result) {
+      const generation = manifestGeneration(value);
+      const resource = deepFreeze(JSON.parse(result.encoding) as Resource);
+      entries.push({ file, document, resource, encoding: result.encoding, ...(generation === undefined ? {} : { generation }) });
+    }
     else for (const p of result.problems) problems.push({ file, document, path: p.path, message: p.message });
   };
   for (const [index, doc] of readDocuments(file, text, problems)) {

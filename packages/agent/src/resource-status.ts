@@ -55,3 +55,16 @@ export function statusKey(s: Pick<ReportedStatus, 'kind' | 'namespace' | 'name'>
 export function statusField(s: ReportedStatus): { state: ReportedState; clusters: Readonly<Record<string, ReportedState>> } {
   return { state: s.state, clusters: s.clusters };
 }
+
+/**
+ * The status with observedGeneration set to the generation of the object it describes, in its
+ * state and in every per-cluster result (all of them were computed from that object).
+ */
+export function withObservedGeneration(s: ReportedStatus, generation: number): ReportedStatus {
+  const observed = (state: ReportedState): ReportedState => ({ ...state, observedGeneration: generation });
+  return {
+    ...s,
+    state: observed(s.state),
+    clusters: Object.fromEntries(Object.entries(s.clusters).map(([c, state]) => [c, observed(state)])),
+  };
+}

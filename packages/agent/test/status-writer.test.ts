@@ -8,8 +8,9 @@ import { statusFixture } from '@meshrelay/testkit';
 import { validateInputResource } from '@meshrelay/translator';
 import { FileDiscoveryProvider } from '../src/file-provider.ts';
 import { FileStatusWriter, STATUS_DIR } from '../src/file-status-writer.ts';
+import { ManifestGenerations } from '../src/manifest-generations.ts';
 import { KubernetesStatusWriter } from '../src/kubernetes-status-writer.ts';
-import { reportedStatusesOf, type ReportedStatus } from '../src/resource-status.ts';
+import { reportedStatusesOf, withObservedGeneration, type ReportedStatus } from '../src/resource-status.ts';
 import { captureLogger } from './support/fixtures.ts';
 import { startFakeKube } from './support/kube.ts';
 
@@ -50,8 +51,25 @@ test('given reported statuses, when the file writer writes them, then one status
     apiVersion: invalidPolicy.apiVersion,
     kind: 'AccessPolicy',
     metadata: { name: 'reviews-lockdown', namespace: 'bookinfo' },
-    status: { state: invalidPolicy.state, clusters: invalidPolicy.clusters },
+    status: { state: { ...invalidPolicy.state, observedGeneration: 1 }, clusters: { 'cluster-a': { ...invalidPolicy.state, observedGeneration: 1 } } },
   });
+});
+
+test('given one manifest that sets metadata.generation 7 and one that sets none, when the file provider reads them and the file writer writes their statuses, then observedGeneration is 7 and 1', async (t) => {
+  const dir = await manifestsDir(t);
+  const [, route] = statusFixture();
+  await writeFile(path.join(dir, 'routetable-reviews-route.yaml'), JSON.stringify({ ...route, metadata: { ...route?.metadata, generation: 7 } }));
+  const generations = new ManifestGenerations();
+  const provider = new FileDiscoveryProvider({ cluster: 'cluster-a', manifestsDir: dir, validate: validateInputResource, logger: captureLogger().logger, watch: false, epoch: 'e', generations });
+  await provider.start();
+  await provider.stop();
+  await new FileStatusWriter({ manifestsDir: dir, logger: captureLogger().logger, generations }).write([invalidPolicy, acceptedRoute]);
+  const observed = async (file: string) => {
+    const doc = parse(await readFile(path.join(dir, STATUS_DIR, file), 'utf8')) as { status: { state: { observedGeneration: number }; clusters: Record<string, { observedGeneration: number }> } };
+    return [doc.status.state.observedGeneration, ...Object.values(doc.status.clusters).map((c) => c.observedGeneration)];
+  };
+  assert.deepEqual(await observed('RouteTable.bookinfo.reviews-route.yaml'), [7, 7]);
+  assert.deepEqual(await observed('AccessPolicy.bookinfo.reviews-lockdown.yaml'), [1, 1]);
 });
 
 test('given written status files, when a later report leaves a resource out, then its file is removed and no temporary file stays', async (t) => {
@@ -92,10 +110,58 @@ test('given Gloo resources in the API server, when the kubernetes writer writes 
   const writer = new KubernetesStatusWriter({ kubeConfig, logger: captureLogger().logger });
   await writer.write([invalidPolicy, acceptedRoute]);
   const written = server.get('accesspolicies.security.policy.gloo.solo.io', 'reviews-lockdown', 'bookinfo');
-  assert.deepEqual(written?.['status'], { state: invalidPolicy.state, clusters: invalidPolicy.clusters });
+  const observed = withObservedGeneration(invalidPolicy, 1);
+  assert.deepEqual(written?.['status'], { state: observed.state, clusters: observed.clusters });
   assert.deepEqual(written?.['spec'], policy?.spec);
   const routeStatus = server.get('routetables.networking.gloo.solo.io', 'reviews-route', 'bookinfo')?.['status'] as { state: { approval: string } };
   assert.equal(routeStatus.state.approval, 'ACCEPTED');
+});
+
+test('given a RouteTable at generation 3 in the API server, when the kubernetes writer writes its status, then the state and every per-cluster result carry observedGeneration 3', async (t) => {
+  const { server, kubeConfig } = await startFakeKube(t);
+  const [, route] = statusFixture();
+  for (let i = 0; i < 3; i++) server.put(route as never);
+  const twoClusters = { ...acceptedRoute, clusters: { ...acceptedRoute.clusters, 'cluster-b': acceptedRoute.state } };
+  await new KubernetesStatusWriter({ kubeConfig, logger: captureLogger().logger }).write([twoClusters]);
+  const written = server.get('routetables.networking.gloo.solo.io', 'reviews-route', 'bookinfo');
+  assert.equal((written?.['metadata'] as { generation?: number }).generation, 3);
+  const status = written?.['status'] as { state: { observedGeneration: number }; clusters: Record<string, { observedGeneration: number }> };
+  assert.equal(status.state.observedGeneration, 3);
+  assert.deepEqual(Object.values(status.clusters).map((c) => c.observedGeneration), [3, 3]);
+});
+
+test('given a written status, when the object changes and the same report is written again, then observedGeneration follows the new generation', async (t) => {
+  const { server, kubeConfig } = await startFakeKube(t);
+  const [, route] = statusFixture();
+  server.put(route as never);
+  const writer = new KubernetesStatusWriter({ kubeConfig, logger: captureLogger().logger });
+  await writer.write([acceptedRoute]);
+  server.put(route as never);
+  await writer.write([acceptedRoute]);
+  const status = server.get('routetables.networking.gloo.solo.io', 'reviews-route', 'bookinfo')?.['status'] as { state: { observedGeneration: number; approval: string } };
+  assert.deepEqual([status.state.observedGeneration, status.state.approval], [2, 'ACCEPTED']);
+});
+
+test('given an object that changes between the writer\'s read and its patch, when the status is written, then the stale patch is refused and redone against the new generation', async (t) => {
+  const { server, kubeConfig } = await startFakeKube(t);
+  const [, route] = statusFixture();
+  server.put(route as never);
+  let changed = false;
+  // Never fails a request: the first PATCH's arrival is used to change the object under the writer.
+  server.failNext(1, 500, {
+    match: (request) => {
+      if (request.method === 'PATCH' && !changed) {
+        changed = true;
+        server.put(route as never);
+      }
+      return false;
+    },
+  });
+  await new KubernetesStatusWriter({ kubeConfig, logger: captureLogger().logger }).write([acceptedRoute]);
+  const patches = server.requests.filter((r) => r.method === 'PATCH').map((r) => r.status);
+  assert.deepEqual(patches, [409, 200]);
+  const status = server.get('routetables.networking.gloo.solo.io', 'reviews-route', 'bookinfo')?.['status'] as { state: { observedGeneration: number } };
+  assert.equal(status.state.observedGeneration, 2);
 });
 
 test('given a written status, when a consuming cluster drops out of the next report, then its per-cluster result is removed', async (t) => {

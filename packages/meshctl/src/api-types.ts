@@ -33,11 +33,13 @@ export interface TokenResponse {
 export interface RegisterRequest {
   readonly name: string;
   readonly clusterDomain?: string;
+  readonly trustDomain?: string;
   readonly skipWarming?: boolean;
 }
 
 export interface ClusterUpdateRequest {
   readonly clusterDomain?: string;
+  readonly trustDomain?: string;
   readonly skipWarming?: boolean;
 }
 

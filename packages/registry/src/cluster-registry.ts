@@ -2,6 +2,8 @@ import type { ClusterCondition, KubernetesCluster } from '@meshrelay/api';
 
 export interface RegisterOptions {
   readonly clusterDomain?: string;
+  /** SPIFFE trust domain of the cluster's workloads (AuthorizationPolicy principals); a DNS name. */
+  readonly trustDomain?: string;
   readonly skipWarming?: boolean;
 }
 
@@ -20,6 +22,7 @@ export interface RevocationResult extends RegistrationResult {
 export interface ClusterUpdate {
   readonly skipWarming?: boolean;
   readonly clusterDomain?: string;
+  readonly trustDomain?: string;
 }
 
 export type RegistryChange =

@@ -10,10 +10,14 @@ const RFC3339_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
 
 /** The problem with a record's spec, naming the field; undefined when it is acceptable. */
 export function clusterSpecProblem(spec: Readonly<Record<string, unknown>>): string | undefined {
-  const { skipWarming, clusterDomain, revokeCertificatesBefore } = spec;
+  const { skipWarming, revokeCertificatesBefore } = spec;
   if (skipWarming !== undefined && typeof skipWarming !== 'boolean') return 'spec.skipWarming must be a boolean';
-  if (clusterDomain !== undefined && (typeof clusterDomain !== 'string' || !isDnsName(clusterDomain))) {
-    return 'spec.clusterDomain must be a DNS name (RFC 1123 subdomain: lowercase letters, digits, "-" and ".", at most 253 characters)';
+  // clusterDomain ends up in VirtualService hosts, trustDomain in AuthorizationPolicy principals.
+  for (const field of ['clusterDomain', 'trustDomain'] as const) {
+    const value = spec[field];
+    if (value !== undefined && (typeof value !== 'string' || !isDnsName(value))) {
+      return `spec.${field} must be a DNS name (RFC 1123 subdomain: lowercase letters, digits, "-" and ".", at most 253 characters)`;
+    }
   }
   if (revokeCertificatesBefore !== undefined
     && (typeof revokeCertificatesBefore !== 'string' || !RFC3339_UTC.test(revokeCertificatesBefore) || Number.isNaN(Date.parse(revokeCertificatesBefore)))) {

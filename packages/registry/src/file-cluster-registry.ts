@@ -96,6 +96,7 @@ class FileClusterRegistry implements ClusterRegistry {
         metadata: { name, namespace: DEFAULT_MANAGEMENT_NAMESPACE, uid: randomUUID(), creationTimestamp: now.toISOString() },
         spec: {
           ...(options.clusterDomain !== undefined ? { clusterDomain: options.clusterDomain } : {}),
+          ...(options.trustDomain !== undefined ? { trustDomain: options.trustDomain } : {}),
           skipWarming: options.skipWarming ?? false,
         },
         status: {

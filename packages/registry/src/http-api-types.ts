@@ -12,6 +12,8 @@ export interface ClusterView {
   readonly uid: string;
   readonly createdAt: string;
   readonly clusterDomain: string | null;
+  /** Set on the registration; null means the one the agent discovers (else cluster.local). */
+  readonly trustDomain: string | null;
   readonly skipWarming: boolean;
   readonly warm: { readonly status: string; readonly reason: string; readonly since: string | null };
   readonly connection: {

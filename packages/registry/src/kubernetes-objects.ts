@@ -45,7 +45,7 @@ export function tokenSecretName(cluster: string): string {
  * so timestamps arrive as strings despite V1ObjectMeta's Date type.
  */
 export interface KubernetesClusterObject extends KubernetesObject {
-  spec?: { clusterDomain?: unknown; skipWarming?: unknown; revokeCertificatesBefore?: unknown };
+  spec?: { clusterDomain?: unknown; trustDomain?: unknown; skipWarming?: unknown; revokeCertificatesBefore?: unknown };
   status?: { conditions?: unknown };
 }
 
@@ -57,6 +57,7 @@ export function clusterObject(name: string, namespace: string, options: Register
     metadata: { name, namespace, labels: { ...MESHRELAY_MANAGED_LABELS } },
     spec: {
       ...(options.clusterDomain !== undefined ? { clusterDomain: options.clusterDomain } : {}),
+      ...(options.trustDomain !== undefined ? { trustDomain: options.trustDomain } : {}),
       skipWarming: options.skipWarming ?? false,
     },
   };
@@ -147,6 +148,7 @@ export function clusterFromObject(obj: KubernetesClusterObject): { cluster: Kube
     },
     spec: {
       ...(spec.clusterDomain !== undefined ? { clusterDomain: spec.clusterDomain as string } : {}),
+      ...(spec.trustDomain !== undefined ? { trustDomain: spec.trustDomain as string } : {}),
       ...(spec.skipWarming !== undefined ? { skipWarming: spec.skipWarming as boolean } : {}),
       ...(spec.revokeCertificatesBefore !== undefined ? { revokeCertificatesBefore: spec.revokeCertificatesBefore as string } : {}),
     },
@@ -224,7 +226,7 @@ export async function createClusterWithToken(apis: KubernetesRegistryApis, name:
   if (!isValidClusterName(name)) {
     throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `cluster name "${name}" is not a DNS-1123 label (lowercase letters, digits and "-", at most 63)`);
   }
-  assertClusterSpec({ clusterDomain: options.clusterDomain, skipWarming: options.skipWarming });
+  assertClusterSpec({ clusterDomain: options.clusterDomain, trustDomain: options.trustDomain, skipWarming: options.skipWarming });
   const { namespace } = options;
   let object: KubernetesClusterObject;
   try {

@@ -30,6 +30,7 @@ export interface KubernetesRegisterFlags extends CredentialFiles {
   readonly relayAddress?: string;
   readonly tokenTtl: string;
   readonly clusterDomain?: string;
+  readonly trustDomain?: string;
   readonly skipWarming?: boolean;
 }
 
@@ -69,6 +70,7 @@ export async function registerThroughKubernetes(ctx: CliContext, cmd: Command, n
     tokenTtlSeconds: Number(flags.tokenTtl),
     now: ctx.now(),
     ...(flags.clusterDomain !== undefined ? { clusterDomain: flags.clusterDomain } : {}),
+    ...(flags.trustDomain !== undefined ? { trustDomain: flags.trustDomain } : {}),
     ...(flags.skipWarming === true ? { skipWarming: true } : {}),
   });
   const caBundlePem = await readRootCa(apis.core, flags.namespace);

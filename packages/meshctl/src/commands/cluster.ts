@@ -11,11 +11,13 @@ import { addRevokeCommand } from './cluster-revoke.ts';
 
 interface RegisterFlags extends CredentialFiles, Partial<Omit<KubernetesRegisterFlags, keyof CredentialFiles>> {
   readonly clusterDomain?: string;
+  readonly trustDomain?: string;
   readonly skipWarming?: boolean;
 }
 
 interface UpdateFlags {
   readonly clusterDomain?: string;
+  readonly trustDomain?: string;
   readonly skipWarming?: boolean;
 }
 
@@ -27,7 +29,8 @@ export function addClusterCommands(program: Command, ctx: CliContext): void {
     .command('register')
     .description('register a workload cluster and print what its relay agent needs (the token is shown only here)')
     .addArgument(clusterArgument())
-    .option('--cluster-domain <domain>', "DNS domain of the cluster's services", parseClusterDomain)
+    .option('--cluster-domain <domain>', "DNS domain of the cluster's services", parseDnsName)
+    .option('--trust-domain <domain>', "SPIFFE trust domain of the cluster's workloads (default: discovered from its Istio mesh config)", parseDnsName)
     .option('--skip-warming', 'translate without waiting for this cluster to be warm')
     .option('--ca-out <file>', 'also write the relay root CA bundle to this file')
     .option('--token-out <file>', 'also write the token to this file (mode 0600)')
@@ -44,6 +47,7 @@ export function addClusterCommands(program: Command, ctx: CliContext): void {
       const answer = await client.registerCluster({
         name,
         ...(flags.clusterDomain !== undefined ? { clusterDomain: flags.clusterDomain } : {}),
+        ...(flags.trustDomain !== undefined ? { trustDomain: flags.trustDomain } : {}),
         ...(flags.skipWarming === true ? { skipWarming: true } : {}),
       });
       await handOver(ctx, cmd, answer, flags, `Cluster "${name}" registered.`, name);
@@ -75,16 +79,18 @@ export function addClusterCommands(program: Command, ctx: CliContext): void {
     .addArgument(clusterArgument())
     .addOption(new Option('--skip-warming [bool]', 'translate without waiting for this cluster to be warm (true|false)').argParser(parseBool).preset('true'))
     .addOption(new Option('--no-skip-warming', 'wait for this cluster to be warm again'))
-    .option('--cluster-domain <domain>', "DNS domain of the cluster's services", parseClusterDomain)
+    .option('--cluster-domain <domain>', "DNS domain of the cluster's services", parseDnsName)
+    .option('--trust-domain <domain>', "SPIFFE trust domain of the cluster's workloads (default: discovered from its Istio mesh config)", parseDnsName)
     .action(async (name: string, flags: UpdateFlags, cmd: Command) => {
       const update: ClusterUpdateRequest = {
         ...(flags.skipWarming !== undefined ? { skipWarming: flags.skipWarming } : {}),
         ...(flags.clusterDomain !== undefined ? { clusterDomain: flags.clusterDomain } : {}),
+        ...(flags.trustDomain !== undefined ? { trustDomain: flags.trustDomain } : {}),
       };
-      if (Object.keys(update).length === 0) throw usageError('nothing to update: give --skip-warming[=true|false], --no-skip-warming or --cluster-domain');
+      if (Object.keys(update).length === 0) throw usageError('nothing to update: give --skip-warming[=true|false], --no-skip-warming, --cluster-domain or --trust-domain');
       const view = await ctx.client(cmd).updateCluster(name, update);
       if (ctx.globals(cmd).output === 'json') return ctx.printJson(view);
-      ctx.print(`Cluster "${name}" updated: skip-warming ${view.skipWarming}, cluster domain ${view.clusterDomain ?? '(default)'}.`);
+      ctx.print(`Cluster "${name}" updated: skip-warming ${view.skipWarming}, cluster domain ${view.clusterDomain ?? '(default)'}, trust domain ${view.trustDomain ?? '(discovered)'}.`);
     });
 
   cluster
@@ -144,7 +150,8 @@ function parseBool(value: string): boolean {
   throw new InvalidArgumentError(`"${value}" is not true or false`);
 }
 
-function parseClusterDomain(value: string): string {
+/** Commander prefixes the message with the flag, e.g. `--trust-domain 'x' ... not a DNS name`. */
+function parseDnsName(value: string): string {
   if (!isDnsName(value)) throw new InvalidArgumentError('not a DNS name (RFC 1123 subdomain: lowercase letters, digits, "-" and ".", labels of at most 63, at most 253 in all; e.g. cluster.local)');
   return value;
 }

@@ -6,7 +6,7 @@ import type { ConnectionTracker } from '../connections.ts';
 import type { HeldOutputs } from '../held-outputs.ts';
 import type { RelayMetrics } from '../metrics.ts';
 import type { OutputHub } from '../output-hub.ts';
-import type { ClusterRegistry, RevocationResponse } from '@meshrelay/registry';
+import type { ClusterRegistry, ClusterUpdate, RevocationResponse } from '@meshrelay/registry';
 import type { TranslationLoop } from '../translation-loop.ts';
 import { clusterView } from './cluster-view.ts';
 import { registerRequestGuard } from './request-guard.ts';
@@ -38,13 +38,17 @@ const NAME_PARAMS = {
   properties: { name: { type: 'string', pattern: '^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$' } },
 } as const;
 
+// Both end up in outputs (VirtualService hosts, AuthorizationPolicy principals): DNS names only.
+const DNS_NAME_SCHEMA = { type: 'string', maxLength: DNS_NAME_MAX_LENGTH, pattern: DNS_NAME_PATTERN } as const;
+
 const REGISTER_BODY = {
   type: 'object',
   required: ['name'],
   additionalProperties: false,
   properties: {
     name: { type: 'string', minLength: 1, maxLength: 63 },
-    clusterDomain: { type: 'string', maxLength: DNS_NAME_MAX_LENGTH, pattern: DNS_NAME_PATTERN },
+    clusterDomain: DNS_NAME_SCHEMA,
+    trustDomain: DNS_NAME_SCHEMA,
     skipWarming: { type: 'boolean' },
   },
 } as const;
@@ -53,7 +57,7 @@ const UPDATE_BODY = {
   type: 'object',
   additionalProperties: false,
   minProperties: 1,
-  properties: { clusterDomain: { type: 'string', maxLength: DNS_NAME_MAX_LENGTH, pattern: DNS_NAME_PATTERN }, skipWarming: { type: 'boolean' } },
+  properties: { clusterDomain: DNS_NAME_SCHEMA, trustDomain: DNS_NAME_SCHEMA, skipWarming: { type: 'boolean' } },
 } as const;
 
 type NameRequest = FastifyRequest<{ Params: { name: string } }>;
@@ -122,7 +126,7 @@ export function buildApiServer(deps: ApiDeps) {
   app.get('/api/v1/clusters', async () => ({ clusters: deps.registry.list().map((c) => clusterView(c, { ...deps })) }));
 
   app.post('/api/v1/clusters', { schema: { body: REGISTER_BODY } }, async (req, reply) => {
-    const body = req.body as { name: string; clusterDomain?: string; skipWarming?: boolean };
+    const body = req.body as { name: string; clusterDomain?: string; trustDomain?: string; skipWarming?: boolean };
     const result = await deps.registry.register(body.name, body);
     deps.loop.trigger('cluster registered');
     return reply.code(201).send({
@@ -136,7 +140,7 @@ export function buildApiServer(deps: ApiDeps) {
   app.get('/api/v1/clusters/:name', { schema: { params: NAME_PARAMS } }, async (req: NameRequest) => view(req.params.name));
 
   app.patch('/api/v1/clusters/:name', { schema: { params: NAME_PARAMS, body: UPDATE_BODY } }, async (req: NameRequest) => {
-    await deps.registry.update(req.params.name, req.body as { skipWarming?: boolean; clusterDomain?: string });
+    await deps.registry.update(req.params.name, req.body as ClusterUpdate);
     deps.loop.trigger('cluster updated');
     return view(req.params.name);
   });

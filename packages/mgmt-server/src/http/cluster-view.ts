@@ -22,6 +22,7 @@ export function clusterView(
     uid: cluster.metadata.uid,
     createdAt: cluster.metadata.creationTimestamp,
     clusterDomain: cluster.spec.clusterDomain ?? null,
+    trustDomain: cluster.spec.trustDomain ?? null,
     skipWarming: cluster.spec.skipWarming === true,
     warm: { status: warm?.status ?? 'Unknown', reason: warm?.reason ?? '', since: warm?.lastTransitionTime ?? null },
     connection: {
