@@ -5,12 +5,15 @@ import type { SnapshotStore } from '@meshrelay/store';
 import { translate, virtualDestinationKeys, type ClusterInfo, type OutputValidator, type TranslationProblem } from '@meshrelay/translator';
 import type { RelayMetrics } from './metrics.ts';
 import type { OutputHub } from './output-hub.ts';
+import type { OutputPersister } from './output-persister.ts';
 import { decideGate, type GateConfig, type GateDecision } from './safe-mode-gate.ts';
 
 export interface TranslationLoopOptions {
   readonly registry: ClusterRegistry;
   readonly store: SnapshotStore;
   readonly outputs: OutputHub;
+  /** Writes published outputs to the store behind delivery. */
+  readonly persister: OutputPersister;
   readonly vips: VipAllocationStore;
   readonly validator: OutputValidator;
   readonly metrics: RelayMetrics;
@@ -142,8 +145,9 @@ export class TranslationLoop {
     for (const problem of result.problems) this.#o.logger.warn({ ...problem }, 'translation problem');
     for (const output of result.outputs.values()) {
       if (this.#o.outputs.current(output.cluster)?.hash === output.hash) continue;
-      await this.#o.store.putOutput(output);
+      // Agents first; the Redis write follows without holding up delivery or the next cluster.
       this.#o.outputs.publish(output);
+      this.#o.persister.persist(output);
       this.#o.logger.info({ cluster: output.cluster, hash: output.hash, resources: output.resources.length }, 'output snapshot updated');
     }
     const { heldSince: _held, windowEndsAt: _window, ...rest } = this.#status;
