@@ -133,7 +133,9 @@ export class TranslationLoop {
   }
 
   async #translate(admitted: ReadonlyMap<string, InputSnapshot>, clusters: readonly KubernetesCluster[], gate: GateDecision): Promise<void> {
-    const vips = await this.#o.vips.ensure(virtualDestinationKeys(admitted));
+    // VIPs are released only on positive evidence: an admitted input without the destination, or deregistration.
+    const present = new Map([...admitted].map(([name, input]) => [name, virtualDestinationKeys(new Map([[name, input]]))]));
+    const vips = await this.#o.vips.reconcile({ present, registered: new Set(clusters.map((c) => c.metadata.name)) });
     const infos: ClusterInfo[] = clusters.map((c) => ({
       name: c.metadata.name,
       ...(c.spec.clusterDomain ? { clusterDomain: c.spec.clusterDomain } : {}),
