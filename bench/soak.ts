@@ -2,13 +2,13 @@
  * `npm run soak` (or `node --expose-gc bench/soak.ts --minutes N`): churn against a real management
  * server (in-process) and a real redis-server, measuring the heap after a full GC once per round.
  * Each round registers a batch of clusters under names never used before, pushes two snapshots
- * each over mTLS (the second edits a VirtualDestination and an endpoint), lets translation run,
- * then deregisters them all. A server that keeps per-cluster state after deregistration grows by a
+ * each over mTLS (the second edits a VirtualDestination and an endpoint), pulls and acks its output,
+ * lets translation run, then deregisters them all. Also prints the VIP allocations on file. A server that keeps per-cluster state after deregistration grows by a
  * roughly fixed amount per round; one that prunes stays flat. Prints the series and the slope
  * (least squares, bytes per 100 registrations, over the second half of the rounds so warm-up
  * allocations do not count).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -17,7 +17,7 @@ import { pino } from 'pino';
 import type { Resource } from '@meshrelay/api';
 import { parseServerConfig, startManagementServer, type ManagementServer } from '@meshrelay/mgmt-server';
 import { buildEndpointSlice, buildService, buildVirtualDestination, startRedisServer } from '@meshrelay/testkit';
-import { next, openPush, pushSnapshot, register } from '../packages/mgmt-server/test/harness.ts';
+import { next, openPull, openPush, pushSnapshot, register } from '../packages/mgmt-server/test/harness.ts';
 
 const { values } = parseArgs({
   options: {
@@ -55,9 +55,18 @@ async function churnOne(server: ManagementServer, cluster: string): Promise<void
       await next(stream, (m) => m.ack ?? undefined, 15_000);
     }
     stream.end();
+    const pull = openPull(client);
+    pull.write({ hello: { heldHash: '' } });
+    const header = await next(pull, (m) => m.header ?? undefined, 15_000);
+    pull.write({ ack: { hash: header.hash, accepted: true } });
+    pull.end();
   } finally {
     client.close();
   }
+}
+
+function vipEntries(path: string): number {
+  return existsSync(path) ? Object.keys(JSON.parse(readFileSync(path, 'utf8')) as object).length : 0;
 }
 
 function heapAfterGc(): number {
@@ -96,7 +105,8 @@ async function main(): Promise<void> {
       registrations += BATCH;
       const heapBytes = heapAfterGc();
       series.push({ registrations, heapBytes });
-      process.stdout.write(`round ${round + 1}\tregistrations ${registrations}\theap ${(heapBytes / 1048576).toFixed(2)} MiB\n`);
+      const vips = vipEntries(join(stateDir, 'registry', 'vip-allocations.json'));
+      process.stdout.write(`round ${round + 1}\tregistrations ${registrations}\theap ${(heapBytes / 1048576).toFixed(2)} MiB\tVIP allocations ${vips}\n`);
     }
   } finally {
     await server.stop();
