@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { InputSnapshot } from '@meshrelay/api';
+import { ERROR_CATALOGUE, type InputSnapshot } from '@meshrelay/api';
 import type { ConnectionTracker } from './connections.ts';
 import type { HeldOutput } from './held-outputs.ts';
 import type { GateDecision } from './safe-mode-gate.ts';
@@ -10,12 +10,16 @@ import type { GateDecision } from './safe-mode-gate.ts';
  * with connected clients) work across replicas. Gauges that describe current
  * state are computed at scrape time from the components that own that state.
  */
+/** The refusal code label of anything an agent sends that the catalogue does not name. */
+const OTHER_CODE = 'other';
+
 export class RelayMetrics {
   readonly registry = new Registry();
   readonly translationDuration: Histogram<string>;
   readonly outputPushes: Counter<'cluster'>;
   readonly snapshotsRejected: Counter<'cluster' | 'code'>;
   readonly outputsRefused: Counter<'cluster' | 'code'>;
+  readonly outputWriteFailures: Counter<'cluster'>;
   readonly translationProblems: Gauge<string>;
   readonly #inputs = new Map<string, { receivedAtMs: number; bytes: number; resources: number }>();
   #redisUp = () => false;
@@ -72,6 +76,12 @@ export class RelayMetrics {
       labelNames: ['cluster', 'code'],
       registers,
     });
+    this.outputWriteFailures = new Counter({
+      name: 'meshrelay_output_store_write_failures_total',
+      help: 'Output writes Redis did not take (down or too slow); each is retried by the write-back',
+      labelNames: ['cluster'],
+      registers,
+    });
     this.translationProblems = new Gauge({ name: 'meshrelay_translation_problems', help: 'Problems reported by the last translation', registers });
   }
 
@@ -84,8 +94,25 @@ export class RelayMetrics {
     return info ? new Date(info.receivedAtMs) : undefined;
   }
 
+  /** Drops every series and record of a deregistered cluster, so churn does not grow memory or cardinality. */
   forgetCluster(cluster: string): void {
     this.#inputs.delete(cluster);
+    this.#safeModeSeen.delete(cluster);
+    this.outputPushes.remove({ cluster });
+    this.outputWriteFailures.remove({ cluster });
+    // remove() needs the full label set; codes come from the one catalogue, and removing an absent set is a no-op.
+    for (const code of Object.keys(ERROR_CATALOGUE)) this.snapshotsRejected.remove({ cluster, code });
+    for (const code of [...Object.keys(ERROR_CATALOGUE), OTHER_CODE]) this.outputsRefused.remove({ cluster, code });
+  }
+
+  /** Counts an agent's refusal of an output; a code outside the catalogue counts as "other" (agents do not mint series). */
+  recordOutputRefused(cluster: string, code: string): void {
+    this.outputsRefused.inc({ cluster, code: Object.hasOwn(ERROR_CATALOGUE, code) ? code : OTHER_CODE });
+  }
+
+  /** How many clusters this object still keeps state for (bounded-memory checks). */
+  trackedClusters(): number {
+    return new Set([...this.#inputs.keys(), ...this.#safeModeSeen]).size;
   }
 
   setRedisUpProbe(probe: () => boolean): void {

@@ -34,6 +34,11 @@ export class OutputHub {
     this.#outputs.delete(cluster);
   }
 
+  /** Clusters with an output or a subscriber held here (bounded-memory checks). */
+  trackedClusters(): number {
+    return new Set([...this.#outputs.keys(), ...this.#listeners.keys()]).size;
+  }
+
   subscribe(cluster: string, listener: (output: OutputSnapshot) => void): () => void {
     const set = this.#listeners.get(cluster) ?? new Set();
     set.add(listener);

@@ -14,6 +14,7 @@ import { allowedHostsOf } from './http/request-guard.ts';
 import { InputIntake } from './input-intake.ts';
 import { RelayMetrics } from './metrics.ts';
 import { OutputHub } from './output-hub.ts';
+import { OutputPersister } from './output-persister.ts';
 import type { ClusterRegistry, RegistryChange } from '@meshrelay/registry';
 import type { RelayContext } from './relay/relay-context.ts';
 import { startRelayServer } from './relay/relay-server.ts';
@@ -36,6 +37,11 @@ export interface ManagementServer {
   readonly held: HeldOutputs;
   /** The relay streams open on this replica. */
   readonly connections: ConnectionTracker;
+  /**
+   * How many clusters each per-cluster structure holds state for now (debug and bounded-memory
+   * checks: after deregistration these count only the clusters still registered).
+   */
+  debugCounts(): Readonly<Record<string, number>>;
   /** Tells every connected agent to move elsewhere (go-away with retry-after), then stops. */
   stop(): Promise<void>;
 }
@@ -68,10 +74,16 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
   const held = new HeldOutputs();
   const metrics = new RelayMetrics(config.replicaName, connections);
   metrics.setRedisUpProbe(() => store.health().redisUp);
+  const persister = new OutputPersister({
+    store,
+    logger: log.child({ component: 'output-persister' }),
+    onFailure: (cluster) => metrics.outputWriteFailures.inc({ cluster }),
+  });
   const loop = new TranslationLoop({
     registry,
     store,
     outputs,
+    persister,
     vips: durable.vips,
     validator: warmedValidator(),
     metrics,
@@ -119,6 +131,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
       }
       connections.forget(change.name);
       outputs.forget(change.name);
+      persister.forget(change.name);
       held.forget(change.name);
       metrics.forgetCluster(change.name);
       void Promise.all([store.deleteInput(change.name), store.deleteOutput(change.name)]).catch((err: unknown) =>
@@ -177,6 +190,15 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     outputs,
     held,
     connections,
+    debugCounts: () => ({
+      outputHub: outputs.trackedClusters(),
+      outputPersister: persister.size(),
+      heldOutputs: held.list().length,
+      metrics: metrics.trackedClusters(),
+      storeInputs: store.memoryInputs().size,
+      storeBookkeeping: store.bookkeepingSize(),
+      streams: connections.streams().length,
+    }),
     stop: async () => {
       draining = true;
       const streams = connections.streams();
@@ -186,6 +208,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
       unsubscribeStore();
       await relay.stop();
       await loop.stop();
+      await persister.close();
       await api.close();
       await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
       await store.close();

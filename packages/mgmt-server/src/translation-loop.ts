@@ -13,12 +13,15 @@ import {
 } from '@meshrelay/translator';
 import type { RelayMetrics } from './metrics.ts';
 import type { OutputHub } from './output-hub.ts';
+import type { OutputPersister } from './output-persister.ts';
 import { decideGate, type GateConfig, type GateDecision } from './safe-mode-gate.ts';
 
 export interface TranslationLoopOptions {
   readonly registry: ClusterRegistry;
   readonly store: SnapshotStore;
   readonly outputs: OutputHub;
+  /** Writes published outputs to the store behind delivery. */
+  readonly persister: OutputPersister;
   readonly vips: VipAllocationStore;
   readonly validator: OutputValidator;
   readonly metrics: RelayMetrics;
@@ -144,7 +147,9 @@ export class TranslationLoop {
   }
 
   async #translate(admitted: ReadonlyMap<string, InputSnapshot>, clusters: readonly KubernetesCluster[], gate: GateDecision): Promise<void> {
-    const vips = await this.#o.vips.ensure(virtualDestinationKeys(admitted));
+    // VIPs are released only on positive evidence: an admitted input without the destination, or deregistration.
+    const present = new Map([...admitted].map(([name, input]) => [name, virtualDestinationKeys(new Map([[name, input]]))]));
+    const vips = await this.#o.vips.reconcile({ present, registered: new Set(clusters.map((c) => c.metadata.name)) });
     const infos: ClusterInfo[] = clusters.map((c) => ({
       name: c.metadata.name,
       ...(c.spec.clusterDomain ? { clusterDomain: c.spec.clusterDomain } : {}),
@@ -160,8 +165,9 @@ export class TranslationLoop {
     for (const problem of result.problems) this.#o.logger.warn({ ...problem }, 'translation problem');
     for (const output of result.outputs.values()) {
       if (this.#o.outputs.current(output.cluster)?.hash === output.hash) continue;
-      await this.#o.store.putOutput(output);
+      // Agents first; the Redis write follows without holding up delivery or the next cluster.
       this.#o.outputs.publish(output);
+      this.#o.persister.persist(output);
       this.#o.logger.info({ cluster: output.cluster, hash: output.hash, resources: output.resources.length }, 'output snapshot updated');
     }
     const { heldSince: _held, windowEndsAt: _window, ...rest } = this.#status;

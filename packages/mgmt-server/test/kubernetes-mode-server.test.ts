@@ -85,14 +85,20 @@ test('given safe mode held by a warm cluster, when its CR is deleted, then the c
 test('given two VIP stores on one ConfigMap, when they allocate different keys at once, then no address is handed out twice', async (t) => {
   const fake = await startFakeKube(t);
   const [a, b] = [0, 1].map(() => new KubernetesVipAllocations(registryApis(kubeConfigOf(fake)), NS, '10.30.0.0/16'));
-  const [fromA, fromB] = await Promise.all([a!.ensure(['default/a', 'default/shared']), b!.ensure(['default/b', 'default/shared'])]);
+  const registered = new Set(['x', 'y']);
+  const [fromA, fromB] = await Promise.all([
+    a!.reconcile({ present: new Map([['x', ['default/a', 'default/shared']]]), registered }),
+    b!.reconcile({ present: new Map([['y', ['default/b', 'default/shared']]]), registered }),
+  ]);
   assert.equal(fromA.get('default/shared'), fromB.get('default/shared'));
   assert.notEqual(fromA.get('default/a'), fromB.get('default/b'));
   const data = fake.get('ConfigMap', 'relay-vip-allocations', NS)?.['data'] as Record<string, string> | undefined;
-  const stored = JSON.parse(data?.['allocations.json'] ?? '{}') as Record<string, string>;
+  const stored = JSON.parse(data?.['allocations.json'] ?? '{}') as Record<string, { address: string; owners: string[] }>;
   assert.deepEqual(Object.keys(stored).sort(), ['default/a', 'default/b', 'default/shared']);
-  assert.equal(new Set(Object.values(stored)).size, 3);
-  const again = await new KubernetesVipAllocations(registryApis(kubeConfigOf(fake)), NS, '10.30.0.0/16').ensure(['default/a']);
+  assert.deepEqual(stored['default/shared']?.owners, ['x', 'y']);
+  assert.equal(new Set(Object.values(stored).map((v) => v.address)).size, 3);
+  const again = await new KubernetesVipAllocations(registryApis(kubeConfigOf(fake)), NS, '10.30.0.0/16')
+    .reconcile({ present: new Map([['x', ['default/a', 'default/shared']]]), registered });
   assert.equal(again.get('default/a'), fromA.get('default/a'));
 });
 

@@ -35,5 +35,6 @@ export {
 export { KubernetesSecretCaStore } from './kubernetes-secret-ca-store.ts';
 export { TOKEN_PREFIX, hashToken, issueToken, tokenMatches, type IssuedToken, type TokenRecord } from './tokens.ts';
 export { VipAllocations, type VipAllocationStore } from './vip-allocations.ts';
+export { decodeVipTable, reconcileVips, type VipAllocation, type VipDemand, type VipTable } from './vip-ownership.ts';
 export { KubernetesVipAllocations } from './kubernetes-vip-allocations.ts';
 export type { ClusterView, HeldOutputView, RelayEndpointView, ResourceView, RevocationResponse } from './http-api-types.ts';

@@ -1,9 +1,9 @@
 import { MeshrelayError } from '@meshrelay/api';
-import { allocateVips } from '@meshrelay/translator';
 import {
   MESHRELAY_MANAGED_LABELS, VIP_ALLOCATIONS_CONFIGMAP, kubeErrorCode, kubeFailure, retryTransient, type KubernetesRegistryApis,
 } from './kubernetes-objects.ts';
 import type { VipAllocationStore } from './vip-allocations.ts';
+import { decodeVipTable, encodeVipTable, reconcileVips, vipAddresses, type VipAllocation, type VipDemand } from './vip-ownership.ts';
 
 const DATA_KEY = 'allocations.json';
 const WRITE_ATTEMPTS = 8;
@@ -12,15 +12,16 @@ const WRITE_ATTEMPTS = 8;
  * VirtualDestination VIP allocations (DESIGN §2) in the ConfigMap `relay-vip-allocations` of the
  * management namespace (one JSON map under `allocations.json`: VIP keys contain "/", which
  * ConfigMap keys may not). Writes are create-if-absent or resourceVersion-guarded replaces; on 409
- * the replica re-reads and allocates again on top of the winner's map, so two replicas never hand
- * out the same address. Allocations are never changed or removed, so a request whose keys are all
- * in the last map this replica saw is answered from memory, without the API.
+ * the replica re-reads and reconciles again on top of the winner's map, so two replicas never hand
+ * out the same address. An allocation's address never changes; it is removed only when its owners
+ * are gone (vip-ownership.ts). A request that would change nothing in the last table this replica
+ * saw is answered from memory, without the API.
  */
 export class KubernetesVipAllocations implements VipAllocationStore {
   readonly #apis: KubernetesRegistryApis;
   readonly #namespace: string;
   readonly #cidr: string;
-  #known = new Map<string, string>();
+  #known: ReadonlyMap<string, VipAllocation> = new Map();
   #chain: Promise<unknown> = Promise.resolve();
 
   constructor(apis: KubernetesRegistryApis, namespace: string, cidr: string) {
@@ -29,15 +30,15 @@ export class KubernetesVipAllocations implements VipAllocationStore {
     this.#cidr = cidr;
   }
 
-  ensure(keys: readonly string[]): Promise<ReadonlyMap<string, string>> {
+  reconcile(demand: VipDemand): Promise<ReadonlyMap<string, string>> {
     const run = async (): Promise<ReadonlyMap<string, string>> => {
-      if (keys.every((k) => this.#known.has(k))) return new Map(this.#known);
+      if (encodeVipTable(reconcileVips(this.#known, demand, this.#cidr)) === encodeVipTable(this.#known)) return vipAddresses(this.#known);
       for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
         const { map, resourceVersion } = await this.#read();
-        const next = allocateVips(map, keys, this.#cidr);
-        if (next.size === map.size || (await this.#write(next, resourceVersion))) {
-          this.#known = new Map(next);
-          return next;
+        const next = reconcileVips(map, demand, this.#cidr);
+        if (encodeVipTable(next) === encodeVipTable(map) || (await this.#write(next, resourceVersion))) {
+          this.#known = next;
+          return vipAddresses(next);
         }
       }
       throw new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', `VIP allocation ConfigMap ${this.#namespace}/${VIP_ALLOCATIONS_CONFIGMAP} kept changing under concurrent writers`);
@@ -47,7 +48,7 @@ export class KubernetesVipAllocations implements VipAllocationStore {
     return result;
   }
 
-  async #read(): Promise<{ map: Map<string, string>; resourceVersion: string | undefined }> {
+  async #read(): Promise<{ map: Map<string, VipAllocation>; resourceVersion: string | undefined }> {
     let configMap;
     try {
       configMap = await retryTransient(() => this.#apis.core.readNamespacedConfigMap({ name: VIP_ALLOCATIONS_CONFIGMAP, namespace: this.#namespace }));
@@ -56,21 +57,18 @@ export class KubernetesVipAllocations implements VipAllocationStore {
       throw kubeFailure(err, `read ConfigMap ${this.#namespace}/${VIP_ALLOCATIONS_CONFIGMAP}`);
     }
     const text = configMap.data?.[DATA_KEY] ?? '{}';
-    try {
-      return { map: new Map(Object.entries(JSON.parse(text) as Record<string, string>)), resourceVersion: configMap.metadata?.resourceVersion };
-    } catch (err) {
-      throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `VIP allocation ConfigMap ${this.#namespace}/${VIP_ALLOCATIONS_CONFIGMAP} is corrupt; refusing to reallocate addresses`, { cause: err });
-    }
+    const map = decodeVipTable(text, `ConfigMap ${this.#namespace}/${VIP_ALLOCATIONS_CONFIGMAP}`);
+    return { map, resourceVersion: configMap.metadata?.resourceVersion };
   }
 
   /** True when written; false when another writer got there first (409). */
-  async #write(map: ReadonlyMap<string, string>, resourceVersion: string | undefined): Promise<boolean> {
+  async #write(map: ReadonlyMap<string, VipAllocation>, resourceVersion: string | undefined): Promise<boolean> {
     const name = VIP_ALLOCATIONS_CONFIGMAP;
     const namespace = this.#namespace;
     const body = {
       apiVersion: 'v1', kind: 'ConfigMap',
       metadata: { name, namespace, labels: { ...MESHRELAY_MANAGED_LABELS }, ...(resourceVersion ? { resourceVersion } : {}) },
-      data: { [DATA_KEY]: `${JSON.stringify(Object.fromEntries([...map].sort()), null, 2)}\n` },
+      data: { [DATA_KEY]: encodeVipTable(map) },
     };
     try {
       if (resourceVersion === undefined) await this.#apis.core.createNamespacedConfigMap({ namespace, body });

@@ -1,18 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { MeshrelayError } from '@meshrelay/api';
-import { allocateVips } from '@meshrelay/translator';
+import { decodeVipTable, encodeVipTable, reconcileVips, vipAddresses, type VipAllocation, type VipDemand } from './vip-ownership.ts';
 
 /** Durable VIP allocations: the file store below, or the ConfigMap store (kubernetes-vip-allocations.ts). */
 export interface VipAllocationStore {
-  /** Returns an allocation for every key (existing ones unchanged), persisting new ones first. */
-  ensure(keys: readonly string[]): Promise<ReadonlyMap<string, string>>;
+  /**
+   * Brings the allocations in line with `demand` (see reconcileVips: new keys get an address,
+   * keys no owner declares any more are released, nothing changes for absent clusters), persists
+   * the result when it changed, and returns the address of every allocated key.
+   */
+  reconcile(demand: VipDemand): Promise<ReadonlyMap<string, string>>;
 }
 
 /**
  * Durable VirtualDestination VIP allocations (DESIGN §2): allocated once, kept
- * across restarts, resyncs and scaling. Stored as a JSON map in the state
+ * across restarts, resyncs, disconnects and scaling, released only when no cluster
+ * declares the VirtualDestination any more (vip-ownership.ts). Stored as a JSON map in the state
  * directory next to the registry; re-read before each allocation so replicas
  * sharing the directory see each other's allocations.
  */
@@ -26,20 +30,19 @@ export class VipAllocations implements VipAllocationStore {
     this.#cidr = cidr;
   }
 
-  /** Returns an allocation for every key (existing ones unchanged), persisting new ones first. */
-  ensure(keys: readonly string[]): Promise<ReadonlyMap<string, string>> {
+  reconcile(demand: VipDemand): Promise<ReadonlyMap<string, string>> {
     const run = async (): Promise<ReadonlyMap<string, string>> => {
       const existing = await this.#read();
-      const next = allocateVips(existing, keys, this.#cidr);
-      if (next.size !== existing.size) await this.#write(next);
-      return next;
+      const next = reconcileVips(existing, demand, this.#cidr);
+      if (encodeVipTable(next) !== encodeVipTable(existing)) await this.#write(next);
+      return vipAddresses(next);
     };
     const result = this.#chain.then(run, run);
     this.#chain = result.catch(() => undefined);
     return result;
   }
 
-  async #read(): Promise<Map<string, string>> {
+  async #read(): Promise<Map<string, VipAllocation>> {
     let text: string;
     try {
       text = await readFile(this.#path, 'utf8');
@@ -47,17 +50,13 @@ export class VipAllocations implements VipAllocationStore {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return new Map();
       throw err;
     }
-    try {
-      return new Map(Object.entries(JSON.parse(text) as Record<string, string>));
-    } catch (err) {
-      throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `VIP allocation file ${this.#path} is corrupt; refusing to reallocate addresses`, { cause: err });
-    }
+    return decodeVipTable(text, `file ${this.#path}`);
   }
 
-  async #write(map: ReadonlyMap<string, string>): Promise<void> {
+  async #write(table: ReadonlyMap<string, VipAllocation>): Promise<void> {
     await mkdir(dirname(this.#path), { recursive: true });
     const tmp = `${this.#path}.${randomUUID()}.tmp`;
-    await writeFile(tmp, `${JSON.stringify(Object.fromEntries([...map].sort()), null, 2)}\n`);
+    await writeFile(tmp, encodeVipTable(table));
     await rename(tmp, this.#path);
   }
 }

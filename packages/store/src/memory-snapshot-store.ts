@@ -42,9 +42,13 @@ class MemorySnapshotStore implements SnapshotStore {
     return Promise.resolve();
   }
 
-  putOutput(snapshot: OutputSnapshot): Promise<void> {
+  bookkeepingSize(): number {
+    return 0;
+  }
+
+  putOutput(snapshot: OutputSnapshot): Promise<boolean> {
     this.#outputs.set(snapshot.cluster, snapshot);
-    return Promise.resolve();
+    return Promise.resolve(true);
   }
 
   getOutput(cluster: string): Promise<OutputSnapshot | undefined> {

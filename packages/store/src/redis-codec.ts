@@ -21,6 +21,8 @@ export const VALUE_FORMAT = 1;
 
 export interface StoreKeys {
   input(cluster: string): string;
+  /** A small hash (epoch, generation) kept beside each input value, so a conditional write need not decode the value. */
+  inputVersion(cluster: string): string;
   output(cluster: string): string;
   /** The pub/sub channel of "input changed" messages. */
   readonly inputChannel: string;
@@ -29,6 +31,7 @@ export interface StoreKeys {
 export function storeKeys(prefix: string): StoreKeys {
   return {
     input: (cluster) => `${prefix}:input:${cluster}`,
+    inputVersion: (cluster) => `${prefix}:input-version:${cluster}`,
     output: (cluster) => `${prefix}:output:${cluster}`,
     inputChannel: `${prefix}:input-changed`,
   };

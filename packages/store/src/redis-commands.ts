@@ -39,29 +39,45 @@ export type InputWriteResult = { readonly kind: 'written' } | { readonly kind: '
  * with a higher generation; 'fill' (a copy this replica merely holds, written back after an
  * outage) replaces only a missing, unreadable or same-epoch older value, since another epoch in
  * Redis was written later than the copy was last in sync.
- * KEYS[1] key; ARGV: value, epoch, generation, mode, channel, message.
+ *
+ * The compare reads only the small version hash (KEYS[2]: epoch, generation) that every write
+ * sets together with the value, so a write never decodes a multi-MB value. A value without a
+ * version hash (written before it existed) has its header decoded once; the write then adds it.
+ * A version without a value (evicted) counts as nothing held.
+ * KEYS[1] value key, KEYS[2] version key; ARGV: value, epoch, generation, mode, channel, message.
  */
 const WRITE_INPUT_LUA = `
-local current = redis.call('GET', KEYS[1])
-if current then
-  local ok, held = pcall(cjson.decode, current)
-  if ok and type(held) == 'table' and type(held.epoch) == 'string' and type(held.generation) == 'number' then
-    local generation = tonumber(ARGV[3])
-    if held.epoch == ARGV[2] then
-      if held.generation > generation then return current end
-      if held.generation == generation and ARGV[4] == 'fill' then return 0 end
-    elseif ARGV[4] == 'fill' then
-      return current
+local epoch, generation
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  local version = redis.call('HMGET', KEYS[2], 'epoch', 'generation')
+  if version[1] and version[2] then
+    epoch, generation = version[1], tonumber(version[2])
+  else
+    local ok, held = pcall(cjson.decode, redis.call('GET', KEYS[1]))
+    if ok and type(held) == 'table' and type(held.epoch) == 'string' and type(held.generation) == 'number' then
+      epoch, generation = held.epoch, held.generation
     end
   end
 end
+if epoch and generation then
+  local incoming = tonumber(ARGV[3])
+  if epoch == ARGV[2] then
+    if generation > incoming then return redis.call('GET', KEYS[1]) end
+    if generation == incoming and ARGV[4] == 'fill' then return 0 end
+  elseif ARGV[4] == 'fill' then
+    return redis.call('GET', KEYS[1])
+  end
+end
 redis.call('SET', KEYS[1], ARGV[1])
+redis.call('HSET', KEYS[2], 'epoch', ARGV[2], 'generation', ARGV[3])
 redis.call('PUBLISH', ARGV[5], ARGV[6])
 return 1
 `;
 
 export interface InputWrite {
   readonly key: string;
+  /** The small hash of the value's epoch and generation, written with every value. */
+  readonly versionKey: string;
   readonly value: string;
   readonly epoch: string;
   readonly generation: number;
@@ -72,21 +88,22 @@ export interface InputWrite {
 
 export async function writeInput(client: Redis, write: InputWrite): Promise<InputWriteResult> {
   const args = [write.value, write.epoch, String(write.generation), write.mode, write.channel, write.message];
-  const reply = await client.eval(WRITE_INPUT_LUA, 1, write.key, ...args);
+  const reply = await client.eval(WRITE_INPUT_LUA, 2, write.key, write.versionKey, ...args);
   if (reply === 1) return { kind: 'written' };
   if (reply === 0) return { kind: 'current' };
   if (typeof reply === 'string') return { kind: 'kept', raw: reply };
   throw new Error(`unexpected reply to the input write script: ${JSON.stringify(reply)}`);
 }
 
-/** Replaces an input value unconditionally (used when the value Redis holds is unreadable) and publishes `message`. */
+/** Replaces an input value and its version unconditionally (used when the value Redis holds is unreadable) and publishes `message`. */
 export async function overwriteInput(client: Redis, write: InputWrite): Promise<void> {
-  checkTransaction(await client.multi().set(write.key, write.value).publish(write.channel, write.message).exec());
+  const version = { epoch: write.epoch, generation: String(write.generation) };
+  checkTransaction(await client.multi().set(write.key, write.value).hset(write.versionKey, version).publish(write.channel, write.message).exec());
 }
 
-/** Deletes a key and publishes `message` in one transaction. */
-export async function deleteAndPublish(client: Redis, key: string, channel: string, message: string): Promise<void> {
-  checkTransaction(await client.multi().del(key).publish(channel, message).exec());
+/** Deletes keys and publishes `message` in one transaction. */
+export async function deleteAndPublish(client: Redis, keys: readonly string[], channel: string, message: string): Promise<void> {
+  checkTransaction(await client.multi().del(...keys).publish(channel, message).exec());
 }
 
 function checkTransaction(results: [error: Error | null, result: unknown][] | null): void {

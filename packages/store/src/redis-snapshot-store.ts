@@ -4,6 +4,7 @@ import { formatChangeMessage, supersedes } from './input-change.ts';
 import { Listeners } from './listeners.ts';
 import { decodeInput, decodeOutput, encodeInput, encodeOutput, storeKeys, type Decoded, type StoreKeys } from './redis-codec.ts';
 import { deleteAndPublish, overwriteInput, writeInput, writeOutput, type InputWrite, type InputWriteMode } from './redis-commands.ts';
+import { MutationMarks } from './mutation-marks.ts';
 import { RedisLink } from './redis-link.ts';
 import type { HealthListener, InputChangedEvent, InputChangedListener, SnapshotStore, StoreHealth } from './snapshot-store.ts';
 
@@ -25,7 +26,8 @@ export interface RedisStoreOptions {
 
 /**
  * A store that keeps every snapshot in memory and shares it through Redis. Redis keys:
- * `<prefix>:input:<cluster>`, `<prefix>:output:<cluster>`; channel `<prefix>:input-changed`.
+ * `<prefix>:input:<cluster>` (with its version hash `<prefix>:input-version:<cluster>`),
+ * `<prefix>:output:<cluster>`; channel `<prefix>:input-changed`.
  * Connects in the background: the store is usable at once, and health says when Redis is up.
  * Throws MESHRELAY_ERR_INVALID_CONFIG when url or replicaId is empty.
  */
@@ -56,8 +58,7 @@ class RedisSnapshotStore implements SnapshotStore {
   readonly #inputs: Table<InputSnapshot>;
   readonly #outputs: Table<OutputSnapshot>;
   /** Per Redis key, the number of the last memory change; a Redis reply is applied only if none came after. */
-  readonly #mutations = new Map<string, number>();
-  #mutationCount = 0;
+  readonly #marks = new MutationMarks();
   readonly #inputListeners: Listeners<InputChangedEvent>;
   readonly #healthListeners: Listeners<StoreHealth>;
   #lastHealth: StoreHealth;
@@ -120,10 +121,10 @@ class RedisSnapshotStore implements SnapshotStore {
     await this.#sync(this.#inputs, cluster, 'put');
   }
 
-  async putOutput(snapshot: OutputSnapshot): Promise<void> {
+  async putOutput(snapshot: OutputSnapshot): Promise<boolean> {
     this.#outputs.memory.set(snapshot.cluster, snapshot);
     this.#mutate(this.#outputs.key(snapshot.cluster));
-    await this.#sync(this.#outputs, snapshot.cluster, 'put');
+    return this.#sync(this.#outputs, snapshot.cluster, 'put');
   }
 
   async getOutput(cluster: string): Promise<OutputSnapshot | undefined> {
@@ -142,6 +143,10 @@ class RedisSnapshotStore implements SnapshotStore {
 
   health(): StoreHealth {
     return { backend: 'redis', redisUp: this.#link.up, pendingWriteBack: this.#inputs.dirty.size + this.#outputs.dirty.size };
+  }
+
+  bookkeepingSize(): number {
+    return this.#marks.size() + this.#inputs.dirty.size + this.#outputs.dirty.size;
   }
 
   onHealthChange(listener: HealthListener): () => void {
@@ -167,7 +172,12 @@ class RedisSnapshotStore implements SnapshotStore {
       decode: decodeInput,
       write: (snapshot, mode) => this.#writeInput(snapshot, mode),
       remove: (cluster) =>
-        deleteAndPublish(this.#link.command, key(cluster), this.#keys.inputChannel, formatChangeMessage(cluster, '', this.#replica, true)),
+        deleteAndPublish(
+          this.#link.command,
+          [key(cluster), this.#keys.inputVersion(cluster)],
+          this.#keys.inputChannel,
+          formatChangeMessage(cluster, '', this.#replica, true),
+        ),
     };
   }
 
@@ -196,7 +206,15 @@ class RedisSnapshotStore implements SnapshotStore {
    */
   async #sync<T>(table: Table<T>, cluster: string, mode: InputWriteMode): Promise<boolean> {
     const key = table.key(cluster);
-    const mutation = this.#mutations.get(key) ?? 0;
+    const mutation = this.#marks.begin(key);
+    try {
+      return await this.#syncFrom(table, cluster, mode, mutation);
+    } finally {
+      this.#marks.end(key, this.#idle(table, cluster));
+    }
+  }
+
+  async #syncFrom<T>(table: Table<T>, cluster: string, mode: InputWriteMode, mutation: number): Promise<boolean> {
     const snapshot = table.memory.get(cluster);
     if (snapshot === undefined && !table.dirty.has(cluster) && mode === 'fill') return true;
     if (!this.#writable()) return this.#failed(table, cluster, mode);
@@ -208,7 +226,7 @@ class RedisSnapshotStore implements SnapshotStore {
       this.#log.warn({ err, cluster, kind: table.kind }, 'redis write failed; keeping the change for write-back');
       return this.#failed(table, cluster, mode);
     }
-    if ((this.#mutations.get(key) ?? 0) === synced) table.dirty.delete(cluster);
+    if (this.#marks.current(table.key(cluster)) === synced) table.dirty.delete(cluster);
     this.#emitHealth();
     return true;
   }
@@ -226,6 +244,7 @@ class RedisSnapshotStore implements SnapshotStore {
     const { cluster } = snapshot;
     const write: InputWrite = {
       key: this.#inputs.key(cluster),
+      versionKey: this.#keys.inputVersion(cluster),
       value: encodeInput(snapshot, this.#replica),
       epoch: snapshot.epoch,
       generation: snapshot.generation,
@@ -265,17 +284,21 @@ class RedisSnapshotStore implements SnapshotStore {
     }
     if (missing.length === 0 || !this.#writable()) return found;
     const keys = missing.map((cluster) => table.key(cluster));
-    const marks = keys.map((key) => this.#mutations.get(key) ?? 0);
+    const marks = keys.map((key) => this.#marks.begin(key));
     let raws: (string | null)[];
+    let changed: boolean[];
     try {
       raws = await this.#link.command.mget(keys);
+      changed = keys.map((key, i) => this.#marks.current(key) !== marks[i]);
     } catch (err) {
       this.#log.debug({ err, clusters: missing, kind: table.kind }, 'redis read failed; answering from memory');
       return found;
+    } finally {
+      missing.forEach((cluster, i) => this.#marks.end(keys[i] as string, this.#idle(table, cluster)));
     }
     missing.forEach((cluster, i) => {
       const raw = raws[i];
-      if ((this.#mutations.get(keys[i] as string) ?? 0) !== marks[i]) {
+      if (changed[i] === true) {
         const held = table.memory.get(cluster); // changed locally meanwhile: memory is newer
         if (held !== undefined) found.set(cluster, held);
         return;
@@ -312,6 +335,7 @@ class RedisSnapshotStore implements SnapshotStore {
       this.#inputs.memory.delete(cluster);
       this.#inputs.dirty.delete(cluster);
       this.#mutate(this.#inputs.key(cluster));
+      this.#marks.prune(this.#inputs.key(cluster), this.#idle(this.#inputs, cluster));
       this.#emitHealth();
     } else if (this.#inputs.memory.get(cluster)?.hash !== event.hash) {
       await this.#refreshInput(cluster);
@@ -322,15 +346,19 @@ class RedisSnapshotStore implements SnapshotStore {
   /** Reads a cluster's input from Redis and adopts it unless memory holds a newer one of the same epoch. */
   async #refreshInput(cluster: string): Promise<void> {
     const key = this.#inputs.key(cluster);
-    const mark = this.#mutations.get(key) ?? 0;
+    const mark = this.#marks.begin(key);
     let raw: string | null;
+    let changed: boolean;
     try {
       raw = await this.#link.command.get(key);
+      changed = this.#marks.current(key) !== mark;
     } catch (err) {
       this.#log.warn({ err, cluster }, 'cannot read a changed input from redis; keeping the memory copy');
       return;
+    } finally {
+      this.#marks.end(key, this.#idle(this.#inputs, cluster));
     }
-    if (raw === null || (this.#mutations.get(key) ?? 0) !== mark) return;
+    if (raw === null || changed) return;
     const remote = this.#tryDecode(this.#inputs, raw, cluster);
     if (remote === undefined) return;
     const held = this.#inputs.memory.get(cluster);
@@ -381,9 +409,12 @@ class RedisSnapshotStore implements SnapshotStore {
   }
 
   #mutate(key: string): number {
-    const mutation = ++this.#mutationCount;
-    this.#mutations.set(key, mutation);
-    return mutation;
+    return this.#marks.bump(key);
+  }
+
+  /** Whether the store keeps nothing for the cluster in this table (no snapshot, nothing for write-back). */
+  #idle<T>(table: Table<T>, cluster: string): boolean {
+    return !table.memory.has(cluster) && !table.dirty.has(cluster);
   }
 
   #emitHealth(): void {

@@ -63,8 +63,12 @@ export interface SnapshotStore {
   /** Removes the cluster's input from memory and Redis and tells the other replicas. Redis down: kept for write-back. */
   deleteInput(cluster: string): Promise<void>;
 
-  /** Stores the cluster's output (with its provenance) in memory and Redis. Redis down: kept for write-back. */
-  putOutput(snapshot: OutputSnapshot): Promise<void>;
+  /**
+   * Stores the cluster's output (with its provenance) in memory and Redis. Resolves true when the
+   * shared cache took it (or there is none), false when Redis was down or did not answer in time:
+   * the output is then kept for write-back.
+   */
+  putOutput(snapshot: OutputSnapshot): Promise<boolean>;
 
   /** As getInput, for the cluster's last output. */
   getOutput(cluster: string): Promise<OutputSnapshot | undefined>;
@@ -79,6 +83,12 @@ export interface SnapshotStore {
    * A listener that throws is logged and does not stop the others.
    */
   onInputChanged(listener: InputChangedListener): () => void;
+
+  /**
+   * Entries the store keeps besides the snapshots (per-key change marks, clusters awaiting
+   * write-back). Bounded by the clusters it holds or is syncing; for bounded-memory checks.
+   */
+  bookkeepingSize(): number;
 
   /** The store's state now; a new object per call. */
   health(): StoreHealth;

@@ -89,7 +89,7 @@ export function handlePull(ctx: RelayContext, call: PullCall): void {
       stream.log.info({ hash }, 'agent applied output');
     } else {
       refused = hash;
-      ctx.metrics.outputsRefused.inc({ cluster: stream.cluster, code: ack.errorCode || 'unknown' });
+      ctx.metrics.recordOutputRefused(stream.cluster, ack.errorCode ?? '');
       stream.log.warn({ hash, code: ack.errorCode, reason: ack.message }, 'agent could not apply output; it keeps its previous one');
     }
     inFlight = undefined;
