@@ -42,7 +42,7 @@ function toStructural(node: Schema, path = '$'): Schema {
   for (const [key, value] of Object.entries(node)) {
     if (key === 'type') continue;
     if (key === UNIMPLEMENTED) {
-      out['description'] = 'Accepted; not implemented by Meshrelay (the resource status names it).';
+      out['description'] = 'Accepted; not supported by Meshrelay (the resource status names it).';
       continue;
     }
     if (key === 'properties') {

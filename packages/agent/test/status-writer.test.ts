@@ -19,8 +19,8 @@ const invalidPolicy: ReportedStatus = {
   kind: 'AccessPolicy',
   namespace: 'bookinfo',
   name: 'reviews-lockdown',
-  state: { observedGeneration: 0, approval: 'INVALID', message: 'spec.config.enforcementLayers: not implemented' },
-  clusters: { 'cluster-a': { observedGeneration: 0, approval: 'INVALID', message: 'spec.config.enforcementLayers: not implemented' } },
+  state: { observedGeneration: 0, approval: 'INVALID', message: 'spec.config.enforcementLayers: not supported' },
+  clusters: { 'cluster-a': { observedGeneration: 0, approval: 'INVALID', message: 'spec.config.enforcementLayers: not supported' } },
 };
 
 const acceptedRoute: ReportedStatus = {

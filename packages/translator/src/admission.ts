@@ -50,8 +50,8 @@ export function admit(input: TranslationInput, clusterNames: readonly string[], 
       }
       const unimplemented = unimplementedFieldsOf(r);
       for (const f of unimplemented) {
-        if (f.effect === 'WARNING') problems.add({ cluster, resource, reason: `${f.path} is not implemented by Meshrelay; ignored` });
-        else problems.add({ cluster, resource, reason: `${f.path} is not implemented by Meshrelay and ignoring it would weaken security; not translated`, approval: 'INVALID' });
+        if (f.effect === 'WARNING') problems.add({ cluster, resource, reason: `${f.path} is not supported by Meshrelay; ignored` });
+        else problems.add({ cluster, resource, reason: `${f.path} is not supported by Meshrelay and ignoring it would weaken security; not translated`, approval: 'INVALID' });
       }
       if (unimplemented.every((f) => f.effect === 'WARNING')) valid.push(r);
     }

@@ -63,7 +63,7 @@ export function collectSubsets(routeTables: readonly Owned<RouteTableSpec>[], pr
       if (Object.keys(labels).length === 0) continue;
       const kind = ref.kind ?? 'SERVICE';
       if (kind === 'EXTERNAL_SERVICE') {
-        problems.add({ cluster: rt.cluster, resource: describeOwned(rt), reason: `a subset of ExternalService ${ref.ref.name} is not implemented by Meshrelay; the whole service is used` });
+        problems.add({ cluster: rt.cluster, resource: describeOwned(rt), reason: `a subset of ExternalService ${ref.ref.name} is not supported by Meshrelay; the whole service is used` });
         continue;
       }
       const key = demandKey(kind, ref.ref.namespace ?? rt.namespace, ref.ref.name);

@@ -48,7 +48,7 @@ function servers(vg: Owned<VirtualGatewaySpec>, problems: ProblemSink): Record<s
   (vg.spec.listeners ?? []).forEach((l, i) => {
     const number = l.port.number;
     if (number === undefined) {
-      problems.add({ cluster: vg.cluster, resource: describeOwned(vg), reason: `listeners[${i}]: a port selected by name is not implemented by Meshrelay; listener left out` });
+      problems.add({ cluster: vg.cluster, resource: describeOwned(vg), reason: `listeners[${i}]: a port selected by name is not supported by Meshrelay; listener left out` });
       return;
     }
     const protocol = protocolOf(l);

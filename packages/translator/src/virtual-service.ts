@@ -272,7 +272,7 @@ function selectedNamespaces(rt: Owned<RouteTableSpec>, ctx: RouteContext): strin
   const namespaces = new Set<string>();
   (rt.spec.workloadSelectors ?? []).forEach((w, i) => {
     if (w.kind === 'VM') {
-      ctx.problems.add({ cluster: rt.cluster, resource: describeOwned(rt), reason: `spec.workloadSelectors[${i}]: kind VM is not implemented by Meshrelay; ignored` });
+      ctx.problems.add({ cluster: rt.cluster, resource: describeOwned(rt), reason: `spec.workloadSelectors[${i}]: kind VM is not supported by Meshrelay; ignored` });
       return;
     }
     const sel = w.selector ?? {};
@@ -315,7 +315,7 @@ export function buildVirtualService(rt: Owned<RouteTableSpec>, ctx: RouteContext
   const hosts = rt.spec.hosts ?? [];
   if (hosts.length === 0) return undefined;
   if (rt.spec.failureMode === 'FREEZE_CONFIG') {
-    ctx.problems.add({ cluster: rt.cluster, resource: describeOwned(rt), reason: 'spec.failureMode FREEZE_CONFIG is not implemented by Meshrelay; routes that cannot be resolved are replaced by a 500 direct response' });
+    ctx.problems.add({ cluster: rt.cluster, resource: describeOwned(rt), reason: 'spec.failureMode FREEZE_CONFIG is not supported by Meshrelay; routes that cannot be resolved are replaced by a 500 direct response' });
   }
   const bound = binding(rt, ctx);
   if (!bound) return undefined;

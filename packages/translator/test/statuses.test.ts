@@ -123,7 +123,7 @@ describe('security resources that cannot be translated', () => {
     assert.deepEqual(policiesIn(second), policiesIn(first));
     const status = second.statuses.find((s) => s.kind === 'AccessPolicy');
     assert.equal(status?.state.approval, 'INVALID');
-    assert.match(status?.state.message ?? '', /spec\.config\.enforcementLayers is not implemented/);
+    assert.match(status?.state.message ?? '', /spec\.config\.enforcementLayers is not supported/);
   });
 
   it('given an AccessPolicy with an unknown field that never translated, when translated, then the workloads it selects deny every request', () => {
@@ -145,7 +145,7 @@ describe('security resources that cannot be translated', () => {
     const result = translate(inputOf(mesh), validator);
     const status = result.statuses.find((s) => s.kind === 'RouteTable');
     assert.equal(status?.state.approval, 'WARNING');
-    assert.equal(status?.state.message, 'spec.portalMetadata is not implemented by Meshrelay; ignored');
+    assert.equal(status?.state.message, 'spec.portalMetadata is not supported by Meshrelay; ignored');
     assert.ok(result.outputs.get('cluster-b')?.resources.some((r) => r.kind === 'VirtualService'));
   });
 });

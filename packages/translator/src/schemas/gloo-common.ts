@@ -17,7 +17,7 @@ export const UNIMPLEMENTED = 'x-meshrelay-unimplemented';
 export type UnimplementedEffect = 'WARNING' | 'INVALID';
 
 /**
- * Marks a field as accepted but not implemented. `schema` still checks its shape; leave it
+ * Marks a field as accepted but not supported. `schema` still checks its shape; leave it
  * open (`{ type: 'object' }`) for a message whose inner fields Meshrelay does not read at all.
  */
 export function unimplemented(schema: JsonSchema = { type: 'object' }, effect: UnimplementedEffect = 'WARNING'): JsonSchema {
@@ -83,7 +83,7 @@ export const ACCESS_DESTINATION_SELECTOR = closedObject({
 /** common.gloo.solo.io.ObjectReference */
 export const OBJECT_REFERENCE = closedObject({ name: { type: 'string', minLength: 1 }, namespace: STRING, cluster: STRING }, { required: ['name'] });
 
-/** common.gloo.solo.io.AWSLambdaReference (function destinations are not implemented). */
+/** common.gloo.solo.io.AWSLambdaReference (function destinations are not supported). */
 const AWS_LAMBDA_REFERENCE = closedObject({ cloudProvider: OBJECT_REFERENCE, function: STRING, qualifier: STRING, options: { type: 'object' } });
 
 /** common.gloo.solo.io.DestinationReference: a oneof of ref or awsLambda. */
