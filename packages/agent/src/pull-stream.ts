@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import {
   RELAY_SERVICE,
   SnapshotAssembler,
+  copyProvenance,
   resourceId,
   toMeshrelayError,
   type AssembledSnapshot,
@@ -66,7 +67,7 @@ export class PullStream {
       hello: {
         heldHash: held?.hash ?? '',
         heldKeys: held ? held.resources.map(resourceId) : [],
-        heldProvenance: held ? held.provenance.map((p) => ({ cluster: p.cluster, inputHash: p.inputHash })) : [],
+        heldProvenance: held ? held.provenance.map(copyProvenance) : [],
       },
     });
   }

@@ -2,7 +2,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { MeshrelayError } from './errors.ts';
 import { relay } from './gen/relay.js';
 import type { Provenance } from './snapshot.ts';
-import { sha256Hex } from './snapshot.ts';
+import { copyProvenance, sha256Hex } from './snapshot.ts';
 import { isRecord, type Resource } from './resource.ts';
 
 export const DEFAULT_CHUNK_BYTES = 256 * 1024;
@@ -45,7 +45,7 @@ export function encodeSnapshotFrames(input: FrameInput, options: FrameOptions = 
     totalChunks: chunks.length,
     totalBytes: raw.length,
     encoding: compress ? relay.v1.Encoding.ENCODING_JSON_GZIP : relay.v1.Encoding.ENCODING_JSON,
-    provenance: (input.provenance ?? []).map((p) => ({ cluster: p.cluster, inputHash: p.inputHash })),
+    provenance: (input.provenance ?? []).map(copyProvenance),
   };
   return { header, chunks };
 }
@@ -148,7 +148,7 @@ export class SnapshotAssembler {
       generation: Number(this.#header.generation ?? 0),
       hash: actual,
       resources,
-      provenance: (this.#header.provenance ?? []).map((p) => ({ cluster: p.cluster ?? '', inputHash: p.inputHash ?? '' })),
+      provenance: (this.#header.provenance ?? []).map(copyProvenance),
     };
   }
 }

@@ -82,6 +82,8 @@ export interface ApiClient {
    * released. Rejects with MESHRELAY_ERR_SNAPSHOT_NOT_FOUND when none is held.
    */
   releaseOutput(cluster: string): Promise<HeldOutput>;
+  /** POST /api/v1/clusters/:name/contribution/release: stop carrying an absent cluster's last known contribution. */
+  forgetContribution(cluster: string): Promise<{ cluster: string; inputHash: string }>;
   health(): Promise<HealthResponse>;
   /** Resolves for both ready (200) and not ready (503) answers. */
   ready(): Promise<ReadyResponse>;
@@ -195,6 +197,12 @@ class HttpApiClient implements ApiClient {
 
   async releaseOutput(name: string): Promise<HeldOutput> {
     const answer = await this.#call<ReleaseResponse>('POST', `${cluster(name)}/output/release`);
+    return answer.released;
+  }
+
+  /** Lets an absent cluster's carried contribution go; answers the input hash that was carried. */
+  async forgetContribution(name: string): Promise<{ cluster: string; inputHash: string }> {
+    const answer = await this.#call<{ released: { cluster: string; inputHash: string } }>('POST', `${cluster(name)}/contribution/release`);
     return answer.released;
   }
 

@@ -4,7 +4,9 @@ import { GRPC_STATUS } from '@meshrelay/api';
 import { issueServerCertificate, type CaBundle } from '@meshrelay/certs';
 import { createMemorySnapshotStore, createRedisSnapshotStore, type SnapshotStore } from '@meshrelay/store';
 import { createIstioValidator } from '@meshrelay/translator';
+import { join } from 'node:path';
 import type { AdminCredential } from './admin-credential.ts';
+import { CarriedContributions } from './carried-contributions.ts';
 import type { ServerConfig } from './config.ts';
 import { ConnectionTracker } from './connections.ts';
 import { openDurableState } from './durable-state.ts';
@@ -63,6 +65,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
   const connections = new ConnectionTracker();
   const outputs = new OutputHub();
   const held = new HeldOutputs();
+  const contributions = new CarriedContributions(join(config.stateDir, 'contributions'), log.child({ component: 'contributions' }));
   const metrics = new RelayMetrics(config.replicaName, connections);
   metrics.setRedisUpProbe(() => store.health().redisUp);
   const loop = new TranslationLoop({
@@ -74,10 +77,13 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     metrics,
     logger: log.child({ component: 'translation' }),
     gate: { safeMode: config.safeMode, safeStartWindowSeconds: config.safeStartWindowSeconds },
+    contributions,
     debounceMs: config.translationDebounceMs,
     uptimeMs: () => Date.now() - startedAt,
   });
   metrics.setStateProbes(() => loop.status().gate, () => held.list());
+  metrics.setCarriedProbe(() => contributions.carried().map((c) => c.cluster));
+  contributions.watch(() => loop.trigger('a carried contribution changed on another replica'));
 
   const ctx: RelayContext = {
     ca,
@@ -89,6 +95,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     outputs,
     held,
     blastRadius: { maxDeleteShare: config.maxDeleteShare, minResources: config.blastRadiusMinResources },
+    contributions,
     connections,
     metrics,
     limits: {
@@ -111,6 +118,8 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
       connections.forget(change.name);
       outputs.forget(change.name);
       held.forget(change.name);
+      void contributions.forget(change.name).catch((err: unknown) =>
+        log.warn({ err, cluster: change.name }, 'could not drop the kept contribution of a deregistered cluster'));
       metrics.forgetCluster(change.name);
       void Promise.all([store.deleteInput(change.name), store.deleteOutput(change.name)]).catch((err: unknown) =>
         log.warn({ err, cluster: change.name }, 'could not drop the snapshots of a deregistered cluster'));
@@ -135,6 +144,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     connections,
     loop,
     held,
+    contributions,
     metrics,
     replica: config.replicaName,
     relayAddress: config.advertiseAddress ?? `localhost:${relay.port}`,
@@ -175,6 +185,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
       unsubscribeStore();
       await relay.stop();
       await loop.stop();
+      contributions.stop();
       await api.close();
       await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
       await store.close();

@@ -3,6 +3,7 @@ import type { InputSnapshot, KubernetesCluster } from '@meshrelay/api';
 import type { ClusterRegistry, VipAllocationStore } from '@meshrelay/registry';
 import type { SnapshotStore } from '@meshrelay/store';
 import { translate, virtualDestinationKeys, type ClusterInfo, type OutputValidator, type TranslationProblem } from '@meshrelay/translator';
+import { markStaleProvenance, type CarriedContributions } from './carried-contributions.ts';
 import type { RelayMetrics } from './metrics.ts';
 import type { OutputHub } from './output-hub.ts';
 import { decideGate, type GateConfig, type GateDecision } from './safe-mode-gate.ts';
@@ -16,6 +17,8 @@ export interface TranslationLoopOptions {
   readonly metrics: RelayMetrics;
   readonly logger: Logger;
   readonly gate: GateConfig;
+  /** The last known inputs of absent clusters, carried over into outputs (DESIGN §13). */
+  readonly contributions: CarriedContributions;
   readonly debounceMs: number;
   /** Milliseconds since this replica started (the gate's clock). */
   readonly uptimeMs: () => number;
@@ -126,22 +129,39 @@ export class TranslationLoop {
     if (!this.#opened) this.#o.logger.info({ reason: decision.reason, missing: decision.missing }, 'safe-mode gate open: translating');
     this.#opened = true;
     const admitted = new Map(decision.admitted.map((name) => [name, inputs.get(name) as InputSnapshot]));
-    await this.#translate(admitted, clusters, decision);
+    // DESIGN §13: a registered cluster that is absent keeps its last known
+    // contribution, carried as a stale input that provenance names as such.
+    const { contributions } = this.#o;
+    await contributions.remember(admitted.values());
+    const absent = clusters.map((c) => c.metadata.name).filter((name) => !admitted.has(name));
+    const carried = await contributions.carry(absent, new Date());
+    await this.#translate(admitted, carried, clusters, decision);
   }
 
-  async #translate(admitted: ReadonlyMap<string, InputSnapshot>, clusters: readonly KubernetesCluster[], gate: GateDecision): Promise<void> {
-    const vips = await this.#o.vips.ensure(virtualDestinationKeys(admitted));
+  async #translate(
+    admitted: ReadonlyMap<string, InputSnapshot>,
+    carried: ReadonlyMap<string, InputSnapshot>,
+    clusters: readonly KubernetesCluster[],
+    gate: GateDecision,
+  ): Promise<void> {
+    const inputs = new Map([...admitted, ...carried]);
+    const staleClusters = new Set(carried.keys());
+    const vips = await this.#o.vips.ensure(virtualDestinationKeys(inputs));
     const infos: ClusterInfo[] = clusters.map((c) => ({
       name: c.metadata.name,
       ...(c.spec.clusterDomain ? { clusterDomain: c.spec.clusterDomain } : {}),
     }));
     const end = this.#o.metrics.translationDuration.startTimer();
-    const result = translate({ inputs: admitted, clusters: infos, vips }, this.#o.validator);
+    const result = translate({ inputs, clusters: infos, vips }, this.#o.validator);
     end();
     this.#o.metrics.translationProblems.set(result.problems.length);
     for (const problem of result.problems) this.#o.logger.warn({ ...problem }, 'translation problem');
-    for (const output of result.outputs.values()) {
-      if (this.#o.outputs.current(output.cluster)?.hash === output.hash) continue;
+    for (const built of result.outputs.values()) {
+      const output = markStaleProvenance(built, staleClusters);
+      if (this.#o.outputs.current(output.cluster)?.hash === output.hash) {
+        this.#o.outputs.refresh(output);
+        continue;
+      }
       await this.#o.store.putOutput(output);
       this.#o.outputs.publish(output);
       this.#o.logger.info({ cluster: output.cluster, hash: output.hash, resources: output.resources.length }, 'output snapshot updated');

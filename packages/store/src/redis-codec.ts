@@ -119,7 +119,7 @@ function provenanceOf(value: unknown, cluster: string): readonly Provenance[] {
     if (!isRecord(p) || typeof p.cluster !== 'string' || typeof p.inputHash !== 'string') {
       throw undecodable(cluster, 'a provenance entry is malformed');
     }
-    return { cluster: p.cluster, inputHash: p.inputHash };
+    return { cluster: p.cluster, inputHash: p.inputHash, ...(p.stale === true ? { stale: true } : {}) };
   });
 }
 

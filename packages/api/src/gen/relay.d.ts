@@ -710,6 +710,9 @@ export namespace relay {
 
             /** Provenance inputHash */
             inputHash?: (string|null);
+
+            /** Provenance stale */
+            stale?: (boolean|null);
         }
 
         /** Represents a Provenance. */
@@ -726,6 +729,9 @@ export namespace relay {
 
             /** Provenance inputHash. */
             public inputHash: string;
+
+            /** Provenance stale. */
+            public stale: boolean;
 
             /**
              * Creates a new Provenance instance using the specified properties.

@@ -1898,6 +1898,7 @@ export const relay = $root.relay = (() => {
              * @interface IProvenance
              * @property {string|null} [cluster] Provenance cluster
              * @property {string|null} [inputHash] Provenance inputHash
+             * @property {boolean|null} [stale] Provenance stale
              */
 
             /**
@@ -1932,6 +1933,14 @@ export const relay = $root.relay = (() => {
             Provenance.prototype.inputHash = "";
 
             /**
+             * Provenance stale.
+             * @member {boolean} stale
+             * @memberof relay.v1.Provenance
+             * @instance
+             */
+            Provenance.prototype.stale = false;
+
+            /**
              * Creates a new Provenance instance using the specified properties.
              * @function create
              * @memberof relay.v1.Provenance
@@ -1963,6 +1972,8 @@ export const relay = $root.relay = (() => {
                     w.uint32(10).string(m.cluster);
                 if (m.inputHash != null && Object.hasOwnProperty.call(m, "inputHash"))
                     w.uint32(18).string(m.inputHash);
+                if (m.stale != null && Object.hasOwnProperty.call(m, "stale"))
+                    w.uint32(24).bool(m.stale);
                 return w;
             };
 
@@ -2021,6 +2032,10 @@ export const relay = $root.relay = (() => {
                             m.inputHash = r.string();
                             break;
                         }
+                    case 3: {
+                            m.stale = r.bool();
+                            break;
+                        }
                     default:
                         r.skipType(t & 7, n);
                         break;
@@ -2073,6 +2088,10 @@ export const relay = $root.relay = (() => {
                     if (!$util.isString(m.inputHash))
                         return "inputHash: string expected";
                 }
+                if (m.stale != null && Object.hasOwnProperty.call(m, "stale")) {
+                    if (typeof m.stale !== "boolean")
+                        return "stale: boolean expected";
+                }
                 return null;
             };
 
@@ -2100,6 +2119,9 @@ export const relay = $root.relay = (() => {
                 if (d.inputHash != null) {
                     m.inputHash = String(d.inputHash);
                 }
+                if (d.stale != null) {
+                    m.stale = Boolean(d.stale);
+                }
                 return m;
             };
 
@@ -2123,12 +2145,16 @@ export const relay = $root.relay = (() => {
                 if (o.defaults) {
                     d.cluster = "";
                     d.inputHash = "";
+                    d.stale = false;
                 }
                 if (m.cluster != null && Object.hasOwnProperty.call(m, "cluster")) {
                     d.cluster = m.cluster;
                 }
                 if (m.inputHash != null && Object.hasOwnProperty.call(m, "inputHash")) {
                     d.inputHash = m.inputHash;
+                }
+                if (m.stale != null && Object.hasOwnProperty.call(m, "stale")) {
+                    d.stale = m.stale;
                 }
                 return d;
             };

@@ -2,6 +2,7 @@ import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { DNS_NAME_MAX_LENGTH, DNS_NAME_PATTERN, MeshrelayError, toMeshrelayError } from '@meshrelay/api';
 import type { SnapshotStore } from '@meshrelay/store';
+import type { CarriedContributions } from '../carried-contributions.ts';
 import type { ConnectionTracker } from '../connections.ts';
 import type { HeldOutputs } from '../held-outputs.ts';
 import type { RelayMetrics } from '../metrics.ts';
@@ -19,6 +20,7 @@ export interface ApiDeps {
   readonly connections: ConnectionTracker;
   readonly loop: TranslationLoop;
   readonly held: HeldOutputs;
+  readonly contributions: CarriedContributions;
   readonly metrics: RelayMetrics;
   readonly replica: string;
   readonly relayAddress: string;
@@ -101,7 +103,16 @@ export function buildApiServer(deps: ApiDeps) {
     clusters: deps.registry.list().length,
   }));
 
-  app.get('/api/v1/safe-mode', async () => safeModeView(deps.loop));
+  app.get('/api/v1/safe-mode', async () => safeModeView(deps.loop, deps.contributions));
+
+  // DESIGN §13: the operator lets an absent cluster's carried contribution go (shared through the state directory).
+  app.post('/api/v1/clusters/:name/contribution/release', { schema: { params: NAME_PARAMS } }, async (req: NameRequest) => {
+    view(req.params.name);
+    const inputHash = await deps.contributions.release(req.params.name, new Date());
+    if (inputHash === undefined) throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_NOT_FOUND', `no contribution of cluster "${req.params.name}" is kept`);
+    deps.loop.trigger('contribution released');
+    return { released: { cluster: req.params.name, inputHash } };
+  });
 
   app.get('/api/v1/outputs/held', async () => ({ held: deps.held.list() }));
 
@@ -179,8 +190,11 @@ const WAYS_OUT = [
   'let translation go on without it: meshctl cluster update NAME --skip-warming',
 ];
 
-/** What holds translation on this replica, since when, until when, and how to release it. */
-export function safeModeView(loop: TranslationLoop) {
+/**
+ * What holds translation on this replica, since when, until when, and how to
+ * release it; and whose last known contribution it carries over (DESIGN §13).
+ */
+export function safeModeView(loop: TranslationLoop, contributions: CarriedContributions) {
   const status = loop.status();
   const gate = status.gate;
   return {
@@ -191,5 +205,6 @@ export function safeModeView(loop: TranslationLoop) {
     windowEndsAt: gate.state === 'held' ? (status.windowEndsAt?.toISOString() ?? null) : null,
     openReason: gate.state === 'open' ? gate.reason : null,
     waysOut: gate.state === 'held' ? WAYS_OUT : [],
+    staleContributions: contributions.carried().map((c) => ({ ...c, since: c.since.toISOString() })),
   };
 }

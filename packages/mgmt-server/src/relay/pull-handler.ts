@@ -1,5 +1,5 @@
 import type { ServerDuplexStream } from '@grpc/grpc-js';
-import { encodeSnapshotFrames, resourceId, snapshotEncoding, type OutputSnapshot, type relay } from '@meshrelay/api';
+import { copyProvenance, encodeSnapshotFrames, resourceId, snapshotEncoding, type OutputSnapshot, type relay } from '@meshrelay/api';
 import { assessOutput, type HeldState } from '../blast-radius.ts';
 import type { RelayContext } from './relay-context.ts';
 import { openRelayStream, type RelayStream } from './relay-stream.ts';
@@ -19,7 +19,8 @@ export function handlePull(ctx: RelayContext, call: PullCall): void {
   /** The blast-radius guard: true when the output may go to this agent now. */
   const mayDeliver = (stream: RelayStream<relay.v1.IPullResponse>, output: OutputSnapshot): boolean => {
     if (ctx.held.isReleased(output)) return true;
-    const registered = new Set(ctx.registry.list().map((c) => c.metadata.name));
+    // A cluster whose contribution an operator released is positive evidence for its removal.
+    const registered = new Set(ctx.registry.list().map((c) => c.metadata.name).filter((c) => !ctx.contributions.isReleased(c)));
     const verdict = assessOutput(ctx.blastRadius, heldState, output, registered);
     if (verdict.verdict === 'send') return true;
     const { verdict: _, ...held } = verdict;
@@ -61,7 +62,7 @@ export function handlePull(ctx: RelayContext, call: PullCall): void {
         agentHolds = heldHash;
         heldState = {
           keys: new Set(hello.heldKeys ?? []),
-          provenance: (hello.heldProvenance ?? []).map((p: relay.v1.IProvenance) => ({ cluster: p.cluster ?? '', inputHash: p.inputHash ?? '' })),
+          provenance: (hello.heldProvenance ?? []).map(copyProvenance),
         };
         ctx.connections.setApplied(stream.cluster, heldHash);
         const resend = () => {
