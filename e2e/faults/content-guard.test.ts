@@ -4,7 +4,7 @@
 // its own VirtualDestination), marked stale, while everyone else's changes ship.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { waitFor } from '@meshrelay/testkit';
+import { openBrowserPage, saveScreenshot, waitFor } from '@meshrelay/testkit';
 import { hasResource, virtualDestinationYaml, type Mesh, type OutputOnDisk, type ServerProc } from '../mesh.ts';
 import { clusterView, faultMesh, restartPlaneWithoutC, safeMode } from './support.ts';
 
@@ -54,12 +54,21 @@ test('given a warm cluster kept away past the safe-start window after a full res
     assert.match(await mesh.metrics(server), /meshrelay_stale_contribution\{cluster="cluster-c",pod="mgmt-[01]"\} 1/);
   }
 
+  // The web UI shows a note naming the stale cluster.
+  const page = await openBrowserPage(t, `${r0.api}/?poll=250`);
+  await page.locator('#admin-token').fill(mesh.adminToken());
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  const note = page.locator('#stale-contributions-banner');
+  await note.locator('[data-cluster="cluster-c"]').waitFor({ state: 'visible' });
+  await saveScreenshot(page, 'e2e', 'stale-contribution');
+
   // The operator lets it go through one replica: both build outputs without it, and it is not held.
   await mesh.api('/api/v1/clusters/cluster-c/contribution/release', r1, { method: 'POST' });
   const without = await mesh.waitForOutput('cluster-a', (o) => !hasResource(o, 'ServiceEntry', 'ratings'), 20_000, 'outputs without cluster-c after the release');
   assert.doesNotMatch(reviewsEntry(without), new RegExp(C_GATEWAY.replaceAll('.', '\\.')));
   assert.deepEqual(without.provenance.map((p) => p.cluster), ['cluster-a', 'cluster-b']);
   await waitFor(async () => (await staleEverywhere(mesh, [r0, r1])).every((s) => s.length === 0), { timeoutMs: 10_000, message: 'stale contribution still reported' });
+  await note.waitFor({ state: 'hidden' });
 
   // The cluster returns: its fresh contribution is back, not stale.
   await mesh.restartAgent('cluster-c', [r0, r1]);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { buildInputSnapshot, encodeSnapshotFrames, MeshrelayError, sha256Hex, snapshotEncoding, SnapshotAssembler, type Resource } from '../src/index.ts';
+import { buildInputSnapshot, encodeSnapshotFrames, MeshrelayError, relay, sha256Hex, snapshotEncoding, SnapshotAssembler, type Resource } from '../src/index.ts';
 
 const LIMITS = { maxBytes: 8 * 1024 * 1024, maxResources: 10_000 };
 
@@ -73,3 +73,13 @@ test('a gzip bomb is stopped at the byte limit', async () => {
   assert.throws(() => assembler.finish(), rejects('MESHRELAY_ERR_SNAPSHOT_TOO_LARGE'));
 });
 
+
+test('given provenance with a stale entry, when framed, encoded to protobuf and reassembled, then the stale mark survives and fresh entries carry none', () => {
+  const snap = buildInputSnapshot({ cluster: 'a', epoch: 'e1', generation: 1, resources: [] });
+  const provenance = [{ cluster: 'a', inputHash: 'h1' }, { cluster: 'c', inputHash: 'h3', stale: true }];
+  const frames = encodeSnapshotFrames({ ...snap, encoding: snapshotEncoding(snap), provenance });
+  const header = relay.v1.SnapshotHeader.decode(relay.v1.SnapshotHeader.encode(frames.header).finish());
+  const assembler = new SnapshotAssembler(header, LIMITS);
+  for (const chunk of frames.chunks) assembler.add(chunk);
+  assert.deepEqual(assembler.finish().provenance, provenance);
+});

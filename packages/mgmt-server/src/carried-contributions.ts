@@ -45,7 +45,8 @@ export class CarriedContributions {
   #carried = new Map<string, CarriedContribution>();
   readonly #listeners = new Set<() => void>();
   #timer: NodeJS.Timeout | undefined;
-  #lastMtime = new Map<string, number>();
+  /** Identity (inode and mtime) of each carried record when last read, to notice another replica's change. */
+  readonly #seen = new Map<string, string>();
 
   constructor(dir: string, logger: Logger) {
     this.#dir = dir;
@@ -84,6 +85,7 @@ export class CarriedContributions {
         continue;
       }
       out.set(cluster, input);
+      this.#seen.set(cluster, await this.#identity(cluster));
       carried.set(cluster, { cluster, inputHash: input.hash, generation: input.generation, since: this.#carried.get(cluster)?.since ?? now });
     }
     this.#carried = carried;
@@ -147,11 +149,17 @@ export class CarriedContributions {
 
   async #check(onExternalChange: () => void): Promise<void> {
     for (const cluster of this.#carried.keys()) {
-      const mtime = await stat(this.#path(cluster)).then((s) => s.mtimeMs, () => -1);
-      const before = this.#lastMtime.get(cluster);
-      this.#lastMtime.set(cluster, mtime);
-      if (before !== undefined && before !== mtime) onExternalChange();
+      const now = await this.#identity(cluster);
+      if (this.#seen.get(cluster) === now) continue;
+      this.#seen.set(cluster, now);
+      onExternalChange();
+      return;
     }
+  }
+
+  /** Records are replaced by rename, so a new inode means a new record. */
+  async #identity(cluster: string): Promise<string> {
+    return stat(this.#path(cluster)).then((s) => `${s.ino}:${s.mtimeMs}`, () => 'absent');
   }
 
   async #read(cluster: string): Promise<ContributionFile | undefined> {

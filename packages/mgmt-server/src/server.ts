@@ -35,6 +35,8 @@ export interface ManagementServer {
   readonly loop: TranslationLoop;
   readonly outputs: OutputHub;
   readonly held: HeldOutputs;
+  /** The last known contributions of absent clusters (DESIGN §13). */
+  readonly contributions: CarriedContributions;
   /** Tells every connected agent to move elsewhere (go-away with retry-after), then stops. */
   stop(): Promise<void>;
 }
@@ -176,6 +178,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     loop,
     outputs,
     held,
+    contributions,
     stop: async () => {
       draining = true;
       const streams = connections.streams();
