@@ -12,7 +12,7 @@ export interface ClusterApiView {
   name: string;
   connection: { connected: boolean; push: number; pull: number };
   input: { hash: string; epoch: string; stale: boolean } | null;
-  output: { hash: string; held: boolean } | null;
+  output: { hash: string; held: boolean; appliedHash: string | null } | null;
 }
 
 export interface SafeModeView {

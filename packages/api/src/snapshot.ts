@@ -13,11 +13,28 @@ export interface Provenance {
    * contributed, from the input with `inputHash`.
    */
   readonly stale?: boolean;
+  /** Epoch and generation of that input: ordered within one epoch (absent when unknown). */
+  readonly epoch?: string;
+  readonly generation?: number;
 }
 
-/** A plain copy of a provenance entry (from any source, e.g. a decoded message); `stale` only when true. */
-export function copyProvenance(p: { readonly cluster?: string | null; readonly inputHash?: string | null; readonly stale?: boolean | null }): Provenance {
-  return { cluster: p.cluster ?? '', inputHash: p.inputHash ?? '', ...(p.stale === true ? { stale: true } : {}) };
+/**
+ * A plain copy of a provenance entry (from any source, e.g. a decoded message):
+ * `stale` only when true, `epoch`/`generation` only when an epoch is known.
+ */
+export function copyProvenance(p: {
+  readonly cluster?: string | null;
+  readonly inputHash?: string | null;
+  readonly stale?: boolean | null;
+  readonly epoch?: string | null;
+  readonly generation?: number | null;
+}): Provenance {
+  return {
+    cluster: p.cluster ?? '',
+    inputHash: p.inputHash ?? '',
+    ...(p.stale === true ? { stale: true } : {}),
+    ...(p.epoch ? { epoch: p.epoch, generation: Number(p.generation ?? 0) } : {}),
+  };
 }
 
 /** Everything discovered in one cluster. Immutable; `hash` covers `resources` only. */

@@ -7,7 +7,7 @@
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { buildInputSnapshot, deepFreeze, type InputSnapshot, type OutputSnapshot, type Resource } from '@meshrelay/api';
+import { buildInputSnapshot, type InputSnapshot, type Resource } from '@meshrelay/api';
 
 /** A cluster whose absent input is replaced by its last known one. */
 export interface CarriedContribution {
@@ -189,11 +189,4 @@ export class CarriedContributions {
   #emit(): void {
     for (const listener of this.#listeners) listener();
   }
-}
-
-/** The output with the provenance entries of carried clusters marked stale (the hash is unchanged: it covers resources only). */
-export function markStaleProvenance(output: OutputSnapshot, carried: ReadonlySet<string>): OutputSnapshot {
-  if (carried.size === 0) return output;
-  const provenance = output.provenance.map((p) => (carried.has(p.cluster) ? { ...p, stale: true } : p));
-  return Object.freeze({ ...output, provenance: deepFreeze(provenance) });
 }

@@ -3,9 +3,10 @@ import type { InputSnapshot, KubernetesCluster } from '@meshrelay/api';
 import type { ClusterRegistry, VipAllocationStore } from '@meshrelay/registry';
 import type { SnapshotStore } from '@meshrelay/store';
 import { translate, virtualDestinationKeys, type ClusterInfo, type OutputValidator, type TranslationProblem } from '@meshrelay/translator';
-import { markStaleProvenance, type CarriedContributions } from './carried-contributions.ts';
+import type { CarriedContributions } from './carried-contributions.ts';
 import type { RelayMetrics } from './metrics.ts';
 import type { OutputHub } from './output-hub.ts';
+import { completeProvenance } from './provenance-order.ts';
 import { decideGate, type GateConfig, type GateDecision } from './safe-mode-gate.ts';
 
 export interface TranslationLoopOptions {
@@ -157,7 +158,7 @@ export class TranslationLoop {
     this.#o.metrics.translationProblems.set(result.problems.length);
     for (const problem of result.problems) this.#o.logger.warn({ ...problem }, 'translation problem');
     for (const built of result.outputs.values()) {
-      const output = markStaleProvenance(built, staleClusters);
+      const output = completeProvenance(built, inputs, staleClusters);
       if (this.#o.outputs.current(output.cluster)?.hash === output.hash) {
         this.#o.outputs.refresh(output);
         continue;

@@ -4,9 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { pino } from 'pino';
-import { buildOutputSnapshot } from '@meshrelay/api';
 import { buildNode, buildTestInputSnapshot, waitFor } from '@meshrelay/testkit';
-import { CarriedContributions, markStaleProvenance } from '../src/carried-contributions.ts';
+import { CarriedContributions } from '../src/carried-contributions.ts';
 
 const NOW = new Date('2026-11-23T10:00:00Z');
 const inputC = buildTestInputSnapshot('cluster-c', [buildNode({ name: 'node-c1', zone: 'eu-north-1a' })]);
@@ -69,17 +68,4 @@ test('given a carried cluster, when another replica releases it, then the watche
   const { store: other } = await contributions(t, dir);
   await other.release('cluster-c', NOW);
   await waitFor(() => triggered > 0, { timeoutMs: 5000, message: 'the release on the other replica was not noticed' });
-});
-
-test('given an output built with a carried input, when marked, then only that provenance entry is stale and the hash is unchanged', () => {
-  const output = buildOutputSnapshot({
-    cluster: 'cluster-a',
-    resources: [],
-    provenance: [{ cluster: 'cluster-a', inputHash: 'a1' }, { cluster: 'cluster-c', inputHash: 'c1' }],
-  });
-  const marked = markStaleProvenance(output, new Set(['cluster-c']));
-  assert.equal(marked.hash, output.hash);
-  assert.deepEqual(marked.provenance, [{ cluster: 'cluster-a', inputHash: 'a1' }, { cluster: 'cluster-c', inputHash: 'c1', stale: true }]);
-  assert.ok(Object.isFrozen(marked.provenance));
-  assert.equal(markStaleProvenance(output, new Set()), output);
 });

@@ -713,6 +713,12 @@ export namespace relay {
 
             /** Provenance stale */
             stale?: (boolean|null);
+
+            /** Provenance epoch */
+            epoch?: (string|null);
+
+            /** Provenance generation */
+            generation?: (number|null);
         }
 
         /** Represents a Provenance. */
@@ -732,6 +738,12 @@ export namespace relay {
 
             /** Provenance stale. */
             public stale: boolean;
+
+            /** Provenance epoch. */
+            public epoch: string;
+
+            /** Provenance generation. */
+            public generation: number;
 
             /**
              * Creates a new Provenance instance using the specified properties.

@@ -1,6 +1,7 @@
 import type { ServerDuplexStream } from '@grpc/grpc-js';
 import { copyProvenance, encodeSnapshotFrames, resourceId, snapshotEncoding, type OutputSnapshot, type relay } from '@meshrelay/api';
 import { assessOutput, type HeldState } from '../blast-radius.ts';
+import { newerInputsHeld } from '../provenance-order.ts';
 import type { RelayContext } from './relay-context.ts';
 import { openRelayStream, type RelayStream } from './relay-stream.ts';
 
@@ -34,6 +35,12 @@ export function handlePull(ctx: RelayContext, call: PullCall): void {
     if (output.hash === agentHolds) {
       // The agent already holds it: nothing to send, and nothing held back any more.
       ctx.held.clear(stream.cluster);
+      return;
+    }
+    // Never roll an agent back (DESIGN §13): wait for inputs at least as new as those it holds.
+    const newer = newerInputsHeld(heldState.provenance, output.provenance);
+    if (newer.length > 0) {
+      stream.log.info({ hash: output.hash, newer }, 'agent holds an output built from newer inputs; waiting for them');
       return;
     }
     if (!mayDeliver(stream, output)) return;
