@@ -21,6 +21,7 @@ import type { RelayContext } from './relay/relay-context.ts';
 import { startRelayServer } from './relay/relay-server.ts';
 import { closeRevokedStreams } from './relay/stream-certificates.ts';
 import { createRelayServerCredentials } from './relay/tls-credentials.ts';
+import { SharedHeldOutputs } from './shared-held-outputs.ts';
 import { TranslationLoop } from './translation-loop.ts';
 
 export interface ManagementServer {
@@ -67,6 +68,8 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
   const connections = new ConnectionTracker();
   const outputs = new OutputHub();
   const held = new HeldOutputs();
+  const sharedHeld = new SharedHeldOutputs(join(config.stateDir, 'held-outputs'), config.replicaName, held, log.child({ component: 'held-outputs' }));
+  sharedHeld.start();
   const contributions = new CarriedContributions(join(config.stateDir, 'contributions'), log.child({ component: 'contributions' }));
   const metrics = new RelayMetrics(config.replicaName, connections);
   metrics.setRedisUpProbe(() => store.health().redisUp);
@@ -146,6 +149,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     connections,
     loop,
     held,
+    sharedHeld,
     contributions,
     metrics,
     replica: config.replicaName,
@@ -189,6 +193,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
       await relay.stop();
       await loop.stop();
       contributions.stop();
+      await sharedHeld.stop();
       await api.close();
       await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
       await store.close();

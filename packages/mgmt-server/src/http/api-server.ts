@@ -6,6 +6,7 @@ import type { CarriedContributions } from '../carried-contributions.ts';
 import type { ConnectionTracker } from '../connections.ts';
 import type { HeldOutputs } from '../held-outputs.ts';
 import type { RelayMetrics } from '../metrics.ts';
+import type { SharedHeldOutputs } from '../shared-held-outputs.ts';
 import type { OutputHub } from '../output-hub.ts';
 import type { ClusterRegistry, RevocationResponse } from '@meshrelay/registry';
 import type { TranslationLoop } from '../translation-loop.ts';
@@ -20,6 +21,8 @@ export interface ApiDeps {
   readonly connections: ConnectionTracker;
   readonly loop: TranslationLoop;
   readonly held: HeldOutputs;
+  /** Held outputs of every replica, and releases that reach the replica holding one. */
+  readonly sharedHeld: SharedHeldOutputs;
   readonly contributions: CarriedContributions;
   readonly metrics: RelayMetrics;
   readonly replica: string;
@@ -114,11 +117,11 @@ export function buildApiServer(deps: ApiDeps) {
     return { released: { cluster: req.params.name, inputHash } };
   });
 
-  app.get('/api/v1/outputs/held', async () => ({ held: deps.held.list() }));
+  app.get('/api/v1/outputs/held', async () => ({ held: await deps.sharedHeld.list() }));
 
   app.post('/api/v1/clusters/:name/output/release', { schema: { params: NAME_PARAMS } }, async (req: NameRequest) => {
     view(req.params.name);
-    const released = deps.held.release(req.params.name);
+    const released = await deps.sharedHeld.release(req.params.name);
     if (!released) throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_NOT_FOUND', `no output is held for cluster "${req.params.name}"`);
     deps.logger.warn({ cluster: req.params.name, hash: released.hash, deleted: released.deleted }, 'operator released a held output');
     return { released };
