@@ -42,8 +42,14 @@ export class SharedHeldOutputs {
     this.#logger = logger;
   }
 
-  /** Mirrors every local hold and clear, and carries out release requests left by other replicas. */
+  /**
+   * Mirrors every local hold and clear, and carries out release requests left by
+   * other replicas. Records this replica left before a restart are dropped: its
+   * memory starts empty, and a still-needed hold is recorded again when its agent
+   * reconnects.
+   */
   start(): void {
+    this.#writes = this.#dropOwnRecords().catch((err: unknown) => this.#logger.warn({ err }, 'could not drop held-output records of an earlier run'));
     this.#unsubscribe = this.#held.onChange((cluster) => {
       this.#writes = this.#writes.then(() => this.#mirror(cluster)).catch((err: unknown) =>
         this.#logger.warn({ err, cluster }, 'could not share a held output with the other replicas'));
@@ -62,7 +68,10 @@ export class SharedHeldOutputs {
   /** Every held output of the plane, this replica's first (they are the freshest), sorted by cluster. */
   async list(): Promise<SharedHeldOutput[]> {
     const byCluster = new Map<string, SharedHeldOutput>();
-    for (const record of await this.#records()) byCluster.set(record.cluster, { ...record, since: new Date(record.since) });
+    for (const record of await this.#records()) {
+      // This replica's own records mirror its memory, which is authoritative (the mirror may lag).
+      if (record.replica !== this.#replica) byCluster.set(record.cluster, { ...record, since: new Date(record.since) });
+    }
     for (const local of this.#held.list()) byCluster.set(local.cluster, { ...local, replica: this.#replica });
     return [...byCluster.values()].sort((a, b) => (a.cluster < b.cluster ? -1 : 1));
   }
@@ -75,11 +84,17 @@ export class SharedHeldOutputs {
   async release(cluster: string): Promise<SharedHeldOutput | undefined> {
     const local = this.#held.release(cluster);
     if (local) return { ...local, replica: this.#replica };
-    const record = (await this.#records()).find((r) => r.cluster === cluster);
+    const record = (await this.#records()).find((r) => r.cluster === cluster && r.replica !== this.#replica);
     if (!record) return undefined;
     await this.#writeAtomic(join(this.#dir, `${cluster}${RELEASE_SUFFIX}`), JSON.stringify({ hash: record.hash }));
     this.#logger.info({ cluster, hash: record.hash, holder: record.replica }, 'release requested from the replica holding the output');
     return { ...record, since: new Date(record.since) };
+  }
+
+  async #dropOwnRecords(): Promise<void> {
+    for (const record of await this.#records()) {
+      if (record.replica === this.#replica) await rm(join(this.#dir, `${record.cluster}.json`), { force: true });
+    }
   }
 
   async #mirror(cluster: string): Promise<void> {
