@@ -1,11 +1,12 @@
 // Shared state is shared: an output the blast-radius guard holds for an agent on
-// one replica is listed and released through any replica.
+// one replica is listed and released through any replica; of two agents with the
+// same cluster identity on two replicas, the newer fences the older off.
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { waitFor } from '@meshrelay/testkit';
-import { hasResource } from '../mesh.ts';
+import { Mesh, hasResource } from '../mesh.ts';
 import { clusterView, faultMesh } from './support.ts';
 
 interface HeldView {
@@ -36,4 +37,18 @@ test('given an output held for an agent on one replica, when an operator release
   assert.equal(hasResource(out, 'VirtualService', 'reviews'), false);
   await waitFor(async () => (await Promise.all([s0, s1].map((s) => mesh.api<HeldView>('/api/v1/outputs/held', s))))
     .every((v) => !v.held.some((h) => h.cluster === 'cluster-b')), { timeoutMs: 10_000, message: 'still listed as held' });
+});
+
+test('given an agent on replica A, when a second agent with the same cluster identity connects to replica B, then A fences the older one off', async (t) => {
+  const mesh = await Mesh.start(t);
+  const s0 = await mesh.startServer('mgmt-0');
+  const s1 = await mesh.startServer('mgmt-1');
+  await mesh.register('cluster-a');
+  const first = await mesh.startAgent('cluster-a', { from: 'cluster-a', servers: [s0] });
+  await mesh.waitForOutput('cluster-a', () => true, 30_000, 'first output of cluster-a');
+  const mark = first.proc.lineCount;
+  await mesh.startAgent('cluster-a', { name: 'cluster-a-twin', keepDirs: true, servers: [s1] });
+  await first.proc.waitForLine(/MESHRELAY_ERR_FENCED/, 15_000, { after: mark });
+  const fencedOn = s0.proc.lines.find((l) => l.includes('fenced off this one'));
+  assert.ok(fencedOn?.includes('mgmt-1'), 'mgmt-0 names the replica of the newer stream');
 });

@@ -22,6 +22,7 @@ import { startRelayServer } from './relay/relay-server.ts';
 import { closeRevokedStreams } from './relay/stream-certificates.ts';
 import { createRelayServerCredentials } from './relay/tls-credentials.ts';
 import { SharedHeldOutputs } from './shared-held-outputs.ts';
+import { StreamClaims } from './stream-claims.ts';
 import { TranslationLoop } from './translation-loop.ts';
 
 export interface ManagementServer {
@@ -70,6 +71,8 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
   const held = new HeldOutputs();
   const sharedHeld = new SharedHeldOutputs(join(config.stateDir, 'held-outputs'), config.replicaName, held, log.child({ component: 'held-outputs' }));
   sharedHeld.start();
+  const claims = new StreamClaims(join(config.stateDir, 'stream-claims'), config.replicaName, connections, log.child({ component: 'stream-claims' }));
+  claims.start();
   const contributions = new CarriedContributions(join(config.stateDir, 'contributions'), log.child({ component: 'contributions' }));
   const metrics = new RelayMetrics(config.replicaName, connections);
   metrics.setRedisUpProbe(() => store.health().redisUp);
@@ -194,6 +197,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
       await loop.stop();
       contributions.stop();
       await sharedHeld.stop();
+      await claims.stop();
       await api.close();
       await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
       await store.close();
