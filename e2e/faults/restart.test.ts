@@ -86,17 +86,17 @@ test('given safe mode, when Redis and all replicas restart with one agent kept a
 });
 
 test('given a safe-start window, when the plane restarts with one agent away, then translation waits for the window and then runs with its last contribution carried over as stale', async (t) => {
-  const { mesh, s0, s1 } = await faultMesh(t, ['--safe-start-window', '5']);
+  const { mesh, s0, s1 } = await faultMesh(t, ['--safe-start-window', '12']);
   const counts = appliedCounts(mesh);
   // Restarted replicas get the window flag after the default 0 in the harness.
   const [r0, r1] = await restartPlaneWithoutC(mesh, s0, s1);
-  await waitFor(async () => (await safeMode(mesh, r0)).missing.length === 1, { timeoutMs: 5000, intervalMs: 100, message: 'mgmt-0 did not see a and b' });
+  await waitFor(async () => (await safeMode(mesh, r0)).missing.length === 1, { timeoutMs: 12_000, intervalMs: 100, message: 'mgmt-0 did not see a and b' });
   const sm = await safeMode(mesh, r0);
   assert.equal(sm.active, true);
   assert.equal(sm.mode, 'safe-start-window');
   assert.deepEqual(sm.missing, ['cluster-c']);
   assert.ok(sm.windowEndsAt !== null);
-  await waitFor(async () => !(await safeMode(mesh, r0)).active, { timeoutMs: 15_000, message: 'window did not elapse' });
+  await waitFor(async () => !(await safeMode(mesh, r0)).active, { timeoutMs: 25_000, message: 'window did not elapse' });
   // Each replica built its outputs from what the gate admitted (a and b) plus
   // cluster-c's carried contribution, which provenance marks stale.
   for (const server of [r0, r1]) {
