@@ -41,7 +41,7 @@ export interface AgentProc {
 export interface OutputOnDisk {
   readonly hash: string;
   readonly resources: readonly Resource[];
-  readonly provenance: readonly { cluster: string; inputHash: string }[];
+  readonly provenance: readonly { cluster: string; inputHash: string; stale?: boolean }[];
 }
 
 export interface MeshOptions {

@@ -5,18 +5,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { openBrowserPage, saveScreenshot, waitFor } from '@meshrelay/testkit';
-import type { Mesh, ServerProc } from '../mesh.ts';
+import type { OutputOnDisk } from '../mesh.ts';
 import { Prometheus } from '../prometheus.ts';
-import { appliedCounts, assertProvenance, clusterView, faultMesh, outputs, safeMode, waitForConnectedAnywhere } from './support.ts';
-
-/** Kills cluster-c's agent, Redis and both replicas; brings Redis and the replicas back (empty). */
-async function restartPlaneWithoutC(mesh: Mesh, s0: ServerProc, s1: ServerProc): Promise<[ServerProc, ServerProc]> {
-  await mesh.agents.get('cluster-c')?.proc.kill();
-  await Promise.all([s0.proc.kill(), s1.proc.kill()]);
-  await mesh.redis?.kill();
-  await mesh.redis?.restart();
-  return [await mesh.restartServer(s0), await mesh.restartServer(s1)];
-}
+import { CLUSTERS, appliedCounts, assertProvenance, clusterView, faultMesh, outputs, restartPlaneWithoutC, safeMode, waitForConnectedAnywhere } from './support.ts';
 
 interface HeldOutputsView {
   held: { cluster: string; reason: string; missingClusters: string[] }[];
@@ -70,16 +61,21 @@ test('given safe mode, when Redis and all replicas restart with one agent kept a
   await prom.waitForQuery('sum(gloo_mesh_safe_mode_active)', (r) => r.length === 1 && r[0]?.value[1] === '0');
   await banner.waitFor({ state: 'hidden' });
   await saveScreenshot(page, 'e2e', 'safe-mode-released');
-  // Translation now runs on what is admitted (a and b) — and its outputs would
-  // delete cluster-c's resources without positive evidence, so the guard holds them.
+  // Translation now runs on what is admitted (a and b) plus cluster-c's last
+  // known contribution, carried over and marked stale (DESIGN §13): the outputs
+  // equal what the agents hold, so nothing is deleted, held or re-applied.
   await waitFor(async () => (await clusterView(mesh, 'cluster-a', r0)).output !== null, { timeoutMs: 10_000, message: 'no translation after release' });
-  const held = await mesh.api<HeldOutputsView>('/api/v1/outputs/held', r0);
-  assert.ok(held.held.some((h) => h.reason === 'missing-inputs' && h.missingClusters.includes('cluster-c')));
+  const translated = await mesh.api<{ translation: { admitted: { cluster: string }[] } }>('/api/v1/status', r0);
+  assert.deepEqual(translated.translation.admitted.map((a) => a.cluster).sort(), ['cluster-a', 'cluster-b'], 'the gate admitted a and b only');
+  const out = await mesh.api<{ hash: string; provenance: { cluster: string; inputHash: string; stale?: boolean }[] }>('/api/v1/clusters/cluster-a/output', r0);
+  assert.deepEqual(out.provenance.filter((p) => p.stale === true).map((p) => p.cluster), ['cluster-c']);
+  assert.equal(out.hash, before.get('cluster-a')?.hash, 'the carried contribution keeps the output as it was');
+  assert.deepEqual((await mesh.api<HeldOutputsView>('/api/v1/outputs/held', r0)).held, []);
   assert.deepEqual(appliedCounts(mesh), counts, 'no deletion reached an agent');
 
   // The missing agent returns: the full view is back, outputs equal what agents hold, nothing is re-applied.
   await mesh.restartAgent('cluster-c', [r0, r1]);
-  await waitFor(async () => (await mesh.api<HeldOutputsView>('/api/v1/outputs/held', r0)).held.length === 0, { timeoutMs: 20_000, message: 'held outputs were not cleared when cluster-c returned' });
+  await waitFor(async () => (await safeMode(mesh, r0)).staleContributions.length === 0, { timeoutMs: 20_000, message: 'cluster-c\'s contribution stayed stale after it returned' });
   for (const c of ['cluster-a', 'cluster-b', 'cluster-c']) {
     await assertProvenance(mesh, mesh.readOutput(c), ['cluster-a', 'cluster-b', 'cluster-c'], r0);
   }
@@ -89,31 +85,28 @@ test('given safe mode, when Redis and all replicas restart with one agent kept a
   );
 });
 
-test('given a safe-start window, when the plane restarts with one agent away, then translation waits for the window and then runs without it, with the guard reporting the deletion', async (t) => {
-  const { mesh, s0, s1 } = await faultMesh(t, ['--safe-start-window', '5']);
+test('given a safe-start window, when the plane restarts with one agent away, then translation waits for the window and then runs with its last contribution carried over as stale', async (t) => {
+  const { mesh, s0, s1 } = await faultMesh(t, ['--safe-start-window', '12']);
   const counts = appliedCounts(mesh);
   // Restarted replicas get the window flag after the default 0 in the harness.
   const [r0, r1] = await restartPlaneWithoutC(mesh, s0, s1);
-  await waitFor(async () => (await safeMode(mesh, r0)).missing.length === 1, { timeoutMs: 5000, intervalMs: 100, message: 'mgmt-0 did not see a and b' });
+  await waitFor(async () => (await safeMode(mesh, r0)).missing.length === 1, { timeoutMs: 12_000, intervalMs: 100, message: 'mgmt-0 did not see a and b' });
   const sm = await safeMode(mesh, r0);
   assert.equal(sm.active, true);
   assert.equal(sm.mode, 'safe-start-window');
   assert.deepEqual(sm.missing, ['cluster-c']);
   assert.ok(sm.windowEndsAt !== null);
-  await waitFor(async () => !(await safeMode(mesh, r0)).active, { timeoutMs: 15_000, message: 'window did not elapse' });
-  // The guard runs where each agent is connected: gather both replicas' reports.
-  const heldEverywhere = async () =>
-    (await Promise.all([r0, r1].map((s) => mesh.api<HeldOutputsView>('/api/v1/outputs/held', s)))).flatMap((v) => v.held);
-  await waitFor(async () => (await heldEverywhere()).length >= 2, { timeoutMs: 15_000, message: 'the guard did not report both outputs' });
-  const held = await heldEverywhere();
-  assert.deepEqual(held.map((h) => h.cluster).sort(), ['cluster-a', 'cluster-b']);
-  assert.ok(held.every((h) => h.reason === 'missing-inputs' && h.missingClusters.includes('cluster-c')));
-  const metrics = (await Promise.all([r0, r1].map((s) => mesh.metrics(s)))).join('\n');
-  assert.match(metrics, /meshrelay_held_outputs\{cluster="cluster-a",pod="mgmt-[01]"\} 1/);
-  // The output each replica built was admitted by the gate: a and b only.
+  await waitFor(async () => !(await safeMode(mesh, r0)).active, { timeoutMs: 25_000, message: 'window did not elapse' });
+  // Each replica built its outputs from what the gate admitted (a and b) plus
+  // cluster-c's carried contribution, which provenance marks stale.
   for (const server of [r0, r1]) {
-    const out = await mesh.api<{ provenance: { cluster: string }[] }>('/api/v1/clusters/cluster-a/output', server);
-    assert.deepEqual(out.provenance.map((p) => p.cluster), ['cluster-a', 'cluster-b']);
+    await waitFor(async () => (await clusterView(mesh, 'cluster-a', server)).output !== null, { timeoutMs: 15_000, message: `${server.name} did not translate` });
+    const out = await mesh.api<OutputOnDisk>('/api/v1/clusters/cluster-a/output', server);
+    assert.deepEqual(out.provenance.map((p) => [p.cluster, p.stale === true]), [['cluster-a', false], ['cluster-b', false], ['cluster-c', true]]);
+    await assertProvenance(mesh, out, CLUSTERS, server);
+    assert.match(await mesh.metrics(server), /meshrelay_stale_contribution\{cluster="cluster-c",pod="mgmt-[01]"\} 1/);
   }
+  // Nothing to hold: no output deletes anything, and the agents applied nothing new.
+  for (const server of [r0, r1]) assert.deepEqual((await mesh.api<HeldOutputsView>('/api/v1/outputs/held', server)).held, []);
   assert.deepEqual(appliedCounts(mesh), counts, 'agents kept their outputs');
 });

@@ -12,7 +12,7 @@ export interface ClusterApiView {
   name: string;
   connection: { connected: boolean; push: number; pull: number };
   input: { hash: string; epoch: string; stale: boolean } | null;
-  output: { hash: string; held: boolean } | null;
+  output: { hash: string; held: boolean; appliedHash: string | null } | null;
 }
 
 export interface SafeModeView {
@@ -20,6 +20,8 @@ export interface SafeModeView {
   mode: string | null;
   missing: string[];
   windowEndsAt: string | null;
+  /** Absent clusters whose last known contribution the replica carries over (DESIGN §13). */
+  staleContributions: { cluster: string; inputHash: string; generation: number; since: string }[];
 }
 
 export async function faultMesh(t: TestContext, serverFlags: string[] = []): Promise<{ mesh: Mesh; s0: ServerProc; s1: ServerProc }> {
@@ -32,6 +34,15 @@ export async function faultMesh(t: TestContext, serverFlags: string[] = []): Pro
   await mesh.startAgent('cluster-c', { from: makeClusterC(mesh.dir), servers: [s0, s1] });
   for (const c of CLUSTERS) await mesh.waitForOutput(c, (o) => o.provenance.length === 3, 30_000, `first full output of ${c}`);
   return { mesh, s0, s1 };
+}
+
+/** Kills cluster-c's agent, Redis and both replicas; brings Redis and the replicas back (empty). */
+export async function restartPlaneWithoutC(mesh: Mesh, s0: ServerProc, s1: ServerProc): Promise<[ServerProc, ServerProc]> {
+  await mesh.agents.get('cluster-c')?.proc.kill();
+  await Promise.all([s0.proc.kill(), s1.proc.kill()]);
+  await mesh.redis?.kill();
+  await mesh.redis?.restart();
+  return [await mesh.restartServer(s0), await mesh.restartServer(s1)];
 }
 
 export function outputs(mesh: Mesh): Map<string, OutputOnDisk | undefined> {
@@ -48,12 +59,19 @@ export async function clusterView(mesh: Mesh, cluster: string, server?: ServerPr
 
 /**
  * The provenance invariant: an applied output was built from exactly the given
- * clusters, each at the input hash the server holds for it now.
+ * clusters, each at the input hash the server holds for it now — or, for an
+ * entry marked stale, at the hash of the contribution the server carries over
+ * for that absent cluster (never an input the gate admitted).
  */
 export async function assertProvenance(mesh: Mesh, output: OutputOnDisk | undefined, clusters: readonly string[], server?: ServerProc): Promise<void> {
   assert.ok(output, 'an output is applied');
   assert.deepEqual(output.provenance.map((p) => p.cluster), [...clusters].sort());
-  for (const p of output.provenance) {
+  for (const p of output.provenance as readonly { cluster: string; inputHash: string; stale?: boolean }[]) {
+    if (p.stale === true) {
+      const carried = server ? (await safeMode(mesh, server)).staleContributions : [];
+      assert.equal(p.inputHash, carried.find((c) => c.cluster === p.cluster)?.inputHash, `stale provenance of ${p.cluster} matches its carried contribution`);
+      continue;
+    }
     const view = await clusterView(mesh, p.cluster, server);
     assert.equal(p.inputHash, view.input?.hash, `provenance of ${p.cluster} matches its held input`);
   }

@@ -5,6 +5,7 @@ import {
   RELAY_SERVICE,
   SnapshotAssembler,
   relayMessageBytes,
+  copyProvenance,
   resourceId,
   toMeshrelayError,
   type AssembledSnapshot,
@@ -74,7 +75,7 @@ export class PullStream {
       hello: {
         heldHash: held?.hash ?? '',
         heldKeys: held ? held.resources.map(resourceId) : [],
-        heldProvenance: held ? held.provenance.map((p) => ({ cluster: p.cluster, inputHash: p.inputHash })) : [],
+        heldProvenance: held ? held.provenance.map(copyProvenance) : [],
       },
     });
   }

@@ -35,6 +35,7 @@ export {
   type OutputSnapshot,
   type OutputSnapshotInit,
   type Provenance,
+  copyProvenance,
 } from './snapshot.ts';
 export {
   DEFAULT_CHUNK_BYTES,

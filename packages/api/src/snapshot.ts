@@ -7,6 +7,34 @@ import { compareResources, formatResourceKey, resourceKey, type Resource } from 
 export interface Provenance {
   readonly cluster: string;
   readonly inputHash: string;
+  /**
+   * Set when the cluster's input was not admitted and its last known input was
+   * carried over instead (DESIGN §13): the output keeps what the cluster
+   * contributed, from the input with `inputHash`.
+   */
+  readonly stale?: boolean;
+  /** Epoch and generation of that input: ordered within one epoch (absent when unknown). */
+  readonly epoch?: string;
+  readonly generation?: number;
+}
+
+/**
+ * A plain copy of a provenance entry (from any source, e.g. a decoded message):
+ * `stale` only when true, `epoch`/`generation` only when an epoch is known.
+ */
+export function copyProvenance(p: {
+  readonly cluster?: string | null;
+  readonly inputHash?: string | null;
+  readonly stale?: boolean | null;
+  readonly epoch?: string | null;
+  readonly generation?: number | null;
+}): Provenance {
+  return {
+    cluster: p.cluster ?? '',
+    inputHash: p.inputHash ?? '',
+    ...(p.stale === true ? { stale: true } : {}),
+    ...(p.epoch ? { epoch: p.epoch, generation: Number(p.generation ?? 0) } : {}),
+  };
 }
 
 /** Everything discovered in one cluster. Immutable; `hash` covers `resources` only. */
@@ -86,7 +114,7 @@ export interface OutputSnapshotInit {
 export function buildOutputSnapshot(init: OutputSnapshotInit): OutputSnapshot {
   const encoded = encodeResources(init.resources);
   const provenance = [...init.provenance]
-    .map((p) => ({ cluster: p.cluster, inputHash: p.inputHash }))
+    .map(copyProvenance)
     .sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
   return Object.freeze({
     cluster: init.cluster,

@@ -3,7 +3,7 @@ import { gunzip, gzip, gzipSync } from 'node:zlib';
 import { MeshrelayError } from './errors.ts';
 import { relay } from './gen/relay.js';
 import type { Provenance } from './snapshot.ts';
-import { sha256Hex } from './snapshot.ts';
+import { copyProvenance, sha256Hex } from './snapshot.ts';
 import type { Resource } from './resource.ts';
 import { parseResourceArray } from './resource-array-parser.ts';
 
@@ -73,7 +73,7 @@ function frames(input: FrameInput, raw: Buffer, gzipped: Buffer | undefined, opt
     totalChunks: chunks.length,
     totalBytes: raw.length,
     encoding: gzipped ? relay.v1.Encoding.ENCODING_JSON_GZIP : relay.v1.Encoding.ENCODING_JSON,
-    provenance: (input.provenance ?? []).map((p) => ({ cluster: p.cluster, inputHash: p.inputHash })),
+    provenance: (input.provenance ?? []).map(copyProvenance),
   };
   return { header, chunks };
 }
@@ -204,7 +204,7 @@ export class SnapshotAssembler {
       generation: Number(this.#header.generation ?? 0),
       hash: actual,
       resources,
-      provenance: (this.#header.provenance ?? []).map((p) => ({ cluster: p.cluster ?? '', inputHash: p.inputHash ?? '' })),
+      provenance: (this.#header.provenance ?? []).map(copyProvenance),
     };
   }
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { buildInputSnapshot, encodeSnapshotFrames, MAX_RESOURCE_DEPTH, MeshrelayError, sha256Hex, snapshotEncoding, SnapshotAssembler, type Resource } from '../src/index.ts';
+import { buildInputSnapshot, encodeSnapshotFrames, MAX_RESOURCE_DEPTH, MeshrelayError, relay, sha256Hex, snapshotEncoding, SnapshotAssembler, type Resource } from '../src/index.ts';
 
 const LIMITS = { maxBytes: 8 * 1024 * 1024, maxResources: 10_000 };
 
@@ -113,4 +113,14 @@ test('given a 16 MiB snapshot, when its resources are parsed, then the event loo
   const out = await done;
   assert.equal(out.resources.length, 4096);
   assert.ok(turns > 1, `timers ran ${turns} times while the snapshot was decoded`);
+});
+
+test('given provenance with a stale entry, when framed, encoded to protobuf and reassembled, then the stale mark survives and fresh entries carry none', async () => {
+  const snap = buildInputSnapshot({ cluster: 'a', epoch: 'e1', generation: 1, resources: [] });
+  const provenance = [{ cluster: 'a', inputHash: 'h1' }, { cluster: 'c', inputHash: 'h3', stale: true }];
+  const frames = await encodeSnapshotFrames({ ...snap, encoding: snapshotEncoding(snap), provenance });
+  const header = relay.v1.SnapshotHeader.decode(relay.v1.SnapshotHeader.encode(frames.header).finish());
+  const assembler = new SnapshotAssembler(header, LIMITS);
+  for (const chunk of frames.chunks) assembler.add(chunk);
+  assert.deepEqual((await assembler.finish()).provenance, provenance);
 });

@@ -86,6 +86,8 @@ export interface ApiClient {
   releaseOutput(cluster: string): Promise<HeldOutput>;
   /** Gloo resources with their approval and outputs; rejects with MESHRELAY_ERR_INVALID_ARGUMENT for a bad filter. */
   listResources(query?: ResourceQuery): Promise<ResourceView[]>;
+  /** POST /api/v1/clusters/:name/contribution/release: stop carrying an absent cluster's last known contribution. */
+  forgetContribution(cluster: string): Promise<{ cluster: string; inputHash: string }>;
   health(): Promise<HealthResponse>;
   /** Resolves for both ready (200) and not ready (503) answers. */
   ready(): Promise<ReadyResponse>;
@@ -207,6 +209,12 @@ class HttpApiClient implements ApiClient {
     const search = params.size === 0 ? '' : `?${params.toString()}`;
     const answer = await this.#call<{ resources: ResourceView[] }>('GET', `/api/v1/resources${search}`);
     return answer.resources;
+  }
+
+  /** Lets an absent cluster's carried contribution go; answers the input hash that was carried. */
+  async forgetContribution(name: string): Promise<{ cluster: string; inputHash: string }> {
+    const answer = await this.#call<{ released: { cluster: string; inputHash: string } }>('POST', `${cluster(name)}/contribution/release`);
+    return answer.released;
   }
 
   health(): Promise<HealthResponse> {

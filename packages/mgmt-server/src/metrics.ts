@@ -25,6 +25,7 @@ export class RelayMetrics {
   #redisUp = () => false;
   #gate: () => GateDecision | undefined = () => undefined;
   #held: () => readonly HeldOutput[] = () => [];
+  #carried: () => readonly string[] = () => [];
   /** Clusters ever reported in safe mode, so their series drop to 0 instead of vanishing. */
   readonly #safeModeSeen = new Set<string>();
 
@@ -53,6 +54,8 @@ export class RelayMetrics {
     perCluster('gloo_mesh_safe_mode_active', '1 for each required cluster whose missing input holds translation on this replica', () => this.#safeModeValues());
     perCluster('meshrelay_held_outputs', '1 for each cluster whose output the blast-radius guard holds', () =>
       new Map(this.#held().map((h) => [h.cluster, 1])));
+    perCluster('meshrelay_stale_contribution', '1 for each absent cluster whose last known contribution this replica carries over', () =>
+      new Map(this.#carried().map((c) => [c, 1])));
     const redisUp = () => (this.#redisUp() ? 1 : 0);
     new Gauge({ name: 'meshrelay_redis_up', help: '1 when Redis is reachable, 0 when down or not configured', registers, collect() {
       this.set(redisUp());
@@ -122,6 +125,11 @@ export class RelayMetrics {
   setStateProbes(gate: () => GateDecision | undefined, held: () => readonly HeldOutput[]): void {
     this.#gate = gate;
     this.#held = held;
+  }
+
+  /** Reports the clusters whose contribution is carried over (DESIGN §13). */
+  setCarriedProbe(carried: () => readonly string[]): void {
+    this.#carried = carried;
   }
 
   #safeModeValues(): Map<string, number> {

@@ -25,6 +25,15 @@ export class OutputHub {
     return true;
   }
 
+  /**
+   * Replaces the held output by one with the same hash (same content) whose
+   * provenance differs, e.g. a contribution that turned stale or fresh again.
+   * Agents are not notified: their content is unchanged.
+   */
+  refresh(output: OutputSnapshot): void {
+    if (this.#outputs.get(output.cluster)?.hash === output.hash) this.#outputs.set(output.cluster, output);
+  }
+
   /** Seeds an output read back from the store, without notifying (nothing changed). */
   seed(output: OutputSnapshot): void {
     if (!this.#outputs.has(output.cluster)) this.#outputs.set(output.cluster, output);

@@ -3,8 +3,10 @@ import type { Logger } from 'pino';
 import { GRPC_STATUS, KINDS, type Resource } from '@meshrelay/api';
 import { issueServerCertificate, type CaBundle } from '@meshrelay/certs';
 import { createMemorySnapshotStore, createRedisSnapshotStore, type SnapshotStore } from '@meshrelay/store';
+import { join } from 'node:path';
 import { createIstioValidator, type OutputValidator } from '@meshrelay/translator';
 import type { AdminCredential } from './admin-credential.ts';
+import { CarriedContributions } from './carried-contributions.ts';
 import type { ServerConfig } from './config.ts';
 import { ConnectionTracker } from './connections.ts';
 import { openDurableState } from './durable-state.ts';
@@ -20,6 +22,8 @@ import type { RelayContext } from './relay/relay-context.ts';
 import { startRelayServer } from './relay/relay-server.ts';
 import { closeRevokedStreams } from './relay/stream-certificates.ts';
 import { createRelayServerCredentials } from './relay/tls-credentials.ts';
+import { SharedHeldOutputs } from './shared-held-outputs.ts';
+import { StreamClaims } from './stream-claims.ts';
 import { TranslationLoop } from './translation-loop.ts';
 import { loadWorkspacesFile } from './workspaces-file.ts';
 
@@ -42,6 +46,8 @@ export interface ManagementServer {
    * checks: after deregistration these count only the clusters still registered).
    */
   debugCounts(): Readonly<Record<string, number>>;
+  /** The last known contributions of absent clusters (DESIGN §13). */
+  readonly contributions: CarriedContributions;
   /** Tells every connected agent to move elsewhere (go-away with retry-after), then stops. */
   stop(): Promise<void>;
 }
@@ -72,6 +78,11 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
   const connections = new ConnectionTracker();
   const outputs = new OutputHub();
   const held = new HeldOutputs();
+  const sharedHeld = new SharedHeldOutputs(join(config.stateDir, 'held-outputs'), config.replicaName, held, log.child({ component: 'held-outputs' }));
+  sharedHeld.start();
+  const claims = new StreamClaims(join(config.stateDir, 'stream-claims'), config.replicaName, connections, log.child({ component: 'stream-claims' }));
+  claims.start();
+  const contributions = new CarriedContributions(join(config.stateDir, 'contributions'), log.child({ component: 'contributions' }));
   const metrics = new RelayMetrics(config.replicaName, connections);
   metrics.setRedisUpProbe(() => store.health().redisUp);
   const persister = new OutputPersister({
@@ -89,11 +100,14 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     metrics,
     logger: log.child({ component: 'translation' }),
     gate: { safeMode: config.safeMode, safeStartWindowSeconds: config.safeStartWindowSeconds },
+    contributions,
     debounceMs: config.translationDebounceMs,
     uptimeMs: () => Date.now() - startedAt,
     workspaces: config.workspacesFile === undefined ? [] : loadWorkspacesFile(config.workspacesFile),
   });
   metrics.setStateProbes(() => loop.status().gate, () => held.list());
+  metrics.setCarriedProbe(() => contributions.carried().map((c) => c.cluster));
+  contributions.watch(() => loop.trigger('a carried contribution changed on another replica'));
 
   const ctx: RelayContext = {
     ca,
@@ -105,6 +119,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     outputs,
     held,
     blastRadius: { maxDeleteShare: config.maxDeleteShare, minResources: config.blastRadiusMinResources },
+    contributions,
     connections,
     metrics,
     limits: {
@@ -133,6 +148,8 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
       outputs.forget(change.name);
       persister.forget(change.name);
       held.forget(change.name);
+      void contributions.forget(change.name).catch((err: unknown) =>
+        log.warn({ err, cluster: change.name }, 'could not drop the kept contribution of a deregistered cluster'));
       metrics.forgetCluster(change.name);
       void Promise.all([store.deleteInput(change.name), store.deleteOutput(change.name)]).catch((err: unknown) =>
         log.warn({ err, cluster: change.name }, 'could not drop the snapshots of a deregistered cluster'));
@@ -158,6 +175,8 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     connections,
     loop,
     held,
+    sharedHeld,
+    contributions,
     metrics,
     replica: config.replicaName,
     relayAddress: config.advertiseAddress ?? `localhost:${relay.port}`,
@@ -199,6 +218,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
       storeBookkeeping: store.bookkeepingSize(),
       streams: connections.streams().length,
     }),
+    contributions,
     stop: async () => {
       draining = true;
       const streams = connections.streams();
@@ -209,6 +229,9 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
       await relay.stop();
       await loop.stop();
       await persister.close();
+      contributions.stop();
+      await sharedHeld.stop();
+      await claims.stop();
       await api.close();
       await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
       await store.close();

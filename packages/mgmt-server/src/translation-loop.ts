@@ -11,9 +11,11 @@ import {
   type ResourceStatus,
   type TranslationProblem,
 } from '@meshrelay/translator';
+import type { CarriedContributions } from './carried-contributions.ts';
 import type { RelayMetrics } from './metrics.ts';
 import type { OutputHub } from './output-hub.ts';
 import type { OutputPersister } from './output-persister.ts';
+import { completeProvenance } from './provenance-order.ts';
 import { decideGate, type GateConfig, type GateDecision } from './safe-mode-gate.ts';
 
 export interface TranslationLoopOptions {
@@ -27,6 +29,8 @@ export interface TranslationLoopOptions {
   readonly metrics: RelayMetrics;
   readonly logger: Logger;
   readonly gate: GateConfig;
+  /** The last known inputs of absent clusters, carried over into outputs (DESIGN §13). */
+  readonly contributions: CarriedContributions;
   readonly debounceMs: number;
   /** Milliseconds since this replica started (the gate's clock). */
   readonly uptimeMs: () => number;
@@ -143,12 +147,26 @@ export class TranslationLoop {
     if (!this.#opened) this.#o.logger.info({ reason: decision.reason, missing: decision.missing }, 'safe-mode gate open: translating');
     this.#opened = true;
     const admitted = new Map(decision.admitted.map((name) => [name, inputs.get(name) as InputSnapshot]));
-    await this.#translate(admitted, clusters, decision);
+    // DESIGN §13: a registered cluster that is absent keeps its last known
+    // contribution, carried as a stale input that provenance names as such.
+    const { contributions } = this.#o;
+    await contributions.remember(admitted.values());
+    const absent = clusters.map((c) => c.metadata.name).filter((name) => !admitted.has(name));
+    const carried = await contributions.carry(absent, new Date());
+    await this.#translate(admitted, carried, clusters, decision);
   }
 
-  async #translate(admitted: ReadonlyMap<string, InputSnapshot>, clusters: readonly KubernetesCluster[], gate: GateDecision): Promise<void> {
-    // VIPs are released only on positive evidence: an admitted input without the destination, or deregistration.
-    const present = new Map([...admitted].map(([name, input]) => [name, virtualDestinationKeys(new Map([[name, input]]))]));
+  async #translate(
+    admitted: ReadonlyMap<string, InputSnapshot>,
+    carried: ReadonlyMap<string, InputSnapshot>,
+    clusters: readonly KubernetesCluster[],
+    gate: GateDecision,
+  ): Promise<void> {
+    const inputs = new Map([...admitted, ...carried]);
+    const staleClusters = new Set(carried.keys());
+    // VIPs are released only on positive evidence: an input without the destination, or deregistration.
+    // A carried input is the absent cluster's last admitted one, so it claims exactly what it claimed then.
+    const present = new Map([...inputs].map(([name, input]) => [name, virtualDestinationKeys(new Map([[name, input]]))]));
     const vips = await this.#o.vips.reconcile({ present, registered: new Set(clusters.map((c) => c.metadata.name)) });
     const infos: ClusterInfo[] = clusters.map((c) => ({
       name: c.metadata.name,
@@ -157,14 +175,18 @@ export class TranslationLoop {
       ...(c.metadata.labels ? { labels: c.metadata.labels } : {}),
     }));
     const end = this.#o.metrics.translationDuration.startTimer();
-    const input = { inputs: admitted, clusters: infos, vips, previousSecurityOutputs: this.#securityOutputs, workspaces: this.#o.workspaces ?? [] };
+    const input = { inputs, clusters: infos, vips, previousSecurityOutputs: this.#securityOutputs, workspaces: this.#o.workspaces ?? [] };
     const result = translate(input, this.#o.validator);
     end();
     this.#securityOutputs = result.securityOutputs;
     this.#o.metrics.translationProblems.set(result.problems.length);
     for (const problem of result.problems) this.#o.logger.warn({ ...problem }, 'translation problem');
-    for (const output of result.outputs.values()) {
-      if (this.#o.outputs.current(output.cluster)?.hash === output.hash) continue;
+    for (const built of result.outputs.values()) {
+      const output = completeProvenance(built, inputs, staleClusters);
+      if (this.#o.outputs.current(output.cluster)?.hash === output.hash) {
+        this.#o.outputs.refresh(output);
+        continue;
+      }
       // Agents first; the Redis write follows without holding up delivery or the next cluster.
       this.#o.outputs.publish(output);
       this.#o.persister.persist(output);

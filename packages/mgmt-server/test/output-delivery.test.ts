@@ -14,6 +14,7 @@ import { DEFAULT_VIP_CIDR, createIstioValidator } from '@meshrelay/translator';
 import { ConnectionTracker } from '../src/connections.ts';
 import { RelayMetrics } from '../src/metrics.ts';
 import { OutputHub } from '../src/output-hub.ts';
+import { CarriedContributions } from '../src/carried-contributions.ts';
 import { OutputPersister } from '../src/output-persister.ts';
 import { TranslationLoop } from '../src/translation-loop.ts';
 import { service, virtualDestination } from './harness.ts';
@@ -33,8 +34,10 @@ async function translationSetup(t: TestContext) {
   const outputs = new OutputHub();
   const metrics = new RelayMetrics('r1', new ConnectionTracker());
   const persister = new OutputPersister({ store, logger, onFailure: (cluster) => metrics.outputWriteFailures.inc({ cluster }) });
+  const contributions = new CarriedContributions(join(dir, 'contributions'), logger);
+  t.after(() => contributions.stop());
   const loop = new TranslationLoop({
-    registry, store, outputs, persister, metrics, logger,
+    registry, store, outputs, persister, metrics, logger, contributions,
     vips: new VipAllocations(join(dir, 'vips.json'), DEFAULT_VIP_CIDR),
     validator: createIstioValidator(),
     gate: { safeMode: false, safeStartWindowSeconds: 0 },

@@ -224,6 +224,7 @@ function render() {
     renderHeader(status);
     renderSafeMode(safeMode, clusters);
     renderHeld(held);
+    renderStaleContributions(safeMode.staleContributions ?? []);
     renderClusters(clusters, safeMode, held);
     renderResources(state.data.resources);
     renderSnapshotView();
@@ -321,6 +322,20 @@ function renderHeld(held) {
       h('p', { class: 'muted' }, 'Output ', h('code', { title: entry.hash }, short(entry.hash)),
         entry.missingClusters.length > 0 ? `, built without the inputs of ${entry.missingClusters.join(', ')},` : '', ' held since ', when(entry.since), '.'),
       h('p', null, 'Release it: ', command(`meshctl output release ${entry.cluster}`))))),
+  ]);
+}
+
+// DESIGN §13: an absent cluster's last known contribution stays in every output, marked stale.
+function renderStaleContributions(stale) {
+  const el = $('stale-contributions-banner');
+  el.hidden = stale.length === 0;
+  update(el, stale, () => stale.length === 0 ? [] : [
+    h('h2', { id: 'stale-contributions-title' }, `Carrying the last known contribution of ${stale.length === 1 ? 'an absent cluster' : `${stale.length} absent clusters`}`),
+    h('p', null, 'Outputs keep what these clusters contributed (endpoints, hosts, resources) until they return, are deregistered, or an operator releases them.'),
+    h('ul', { class: 'held' }, stale.map((entry) => h('li', { 'data-cluster': entry.cluster },
+      h('p', null, h('strong', { class: 'cluster-name' }, entry.cluster), ' ', badge('warn', 'stale'),
+        ' input ', h('code', { title: entry.inputHash }, short(entry.inputHash)), ` (generation ${entry.generation}), carried since `, when(entry.since), '.'),
+      h('p', null, 'Let it go: ', command(`meshctl cluster forget-contribution ${entry.cluster}`))))),
   ]);
 }
 

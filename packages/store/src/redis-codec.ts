@@ -2,6 +2,7 @@ import {
   MeshrelayError,
   buildInputSnapshot,
   buildOutputSnapshot,
+  copyProvenance,
   isRecord,
   snapshotEncoding,
   type InputSnapshot,
@@ -122,7 +123,12 @@ function provenanceOf(value: unknown, cluster: string): readonly Provenance[] {
     if (!isRecord(p) || typeof p.cluster !== 'string' || typeof p.inputHash !== 'string') {
       throw undecodable(cluster, 'a provenance entry is malformed');
     }
-    return { cluster: p.cluster, inputHash: p.inputHash };
+    return copyProvenance({
+      cluster: p.cluster,
+      inputHash: p.inputHash,
+      stale: p.stale === true,
+      ...(typeof p.epoch === 'string' && typeof p.generation === 'number' ? { epoch: p.epoch, generation: p.generation } : {}),
+    });
   });
 }
 

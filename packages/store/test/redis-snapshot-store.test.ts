@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test, type TestContext } from 'node:test';
+import { buildOutputSnapshot } from '@meshrelay/api';
 import { startRedisServer, waitFor, type RedisServerHandle } from '@meshrelay/testkit';
 import type { InputChangedEvent } from '../src/index.ts';
 import { encodeInput } from '../src/redis-codec.ts';
@@ -44,6 +45,24 @@ test('redis store: given replica A put an output, when replica B reads it, then 
   const output = outputOf('east', [inputOf('east'), inputOf('west')]);
   await a.store.putOutput(output);
   assert.deepEqual(await b.store.getOutput('east'), output);
+});
+
+test('redis store: given an output whose provenance carries order and a stale mark, when B reads it, then both survive', async (t) => {
+  const keyPrefix = uniquePrefix();
+  const a = await readyRedisStoreFor(t, { url: server.url, replicaId: 'a', keyPrefix });
+  const b = await readyRedisStoreFor(t, { url: server.url, replicaId: 'b', keyPrefix });
+  const east = inputOf('east', { epoch: 'e-1', generation: 4 });
+  const west = inputOf('west', { epoch: 'w-1', generation: 9 });
+  const output = buildOutputSnapshot({
+    cluster: 'east',
+    resources: [],
+    provenance: [
+      { cluster: 'east', inputHash: east.hash, epoch: 'e-1', generation: 4 },
+      { cluster: 'west', inputHash: west.hash, stale: true, epoch: 'w-1', generation: 9 },
+    ],
+  });
+  await a.store.putOutput(output);
+  assert.deepEqual((await b.store.getOutput('east'))?.provenance, output.provenance);
 });
 
 test('redis store: given inputs put by A, when B loads several names, then B gets the ones Redis holds', async (t) => {

@@ -710,6 +710,15 @@ export namespace relay {
 
             /** Provenance inputHash */
             inputHash?: (string|null);
+
+            /** Provenance stale */
+            stale?: (boolean|null);
+
+            /** Provenance epoch */
+            epoch?: (string|null);
+
+            /** Provenance generation */
+            generation?: (number|null);
         }
 
         /** Represents a Provenance. */
@@ -726,6 +735,15 @@ export namespace relay {
 
             /** Provenance inputHash. */
             public inputHash: string;
+
+            /** Provenance stale. */
+            public stale: boolean;
+
+            /** Provenance epoch. */
+            public epoch: string;
+
+            /** Provenance generation. */
+            public generation: number;
 
             /**
              * Creates a new Provenance instance using the specified properties.

@@ -1898,6 +1898,9 @@ export const relay = $root.relay = (() => {
              * @interface IProvenance
              * @property {string|null} [cluster] Provenance cluster
              * @property {string|null} [inputHash] Provenance inputHash
+             * @property {boolean|null} [stale] Provenance stale
+             * @property {string|null} [epoch] Provenance epoch
+             * @property {number|null} [generation] Provenance generation
              */
 
             /**
@@ -1932,6 +1935,30 @@ export const relay = $root.relay = (() => {
             Provenance.prototype.inputHash = "";
 
             /**
+             * Provenance stale.
+             * @member {boolean} stale
+             * @memberof relay.v1.Provenance
+             * @instance
+             */
+            Provenance.prototype.stale = false;
+
+            /**
+             * Provenance epoch.
+             * @member {string} epoch
+             * @memberof relay.v1.Provenance
+             * @instance
+             */
+            Provenance.prototype.epoch = "";
+
+            /**
+             * Provenance generation.
+             * @member {number} generation
+             * @memberof relay.v1.Provenance
+             * @instance
+             */
+            Provenance.prototype.generation = $util.Long ? $util.Long.fromBits(0,0,true) : 0;
+
+            /**
              * Creates a new Provenance instance using the specified properties.
              * @function create
              * @memberof relay.v1.Provenance
@@ -1963,6 +1990,12 @@ export const relay = $root.relay = (() => {
                     w.uint32(10).string(m.cluster);
                 if (m.inputHash != null && Object.hasOwnProperty.call(m, "inputHash"))
                     w.uint32(18).string(m.inputHash);
+                if (m.stale != null && Object.hasOwnProperty.call(m, "stale"))
+                    w.uint32(24).bool(m.stale);
+                if (m.epoch != null && Object.hasOwnProperty.call(m, "epoch"))
+                    w.uint32(34).string(m.epoch);
+                if (m.generation != null && Object.hasOwnProperty.call(m, "generation"))
+                    w.uint32(40).uint64(m.generation);
                 return w;
             };
 
@@ -2021,6 +2054,18 @@ export const relay = $root.relay = (() => {
                             m.inputHash = r.string();
                             break;
                         }
+                    case 3: {
+                            m.stale = r.bool();
+                            break;
+                        }
+                    case 4: {
+                            m.epoch = r.string();
+                            break;
+                        }
+                    case 5: {
+                            m.generation = r.uint64();
+                            break;
+                        }
                     default:
                         r.skipType(t & 7, n);
                         break;
@@ -2073,6 +2118,18 @@ export const relay = $root.relay = (() => {
                     if (!$util.isString(m.inputHash))
                         return "inputHash: string expected";
                 }
+                if (m.stale != null && Object.hasOwnProperty.call(m, "stale")) {
+                    if (typeof m.stale !== "boolean")
+                        return "stale: boolean expected";
+                }
+                if (m.epoch != null && Object.hasOwnProperty.call(m, "epoch")) {
+                    if (!$util.isString(m.epoch))
+                        return "epoch: string expected";
+                }
+                if (m.generation != null && Object.hasOwnProperty.call(m, "generation")) {
+                    if (!$util.isInteger(m.generation) && !(m.generation && $util.isInteger(m.generation.low) && $util.isInteger(m.generation.high)))
+                        return "generation: integer|Long expected";
+                }
                 return null;
             };
 
@@ -2100,6 +2157,22 @@ export const relay = $root.relay = (() => {
                 if (d.inputHash != null) {
                     m.inputHash = String(d.inputHash);
                 }
+                if (d.stale != null) {
+                    m.stale = Boolean(d.stale);
+                }
+                if (d.epoch != null) {
+                    m.epoch = String(d.epoch);
+                }
+                if (d.generation != null) {
+                    if ($util.Long)
+                        m.generation = $util.Long.fromValue(d.generation, true);
+                    else if (typeof d.generation === "string")
+                        m.generation = parseInt(d.generation, 10);
+                    else if (typeof d.generation === "number")
+                        m.generation = d.generation;
+                    else if (typeof d.generation === "object")
+                        m.generation = new $util.LongBits(d.generation.low >>> 0, d.generation.high >>> 0).toNumber(true);
+                }
                 return m;
             };
 
@@ -2123,12 +2196,33 @@ export const relay = $root.relay = (() => {
                 if (o.defaults) {
                     d.cluster = "";
                     d.inputHash = "";
+                    d.stale = false;
+                    d.epoch = "";
+                    if ($util.Long) {
+                        var n = new $util.Long(0, 0, true);
+                        d.generation = o.longs === String ? n.toString() : o.longs === Number ? n.toNumber() : typeof BigInt !== "undefined" && o.longs === BigInt ? n.toBigInt() : n;
+                    } else
+                        d.generation = o.longs === String ? "0" : typeof BigInt !== "undefined" && o.longs === BigInt ? BigInt("0") : 0;
                 }
                 if (m.cluster != null && Object.hasOwnProperty.call(m, "cluster")) {
                     d.cluster = m.cluster;
                 }
                 if (m.inputHash != null && Object.hasOwnProperty.call(m, "inputHash")) {
                     d.inputHash = m.inputHash;
+                }
+                if (m.stale != null && Object.hasOwnProperty.call(m, "stale")) {
+                    d.stale = m.stale;
+                }
+                if (m.epoch != null && Object.hasOwnProperty.call(m, "epoch")) {
+                    d.epoch = m.epoch;
+                }
+                if (m.generation != null && Object.hasOwnProperty.call(m, "generation")) {
+                    if (typeof BigInt !== "undefined" && o.longs === BigInt)
+                        d.generation = typeof m.generation === "number" ? BigInt(m.generation) : $util.Long.fromBits(m.generation.low >>> 0, m.generation.high >>> 0, true).toBigInt();
+                    else if (typeof m.generation === "number")
+                        d.generation = o.longs === String ? String(m.generation) : m.generation;
+                    else
+                        d.generation = o.longs === String ? $util.Long.prototype.toString.call(m.generation) : o.longs === Number ? new $util.LongBits(m.generation.low >>> 0, m.generation.high >>> 0).toNumber(true) : m.generation;
                 }
                 return d;
             };

@@ -7,6 +7,7 @@ import { checkCredentialFiles, renderCredentials, writeCredentialFiles, type Cre
 import {
   DEFAULT_TOKEN_TTL_SECONDS, checkKubernetesFlags, registerThroughKubernetes, type KubernetesRegisterFlags,
 } from './cluster-kubernetes.ts';
+import { addForgetContributionCommand } from './cluster-contribution.ts';
 import { addRevokeCommand } from './cluster-revoke.ts';
 
 interface RegisterFlags extends CredentialFiles, Partial<Omit<KubernetesRegisterFlags, keyof CredentialFiles>> {
@@ -107,6 +108,7 @@ export function addClusterCommands(program: Command, ctx: CliContext): void {
     });
 
   addRevokeCommand(cluster, ctx, handOver);
+  addForgetContributionCommand(cluster, ctx);
 }
 
 /**

@@ -2,9 +2,11 @@ import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { DNS_NAME_MAX_LENGTH, DNS_NAME_PATTERN, MeshrelayError, toMeshrelayError } from '@meshrelay/api';
 import type { SnapshotStore } from '@meshrelay/store';
+import type { CarriedContributions } from '../carried-contributions.ts';
 import type { ConnectionTracker } from '../connections.ts';
 import type { HeldOutputs } from '../held-outputs.ts';
 import type { RelayMetrics } from '../metrics.ts';
+import type { SharedHeldOutputs } from '../shared-held-outputs.ts';
 import type { OutputHub } from '../output-hub.ts';
 import type { ClusterRegistry, ClusterUpdate, RevocationResponse } from '@meshrelay/registry';
 import type { TranslationLoop } from '../translation-loop.ts';
@@ -20,6 +22,9 @@ export interface ApiDeps {
   readonly connections: ConnectionTracker;
   readonly loop: TranslationLoop;
   readonly held: HeldOutputs;
+  /** Held outputs of every replica, and releases that reach the replica holding one. */
+  readonly sharedHeld: SharedHeldOutputs;
+  readonly contributions: CarriedContributions;
   readonly metrics: RelayMetrics;
   readonly replica: string;
   readonly relayAddress: string;
@@ -106,18 +111,27 @@ export function buildApiServer(deps: ApiDeps) {
     clusters: deps.registry.list().length,
   }));
 
-  app.get('/api/v1/safe-mode', async () => safeModeView(deps.loop));
+  app.get('/api/v1/safe-mode', async () => safeModeView(deps.loop, deps.contributions));
 
   app.get('/api/v1/resources', async (req) => {
     const statuses = deps.loop.status().resources;
     return { resources: listResources(statuses, parseResourceFilter(req.query as Record<string, unknown>, statuses)) };
   });
 
-  app.get('/api/v1/outputs/held', async () => ({ held: deps.held.list() }));
+  // DESIGN §13: the operator lets an absent cluster's carried contribution go (shared through the state directory).
+  app.post('/api/v1/clusters/:name/contribution/release', { schema: { params: NAME_PARAMS } }, async (req: NameRequest) => {
+    view(req.params.name);
+    const inputHash = await deps.contributions.release(req.params.name, new Date());
+    if (inputHash === undefined) throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_NOT_FOUND', `no contribution of cluster "${req.params.name}" is kept`);
+    deps.loop.trigger('contribution released');
+    return { released: { cluster: req.params.name, inputHash } };
+  });
+
+  app.get('/api/v1/outputs/held', async () => ({ held: await deps.sharedHeld.list() }));
 
   app.post('/api/v1/clusters/:name/output/release', { schema: { params: NAME_PARAMS } }, async (req: NameRequest) => {
     view(req.params.name);
-    const released = deps.held.release(req.params.name);
+    const released = await deps.sharedHeld.release(req.params.name);
     if (!released) throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_NOT_FOUND', `no output is held for cluster "${req.params.name}"`);
     deps.logger.warn({ cluster: req.params.name, hash: released.hash, deleted: released.deleted }, 'operator released a held output');
     return { released };
@@ -189,8 +203,11 @@ const WAYS_OUT = [
   'let translation go on without it: meshctl cluster update NAME --skip-warming',
 ];
 
-/** What holds translation on this replica, since when, until when, and how to release it. */
-export function safeModeView(loop: TranslationLoop) {
+/**
+ * What holds translation on this replica, since when, until when, and how to
+ * release it; and whose last known contribution it carries over (DESIGN §13).
+ */
+export function safeModeView(loop: TranslationLoop, contributions: CarriedContributions) {
   const status = loop.status();
   const gate = status.gate;
   return {
@@ -201,5 +218,6 @@ export function safeModeView(loop: TranslationLoop) {
     windowEndsAt: gate.state === 'held' ? (status.windowEndsAt?.toISOString() ?? null) : null,
     openReason: gate.state === 'open' ? gate.reason : null,
     waysOut: gate.state === 'held' ? WAYS_OUT : [],
+    staleContributions: contributions.carried().map((c) => ({ ...c, since: c.since.toISOString() })),
   };
 }

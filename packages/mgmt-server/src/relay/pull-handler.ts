@@ -1,6 +1,7 @@
 import type { ServerDuplexStream } from '@grpc/grpc-js';
-import { encodeSnapshotFrames, resourceId, snapshotEncoding, type OutputSnapshot, type relay } from '@meshrelay/api';
+import { copyProvenance, encodeSnapshotFrames, resourceId, snapshotEncoding, type OutputSnapshot, type relay } from '@meshrelay/api';
 import { assessOutput, type HeldState } from '../blast-radius.ts';
+import { newerInputsHeld } from '../provenance-order.ts';
 import type { RelayContext } from './relay-context.ts';
 import { openRelayStream, type RelayStream } from './relay-stream.ts';
 import { feedStatuses } from './status-feed.ts';
@@ -39,7 +40,8 @@ export function handlePull(ctx: RelayContext, call: PullCall): void {
   /** The blast-radius guard: true when the output may go to this agent now. */
   const mayDeliver = (stream: Stream, output: OutputSnapshot): boolean => {
     if (ctx.held.isReleased(output)) return true;
-    const registered = new Set(ctx.registry.list().map((c) => c.metadata.name));
+    // A cluster whose contribution an operator released is positive evidence for its removal.
+    const registered = new Set(ctx.registry.list().map((c) => c.metadata.name).filter((c) => !ctx.contributions.isReleased(c)));
     const verdict = assessOutput(ctx.blastRadius, heldState, output, registered);
     if (verdict.verdict === 'send') return true;
     const { verdict: _, ...held } = verdict;
@@ -56,6 +58,12 @@ export function handlePull(ctx: RelayContext, call: PullCall): void {
     if (output.hash === agentHolds) {
       // The agent already holds it: nothing to send, and nothing held back any more.
       ctx.held.clear(stream.cluster);
+      return;
+    }
+    // Never roll an agent back (DESIGN §13): wait for inputs at least as new as those it holds.
+    const newer = newerInputsHeld(heldState.provenance, output.provenance);
+    if (newer.length > 0) {
+      stream.log.info({ hash: output.hash, newer }, 'agent holds an output built from newer inputs; waiting for them');
       return;
     }
     if (output.hash === refused || !mayDeliver(stream, output)) return;
@@ -103,7 +111,7 @@ export function handlePull(ctx: RelayContext, call: PullCall): void {
     agentHolds = heldHash;
     heldState = {
       keys: new Set(hello.heldKeys ?? []),
-      provenance: (hello.heldProvenance ?? []).map((p: relay.v1.IProvenance) => ({ cluster: p.cluster ?? '', inputHash: p.inputHash ?? '' })),
+      provenance: (hello.heldProvenance ?? []).map(copyProvenance),
     };
     ctx.connections.setApplied(stream.cluster, heldHash);
     const resend = () => {

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { CaBundle } from '@meshrelay/certs';
 import type { BlastRadiusConfig } from '../blast-radius.ts';
+import type { CarriedContributions } from '../carried-contributions.ts';
 import type { HeldOutputs } from '../held-outputs.ts';
 import type { SnapshotStore } from '@meshrelay/store';
 import type { ConnectionTracker } from '../connections.ts';
@@ -31,6 +32,8 @@ export interface RelayContext {
   readonly outputs: OutputHub;
   readonly held: HeldOutputs;
   readonly blastRadius: BlastRadiusConfig;
+  /** Absent clusters' carried contributions; a released one may be removed from outputs. */
+  readonly contributions: CarriedContributions;
   readonly connections: ConnectionTracker;
   readonly metrics: RelayMetrics;
   readonly limits: RelayLimits;

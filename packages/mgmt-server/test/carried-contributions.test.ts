@@ -1,0 +1,71 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test, type TestContext } from 'node:test';
+import { pino } from 'pino';
+import { buildNode, buildTestInputSnapshot, waitFor } from '@meshrelay/testkit';
+import { CarriedContributions } from '../src/carried-contributions.ts';
+
+const NOW = new Date('2026-11-23T10:00:00Z');
+const inputC = buildTestInputSnapshot('cluster-c', [buildNode({ name: 'node-c1', zone: 'eu-north-1a' })]);
+const inputC2 = buildTestInputSnapshot('cluster-c', [buildNode({ name: 'node-c2', zone: 'eu-north-1a' })]);
+
+async function contributions(t: TestContext, dir?: string): Promise<{ store: CarriedContributions; dir: string }> {
+  const root = dir ?? (await mkdtemp(join(tmpdir(), 'meshrelay-contributions-')));
+  if (!dir) t.after(() => rm(root, { recursive: true, force: true }));
+  const store = new CarriedContributions(root, pino({ level: 'silent' }));
+  t.after(() => store.stop());
+  return { store, dir: root };
+}
+
+test('given a remembered input, when its cluster is absent, then a replica sharing the directory carries exactly that input', async (t) => {
+  const { store, dir } = await contributions(t);
+  await store.remember([inputC]);
+  const { store: other } = await contributions(t, dir);
+  const carried = await other.carry(['cluster-c', 'cluster-d'], NOW);
+  assert.deepEqual([...carried.keys()], ['cluster-c']);
+  assert.equal(carried.get('cluster-c')?.hash, inputC.hash);
+  assert.deepEqual(other.carried(), [{ cluster: 'cluster-c', inputHash: inputC.hash, generation: inputC.generation, since: NOW }]);
+});
+
+test('given a carried contribution, when an operator releases it, then it is no longer carried and counts as released until the cluster returns', async (t) => {
+  const { store } = await contributions(t);
+  await store.remember([inputC]);
+  await store.carry(['cluster-c'], NOW);
+  assert.equal(await store.release('cluster-c', NOW), inputC.hash);
+  assert.equal((await store.carry(['cluster-c'], NOW)).size, 0);
+  assert.equal(store.isReleased('cluster-c'), true);
+  assert.deepEqual(store.carried(), []);
+  assert.equal(await store.release('cluster-c', NOW), undefined, 'nothing left to release');
+  await store.remember([inputC2]);
+  assert.equal(store.isReleased('cluster-c'), false);
+  assert.equal((await store.carry(['cluster-c'], NOW)).get('cluster-c')?.hash, inputC2.hash);
+});
+
+test('given a kept record whose content no longer matches its hash, when carrying, then it is not carried', async (t) => {
+  const { store, dir } = await contributions(t);
+  await store.remember([inputC]);
+  const path = join(dir, 'cluster-c.json');
+  const record = JSON.parse(await readFile(path, 'utf8')) as { resources: unknown[] };
+  await writeFile(path, JSON.stringify({ ...record, resources: [] }));
+  assert.equal((await store.carry(['cluster-c'], NOW)).size, 0);
+});
+
+test('given a deregistered cluster, when forgotten, then nothing of it is carried any more', async (t) => {
+  const { store } = await contributions(t);
+  await store.remember([inputC]);
+  await store.forget('cluster-c');
+  assert.equal((await store.carry(['cluster-c'], NOW)).size, 0);
+});
+
+test('given a carried cluster, when another replica releases it, then the watcher asks for a new translation', async (t) => {
+  const { store, dir } = await contributions(t);
+  await store.remember([inputC]);
+  await store.carry(['cluster-c'], NOW);
+  let triggered = 0;
+  store.watch(() => triggered++);
+  const { store: other } = await contributions(t, dir);
+  await other.release('cluster-c', NOW);
+  await waitFor(() => triggered > 0, { timeoutMs: 5000, message: 'the release on the other replica was not noticed' });
+});
