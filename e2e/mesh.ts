@@ -307,6 +307,8 @@ export interface ListedResource {
   readonly namespace: string;
   readonly name: string;
   readonly cluster: string;
+  /** `Kind/namespace/name@cluster`, as outputs name it in meshrelay.io/sources. */
+  readonly source: string;
   readonly approval: string;
   readonly message: string;
   readonly outputs: readonly { kind: string; name: string }[];
