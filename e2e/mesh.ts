@@ -300,3 +300,21 @@ spec:
 export function hasResource(output: OutputOnDisk, kind: string, name: string): boolean {
   return output.resources.some((r) => r.kind === kind && r.metadata.name.includes(name));
 }
+
+/** One row of GET /api/v1/resources. */
+export interface ListedResource {
+  readonly kind: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly cluster: string;
+  /** `Kind/namespace/name@cluster`, as outputs name it in meshrelay.io/sources. */
+  readonly source: string;
+  readonly approval: string;
+  readonly message: string;
+  readonly outputs: readonly { kind: string; name: string }[];
+}
+
+/** GET /api/v1/resources with an optional query (`kind=…&cluster=…&approval=…`). */
+export async function listResources(mesh: Mesh, query = ''): Promise<ListedResource[]> {
+  return (await mesh.api<{ resources: ListedResource[] }>(`/api/v1/resources${query ? `?${query}` : ''}`)).resources;
+}
