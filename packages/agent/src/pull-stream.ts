@@ -5,7 +5,9 @@ import {
   RELAY_SERVICE,
   SnapshotAssembler,
   relayMessageBytes,
+  resolveDelta,
   resourceId,
+  resultHashOf,
   toMeshrelayError,
   type AssembledSnapshot,
   type AssemblyLimits,
@@ -113,7 +115,7 @@ export class PullStream {
     try {
       this.#assembler = new SnapshotAssembler(header, this.#opts.limits);
     } catch (err) {
-      this.#refuse(header.hash ?? '', err);
+      this.#refuse(resultHashOf(header), err);
     }
   }
 
@@ -125,16 +127,17 @@ export class PullStream {
       if (!assembler.add(chunk)) return;
     } catch (err) {
       this.#assembler = undefined;
-      this.#refuse(assembler.header.hash ?? '', err);
+      this.#refuse(resultHashOf(assembler.header), err);
       return;
     }
     this.#assembler = undefined;
     this.#applying = this.#applying.then(async () => {
       let output: AssembledSnapshot;
       try {
-        output = await assembler.finish();
+        // A delta applies to the output held now, after every earlier one was applied.
+        output = resolveDelta(await assembler.finish(), this.#opts.held(), this.#opts.limits);
       } catch (err) {
-        this.#refuse(assembler.header.hash ?? '', err);
+        this.#refuse(resultHashOf(assembler.header), err);
         return;
       }
       try {

@@ -50,6 +50,18 @@ export {
   type FrameOptions,
   type SnapshotFrames,
 } from './wire.ts';
+export {
+  applyDelta,
+  computeDelta,
+  deltaBytes,
+  deltaOfHeader,
+  framesFor,
+  resolveDelta,
+  resultHashOf,
+  type DeltaHeader,
+  type HeldResources,
+  type ResourceDelta,
+} from './delta.ts';
 export { OutboundWriter, relayMessageBytes, type WritableCall } from './outbound-writer.ts';
 export {
   CLUSTER_WARM_CONDITION,

@@ -2,6 +2,7 @@ import { promisify } from 'node:util';
 import { gunzip, gzip, gzipSync } from 'node:zlib';
 import { MeshrelayError } from './errors.ts';
 import { relay } from './gen/relay.js';
+import { deltaBytes, deltaOfHeader, type DeltaHeader } from './delta.ts';
 import type { Provenance } from './snapshot.ts';
 import { sha256Hex } from './snapshot.ts';
 import type { Resource } from './resource.ts';
@@ -39,6 +40,8 @@ export interface FrameInput {
   /** The canonical encoding of the resources (see snapshotEncoding). */
   readonly encoding: string;
   readonly provenance?: readonly Provenance[];
+  /** Set for a delta: `encoding` is then the canonical array of upserts and `hash` its sha256. */
+  readonly delta?: DeltaHeader;
 }
 
 /**
@@ -74,6 +77,7 @@ function frames(input: FrameInput, raw: Buffer, gzipped: Buffer | undefined, opt
     totalBytes: raw.length,
     encoding: gzipped ? relay.v1.Encoding.ENCODING_JSON_GZIP : relay.v1.Encoding.ENCODING_JSON,
     provenance: (input.provenance ?? []).map((p) => ({ cluster: p.cluster, inputHash: p.inputHash })),
+    ...(input.delta ? { baseHash: input.delta.baseHash, resultHash: input.delta.resultHash, deletedKeys: [...input.delta.deletedKeys] } : {}),
   };
   return { header, chunks };
 }
@@ -90,6 +94,8 @@ export interface AssembledSnapshot {
   readonly hash: string;
   readonly resources: readonly Resource[];
   readonly provenance: readonly Provenance[];
+  /** Set for a delta (then `resources` are its upserts): resolve it with resolveDelta against the held snapshot. */
+  readonly delta?: DeltaHeader;
 }
 
 /** The most payload bytes a snapshot declaring `totalBytes` may carry (gzip of incompressible data grows a little). */
@@ -120,6 +126,8 @@ export class SnapshotAssembler {
     if (!header.hash || !/^[0-9a-f]{64}$/.test(header.hash)) {
       throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', 'snapshot header has no valid sha256 hash');
     }
+    const delta = deltaOfHeader(header);
+    if (delta) SnapshotAssembler.checkDelta(delta, totalBytes, limits);
     if (totalChunks < 1) {
       throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', 'snapshot header declares no chunks');
     }
@@ -141,6 +149,20 @@ export class SnapshotAssembler {
     this.#header = header;
     this.#totalChunks = totalChunks;
     this.#totalBytes = totalBytes;
+  }
+
+  /** A delta's base and result must be hashes, and its deleted keys count against the same limits as its payload. */
+  static checkDelta(delta: DeltaHeader, totalBytes: number, limits: AssemblyLimits): void {
+    if (!/^[0-9a-f]{64}$/.test(delta.baseHash) || !/^[0-9a-f]{64}$/.test(delta.resultHash)) {
+      throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', 'delta snapshot header has no valid sha256 base and result hashes');
+    }
+    if (delta.deletedKeys.length > limits.maxResources) {
+      throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_TOO_LARGE', `delta deletes ${delta.deletedKeys.length} resources; the limit is ${limits.maxResources}`);
+    }
+    const bytes = totalBytes + deltaBytes('', delta.deletedKeys);
+    if (bytes > limits.maxBytes) {
+      throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_TOO_LARGE', `delta of ${bytes} bytes exceeds the limit of ${limits.maxBytes} bytes`);
+    }
   }
 
   /** The most chunks a snapshot of `totalBytes` (uncompressed) may be split into. */
@@ -198,6 +220,7 @@ export class SnapshotAssembler {
         `snapshot hash mismatch: header says ${this.#header.hash}, content hashes to ${actual}`,
       );
     }
+    const delta = deltaOfHeader(this.#header);
     const resources = await parseResourceArray(raw.toString('utf8'), { maxResources: this.#limits.maxResources, maxDepth: MAX_RESOURCE_DEPTH });
     return {
       epoch: this.#header.epoch ?? '',
@@ -205,6 +228,7 @@ export class SnapshotAssembler {
       hash: actual,
       resources,
       provenance: (this.#header.provenance ?? []).map((p) => ({ cluster: p.cluster ?? '', inputHash: p.inputHash ?? '' })),
+      ...(delta ? { delta } : {}),
     };
   }
 }

@@ -586,6 +586,15 @@ export namespace relay {
 
             /** SnapshotHeader provenance */
             provenance?: (relay.v1.IProvenance[]|null);
+
+            /** SnapshotHeader baseHash */
+            baseHash?: (string|null);
+
+            /** SnapshotHeader resultHash */
+            resultHash?: (string|null);
+
+            /** SnapshotHeader deletedKeys */
+            deletedKeys?: (string[]|null);
         }
 
         /** Represents a SnapshotHeader. */
@@ -617,6 +626,15 @@ export namespace relay {
 
             /** SnapshotHeader provenance. */
             public provenance: relay.v1.IProvenance[];
+
+            /** SnapshotHeader baseHash. */
+            public baseHash: string;
+
+            /** SnapshotHeader resultHash. */
+            public resultHash: string;
+
+            /** SnapshotHeader deletedKeys. */
+            public deletedKeys: string[];
 
             /**
              * Creates a new SnapshotHeader instance using the specified properties.

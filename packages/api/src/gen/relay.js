@@ -1413,6 +1413,9 @@ export const relay = $root.relay = (() => {
              * @property {number|null} [totalBytes] SnapshotHeader totalBytes
              * @property {relay.v1.Encoding|null} [encoding] SnapshotHeader encoding
              * @property {Array.<relay.v1.IProvenance>|null} [provenance] SnapshotHeader provenance
+             * @property {string|null} [baseHash] SnapshotHeader baseHash
+             * @property {string|null} [resultHash] SnapshotHeader resultHash
+             * @property {Array.<string>|null} [deletedKeys] SnapshotHeader deletedKeys
              */
 
             /**
@@ -1425,6 +1428,7 @@ export const relay = $root.relay = (() => {
              */
             function SnapshotHeader(p) {
                 this.provenance = [];
+                this.deletedKeys = [];
                 if (p)
                     for (var ks = Object.keys(p), i = 0; i < ks.length; ++i)
                         if (p[ks[i]] != null && ks[i] !== "__proto__")
@@ -1488,6 +1492,30 @@ export const relay = $root.relay = (() => {
             SnapshotHeader.prototype.provenance = $util.emptyArray;
 
             /**
+             * SnapshotHeader baseHash.
+             * @member {string} baseHash
+             * @memberof relay.v1.SnapshotHeader
+             * @instance
+             */
+            SnapshotHeader.prototype.baseHash = "";
+
+            /**
+             * SnapshotHeader resultHash.
+             * @member {string} resultHash
+             * @memberof relay.v1.SnapshotHeader
+             * @instance
+             */
+            SnapshotHeader.prototype.resultHash = "";
+
+            /**
+             * SnapshotHeader deletedKeys.
+             * @member {Array.<string>} deletedKeys
+             * @memberof relay.v1.SnapshotHeader
+             * @instance
+             */
+            SnapshotHeader.prototype.deletedKeys = $util.emptyArray;
+
+            /**
              * Creates a new SnapshotHeader instance using the specified properties.
              * @function create
              * @memberof relay.v1.SnapshotHeader
@@ -1530,6 +1558,14 @@ export const relay = $root.relay = (() => {
                 if (m.provenance != null && m.provenance.length) {
                     for (var i = 0; i < m.provenance.length; ++i)
                         $root.relay.v1.Provenance.encode(m.provenance[i], w.uint32(58).fork(), q + 1).ldelim();
+                }
+                if (m.baseHash != null && Object.hasOwnProperty.call(m, "baseHash"))
+                    w.uint32(66).string(m.baseHash);
+                if (m.resultHash != null && Object.hasOwnProperty.call(m, "resultHash"))
+                    w.uint32(74).string(m.resultHash);
+                if (m.deletedKeys != null && m.deletedKeys.length) {
+                    for (var i = 0; i < m.deletedKeys.length; ++i)
+                        w.uint32(82).string(m.deletedKeys[i]);
                 }
                 return w;
             };
@@ -1609,6 +1645,20 @@ export const relay = $root.relay = (() => {
                             if (!(m.provenance && m.provenance.length))
                                 m.provenance = [];
                             m.provenance.push($root.relay.v1.Provenance.decode(r, r.uint32(), undefined, n + 1));
+                            break;
+                        }
+                    case 8: {
+                            m.baseHash = r.string();
+                            break;
+                        }
+                    case 9: {
+                            m.resultHash = r.string();
+                            break;
+                        }
+                    case 10: {
+                            if (!(m.deletedKeys && m.deletedKeys.length))
+                                m.deletedKeys = [];
+                            m.deletedKeys.push(r.string());
                             break;
                         }
                     default:
@@ -1695,6 +1745,22 @@ export const relay = $root.relay = (() => {
                         }
                     }
                 }
+                if (m.baseHash != null && Object.hasOwnProperty.call(m, "baseHash")) {
+                    if (!$util.isString(m.baseHash))
+                        return "baseHash: string expected";
+                }
+                if (m.resultHash != null && Object.hasOwnProperty.call(m, "resultHash")) {
+                    if (!$util.isString(m.resultHash))
+                        return "resultHash: string expected";
+                }
+                if (m.deletedKeys != null && Object.hasOwnProperty.call(m, "deletedKeys")) {
+                    if (!Array.isArray(m.deletedKeys))
+                        return "deletedKeys: array expected";
+                    for (var i = 0; i < m.deletedKeys.length; ++i) {
+                        if (!$util.isString(m.deletedKeys[i]))
+                            return "deletedKeys: string[] expected";
+                    }
+                }
                 return null;
             };
 
@@ -1771,6 +1837,20 @@ export const relay = $root.relay = (() => {
                         m.provenance[i] = $root.relay.v1.Provenance.fromObject(d.provenance[i], n + 1);
                     }
                 }
+                if (d.baseHash != null) {
+                    m.baseHash = String(d.baseHash);
+                }
+                if (d.resultHash != null) {
+                    m.resultHash = String(d.resultHash);
+                }
+                if (d.deletedKeys) {
+                    if (!Array.isArray(d.deletedKeys))
+                        throw TypeError(".relay.v1.SnapshotHeader.deletedKeys: array expected");
+                    m.deletedKeys = [];
+                    for (var i = 0; i < d.deletedKeys.length; ++i) {
+                        m.deletedKeys[i] = String(d.deletedKeys[i]);
+                    }
+                }
                 return m;
             };
 
@@ -1793,6 +1873,7 @@ export const relay = $root.relay = (() => {
                 var d = {};
                 if (o.arrays || o.defaults) {
                     d.provenance = [];
+                    d.deletedKeys = [];
                 }
                 if (o.defaults) {
                     d.epoch = "";
@@ -1809,6 +1890,8 @@ export const relay = $root.relay = (() => {
                     } else
                         d.totalBytes = o.longs === String ? "0" : typeof BigInt !== "undefined" && o.longs === BigInt ? BigInt("0") : 0;
                     d.encoding = o.enums === String ? "ENCODING_JSON" : 0;
+                    d.baseHash = "";
+                    d.resultHash = "";
                 }
                 if (m.epoch != null && Object.hasOwnProperty.call(m, "epoch")) {
                     d.epoch = m.epoch;
@@ -1842,6 +1925,18 @@ export const relay = $root.relay = (() => {
                     d.provenance = [];
                     for (var j = 0; j < m.provenance.length; ++j) {
                         d.provenance[j] = $root.relay.v1.Provenance.toObject(m.provenance[j], o, q + 1);
+                    }
+                }
+                if (m.baseHash != null && Object.hasOwnProperty.call(m, "baseHash")) {
+                    d.baseHash = m.baseHash;
+                }
+                if (m.resultHash != null && Object.hasOwnProperty.call(m, "resultHash")) {
+                    d.resultHash = m.resultHash;
+                }
+                if (m.deletedKeys && m.deletedKeys.length) {
+                    d.deletedKeys = [];
+                    for (var j = 0; j < m.deletedKeys.length; ++j) {
+                        d.deletedKeys[j] = m.deletedKeys[j];
                     }
                 }
                 return d;
