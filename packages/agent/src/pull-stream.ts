@@ -7,7 +7,6 @@ import {
   relayMessageBytes,
   resolveDelta,
   resourceId,
-  resultHashOf,
   toMeshrelayError,
   type AssembledSnapshot,
   type AssemblyLimits,
@@ -77,6 +76,7 @@ export class PullStream {
         heldHash: held?.hash ?? '',
         heldKeys: held ? held.resources.map(resourceId) : [],
         heldProvenance: held ? held.provenance.map((p) => ({ cluster: p.cluster, inputHash: p.inputHash })) : [],
+        acceptsDeltas: true,
       },
     });
   }
@@ -115,7 +115,7 @@ export class PullStream {
     try {
       this.#assembler = new SnapshotAssembler(header, this.#opts.limits);
     } catch (err) {
-      this.#refuse(resultHashOf(header), err);
+      this.#refuse(header.hash ?? '', err);
     }
   }
 
@@ -127,7 +127,7 @@ export class PullStream {
       if (!assembler.add(chunk)) return;
     } catch (err) {
       this.#assembler = undefined;
-      this.#refuse(resultHashOf(assembler.header), err);
+      this.#refuse(assembler.header.hash ?? '', err);
       return;
     }
     this.#assembler = undefined;
@@ -137,7 +137,7 @@ export class PullStream {
         // A delta applies to the output held now, after every earlier one was applied.
         output = resolveDelta(await assembler.finish(), this.#opts.held(), this.#opts.limits);
       } catch (err) {
-        this.#refuse(resultHashOf(assembler.header), err);
+        this.#refuse(assembler.header.hash ?? '', err);
         return;
       }
       try {

@@ -149,7 +149,8 @@ export class PushStream {
       this.#base = undefined;
       this.#handled = undefined;
     } else {
-      if (ack.accepted) this.#base = snapshot;
+      // A server that does not say it takes deltas (an older one) gets every snapshot full.
+      if (ack.accepted) this.#base = raw.acceptsDeltas === true ? snapshot : undefined;
       this.#opts.onAck(snapshot, ack);
     }
     this.offer();

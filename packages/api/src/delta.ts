@@ -18,7 +18,8 @@ export interface ResourceDelta {
 /** What a receiver must hold, and must end up with, to take a delta. */
 export interface DeltaHeader {
   readonly baseHash: string;
-  readonly resultHash: string;
+  /** sha256 of the upserts' canonical encoding (the chunks' payload). */
+  readonly payloadHash: string;
   readonly deletedKeys: readonly string[];
 }
 
@@ -66,7 +67,7 @@ export function framesFor(
   const delta = computeDelta(base.resources, resources);
   const payload = canonicalJson(delta.upserts);
   if (deltaBytes(payload, delta.deletedKeys) >= Buffer.byteLength(encoding)) return full;
-  return { ...rest, hash: sha256Hex(payload), encoding: payload, delta: { baseHash: base.hash, resultHash: hash, deletedKeys: delta.deletedKeys }, kind: 'delta' };
+  return { ...rest, hash, encoding: payload, delta: { baseHash: base.hash, payloadHash: sha256Hex(payload), deletedKeys: delta.deletedKeys }, kind: 'delta' };
 }
 
 /** What a delta costs against the snapshot size limit: its payload plus its deleted keys. */
@@ -77,12 +78,7 @@ export function deltaBytes(payload: string, deletedKeys: readonly string[]): num
 /** The delta a header announces, or undefined for a full snapshot. */
 export function deltaOfHeader(header: relay.v1.ISnapshotHeader): DeltaHeader | undefined {
   if (!header.baseHash) return undefined;
-  return { baseHash: header.baseHash, resultHash: header.resultHash ?? '', deletedKeys: [...(header.deletedKeys ?? [])] };
-}
-
-/** The hash of the snapshot a header leads to (what acks name): the result of a delta, else its own. */
-export function resultHashOf(header: relay.v1.ISnapshotHeader): string {
-  return header.baseHash ? (header.resultHash ?? '') : (header.hash ?? '');
+  return { baseHash: header.baseHash, payloadHash: header.payloadHash ?? '', deletedKeys: [...(header.deletedKeys ?? [])] };
 }
 
 /**
@@ -106,9 +102,9 @@ export function resolveDelta(assembled: AssembledSnapshot, held: HeldResources |
   if (bytes > limits.maxBytes) {
     throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_TOO_LARGE', `snapshot after the delta is ${bytes} bytes; the limit is ${limits.maxBytes} bytes`);
   }
-  if (result.hash !== delta.resultHash) {
-    throw new MeshrelayError('MESHRELAY_ERR_DELTA_BASE_MISMATCH', `delta applied to ${delta.baseHash} hashes to ${result.hash}, not the announced ${delta.resultHash}`);
+  if (result.hash !== assembled.hash) {
+    throw new MeshrelayError('MESHRELAY_ERR_DELTA_BASE_MISMATCH', `delta applied to ${delta.baseHash} hashes to ${result.hash}, not the announced ${assembled.hash}`);
   }
   const { delta: _, ...rest } = assembled;
-  return { ...rest, hash: delta.resultHash, resources: result.resources };
+  return { ...rest, resources: result.resources };
 }

@@ -57,7 +57,6 @@ export {
   deltaOfHeader,
   framesFor,
   resolveDelta,
-  resultHashOf,
   type DeltaHeader,
   type HeldResources,
   type ResourceDelta,

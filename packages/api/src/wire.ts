@@ -40,7 +40,7 @@ export interface FrameInput {
   /** The canonical encoding of the resources (see snapshotEncoding). */
   readonly encoding: string;
   readonly provenance?: readonly Provenance[];
-  /** Set for a delta: `encoding` is then the canonical array of upserts and `hash` its sha256. */
+  /** Set for a delta: `encoding` is then the canonical array of upserts (`hash` stays the full snapshot's). */
   readonly delta?: DeltaHeader;
 }
 
@@ -77,7 +77,7 @@ function frames(input: FrameInput, raw: Buffer, gzipped: Buffer | undefined, opt
     totalBytes: raw.length,
     encoding: gzipped ? relay.v1.Encoding.ENCODING_JSON_GZIP : relay.v1.Encoding.ENCODING_JSON,
     provenance: (input.provenance ?? []).map((p) => ({ cluster: p.cluster, inputHash: p.inputHash })),
-    ...(input.delta ? { baseHash: input.delta.baseHash, resultHash: input.delta.resultHash, deletedKeys: [...input.delta.deletedKeys] } : {}),
+    ...(input.delta ? { baseHash: input.delta.baseHash, payloadHash: input.delta.payloadHash, deletedKeys: [...input.delta.deletedKeys] } : {}),
   };
   return { header, chunks };
 }
@@ -94,7 +94,10 @@ export interface AssembledSnapshot {
   readonly hash: string;
   readonly resources: readonly Resource[];
   readonly provenance: readonly Provenance[];
-  /** Set for a delta (then `resources` are its upserts): resolve it with resolveDelta against the held snapshot. */
+  /**
+   * Set for a delta: `resources` are then its upserts and `hash` the announced
+   * result, checked only by resolveDelta against the held snapshot.
+   */
   readonly delta?: DeltaHeader;
 }
 
@@ -151,10 +154,10 @@ export class SnapshotAssembler {
     this.#totalBytes = totalBytes;
   }
 
-  /** A delta's base and result must be hashes, and its deleted keys count against the same limits as its payload. */
+  /** A delta's base and payload must be hashes, and its deleted keys count against the same limits as its payload. */
   static checkDelta(delta: DeltaHeader, totalBytes: number, limits: AssemblyLimits): void {
-    if (!/^[0-9a-f]{64}$/.test(delta.baseHash) || !/^[0-9a-f]{64}$/.test(delta.resultHash)) {
-      throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', 'delta snapshot header has no valid sha256 base and result hashes');
+    if (!/^[0-9a-f]{64}$/.test(delta.baseHash) || !/^[0-9a-f]{64}$/.test(delta.payloadHash)) {
+      throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', 'delta snapshot header has no valid sha256 base and payload hashes');
     }
     if (delta.deletedKeys.length > limits.maxResources) {
       throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_TOO_LARGE', `delta deletes ${delta.deletedKeys.length} resources; the limit is ${limits.maxResources}`);
@@ -213,19 +216,21 @@ export class SnapshotAssembler {
     if (raw.length > this.#limits.maxBytes) {
       throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_TOO_LARGE', `snapshot of ${raw.length} bytes exceeds the limit of ${this.#limits.maxBytes} bytes`);
     }
+    // A delta's payload is checked against its payload hash; the result against `hash` when it is resolved.
+    const delta = deltaOfHeader(this.#header);
+    const expected = delta ? delta.payloadHash : this.#header.hash;
     const actual = sha256Hex(raw);
-    if (actual !== this.#header.hash) {
+    if (actual !== expected) {
       throw new MeshrelayError(
         'MESHRELAY_ERR_SNAPSHOT_HASH_MISMATCH',
-        `snapshot hash mismatch: header says ${this.#header.hash}, content hashes to ${actual}`,
+        `snapshot hash mismatch: header says ${expected}, content hashes to ${actual}`,
       );
     }
-    const delta = deltaOfHeader(this.#header);
     const resources = await parseResourceArray(raw.toString('utf8'), { maxResources: this.#limits.maxResources, maxDepth: MAX_RESOURCE_DEPTH });
     return {
       epoch: this.#header.epoch ?? '',
       generation: Number(this.#header.generation ?? 0),
-      hash: actual,
+      hash: this.#header.hash ?? '',
       resources,
       provenance: (this.#header.provenance ?? []).map((p) => ({ cluster: p.cluster ?? '', inputHash: p.inputHash ?? '' })),
       ...(delta ? { delta } : {}),

@@ -590,8 +590,8 @@ export namespace relay {
             /** SnapshotHeader baseHash */
             baseHash?: (string|null);
 
-            /** SnapshotHeader resultHash */
-            resultHash?: (string|null);
+            /** SnapshotHeader payloadHash */
+            payloadHash?: (string|null);
 
             /** SnapshotHeader deletedKeys */
             deletedKeys?: (string[]|null);
@@ -630,8 +630,8 @@ export namespace relay {
             /** SnapshotHeader baseHash. */
             public baseHash: string;
 
-            /** SnapshotHeader resultHash. */
-            public resultHash: string;
+            /** SnapshotHeader payloadHash. */
+            public payloadHash: string;
 
             /** SnapshotHeader deletedKeys. */
             public deletedKeys: string[];
@@ -1043,6 +1043,9 @@ export namespace relay {
 
             /** Ack warnings */
             warnings?: (string[]|null);
+
+            /** Ack acceptsDeltas */
+            acceptsDeltas?: (boolean|null);
         }
 
         /** Represents an Ack. */
@@ -1071,6 +1074,9 @@ export namespace relay {
 
             /** Ack warnings. */
             public warnings: string[];
+
+            /** Ack acceptsDeltas. */
+            public acceptsDeltas: boolean;
 
             /**
              * Creates a new Ack instance using the specified properties.
@@ -1488,6 +1494,9 @@ export namespace relay {
 
             /** PullHello heldProvenance */
             heldProvenance?: (relay.v1.IProvenance[]|null);
+
+            /** PullHello acceptsDeltas */
+            acceptsDeltas?: (boolean|null);
         }
 
         /** Represents a PullHello. */
@@ -1507,6 +1516,9 @@ export namespace relay {
 
             /** PullHello heldProvenance. */
             public heldProvenance: relay.v1.IProvenance[];
+
+            /** PullHello acceptsDeltas. */
+            public acceptsDeltas: boolean;
 
             /**
              * Creates a new PullHello instance using the specified properties.

@@ -1414,7 +1414,7 @@ export const relay = $root.relay = (() => {
              * @property {relay.v1.Encoding|null} [encoding] SnapshotHeader encoding
              * @property {Array.<relay.v1.IProvenance>|null} [provenance] SnapshotHeader provenance
              * @property {string|null} [baseHash] SnapshotHeader baseHash
-             * @property {string|null} [resultHash] SnapshotHeader resultHash
+             * @property {string|null} [payloadHash] SnapshotHeader payloadHash
              * @property {Array.<string>|null} [deletedKeys] SnapshotHeader deletedKeys
              */
 
@@ -1500,12 +1500,12 @@ export const relay = $root.relay = (() => {
             SnapshotHeader.prototype.baseHash = "";
 
             /**
-             * SnapshotHeader resultHash.
-             * @member {string} resultHash
+             * SnapshotHeader payloadHash.
+             * @member {string} payloadHash
              * @memberof relay.v1.SnapshotHeader
              * @instance
              */
-            SnapshotHeader.prototype.resultHash = "";
+            SnapshotHeader.prototype.payloadHash = "";
 
             /**
              * SnapshotHeader deletedKeys.
@@ -1561,8 +1561,8 @@ export const relay = $root.relay = (() => {
                 }
                 if (m.baseHash != null && Object.hasOwnProperty.call(m, "baseHash"))
                     w.uint32(66).string(m.baseHash);
-                if (m.resultHash != null && Object.hasOwnProperty.call(m, "resultHash"))
-                    w.uint32(74).string(m.resultHash);
+                if (m.payloadHash != null && Object.hasOwnProperty.call(m, "payloadHash"))
+                    w.uint32(74).string(m.payloadHash);
                 if (m.deletedKeys != null && m.deletedKeys.length) {
                     for (var i = 0; i < m.deletedKeys.length; ++i)
                         w.uint32(82).string(m.deletedKeys[i]);
@@ -1652,7 +1652,7 @@ export const relay = $root.relay = (() => {
                             break;
                         }
                     case 9: {
-                            m.resultHash = r.string();
+                            m.payloadHash = r.string();
                             break;
                         }
                     case 10: {
@@ -1749,9 +1749,9 @@ export const relay = $root.relay = (() => {
                     if (!$util.isString(m.baseHash))
                         return "baseHash: string expected";
                 }
-                if (m.resultHash != null && Object.hasOwnProperty.call(m, "resultHash")) {
-                    if (!$util.isString(m.resultHash))
-                        return "resultHash: string expected";
+                if (m.payloadHash != null && Object.hasOwnProperty.call(m, "payloadHash")) {
+                    if (!$util.isString(m.payloadHash))
+                        return "payloadHash: string expected";
                 }
                 if (m.deletedKeys != null && Object.hasOwnProperty.call(m, "deletedKeys")) {
                     if (!Array.isArray(m.deletedKeys))
@@ -1840,8 +1840,8 @@ export const relay = $root.relay = (() => {
                 if (d.baseHash != null) {
                     m.baseHash = String(d.baseHash);
                 }
-                if (d.resultHash != null) {
-                    m.resultHash = String(d.resultHash);
+                if (d.payloadHash != null) {
+                    m.payloadHash = String(d.payloadHash);
                 }
                 if (d.deletedKeys) {
                     if (!Array.isArray(d.deletedKeys))
@@ -1891,7 +1891,7 @@ export const relay = $root.relay = (() => {
                         d.totalBytes = o.longs === String ? "0" : typeof BigInt !== "undefined" && o.longs === BigInt ? BigInt("0") : 0;
                     d.encoding = o.enums === String ? "ENCODING_JSON" : 0;
                     d.baseHash = "";
-                    d.resultHash = "";
+                    d.payloadHash = "";
                 }
                 if (m.epoch != null && Object.hasOwnProperty.call(m, "epoch")) {
                     d.epoch = m.epoch;
@@ -1930,8 +1930,8 @@ export const relay = $root.relay = (() => {
                 if (m.baseHash != null && Object.hasOwnProperty.call(m, "baseHash")) {
                     d.baseHash = m.baseHash;
                 }
-                if (m.resultHash != null && Object.hasOwnProperty.call(m, "resultHash")) {
-                    d.resultHash = m.resultHash;
+                if (m.payloadHash != null && Object.hasOwnProperty.call(m, "payloadHash")) {
+                    d.payloadHash = m.payloadHash;
                 }
                 if (m.deletedKeys && m.deletedKeys.length) {
                     d.deletedKeys = [];
@@ -2812,6 +2812,7 @@ export const relay = $root.relay = (() => {
              * @property {string|null} [errorCode] Ack errorCode
              * @property {string|null} [message] Ack message
              * @property {Array.<string>|null} [warnings] Ack warnings
+             * @property {boolean|null} [acceptsDeltas] Ack acceptsDeltas
              */
 
             /**
@@ -2879,6 +2880,14 @@ export const relay = $root.relay = (() => {
             Ack.prototype.warnings = $util.emptyArray;
 
             /**
+             * Ack acceptsDeltas.
+             * @member {boolean} acceptsDeltas
+             * @memberof relay.v1.Ack
+             * @instance
+             */
+            Ack.prototype.acceptsDeltas = false;
+
+            /**
              * Creates a new Ack instance using the specified properties.
              * @function create
              * @memberof relay.v1.Ack
@@ -2920,6 +2929,8 @@ export const relay = $root.relay = (() => {
                     for (var i = 0; i < m.warnings.length; ++i)
                         w.uint32(50).string(m.warnings[i]);
                 }
+                if (m.acceptsDeltas != null && Object.hasOwnProperty.call(m, "acceptsDeltas"))
+                    w.uint32(56).bool(m.acceptsDeltas);
                 return w;
             };
 
@@ -2996,6 +3007,10 @@ export const relay = $root.relay = (() => {
                             m.warnings.push(r.string());
                             break;
                         }
+                    case 7: {
+                            m.acceptsDeltas = r.bool();
+                            break;
+                        }
                     default:
                         r.skipType(t & 7, n);
                         break;
@@ -3068,6 +3083,10 @@ export const relay = $root.relay = (() => {
                             return "warnings: string[] expected";
                     }
                 }
+                if (m.acceptsDeltas != null && Object.hasOwnProperty.call(m, "acceptsDeltas")) {
+                    if (typeof m.acceptsDeltas !== "boolean")
+                        return "acceptsDeltas: boolean expected";
+                }
                 return null;
             };
 
@@ -3119,6 +3138,9 @@ export const relay = $root.relay = (() => {
                         m.warnings[i] = String(d.warnings[i]);
                     }
                 }
+                if (d.acceptsDeltas != null) {
+                    m.acceptsDeltas = Boolean(d.acceptsDeltas);
+                }
                 return m;
             };
 
@@ -3152,6 +3174,7 @@ export const relay = $root.relay = (() => {
                     d.accepted = false;
                     d.errorCode = "";
                     d.message = "";
+                    d.acceptsDeltas = false;
                 }
                 if (m.hash != null && Object.hasOwnProperty.call(m, "hash")) {
                     d.hash = m.hash;
@@ -3178,6 +3201,9 @@ export const relay = $root.relay = (() => {
                     for (var j = 0; j < m.warnings.length; ++j) {
                         d.warnings[j] = m.warnings[j];
                     }
+                }
+                if (m.acceptsDeltas != null && Object.hasOwnProperty.call(m, "acceptsDeltas")) {
+                    d.acceptsDeltas = m.acceptsDeltas;
                 }
                 return d;
             };
@@ -4164,6 +4190,7 @@ export const relay = $root.relay = (() => {
              * @property {string|null} [heldHash] PullHello heldHash
              * @property {Array.<string>|null} [heldKeys] PullHello heldKeys
              * @property {Array.<relay.v1.IProvenance>|null} [heldProvenance] PullHello heldProvenance
+             * @property {boolean|null} [acceptsDeltas] PullHello acceptsDeltas
              */
 
             /**
@@ -4208,6 +4235,14 @@ export const relay = $root.relay = (() => {
             PullHello.prototype.heldProvenance = $util.emptyArray;
 
             /**
+             * PullHello acceptsDeltas.
+             * @member {boolean} acceptsDeltas
+             * @memberof relay.v1.PullHello
+             * @instance
+             */
+            PullHello.prototype.acceptsDeltas = false;
+
+            /**
              * Creates a new PullHello instance using the specified properties.
              * @function create
              * @memberof relay.v1.PullHello
@@ -4245,6 +4280,8 @@ export const relay = $root.relay = (() => {
                     for (var i = 0; i < m.heldProvenance.length; ++i)
                         $root.relay.v1.Provenance.encode(m.heldProvenance[i], w.uint32(26).fork(), q + 1).ldelim();
                 }
+                if (m.acceptsDeltas != null && Object.hasOwnProperty.call(m, "acceptsDeltas"))
+                    w.uint32(32).bool(m.acceptsDeltas);
                 return w;
             };
 
@@ -4309,6 +4346,10 @@ export const relay = $root.relay = (() => {
                             if (!(m.heldProvenance && m.heldProvenance.length))
                                 m.heldProvenance = [];
                             m.heldProvenance.push($root.relay.v1.Provenance.decode(r, r.uint32(), undefined, n + 1));
+                            break;
+                        }
+                    case 4: {
+                            m.acceptsDeltas = r.bool();
                             break;
                         }
                     default:
@@ -4378,6 +4419,10 @@ export const relay = $root.relay = (() => {
                         }
                     }
                 }
+                if (m.acceptsDeltas != null && Object.hasOwnProperty.call(m, "acceptsDeltas")) {
+                    if (typeof m.acceptsDeltas !== "boolean")
+                        return "acceptsDeltas: boolean expected";
+                }
                 return null;
             };
 
@@ -4420,6 +4465,9 @@ export const relay = $root.relay = (() => {
                         m.heldProvenance[i] = $root.relay.v1.Provenance.fromObject(d.heldProvenance[i], n + 1);
                     }
                 }
+                if (d.acceptsDeltas != null) {
+                    m.acceptsDeltas = Boolean(d.acceptsDeltas);
+                }
                 return m;
             };
 
@@ -4446,6 +4494,7 @@ export const relay = $root.relay = (() => {
                 }
                 if (o.defaults) {
                     d.heldHash = "";
+                    d.acceptsDeltas = false;
                 }
                 if (m.heldHash != null && Object.hasOwnProperty.call(m, "heldHash")) {
                     d.heldHash = m.heldHash;
@@ -4461,6 +4510,9 @@ export const relay = $root.relay = (() => {
                     for (var j = 0; j < m.heldProvenance.length; ++j) {
                         d.heldProvenance[j] = $root.relay.v1.Provenance.toObject(m.heldProvenance[j], o, q + 1);
                     }
+                }
+                if (m.acceptsDeltas != null && Object.hasOwnProperty.call(m, "acceptsDeltas")) {
+                    d.acceptsDeltas = m.acceptsDeltas;
                 }
                 return d;
             };

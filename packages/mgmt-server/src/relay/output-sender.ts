@@ -17,6 +17,8 @@ export class OutputSender {
   readonly #chunkBytes: number;
   /** The output the agent acked as applied on this stream: the only base a delta may use. */
   #base: HeldResources | undefined;
+  /** Set from the agent's hello: an agent that does not say it takes deltas (an older one) gets every output full. */
+  takesDeltas = false;
 
   constructor(chunkBytes: number) {
     this.#chunkBytes = chunkBytes;
@@ -35,7 +37,7 @@ export class OutputSender {
 
   /** Records the agent's verdict on `output`: applied makes it the next base; any refusal drops the base. */
   acked(output: OutputSnapshot, ack: relay.v1.IAck): void {
-    this.#base = ack.accepted ? output : undefined;
+    this.#base = ack.accepted && this.takesDeltas ? output : undefined;
   }
 
   /** True when the agent refused because it could not take a delta: the output is to go again, full. */

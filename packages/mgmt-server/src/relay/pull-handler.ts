@@ -103,6 +103,7 @@ export function handlePull(ctx: RelayContext, call: PullCall): void {
     if (agentHolds !== undefined) return;
     const heldHash = hello.heldHash ?? '';
     agentHolds = heldHash;
+    sender.takesDeltas = hello.acceptsDeltas === true;
     heldState = {
       keys: new Set(hello.heldKeys ?? []),
       provenance: (hello.heldProvenance ?? []).map((p: relay.v1.IProvenance) => ({ cluster: p.cluster ?? '', inputHash: p.inputHash ?? '' })),

@@ -1,5 +1,5 @@
 import type { ServerDuplexStream } from '@grpc/grpc-js';
-import { MeshrelayError, SnapshotAssembler, resolveDelta, resultHashOf, toMeshrelayError, type ErrorCode, type HeldResources, type relay } from '@meshrelay/api';
+import { MeshrelayError, SnapshotAssembler, resolveDelta, toMeshrelayError, type ErrorCode, type HeldResources, type relay } from '@meshrelay/api';
 import type { RelayContext } from './relay-context.ts';
 import { openRelayStream, type RelayStream } from './relay-stream.ts';
 
@@ -54,7 +54,7 @@ export function handlePush(ctx: RelayContext, call: PushCall): void {
   const nack = (stream: Stream, header: relay.v1.ISnapshotHeader, e: MeshrelayError): void => {
     stream.log.warn({ code: e.code, reason: e.message, generation: Number(header.generation ?? 0), hash: header.hash }, 'input snapshot refused; the previous one stays');
     ctx.metrics.snapshotsRejected.inc({ cluster: stream.cluster, code: e.code });
-    stream.write({ ack: { hash: resultHashOf(header), generation: header.generation ?? 0, accepted: false, errorCode: e.code, message: e.message } });
+    stream.write({ ack: { hash: header.hash ?? '', generation: header.generation ?? 0, accepted: false, errorCode: e.code, message: e.message } });
   };
   /** NACKs a content refusal; anything else ends the stream. */
   const refuse = (stream: Stream, header: relay.v1.ISnapshotHeader, err: unknown): void => {
@@ -71,7 +71,7 @@ export function handlePush(ctx: RelayContext, call: PushCall): void {
     base = result.snapshot.hash === assembled.hash ? result.snapshot : { hash: assembled.hash, resources: assembled.resources };
     ctx.metrics.recordInput(result.snapshot);
     stream.markWarmed();
-    stream.write({ ack: { hash: assembled.hash, generation: assembled.generation, accepted: true, warnings: [...result.warnings] } });
+    stream.write({ ack: { hash: assembled.hash, generation: assembled.generation, accepted: true, acceptsDeltas: true, warnings: [...result.warnings] } });
     stream.log.info({ generation: result.snapshot.generation, hash: result.snapshot.hash, changed: result.changed }, 'input snapshot accepted');
     if (result.changed) ctx.onInputChanged(stream.cluster);
   };
