@@ -44,6 +44,7 @@ export {
   SnapshotAssembler,
   encodeSnapshotFrames,
   encodeSnapshotFramesSync,
+  snapshotWireBytes,
   type AssembledSnapshot,
   type AssemblyLimits,
   type FrameInput,

@@ -82,6 +82,11 @@ function frames(input: FrameInput, raw: Buffer, gzipped: Buffer | undefined, opt
   return { header, chunks };
 }
 
+/** A snapshot's bytes on the wire: its encoded header plus its chunks' payload (compressed when it travels so). */
+export function snapshotWireBytes(header: relay.v1.ISnapshotHeader, payloadBytes: number): number {
+  return relay.v1.SnapshotHeader.encode(header).finish().length + payloadBytes;
+}
+
 export interface AssemblyLimits {
   /** Largest accepted canonical encoding, in bytes (before compression). */
   readonly maxBytes: number;
@@ -175,6 +180,11 @@ export class SnapshotAssembler {
 
   get header(): relay.v1.ISnapshotHeader {
     return this.#header;
+  }
+
+  /** Payload bytes received so far (compressed, as they travel). */
+  get receivedBytes(): number {
+    return this.#received;
   }
 
   /** Adds the next chunk; returns true once all chunks have arrived. */

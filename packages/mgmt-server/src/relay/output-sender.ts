@@ -1,4 +1,4 @@
-import { encodeSnapshotFrames, framesFor, relay, type HeldResources, type OutputSnapshot } from '@meshrelay/api';
+import { encodeSnapshotFrames, framesFor, snapshotWireBytes, type HeldResources, type OutputSnapshot, type relay } from '@meshrelay/api';
 import type { RelayStream } from './relay-stream.ts';
 
 /** How one output went out: as a delta or full, and the bytes of its frames. */
@@ -27,12 +27,10 @@ export class OutputSender {
   async send(stream: RelayStream<relay.v1.IPullResponse>, output: OutputSnapshot): Promise<SentOutput> {
     const input = framesFor(this.#base, output);
     const frames = await encodeSnapshotFrames(input, { chunkBytes: this.#chunkBytes });
-    let wireBytes = 0;
-    for (const message of [{ header: frames.header }, ...frames.chunks.map((chunk) => ({ chunk }))]) {
-      wireBytes += relay.v1.PullResponse.encode(message).finish().length;
-      stream.write(message);
-    }
-    return { kind: input.kind, wireBytes };
+    stream.write({ header: frames.header });
+    for (const chunk of frames.chunks) stream.write({ chunk });
+    const payload = frames.chunks.reduce((n, c) => n + (c.data?.length ?? 0), 0);
+    return { kind: input.kind, wireBytes: snapshotWireBytes(frames.header, payload) };
   }
 
   /** Records the agent's verdict on `output`: applied makes it the next base; any refusal drops the base. */

@@ -65,6 +65,7 @@ export function handlePull(ctx: RelayContext, call: PullCall): void {
     inFlight = { output, state: { keys: new Set(output.resources.map(resourceId)), provenance: output.provenance } };
     const sent = await sender.send(stream, output);
     ctx.metrics.outputPushes.inc({ cluster: stream.cluster });
+    ctx.metrics.snapshotBytes.inc({ cluster: stream.cluster, direction: 'pull', kind: sent.kind }, sent.wireBytes);
     stream.log.info({ hash: output.hash, bytes: output.bytes, kind: sent.kind, wireBytes: sent.wireBytes }, 'output sent');
   };
   const offer = (stream: Stream, output: OutputSnapshot): void => {

@@ -1,5 +1,5 @@
 import type { ServerDuplexStream } from '@grpc/grpc-js';
-import { MeshrelayError, SnapshotAssembler, resolveDelta, toMeshrelayError, type ErrorCode, type HeldResources, type relay } from '@meshrelay/api';
+import { MeshrelayError, SnapshotAssembler, resolveDelta, snapshotWireBytes, toMeshrelayError, type ErrorCode, type HeldResources, type relay } from '@meshrelay/api';
 import type { RelayContext } from './relay-context.ts';
 import { openRelayStream, type RelayStream } from './relay-stream.ts';
 
@@ -65,6 +65,8 @@ export function handlePush(ctx: RelayContext, call: PushCall): void {
 
   const accept = async (stream: Stream, done: SnapshotAssembler): Promise<void> => {
     const limits = { maxBytes: ctx.limits.maxSnapshotBytes, maxResources: ctx.limits.maxResources };
+    const kind = done.header.baseHash ? 'delta' : 'full';
+    ctx.metrics.snapshotBytes.inc({ cluster: stream.cluster, direction: 'push', kind }, snapshotWireBytes(done.header, done.receivedBytes));
     const assembled = resolveDelta(await done.finish(), base, limits);
     const result = await ctx.intake.accept(stream.cluster, assembled);
     // The stored snapshot is the same content when validation dropped nothing: keep one copy.
