@@ -1,6 +1,6 @@
 import type { Client, ClientDuplexStream, StatusObject } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
-import { OutboundWriter, RELAY_SERVICE, encodeSnapshotFrames, framesFor, relayMessageBytes, type InputSnapshot, type relay } from '@meshrelay/api';
+import { OutboundWriter, RELAY_SERVICE, encodeSnapshotFor, relayMessageBytes, type InputSnapshot, type relay } from '@meshrelay/api';
 import { outcomeOfStatus, type SessionOutcome } from './session-outcome.ts';
 import { StreamHeartbeat } from './stream-heartbeat.ts';
 
@@ -101,8 +101,8 @@ export class PushStream {
   }
 
   async #send(snapshot: InputSnapshot): Promise<void> {
-    const input = framesFor(this.#base, snapshot);
-    const frames = await encodeSnapshotFrames({ epoch: snapshot.epoch, generation: snapshot.generation, hash: input.hash, encoding: input.encoding, ...(input.delta ? { delta: input.delta } : {}) });
+    const { hash, resources, epoch, generation } = snapshot;
+    const frames = await encodeSnapshotFor(this.#base, { hash, resources, epoch, generation });
     if (this.#ended) return;
     this.#write({ header: frames.header });
     for (const chunk of frames.chunks) this.#write({ chunk });

@@ -14,6 +14,8 @@ async function snapshotBytes(relay: RelayUnderTest, direction: 'push' | 'pull', 
 
 const names = (n: number) => Array.from({ length: n }, (_, i) => `svc-${i}`);
 const services = (n: number, changed?: string): Resource[] => names(n).map((name) => service(name, name === changed ? 9999 : 9080));
+/** Pull tests push no input, so no translation of the agent's own cluster races the outputs they publish. */
+const NO_INPUT = { latestSnapshot: () => undefined };
 const input = (generation: number, resources: Resource[]) => buildInputSnapshot({ cluster: 'east', epoch: 'epoch-1', generation, resources });
 
 test('given an agent whose snapshot the server accepted, when one resource changes, then it pushes a delta far smaller than the full snapshot and the server ends equal', async (t) => {
@@ -35,7 +37,7 @@ test('given an agent whose snapshot the server accepted, when one resource chang
 test('given an agent that applied an output, when one resource of the output changes, then the server sends a delta far smaller than the full output and the agent ends equal', async (t) => {
   const relay = await startRelay(t);
   relay.publish(services(300));
-  const harness = await startClient(t, [relay]);
+  const harness = await startClient(t, [relay], NO_INPUT);
   await waitFor(() => harness.applied.length === 1 && relay.server.connections.applied('east') === harness.applied[0]?.hash, { timeoutMs: 10_000 });
   const next = relay.publish(services(300, 'svc-7'));
   await waitFor(() => relay.server.connections.applied('east') === next.hash, { timeoutMs: 10_000 });
@@ -48,7 +50,7 @@ test('given an agent that applied an output, when one resource of the output cha
 test('given an unchanged output published again, when the agent holds it, then nothing is sent', async (t) => {
   const relay = await startRelay(t);
   const first = relay.publish(services(20));
-  const harness = await startClient(t, [relay]);
+  const harness = await startClient(t, [relay], NO_INPUT);
   await waitFor(() => relay.server.connections.applied('east') === first.hash, { timeoutMs: 10_000 });
   const before = [await snapshotBytes(relay, 'pull', 'full'), await snapshotBytes(relay, 'pull', 'delta')];
   relay.publish(services(20));
@@ -64,6 +66,7 @@ test('given an agent whose held output differs from what it acked, when a delta 
   const first = relay.publish(services(100));
   let held: AppliedOutput | undefined;
   const harness = await startClient(t, [relay], {
+    ...NO_INPUT,
     heldOutput: () => held,
     // The local copy is lost after the first apply (as if the persisted output were replaced under the agent).
     applyOutput: (output) => {

@@ -3,7 +3,7 @@ import { MeshrelayError } from './errors.ts';
 import type { relay } from './gen/relay.js';
 import { compareResources, resourceId, type Resource } from './resource.ts';
 import { sha256Hex, snapshotEncoding } from './snapshot.ts';
-import type { AssembledSnapshot, AssemblyLimits, FrameInput } from './wire.ts';
+import { encodeSnapshotFrames, snapshotWireBytes, type AssembledSnapshot, type AssemblyLimits, type FrameInput, type FrameOptions, type SnapshotFrames } from './wire.ts';
 
 /**
  * The change from one snapshot to the next, in whole resources: every resource
@@ -51,23 +51,50 @@ export function applyDelta(base: readonly Resource[], delta: ResourceDelta): { r
   return { resources, encoding, hash: sha256Hex(encoding) };
 }
 
+/** Deltas are small, so they are compressed from a much lower size than full snapshots. */
+export const DELTA_COMPRESS_ABOVE_BYTES = 1024;
+
+/** The frames that take a receiver holding a base to a snapshot, and which kind they are. */
+export interface ChosenFrames extends SnapshotFrames {
+  readonly kind: 'full' | 'delta';
+  /** Encoded header plus chunk payload: what travels. */
+  readonly wireBytes: number;
+}
+
+type Target = HeldResources & Omit<FrameInput, 'hash' | 'encoding' | 'delta'>;
+
 /**
- * The frame input that takes a receiver holding `base` to `next`: a delta when
- * that is smaller than `next` sent full, else `next` full. Sending nothing when
- * the hashes are equal is the caller's job (it never gets here then).
+ * The delta frame input that takes a receiver holding `base` to `next`, or
+ * undefined when there is no base or its canonical encoding is not smaller
+ * than `next`'s. `hash` stays `next`'s; the payload is the upserts.
  */
-export function framesFor(
-  base: HeldResources | undefined,
-  next: HeldResources & Omit<FrameInput, 'hash' | 'encoding' | 'delta'>,
-): FrameInput & { readonly kind: 'full' | 'delta' } {
-  const { hash, resources, ...rest } = next;
-  const encoding = snapshotEncoding(next);
-  const full = { ...rest, hash, encoding, kind: 'full' as const };
-  if (!base || base.hash === hash) return full;
-  const delta = computeDelta(base.resources, resources);
+export function deltaInput(base: HeldResources | undefined, next: Target, fullBytes: number): FrameInput | undefined {
+  if (!base || base.hash === next.hash) return undefined;
+  const delta = computeDelta(base.resources, next.resources);
   const payload = canonicalJson(delta.upserts);
-  if (deltaBytes(payload, delta.deletedKeys) >= Buffer.byteLength(encoding)) return full;
-  return { ...rest, hash, encoding: payload, delta: { baseHash: base.hash, payloadHash: sha256Hex(payload), deletedKeys: delta.deletedKeys }, kind: 'delta' };
+  if (deltaBytes(payload, delta.deletedKeys) >= fullBytes) return undefined;
+  const { hash, resources: _, ...rest } = next;
+  return { ...rest, hash, encoding: payload, delta: { baseHash: base.hash, payloadHash: sha256Hex(payload), deletedKeys: delta.deletedKeys } };
+}
+
+/**
+ * Frames `next` for a receiver holding `base`: as a delta when that is smaller
+ * on the wire than `next` sent full (both compared as they travel, after
+ * compression), else full. Sending nothing when the receiver already holds
+ * `next` is the caller's job.
+ */
+export async function encodeSnapshotFor(base: HeldResources | undefined, next: Target, options: FrameOptions = {}): Promise<ChosenFrames> {
+  const { hash, resources: _, ...rest } = next;
+  const encoding = snapshotEncoding(next);
+  const full = chosen('full', await encodeSnapshotFrames({ ...rest, hash, encoding }, options));
+  const input = deltaInput(base, next, Buffer.byteLength(encoding));
+  if (!input) return full;
+  const delta = chosen('delta', await encodeSnapshotFrames(input, { ...options, compressAboveBytes: Math.min(options.compressAboveBytes ?? DELTA_COMPRESS_ABOVE_BYTES, DELTA_COMPRESS_ABOVE_BYTES) }));
+  return delta.wireBytes < full.wireBytes ? delta : full;
+}
+
+function chosen(kind: 'full' | 'delta', frames: SnapshotFrames): ChosenFrames {
+  return { ...frames, kind, wireBytes: snapshotWireBytes(frames.header, frames.chunks.reduce((n, c) => n + (c.data?.length ?? 0), 0)) };
 }
 
 /** What a delta costs against the snapshot size limit: its payload plus its deleted keys. */

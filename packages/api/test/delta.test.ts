@@ -4,7 +4,8 @@ import {
   buildInputSnapshot,
   computeDelta,
   encodeSnapshotFrames,
-  framesFor,
+  deltaInput,
+  encodeSnapshotFor,
   resolveDelta,
   SnapshotAssembler,
   snapshotEncoding,
@@ -29,11 +30,10 @@ function snap(resources: readonly Resource[], generation = 1): InputSnapshot {
 
 /** Frames `next` against `base` as a sender would, and takes it in as a receiver holding `held` would. */
 async function transfer(base: InputSnapshot | undefined, next: InputSnapshot, held: InputSnapshot | undefined): Promise<{ kind: string; out: AssembledSnapshot }> {
-  const input = framesFor(base, next);
-  const frames = await encodeSnapshotFrames(input, { chunkBytes: 4096 });
+  const frames = await encodeSnapshotFor(base, next, { chunkBytes: 4096 });
   const assembler = new SnapshotAssembler(frames.header, LIMITS);
   for (const chunk of frames.chunks) assembler.add(chunk);
-  return { kind: input.kind, out: resolveDelta(await assembler.finish(), held, LIMITS) };
+  return { kind: frames.kind, out: resolveDelta(await assembler.finish(), held, LIMITS) };
 }
 
 /** A small seeded generator, so a failing sequence can be replayed from its seed. */
@@ -85,10 +85,11 @@ test('given a snapshot of 2000 resources and one changed resource, when framed a
   const changed = services(2000);
   changed[7] = service('svc-7', 9090);
   const after = snap(changed, 2);
-  const input = framesFor(before, after);
-  assert.equal(input.kind, 'delta');
-  assert.deepEqual(input.delta?.deletedKeys, []);
-  assert.ok(Buffer.byteLength(input.encoding) * 100 < after.bytes, `${Buffer.byteLength(input.encoding)} vs ${after.bytes}`);
+  const full = await encodeSnapshotFor(undefined, after);
+  const delta = await encodeSnapshotFor(before, after);
+  assert.equal(delta.kind, 'delta');
+  assert.deepEqual(delta.header.deletedKeys, []);
+  assert.ok(delta.wireBytes * 20 < full.wireBytes, `${delta.wireBytes} vs ${full.wireBytes} bytes, both compressed`);
 });
 
 test('given an unchanged snapshot, when its delta is computed, then it has no upserts and no deletes', () => {
@@ -108,8 +109,8 @@ test('given a delta whose base the receiver does not hold, when resolved, then i
 test('given a delta whose result does not hash to the announced result, when resolved, then it is refused with MESHRELAY_ERR_DELTA_BASE_MISMATCH', async () => {
   const base = snap(services(40));
   const next = snap([...services(40), service('extra', 1)], 2);
-  const input = framesFor(base, next);
-  assert.ok(input.delta);
+  const input = deltaInput(base, next, Infinity);
+  assert.ok(input?.delta);
   const frames = await encodeSnapshotFrames({ ...input, delta: { ...input.delta, deletedKeys: ['Service.v1 default/svc-3'] } });
   const assembler = new SnapshotAssembler(frames.header, LIMITS);
   for (const chunk of frames.chunks) assembler.add(chunk);
@@ -120,14 +121,25 @@ test('given a delta whose result does not hash to the announced result, when res
 test('given a delta deleting more resources than the limit allows, when its header arrives, then it is refused with MESHRELAY_ERR_SNAPSHOT_TOO_LARGE', async () => {
   const base = snap(services(200));
   const next = snap(services(185), 2);
-  const input = framesFor(base, next);
+  const input = deltaInput(base, next, Infinity);
+  assert.ok(input);
   assert.equal(input.delta?.deletedKeys.length, 15);
   const frames = await encodeSnapshotFrames(input);
   assert.throws(() => new SnapshotAssembler(frames.header, { maxBytes: LIMITS.maxBytes, maxResources: 10 }), { code: 'MESHRELAY_ERR_SNAPSHOT_TOO_LARGE' });
 });
 
-test('given a change touching most resources, when framed, then it goes full because a delta would not be smaller', () => {
+test('given a change touching most resources, when framed, then it goes full because a delta would not be smaller', async () => {
   const before = snap(services(20));
   const after = snap(services(20).map((r) => ({ ...r, spec: { ports: [{ name: 'http', port: 1 }] } })), 2);
-  assert.equal(framesFor(before, after).kind, 'full');
+  assert.equal((await encodeSnapshotFor(before, after)).kind, 'full');
+});
+
+test('given a small delta and a large compressible snapshot, when framed, then the choice compares the bytes as they travel (compressed)', async () => {
+  // One big changed resource in a snapshot of many similar small ones: the raw delta is smaller, but not once gzip has worked on the full one.
+  const big = service('big', 1, { annotations: Object.fromEntries(Array.from({ length: 400 }, (_, i) => [`k${i}`, `${i * 7919}`])) });
+  const before = snap([...services(600), big]);
+  const after = snap([...services(600), { ...big, spec: { ...(big.spec as object), ports: [{ name: 'http', port: 2 }] } }], 2);
+  const full = await encodeSnapshotFor(undefined, after);
+  const chosen = await encodeSnapshotFor(before, after);
+  assert.ok(chosen.wireBytes <= full.wireBytes, `${chosen.kind} of ${chosen.wireBytes} bytes against ${full.wireBytes} full`);
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import { test } from 'node:test';
-import { buildInputSnapshot, buildOutputSnapshot, encodeSnapshotFramesSync, framesFor, snapshotEncoding, type InputSnapshot, type Resource } from '@meshrelay/api';
+import { buildInputSnapshot, buildOutputSnapshot, deltaInput, encodeSnapshotFramesSync, snapshotEncoding, type InputSnapshot, type Resource } from '@meshrelay/api';
 import { waitFor } from '@meshrelay/testkit';
 import { mtlsClient, next, openPull, openPush, registerCluster, service, startTestServer } from './harness.ts';
 
@@ -9,13 +9,13 @@ const snap = (generation: number, resources: Resource[]) => buildInputSnapshot({
 const services = (n: number, extra: string[] = []) => [...Array.from({ length: n }, (_, i) => service(`s${i}`)), ...extra.map((x) => service(x))];
 
 /** Sends `next` framed against `base` (a delta when one is smaller), as the agent would. */
-function push(stream: ReturnType<typeof openPush>, base: InputSnapshot | undefined, nextSnap: InputSnapshot, tamper: { baseHash?: string } = {}): string {
-  const input = framesFor(base, nextSnap);
+function push(stream: ReturnType<typeof openPush>, base: InputSnapshot | undefined, nextSnap: InputSnapshot, tamper: { baseHash?: string } = {}): 'full' | 'delta' {
+  const input = deltaInput(base, nextSnap, nextSnap.bytes) ?? { ...nextSnap, encoding: snapshotEncoding(nextSnap) };
   const delta = input.delta && tamper.baseHash ? { ...input.delta, baseHash: tamper.baseHash } : input.delta;
   const frames = encodeSnapshotFramesSync({ epoch: nextSnap.epoch, generation: nextSnap.generation, hash: input.hash, encoding: input.encoding, ...(delta ? { delta } : {}) });
   stream.write({ header: frames.header });
   for (const chunk of frames.chunks) stream.write({ chunk });
-  return input.kind;
+  return delta ? 'delta' : 'full';
 }
 
 async function pushing(t: TestContext) {

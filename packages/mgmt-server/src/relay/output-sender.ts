@@ -1,4 +1,4 @@
-import { encodeSnapshotFrames, framesFor, snapshotWireBytes, type HeldResources, type OutputSnapshot, type relay } from '@meshrelay/api';
+import { encodeSnapshotFor, type HeldResources, type OutputSnapshot, type relay } from '@meshrelay/api';
 import type { RelayStream } from './relay-stream.ts';
 
 /** How one output went out: as a delta or full, and the bytes of its frames. */
@@ -11,7 +11,8 @@ export interface SentOutput {
  * Encodes the outputs of one Pull stream: after the agent acked an output as
  * applied on this stream, the next goes as a delta against it when that is
  * smaller. Anything else — the first output of a stream, after a refusal, after
- * the agent reported it does not hold the base — goes full.
+ * the agent reported it does not hold the base — goes full. So does an output
+ * whose delta would not be smaller on the wire.
  */
 export class OutputSender {
   readonly #chunkBytes: number;
@@ -25,12 +26,10 @@ export class OutputSender {
   }
 
   async send(stream: RelayStream<relay.v1.IPullResponse>, output: OutputSnapshot): Promise<SentOutput> {
-    const input = framesFor(this.#base, output);
-    const frames = await encodeSnapshotFrames(input, { chunkBytes: this.#chunkBytes });
+    const frames = await encodeSnapshotFor(this.#base, output, { chunkBytes: this.#chunkBytes });
     stream.write({ header: frames.header });
     for (const chunk of frames.chunks) stream.write({ chunk });
-    const payload = frames.chunks.reduce((n, c) => n + (c.data?.length ?? 0), 0);
-    return { kind: input.kind, wireBytes: snapshotWireBytes(frames.header, payload) };
+    return { kind: frames.kind, wireBytes: frames.wireBytes };
   }
 
   /** Records the agent's verdict on `output`: applied makes it the next base; any refusal drops the base. */
