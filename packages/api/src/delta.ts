@@ -1,6 +1,6 @@
 import { canonicalJson, deepFreeze } from './canonical.ts';
 import { MeshrelayError } from './errors.ts';
-import type { relay } from './gen/relay.js';
+import { deltaBytes } from './delta-header.ts';
 import { compareResources, resourceId, type Resource } from './resource.ts';
 import { sha256Hex, snapshotEncoding } from './snapshot.ts';
 import { encodeSnapshotFrames, snapshotWireBytes, type AssembledSnapshot, type AssemblyLimits, type FrameInput, type FrameOptions, type SnapshotFrames } from './wire.ts';
@@ -12,14 +12,6 @@ import { encodeSnapshotFrames, snapshotWireBytes, type AssembledSnapshot, type A
  */
 export interface ResourceDelta {
   readonly upserts: readonly Resource[];
-  readonly deletedKeys: readonly string[];
-}
-
-/** What a receiver must hold, and must end up with, to take a delta. */
-export interface DeltaHeader {
-  readonly baseHash: string;
-  /** sha256 of the upserts' canonical encoding (the chunks' payload). */
-  readonly payloadHash: string;
   readonly deletedKeys: readonly string[];
 }
 
@@ -95,17 +87,6 @@ export async function encodeSnapshotFor(base: HeldResources | undefined, next: T
 
 function chosen(kind: 'full' | 'delta', frames: SnapshotFrames): ChosenFrames {
   return { ...frames, kind, wireBytes: snapshotWireBytes(frames.header, frames.chunks.reduce((n, c) => n + (c.data?.length ?? 0), 0)) };
-}
-
-/** What a delta costs against the snapshot size limit: its payload plus its deleted keys. */
-export function deltaBytes(payload: string, deletedKeys: readonly string[]): number {
-  return Buffer.byteLength(payload) + deletedKeys.reduce((n, k) => n + Buffer.byteLength(k), 0);
-}
-
-/** The delta a header announces, or undefined for a full snapshot. */
-export function deltaOfHeader(header: relay.v1.ISnapshotHeader): DeltaHeader | undefined {
-  if (!header.baseHash) return undefined;
-  return { baseHash: header.baseHash, payloadHash: header.payloadHash ?? '', deletedKeys: [...(header.deletedKeys ?? [])] };
 }
 
 /**

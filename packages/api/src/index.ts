@@ -54,17 +54,15 @@ export {
 export {
   applyDelta,
   computeDelta,
-  deltaBytes,
-  deltaOfHeader,
   DELTA_COMPRESS_ABOVE_BYTES,
   deltaInput,
   encodeSnapshotFor,
   resolveDelta,
   type ChosenFrames,
-  type DeltaHeader,
   type HeldResources,
   type ResourceDelta,
 } from './delta.ts';
+export { deltaBytes, deltaOfHeader, type DeltaHeader } from './delta-header.ts';
 export { OutboundWriter, relayMessageBytes, type WritableCall } from './outbound-writer.ts';
 export {
   CLUSTER_WARM_CONDITION,

@@ -2,7 +2,7 @@ import { promisify } from 'node:util';
 import { gunzip, gzip, gzipSync } from 'node:zlib';
 import { MeshrelayError } from './errors.ts';
 import { relay } from './gen/relay.js';
-import { deltaBytes, deltaOfHeader, type DeltaHeader } from './delta.ts';
+import { deltaBytes, deltaOfHeader, type DeltaHeader } from './delta-header.ts';
 import type { Provenance } from './snapshot.ts';
 import { sha256Hex } from './snapshot.ts';
 import type { Resource } from './resource.ts';
