@@ -84,3 +84,21 @@ test('given an agent whose held output differs from what it acked, when a delta 
   assert.equal(held?.hash, next.hash);
   assert.equal(snapshotEncoding(held as AppliedOutput), snapshotEncoding(next));
 });
+
+test('given a delta the server cannot reproduce, when it NACKs it with MESHRELAY_ERR_DELTA_BASE_MISMATCH, then the agent sends the same snapshot full next', async (t) => {
+  const relay = await startRelay(t);
+  const harness = await startClient(t, [relay]);
+  harness.setLatest(input(2, services(300)));
+  await waitFor(() => harness.acks.at(-1)?.generation === 2, { timeoutMs: 10_000 });
+  const fullBefore = await snapshotBytes(relay, 'push', 'full');
+  // A snapshot whose announced hash is not its content's: the delta's result cannot match it on the server.
+  const real = input(3, services(300, 'svc-9'));
+  harness.setLatest({ ...real, hash: 'c'.repeat(64) });
+  await waitFor(() => harness.acks.at(-1)?.generation === 3, { timeoutMs: 10_000 });
+  assert.ok((await snapshotBytes(relay, 'push', 'delta')) > 0, 'a delta was tried first');
+  assert.ok((await snapshotBytes(relay, 'push', 'full')) > fullBefore, 'then the snapshot went full');
+  assert.ok(logged(harness.lines, /^server does not hold the delta base; resending the snapshot full$/));
+  // The full one is refused on its own merits, and only that refusal reaches the agent's status.
+  assert.equal(harness.acks.at(-1)?.errorCode, 'MESHRELAY_ERR_SNAPSHOT_HASH_MISMATCH');
+  assert.equal(harness.acks.filter((a) => a.errorCode === 'MESHRELAY_ERR_DELTA_BASE_MISMATCH').length, 0);
+});
