@@ -34,7 +34,7 @@ async function transfer(base: HeldResources | undefined, next: HeldResources): P
   const frames = await encodeSnapshotFor(base, next);
   const assembler = new SnapshotAssembler(frames.header, LIMITS);
   for (const chunk of frames.chunks) assembler.add(chunk);
-  const out = resolveDelta(await assembler.finish(), base, LIMITS);
+  const out = await resolveDelta(await assembler.finish(), base, LIMITS);
   if (out.hash !== next.hash || snapshotEncoding(out) !== snapshotEncoding(next)) {
     throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `a ${frames.kind} transfer did not reproduce snapshot ${next.hash}`);
   }

@@ -135,7 +135,7 @@ export class PullStream {
       let output: AssembledSnapshot;
       try {
         // A delta applies to the output held now, after every earlier one was applied.
-        output = resolveDelta(await assembler.finish(), this.#opts.held(), this.#opts.limits);
+        output = await resolveDelta(await assembler.finish(), this.#opts.held(), this.#opts.limits);
       } catch (err) {
         this.#refuse(assembler.header.hash ?? '', err);
         return;

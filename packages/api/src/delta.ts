@@ -1,8 +1,9 @@
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { canonicalJson, deepFreeze } from './canonical.ts';
 import { MeshrelayError } from './errors.ts';
 import { deltaBytes } from './delta-header.ts';
 import { compareResources, resourceId, type Resource } from './resource.ts';
-import { sha256Hex, snapshotEncoding } from './snapshot.ts';
+import { sha256Hex } from './snapshot.ts';
 import { encodeSnapshotFrames, snapshotWireBytes, type AssembledSnapshot, type AssemblyLimits, type FrameInput, type FrameOptions, type SnapshotFrames } from './wire.ts';
 
 /**
@@ -21,25 +22,50 @@ export interface HeldResources {
   readonly resources: readonly Resource[];
 }
 
-export function computeDelta(base: readonly Resource[], next: readonly Resource[]): ResourceDelta {
-  const before = new Map(base.map((r) => [resourceId(r), r] as const));
+/** Characters encoded between two yields to the event loop (a few milliseconds of work). */
+const YIELD_EVERY_CHARS = 512 * 1024;
+
+/**
+ * The canonical encoding of each resource, yielding to the event loop every few
+ * hundred KiB so a 16 MiB snapshot does not hold heartbeats up. `[parts.join(',')]`
+ * is exactly canonicalJson(resources).
+ */
+export async function canonicalParts(resources: readonly Resource[]): Promise<string[]> {
+  const parts: string[] = [];
+  let sinceYield = 0;
+  for (const r of resources) {
+    const part = canonicalJson(r);
+    parts.push(part);
+    sinceYield += part.length;
+    if (sinceYield >= YIELD_EVERY_CHARS) {
+      sinceYield = 0;
+      await yieldToLoop();
+    }
+  }
+  return parts;
+}
+
+/** `nextParts`, when given, are canonicalParts(next) already computed. */
+export async function computeDelta(base: readonly Resource[], next: readonly Resource[], nextParts?: readonly string[]): Promise<ResourceDelta> {
+  const [baseParts, encoded] = await Promise.all([canonicalParts(base), nextParts ?? canonicalParts(next)]);
+  const before = new Map(base.map((r, i) => [resourceId(r), baseParts[i]] as const));
   const upserts: Resource[] = [];
-  for (const r of next) {
+  next.forEach((r, i) => {
     const id = resourceId(r);
     const old = before.get(id);
     before.delete(id);
-    if (old === undefined || (old !== r && canonicalJson(old) !== canonicalJson(r))) upserts.push(r);
-  }
+    if (old !== encoded[i]) upserts.push(r);
+  });
   return { upserts, deletedKeys: [...before.keys()].sort() };
 }
 
 /** The base with the delta applied: sorted, frozen, with its canonical encoding and hash. */
-export function applyDelta(base: readonly Resource[], delta: ResourceDelta): { resources: readonly Resource[]; encoding: string; hash: string } {
+export async function applyDelta(base: readonly Resource[], delta: ResourceDelta): Promise<{ resources: readonly Resource[]; encoding: string; hash: string }> {
   const byId = new Map(base.map((r) => [resourceId(r), r] as const));
   for (const key of delta.deletedKeys) byId.delete(key);
   for (const r of delta.upserts) byId.set(resourceId(r), deepFreeze(r));
   const resources = [...byId.values()].sort(compareResources);
-  const encoding = canonicalJson(resources);
+  const encoding = `[${(await canonicalParts(resources)).join(',')}]`;
   return { resources, encoding, hash: sha256Hex(encoding) };
 }
 
@@ -60,9 +86,9 @@ type Target = HeldResources & Omit<FrameInput, 'hash' | 'encoding' | 'delta'>;
  * undefined when there is no base or its canonical encoding is not smaller
  * than `next`'s. `hash` stays `next`'s; the payload is the upserts.
  */
-export function deltaInput(base: HeldResources | undefined, next: Target, fullBytes: number): FrameInput | undefined {
+export async function deltaInput(base: HeldResources | undefined, next: Target, fullBytes: number, nextParts?: readonly string[]): Promise<FrameInput | undefined> {
   if (!base || base.hash === next.hash) return undefined;
-  const delta = computeDelta(base.resources, next.resources);
+  const delta = await computeDelta(base.resources, next.resources, nextParts);
   const payload = canonicalJson(delta.upserts);
   if (deltaBytes(payload, delta.deletedKeys) >= fullBytes) return undefined;
   const { hash, resources: _, ...rest } = next;
@@ -77,9 +103,10 @@ export function deltaInput(base: HeldResources | undefined, next: Target, fullBy
  */
 export async function encodeSnapshotFor(base: HeldResources | undefined, next: Target, options: FrameOptions = {}): Promise<ChosenFrames> {
   const { hash, resources: _, ...rest } = next;
-  const encoding = snapshotEncoding(next);
+  const parts = await canonicalParts(next.resources);
+  const encoding = `[${parts.join(',')}]`;
   const full = chosen('full', await encodeSnapshotFrames({ ...rest, hash, encoding }, options));
-  const input = deltaInput(base, next, Buffer.byteLength(encoding));
+  const input = await deltaInput(base, next, Buffer.byteLength(encoding), parts);
   if (!input) return full;
   const delta = chosen('delta', await encodeSnapshotFrames(input, { ...options, compressAboveBytes: Math.min(options.compressAboveBytes ?? DELTA_COMPRESS_ABOVE_BYTES, DELTA_COMPRESS_ABOVE_BYTES) }));
   return delta.wireBytes < full.wireBytes ? delta : full;
@@ -96,13 +123,13 @@ function chosen(kind: 'full' | 'delta', frames: SnapshotFrames): ChosenFrames {
  * does not hash to the announced result (the sender then sends it full), and
  * with MESHRELAY_ERR_SNAPSHOT_TOO_LARGE when the result is over the limits.
  */
-export function resolveDelta(assembled: AssembledSnapshot, held: HeldResources | undefined, limits: AssemblyLimits): AssembledSnapshot {
+export async function resolveDelta(assembled: AssembledSnapshot, held: HeldResources | undefined, limits: AssemblyLimits): Promise<AssembledSnapshot> {
   const delta = assembled.delta;
   if (!delta) return assembled;
   if (!held || held.hash !== delta.baseHash) {
     throw new MeshrelayError('MESHRELAY_ERR_DELTA_BASE_MISMATCH', `delta is based on ${delta.baseHash}, but the snapshot held is ${held?.hash || 'none'}`);
   }
-  const result = applyDelta(held.resources, { upserts: assembled.resources, deletedKeys: delta.deletedKeys });
+  const result = await applyDelta(held.resources, { upserts: assembled.resources, deletedKeys: delta.deletedKeys });
   if (result.resources.length > limits.maxResources) {
     throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_TOO_LARGE', `snapshot after the delta has ${result.resources.length} resources; the limit is ${limits.maxResources}`);
   }

@@ -53,6 +53,7 @@ export {
 } from './wire.ts';
 export {
   applyDelta,
+  canonicalParts,
   computeDelta,
   DELTA_COMPRESS_ABOVE_BYTES,
   deltaInput,

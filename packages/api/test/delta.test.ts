@@ -33,7 +33,7 @@ async function transfer(base: InputSnapshot | undefined, next: InputSnapshot, he
   const frames = await encodeSnapshotFor(base, next, { chunkBytes: 4096 });
   const assembler = new SnapshotAssembler(frames.header, LIMITS);
   for (const chunk of frames.chunks) assembler.add(chunk);
-  return { kind: frames.kind, out: resolveDelta(await assembler.finish(), held, LIMITS) };
+  return { kind: frames.kind, out: await resolveDelta(await assembler.finish(), held, LIMITS) };
 }
 
 /** A small seeded generator, so a failing sequence can be replayed from its seed. */
@@ -92,10 +92,10 @@ test('given a snapshot of 2000 resources and one changed resource, when framed a
   assert.ok(delta.wireBytes * 20 < full.wireBytes, `${delta.wireBytes} vs ${full.wireBytes} bytes, both compressed`);
 });
 
-test('given an unchanged snapshot, when its delta is computed, then it has no upserts and no deletes', () => {
+test('given an unchanged snapshot, when its delta is computed, then it has no upserts and no deletes', async () => {
   const a = snap(services(50));
   const b = snap(services(50), 2);
-  assert.deepEqual(computeDelta(a.resources, b.resources), { upserts: [], deletedKeys: [] });
+  assert.deepEqual(await computeDelta(a.resources, b.resources), { upserts: [], deletedKeys: [] });
 });
 
 test('given a delta whose base the receiver does not hold, when resolved, then it is refused with MESHRELAY_ERR_DELTA_BASE_MISMATCH', async () => {
@@ -109,19 +109,19 @@ test('given a delta whose base the receiver does not hold, when resolved, then i
 test('given a delta whose result does not hash to the announced result, when resolved, then it is refused with MESHRELAY_ERR_DELTA_BASE_MISMATCH', async () => {
   const base = snap(services(40));
   const next = snap([...services(40), service('extra', 1)], 2);
-  const input = deltaInput(base, next, Infinity);
+  const input = await deltaInput(base, next, Infinity);
   assert.ok(input?.delta);
   const frames = await encodeSnapshotFrames({ ...input, delta: { ...input.delta, deletedKeys: ['Service.v1 default/svc-3'] } });
   const assembler = new SnapshotAssembler(frames.header, LIMITS);
   for (const chunk of frames.chunks) assembler.add(chunk);
   const assembled = await assembler.finish();
-  assert.throws(() => resolveDelta(assembled, base, LIMITS), { code: 'MESHRELAY_ERR_DELTA_BASE_MISMATCH' });
+  await assert.rejects(resolveDelta(assembled, base, LIMITS), { code: 'MESHRELAY_ERR_DELTA_BASE_MISMATCH' });
 });
 
 test('given a delta deleting more resources than the limit allows, when its header arrives, then it is refused with MESHRELAY_ERR_SNAPSHOT_TOO_LARGE', async () => {
   const base = snap(services(200));
   const next = snap(services(185), 2);
-  const input = deltaInput(base, next, Infinity);
+  const input = await deltaInput(base, next, Infinity);
   assert.ok(input);
   assert.equal(input.delta?.deletedKeys.length, 15);
   const frames = await encodeSnapshotFrames(input);

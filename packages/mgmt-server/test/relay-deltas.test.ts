@@ -9,8 +9,8 @@ const snap = (generation: number, resources: Resource[]) => buildInputSnapshot({
 const services = (n: number, extra: string[] = []) => [...Array.from({ length: n }, (_, i) => service(`s${i}`)), ...extra.map((x) => service(x))];
 
 /** Sends `next` framed against `base` (a delta when one is smaller), as the agent would. */
-function push(stream: ReturnType<typeof openPush>, base: InputSnapshot | undefined, nextSnap: InputSnapshot, tamper: { baseHash?: string } = {}): 'full' | 'delta' {
-  const input = deltaInput(base, nextSnap, nextSnap.bytes) ?? { ...nextSnap, encoding: snapshotEncoding(nextSnap) };
+async function push(stream: ReturnType<typeof openPush>, base: InputSnapshot | undefined, nextSnap: InputSnapshot, tamper: { baseHash?: string } = {}): Promise<'full' | 'delta'> {
+  const input = (await deltaInput(base, nextSnap, nextSnap.bytes)) ?? { ...nextSnap, encoding: snapshotEncoding(nextSnap) };
   const delta = input.delta && tamper.baseHash ? { ...input.delta, baseHash: tamper.baseHash } : input.delta;
   const frames = encodeSnapshotFramesSync({ epoch: nextSnap.epoch, generation: nextSnap.generation, hash: input.hash, encoding: input.encoding, ...(delta ? { delta } : {}) });
   stream.write({ header: frames.header });
@@ -24,7 +24,7 @@ async function pushing(t: TestContext) {
   const stream = openPush(mtlsClient(t, server, a));
   t.after(() => stream.cancel());
   const first = snap(1, services(50));
-  push(stream, undefined, first);
+  await push(stream, undefined, first);
   const ack = await next(stream, (m) => m.ack ?? undefined);
   assert.equal(ack.acceptsDeltas, true, 'the server says it takes deltas');
   return { server, stream, first };
@@ -33,7 +33,7 @@ async function pushing(t: TestContext) {
 test('given an accepted input snapshot, when a delta against it arrives, then the server stores the full result', async (t) => {
   const { server, stream, first } = await pushing(t);
   const second = snap(2, services(50, ['new']));
-  assert.equal(push(stream, first, second), 'delta');
+  assert.equal(await push(stream, first, second), 'delta');
   const ack = await next(stream, (m) => m.ack ?? undefined);
   assert.deepEqual([ack.accepted, ack.hash], [true, second.hash]);
   const stored = await server.store.getInput('a');
@@ -44,11 +44,11 @@ test('given an accepted input snapshot, when a delta against it arrives, then th
 test('given a delta against a snapshot the server does not hold, when it arrives, then it is NACKed with MESHRELAY_ERR_DELTA_BASE_MISMATCH, the previous input stays, and the full snapshot after it is accepted', async (t) => {
   const { server, stream, first } = await pushing(t);
   const second = snap(2, services(50, ['new']));
-  assert.equal(push(stream, first, second, { baseHash: 'f'.repeat(64) }), 'delta');
+  assert.equal(await push(stream, first, second, { baseHash: 'f'.repeat(64) }), 'delta');
   const nack = await next(stream, (m) => m.ack ?? undefined);
   assert.deepEqual([nack.accepted, nack.errorCode, nack.hash], [false, 'MESHRELAY_ERR_DELTA_BASE_MISMATCH', second.hash]);
   assert.equal((await server.store.getInput('a'))?.hash, first.hash);
-  push(stream, undefined, second);
+  await push(stream, undefined, second);
   const ack = await next(stream, (m) => m.ack ?? undefined);
   assert.deepEqual([ack.accepted, ack.hash], [true, second.hash]);
 });

@@ -67,7 +67,7 @@ export function handlePush(ctx: RelayContext, call: PushCall): void {
     const limits = { maxBytes: ctx.limits.maxSnapshotBytes, maxResources: ctx.limits.maxResources };
     const kind = done.header.baseHash ? 'delta' : 'full';
     ctx.metrics.snapshotBytes.inc({ cluster: stream.cluster, direction: 'push', kind }, snapshotWireBytes(done.header, done.receivedBytes));
-    const assembled = resolveDelta(await done.finish(), base, limits);
+    const assembled = await resolveDelta(await done.finish(), base, limits);
     const result = await ctx.intake.accept(stream.cluster, assembled);
     // The stored snapshot is the same content when validation dropped nothing: keep one copy.
     base = result.snapshot.hash === assembled.hash ? result.snapshot : { hash: assembled.hash, resources: assembled.resources };
