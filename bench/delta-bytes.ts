@@ -27,6 +27,8 @@ const LIMITS = { maxBytes: 64 * 1024 * 1024, maxResources: 1_000_000 };
 interface Transfer {
   readonly kind: 'full' | 'delta';
   readonly bytes: number;
+  /** The canonical payload before compression. */
+  readonly raw: number;
 }
 
 /** Frames `next` for a receiver holding `base`, takes it in as the receiver would, and checks the result. */
@@ -38,7 +40,7 @@ async function transfer(base: HeldResources | undefined, next: HeldResources): P
   if (out.hash !== next.hash || snapshotEncoding(out) !== snapshotEncoding(next)) {
     throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `a ${frames.kind} transfer did not reproduce snapshot ${next.hash}`);
   }
-  return { kind: frames.kind, bytes: frames.wireBytes };
+  return { kind: frames.kind, bytes: frames.wireBytes, raw: Number(frames.header.totalBytes ?? 0) };
 }
 
 /** The resources with the first endpoint of svc-000's EndpointSlice unready. */
@@ -58,6 +60,8 @@ function oneEndpointUnready(resources: readonly Resource[]): Resource[] {
 }
 
 const kib = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
+/** Bytes on the wire, with the canonical payload before compression. */
+const sized = (t: Transfer) => `${kib(t.bytes)} (${kib(t.raw)} raw)`;
 
 async function main(): Promise<void> {
   const workload = tierS();
@@ -83,7 +87,7 @@ async function main(): Promise<void> {
     const delta = await transfer(old, output);
     fullTotal += full.bytes;
     deltaTotal += delta.bytes;
-    rows.push(`| ${cluster} | ${output.resources.length} | ${kib(full.bytes)} | ${delta.kind === 'delta' ? kib(delta.bytes) : `${kib(delta.bytes)} (sent full)`} | ${(full.bytes / delta.bytes).toFixed(1)}× |`);
+    rows.push(`| ${cluster} | ${output.resources.length} | ${sized(full)} | ${delta.kind === 'delta' ? sized(delta) : `${sized(delta)}, sent full`} | ${(full.bytes / delta.bytes).toFixed(1)}× |`);
   }
   const unchanged = after.outputs.size - rows.length;
   console.log(
@@ -94,7 +98,7 @@ async function main(): Promise<void> {
       '',
       '| direction | snapshot | full | delta | ratio |',
       '| --- | --- | --- | --- | --- |',
-      `| push (cluster-0 → server) | ${newInput.resources.length} resources | ${kib(pushFull.bytes)} | ${kib(pushDelta.bytes)} | ${(pushFull.bytes / pushDelta.bytes).toFixed(1)}× |`,
+      `| push (cluster-0 → server) | ${newInput.resources.length} resources | ${sized(pushFull)} | ${sized(pushDelta)} | ${(pushFull.bytes / pushDelta.bytes).toFixed(1)}× |`,
       '',
       `Pull: ${rows.length} of ${after.outputs.size} outputs changed (the other ${unchanged} agents get nothing, delta or not).`,
       '',
