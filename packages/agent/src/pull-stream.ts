@@ -6,6 +6,7 @@ import {
   SnapshotAssembler,
   relayMessageBytes,
   copyProvenance,
+  resolveDelta,
   resourceId,
   toMeshrelayError,
   type AssembledSnapshot,
@@ -76,6 +77,7 @@ export class PullStream {
         heldHash: held?.hash ?? '',
         heldKeys: held ? held.resources.map(resourceId) : [],
         heldProvenance: held ? held.provenance.map(copyProvenance) : [],
+        acceptsDeltas: true,
       },
     });
   }
@@ -133,7 +135,8 @@ export class PullStream {
     this.#applying = this.#applying.then(async () => {
       let output: AssembledSnapshot;
       try {
-        output = await assembler.finish();
+        // A delta applies to the output held now, after every earlier one was applied.
+        output = await resolveDelta(await assembler.finish(), this.#opts.held(), this.#opts.limits);
       } catch (err) {
         this.#refuse(assembler.header.hash ?? '', err);
         return;

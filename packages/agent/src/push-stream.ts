@@ -1,6 +1,6 @@
 import type { Client, ClientDuplexStream, StatusObject } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
-import { OutboundWriter, RELAY_SERVICE, encodeSnapshotFrames, relayMessageBytes, snapshotEncoding, type InputSnapshot, type relay } from '@meshrelay/api';
+import { OutboundWriter, RELAY_SERVICE, encodeSnapshotFor, relayMessageBytes, type InputSnapshot, type relay } from '@meshrelay/api';
 import { outcomeOfStatus, type SessionOutcome } from './session-outcome.ts';
 import { StreamHeartbeat } from './stream-heartbeat.ts';
 
@@ -38,6 +38,11 @@ type PushCall = ClientDuplexStream<relay.v1.IPushRequest, relay.v1.IPushResponse
  * one snapshot in flight: the next goes out after the ack, and only the newest
  * of those produced meanwhile. A snapshot the server refused (ack
  * accepted=false) is never sent again: the stream waits for a newer one.
+ *
+ * After the server accepted a snapshot on this stream, the next goes as a delta
+ * against it when that is smaller. If the server answers that it does not hold
+ * that base (MESHRELAY_ERR_DELTA_BASE_MISMATCH), the same snapshot goes again,
+ * full; that refusal is not the snapshot's.
  */
 export class PushStream {
   readonly #opts: PushStreamOptions;
@@ -45,6 +50,8 @@ export class PushStream {
   readonly #heartbeat: StreamHeartbeat;
   readonly #writer: OutboundWriter<relay.v1.IPushRequest>;
   #inFlight: InputSnapshot | undefined;
+  /** The last snapshot the server accepted on this stream: the only base a delta may use. */
+  #base: InputSnapshot | undefined;
   /** The last snapshot sent or deliberately skipped on this stream. */
   #handled: InputSnapshot | undefined;
   #opened = false;
@@ -94,7 +101,8 @@ export class PushStream {
   }
 
   async #send(snapshot: InputSnapshot): Promise<void> {
-    const frames = await encodeSnapshotFrames({ epoch: snapshot.epoch, generation: snapshot.generation, hash: snapshot.hash, encoding: snapshotEncoding(snapshot) });
+    const { hash, resources, epoch, generation } = snapshot;
+    const frames = await encodeSnapshotFor(this.#base, { hash, resources, epoch, generation });
     if (this.#ended) return;
     this.#write({ header: frames.header });
     for (const chunk of frames.chunks) this.#write({ chunk });
@@ -136,7 +144,15 @@ export class PushStream {
       this.#opts.logger.warn({ cluster: snapshot.cluster, hash: snapshot.hash, ackHash: ack.hash }, 'push ack names another hash than the snapshot in flight');
     }
     this.#inFlight = undefined;
-    this.#opts.onAck(snapshot, ack);
+    if (!ack.accepted && ack.errorCode === 'MESHRELAY_ERR_DELTA_BASE_MISMATCH') {
+      this.#opts.logger.warn({ cluster: snapshot.cluster, generation: snapshot.generation, reason: ack.message }, 'server does not hold the delta base; resending the snapshot full');
+      this.#base = undefined;
+      this.#handled = undefined;
+    } else {
+      // A server that does not say it takes deltas (an older one) gets every snapshot full.
+      if (ack.accepted) this.#base = raw.acceptsDeltas === true ? snapshot : undefined;
+      this.#opts.onAck(snapshot, ack);
+    }
     this.offer();
   }
 

@@ -45,12 +45,26 @@ export {
   SnapshotAssembler,
   encodeSnapshotFrames,
   encodeSnapshotFramesSync,
+  snapshotWireBytes,
   type AssembledSnapshot,
   type AssemblyLimits,
   type FrameInput,
   type FrameOptions,
   type SnapshotFrames,
 } from './wire.ts';
+export {
+  applyDelta,
+  canonicalParts,
+  computeDelta,
+  DELTA_COMPRESS_ABOVE_BYTES,
+  deltaInput,
+  encodeSnapshotFor,
+  resolveDelta,
+  type ChosenFrames,
+  type HeldResources,
+  type ResourceDelta,
+} from './delta.ts';
+export { deltaBytes, deltaOfHeader, type DeltaHeader } from './delta-header.ts';
 export { OutboundWriter, relayMessageBytes, type WritableCall } from './outbound-writer.ts';
 export {
   CLUSTER_WARM_CONDITION,

@@ -2,6 +2,7 @@ import { promisify } from 'node:util';
 import { gunzip, gzip, gzipSync } from 'node:zlib';
 import { MeshrelayError } from './errors.ts';
 import { relay } from './gen/relay.js';
+import { deltaBytes, deltaOfHeader, type DeltaHeader } from './delta-header.ts';
 import type { Provenance } from './snapshot.ts';
 import { copyProvenance, sha256Hex } from './snapshot.ts';
 import type { Resource } from './resource.ts';
@@ -39,6 +40,8 @@ export interface FrameInput {
   /** The canonical encoding of the resources (see snapshotEncoding). */
   readonly encoding: string;
   readonly provenance?: readonly Provenance[];
+  /** Set for a delta: `encoding` is then the canonical array of upserts (`hash` stays the full snapshot's). */
+  readonly delta?: DeltaHeader;
 }
 
 /**
@@ -74,8 +77,14 @@ function frames(input: FrameInput, raw: Buffer, gzipped: Buffer | undefined, opt
     totalBytes: raw.length,
     encoding: gzipped ? relay.v1.Encoding.ENCODING_JSON_GZIP : relay.v1.Encoding.ENCODING_JSON,
     provenance: (input.provenance ?? []).map(copyProvenance),
+    ...(input.delta ? { baseHash: input.delta.baseHash, payloadHash: input.delta.payloadHash, deletedKeys: [...input.delta.deletedKeys] } : {}),
   };
   return { header, chunks };
+}
+
+/** A snapshot's bytes on the wire: its encoded header plus its chunks' payload (compressed when it travels so). */
+export function snapshotWireBytes(header: relay.v1.ISnapshotHeader, payloadBytes: number): number {
+  return relay.v1.SnapshotHeader.encode(header).finish().length + payloadBytes;
 }
 
 export interface AssemblyLimits {
@@ -90,6 +99,11 @@ export interface AssembledSnapshot {
   readonly hash: string;
   readonly resources: readonly Resource[];
   readonly provenance: readonly Provenance[];
+  /**
+   * Set for a delta: `resources` are then its upserts and `hash` the announced
+   * result, checked only by resolveDelta against the held snapshot.
+   */
+  readonly delta?: DeltaHeader;
 }
 
 /** The most payload bytes a snapshot declaring `totalBytes` may carry (gzip of incompressible data grows a little). */
@@ -120,6 +134,8 @@ export class SnapshotAssembler {
     if (!header.hash || !/^[0-9a-f]{64}$/.test(header.hash)) {
       throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', 'snapshot header has no valid sha256 hash');
     }
+    const delta = deltaOfHeader(header);
+    if (delta) SnapshotAssembler.checkDelta(delta, totalBytes, limits);
     if (totalChunks < 1) {
       throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', 'snapshot header declares no chunks');
     }
@@ -143,6 +159,20 @@ export class SnapshotAssembler {
     this.#totalBytes = totalBytes;
   }
 
+  /** A delta's base and payload must be hashes, and its deleted keys count against the same limits as its payload. */
+  static checkDelta(delta: DeltaHeader, totalBytes: number, limits: AssemblyLimits): void {
+    if (!/^[0-9a-f]{64}$/.test(delta.baseHash) || !/^[0-9a-f]{64}$/.test(delta.payloadHash)) {
+      throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', 'delta snapshot header has no valid sha256 base and payload hashes');
+    }
+    if (delta.deletedKeys.length > limits.maxResources) {
+      throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_TOO_LARGE', `delta deletes ${delta.deletedKeys.length} resources; the limit is ${limits.maxResources}`);
+    }
+    const bytes = totalBytes + deltaBytes('', delta.deletedKeys);
+    if (bytes > limits.maxBytes) {
+      throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_TOO_LARGE', `delta of ${bytes} bytes exceeds the limit of ${limits.maxBytes} bytes`);
+    }
+  }
+
   /** The most chunks a snapshot of `totalBytes` (uncompressed) may be split into. */
   static maxChunks(totalBytes: number): number {
     return Math.max(1, Math.ceil(payloadBound(totalBytes) / MIN_CHUNK_BYTES));
@@ -150,6 +180,11 @@ export class SnapshotAssembler {
 
   get header(): relay.v1.ISnapshotHeader {
     return this.#header;
+  }
+
+  /** Payload bytes received so far (compressed, as they travel). */
+  get receivedBytes(): number {
+    return this.#received;
   }
 
   /** Adds the next chunk; returns true once all chunks have arrived. */
@@ -191,20 +226,24 @@ export class SnapshotAssembler {
     if (raw.length > this.#limits.maxBytes) {
       throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_TOO_LARGE', `snapshot of ${raw.length} bytes exceeds the limit of ${this.#limits.maxBytes} bytes`);
     }
+    // A delta's payload is checked against its payload hash; the result against `hash` when it is resolved.
+    const delta = deltaOfHeader(this.#header);
+    const expected = delta ? delta.payloadHash : this.#header.hash;
     const actual = sha256Hex(raw);
-    if (actual !== this.#header.hash) {
+    if (actual !== expected) {
       throw new MeshrelayError(
         'MESHRELAY_ERR_SNAPSHOT_HASH_MISMATCH',
-        `snapshot hash mismatch: header says ${this.#header.hash}, content hashes to ${actual}`,
+        `snapshot hash mismatch: header says ${expected}, content hashes to ${actual}`,
       );
     }
     const resources = await parseResourceArray(raw.toString('utf8'), { maxResources: this.#limits.maxResources, maxDepth: MAX_RESOURCE_DEPTH });
     return {
       epoch: this.#header.epoch ?? '',
       generation: Number(this.#header.generation ?? 0),
-      hash: actual,
+      hash: this.#header.hash ?? '',
       resources,
       provenance: (this.#header.provenance ?? []).map(copyProvenance),
+      ...(delta ? { delta } : {}),
     };
   }
 }

@@ -20,6 +20,7 @@ export class RelayMetrics {
   readonly snapshotsRejected: Counter<'cluster' | 'code'>;
   readonly outputsRefused: Counter<'cluster' | 'code'>;
   readonly outputWriteFailures: Counter<'cluster'>;
+  readonly snapshotBytes: Counter<'cluster' | 'direction' | 'kind'>;
   readonly translationProblems: Gauge<string>;
   readonly #inputs = new Map<string, { receivedAtMs: number; bytes: number; resources: number }>();
   #redisUp = () => false;
@@ -85,6 +86,12 @@ export class RelayMetrics {
       labelNames: ['cluster'],
       registers,
     });
+    this.snapshotBytes = new Counter({
+      name: 'relay_snapshot_bytes_total',
+      help: 'Bytes of snapshots taken in (direction=push) and sent (direction=pull): encoded header plus chunk payload, by kind (full or delta)',
+      labelNames: ['cluster', 'direction', 'kind'],
+      registers,
+    });
     this.translationProblems = new Gauge({ name: 'meshrelay_translation_problems', help: 'Problems reported by the last translation', registers });
   }
 
@@ -103,6 +110,7 @@ export class RelayMetrics {
     this.#safeModeSeen.delete(cluster);
     this.outputPushes.remove({ cluster });
     this.outputWriteFailures.remove({ cluster });
+    for (const direction of ['push', 'pull']) for (const kind of ['full', 'delta']) this.snapshotBytes.remove({ cluster, direction, kind });
     // remove() needs the full label set; codes come from the one catalogue, and removing an absent set is a no-op.
     for (const code of Object.keys(ERROR_CATALOGUE)) this.snapshotsRejected.remove({ cluster, code });
     for (const code of [...Object.keys(ERROR_CATALOGUE), OTHER_CODE]) this.outputsRefused.remove({ cluster, code });

@@ -586,6 +586,15 @@ export namespace relay {
 
             /** SnapshotHeader provenance */
             provenance?: (relay.v1.IProvenance[]|null);
+
+            /** SnapshotHeader baseHash */
+            baseHash?: (string|null);
+
+            /** SnapshotHeader payloadHash */
+            payloadHash?: (string|null);
+
+            /** SnapshotHeader deletedKeys */
+            deletedKeys?: (string[]|null);
         }
 
         /** Represents a SnapshotHeader. */
@@ -617,6 +626,15 @@ export namespace relay {
 
             /** SnapshotHeader provenance. */
             public provenance: relay.v1.IProvenance[];
+
+            /** SnapshotHeader baseHash. */
+            public baseHash: string;
+
+            /** SnapshotHeader payloadHash. */
+            public payloadHash: string;
+
+            /** SnapshotHeader deletedKeys. */
+            public deletedKeys: string[];
 
             /**
              * Creates a new SnapshotHeader instance using the specified properties.
@@ -1043,6 +1061,9 @@ export namespace relay {
 
             /** Ack warnings */
             warnings?: (string[]|null);
+
+            /** Ack acceptsDeltas */
+            acceptsDeltas?: (boolean|null);
         }
 
         /** Represents an Ack. */
@@ -1071,6 +1092,9 @@ export namespace relay {
 
             /** Ack warnings. */
             public warnings: string[];
+
+            /** Ack acceptsDeltas. */
+            public acceptsDeltas: boolean;
 
             /**
              * Creates a new Ack instance using the specified properties.
@@ -1488,6 +1512,9 @@ export namespace relay {
 
             /** PullHello heldProvenance */
             heldProvenance?: (relay.v1.IProvenance[]|null);
+
+            /** PullHello acceptsDeltas */
+            acceptsDeltas?: (boolean|null);
         }
 
         /** Represents a PullHello. */
@@ -1507,6 +1534,9 @@ export namespace relay {
 
             /** PullHello heldProvenance. */
             public heldProvenance: relay.v1.IProvenance[];
+
+            /** PullHello acceptsDeltas. */
+            public acceptsDeltas: boolean;
 
             /**
              * Creates a new PullHello instance using the specified properties.

@@ -1413,6 +1413,9 @@ export const relay = $root.relay = (() => {
              * @property {number|null} [totalBytes] SnapshotHeader totalBytes
              * @property {relay.v1.Encoding|null} [encoding] SnapshotHeader encoding
              * @property {Array.<relay.v1.IProvenance>|null} [provenance] SnapshotHeader provenance
+             * @property {string|null} [baseHash] SnapshotHeader baseHash
+             * @property {string|null} [payloadHash] SnapshotHeader payloadHash
+             * @property {Array.<string>|null} [deletedKeys] SnapshotHeader deletedKeys
              */
 
             /**
@@ -1425,6 +1428,7 @@ export const relay = $root.relay = (() => {
              */
             function SnapshotHeader(p) {
                 this.provenance = [];
+                this.deletedKeys = [];
                 if (p)
                     for (var ks = Object.keys(p), i = 0; i < ks.length; ++i)
                         if (p[ks[i]] != null && ks[i] !== "__proto__")
@@ -1488,6 +1492,30 @@ export const relay = $root.relay = (() => {
             SnapshotHeader.prototype.provenance = $util.emptyArray;
 
             /**
+             * SnapshotHeader baseHash.
+             * @member {string} baseHash
+             * @memberof relay.v1.SnapshotHeader
+             * @instance
+             */
+            SnapshotHeader.prototype.baseHash = "";
+
+            /**
+             * SnapshotHeader payloadHash.
+             * @member {string} payloadHash
+             * @memberof relay.v1.SnapshotHeader
+             * @instance
+             */
+            SnapshotHeader.prototype.payloadHash = "";
+
+            /**
+             * SnapshotHeader deletedKeys.
+             * @member {Array.<string>} deletedKeys
+             * @memberof relay.v1.SnapshotHeader
+             * @instance
+             */
+            SnapshotHeader.prototype.deletedKeys = $util.emptyArray;
+
+            /**
              * Creates a new SnapshotHeader instance using the specified properties.
              * @function create
              * @memberof relay.v1.SnapshotHeader
@@ -1530,6 +1558,14 @@ export const relay = $root.relay = (() => {
                 if (m.provenance != null && m.provenance.length) {
                     for (var i = 0; i < m.provenance.length; ++i)
                         $root.relay.v1.Provenance.encode(m.provenance[i], w.uint32(58).fork(), q + 1).ldelim();
+                }
+                if (m.baseHash != null && Object.hasOwnProperty.call(m, "baseHash"))
+                    w.uint32(66).string(m.baseHash);
+                if (m.payloadHash != null && Object.hasOwnProperty.call(m, "payloadHash"))
+                    w.uint32(74).string(m.payloadHash);
+                if (m.deletedKeys != null && m.deletedKeys.length) {
+                    for (var i = 0; i < m.deletedKeys.length; ++i)
+                        w.uint32(82).string(m.deletedKeys[i]);
                 }
                 return w;
             };
@@ -1609,6 +1645,20 @@ export const relay = $root.relay = (() => {
                             if (!(m.provenance && m.provenance.length))
                                 m.provenance = [];
                             m.provenance.push($root.relay.v1.Provenance.decode(r, r.uint32(), undefined, n + 1));
+                            break;
+                        }
+                    case 8: {
+                            m.baseHash = r.string();
+                            break;
+                        }
+                    case 9: {
+                            m.payloadHash = r.string();
+                            break;
+                        }
+                    case 10: {
+                            if (!(m.deletedKeys && m.deletedKeys.length))
+                                m.deletedKeys = [];
+                            m.deletedKeys.push(r.string());
                             break;
                         }
                     default:
@@ -1695,6 +1745,22 @@ export const relay = $root.relay = (() => {
                         }
                     }
                 }
+                if (m.baseHash != null && Object.hasOwnProperty.call(m, "baseHash")) {
+                    if (!$util.isString(m.baseHash))
+                        return "baseHash: string expected";
+                }
+                if (m.payloadHash != null && Object.hasOwnProperty.call(m, "payloadHash")) {
+                    if (!$util.isString(m.payloadHash))
+                        return "payloadHash: string expected";
+                }
+                if (m.deletedKeys != null && Object.hasOwnProperty.call(m, "deletedKeys")) {
+                    if (!Array.isArray(m.deletedKeys))
+                        return "deletedKeys: array expected";
+                    for (var i = 0; i < m.deletedKeys.length; ++i) {
+                        if (!$util.isString(m.deletedKeys[i]))
+                            return "deletedKeys: string[] expected";
+                    }
+                }
                 return null;
             };
 
@@ -1771,6 +1837,20 @@ export const relay = $root.relay = (() => {
                         m.provenance[i] = $root.relay.v1.Provenance.fromObject(d.provenance[i], n + 1);
                     }
                 }
+                if (d.baseHash != null) {
+                    m.baseHash = String(d.baseHash);
+                }
+                if (d.payloadHash != null) {
+                    m.payloadHash = String(d.payloadHash);
+                }
+                if (d.deletedKeys) {
+                    if (!Array.isArray(d.deletedKeys))
+                        throw TypeError(".relay.v1.SnapshotHeader.deletedKeys: array expected");
+                    m.deletedKeys = [];
+                    for (var i = 0; i < d.deletedKeys.length; ++i) {
+                        m.deletedKeys[i] = String(d.deletedKeys[i]);
+                    }
+                }
                 return m;
             };
 
@@ -1793,6 +1873,7 @@ export const relay = $root.relay = (() => {
                 var d = {};
                 if (o.arrays || o.defaults) {
                     d.provenance = [];
+                    d.deletedKeys = [];
                 }
                 if (o.defaults) {
                     d.epoch = "";
@@ -1809,6 +1890,8 @@ export const relay = $root.relay = (() => {
                     } else
                         d.totalBytes = o.longs === String ? "0" : typeof BigInt !== "undefined" && o.longs === BigInt ? BigInt("0") : 0;
                     d.encoding = o.enums === String ? "ENCODING_JSON" : 0;
+                    d.baseHash = "";
+                    d.payloadHash = "";
                 }
                 if (m.epoch != null && Object.hasOwnProperty.call(m, "epoch")) {
                     d.epoch = m.epoch;
@@ -1842,6 +1925,18 @@ export const relay = $root.relay = (() => {
                     d.provenance = [];
                     for (var j = 0; j < m.provenance.length; ++j) {
                         d.provenance[j] = $root.relay.v1.Provenance.toObject(m.provenance[j], o, q + 1);
+                    }
+                }
+                if (m.baseHash != null && Object.hasOwnProperty.call(m, "baseHash")) {
+                    d.baseHash = m.baseHash;
+                }
+                if (m.payloadHash != null && Object.hasOwnProperty.call(m, "payloadHash")) {
+                    d.payloadHash = m.payloadHash;
+                }
+                if (m.deletedKeys && m.deletedKeys.length) {
+                    d.deletedKeys = [];
+                    for (var j = 0; j < m.deletedKeys.length; ++j) {
+                        d.deletedKeys[j] = m.deletedKeys[j];
                     }
                 }
                 return d;
@@ -2811,6 +2906,7 @@ export const relay = $root.relay = (() => {
              * @property {string|null} [errorCode] Ack errorCode
              * @property {string|null} [message] Ack message
              * @property {Array.<string>|null} [warnings] Ack warnings
+             * @property {boolean|null} [acceptsDeltas] Ack acceptsDeltas
              */
 
             /**
@@ -2878,6 +2974,14 @@ export const relay = $root.relay = (() => {
             Ack.prototype.warnings = $util.emptyArray;
 
             /**
+             * Ack acceptsDeltas.
+             * @member {boolean} acceptsDeltas
+             * @memberof relay.v1.Ack
+             * @instance
+             */
+            Ack.prototype.acceptsDeltas = false;
+
+            /**
              * Creates a new Ack instance using the specified properties.
              * @function create
              * @memberof relay.v1.Ack
@@ -2919,6 +3023,8 @@ export const relay = $root.relay = (() => {
                     for (var i = 0; i < m.warnings.length; ++i)
                         w.uint32(50).string(m.warnings[i]);
                 }
+                if (m.acceptsDeltas != null && Object.hasOwnProperty.call(m, "acceptsDeltas"))
+                    w.uint32(56).bool(m.acceptsDeltas);
                 return w;
             };
 
@@ -2995,6 +3101,10 @@ export const relay = $root.relay = (() => {
                             m.warnings.push(r.string());
                             break;
                         }
+                    case 7: {
+                            m.acceptsDeltas = r.bool();
+                            break;
+                        }
                     default:
                         r.skipType(t & 7, n);
                         break;
@@ -3067,6 +3177,10 @@ export const relay = $root.relay = (() => {
                             return "warnings: string[] expected";
                     }
                 }
+                if (m.acceptsDeltas != null && Object.hasOwnProperty.call(m, "acceptsDeltas")) {
+                    if (typeof m.acceptsDeltas !== "boolean")
+                        return "acceptsDeltas: boolean expected";
+                }
                 return null;
             };
 
@@ -3118,6 +3232,9 @@ export const relay = $root.relay = (() => {
                         m.warnings[i] = String(d.warnings[i]);
                     }
                 }
+                if (d.acceptsDeltas != null) {
+                    m.acceptsDeltas = Boolean(d.acceptsDeltas);
+                }
                 return m;
             };
 
@@ -3151,6 +3268,7 @@ export const relay = $root.relay = (() => {
                     d.accepted = false;
                     d.errorCode = "";
                     d.message = "";
+                    d.acceptsDeltas = false;
                 }
                 if (m.hash != null && Object.hasOwnProperty.call(m, "hash")) {
                     d.hash = m.hash;
@@ -3177,6 +3295,9 @@ export const relay = $root.relay = (() => {
                     for (var j = 0; j < m.warnings.length; ++j) {
                         d.warnings[j] = m.warnings[j];
                     }
+                }
+                if (m.acceptsDeltas != null && Object.hasOwnProperty.call(m, "acceptsDeltas")) {
+                    d.acceptsDeltas = m.acceptsDeltas;
                 }
                 return d;
             };
@@ -4163,6 +4284,7 @@ export const relay = $root.relay = (() => {
              * @property {string|null} [heldHash] PullHello heldHash
              * @property {Array.<string>|null} [heldKeys] PullHello heldKeys
              * @property {Array.<relay.v1.IProvenance>|null} [heldProvenance] PullHello heldProvenance
+             * @property {boolean|null} [acceptsDeltas] PullHello acceptsDeltas
              */
 
             /**
@@ -4207,6 +4329,14 @@ export const relay = $root.relay = (() => {
             PullHello.prototype.heldProvenance = $util.emptyArray;
 
             /**
+             * PullHello acceptsDeltas.
+             * @member {boolean} acceptsDeltas
+             * @memberof relay.v1.PullHello
+             * @instance
+             */
+            PullHello.prototype.acceptsDeltas = false;
+
+            /**
              * Creates a new PullHello instance using the specified properties.
              * @function create
              * @memberof relay.v1.PullHello
@@ -4244,6 +4374,8 @@ export const relay = $root.relay = (() => {
                     for (var i = 0; i < m.heldProvenance.length; ++i)
                         $root.relay.v1.Provenance.encode(m.heldProvenance[i], w.uint32(26).fork(), q + 1).ldelim();
                 }
+                if (m.acceptsDeltas != null && Object.hasOwnProperty.call(m, "acceptsDeltas"))
+                    w.uint32(32).bool(m.acceptsDeltas);
                 return w;
             };
 
@@ -4308,6 +4440,10 @@ export const relay = $root.relay = (() => {
                             if (!(m.heldProvenance && m.heldProvenance.length))
                                 m.heldProvenance = [];
                             m.heldProvenance.push($root.relay.v1.Provenance.decode(r, r.uint32(), undefined, n + 1));
+                            break;
+                        }
+                    case 4: {
+                            m.acceptsDeltas = r.bool();
                             break;
                         }
                     default:
@@ -4377,6 +4513,10 @@ export const relay = $root.relay = (() => {
                         }
                     }
                 }
+                if (m.acceptsDeltas != null && Object.hasOwnProperty.call(m, "acceptsDeltas")) {
+                    if (typeof m.acceptsDeltas !== "boolean")
+                        return "acceptsDeltas: boolean expected";
+                }
                 return null;
             };
 
@@ -4419,6 +4559,9 @@ export const relay = $root.relay = (() => {
                         m.heldProvenance[i] = $root.relay.v1.Provenance.fromObject(d.heldProvenance[i], n + 1);
                     }
                 }
+                if (d.acceptsDeltas != null) {
+                    m.acceptsDeltas = Boolean(d.acceptsDeltas);
+                }
                 return m;
             };
 
@@ -4445,6 +4588,7 @@ export const relay = $root.relay = (() => {
                 }
                 if (o.defaults) {
                     d.heldHash = "";
+                    d.acceptsDeltas = false;
                 }
                 if (m.heldHash != null && Object.hasOwnProperty.call(m, "heldHash")) {
                     d.heldHash = m.heldHash;
@@ -4460,6 +4604,9 @@ export const relay = $root.relay = (() => {
                     for (var j = 0; j < m.heldProvenance.length; ++j) {
                         d.heldProvenance[j] = $root.relay.v1.Provenance.toObject(m.heldProvenance[j], o, q + 1);
                     }
+                }
+                if (m.acceptsDeltas != null && Object.hasOwnProperty.call(m, "acceptsDeltas")) {
+                    d.acceptsDeltas = m.acceptsDeltas;
                 }
                 return d;
             };

@@ -1,9 +1,10 @@
 import type { ServerDuplexStream } from '@grpc/grpc-js';
-import { copyProvenance, encodeSnapshotFrames, resourceId, snapshotEncoding, type OutputSnapshot, type relay } from '@meshrelay/api';
+import { copyProvenance, resourceId, type OutputSnapshot, type relay } from '@meshrelay/api';
 import { assessOutput, type HeldState } from '../blast-radius.ts';
 import { newerInputsHeld } from '../provenance-order.ts';
 import type { RelayContext } from './relay-context.ts';
 import { openRelayStream, type RelayStream } from './relay-stream.ts';
+import { OutputSender } from './output-sender.ts';
 import { feedStatuses } from './status-feed.ts';
 
 type PullCall = ServerDuplexStream<relay.v1.PullRequest, relay.v1.IPullResponse>;
@@ -36,6 +37,7 @@ export function handlePull(ctx: RelayContext, call: PullCall): void {
   /** Hash of the last output the agent refused: not sent again until another output came. */
   let refused: string | undefined;
   const unsubscribes: (() => void)[] = [];
+  const sender = new OutputSender(ctx.limits.chunkBytes);
 
   /** The blast-radius guard: true when the output may go to this agent now. */
   const mayDeliver = (stream: Stream, output: OutputSnapshot): boolean => {
@@ -69,14 +71,10 @@ export function handlePull(ctx: RelayContext, call: PullCall): void {
     if (output.hash === refused || !mayDeliver(stream, output)) return;
     ctx.held.clear(stream.cluster);
     inFlight = { output, state: { keys: new Set(output.resources.map(resourceId)), provenance: output.provenance } };
-    const frames = await encodeSnapshotFrames(
-      { hash: output.hash, encoding: snapshotEncoding(output), provenance: output.provenance },
-      { chunkBytes: ctx.limits.chunkBytes },
-    );
-    stream.write({ header: frames.header });
-    for (const chunk of frames.chunks) stream.write({ chunk });
+    const sent = await sender.send(stream, output);
     ctx.metrics.outputPushes.inc({ cluster: stream.cluster });
-    stream.log.info({ hash: output.hash, bytes: output.bytes }, 'output sent');
+    ctx.metrics.snapshotBytes.inc({ cluster: stream.cluster, direction: 'pull', kind: sent.kind }, sent.wireBytes);
+    stream.log.info({ hash: output.hash, bytes: output.bytes, kind: sent.kind, wireBytes: sent.wireBytes }, 'output sent');
   };
   const offer = (stream: Stream, output: OutputSnapshot): void => {
     pending = output;
@@ -89,12 +87,17 @@ export function handlePull(ctx: RelayContext, call: PullCall): void {
       stream.log.warn({ hash, inFlight: inFlight?.output.hash }, 'pull ack for an output not in flight; ignored');
       return;
     }
+    sender.acked(inFlight.output, ack);
     if (ack.accepted) {
       agentHolds = hash;
       heldState = inFlight.state;
       refused = undefined;
       ctx.connections.setApplied(stream.cluster, hash);
       stream.log.info({ hash }, 'agent applied output');
+    } else if (sender.wantsFull(ack)) {
+      // The agent could not take the delta: the same output goes again, full.
+      stream.log.warn({ hash, reason: ack.message }, 'agent does not hold the delta base; resending the output full');
+      pending ??= inFlight.output;
     } else {
       refused = hash;
       ctx.metrics.recordOutputRefused(stream.cluster, ack.errorCode ?? '');
@@ -109,6 +112,7 @@ export function handlePull(ctx: RelayContext, call: PullCall): void {
     if (agentHolds !== undefined) return;
     const heldHash = hello.heldHash ?? '';
     agentHolds = heldHash;
+    sender.takesDeltas = hello.acceptsDeltas === true;
     heldState = {
       keys: new Set(hello.heldKeys ?? []),
       provenance: (hello.heldProvenance ?? []).map(copyProvenance),

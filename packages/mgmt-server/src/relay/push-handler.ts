@@ -1,5 +1,5 @@
 import type { ServerDuplexStream } from '@grpc/grpc-js';
-import { MeshrelayError, SnapshotAssembler, toMeshrelayError, type ErrorCode, type relay } from '@meshrelay/api';
+import { MeshrelayError, SnapshotAssembler, resolveDelta, snapshotWireBytes, toMeshrelayError, type ErrorCode, type HeldResources, type relay } from '@meshrelay/api';
 import type { RelayContext } from './relay-context.ts';
 import { openRelayStream, type RelayStream } from './relay-stream.ts';
 
@@ -18,6 +18,8 @@ const SNAPSHOT_REFUSALS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'MESHRELAY_ERR_SNAPSHOT_HASH_MISMATCH',
   'MESHRELAY_ERR_SNAPSHOT_STALE',
   'MESHRELAY_ERR_INVALID_RESOURCE',
+  // The agent sends the snapshot full next.
+  'MESHRELAY_ERR_DELTA_BASE_MISMATCH',
 ]);
 
 /**
@@ -28,6 +30,10 @@ const SNAPSHOT_REFUSALS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
  * snapshot (or the chunks of a refused one, which are read and dropped) must
  * arrive within the transfer deadline. A refused snapshot is NACKed with the
  * reason; the previously held snapshot stays.
+ *
+ * A delta snapshot applies to the last snapshot accepted on this stream (as the
+ * agent sent it, before validation dropped anything); any other base is
+ * refused with MESHRELAY_ERR_DELTA_BASE_MISMATCH.
  */
 export function handlePush(ctx: RelayContext, call: PushCall): void {
   let assembler: SnapshotAssembler | undefined;
@@ -35,6 +41,8 @@ export function handlePush(ctx: RelayContext, call: PushCall): void {
   let discarding: [number, number] | undefined;
   let deadline: NodeJS.Timeout | undefined;
   let busy = false;
+  /** The last snapshot accepted on this stream, as sent: the base of the agent's next delta. */
+  let base: HeldResources | undefined;
 
   const fail = (stream: Stream, err: unknown): void => {
     clearTimeout(deadline);
@@ -56,11 +64,16 @@ export function handlePush(ctx: RelayContext, call: PushCall): void {
   };
 
   const accept = async (stream: Stream, done: SnapshotAssembler): Promise<void> => {
-    const assembled = await done.finish();
+    const limits = { maxBytes: ctx.limits.maxSnapshotBytes, maxResources: ctx.limits.maxResources };
+    const kind = done.header.baseHash ? 'delta' : 'full';
+    ctx.metrics.snapshotBytes.inc({ cluster: stream.cluster, direction: 'push', kind }, snapshotWireBytes(done.header, done.receivedBytes));
+    const assembled = await resolveDelta(await done.finish(), base, limits);
     const result = await ctx.intake.accept(stream.cluster, assembled);
+    // The stored snapshot is the same content when validation dropped nothing: keep one copy.
+    base = result.snapshot.hash === assembled.hash ? result.snapshot : { hash: assembled.hash, resources: assembled.resources };
     ctx.metrics.recordInput(result.snapshot);
     stream.markWarmed();
-    stream.write({ ack: { hash: assembled.hash, generation: assembled.generation, accepted: true, warnings: [...result.warnings] } });
+    stream.write({ ack: { hash: assembled.hash, generation: assembled.generation, accepted: true, acceptsDeltas: true, warnings: [...result.warnings] } });
     stream.log.info({ generation: result.snapshot.generation, hash: result.snapshot.hash, changed: result.changed }, 'input snapshot accepted');
     if (result.changed) ctx.onInputChanged(stream.cluster);
   };
