@@ -36,6 +36,7 @@ export interface ServerConfig {
   readonly safeMode: boolean;
   readonly safeStartWindowSeconds: number;
   readonly drainRetryAfterMs: number;
+  readonly relayAdmitRate: number;
   readonly maxDeleteShare: number;
   readonly blastRadiusMinResources: number;
   /** The admin credential given by the operator; unset = the one in the durable state (created on first start). */
@@ -95,6 +96,7 @@ const SPECS: readonly Spec[] = [
   { key: 'safeMode', flag: 'safe-mode', env: 'MESHRELAY_SAFE_MODE', kind: 'bool', default: 'false', description: 'glooMgmtServer.safeMode: hold translation until every warm cluster is present, no timeout' },
   { key: 'safeStartWindowSeconds', flag: 'safe-start-window', env: 'MESHRELAY_SAFE_START_WINDOW', kind: 'count', default: '180', description: 'glooMgmtServer.safeStartWindow: without safe mode, hold at most this long after start, seconds (0 = no wait)' },
   { key: 'drainRetryAfterMs', flag: 'drain-retry-after', env: 'MESHRELAY_DRAIN_RETRY_AFTER', kind: 'count', default: '1000', description: 'retry-after hint sent to agents when this replica drains, ms' },
+  { key: 'relayAdmitRate', flag: 'relay-admit-rate', env: 'MESHRELAY_RELAY_ADMIT_RATE', kind: 'count', default: '50', description: 'new agent relay sessions admitted per second (burst: one second\'s worth); the rest get a go-away with a spread retry-after hint, so a reconnect storm after a restart arrives as a paced wave' },
   { key: 'maxDeleteShare', flag: 'max-delete-share', env: 'MESHRELAY_MAX_DELETE_SHARE', kind: 'share', default: '0.5', description: 'blast-radius guard: hold an output deleting more than this share (0-1) of what an agent holds' },
   { key: 'blastRadiusMinResources', flag: 'blast-radius-min-resources', env: 'MESHRELAY_BLAST_RADIUS_MIN_RESOURCES', kind: 'count', default: '5', description: 'blast-radius guard: outputs replacing fewer resources are not held for their share' },
   { key: 'adminToken', flag: 'admin-token', env: 'MESHRELAY_ADMIN_TOKEN', kind: 'string', description: 'admin credential every /api/v1 call needs as "Authorization: Bearer <token>" (at least 16 characters); unset = the one in the durable state, created on first start' },
@@ -179,6 +181,9 @@ export function parseServerConfig(argv: readonly string[], env: NodeJS.ProcessEn
   const config = out as unknown as ServerConfig;
   if (!LOG_LEVELS.includes(config.logLevel)) {
     throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `--log-level: "${config.logLevel}" is not one of ${LOG_LEVELS.join(', ')}`);
+  }
+  if (config.relayAdmitRate < 1) {
+    throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', '--relay-admit-rate (MESHRELAY_RELAY_ADMIT_RATE): must be at least 1 session per second');
   }
   if (config.registry !== 'file' && config.registry !== 'kubernetes') {
     throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `--registry (MESHRELAY_REGISTRY): "${String(config.registry)}" is not file or kubernetes`);

@@ -18,6 +18,7 @@ import { OutputPersister } from './output-persister.ts';
 import type { ClusterRegistry, RegistryChange } from '@meshrelay/registry';
 import type { RelayContext } from './relay/relay-context.ts';
 import { startRelayServer } from './relay/relay-server.ts';
+import { StreamAdmission } from './relay/stream-admission.ts';
 import { closeRevokedStreams } from './relay/stream-certificates.ts';
 import { createRelayServerCredentials } from './relay/tls-credentials.ts';
 import { TranslationLoop } from './translation-loop.ts';
@@ -106,6 +107,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     held,
     blastRadius: { maxDeleteShare: config.maxDeleteShare, minResources: config.blastRadiusMinResources },
     connections,
+    admission: new StreamAdmission({ ratePerSecond: config.relayAdmitRate }),
     metrics,
     limits: {
       maxSnapshotBytes: config.maxSnapshotBytes,

@@ -9,6 +9,7 @@ import type { RelayMetrics } from '../metrics.ts';
 import type { OutputHub } from '../output-hub.ts';
 import type { ClusterRegistry } from '@meshrelay/registry';
 import type { ResourceStatusSource } from './status-feed.ts';
+import type { StreamAdmission } from './stream-admission.ts';
 
 export interface RelayLimits {
   readonly maxSnapshotBytes: number;
@@ -32,6 +33,8 @@ export interface RelayContext {
   readonly held: HeldOutputs;
   readonly blastRadius: BlastRadiusConfig;
   readonly connections: ConnectionTracker;
+  /** Paces new agent sessions (reconnect storms); every stream is admitted when absent. */
+  readonly admission?: StreamAdmission;
   readonly metrics: RelayMetrics;
   readonly limits: RelayLimits;
   readonly logger: Logger;
