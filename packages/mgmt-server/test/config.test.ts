@@ -62,3 +62,8 @@ test('given an admin token that is too short, has spaces, or comes with a token 
   assert.throws(() => parseServerConfig(['--admin-token', 'x'.repeat(20), '--admin-token-file', '/tmp/t'], {}), invalid(/give one, not both/));
   assert.equal(parseServerConfig([], { MESHRELAY_ADMIN_TOKEN_FILE: '/run/secrets/admin' }).adminTokenFile, '/run/secrets/admin');
 });
+
+test('given a relay admit rate of 0, when parsed, then the config is refused naming the option', () => {
+  assert.equal(parseServerConfig([], {}).relayAdmitRate, 50);
+  assert.throws(() => parseServerConfig(['--relay-admit-rate', '0'], {}), invalid(/--relay-admit-rate \(MESHRELAY_RELAY_ADMIT_RATE\): must be at least 1/));
+});
