@@ -123,7 +123,7 @@ async function runStorm(): Promise<void> {
   const [relayPort, httpPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
   const args = [
     '--relay-host', '127.0.0.1', '--relay-port', String(relayPort), '--http-port', String(httpPort), '--metrics-port', String(metricsPort),
-    '--state-dir', stateDir, '--safe-start-window', '0', '--admin-token', ADMIN_TOKEN, '--relay-admit-rate', String(values['admit-rate']),
+    '--state-dir', stateDir, '--safe-start-window', '0', '--admin-token', ADMIN_TOKEN, '--relay-admit-rate', String(values['admit-rate']), '--max-connections-per-peer', '10000',
   ];
   let server = startServer(args);
   const children: ChildProcess[] = [];
@@ -137,13 +137,14 @@ async function runStorm(): Promise<void> {
         headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` },
         body: JSON.stringify({ name: `storm-${i}` }),
       });
+      if (res.status !== 201) throw new Error(`register storm-${i}: ${res.status} ${await res.text()}`);
       const reg = (await res.json()) as { token: string; relay: { caBundlePem: string } };
       clusters.push({ name: `storm-${i}`, token: reg.token });
       caPem = reg.relay.caBundlePem;
     }
     const lastAck = new Map<string, number>();
     for (let w = 0; w < workers; w++) {
-      const plan: WorkerPlan = { address: `127.0.0.1:${relayPort}`, caPem, probe: !values['no-probe'], clusters: clusters.filter((_, i) => i % workers === w) };
+      const plan: WorkerPlan = { address: `localhost:${relayPort}`, caPem, probe: !values['no-probe'], clusters: clusters.filter((_, i) => i % workers === w) };
       const child = spawn(process.execPath, [import.meta.filename, '--worker'], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, STORM_PLAN: JSON.stringify(plan) } });
       createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
         const ack = JSON.parse(line) as { acked: string; at: number };
@@ -156,6 +157,7 @@ async function runStorm(): Promise<void> {
       return Math.max(...clusters.map((c) => lastAck.get(c.name) ?? 0));
     };
     await allAckedAfter(0);
+    console.error(`all ${agents} agents connected; killing the server in 11 s`);
     // Let every session pass the agent's "healthy" mark, as in a running plane.
     await sleep(11_000);
     server.proc.kill('SIGKILL');
