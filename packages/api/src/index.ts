@@ -69,3 +69,4 @@ export {
 export { normalizeResource } from './normalize.ts';
 export { relay } from './gen/relay.js';
 export { REGISTRATION_SERVICE, RELAY_SERVICE } from './grpc.ts';
+export { parseByteSize, parseDuration, type Parsed } from './units.ts';
