@@ -1,20 +1,7 @@
 import type { Client, ClientDuplexStream, StatusObject } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
-import {
-  OutboundWriter,
-  RELAY_SERVICE,
-  SnapshotAssembler,
-  relayMessageBytes,
-  resourceId,
-  toMeshrelayError,
-  type AssembledSnapshot,
-  type AssemblyLimits,
-  type Provenance,
-  type Resource,
-  type relay,
-} from '@meshrelay/api';
+import { OutboundWriter, RELAY_SERVICE, relayMessageBytes, resourceId, SnapshotAssembler, StreamHeartbeat, toMeshrelayError, type AssembledSnapshot, type AssemblyLimits, type Provenance, type relay, type Resource } from '@meshrelay/api';
 import { outcomeOfStatus, type SessionOutcome } from './session-outcome.ts';
-import { StreamHeartbeat } from './stream-heartbeat.ts';
 
 export interface PullStreamOptions {
   readonly client: Client;

@@ -1,9 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, status as GrpcStatus } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
-import { MeshrelayError, type AssembledSnapshot, type InputSnapshot, type relay } from '@meshrelay/api';
+import { Backoff, fullJitter, MeshrelayError, type AssembledSnapshot, type BackoffOptions, type Clock, type InputSnapshot, type relay } from '@meshrelay/api';
 import { createCsr } from '@meshrelay/certs';
-import { Backoff, fullJitter, type BackoffOptions, type Clock } from './backoff.ts';
 import { needsRenewal, type ClientCredentials, type CredentialStore } from './credential-store.ts';
 import type { AppliedOutput } from './output-writer.ts';
 import { PullStream } from './pull-stream.ts';

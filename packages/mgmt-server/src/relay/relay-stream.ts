@@ -1,11 +1,10 @@
 import type { ServerDuplexStream } from '@grpc/grpc-js';
-import { GRPC_STATUS, OutboundWriter, relayMessageBytes, toMeshrelayError } from '@meshrelay/api';
+import { GRPC_STATUS, OutboundWriter, StreamHeartbeat, relayMessageBytes, toMeshrelayError } from '@meshrelay/api';
 import type { Logger } from 'pino';
 import type { StreamHandle, StreamKind } from '../connections.ts';
 import { authenticatePeer, type PeerIdentity } from './peer-identity.ts';
 import { grpcStatusError, type RelayContext } from './relay-context.ts';
 import { watchCertificateExpiry } from './stream-certificates.ts';
-import { StreamKeepalive } from './stream-keepalive.ts';
 
 /** The server-to-agent messages every relay stream carries besides its payload. */
 interface ControlMessages {
@@ -104,7 +103,7 @@ export function openRelayStream<Req, Res extends ControlMessages>(
     },
     terminate: (code, message) => stream.finish(grpcStatusError(code, message)),
   };
-  const keepalive = new StreamKeepalive({
+  const keepalive = new StreamHeartbeat({
     intervalMs: ctx.limits.heartbeatIntervalMs,
     timeoutMs: ctx.limits.heartbeatTimeoutMs,
     // A peer that is not reading gets no heartbeats piled up behind the data it has not taken.
