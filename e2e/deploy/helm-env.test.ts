@@ -67,6 +67,7 @@ const SERVER_MAPPINGS: readonly Mapping[] = [
   ['glooMgmtServer.relay.heartbeatInterval', 2000, 'MESHRELAY_HEARTBEAT_INTERVAL', '2000'],
   ['glooMgmtServer.relay.heartbeatTimeout', 7000, 'MESHRELAY_HEARTBEAT_TIMEOUT', '7000'],
   ['glooMgmtServer.relay.drainRetryAfter', 2500, 'MESHRELAY_DRAIN_RETRY_AFTER', '2500'],
+  ['glooMgmtServer.relay.admitRate', 120, 'MESHRELAY_RELAY_ADMIT_RATE', '120'],
   ['glooMgmtServer.translationDebounce', 250, 'MESHRELAY_TRANSLATION_DEBOUNCE', '250'],
   ['glooMgmtServer.vipCidr', '10.40.0.0/16', 'MESHRELAY_VIP_CIDR', '10.40.0.0/16'],
   ['glooMgmtServer.safeMode', true, 'MESHRELAY_SAFE_MODE', 'true'],

@@ -1,10 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
-import { MeshrelayError, type AssembledSnapshot } from '@meshrelay/api';
+import { MeshrelayError, type AssembledSnapshot, type BackoffOptions } from '@meshrelay/api';
 import { AccessLogSink } from './access-log-sink.ts';
 import { createAgentBackends } from './agent-backends.ts';
 import { createAgentMetrics, type AgentMetrics } from './agent-metrics.ts';
-import type { BackoffOptions } from './backoff.ts';
 import type { AgentConfig } from './config.ts';
 import type { DiscoveryProvider } from './discovery-provider.ts';
 import { HealthServer, type AgentStatus } from './health-server.ts';

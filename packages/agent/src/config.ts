@@ -1,7 +1,9 @@
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { Command, Option } from 'commander';
-import { DNS_LABEL, MeshrelayError, isValidClusterName } from '@meshrelay/api';
+import { DNS_LABEL, MeshrelayError, isValidClusterName, parseByteSize, parseDuration, type Parsed } from '@meshrelay/api';
+
+export { parseByteSize, parseDuration, type Parsed };
 import { DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TOTAL_BYTES } from './manifest-reader.ts';
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
@@ -160,8 +162,6 @@ export type OptionValues = Readonly<Record<string, string | boolean | undefined>
 
 type FieldNamer = (key: string, flag: string) => string;
 
-/** What a value parser gives back: the value, or why the text is not acceptable. */
-export type Parsed<T> = { readonly value: T } | { readonly error: string };
 
 /**
  * Validates raw option strings (keys in commander's camelCase) into an AgentConfig.
@@ -355,29 +355,6 @@ function parseWholeNumber(raw: string, min: number, max: number): Parsed<number>
   if (!/^\d+$/.test(raw.trim())) return { error: `"${raw}" is not a whole number` };
   const value = Number(raw);
   if (value < min || value > max) return { error: `${value} is outside ${min}..${max}` };
-  return { value };
-}
-
-const DURATION_UNITS: Readonly<Record<string, number>> = { '': 1, ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
-
-/** "250ms" | "5s" | "1m" | "1h" | "200" (ms) → milliseconds. */
-export function parseDuration(raw: string, minMs = 0): Parsed<number> {
-  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(raw.trim());
-  if (!match) return { error: `"${raw}" is not a duration (e.g. 500ms, 5s, 1m)` };
-  const value = Math.round(Number(match[1]) * (DURATION_UNITS[match[2] ?? ''] ?? 1));
-  if (value < minMs) return { error: `${raw} is shorter than ${minMs} ms` };
-  return { value };
-}
-
-const SIZE_UNITS: Readonly<Record<string, number>> = { '': 1, b: 1, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3 };
-
-/** "16MiB" | "64KiB" | "1048576" → bytes (at least 1024). */
-export function parseByteSize(raw: string): Parsed<number> {
-  const match = /^(\d+)\s*([a-zA-Z]*)$/.exec(raw.trim());
-  const unit = SIZE_UNITS[match?.[2]?.toLowerCase() ?? 'x'];
-  if (!match || unit === undefined) return { error: `"${raw}" is not a size (e.g. 16MiB, 65536)` };
-  const value = Number(match[1]) * unit;
-  if (value < 1024) return { error: `${value} bytes is below the minimum of 1024` };
   return { value };
 }
 

@@ -2,7 +2,7 @@ export { Agent, type AgentTuning } from './agent.ts';
 export { AccessLogSink, envoyProtoIncludeDirs, loadAccessLogService, type AccessLogSinkOptions } from './access-log-sink.ts';
 export { httpLabels, sourceOf, tcpLabels, type RequestLabels, type ConnectionLabels, type StreamAccessLogsMessage } from './access-log-entry.ts';
 export { createAgentMetrics, type AgentMetrics, type AgentMetricsOptions } from './agent-metrics.ts';
-export { Backoff, DEFAULT_BACKOFF_BASE_MS, DEFAULT_BACKOFF_CAP_MS, fullJitter, type BackoffOptions, type Clock, type RandomSource } from './backoff.ts';
+export { Backoff, DEFAULT_BACKOFF_BASE_MS, DEFAULT_BACKOFF_CAP_MS, fullJitter, type BackoffOptions, type Clock, type RandomSource } from '@meshrelay/api';
 export { createAgentBackends, type AgentBackends } from './agent-backends.ts';
 export {
   BACKENDS,

@@ -1,7 +1,6 @@
 import type { Informer, KubeConfig, KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { isRecord } from '@meshrelay/api';
-import { Backoff, type BackoffOptions } from './backoff.ts';
+import { Backoff, isRecord, type BackoffOptions } from '@meshrelay/api';
 import type { InputProblem } from './input-problem.ts';
 import { collectionPath, type KubeKind } from './kube-kinds.ts';
 import { statusCodeOf, type KubeHttpClient } from './kube-http.ts';

@@ -1,7 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { MeshrelayError, OWNER_LABEL, OWNER_LABEL_VALUE, isRecord, resourceId, type Resource } from '@meshrelay/api';
-import { Backoff, type BackoffOptions } from './backoff.ts';
+import { Backoff, isRecord, MeshrelayError, OWNER_LABEL, OWNER_LABEL_VALUE, resourceId, type BackoffOptions, type Resource } from '@meshrelay/api';
 import { APPLIED_KINDS, collectionPath, findAppliedKind, objectPath, type KubeKind } from './kube-kinds.ts';
 import { KubeHttpClient, statusCodeOf } from './kube-http.ts';
 import type { OutputApplier } from './output-applier.ts';

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { MeshrelayError, buildInputSnapshot, resourceId, type InputSnapshot, type Resource, type ResourceKey } from '@meshrelay/api';
-import type { BackoffOptions } from './backoff.ts';
+import { buildInputSnapshot, MeshrelayError, resourceId, type BackoffOptions, type InputSnapshot, type Resource, type ResourceKey } from '@meshrelay/api';
 import type { DiscoveryProvider } from './discovery-provider.ts';
 import { compareInputProblems, formatInputProblem, type InputProblem } from './input-problem.ts';
 import { toInputResource, type InputConversion, type ResourceValidator } from './input-resource.ts';

@@ -4,6 +4,7 @@ import {
   OutboundWriter,
   RELAY_SERVICE,
   SnapshotAssembler,
+  StreamHeartbeat,
   relayMessageBytes,
   copyProvenance,
   resolveDelta,
@@ -16,7 +17,6 @@ import {
   type relay,
 } from '@meshrelay/api';
 import { outcomeOfStatus, type SessionOutcome } from './session-outcome.ts';
-import { StreamHeartbeat } from './stream-heartbeat.ts';
 
 export interface PullStreamOptions {
   readonly client: Client;

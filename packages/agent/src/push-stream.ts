@@ -1,8 +1,7 @@
 import type { Client, ClientDuplexStream, StatusObject } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
-import { OutboundWriter, RELAY_SERVICE, encodeSnapshotFor, relayMessageBytes, type InputSnapshot, type relay } from '@meshrelay/api';
+import { OutboundWriter, RELAY_SERVICE, StreamHeartbeat, encodeSnapshotFor, relayMessageBytes, type InputSnapshot, type relay } from '@meshrelay/api';
 import { outcomeOfStatus, type SessionOutcome } from './session-outcome.ts';
-import { StreamHeartbeat } from './stream-heartbeat.ts';
 
 /** The server's verdict on one pushed snapshot. */
 export interface PushAck {

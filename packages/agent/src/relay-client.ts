@@ -1,13 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, status as GrpcStatus } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
-import { MeshrelayError, type AssembledSnapshot, type InputSnapshot, type relay } from '@meshrelay/api';
+import { Backoff, fullJitter, MeshrelayError, type AssembledSnapshot, type BackoffOptions, type Clock, type InputSnapshot, type relay } from '@meshrelay/api';
 import { createCsr } from '@meshrelay/certs';
-import { Backoff, type BackoffOptions, type Clock } from './backoff.ts';
 import { needsRenewal, type ClientCredentials, type CredentialStore } from './credential-store.ts';
 import type { AppliedOutput } from './output-writer.ts';
 import { PullStream } from './pull-stream.ts';
 import { PushStream, type PushAck } from './push-stream.ts';
+import { waitOrReachable } from './reachability.ts';
 import { RELAY_CHANNEL_OPTIONS, mtlsCredentials, registerCluster, renewCertificate } from './relay-rpc.ts';
 import { describeOutcome, outcomeOfError, type SessionOutcome } from './session-outcome.ts';
 
@@ -38,6 +38,12 @@ export interface RelayClientOptions {
   readonly fencedBackoffMs?: number;
   /** A connection that lasted this long resets the backoff (default 10 s). */
   readonly healthyAfterMs?: number;
+  /**
+   * While waiting out a backoff after losing every server, how often to probe
+   * whether one is reachable again (default 1 s); a server coming back ends the
+   * wait, and the server's admit pacing spreads the reconnects.
+   */
+  readonly reachabilityProbeMs?: number;
   /** How often the certificate's remaining lifetime is checked (default 60 s). */
   readonly renewCheckIntervalMs?: number;
   /** Deadline of Register and Renew calls (default 10 s). */
@@ -156,8 +162,28 @@ export class RelayClient {
       if (outcome.kind === 'stopped' || this.#abort.signal.aborted) break;
       const delay = await this.#decideNext(outcome, this.#now() - started);
       this.#setStatus({ lastError: outcome.kind === 'renewed' ? this.#status.lastError : describeOutcome(outcome) });
-      if (delay > 0) await sleep(delay, undefined, { signal: this.#abort.signal }).catch(() => undefined);
+      if (outcome.kind === 'failed' || outcome.kind === 'silent') await this.#waitForServer(delay);
+      else if (delay > 0) await sleep(delay, undefined, { signal: this.#abort.signal }).catch(() => undefined);
     }
+  }
+
+  /**
+   * Waits out a backoff after a lost connection, ending early when a server that
+   * was unreachable answers again: then the backoff starts over and the agent
+   * reconnects after a short spread, instead of sitting out the backoff tail.
+   */
+  async #waitForServer(delayMs: number): Promise<void> {
+    const probeIntervalMs = this.#opts.reachabilityProbeMs ?? 1000;
+    const result = await waitOrReachable({ addresses: this.#opts.serverAddresses, delayMs, probeIntervalMs, signal: this.#abort.signal });
+    if (result.kind !== 'reachable' || this.#abort.signal.aborted) return;
+    this.#backoff.reset();
+    this.#addressIndex = result.index;
+    const spreadMs = fullJitter(probeIntervalMs);
+    this.#opts.logger.info(
+      { cluster: this.#opts.cluster, address: this.#opts.serverAddresses[result.index], skippedMs: delayMs, spreadMs },
+      'relay server reachable again; reconnecting without waiting out the backoff',
+    );
+    await sleep(spreadMs, undefined, { signal: this.#abort.signal }).catch(() => undefined);
   }
 
   async #connect(address: string): Promise<SessionOutcome> {
@@ -184,7 +210,9 @@ export class RelayClient {
     let delay: number;
     switch (outcome.kind) {
       case 'go-away':
-        delay = outcome.retryAfterMs + this.#backoff.nextDelayMs();
+        // The server's hint is honoured (it spreads a crowd itself), plus a little jitter;
+        // a go-away does not grow the backoff of connection failures.
+        delay = goAwayDelayMs(outcome.retryAfterMs, this.#backoff.ceilingMs());
         log.info({ ...fields, delayMs: delay, reason: outcome.reason }, `server sent go-away; moving to the next address`);
         return delay;
       case 'fenced':
@@ -357,4 +385,10 @@ export class RelayClient {
     this.#status = { ...this.#status, ...patch };
     if (notify) this.#opts.events?.onConnectionChange?.(this.#status);
   }
+}
+
+/** Wait after a go-away: at least the hint (never 0, so a server cannot cause a tight loop), plus jitter up to a quarter of it. */
+function goAwayDelayMs(retryAfterMs: number, backoffCeilingMs: number): number {
+  const hint = Math.max(retryAfterMs, 50);
+  return hint + fullJitter(Math.min(hint / 4, backoffCeilingMs));
 }

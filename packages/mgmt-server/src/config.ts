@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { Command, Option } from 'commander';
-import { DNS_LABEL, MeshrelayError } from '@meshrelay/api';
+import { DNS_LABEL, MeshrelayError, parseByteSize, parseDuration } from '@meshrelay/api';
 import { assertAdminToken } from './admin-credential.ts';
 
 /** The management server's one typed configuration, from flags and environment variables. */
@@ -36,6 +36,7 @@ export interface ServerConfig {
   readonly safeMode: boolean;
   readonly safeStartWindowSeconds: number;
   readonly drainRetryAfterMs: number;
+  readonly relayAdmitRate: number;
   readonly maxDeleteShare: number;
   readonly blastRadiusMinResources: number;
   /** The admin credential given by the operator; unset = the one in the durable state (created on first start). */
@@ -53,7 +54,8 @@ export interface ServerConfig {
   readonly workspacesFile: string | undefined;
 }
 
-type Kind = 'string' | 'port' | 'count' | 'bool' | 'list' | 'share';
+/** duration: ms, or with a unit (200ms, 5s); size: bytes, or with a unit (16MiB). */
+type Kind = 'string' | 'port' | 'count' | 'bool' | 'list' | 'share' | 'duration' | 'size';
 
 interface Spec {
   readonly key: keyof ServerConfig;
@@ -81,20 +83,21 @@ const SPECS: readonly Spec[] = [
   { key: 'clientCertLifetimeSeconds', flag: 'client-cert-lifetime', env: 'MESHRELAY_CLIENT_CERT_LIFETIME', kind: 'count', default: '86400', description: 'lifetime of agent client certificates, seconds' },
   { key: 'tokenTtlSeconds', flag: 'token-ttl', env: 'MESHRELAY_TOKEN_TTL', kind: 'count', default: '604800', description: 'lifetime of relay identity tokens, seconds' },
   { key: 'tokenOverlapSeconds', flag: 'token-overlap', env: 'MESHRELAY_TOKEN_OVERLAP', kind: 'count', default: '3600', description: 'how long a rotated-out token keeps working, seconds' },
-  { key: 'maxSnapshotBytes', flag: 'max-snapshot-bytes', env: 'MESHRELAY_MAX_SNAPSHOT_BYTES', kind: 'count', default: String(16 * 1024 * 1024), description: 'largest accepted input snapshot (uncompressed), bytes' },
+  { key: 'maxSnapshotBytes', flag: 'max-snapshot-bytes', env: 'MESHRELAY_MAX_SNAPSHOT_BYTES', kind: 'size', default: String(16 * 1024 * 1024), description: 'largest accepted input snapshot (uncompressed), bytes or with a unit (16MiB)' },
   { key: 'maxResources', flag: 'max-resources', env: 'MESHRELAY_MAX_RESOURCES', kind: 'count', default: '50000', description: 'most resources per input snapshot' },
-  { key: 'snapshotTransferTimeoutMs', flag: 'snapshot-transfer-timeout', env: 'MESHRELAY_SNAPSHOT_TRANSFER_TIMEOUT', kind: 'count', default: '60000', description: 'most time from a snapshot header to its last chunk, ms' },
+  { key: 'snapshotTransferTimeoutMs', flag: 'snapshot-transfer-timeout', env: 'MESHRELAY_SNAPSHOT_TRANSFER_TIMEOUT', kind: 'duration', default: '60000', description: 'most time from a snapshot header to its last chunk, ms or with a unit (500ms, 5s)' },
   { key: 'maxConnectionsPerPeer', flag: 'max-connections-per-peer', env: 'MESHRELAY_MAX_CONNECTIONS_PER_PEER', kind: 'count', default: '64', description: 'concurrent relay connections admitted from one IP address (raise behind NAT)' },
-  { key: 'tlsHandshakeTimeoutMs', flag: 'tls-handshake-timeout', env: 'MESHRELAY_TLS_HANDSHAKE_TIMEOUT', kind: 'count', default: '10000', description: 'close relay connections whose TLS handshake has not finished after this long, ms' },
+  { key: 'tlsHandshakeTimeoutMs', flag: 'tls-handshake-timeout', env: 'MESHRELAY_TLS_HANDSHAKE_TIMEOUT', kind: 'duration', default: '10000', description: 'close relay connections whose TLS handshake has not finished after this long, ms or with a unit (500ms, 5s)' },
   { key: 'registrationMaxFailures', flag: 'registration-max-failures', env: 'MESHRELAY_REGISTRATION_MAX_FAILURES', kind: 'count', default: '5', description: 'failed registrations per peer/cluster before rate limiting' },
   { key: 'registrationFailureWindowSeconds', flag: 'registration-failure-window', env: 'MESHRELAY_REGISTRATION_FAILURE_WINDOW', kind: 'count', default: '60', description: 'window for counting failed registrations, seconds' },
-  { key: 'heartbeatIntervalMs', flag: 'heartbeat-interval', env: 'MESHRELAY_HEARTBEAT_INTERVAL', kind: 'count', default: '5000', description: 'heartbeat period on relay streams, ms' },
-  { key: 'heartbeatTimeoutMs', flag: 'heartbeat-timeout', env: 'MESHRELAY_HEARTBEAT_TIMEOUT', kind: 'count', default: '15000', description: 'drop a relay stream silent for this long, ms' },
-  { key: 'translationDebounceMs', flag: 'translation-debounce', env: 'MESHRELAY_TRANSLATION_DEBOUNCE', kind: 'count', default: '100', description: 'coalesce input changes for this long before translating, ms' },
+  { key: 'heartbeatIntervalMs', flag: 'heartbeat-interval', env: 'MESHRELAY_HEARTBEAT_INTERVAL', kind: 'duration', default: '5000', description: 'heartbeat period on relay streams, ms or with a unit (500ms, 5s)' },
+  { key: 'heartbeatTimeoutMs', flag: 'heartbeat-timeout', env: 'MESHRELAY_HEARTBEAT_TIMEOUT', kind: 'duration', default: '15000', description: 'drop a relay stream silent for this long, ms or with a unit (500ms, 5s)' },
+  { key: 'translationDebounceMs', flag: 'translation-debounce', env: 'MESHRELAY_TRANSLATION_DEBOUNCE', kind: 'duration', default: '100', description: 'coalesce input changes for this long before translating, ms or with a unit (500ms, 5s)' },
   { key: 'vipCidr', flag: 'vip-cidr', env: 'MESHRELAY_VIP_CIDR', kind: 'string', default: '10.30.0.0/16', description: 'pool for VirtualDestination virtual IPs' },
   { key: 'safeMode', flag: 'safe-mode', env: 'MESHRELAY_SAFE_MODE', kind: 'bool', default: 'false', description: 'glooMgmtServer.safeMode: hold translation until every warm cluster is present, no timeout' },
   { key: 'safeStartWindowSeconds', flag: 'safe-start-window', env: 'MESHRELAY_SAFE_START_WINDOW', kind: 'count', default: '180', description: 'glooMgmtServer.safeStartWindow: without safe mode, hold at most this long after start, seconds (0 = no wait)' },
-  { key: 'drainRetryAfterMs', flag: 'drain-retry-after', env: 'MESHRELAY_DRAIN_RETRY_AFTER', kind: 'count', default: '1000', description: 'retry-after hint sent to agents when this replica drains, ms' },
+  { key: 'drainRetryAfterMs', flag: 'drain-retry-after', env: 'MESHRELAY_DRAIN_RETRY_AFTER', kind: 'duration', default: '1000', description: 'retry-after hint sent to agents when this replica drains, ms or with a unit (500ms, 5s)' },
+  { key: 'relayAdmitRate', flag: 'relay-admit-rate', env: 'MESHRELAY_RELAY_ADMIT_RATE', kind: 'count', default: '50', description: 'new agent relay sessions admitted per second (burst: one second\'s worth); the rest get a go-away with a spread retry-after hint, so a reconnect storm after a restart arrives as a paced wave' },
   { key: 'maxDeleteShare', flag: 'max-delete-share', env: 'MESHRELAY_MAX_DELETE_SHARE', kind: 'share', default: '0.5', description: 'blast-radius guard: hold an output deleting more than this share (0-1) of what an agent holds' },
   { key: 'blastRadiusMinResources', flag: 'blast-radius-min-resources', env: 'MESHRELAY_BLAST_RADIUS_MIN_RESOURCES', kind: 'count', default: '5', description: 'blast-radius guard: outputs replacing fewer resources are not held for their share' },
   { key: 'adminToken', flag: 'admin-token', env: 'MESHRELAY_ADMIN_TOKEN', kind: 'string', description: 'admin credential every /api/v1 call needs as "Authorization: Bearer <token>" (at least 16 characters); unset = the one in the durable state, created on first start' },
@@ -125,6 +128,12 @@ function convert(spec: Spec, raw: string | undefined): unknown {
       const n = Number(raw);
       if (raw.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1) throw bad('is not a share between 0 and 1');
       return n;
+    }
+    case 'duration':
+    case 'size': {
+      const parsed = spec.kind === 'duration' ? parseDuration(raw) : parseByteSize(raw, 1);
+      if ('error' in parsed) throw bad(`is not a ${spec.kind} (${parsed.error})`);
+      return parsed.value;
     }
     case 'port':
     case 'count': {
@@ -179,6 +188,9 @@ export function parseServerConfig(argv: readonly string[], env: NodeJS.ProcessEn
   const config = out as unknown as ServerConfig;
   if (!LOG_LEVELS.includes(config.logLevel)) {
     throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `--log-level: "${config.logLevel}" is not one of ${LOG_LEVELS.join(', ')}`);
+  }
+  if (config.relayAdmitRate < 1) {
+    throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', '--relay-admit-rate (MESHRELAY_RELAY_ADMIT_RATE): must be at least 1 session per second');
   }
   if (config.registry !== 'file' && config.registry !== 'kubernetes') {
     throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `--registry (MESHRELAY_REGISTRY): "${String(config.registry)}" is not file or kubernetes`);

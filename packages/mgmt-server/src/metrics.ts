@@ -21,6 +21,9 @@ export class RelayMetrics {
   readonly outputsRefused: Counter<'cluster' | 'code'>;
   readonly outputWriteFailures: Counter<'cluster'>;
   readonly snapshotBytes: Counter<'cluster' | 'direction' | 'kind'>;
+  /** Relay sessions admitted, and refused with a retry-after hint, by the reconnect pacing. */
+  readonly sessionsAdmitted: Counter<string>;
+  readonly sessionsPaced: Counter<string>;
   readonly translationProblems: Gauge<string>;
   readonly #inputs = new Map<string, { receivedAtMs: number; bytes: number; resources: number }>();
   #redisUp = () => false;
@@ -68,6 +71,8 @@ export class RelayMetrics {
       registers,
     });
     this.outputPushes = new Counter({ name: 'relay_output_pushes_total', help: 'Output snapshots sent to agents', labelNames: ['cluster'], registers });
+    this.sessionsAdmitted = new Counter({ name: 'relay_sessions_admitted_total', help: 'Agent relay sessions admitted by the reconnect pacing (--relay-admit-rate)', registers });
+    this.sessionsPaced = new Counter({ name: 'relay_sessions_paced_total', help: 'Agent relay streams refused with a go-away retry-after hint because the admit rate was reached', registers });
     this.snapshotsRejected = new Counter({
       name: 'meshrelay_input_snapshots_rejected_total',
       help: 'Input snapshots refused (too large, undecodable, hash mismatch, stale)',

@@ -20,6 +20,7 @@ import { OutputPersister } from './output-persister.ts';
 import type { ClusterRegistry, RegistryChange } from '@meshrelay/registry';
 import type { RelayContext } from './relay/relay-context.ts';
 import { startRelayServer } from './relay/relay-server.ts';
+import { StreamAdmission } from './relay/stream-admission.ts';
 import { closeRevokedStreams } from './relay/stream-certificates.ts';
 import { createRelayServerCredentials } from './relay/tls-credentials.ts';
 import { SharedHeldOutputs } from './shared-held-outputs.ts';
@@ -121,6 +122,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     blastRadius: { maxDeleteShare: config.maxDeleteShare, minResources: config.blastRadiusMinResources },
     contributions,
     connections,
+    admission: new StreamAdmission({ ratePerSecond: config.relayAdmitRate }),
     metrics,
     limits: {
       maxSnapshotBytes: config.maxSnapshotBytes,

@@ -62,3 +62,18 @@ test('given an admin token that is too short, has spaces, or comes with a token 
   assert.throws(() => parseServerConfig(['--admin-token', 'x'.repeat(20), '--admin-token-file', '/tmp/t'], {}), invalid(/give one, not both/));
   assert.equal(parseServerConfig([], { MESHRELAY_ADMIN_TOKEN_FILE: '/run/secrets/admin' }).adminTokenFile, '/run/secrets/admin');
 });
+
+test('given a relay admit rate of 0, when parsed, then the config is refused naming the option', () => {
+  assert.equal(parseServerConfig([], {}).relayAdmitRate, 50);
+  assert.throws(() => parseServerConfig(['--relay-admit-rate', '0'], {}), invalid(/--relay-admit-rate \(MESHRELAY_RELAY_ADMIT_RATE\): must be at least 1/));
+});
+
+test('given durations and sizes with units or as plain numbers, when parsed, then both mean the same milliseconds and bytes', () => {
+  const withUnits = parseServerConfig(['--heartbeat-interval', '200ms', '--heartbeat-timeout', '2s', '--max-snapshot-bytes', '16MiB', '--drain-retry-after', '1.5s'], {});
+  const plain = parseServerConfig(['--heartbeat-interval', '200', '--heartbeat-timeout', '2000', '--max-snapshot-bytes', String(16 * 1024 * 1024), '--drain-retry-after', '1500'], {});
+  for (const c of [withUnits, plain]) {
+    assert.deepEqual([c.heartbeatIntervalMs, c.heartbeatTimeoutMs, c.maxSnapshotBytes, c.drainRetryAfterMs], [200, 2000, 16 * 1024 * 1024, 1500]);
+  }
+  assert.throws(() => parseServerConfig(['--heartbeat-interval', '5 parsecs'], {}), invalid(/--heartbeat-interval \(MESHRELAY_HEARTBEAT_INTERVAL\): "5 parsecs" is not a duration/));
+  assert.throws(() => parseServerConfig(['--max-snapshot-bytes', '16MB'], {}), invalid(/--max-snapshot-bytes.*is not a size/));
+});

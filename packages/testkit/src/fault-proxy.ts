@@ -13,6 +13,8 @@ export interface FaultProxy {
   readonly port: number;
   /** Chunks forwarded client→server and server→client so far (progress without decoding). */
   readonly forwarded: { readonly up: number; readonly down: number };
+  /** Connections closed at once because the proxy was down. */
+  readonly refused: number;
   /** Connections currently open through the proxy. */
   readonly connections: number;
   /** Destroys every open connection, both sides. */
@@ -38,6 +40,7 @@ export async function startFaultProxy(target: { host?: string; port: number }): 
   let frozen = false;
   let down = false;
   let delayMs = 0;
+  let refused = 0;
 
   const pipe = (from: Socket, to: Socket, direction: 'up' | 'down') => {
     let chain = Promise.resolve();
@@ -59,6 +62,7 @@ export async function startFaultProxy(target: { host?: string; port: number }): 
 
   const listener = createServer((client) => {
     if (down) {
+      refused++;
       client.destroy();
       return;
     }
@@ -87,6 +91,9 @@ export async function startFaultProxy(target: { host?: string; port: number }): 
     address: `localhost:${port}`,
     port,
     forwarded,
+    get refused() {
+      return refused;
+    },
     get connections() {
       return links.size;
     },

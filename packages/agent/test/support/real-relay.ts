@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestContext } from 'node:test';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { buildOutputSnapshot, type InputSnapshot, type OutputSnapshot, type Resource } from '@meshrelay/api';
 import { parseServerConfig, startManagementServer, type ManagementServer } from '@meshrelay/mgmt-server';
 import { startFaultProxy, type FaultProxy } from '@meshrelay/testkit';
@@ -31,6 +31,8 @@ export interface RelayUnderTest {
 export interface RelayOptions {
   /** Extra meshrelay-server flags. */
   readonly flags?: readonly string[];
+  /** The server's logger (default: silent, or TEST_LOG_LEVEL). */
+  readonly logger?: Logger;
   /** A first replica whose state directory this one shares (same CA, same registry). */
   readonly replicaOf?: RelayUnderTest & { readonly replicas: Array<() => Promise<void>> };
 }
@@ -44,7 +46,7 @@ export async function startRelay(t: TestContext, options: RelayOptions = {}): Pr
     '--relay-host', '127.0.0.1', '--relay-port', '0', '--http-host', '127.0.0.1', '--http-port', '0', '--metrics-port', '0',
     '--state-dir', stateDir, '--replica-name', `test-${path.basename(stateDir)}`, ...TEST_FLAGS, ...(options.flags ?? []),
   ]);
-  const server = await startManagementServer(config, pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' }));
+  const server = await startManagementServer(config, options.logger ?? pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' }));
   const proxy = await startFaultProxy({ port: server.relayPort });
   const replicas: Array<() => Promise<void>> = [];
   const stop = async () => {

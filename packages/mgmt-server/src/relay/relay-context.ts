@@ -10,6 +10,7 @@ import type { RelayMetrics } from '../metrics.ts';
 import type { OutputHub } from '../output-hub.ts';
 import type { ClusterRegistry } from '@meshrelay/registry';
 import type { ResourceStatusSource } from './status-feed.ts';
+import type { StreamAdmission } from './stream-admission.ts';
 
 export interface RelayLimits {
   readonly maxSnapshotBytes: number;
@@ -35,6 +36,8 @@ export interface RelayContext {
   /** Absent clusters' carried contributions; a released one may be removed from outputs. */
   readonly contributions: CarriedContributions;
   readonly connections: ConnectionTracker;
+  /** Paces new agent sessions (reconnect storms); every stream is admitted when absent. */
+  readonly admission?: StreamAdmission;
   readonly metrics: RelayMetrics;
   readonly limits: RelayLimits;
   readonly logger: Logger;

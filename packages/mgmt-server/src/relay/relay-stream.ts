@@ -1,11 +1,10 @@
 import type { ServerDuplexStream } from '@grpc/grpc-js';
-import { GRPC_STATUS, OutboundWriter, relayMessageBytes, toMeshrelayError } from '@meshrelay/api';
+import { GRPC_STATUS, OutboundWriter, StreamHeartbeat, relayMessageBytes, toMeshrelayError } from '@meshrelay/api';
 import type { Logger } from 'pino';
 import type { StreamHandle, StreamKind } from '../connections.ts';
 import { authenticatePeer, type PeerIdentity } from './peer-identity.ts';
 import { grpcStatusError, type RelayContext } from './relay-context.ts';
 import { watchCertificateExpiry } from './stream-certificates.ts';
-import { StreamKeepalive } from './stream-keepalive.ts';
 
 /** The server-to-agent messages every relay stream carries besides its payload. */
 interface ControlMessages {
@@ -56,6 +55,7 @@ export function openRelayStream<Req, Res extends ControlMessages>(
   }
   const cluster = identity.cluster;
   const log = ctx.logger.child({ cluster, stream: kind });
+  if (!admitted(ctx, call, kind, cluster, log)) return undefined;
   let closed = false;
   let stopExpiryWatch = (): void => undefined;
   const writer = new OutboundWriter<Res>(call, relayMessageBytes);
@@ -103,7 +103,7 @@ export function openRelayStream<Req, Res extends ControlMessages>(
     },
     terminate: (code, message) => stream.finish(grpcStatusError(code, message)),
   };
-  const keepalive = new StreamKeepalive({
+  const keepalive = new StreamHeartbeat({
     intervalMs: ctx.limits.heartbeatIntervalMs,
     timeoutMs: ctx.limits.heartbeatTimeoutMs,
     // A peer that is not reading gets no heartbeats piled up behind the data it has not taken.
@@ -133,4 +133,26 @@ export function openRelayStream<Req, Res extends ControlMessages>(
   call.on('error', () => stream.finish());
   call.on('cancelled', () => stream.finish());
   return stream;
+}
+
+/**
+ * Reconnect pacing: a stream beyond the admit rate is answered with a go-away
+ * whose retry-after hint is the cluster's slot in the paced wave, and ended
+ * before it is registered (no fencing, no state).
+ */
+function admitted<Res extends ControlMessages>(ctx: RelayContext, call: ServerDuplexStream<unknown, Res>, kind: StreamKind, cluster: string, log: Logger): boolean {
+  if (!ctx.admission) return true;
+  const decision = ctx.admission.admit(cluster, ctx.now().getTime());
+  if (decision.admitted) {
+    if (decision.paid) {
+      ctx.metrics.sessionsAdmitted.inc();
+      log.info('relay session admitted');
+    }
+    return true;
+  }
+  ctx.metrics.sessionsPaced.inc();
+  log.info({ retryAfterMs: decision.retryAfterMs }, `relay admit rate reached; ${kind} stream told to retry later`);
+  call.write({ goAway: { retryAfterMs: decision.retryAfterMs, reason: 'relay admit rate reached (--relay-admit-rate); retry after the hint' } } as Res);
+  call.end();
+  return false;
 }

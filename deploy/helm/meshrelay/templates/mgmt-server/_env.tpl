@@ -63,6 +63,8 @@ kubeconfig and its context (the pod's service account is the credential) and MES
   value: {{ $s.relay.heartbeatTimeout | int64 | quote }}
 - name: MESHRELAY_DRAIN_RETRY_AFTER
   value: {{ $s.relay.drainRetryAfter | int64 | quote }}
+- name: MESHRELAY_RELAY_ADMIT_RATE
+  value: {{ $s.relay.admitRate | int64 | quote }}
 - name: MESHRELAY_TRANSLATION_DEBOUNCE
   value: {{ $s.translationDebounce | int64 | quote }}
 - name: MESHRELAY_VIP_CIDR

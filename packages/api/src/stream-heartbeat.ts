@@ -1,19 +1,19 @@
 export interface StreamHeartbeatOptions {
   readonly intervalMs: number;
   readonly timeoutMs: number;
-  /** Sends one heartbeat to the server. */
+  /** Sends one heartbeat to the peer. */
   readonly send: () => void;
-  /** Called once when nothing arrived from the server for timeoutMs. */
+  /** Called once when nothing arrived from the peer for timeoutMs. */
   readonly onSilence: () => void;
   readonly now?: () => number;
 }
 
 /**
- * Heartbeats for one relay stream: sends every intervalMs and reports a silent
- * server (half-open TCP, a frozen process) after timeoutMs, so the agent moves
- * on within seconds instead of waiting for a TCP timeout. Time the agent itself
- * was stalled (a late tick: applying a large output, a GC pause) does not count
- * as the server's silence: what it sent meanwhile is still unread.
+ * Heartbeats for one relay stream, used by both ends: sends every intervalMs and
+ * reports a silent peer (half-open TCP, a frozen process) after timeoutMs, so a
+ * dead stream is left within seconds instead of a TCP timeout. Time this process
+ * itself was stalled (a late tick: a long synchronous task, a GC pause) does not
+ * count as the peer's silence: what the peer sent meanwhile is still unread.
  */
 export class StreamHeartbeat {
   readonly #opts: StreamHeartbeatOptions;
@@ -36,7 +36,7 @@ export class StreamHeartbeat {
     this.#timer = setInterval(() => this.#tick(), this.#tickMs);
   }
 
-  /** Anything received from the server counts as a sign of life. */
+  /** Anything received from the peer counts as a sign of life. */
   heard(): void {
     this.#lastHeard = this.#now();
   }
