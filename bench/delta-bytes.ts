@@ -7,6 +7,7 @@
  * 64 KiB for full snapshots, above 1 KiB for deltas, as the relay sends), counted as relay_snapshot_bytes_total counts them.
  * Prints a Markdown section; exits non-zero if a delta does not reproduce the full snapshot.
  */
+import { pathToFileURL } from 'node:url';
 import {
   KINDS,
   MeshrelayError,
@@ -63,7 +64,8 @@ const kib = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
 /** Bytes on the wire, with the canonical payload before compression. */
 const sized = (t: Transfer) => `${kib(t.bytes)} (${kib(t.raw)} raw)`;
 
-async function main(): Promise<void> {
+/** The Markdown section: push and per-agent pull bytes, full against delta. */
+export async function deltaBytesSection(): Promise<string> {
   const workload = tierS();
   const validator = createIstioValidator();
   const vips = allocateVips(new Map(), virtualDestinationKeys(workload.inputs), DEFAULT_VIP_CIDR);
@@ -90,24 +92,23 @@ async function main(): Promise<void> {
     rows.push(`| ${cluster} | ${output.resources.length} | ${sized(full)} | ${delta.kind === 'delta' ? sized(delta) : `${sized(delta)}, sent full`} | ${(full.bytes / delta.bytes).toFixed(1)}× |`);
   }
   const unchanged = after.outputs.size - rows.length;
-  console.log(
-    [
-      '## Bytes per agent for a one-endpoint change (tier S)',
-      '',
-      'One endpoint of svc-000 (exported) in cluster-0 becomes unready. Bytes are the encoded snapshot header plus its chunks (gzip above 64 KiB for full snapshots, above 1 KiB for deltas; a delta is sent only when smaller), as `relay_snapshot_bytes_total` counts them; every delta was applied to its base and checked against the full snapshot.',
-      '',
-      '| direction | snapshot | full | delta | ratio |',
-      '| --- | --- | --- | --- | --- |',
-      `| push (cluster-0 → server) | ${newInput.resources.length} resources | ${sized(pushFull)} | ${sized(pushDelta)} | ${(pushFull.bytes / pushDelta.bytes).toFixed(1)}× |`,
-      '',
-      `Pull: ${rows.length} of ${after.outputs.size} outputs changed (the other ${unchanged} agents get nothing, delta or not).`,
-      '',
-      '| agent | output resources | full | delta | ratio |',
-      '| --- | --- | --- | --- | --- |',
-      ...rows,
-      `| all changed | | ${kib(fullTotal)} | ${kib(deltaTotal)} | ${deltaTotal > 0 ? (fullTotal / deltaTotal).toFixed(1) : '–'}× |`,
-    ].join('\n'),
-  );
+  return [
+    '## Bytes per agent for a one-endpoint change (tier S)',
+    '',
+    'One endpoint of svc-000 (exported) in cluster-0 becomes unready. Bytes are the encoded snapshot header plus its chunks (gzip above 64 KiB for full snapshots, above 1 KiB for deltas; a delta is sent only when smaller), as `relay_snapshot_bytes_total` counts them; every delta was applied to its base and checked against the full snapshot.',
+    '',
+    '| direction | snapshot | full | delta | ratio |',
+    '| --- | --- | --- | --- | --- |',
+    `| push (cluster-0 → server) | ${newInput.resources.length} resources | ${sized(pushFull)} | ${sized(pushDelta)} | ${(pushFull.bytes / pushDelta.bytes).toFixed(1)}× |`,
+    '',
+    `Pull: ${rows.length} of ${after.outputs.size} outputs changed (the other ${unchanged} agents get nothing, delta or not).`,
+    '',
+    '| agent | output resources | full | delta | ratio |',
+    '| --- | --- | --- | --- | --- |',
+    ...rows,
+    `| all changed | | ${kib(fullTotal)} | ${kib(deltaTotal)} | ${deltaTotal > 0 ? (fullTotal / deltaTotal).toFixed(1) : '–'}× |`,
+  ].join('\n');
 }
 
-await main();
+// Run directly, it prints the section; bench/run.ts also adds it to bench/RESULTS.md.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) console.log(await deltaBytesSection());

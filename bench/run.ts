@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { MeshrelayError, sha256Hex, snapshotEncoding, type OutputSnapshot } from '@meshrelay/api';
 import { DEFAULT_VIP_CIDR, allocateVips, createIstioValidator, translate, virtualDestinationKeys, type TranslationResult } from '@meshrelay/translator';
 import { canonicalizeOutputs, checkWireRoundTrip, frameOutputs, stringifyOutputs } from './floor.ts';
+import { deltaBytesSection } from './delta-bytes.ts';
 import { measureInterleaved, type MeasureOptions, type Measurement, type Task } from './measure.ts';
 import { describeMachine, renderResults, type Figure, type OutputSizes } from './report.ts';
 import { tierS, type Workload } from './workload.ts';
@@ -179,8 +180,9 @@ async function main(): Promise<void> {
     floors,
     outputs: sizes,
   });
-  writeFileSync(RESULTS_PATH, `${text}\n`);
-  console.log(text);
+  const report = `${text}\n\n${await deltaBytesSection()}`;
+  writeFileSync(RESULTS_PATH, `${report}\n`);
+  console.log(report);
   console.error(`wrote ${RESULTS_PATH}`);
 }
 
