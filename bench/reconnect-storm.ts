@@ -19,8 +19,8 @@ import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { buildInputSnapshot } from '@meshrelay/api';
 import { freePort } from '@meshrelay/testkit';
-import { FileCredentialStore } from '../packages/agent/src/credential-store.ts';
-import { RelayClient } from '../packages/agent/src/relay-client.ts';
+import { FileCredentialStore } from '../packages/agent/src/credentials/credential-store.ts';
+import { RelayClient } from '../packages/agent/src/relay/relay-client.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const SERVER_BIN = join(ROOT, 'packages/mgmt-server/bin/meshrelay-server.js');

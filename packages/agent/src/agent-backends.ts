@@ -3,19 +3,19 @@ import type { Logger } from 'pino';
 import { MeshrelayError } from '@meshrelay/api';
 import { validateInputResource } from '@meshrelay/translator';
 import type { AgentConfig } from './config.ts';
-import { FileCredentialStore, type CredentialStore } from './credential-store.ts';
-import type { DiscoveryProvider } from './discovery-provider.ts';
-import { FileDiscoveryProvider } from './file-provider.ts';
-import { FileStatusWriter } from './file-status-writer.ts';
-import { ManifestGenerations } from './manifest-generations.ts';
-import { kubeSupport } from './kube-modules.ts';
-import { KubernetesOutputApplier } from './kubernetes-applier.ts';
-import { KubernetesDiscoveryProvider } from './kubernetes-provider.ts';
-import { KubernetesSecretCredentialStore } from './kubernetes-secret-credential-store.ts';
-import { KubernetesStatusWriter } from './kubernetes-status-writer.ts';
-import type { OutputApplier } from './output-applier.ts';
-import { FileOutputWriter } from './output-writer.ts';
-import type { StatusWriter } from './resource-status.ts';
+import { FileCredentialStore, type CredentialStore } from './credentials/credential-store.ts';
+import type { DiscoveryProvider } from './discovery/discovery-provider.ts';
+import { FileDiscoveryProvider } from './discovery/file-provider.ts';
+import { FileStatusWriter } from './status/file-status-writer.ts';
+import { ManifestGenerations } from './discovery/manifest-generations.ts';
+import { kubeSupport } from './kube/kube-modules.ts';
+import { KubernetesOutputApplier } from './apply/kubernetes-applier.ts';
+import { KubernetesDiscoveryProvider } from './discovery/kubernetes-provider.ts';
+import { KubernetesSecretCredentialStore } from './credentials/kubernetes-secret-credential-store.ts';
+import { KubernetesStatusWriter } from './status/kubernetes-status-writer.ts';
+import type { OutputApplier } from './apply/output-applier.ts';
+import { FileOutputWriter } from './apply/output-writer.ts';
+import type { StatusWriter } from './status/resource-status.ts';
 
 /** The discovery provider and the output applier an agent config selects. */
 export interface AgentBackends {

@@ -1,19 +1,19 @@
 import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { MeshrelayError, type AssembledSnapshot, type BackoffOptions } from '@meshrelay/api';
-import { AccessLogSink } from './access-log-sink.ts';
+import { AccessLogSink } from './observability/access-log-sink.ts';
 import { createAgentBackends } from './agent-backends.ts';
-import { createAgentMetrics, type AgentMetrics } from './agent-metrics.ts';
+import { createAgentMetrics, type AgentMetrics } from './observability/agent-metrics.ts';
 import type { AgentConfig } from './config.ts';
-import type { DiscoveryProvider } from './discovery-provider.ts';
+import type { DiscoveryProvider } from './discovery/discovery-provider.ts';
 import { HealthServer, type AgentStatus } from './health-server.ts';
-import { LeaderDuties } from './leader-duties.ts';
-import { createAgentElector } from './leader-election.ts';
-import { LeaderTermProvider } from './leader-term-provider.ts';
-import type { OutputApplier } from './output-applier.ts';
-import { FileOutputWriter } from './output-writer.ts';
-import { RelayClient } from './relay-client.ts';
-import { StatusReporter } from './status-reporter.ts';
+import { LeaderDuties } from './leader/leader-duties.ts';
+import { createAgentElector } from './leader/leader-election.ts';
+import { LeaderTermProvider } from './leader/leader-term-provider.ts';
+import type { OutputApplier } from './apply/output-applier.ts';
+import { FileOutputWriter } from './apply/output-writer.ts';
+import { RelayClient } from './relay/relay-client.ts';
+import { StatusReporter } from './status/status-reporter.ts';
 
 /** Knobs that are not operator configuration: timing overrides for tests. */
 export interface AgentTuning {

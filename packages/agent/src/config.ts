@@ -4,7 +4,7 @@ import { Command, Option } from 'commander';
 import { DNS_LABEL, MeshrelayError, isValidClusterName, parseByteSize, parseDuration, type Parsed } from '@meshrelay/api';
 
 export { parseByteSize, parseDuration, type Parsed };
-import { DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TOTAL_BYTES } from './manifest-reader.ts';
+import { DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TOTAL_BYTES } from './discovery/manifest-reader.ts';
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];

@@ -3,8 +3,8 @@ import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import { MeshrelayError } from '@meshrelay/api';
 import { http } from './node-http.ts';
-import type { InputProblem } from './input-problem.ts';
-import type { RelayClientStatus } from './relay-client.ts';
+import type { InputProblem } from './discovery/input-problem.ts';
+import type { RelayClientStatus } from './relay/relay-client.ts';
 
 /** What /status reports; built fresh on every request. */
 export interface AgentStatus {

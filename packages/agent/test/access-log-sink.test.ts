@@ -3,7 +3,7 @@ import { test, type TestContext } from 'node:test';
 import { credentials, type Client, type ClientWritableStream } from '@grpc/grpc-js';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
-import { AccessLogSink, loadAccessLogService } from '../src/access-log-sink.ts';
+import { AccessLogSink, loadAccessLogService } from '../src/observability/access-log-sink.ts';
 
 const logger = pino({ level: 'silent' });
 

@@ -5,7 +5,7 @@ import { test, type TestContext } from 'node:test';
 import { buildInputSnapshot } from '@meshrelay/api';
 import { waitFor } from '@meshrelay/testkit';
 import { validateInputResource } from '@meshrelay/translator';
-import { FileDiscoveryProvider } from '../src/file-provider.ts';
+import { FileDiscoveryProvider } from '../src/discovery/file-provider.ts';
 import { captureLogger, serviceYaml, tempDir } from './support/fixtures.ts';
 
 async function startProvider(t: TestContext, dir: string, watch = true) {

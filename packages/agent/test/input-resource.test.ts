@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { validateInputResource } from '@meshrelay/translator';
-import { toInputResource } from '../src/input-resource.ts';
+import { toInputResource } from '../src/discovery/input-resource.ts';
 
 test('given a Namespace manifest, when converted, then it is skipped quietly: no resource and no problem', () => {
   const result = toInputResource({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bookinfo' } }, validateInputResource);

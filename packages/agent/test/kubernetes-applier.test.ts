@@ -3,9 +3,9 @@ import { test, type TestContext } from 'node:test';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { MeshrelayError, OWNER_LABEL, OWNER_LABEL_VALUE, buildOutputSnapshot, type Resource } from '@meshrelay/api';
 import { waitFor, type FakeKubeApiServer, type FakeKubeRequest } from '@meshrelay/testkit';
-import { APPLIED_KINDS } from '../src/kube-kinds.ts';
-import { KubernetesOutputApplier, ownedObjectOf, type KubernetesApplierOptions } from '../src/kubernetes-applier.ts';
-import type { AppliedOutput } from '../src/output-state.ts';
+import { APPLIED_KINDS } from '../src/kube/kube-kinds.ts';
+import { KubernetesOutputApplier, ownedObjectOf, type KubernetesApplierOptions } from '../src/apply/kubernetes-applier.ts';
+import type { AppliedOutput } from '../src/apply/output-state.ts';
 import { captureLogger, tempDir } from './support/fixtures.ts';
 import { startFakeKube } from './support/kube.ts';
 

@@ -4,8 +4,8 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { MeshrelayError, type InputSnapshot } from '@meshrelay/api';
 import { waitFor, type FakeKubeApiServer, type FakeKubeObject } from '@meshrelay/testkit';
 import { validateInputResource } from '@meshrelay/translator';
-import { FileDiscoveryProvider } from '../src/file-provider.ts';
-import { KubernetesDiscoveryProvider, type KubernetesProviderOptions } from '../src/kubernetes-provider.ts';
+import { FileDiscoveryProvider } from '../src/discovery/file-provider.ts';
+import { KubernetesDiscoveryProvider, type KubernetesProviderOptions } from '../src/discovery/kubernetes-provider.ts';
 import { captureLogger } from './support/fixtures.ts';
 import { EXAMPLES_CLUSTER_A, isList, isWatch, manifestObjects, pod, service, startFakeKube } from './support/kube.ts';
 

@@ -8,7 +8,7 @@ import { certificateInfo, createCsr, generateKeyPairAsync } from '@meshrelay/cer
 import { waitFor, type FakeKubeApiServer, type FakeKubeObject, type FakeKubeRequest } from '@meshrelay/testkit';
 import { Agent } from '../src/agent.ts';
 import { parseAgentConfig } from '../src/config.ts';
-import { KubernetesSecretCredentialStore } from '../src/kubernetes-secret-credential-store.ts';
+import { KubernetesSecretCredentialStore } from '../src/credentials/kubernetes-secret-credential-store.ts';
 import { captureLogger, tempDir } from './support/fixtures.ts';
 import { service, startFakeKube } from './support/kube.ts';
 import { logged, loggedCount, startClient, startRelay, type RelayUnderTest } from './support/relay-harness.ts';

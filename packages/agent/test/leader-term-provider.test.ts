@@ -4,8 +4,8 @@ import path from 'node:path';
 import { test } from 'node:test';
 import type { InputSnapshot } from '@meshrelay/api';
 import { validateInputResource } from '@meshrelay/translator';
-import { FileDiscoveryProvider } from '../src/file-provider.ts';
-import { LeaderTermProvider } from '../src/leader-term-provider.ts';
+import { FileDiscoveryProvider } from '../src/discovery/file-provider.ts';
+import { LeaderTermProvider } from '../src/leader/leader-term-provider.ts';
 import { captureLogger, serviceYaml, tempDir } from './support/fixtures.ts';
 
 test('given a provider restarted for a second term, when it reads the same manifests, then it publishes a new epoch from generation 1 to the same listeners', async (t) => {

@@ -5,8 +5,8 @@ import { test, type TestContext } from 'node:test';
 import type { InputSnapshot } from '@meshrelay/api';
 import { waitFor } from '@meshrelay/testkit';
 import { validateInputResource } from '@meshrelay/translator';
-import { FileDiscoveryProvider } from '../src/file-provider.ts';
-import type { ManifestLimits } from '../src/manifest-reader.ts';
+import { FileDiscoveryProvider } from '../src/discovery/file-provider.ts';
+import type { ManifestLimits } from '../src/discovery/manifest-reader.ts';
 import { captureLogger, serviceYaml, tempDir } from './support/fixtures.ts';
 
 async function startProvider(t: TestContext, dir: string, limits: Partial<ManifestLimits> = {}) {

@@ -3,7 +3,7 @@ import { readFile, readdir, readlink, realpath, rm, stat, writeFile } from 'node
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { MeshrelayError, buildOutputSnapshot, type OutputSnapshot, type Resource } from '@meshrelay/api';
-import { FileOutputWriter } from '../src/output-writer.ts';
+import { FileOutputWriter } from '../src/apply/output-writer.ts';
 import { captureLogger, tempDir } from './support/fixtures.ts';
 
 function virtualService(name: string, host = `${name}.global`): Resource {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { buildInputSnapshot, snapshotEncoding, type Resource } from '@meshrelay/api';
 import { waitFor } from '@meshrelay/testkit';
-import type { AppliedOutput } from '../src/output-writer.ts';
+import type { AppliedOutput } from '../src/apply/output-writer.ts';
 import { logged, service, startClient, startRelay, type RelayUnderTest } from './support/relay-harness.ts';
 
 /** Sum of relay_snapshot_bytes_total for east in one direction and kind. */

@@ -5,8 +5,8 @@ import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { buildInputSnapshot } from '@meshrelay/api';
 import { waitFor } from '@meshrelay/testkit';
-import { FileCredentialStore } from '../src/credential-store.ts';
-import { RelayClient } from '../src/relay-client.ts';
+import { FileCredentialStore } from '../src/credentials/credential-store.ts';
+import { RelayClient } from '../src/relay/relay-client.ts';
 import { captureLogger } from './support/fixtures.ts';
 import { inputSnapshot, logged, loggedCount, service, startClient, startRelay, type RelayUnderTest } from './support/relay-harness.ts';
 

@@ -6,11 +6,11 @@ import { test, type TestContext } from 'node:test';
 import { parse } from 'yaml';
 import { statusFixture } from '@meshrelay/testkit';
 import { validateInputResource } from '@meshrelay/translator';
-import { FileDiscoveryProvider } from '../src/file-provider.ts';
-import { FileStatusWriter, STATUS_DIR } from '../src/file-status-writer.ts';
-import { ManifestGenerations } from '../src/manifest-generations.ts';
-import { KubernetesStatusWriter } from '../src/kubernetes-status-writer.ts';
-import { reportedStatusesOf, withObservedGeneration, type ReportedStatus } from '../src/resource-status.ts';
+import { FileDiscoveryProvider } from '../src/discovery/file-provider.ts';
+import { FileStatusWriter, STATUS_DIR } from '../src/status/file-status-writer.ts';
+import { ManifestGenerations } from '../src/discovery/manifest-generations.ts';
+import { KubernetesStatusWriter } from '../src/status/kubernetes-status-writer.ts';
+import { reportedStatusesOf, withObservedGeneration, type ReportedStatus } from '../src/status/resource-status.ts';
 import { captureLogger } from './support/fixtures.ts';
 import { startFakeKube } from './support/kube.ts';
 

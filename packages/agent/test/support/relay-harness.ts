@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestContext } from 'node:test';
 import { buildInputSnapshot, type AssembledSnapshot, type InputSnapshot, type Resource } from '@meshrelay/api';
-import { FileCredentialStore } from '../../src/credential-store.ts';
-import type { AppliedOutput } from '../../src/output-writer.ts';
-import type { PushAck } from '../../src/push-stream.ts';
-import { RelayClient, type RelayClientOptions } from '../../src/relay-client.ts';
+import { FileCredentialStore } from '../../src/credentials/credential-store.ts';
+import type { AppliedOutput } from '../../src/apply/output-writer.ts';
+import type { PushAck } from '../../src/relay/push-stream.ts';
+import { RelayClient, type RelayClientOptions } from '../../src/relay/relay-client.ts';
 import { captureLogger } from './fixtures.ts';
 import type { RelayUnderTest } from './real-relay.ts';
 

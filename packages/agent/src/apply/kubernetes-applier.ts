@@ -1,8 +1,8 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { Backoff, isRecord, MeshrelayError, OWNER_LABEL, OWNER_LABEL_VALUE, resourceId, type BackoffOptions, type Resource } from '@meshrelay/api';
-import { APPLIED_KINDS, collectionPath, findAppliedKind, objectPath, type KubeKind } from './kube-kinds.ts';
-import { KubeHttpClient, statusCodeOf } from './kube-http.ts';
+import { APPLIED_KINDS, collectionPath, findAppliedKind, objectPath, type KubeKind } from '../kube/kube-kinds.ts';
+import { KubeHttpClient, statusCodeOf } from '../kube/kube-http.ts';
 import type { OutputApplier } from './output-applier.ts';
 import { checkAppliedOutput, readAppliedOutput, writeAppliedOutput, type AppliedOutput } from './output-state.ts';
 

@@ -1,7 +1,7 @@
 import type { RequestOptions } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { MeshrelayError, isRecord, type ErrorCode } from '@meshrelay/api';
-import { http, https } from './node-http.ts';
+import { http, https } from '../node-http.ts';
 
 /** One Kubernetes API call. `body` is sent as JSON (valid YAML too, so also for apply patches). */
 export interface KubeRequest {

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { MeshrelayError } from '@meshrelay/api';
 import { generateKeyPairAsync, type KeyPair } from '@meshrelay/certs';
 import { describeCertificate, type ClientCredentials, type CredentialStore } from './credential-store.ts';
-import { KubeHttpClient, statusCodeOf } from './kube-http.ts';
+import { KubeHttpClient, statusCodeOf } from '../kube/kube-http.ts';
 
 export interface KubernetesSecretCredentialStoreOptions {
   readonly kubeConfig: KubeConfig;

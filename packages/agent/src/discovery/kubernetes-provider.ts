@@ -6,8 +6,8 @@ import type { DiscoveryProvider } from './discovery-provider.ts';
 import { compareInputProblems, formatInputProblem, type InputProblem } from './input-problem.ts';
 import { toInputResource, type InputConversion, type ResourceValidator } from './input-resource.ts';
 import { KindWatch } from './kube-kind-watch.ts';
-import { WATCHED_KINDS, objectPath, type KubeKind } from './kube-kinds.ts';
-import { KubeHttpClient } from './kube-http.ts';
+import { WATCHED_KINDS, objectPath, type KubeKind } from '../kube/kube-kinds.ts';
+import { KubeHttpClient } from '../kube/kube-http.ts';
 
 export interface KubernetesProviderOptions {
   readonly cluster: string;

@@ -3,7 +3,7 @@ import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promise
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { stringify } from 'yaml';
-import { DEFAULT_MANIFEST_GENERATION, type ManifestGenerations } from './manifest-generations.ts';
+import { DEFAULT_MANIFEST_GENERATION, type ManifestGenerations } from '../discovery/manifest-generations.ts';
 import { statusField, statusKey, withObservedGeneration, type ReportedStatus, type StatusWriter } from './resource-status.ts';
 
 /** The directory, inside the manifests directory, that holds the status files (a dot-directory: never read as input). */

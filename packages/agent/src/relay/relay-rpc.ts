@@ -1,6 +1,6 @@
 import { Client, credentials, type ChannelCredentials, type ChannelOptions } from '@grpc/grpc-js';
 import { REGISTRATION_SERVICE, RELAY_SERVICE, type relay } from '@meshrelay/api';
-import type { ClientCredentials } from './credential-store.ts';
+import type { ClientCredentials } from '../credentials/credential-store.ts';
 
 /** What Register and Renew hand back. */
 export interface IssuedCertificate {

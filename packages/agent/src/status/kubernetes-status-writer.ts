@@ -1,8 +1,8 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { canonicalJson, defaultPluralOf } from '@meshrelay/api';
-import { KubeHttpClient, statusCodeOf } from './kube-http.ts';
-import { WATCHED_KINDS } from './kube-kinds.ts';
+import { KubeHttpClient, statusCodeOf } from '../kube/kube-http.ts';
+import { WATCHED_KINDS } from '../kube/kube-kinds.ts';
 import { statusField, statusKey, withObservedGeneration, type ReportedStatus, type StatusWriter } from './resource-status.ts';
 
 function statusPath(s: ReportedStatus): string {

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { MeshrelayError, isRecord } from '@meshrelay/api';
 import { certificateInfo, generateKeyPairAsync, type KeyPair } from '@meshrelay/certs';
-import { writeFileAtomic } from './output-writer.ts';
+import { writeFileAtomic } from '../apply/output-writer.ts';
 
 /** The agent's relay identity: its own key pair and the certificate the relay CA signed for it. */
 export interface ClientCredentials {

@@ -1,6 +1,6 @@
 import type { InputSnapshot } from '@meshrelay/api';
-import type { DiscoveryProvider } from './discovery-provider.ts';
-import type { InputProblem } from './input-problem.ts';
+import type { DiscoveryProvider } from '../discovery/discovery-provider.ts';
+import type { InputProblem } from '../discovery/input-problem.ts';
 
 /**
  * A DiscoveryProvider that builds a fresh inner provider on every start and

@@ -2,9 +2,9 @@ import type { Informer, KubeConfig, KubernetesListObject, KubernetesObject } fro
 import type { Logger } from 'pino';
 import { Backoff, isRecord, type BackoffOptions } from '@meshrelay/api';
 import type { InputProblem } from './input-problem.ts';
-import { collectionPath, type KubeKind } from './kube-kinds.ts';
-import { statusCodeOf, type KubeHttpClient } from './kube-http.ts';
-import { kubeClient } from './kube-modules.ts';
+import { collectionPath, type KubeKind } from '../kube/kube-kinds.ts';
+import { statusCodeOf, type KubeHttpClient } from '../kube/kube-http.ts';
+import { kubeClient } from '../kube/kube-modules.ts';
 
 /**
  * pending: never listed yet · synced: listed and watching · failing: listed

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { LeaderElector } from '@meshrelay/kube';
-import type { AgentConfig } from './config.ts';
-import { kubeSupport } from './kube-modules.ts';
+import type { AgentConfig } from '../config.ts';
+import { kubeSupport } from '../kube/kube-modules.ts';
 
 /**
  * The elector the config asks for: undefined for `--leader-election none`, a
