@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { MeshrelayError, type InputSnapshot } from '@meshrelay/api';
 import type { DiscoveryProvider } from './discovery-provider.ts';
-import { formatInputProblem, type InputProblem } from './input-problem.ts';
+import { logNewInputProblems, type InputProblem } from './input-problem.ts';
 import type { ResourceValidator } from './manifest-parser.ts';
 import type { ManifestGenerations } from './manifest-generations.ts';
 import { DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TOTAL_BYTES, isManifestPath, type ManifestLimits } from './manifest-reader.ts';
@@ -206,10 +206,7 @@ export class FileDiscoveryProvider implements DiscoveryProvider {
   }
 
   #setProblems(problems: readonly InputProblem[]): void {
-    const known = new Set(this.#problems.map((p) => JSON.stringify(p)));
-    for (const problem of problems) {
-      if (!known.has(JSON.stringify(problem))) this.#opts.logger.warn({ cluster: this.#opts.cluster, problem }, `input problem: ${formatInputProblem(problem)}`);
-    }
+    logNewInputProblems(this.#opts.logger, this.#opts.cluster, this.#problems, problems);
     this.#problems = problems;
   }
 }

@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import { formatResourceKey, type ResourceKey } from '@meshrelay/api';
 
 /**
@@ -40,4 +41,12 @@ export function compareInputProblems(a: InputProblem, b: InputProblem): number {
   const ta = text(a);
   const tb = text(b);
   return ta < tb ? -1 : ta > tb ? 1 : 0;
+}
+
+/** Logs each problem of `next` that `previous` did not have (a problem is logged once, not on every snapshot). */
+export function logNewInputProblems(logger: Logger, cluster: string, previous: readonly InputProblem[], next: readonly InputProblem[]): void {
+  const known = new Set(previous.map((p) => JSON.stringify(p)));
+  for (const problem of next) {
+    if (!known.has(JSON.stringify(problem))) logger.warn({ cluster, problem }, `input problem: ${formatInputProblem(problem)}`);
+  }
 }

@@ -3,7 +3,7 @@ import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { buildInputSnapshot, MeshrelayError, resourceId, type BackoffOptions, type InputSnapshot, type Resource, type ResourceKey } from '@meshrelay/api';
 import type { DiscoveryProvider } from './discovery-provider.ts';
-import { compareInputProblems, formatInputProblem, type InputProblem } from './input-problem.ts';
+import { compareInputProblems, logNewInputProblems, type InputProblem } from './input-problem.ts';
 import { toInputResource, type InputConversion, type ResourceValidator } from './input-resource.ts';
 import { KindWatch } from './kube-kind-watch.ts';
 import { WATCHED_KINDS, objectPath, type KubeKind } from '../kube/kube-kinds.ts';
@@ -202,10 +202,7 @@ export class KubernetesDiscoveryProvider implements DiscoveryProvider {
   }
 
   #setProblems(problems: readonly InputProblem[]): void {
-    const known = new Set(this.#problems.map((p) => JSON.stringify(p)));
-    for (const problem of problems) {
-      if (!known.has(JSON.stringify(problem))) this.#opts.logger.warn({ cluster: this.#opts.cluster, problem }, `input problem: ${formatInputProblem(problem)}`);
-    }
+    logNewInputProblems(this.#opts.logger, this.#opts.cluster, this.#problems, problems);
     this.#problems = problems;
   }
 }
