@@ -7,7 +7,8 @@ import { pino, type Logger } from 'pino';
 /** A fresh temporary directory, removed when the test ends. */
 export async function tempDir(t: TestContext, prefix = 'meshrelay-agent-'): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), prefix));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  // An agent stopped by a later hook may still be writing into its state dir: rm retries ENOTEMPTY.
+  t.after(() => rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
   return dir;
 }
 
