@@ -146,9 +146,14 @@ function service(shape: WorkloadShape, c: number, s: number, random: () => numbe
   const namespace = serviceNamespace(s);
   const labels = { app: name };
   const replicaSet = `${name}-${suffix(random, 10)}`;
+  const taken = new Set<string>();
   const pods: PodPlacement[] = Array.from({ length: shape.endpointsPerService }, () => {
     const node = Math.floor(random() * shape.nodesPerCluster);
-    return { name: `${replicaSet}-${suffix(random, 5)}`, node: `node-c${c}-${node}`, ip: nextIp(node) };
+    // Kubernetes retries a generated name that is taken; so does the generator (deterministically).
+    let podName = `${replicaSet}-${suffix(random, 5)}`;
+    while (taken.has(podName)) podName = `${replicaSet}-${suffix(random, 5)}`;
+    taken.add(podName);
+    return { name: podName, node: `node-c${c}-${node}`, ip: nextIp(node) };
   });
   const svc: Resource = {
     apiVersion: KINDS.Service.apiVersion,
