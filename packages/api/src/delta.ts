@@ -1,7 +1,7 @@
-import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { canonicalJson, deepFreeze } from './canonical.ts';
 import { MeshrelayError } from './errors.ts';
 import { deltaBytes } from './delta-header.ts';
+import { LoopSlicer } from './loop-slicer.ts';
 import { compareResources, resourceId, type Resource } from './resource.ts';
 import { sha256Hex } from './snapshot.ts';
 import { encodeSnapshotFrames, snapshotWireBytes, type AssembledSnapshot, type AssemblyLimits, type FrameInput, type FrameOptions, type SnapshotFrames } from './wire.ts';
@@ -22,25 +22,16 @@ export interface HeldResources {
   readonly resources: readonly Resource[];
 }
 
-/** Characters encoded between two yields to the event loop (a few milliseconds of work). */
-const YIELD_EVERY_CHARS = 512 * 1024;
-
 /**
- * The canonical encoding of each resource, yielding to the event loop every few
- * hundred KiB so a 16 MiB snapshot does not hold heartbeats up. `[parts.join(',')]`
+ * The canonical encoding of each resource, giving the event loop a turn every
+ * ~20 ms (LoopSlicer) so a 16 MiB snapshot does not hold heartbeats up. `[parts.join(',')]`
  * is exactly canonicalJson(resources).
  */
-export async function canonicalParts(resources: readonly Resource[]): Promise<string[]> {
+export async function canonicalParts(resources: readonly Resource[], slicer = new LoopSlicer()): Promise<string[]> {
   const parts: string[] = [];
-  let sinceYield = 0;
   for (const r of resources) {
-    const part = canonicalJson(r);
-    parts.push(part);
-    sinceYield += part.length;
-    if (sinceYield >= YIELD_EVERY_CHARS) {
-      sinceYield = 0;
-      await yieldToLoop();
-    }
+    parts.push(canonicalJson(r));
+    if (slicer.due()) await slicer.yield();
   }
   return parts;
 }

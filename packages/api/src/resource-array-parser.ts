@@ -1,9 +1,6 @@
-import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { MeshrelayError } from './errors.ts';
+import { LoopSlicer } from './loop-slicer.ts';
 import { isRecord, type Resource } from './resource.ts';
-
-/** Characters parsed between two yields to the event loop (a few milliseconds of work). */
-const YIELD_EVERY_CHARS = 512 * 1024;
 
 export interface ResourceArrayLimits {
   readonly maxResources: number;
@@ -14,18 +11,17 @@ export interface ResourceArrayLimits {
 const undecodable = (message: string) => new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', message);
 
 /**
- * Parses a snapshot's JSON array of resources one resource at a time, yielding
- * to the event loop every few hundred KiB, so a 16 MiB snapshot does not hold
- * heartbeats up. The scanner that finds each resource's end also measures its
+ * Parses a snapshot's JSON array of resources one resource at a time, giving
+ * the event loop a turn every ~20 ms (LoopSlicer), so a 16 MiB snapshot does not
+ * hold heartbeats up (one JSON.parse of it takes 100–200 ms). The scanner that finds each resource's end also measures its
  * nesting: a resource nested deeper than maxDepth is refused naming it, before
  * anything recursive (canonical encoding, validation) could overflow the stack.
  */
-export async function parseResourceArray(text: string, limits: ResourceArrayLimits): Promise<Resource[]> {
+export async function parseResourceArray(text: string, limits: ResourceArrayLimits, slicer = new LoopSlicer()): Promise<Resource[]> {
   const out: Resource[] = [];
   let i = skipSpace(text, 0);
   if (text[i] !== '[') throw undecodable('snapshot payload is not a JSON array of resources');
   i = skipSpace(text, i + 1);
-  let sinceYield = 0;
   if (text[i] === ']') return finish(text, i + 1, out);
   for (;;) {
     if (out.length === limits.maxResources) {
@@ -33,15 +29,11 @@ export async function parseResourceArray(text: string, limits: ResourceArrayLimi
     }
     const { end, depth } = scanObject(text, i, out.length);
     out.push(parseItem(text.slice(i, end), out.length, depth, limits.maxDepth));
-    sinceYield += end - i;
     i = skipSpace(text, end);
     if (text[i] === ']') return finish(text, i + 1, out);
     if (text[i] !== ',') throw undecodable(`snapshot payload is not JSON: expected "," or "]" after item ${out.length - 1}`);
     i = skipSpace(text, i + 1);
-    if (sinceYield >= YIELD_EVERY_CHARS) {
-      sinceYield = 0;
-      await yieldToLoop();
-    }
+    if (slicer.due()) await slicer.yield();
   }
 }
 
