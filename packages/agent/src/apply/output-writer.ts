@@ -18,6 +18,8 @@ export interface OutputWriterOptions {
 
 const VERSIONS_DIR = '.versions';
 const CURRENT_LINK = 'current';
+/** Resource files written at once. */
+const PARALLEL_WRITES = 64;
 
 /**
  * Writes output snapshots into a directory atomically: every version is written
@@ -153,8 +155,11 @@ async function writeVersion(dir: string, output: AppliedOutput): Promise<void> {
     files.push([name, stringify(resource)]);
     if (slicer.due()) await slicer.yield();
   }
-  // Rendered first, written after: no write can fail unobserved while the loop takes its turns.
-  await Promise.all(files.map(([name, text]) => writeFile(path.join(dir, name), text)));
+  // Rendered first, written after (no write can fail unobserved while the loop takes its turns),
+  // a bounded number at a time: thousands of writes at once flood the loop with their completions.
+  for (let i = 0; i < files.length; i += PARALLEL_WRITES) {
+    await Promise.all(files.slice(i, i + PARALLEL_WRITES).map(([name, text]) => writeFile(path.join(dir, name), text)));
+  }
   await writeFile(path.join(dir, 'snapshot.json'), `${await snapshotJson(output, slicer)}\n`);
 }
 
