@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { buildInputSnapshot, encodeSnapshotFramesSync, snapshotEncoding, type Resource } from '@meshrelay/api';
-import { buildEndpointSlice, buildPod, buildService, startHealthProbe, startHeartbeatProbe } from '@meshrelay/testkit';
+import type { TestContext } from 'node:test';
+import { buildEndpointSlice, buildPod, buildService, startHealthProbe, startHeartbeatProbe, startRedisServer, waitFor } from '@meshrelay/testkit';
 import { mtlsClient, next, openPush, registerCluster, relayTarget, startTestServer } from './harness.ts';
 
 /** Longest pause of heartbeats or /healthz answers allowed while the snapshot is taken in (heartbeats every 100 ms). */
@@ -21,13 +22,19 @@ function discovered(services: number): Resource[] {
   return resources;
 }
 
-test('given a 16 MiB input snapshot being taken in, when another agent streams heartbeats and /healthz is polled, then neither pauses for long', async (t) => {
+/**
+ * Pushes a 16 MiB input snapshot to a server started with `flags` while another agent's stream
+ * and a /healthz poller watch for pauses, until the ack and `alsoTaken` (whatever else must take
+ * the snapshot in); asserts the snapshot was taken and neither paused long.
+ */
+async function takeLargeSnapshot(t: TestContext, flags: readonly string[], alsoTaken?: (hash: string) => Promise<void>): Promise<void> {
   // Translation waits long after the snapshot: what is measured is the intake alone.
-  const server = await startTestServer(t, ['--heartbeat-interval', '100ms', '--heartbeat-timeout', '10s', '--max-snapshot-bytes', '24MiB', '--translation-debounce', '10m']);
+  const server = await startTestServer(t, ['--heartbeat-interval', '100ms', '--heartbeat-timeout', '10s', '--max-snapshot-bytes', '24MiB', '--translation-debounce', '10m', ...flags]);
   const snapshot = buildInputSnapshot({ cluster: 'big', epoch: 'epoch-1', generation: 1, resources: discovered(9000) });
   assert.ok(snapshot.bytes > 16 * 1024 * 1024, `the snapshot has ${snapshot.bytes} bytes`);
   const frames = encodeSnapshotFramesSync({ ...snapshot, encoding: snapshotEncoding(snapshot) });
   const push = openPush(mtlsClient(t, server, await registerCluster(server, 'big')));
+  t.after(() => push.cancel());
   const { token } = await server.registry.register('probe', {});
   const heartbeats = await startHeartbeatProbe(t, { address: relayTarget(server), caPem: server.ca.certPem, token, cluster: 'probe' });
   const health = startHealthProbe(t, `${server.api}/healthz`);
@@ -37,6 +44,7 @@ test('given a 16 MiB input snapshot being taken in, when another agent streams h
   push.write({ header: frames.header });
   for (const chunk of frames.chunks) push.write({ chunk });
   const ack = await next(push, (m) => m.ack ?? undefined, 120_000);
+  await alsoTaken?.(snapshot.hash);
   const [beat, answer] = [heartbeats.window(), health.window()];
   t.diagnostic(`longest pause: heartbeats ${Math.round(beat.maxGapMs)} ms, /healthz ${Math.round(answer.maxGapMs)} ms`);
 
@@ -45,5 +53,24 @@ test('given a 16 MiB input snapshot being taken in, when another agent streams h
   assert.ok(beat.count > 0 && beat.maxGapMs < MAX_GAP_MS, `heartbeats of the other stream paused up to ${Math.round(beat.maxGapMs)} ms (${beat.count} arrived)`);
   assert.ok(answer.count > 0 && answer.maxGapMs < MAX_GAP_MS, `/healthz paused up to ${Math.round(answer.maxGapMs)} ms (${answer.count} answers)`);
   assert.equal(answer.failures, 0);
-  push.cancel();
+}
+
+test('given a 16 MiB input snapshot being taken in, when another agent streams heartbeats and /healthz is polled, then neither pauses for long', async (t) => {
+  await takeLargeSnapshot(t, []);
+});
+
+test('given a server on Redis taking in a 16 MiB input snapshot, when another agent streams heartbeats and /healthz is polled, then neither pauses for long', async (t) => {
+  const redis = await startRedisServer();
+  t.after(() => redis.stop());
+  await takeLargeSnapshot(t, ['--redis-url', redis.url]);
+});
+
+test('given two replicas on one Redis, when one takes in a 16 MiB input snapshot and the other reads it from Redis, then heartbeats and /healthz do not pause for long', async (t) => {
+  const redis = await startRedisServer();
+  t.after(() => redis.stop());
+  const other = await startTestServer(t, ['--redis-url', redis.url, '--translation-debounce', '10m', '--replica-name', 'test-1']);
+  await waitFor(() => other.store.health().redisUp, { timeoutMs: 5000, message: 'redis never came up' });
+  await takeLargeSnapshot(t, ['--redis-url', redis.url], async (hash) => {
+    await waitFor(() => other.store.memoryInputs().get('big')?.hash === hash, { timeoutMs: 120_000, message: 'the other replica never read the snapshot' });
+  });
 });
