@@ -88,7 +88,7 @@ export { durationForms, parseByteSize, parseDuration, type BareDurationUnit, typ
 export { Backoff, DEFAULT_BACKOFF_BASE_MS, DEFAULT_BACKOFF_CAP_MS, fullJitter, type BackoffOptions, type Clock, type RandomSource } from './backoff.ts';
 export { StreamHeartbeat, type StreamHeartbeatOptions } from './stream-heartbeat.ts';
 export { LoopSlicer, SLICE_BUDGET_MS } from './loop-slicer.ts';
-export { parseResourceArray, type ResourceArrayLimits } from './resource-array-parser.ts';
+export { parseResourceArray, parseWithResourcesLast, type ResourceArrayLimits } from './resource-array-parser.ts';
 export {
   buildInputSnapshotInSlices,
   buildOutputSnapshotInSlices,

@@ -86,3 +86,23 @@ function parseItem(json: string, index: number, depth: number, maxDepth: number)
   }
   return item as unknown as Resource;
 }
+
+/** What a document laid out with its resources last puts between the rest and the resources. */
+const RESOURCES_MEMBER = ',"resources":[';
+
+/**
+ * Parses a JSON object whose last member is `resources`, an array of resources, as snapshots
+ * are stored (`{...header,"resources":[...]}`): the header in one step, the resources (the bulk)
+ * with parseResourceArray, so a large document does not hold the event loop. The header's
+ * strings escape every quote, so the first RESOURCES_MEMBER is where the resources start; a
+ * document laid out otherwise is parsed in one step. Throws what JSON.parse or
+ * parseResourceArray throws.
+ */
+export async function parseWithResourcesLast(raw: string, limits: ResourceArrayLimits, slicer = new LoopSlicer()): Promise<unknown> {
+  const at = raw.indexOf(RESOURCES_MEMBER);
+  if (at < 0 || !raw.trimEnd().endsWith(']}')) return JSON.parse(raw) as unknown;
+  const head: unknown = JSON.parse(`${raw.slice(0, at)}}`);
+  if (!isRecord(head)) return head;
+  head['resources'] = await parseResourceArray(raw.trimEnd().slice(at + RESOURCES_MEMBER.length - 1, -1), limits, slicer);
+  return head;
+}

@@ -7,6 +7,7 @@ import {
   buildOutputSnapshot,
   buildOutputSnapshotInSlices,
   jsonArrayInSlices,
+  parseWithResourcesLast,
   prettyJsonArrayInSlices,
   sha256Hex,
   sha256InSlices,
@@ -68,4 +69,17 @@ test('given a build in slices, when other work is queued on the event loop, then
   setImmediate(() => (ran = true));
   const ranBeforeEnd = await buildInputSnapshotInSlices({ cluster: 'c', epoch: 'e', generation: 1, resources: mixed() }, everyStep()).then(() => ran);
   assert.equal(ranBeforeEnd, true);
+});
+
+test('given documents with their resources last, empty, or laid out otherwise, when parsed in slices, then each equals JSON.parse', async () => {
+  const limits = { maxResources: 100, maxDepth: 100 };
+  const docs = [
+    { cluster: 'c', note: 'a string with ,"resources":[ inside', provenance: [{ cluster: 'x' }], resources: mixed() },
+    { cluster: 'c', resources: [] },
+    { resources: mixed(), cluster: 'resources first' },
+  ];
+  for (const doc of docs) {
+    const text = JSON.stringify(doc);
+    assert.deepEqual(await parseWithResourcesLast(text, limits, everyStep()), JSON.parse(text));
+  }
 });

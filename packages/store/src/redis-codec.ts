@@ -7,7 +7,7 @@ import {
   canonicalParts,
   copyProvenance,
   isRecord,
-  parseResourceArray,
+  parseWithResourcesLast,
   type InputSnapshot,
   type OutputSnapshot,
   type Provenance,
@@ -109,25 +109,11 @@ export async function decodeOutput(raw: string, cluster: string): Promise<Decode
   return { snapshot, replica: replicaOf(value) };
 }
 
-/** What withResources puts between the header and the resources. */
-const RESOURCES_MEMBER = ',"resources":[';
-
-/**
- * Parses a value: the small header in one step, the resources (the bulk) a resource at a time.
- * The header's strings escape every quote, so the first RESOURCES_MEMBER is where the resources
- * start; a value laid out otherwise is parsed in one step.
- */
+/** Parses a value: the small header in one step, the resources (the bulk) a resource at a time. */
 async function parseValue(raw: string, cluster: string, slicer: LoopSlicer): Promise<Record<string, unknown>> {
-  const at = raw.indexOf(RESOURCES_MEMBER);
   let value: unknown;
   try {
-    if (at < 0 || !raw.endsWith(']}')) {
-      value = JSON.parse(raw);
-    } else {
-      value = JSON.parse(`${raw.slice(0, at)}}`);
-      const resources = await parseResourceArray(raw.slice(at + RESOURCES_MEMBER.length - 1, -1), { maxResources: Number.MAX_SAFE_INTEGER, maxDepth: MAX_RESOURCE_DEPTH }, slicer);
-      if (isRecord(value)) value['resources'] = resources;
-    }
+    value = await parseWithResourcesLast(raw, { maxResources: Number.MAX_SAFE_INTEGER, maxDepth: MAX_RESOURCE_DEPTH }, slicer);
   } catch (err) {
     throw undecodable(cluster, err instanceof MeshrelayError ? err.message : 'not JSON', err);
   }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { MeshrelayError, buildOutputSnapshotInSlices, isRecord, jsonArrayInSlices, type Provenance, type Resource } from '@meshrelay/api';
+import { MAX_RESOURCE_DEPTH, MeshrelayError, buildOutputSnapshotInSlices, isRecord, jsonArrayInSlices, parseWithResourcesLast, type Provenance, type Resource } from '@meshrelay/api';
 
 /** An output snapshot as the agent applies and persists it. */
 export interface AppliedOutput {
@@ -40,7 +40,8 @@ export async function readAppliedOutput(stateDir: string, cluster: string, logge
     return undefined;
   }
   try {
-    const parsed: unknown = JSON.parse(text);
+    // The resources (the bulk) are parsed a resource at a time: a large output does not hold the event loop.
+    const parsed = await parseWithResourcesLast(text, { maxResources: Number.MAX_SAFE_INTEGER, maxDepth: MAX_RESOURCE_DEPTH });
     if (!isRecord(parsed) || !Array.isArray(parsed['resources']) || typeof parsed['hash'] !== 'string') {
       throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', 'not an output snapshot');
     }
