@@ -94,13 +94,25 @@ export async function deltaInput(base: HeldResources | undefined, next: Target, 
  */
 export async function encodeSnapshotFor(base: HeldResources | undefined, next: Target, options: FrameOptions = {}): Promise<ChosenFrames> {
   const { hash, resources: _, ...rest } = next;
-  const parts = await canonicalParts(next.resources);
-  const encoding = `[${parts.join(',')}]`;
+  const slicer = new LoopSlicer();
+  const parts = await canonicalParts(next.resources, slicer);
+  const encoding = await utf8ArrayInSlices(parts, slicer);
   const full = chosen('full', await encodeSnapshotFrames({ ...rest, hash, encoding }, options));
-  const input = await deltaInput(base, next, Buffer.byteLength(encoding), parts);
+  const input = await deltaInput(base, next, encoding.length, parts);
   if (!input) return full;
   const delta = chosen('delta', await encodeSnapshotFrames(input, { ...options, compressAboveBytes: Math.min(options.compressAboveBytes ?? DELTA_COMPRESS_ABOVE_BYTES, DELTA_COMPRESS_ABOVE_BYTES) }));
   return delta.wireBytes < full.wireBytes ? delta : full;
+}
+
+/** The UTF-8 bytes of `[${parts.join(',')}]`, a part at a time (one 16 MiB join and encode would hold the loop). */
+async function utf8ArrayInSlices(parts: readonly string[], slicer: LoopSlicer): Promise<Buffer> {
+  const pieces: Buffer[] = [Buffer.from('[')];
+  for (let i = 0; i < parts.length; i++) {
+    pieces.push(Buffer.from(i === 0 ? (parts[i] as string) : `,${parts[i] as string}`, 'utf8'));
+    if (slicer.due()) await slicer.yield();
+  }
+  pieces.push(Buffer.from(']'));
+  return Buffer.concat(pieces);
 }
 
 function chosen(kind: 'full' | 'delta', frames: SnapshotFrames): ChosenFrames {

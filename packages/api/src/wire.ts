@@ -39,8 +39,8 @@ export interface FrameInput {
   readonly epoch?: string;
   readonly generation?: number;
   readonly hash: string;
-  /** The canonical encoding of the resources (see snapshotEncoding). */
-  readonly encoding: string;
+  /** The canonical encoding of the resources (see snapshotEncoding), as text or as its UTF-8 bytes. */
+  readonly encoding: string | Uint8Array;
   readonly provenance?: readonly Provenance[];
   /** Set for a delta: `encoding` is then the canonical array of upserts (`hash` stays the full snapshot's). */
   readonly delta?: DeltaHeader;
@@ -51,16 +51,20 @@ export interface FrameInput {
  * on the zlib thread pool, so the event loop keeps serving heartbeats.
  */
 export async function encodeSnapshotFrames(input: FrameInput, options: FrameOptions = {}): Promise<SnapshotFrames> {
-  const raw = Buffer.from(input.encoding, 'utf8');
+  const raw = utf8Of(input.encoding);
   const compress = raw.length > (options.compressAboveBytes ?? DEFAULT_COMPRESS_ABOVE_BYTES);
   return frames(input, raw, compress ? await gzipAsync(raw) : undefined, options);
 }
 
 /** encodeSnapshotFrames on the calling thread: for benchmarks and tests, not for a server's streams. */
 export function encodeSnapshotFramesSync(input: FrameInput, options: FrameOptions = {}): SnapshotFrames {
-  const raw = Buffer.from(input.encoding, 'utf8');
+  const raw = utf8Of(input.encoding);
   const compress = raw.length > (options.compressAboveBytes ?? DEFAULT_COMPRESS_ABOVE_BYTES);
   return frames(input, raw, compress ? gzipSync(raw) : undefined, options);
+}
+
+function utf8Of(encoding: string | Uint8Array): Buffer {
+  return typeof encoding === 'string' ? Buffer.from(encoding, 'utf8') : Buffer.from(encoding.buffer, encoding.byteOffset, encoding.byteLength);
 }
 
 function frames(input: FrameInput, raw: Buffer, gzipped: Buffer | undefined, options: FrameOptions): SnapshotFrames {
