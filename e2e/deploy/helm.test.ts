@@ -137,6 +137,11 @@ test('given safeMode true and safeStartWindow 0, when the chart renders, then th
   assert.equal(env.get('MESHRELAY_SAFE_START_WINDOW'), '0');
 });
 
+test('given a safeStartWindow with a unit, when the chart renders, then the server gets it as written (not cut to a number)', async () => {
+  const objects = await renderChart({ glooMgmtServer: { safeStartWindow: '3m' } });
+  assert.equal(containerEnv(findObject(objects, 'Deployment', MGMT), 'mgmt-server').get('MESHRELAY_SAFE_START_WINDOW'), '3m');
+});
+
 test('given an external Redis URL, when the chart renders, then no Redis is deployed and REDIS_URL is that URL', async () => {
   const objects = await renderChart(VALUE_SETS['external Redis'] ?? {});
   assert.equal(objects.some((o) => o.metadata.name === 'meshrelay-redis'), false);
@@ -224,6 +229,9 @@ const BAD_VALUES: readonly (readonly [string, object, RegExp])[] = [
   ['the access-log sink on the health port', { ...AGENT, glooAgent: { ...AGENT.glooAgent, accessLog: { port: 9977 } } }, /glooAgent\.accessLog\.port/],
   ['a lease duration that is not a duration', { ...AGENT, glooAgent: { ...AGENT.glooAgent, leaderElection: { leaseDuration: 'long' } } }, /\/glooAgent\/leaderElection\/leaseDuration/],
   ['a heartbeat timeout shorter than the interval', { glooMgmtServer: { relay: { heartbeatTimeout: 1000 } } }, /glooMgmtServer\.relay\.heartbeatTimeout/],
+  ['a heartbeat timeout in units shorter than the interval in units', { glooMgmtServer: { relay: { heartbeatInterval: '10s', heartbeatTimeout: '9500ms' } } }, /heartbeatTimeout \(9500 ms\) must be longer than .*heartbeatInterval \(10000 ms\)/],
+  ['a safeStartWindow with an unknown unit', { glooMgmtServer: { safeStartWindow: '3 weeks' } }, /\/glooMgmtServer\/safeStartWindow/],
+  ['a token TTL that is not a duration', { glooMgmtServer: { relay: { tokenTtl: 'a week' } } }, /\/glooMgmtServer\/relay\/tokenTtl/],
   ['extraEnv overriding a chart value', { glooMgmtServer: { extraEnv: [{ name: 'MESHRELAY_SAFE_MODE', value: 'true' }] } }, /glooMgmtServer\.extraEnv: MESHRELAY_SAFE_MODE/],
 ];
 

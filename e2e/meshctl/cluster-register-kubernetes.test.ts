@@ -73,6 +73,17 @@ test('given a kubernetes-mode server, when meshctl registers through the Kuberne
   await waitFor(() => running.server.registry.get('east')?.status?.conditions?.[0]?.reason === 'ClusterRegistered');
 });
 
+test('given --token-ttl as a duration, when a cluster is registered with --kubeconfig, then the token expires after that long', async (t) => {
+  const fake = await startFakeKube(t);
+  const before = Date.now();
+
+  const result = await meshctl(['-o', 'json', 'cluster', 'register', 'east', '--kubeconfig', kubeConfigFile(t, fake), '--token-ttl', '2h']);
+
+  assert.equal(result.code, 0, result.stderr);
+  const lifetimeMs = Date.parse((JSON.parse(result.stdout) as { tokenExpiresAt: string }).tokenExpiresAt) - before;
+  assert.ok(lifetimeMs > 7_190_000 && lifetimeMs <= 7_200_000 + 1000, `the token lives ${lifetimeMs} ms`);
+});
+
 test('given an existing cluster, when it is registered again with --kubeconfig, then meshctl exits 1 naming the conflict', async (t) => {
   const fake = await startFakeKube(t);
   const kubeconfig = kubeConfigFile(t, fake);

@@ -32,6 +32,15 @@ test('given a server that never answers, when clusters are listed with --timeout
   assert.equal(result.stderr, `meshctl: the management server at ${listener.url} did not answer GET /api/v1/clusters within 200 ms\n`);
 });
 
+test('given a server that never answers, when clusters are listed with --timeout as a duration, then meshctl gives up after that many milliseconds', async (t) => {
+  const listener = await startSilentListener(t);
+
+  const result = await meshctlAt(listener.url, ['--timeout', '0.2s', 'cluster', 'list'], UNUSED_TOKEN_ENV);
+
+  assert.equal(result.code, 1);
+  assert.equal(result.stderr, `meshctl: the management server at ${listener.url} did not answer GET /api/v1/clusters within 200 ms\n`);
+});
+
 const USAGE_ERRORS: readonly { name: string; args: readonly string[]; env?: Record<string, string>; stderr: RegExp }[] = [
   { name: 'an unknown output format', args: ['-o', 'yaml2', 'cluster', 'list'], stderr: /argument 'yaml2' is invalid\. Allowed choices are text, table, json/ },
   { name: 'an unknown output format in MESHCTL_OUTPUT', args: ['cluster', 'list'], env: { MESHCTL_OUTPUT: 'yaml2' }, stderr: /--output \(MESHCTL_OUTPUT\): "yaml2" is not one of text, table, json/ },
@@ -48,7 +57,9 @@ const USAGE_ERRORS: readonly { name: string; args: readonly string[]; env?: Reco
   { name: 'markup and a newline in --trust-domain', args: ['cluster', 'register', 'east', '--trust-domain', 'evil domain\n<b>x</b>'], stderr: /--trust-domain .*not a DNS name/ },
   { name: 'markup in --trust-domain of an update', args: ['cluster', 'update', 'east', '--trust-domain', 'evil domain\n<b>x</b>'], stderr: /--trust-domain .*not a DNS name/ },
   { name: 'a bad --trust-domain with --kubeconfig', args: ['cluster', 'register', 'east', '--kubeconfig', '/nonexistent', '--trust-domain', `${'a'.repeat(64)}.local`], stderr: /--trust-domain .*not a DNS name/ },
-  { name: 'a non-numeric --timeout', args: ['--timeout', 'soon', 'cluster', 'list'], stderr: /--timeout \(MESHCTL_TIMEOUT\): "soon" is not a whole number/ },
+  { name: 'a non-numeric --timeout', args: ['--timeout', 'soon', 'cluster', 'list'], stderr: /--timeout \(MESHCTL_TIMEOUT\): "soon" is not a duration such as 500ms, 30s, .* or a bare number of milliseconds/ },
+  { name: 'a --token-ttl that is not a duration', args: ['cluster', 'register', 'east', '--kubeconfig', '/nonexistent', '--token-ttl', '2 weeks'], stderr: /--token-ttl: "2 weeks" is not a duration such as .* or a bare number of seconds/ },
+  { name: 'a --token-ttl under a minute', args: ['cluster', 'register', 'east', '--kubeconfig', '/nonexistent', '--token-ttl', '30s'], stderr: /--token-ttl: 30s is shorter than 60 s/ },
   { name: 'an unknown flag', args: ['cluster', 'list', '--colour'], stderr: /unknown option '--colour'/ },
   { name: 'an unknown command', args: ['clusters', 'list'], stderr: /unknown command 'clusters'/ },
   { name: 'an extra argument', args: ['cluster', 'list', 'east'], stderr: /too many arguments/ },

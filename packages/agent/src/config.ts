@@ -100,7 +100,7 @@ const OPTIONS: readonly OptionSpec[] = [
   { flags: '--state-dir <dir>', description: 'directory for the client key, certificate and last applied output (required)' },
   { flags: '--credentials-secret <name>', description: 'Secret holding the client key and certificate instead of the state dir (kubeconfig as --kubeconfig; default: none)' },
   { flags: '--credentials-namespace <namespace>', description: 'namespace of --credentials-secret', defaultValue: 'gloo-mesh' },
-  { flags: '--debounce-ms <ms>', description: 'quiet time before changes become a new snapshot', defaultValue: '100' },
+  { flags: '--debounce-ms <duration>', description: 'quiet time before changes become a new snapshot: a duration (250ms, 1s) or bare ms, at most 1m', defaultValue: '100' },
   { flags: '--rescan-interval <duration>', description: 'safety rescan of the manifests dir for missed watch events (stats every file, reads only changed ones)', defaultValue: '60s' },
   { flags: '--max-manifest-file-bytes <size>', description: 'largest manifest file read; larger ones are reported and not read (8MiB holds a 12k-resource cluster in one file)', defaultValue: '8MiB' },
   { flags: '--max-manifests-bytes <size>', description: 'largest total of the manifests dir; files past it (in path order) are reported and not read', defaultValue: '64MiB' },
@@ -110,7 +110,7 @@ const OPTIONS: readonly OptionSpec[] = [
   { flags: '--heartbeat-interval <duration>', description: 'heartbeat period on both relay streams', defaultValue: '5s' },
   { flags: '--heartbeat-timeout <duration>', description: 'reconnect when nothing arrived from the server for this long', defaultValue: '15s' },
   { flags: '--log-level <level>', description: `log level (${LOG_LEVELS.join('|')})`, defaultValue: 'info' },
-  { flags: '--max-snapshot-bytes <size>', description: 'largest snapshot sent or accepted (bytes; KiB/MiB/GiB suffixes allowed)', defaultValue: '16MiB' },
+  { flags: '--max-snapshot-bytes <size>', description: 'largest snapshot sent or accepted: a size (16MiB, 64MiB) or bare bytes', defaultValue: '16MiB' },
   { flags: '--access-log-port <port>', description: 'port of the Envoy gRPC access-log sink served by every replica: plaintext, takes access logs and only counts them into /metrics (0 = random)', defaultValue: '9978' },
   { flags: '--access-log-host <host>', description: "address the access-log sink listens on (the cluster's sidecars reach it over the pod network; 127.0.0.1 when none send to it)", defaultValue: '0.0.0.0' },
   { flags: '--leader-election <mode>', description: `how replicas elect the one that relays (${LEADER_ELECTION_MODES.join('|')})`, defaultValue: 'none' },
@@ -201,7 +201,7 @@ export function validateAgentOptions(values: OptionValues, fieldName: FieldNamer
     ...backendOptions(values, fieldName, problems),
     stateDir: required('stateDir', 'state-dir'),
     ...credentialsOptions(values, fieldName, problems),
-    debounceMs: field('debounceMs', 'debounce-ms', (raw) => parseWholeNumber(raw, 0, 60_000), 100),
+    debounceMs: field('debounceMs', 'debounce-ms', (raw) => parseDurationAtMost(raw, 60_000), 100),
     rescanIntervalMs: field('rescanInterval', 'rescan-interval', (raw) => parseDuration(raw, 10), 60_000),
     maxManifestFileBytes: field('maxManifestFileBytes', 'max-manifest-file-bytes', parseByteSize, DEFAULT_MAX_FILE_BYTES),
     maxManifestsBytes: field('maxManifestsBytes', 'max-manifests-bytes', parseByteSize, DEFAULT_MAX_TOTAL_BYTES),
@@ -349,6 +349,12 @@ function parseListenHost(raw: string): Parsed<string> {
   const host = raw.trim();
   if (isIP(host) !== 0 || (host.length <= 253 && HOST.test(host) && !host.startsWith('['))) return { value: host };
   return { error: `"${raw}" is not an IP address or host name to listen on` };
+}
+
+function parseDurationAtMost(raw: string, maxMs: number): Parsed<number> {
+  const parsed = parseDuration(raw);
+  if ('value' in parsed && parsed.value > maxMs) return { error: `${raw} is longer than ${maxMs} ms` };
+  return parsed;
 }
 
 function parseWholeNumber(raw: string, min: number, max: number): Parsed<number> {

@@ -72,6 +72,13 @@ test('given a list of addresses, durations and sizes, when parsed, then they bec
   assert.equal(config.token, 'tok');
 });
 
+test('given --debounce-ms with a unit or as a bare number, when parsed, then both mean milliseconds, and more than a minute is refused naming the flag', () => {
+  assert.equal(parseAgentConfig([...REQUIRED, '--debounce-ms', '250']).debounceMs, 250);
+  assert.equal(parseAgentConfig([...REQUIRED, '--debounce-ms', '250ms']).debounceMs, 250);
+  assert.equal(parseAgentConfig([...REQUIRED, '--debounce-ms', '1.5s']).debounceMs, 1500);
+  assert.match(configError([...REQUIRED, '--debounce-ms', '2m']).message, /--debounce-ms: 2m is longer than 60000 ms/);
+});
+
 test('given an address without a port, when parsed, then the error names --server-address and the value', () => {
   const err = configError([...REQUIRED, '--server-address', 'x']);
   assert.equal(err.code, 'MESHRELAY_ERR_INVALID_CONFIG');
@@ -87,7 +94,7 @@ test('given several bad values, when parsed, then one error names each bad field
   const err = configError([...REQUIRED, '--health-port', '70000', '--log-level', 'loud', '--debounce-ms', 'soon', '--max-snapshot-bytes', '12 parsecs']);
   assert.match(err.message, /--health-port: 70000 is outside 0\.\.65535/);
   assert.match(err.message, /--log-level: "loud" is not one of/);
-  assert.match(err.message, /--debounce-ms: "soon" is not a whole number/);
+  assert.match(err.message, /--debounce-ms: "soon" is not a duration such as 500ms, .* or a bare number of milliseconds/);
   assert.match(err.message, /--max-snapshot-bytes: "12 parsecs" is not a size/);
 });
 

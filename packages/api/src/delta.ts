@@ -1,7 +1,7 @@
-import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { canonicalJson, deepFreeze } from './canonical.ts';
 import { MeshrelayError } from './errors.ts';
 import { deltaBytes } from './delta-header.ts';
+import { LoopSlicer } from './loop-slicer.ts';
 import { compareResources, resourceId, type Resource } from './resource.ts';
 import { sha256Hex } from './snapshot.ts';
 import { encodeSnapshotFrames, snapshotWireBytes, type AssembledSnapshot, type AssemblyLimits, type FrameInput, type FrameOptions, type SnapshotFrames } from './wire.ts';
@@ -22,25 +22,16 @@ export interface HeldResources {
   readonly resources: readonly Resource[];
 }
 
-/** Characters encoded between two yields to the event loop (a few milliseconds of work). */
-const YIELD_EVERY_CHARS = 512 * 1024;
-
 /**
- * The canonical encoding of each resource, yielding to the event loop every few
- * hundred KiB so a 16 MiB snapshot does not hold heartbeats up. `[parts.join(',')]`
+ * The canonical encoding of each resource, giving the event loop a turn every
+ * ~20 ms (LoopSlicer) so a 16 MiB snapshot does not hold heartbeats up. `[parts.join(',')]`
  * is exactly canonicalJson(resources).
  */
-export async function canonicalParts(resources: readonly Resource[]): Promise<string[]> {
+export async function canonicalParts(resources: readonly Resource[], slicer = new LoopSlicer()): Promise<string[]> {
   const parts: string[] = [];
-  let sinceYield = 0;
   for (const r of resources) {
-    const part = canonicalJson(r);
-    parts.push(part);
-    sinceYield += part.length;
-    if (sinceYield >= YIELD_EVERY_CHARS) {
-      sinceYield = 0;
-      await yieldToLoop();
-    }
+    parts.push(canonicalJson(r));
+    if (slicer.due()) await slicer.yield();
   }
   return parts;
 }
@@ -103,13 +94,25 @@ export async function deltaInput(base: HeldResources | undefined, next: Target, 
  */
 export async function encodeSnapshotFor(base: HeldResources | undefined, next: Target, options: FrameOptions = {}): Promise<ChosenFrames> {
   const { hash, resources: _, ...rest } = next;
-  const parts = await canonicalParts(next.resources);
-  const encoding = `[${parts.join(',')}]`;
+  const slicer = new LoopSlicer();
+  const parts = await canonicalParts(next.resources, slicer);
+  const encoding = await utf8ArrayInSlices(parts, slicer);
   const full = chosen('full', await encodeSnapshotFrames({ ...rest, hash, encoding }, options));
-  const input = await deltaInput(base, next, Buffer.byteLength(encoding), parts);
+  const input = await deltaInput(base, next, encoding.length, parts);
   if (!input) return full;
   const delta = chosen('delta', await encodeSnapshotFrames(input, { ...options, compressAboveBytes: Math.min(options.compressAboveBytes ?? DELTA_COMPRESS_ABOVE_BYTES, DELTA_COMPRESS_ABOVE_BYTES) }));
   return delta.wireBytes < full.wireBytes ? delta : full;
+}
+
+/** The UTF-8 bytes of `[${parts.join(',')}]`, a part at a time (one 16 MiB join and encode would hold the loop). */
+async function utf8ArrayInSlices(parts: readonly string[], slicer: LoopSlicer): Promise<Buffer> {
+  const pieces: Buffer[] = [Buffer.from('[')];
+  for (let i = 0; i < parts.length; i++) {
+    pieces.push(Buffer.from(i === 0 ? (parts[i] as string) : `,${parts[i] as string}`, 'utf8'));
+    if (slicer.due()) await slicer.yield();
+  }
+  pieces.push(Buffer.from(']'));
+  return Buffer.concat(pieces);
 }
 
 function chosen(kind: 'full' | 'delta', frames: SnapshotFrames): ChosenFrames {

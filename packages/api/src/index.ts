@@ -84,6 +84,18 @@ export {
 export { normalizeResource } from './normalize.ts';
 export { relay } from './gen/relay.js';
 export { REGISTRATION_SERVICE, RELAY_SERVICE } from './grpc.ts';
-export { parseByteSize, parseDuration, type Parsed } from './units.ts';
+export { durationForms, parseByteSize, parseDuration, type BareDurationUnit, type Parsed } from './units.ts';
 export { Backoff, DEFAULT_BACKOFF_BASE_MS, DEFAULT_BACKOFF_CAP_MS, fullJitter, type BackoffOptions, type Clock, type RandomSource } from './backoff.ts';
 export { StreamHeartbeat, type StreamHeartbeatOptions } from './stream-heartbeat.ts';
+export { LoopSlicer, SLICE_BUDGET_MS } from './loop-slicer.ts';
+export { parseResourceArray, parseWithResourcesLast, type ResourceArrayLimits } from './resource-array-parser.ts';
+export {
+  buildInputSnapshotInSlices,
+  buildOutputSnapshotInSlices,
+  encodeResourcesInSlices,
+  jsonArrayInSlices,
+  prettyJsonArrayInSlices,
+  sha256InSlices,
+  utf8InSlices,
+  type SlicedEncoding,
+} from './sliced-encoding.ts';

@@ -1,9 +1,6 @@
-import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { MeshrelayError } from './errors.ts';
+import { LoopSlicer } from './loop-slicer.ts';
 import { isRecord, type Resource } from './resource.ts';
-
-/** Characters parsed between two yields to the event loop (a few milliseconds of work). */
-const YIELD_EVERY_CHARS = 512 * 1024;
 
 export interface ResourceArrayLimits {
   readonly maxResources: number;
@@ -14,18 +11,17 @@ export interface ResourceArrayLimits {
 const undecodable = (message: string) => new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', message);
 
 /**
- * Parses a snapshot's JSON array of resources one resource at a time, yielding
- * to the event loop every few hundred KiB, so a 16 MiB snapshot does not hold
- * heartbeats up. The scanner that finds each resource's end also measures its
+ * Parses a snapshot's JSON array of resources one resource at a time, giving
+ * the event loop a turn every ~20 ms (LoopSlicer), so a 16 MiB snapshot does not
+ * hold heartbeats up (one JSON.parse of it takes 100–200 ms). The scanner that finds each resource's end also measures its
  * nesting: a resource nested deeper than maxDepth is refused naming it, before
  * anything recursive (canonical encoding, validation) could overflow the stack.
  */
-export async function parseResourceArray(text: string, limits: ResourceArrayLimits): Promise<Resource[]> {
+export async function parseResourceArray(text: string, limits: ResourceArrayLimits, slicer = new LoopSlicer()): Promise<Resource[]> {
   const out: Resource[] = [];
   let i = skipSpace(text, 0);
   if (text[i] !== '[') throw undecodable('snapshot payload is not a JSON array of resources');
   i = skipSpace(text, i + 1);
-  let sinceYield = 0;
   if (text[i] === ']') return finish(text, i + 1, out);
   for (;;) {
     if (out.length === limits.maxResources) {
@@ -33,15 +29,11 @@ export async function parseResourceArray(text: string, limits: ResourceArrayLimi
     }
     const { end, depth } = scanObject(text, i, out.length);
     out.push(parseItem(text.slice(i, end), out.length, depth, limits.maxDepth));
-    sinceYield += end - i;
     i = skipSpace(text, end);
     if (text[i] === ']') return finish(text, i + 1, out);
     if (text[i] !== ',') throw undecodable(`snapshot payload is not JSON: expected "," or "]" after item ${out.length - 1}`);
     i = skipSpace(text, i + 1);
-    if (sinceYield >= YIELD_EVERY_CHARS) {
-      sinceYield = 0;
-      await yieldToLoop();
-    }
+    if (slicer.due()) await slicer.yield();
   }
 }
 
@@ -93,4 +85,24 @@ function parseItem(json: string, index: number, depth: number, maxDepth: number)
     throw new MeshrelayError('MESHRELAY_ERR_INVALID_RESOURCE', `snapshot item ${index} (${name}) is nested deeper than ${maxDepth} levels`);
   }
   return item as unknown as Resource;
+}
+
+/** What a document laid out with its resources last puts between the rest and the resources. */
+const RESOURCES_MEMBER = ',"resources":[';
+
+/**
+ * Parses a JSON object whose last member is `resources`, an array of resources, as snapshots
+ * are stored (`{...header,"resources":[...]}`): the header in one step, the resources (the bulk)
+ * with parseResourceArray, so a large document does not hold the event loop. The header's
+ * strings escape every quote, so the first RESOURCES_MEMBER is where the resources start; a
+ * document laid out otherwise is parsed in one step. Throws what JSON.parse or
+ * parseResourceArray throws.
+ */
+export async function parseWithResourcesLast(raw: string, limits: ResourceArrayLimits, slicer = new LoopSlicer()): Promise<unknown> {
+  const at = raw.indexOf(RESOURCES_MEMBER);
+  if (at < 0 || !raw.trimEnd().endsWith(']}')) return JSON.parse(raw) as unknown;
+  const head: unknown = JSON.parse(`${raw.slice(0, at)}}`);
+  if (!isRecord(head)) return head;
+  head['resources'] = await parseResourceArray(raw.trimEnd().slice(at + RESOURCES_MEMBER.length - 1, -1), limits, slicer);
+  return head;
 }

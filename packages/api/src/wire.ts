@@ -4,9 +4,11 @@ import { MeshrelayError } from './errors.ts';
 import { relay } from './gen/relay.js';
 import { deltaBytes, deltaOfHeader, type DeltaHeader } from './delta-header.ts';
 import type { Provenance } from './snapshot.ts';
-import { copyProvenance, sha256Hex } from './snapshot.ts';
+import { copyProvenance } from './snapshot.ts';
 import type { Resource } from './resource.ts';
 import { parseResourceArray } from './resource-array-parser.ts';
+import { LoopSlicer } from './loop-slicer.ts';
+import { sha256InSlices, utf8InSlices } from './sliced-encoding.ts';
 
 export const DEFAULT_CHUNK_BYTES = 256 * 1024;
 /**
@@ -37,8 +39,8 @@ export interface FrameInput {
   readonly epoch?: string;
   readonly generation?: number;
   readonly hash: string;
-  /** The canonical encoding of the resources (see snapshotEncoding). */
-  readonly encoding: string;
+  /** The canonical encoding of the resources (see snapshotEncoding), as text or as its UTF-8 bytes. */
+  readonly encoding: string | Uint8Array;
   readonly provenance?: readonly Provenance[];
   /** Set for a delta: `encoding` is then the canonical array of upserts (`hash` stays the full snapshot's). */
   readonly delta?: DeltaHeader;
@@ -49,16 +51,20 @@ export interface FrameInput {
  * on the zlib thread pool, so the event loop keeps serving heartbeats.
  */
 export async function encodeSnapshotFrames(input: FrameInput, options: FrameOptions = {}): Promise<SnapshotFrames> {
-  const raw = Buffer.from(input.encoding, 'utf8');
+  const raw = utf8Of(input.encoding);
   const compress = raw.length > (options.compressAboveBytes ?? DEFAULT_COMPRESS_ABOVE_BYTES);
   return frames(input, raw, compress ? await gzipAsync(raw) : undefined, options);
 }
 
 /** encodeSnapshotFrames on the calling thread: for benchmarks and tests, not for a server's streams. */
 export function encodeSnapshotFramesSync(input: FrameInput, options: FrameOptions = {}): SnapshotFrames {
-  const raw = Buffer.from(input.encoding, 'utf8');
+  const raw = utf8Of(input.encoding);
   const compress = raw.length > (options.compressAboveBytes ?? DEFAULT_COMPRESS_ABOVE_BYTES);
   return frames(input, raw, compress ? gzipSync(raw) : undefined, options);
+}
+
+function utf8Of(encoding: string | Uint8Array): Buffer {
+  return typeof encoding === 'string' ? Buffer.from(encoding, 'utf8') : Buffer.from(encoding.buffer, encoding.byteOffset, encoding.byteLength);
 }
 
 function frames(input: FrameInput, raw: Buffer, gzipped: Buffer | undefined, options: FrameOptions): SnapshotFrames {
@@ -207,7 +213,11 @@ export class SnapshotAssembler {
     return last;
   }
 
-  /** Decodes the complete payload (gunzip off the event loop). Call only after add() returned true. */
+  /**
+   * Decodes the complete payload: gunzip on the zlib thread pool, hashing,
+   * UTF-8 decoding and parsing in slices that give the event loop a turn every
+   * ~20 ms. Call only after add() returned true.
+   */
   async finish(): Promise<AssembledSnapshot> {
     const payload = Buffer.concat(this.#parts);
     this.#parts.length = 0;
@@ -229,14 +239,16 @@ export class SnapshotAssembler {
     // A delta's payload is checked against its payload hash; the result against `hash` when it is resolved.
     const delta = deltaOfHeader(this.#header);
     const expected = delta ? delta.payloadHash : this.#header.hash;
-    const actual = sha256Hex(raw);
+    const slicer = new LoopSlicer();
+    const actual = await sha256InSlices(raw, slicer);
     if (actual !== expected) {
       throw new MeshrelayError(
         'MESHRELAY_ERR_SNAPSHOT_HASH_MISMATCH',
         `snapshot hash mismatch: header says ${expected}, content hashes to ${actual}`,
       );
     }
-    const resources = await parseResourceArray(raw.toString('utf8'), { maxResources: this.#limits.maxResources, maxDepth: MAX_RESOURCE_DEPTH });
+    const text = await utf8InSlices(raw, slicer);
+    const resources = await parseResourceArray(text, { maxResources: this.#limits.maxResources, maxDepth: MAX_RESOURCE_DEPTH }, slicer);
     return {
       epoch: this.#header.epoch ?? '',
       generation: Number(this.#header.generation ?? 0),

@@ -1,5 +1,5 @@
 import { Argument, InvalidArgumentError, Option, type Command } from 'commander';
-import { MeshrelayError, isValidClusterName } from '@meshrelay/api';
+import { MeshrelayError, isValidClusterName, parseDuration } from '@meshrelay/api';
 import { CREDENTIAL_ENV, LOCAL_STATE_DIRS, resolveAdminCredential, type AdminCredential } from './admin-credential.ts';
 import { DEFAULT_SERVER, DEFAULT_TIMEOUT_MS, createApiClient, normalizeServerUrl, type ApiClient } from './http-client.ts';
 import { formatJson } from './format.ts';
@@ -61,7 +61,7 @@ export function addGlobalOptions(program: Command): void {
     .addOption(new Option('--state-dir <dir>', `the server's state directory, to read its admin-token file (env: ${GLOBAL_ENV.stateDir}; ` +
       `default for a server on this machine: the local run's, ${LOCAL_STATE_DIRS.join(' or ')})`))
     .addOption(new Option('-o, --output <format>', `output format (env: ${GLOBAL_ENV.output})`).choices(OUTPUT_FORMATS).default('text'))
-    .addOption(new Option('--timeout <ms>', `per-request timeout in milliseconds (env: ${GLOBAL_ENV.timeout})`).default(String(DEFAULT_TIMEOUT_MS)));
+    .addOption(new Option('--timeout <duration>', `per-request timeout: a duration (500ms, 30s, 2m) or bare milliseconds (env: ${GLOBAL_ENV.timeout})`).default(String(DEFAULT_TIMEOUT_MS)));
 }
 
 /** The per-run state commands share: io, merged global options, the API client. */
@@ -103,10 +103,11 @@ export class CliContext {
       throw usageError(`--output (${GLOBAL_ENV.output}): "${output}" is not one of ${OUTPUT_FORMATS.join(', ')}`);
     }
     const timeout = pick('timeout', GLOBAL_ENV.timeout) ?? String(DEFAULT_TIMEOUT_MS);
-    const timeoutMs = Number(timeout);
-    if (!/^\d+$/.test(timeout) || timeoutMs < 1 || timeoutMs > MAX_TIMEOUT_MS) {
-      throw usageError(`--timeout (${GLOBAL_ENV.timeout}): "${timeout}" is not a whole number of milliseconds in 1..${MAX_TIMEOUT_MS}`);
+    const parsed = parseDuration(timeout, 1);
+    if ('error' in parsed || parsed.value > MAX_TIMEOUT_MS) {
+      throw usageError(`--timeout (${GLOBAL_ENV.timeout}): ${'error' in parsed ? parsed.error : `${timeout} is longer than ${MAX_TIMEOUT_MS} ms`}`);
     }
+    const timeoutMs = parsed.value;
     const adminToken = pick('adminToken', GLOBAL_ENV.adminToken);
     if (adminToken !== undefined && adminToken.trim() === '') throw usageError('--admin-token must not be empty');
     const adminTokenFile = pick('adminTokenFile', GLOBAL_ENV.adminTokenFile);

@@ -54,8 +54,12 @@ export interface ServerConfig {
   readonly workspacesFile: string | undefined;
 }
 
-/** duration: ms, or with a unit (200ms, 5s); size: bytes, or with a unit (16MiB). */
-type Kind = 'string' | 'port' | 'count' | 'bool' | 'list' | 'share' | 'duration' | 'size';
+/**
+ * duration: with a unit (200ms, 5s, 3m) or bare milliseconds, in ms; seconds: with a unit
+ * (90s, 3m, 24h, 7d) or bare seconds (as these flags were always counted), in seconds;
+ * size: with a unit (16MiB) or bare bytes.
+ */
+type Kind = 'string' | 'port' | 'count' | 'bool' | 'list' | 'share' | 'duration' | 'seconds' | 'size';
 
 interface Spec {
   readonly key: keyof ServerConfig;
@@ -80,23 +84,23 @@ const SPECS: readonly Spec[] = [
   { key: 'trustDomain', flag: 'trust-domain', env: 'MESHRELAY_TRUST_DOMAIN', kind: 'string', default: 'meshrelay.local', description: 'SPIFFE trust domain of relay client certificates' },
   { key: 'serverHosts', flag: 'server-hosts', env: 'MESHRELAY_SERVER_HOSTS', kind: 'list', default: '', description: 'extra DNS names/IPs for the relay server certificate (comma-separated)' },
   { key: 'advertiseAddress', flag: 'advertise-address', env: 'MESHRELAY_ADVERTISE_ADDRESS', kind: 'string', description: 'relay address printed to agents at registration (default localhost:<relay-port>)' },
-  { key: 'clientCertLifetimeSeconds', flag: 'client-cert-lifetime', env: 'MESHRELAY_CLIENT_CERT_LIFETIME', kind: 'count', default: '86400', description: 'lifetime of agent client certificates, seconds' },
-  { key: 'tokenTtlSeconds', flag: 'token-ttl', env: 'MESHRELAY_TOKEN_TTL', kind: 'count', default: '604800', description: 'lifetime of relay identity tokens, seconds' },
-  { key: 'tokenOverlapSeconds', flag: 'token-overlap', env: 'MESHRELAY_TOKEN_OVERLAP', kind: 'count', default: '3600', description: 'how long a rotated-out token keeps working, seconds' },
-  { key: 'maxSnapshotBytes', flag: 'max-snapshot-bytes', env: 'MESHRELAY_MAX_SNAPSHOT_BYTES', kind: 'size', default: String(16 * 1024 * 1024), description: 'largest accepted input snapshot (uncompressed), bytes or with a unit (16MiB)' },
+  { key: 'clientCertLifetimeSeconds', flag: 'client-cert-lifetime', env: 'MESHRELAY_CLIENT_CERT_LIFETIME', kind: 'seconds', default: '86400', description: 'lifetime of agent client certificates: a duration (24h, 7d) or bare seconds' },
+  { key: 'tokenTtlSeconds', flag: 'token-ttl', env: 'MESHRELAY_TOKEN_TTL', kind: 'seconds', default: '604800', description: 'lifetime of relay identity tokens: a duration (12h, 7d) or bare seconds' },
+  { key: 'tokenOverlapSeconds', flag: 'token-overlap', env: 'MESHRELAY_TOKEN_OVERLAP', kind: 'seconds', default: '3600', description: 'how long a rotated-out token keeps working: a duration (30m, 1h) or bare seconds' },
+  { key: 'maxSnapshotBytes', flag: 'max-snapshot-bytes', env: 'MESHRELAY_MAX_SNAPSHOT_BYTES', kind: 'size', default: String(16 * 1024 * 1024), description: 'largest accepted input snapshot (uncompressed): a size (16MiB, 64MiB) or bare bytes' },
   { key: 'maxResources', flag: 'max-resources', env: 'MESHRELAY_MAX_RESOURCES', kind: 'count', default: '50000', description: 'most resources per input snapshot' },
-  { key: 'snapshotTransferTimeoutMs', flag: 'snapshot-transfer-timeout', env: 'MESHRELAY_SNAPSHOT_TRANSFER_TIMEOUT', kind: 'duration', default: '60000', description: 'most time from a snapshot header to its last chunk, ms or with a unit (500ms, 5s)' },
+  { key: 'snapshotTransferTimeoutMs', flag: 'snapshot-transfer-timeout', env: 'MESHRELAY_SNAPSHOT_TRANSFER_TIMEOUT', kind: 'duration', default: '60000', description: 'most time from a snapshot header to its last chunk: a duration (500ms, 30s) or bare ms' },
   { key: 'maxConnectionsPerPeer', flag: 'max-connections-per-peer', env: 'MESHRELAY_MAX_CONNECTIONS_PER_PEER', kind: 'count', default: '64', description: 'concurrent relay connections admitted from one IP address (raise behind NAT)' },
-  { key: 'tlsHandshakeTimeoutMs', flag: 'tls-handshake-timeout', env: 'MESHRELAY_TLS_HANDSHAKE_TIMEOUT', kind: 'duration', default: '10000', description: 'close relay connections whose TLS handshake has not finished after this long, ms or with a unit (500ms, 5s)' },
+  { key: 'tlsHandshakeTimeoutMs', flag: 'tls-handshake-timeout', env: 'MESHRELAY_TLS_HANDSHAKE_TIMEOUT', kind: 'duration', default: '10000', description: 'close relay connections whose TLS handshake has not finished after this long: a duration (500ms, 5s) or bare ms' },
   { key: 'registrationMaxFailures', flag: 'registration-max-failures', env: 'MESHRELAY_REGISTRATION_MAX_FAILURES', kind: 'count', default: '5', description: 'failed registrations per peer/cluster before rate limiting' },
-  { key: 'registrationFailureWindowSeconds', flag: 'registration-failure-window', env: 'MESHRELAY_REGISTRATION_FAILURE_WINDOW', kind: 'count', default: '60', description: 'window for counting failed registrations, seconds' },
-  { key: 'heartbeatIntervalMs', flag: 'heartbeat-interval', env: 'MESHRELAY_HEARTBEAT_INTERVAL', kind: 'duration', default: '5000', description: 'heartbeat period on relay streams, ms or with a unit (500ms, 5s)' },
-  { key: 'heartbeatTimeoutMs', flag: 'heartbeat-timeout', env: 'MESHRELAY_HEARTBEAT_TIMEOUT', kind: 'duration', default: '15000', description: 'drop a relay stream silent for this long, ms or with a unit (500ms, 5s)' },
-  { key: 'translationDebounceMs', flag: 'translation-debounce', env: 'MESHRELAY_TRANSLATION_DEBOUNCE', kind: 'duration', default: '100', description: 'coalesce input changes for this long before translating, ms or with a unit (500ms, 5s)' },
+  { key: 'registrationFailureWindowSeconds', flag: 'registration-failure-window', env: 'MESHRELAY_REGISTRATION_FAILURE_WINDOW', kind: 'seconds', default: '60', description: 'window for counting failed registrations: a duration (30s, 5m) or bare seconds' },
+  { key: 'heartbeatIntervalMs', flag: 'heartbeat-interval', env: 'MESHRELAY_HEARTBEAT_INTERVAL', kind: 'duration', default: '5000', description: 'heartbeat period on relay streams: a duration (500ms, 5s) or bare ms' },
+  { key: 'heartbeatTimeoutMs', flag: 'heartbeat-timeout', env: 'MESHRELAY_HEARTBEAT_TIMEOUT', kind: 'duration', default: '15000', description: 'drop a relay stream silent for this long: a duration (500ms, 15s) or bare ms' },
+  { key: 'translationDebounceMs', flag: 'translation-debounce', env: 'MESHRELAY_TRANSLATION_DEBOUNCE', kind: 'duration', default: '100', description: 'coalesce input changes for this long before translating: a duration (100ms, 1s) or bare ms' },
   { key: 'vipCidr', flag: 'vip-cidr', env: 'MESHRELAY_VIP_CIDR', kind: 'string', default: '10.30.0.0/16', description: 'pool for VirtualDestination virtual IPs' },
   { key: 'safeMode', flag: 'safe-mode', env: 'MESHRELAY_SAFE_MODE', kind: 'bool', default: 'false', description: 'glooMgmtServer.safeMode: hold translation until every warm cluster is present, no timeout' },
-  { key: 'safeStartWindowSeconds', flag: 'safe-start-window', env: 'MESHRELAY_SAFE_START_WINDOW', kind: 'count', default: '180', description: 'glooMgmtServer.safeStartWindow: without safe mode, hold at most this long after start, seconds (0 = no wait)' },
-  { key: 'drainRetryAfterMs', flag: 'drain-retry-after', env: 'MESHRELAY_DRAIN_RETRY_AFTER', kind: 'duration', default: '1000', description: 'retry-after hint sent to agents when this replica drains, ms or with a unit (500ms, 5s)' },
+  { key: 'safeStartWindowSeconds', flag: 'safe-start-window', env: 'MESHRELAY_SAFE_START_WINDOW', kind: 'seconds', default: '180', description: 'glooMgmtServer.safeStartWindow: without safe mode, hold at most this long after start: a duration (90s, 3m) or bare seconds (0 = no wait)' },
+  { key: 'drainRetryAfterMs', flag: 'drain-retry-after', env: 'MESHRELAY_DRAIN_RETRY_AFTER', kind: 'duration', default: '1000', description: 'retry-after hint sent to agents when this replica drains: a duration (500ms, 5s) or bare ms' },
   { key: 'relayAdmitRate', flag: 'relay-admit-rate', env: 'MESHRELAY_RELAY_ADMIT_RATE', kind: 'count', default: '50', description: 'new agent relay sessions admitted per second (burst: one second\'s worth); the rest get a go-away with a spread retry-after hint, so a reconnect storm after a restart arrives as a paced wave' },
   { key: 'maxDeleteShare', flag: 'max-delete-share', env: 'MESHRELAY_MAX_DELETE_SHARE', kind: 'share', default: '0.5', description: 'blast-radius guard: hold an output deleting more than this share (0-1) of what an agent holds' },
   { key: 'blastRadiusMinResources', flag: 'blast-radius-min-resources', env: 'MESHRELAY_BLAST_RADIUS_MIN_RESOURCES', kind: 'count', default: '5', description: 'blast-radius guard: outputs replacing fewer resources are not held for their share' },
@@ -130,10 +134,13 @@ function convert(spec: Spec, raw: string | undefined): unknown {
       return n;
     }
     case 'duration':
+    case 'seconds':
     case 'size': {
-      const parsed = spec.kind === 'duration' ? parseDuration(raw) : parseByteSize(raw, 1);
-      if ('error' in parsed) throw bad(`is not a ${spec.kind} (${parsed.error})`);
-      return parsed.value;
+      const parsed = spec.kind === 'size' ? parseByteSize(raw, 1) : parseDuration(raw, 0, spec.kind === 'seconds' ? 's' : 'ms');
+      if ('error' in parsed) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `--${spec.flag} (${spec.env}): ${parsed.error}`);
+      if (spec.kind !== 'seconds') return parsed.value;
+      if (parsed.value % 1000 !== 0) throw bad('is not a whole number of seconds (e.g. 90s, 3m, 1h, 7d, or bare seconds)');
+      return parsed.value / 1000;
     }
     case 'port':
     case 'count': {

@@ -1,13 +1,15 @@
 import type { Logger } from 'pino';
 import {
+  LoopSlicer,
   MeshrelayError,
-  buildInputSnapshot,
+  buildInputSnapshotInSlices,
   formatResourceKey,
   type AssembledSnapshot,
   type InputSnapshot,
+  type Resource,
 } from '@meshrelay/api';
 import type { SnapshotStore } from '@meshrelay/store';
-import { validateInputResources } from '@meshrelay/translator';
+import { validateInputResources, type InputValidationResult } from '@meshrelay/translator';
 import type { ClusterRegistry } from '@meshrelay/registry';
 
 export interface IntakeResult {
@@ -18,12 +20,32 @@ export interface IntakeResult {
   readonly changed: boolean;
 }
 
+/** Resources validated between two checks of the slice budget. */
+const VALIDATION_BATCH = 64;
+
+/**
+ * validateInputResources in batches, giving the event loop a turn every ~20 ms
+ * (each resource is judged on its own, so batching changes nothing).
+ */
+async function validateInSlices(resources: readonly Resource[], slicer: LoopSlicer): Promise<InputValidationResult> {
+  const valid: Resource[] = [];
+  const rejected: InputValidationResult['rejected'][number][] = [];
+  for (let i = 0; i < resources.length; i += VALIDATION_BATCH) {
+    const batch = validateInputResources(resources.slice(i, i + VALIDATION_BATCH));
+    valid.push(...batch.valid);
+    rejected.push(...batch.rejected);
+    if (slicer.due()) await slicer.yield();
+  }
+  return { valid, rejected };
+}
+
 /**
  * Accepts an assembled input snapshot for a cluster whose identity was already
  * established: drops invalid resources one by one (reported as warnings), refuses
  * an older generation of the same agent epoch, stores the snapshot, and marks the
  * cluster warm on its first snapshot. A refused snapshot leaves the previous one
- * in place.
+ * in place. Validation and canonical encoding run in slices (a 16 MiB snapshot
+ * takes seconds of both), so relay heartbeats and the HTTP API keep answering.
  */
 export class InputIntake {
   readonly #store: SnapshotStore;
@@ -37,7 +59,8 @@ export class InputIntake {
   }
 
   async accept(cluster: string, assembled: AssembledSnapshot): Promise<IntakeResult> {
-    const { valid, rejected } = validateInputResources(assembled.resources);
+    const slicer = new LoopSlicer();
+    const { valid, rejected } = await validateInSlices(assembled.resources, slicer);
     const warnings = rejected.map(
       (r) => `${formatResourceKey(r.key)}: ${r.problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`,
     );
@@ -48,7 +71,7 @@ export class InputIntake {
         `generation ${assembled.generation} of epoch ${assembled.epoch} is not newer than the held generation ${held.generation}`,
       );
     }
-    const snapshot = buildInputSnapshot({ cluster, epoch: assembled.epoch, generation: assembled.generation, resources: valid });
+    const snapshot = await buildInputSnapshotInSlices({ cluster, epoch: assembled.epoch, generation: assembled.generation, resources: valid }, slicer);
     const changed = held?.hash !== snapshot.hash;
     if (changed || held?.generation !== snapshot.generation || held.epoch !== snapshot.epoch) {
       await this.#store.putInput(snapshot);

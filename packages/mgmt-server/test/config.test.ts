@@ -77,3 +77,33 @@ test('given durations and sizes with units or as plain numbers, when parsed, the
   assert.throws(() => parseServerConfig(['--heartbeat-interval', '5 parsecs'], {}), invalid(/--heartbeat-interval \(MESHRELAY_HEARTBEAT_INTERVAL\): "5 parsecs" is not a duration/));
   assert.throws(() => parseServerConfig(['--max-snapshot-bytes', '16MB'], {}), invalid(/--max-snapshot-bytes.*is not a size/));
 });
+
+/** The flags once counted in bare seconds, with the config field each sets. */
+const SECONDS_FLAGS = [
+  ['--safe-start-window', 'safeStartWindowSeconds', 'MESHRELAY_SAFE_START_WINDOW'],
+  ['--token-ttl', 'tokenTtlSeconds', 'MESHRELAY_TOKEN_TTL'],
+  ['--token-overlap', 'tokenOverlapSeconds', 'MESHRELAY_TOKEN_OVERLAP'],
+  ['--client-cert-lifetime', 'clientCertLifetimeSeconds', 'MESHRELAY_CLIENT_CERT_LIFETIME'],
+  ['--registration-failure-window', 'registrationFailureWindowSeconds', 'MESHRELAY_REGISTRATION_FAILURE_WINDOW'],
+] as const;
+
+for (const [flag, key, env] of SECONDS_FLAGS) {
+  test(`given ${flag} as a duration with a unit, when parsed, then it holds the same seconds as the bare number it always took`, () => {
+    for (const [raw, seconds] of [['90', 90], ['90s', 90], ['3m', 180], ['2h', 7200], ['7d', 604_800], ['2000ms', 2]] as const) {
+      assert.equal(parseServerConfig([flag, raw], {})[key], seconds, `${flag} ${raw}`);
+    }
+    assert.equal(parseServerConfig([], { [env]: '5m' })[key], 300, `${env}=5m`);
+  });
+
+  test(`given ${flag} that is not a duration or not whole seconds, when parsed, then the error names the flag, its variable and the accepted forms`, () => {
+    assert.throws(() => parseServerConfig([flag, 'soon'], {}), invalid(new RegExp(`${flag} \\(${env}\\): "soon" is not a duration such as .*7d, or a bare number of seconds`)));
+    assert.throws(() => parseServerConfig([flag, '1500ms'], {}), invalid(new RegExp(`${flag} \\(${env}\\): "1500ms" is not a whole number of seconds`)));
+  });
+}
+
+test('given the millisecond duration flags and the size flag with units, when parsed, then bare numbers keep meaning ms and bytes', () => {
+  const c = parseServerConfig(['--snapshot-transfer-timeout', '2m', '--tls-handshake-timeout', '3s', '--translation-debounce', '250', '--max-snapshot-bytes', '64MiB'], {});
+  assert.deepEqual([c.snapshotTransferTimeoutMs, c.tlsHandshakeTimeoutMs, c.translationDebounceMs, c.maxSnapshotBytes], [120_000, 3000, 250, 64 * 1024 * 1024]);
+  assert.throws(() => parseServerConfig(['--translation-debounce', '1w'], {}), invalid(/--translation-debounce \(MESHRELAY_TRANSLATION_DEBOUNCE\): "1w" is not a duration such as 500ms, 30s, 3m, 1h, 7d, or a bare number of milliseconds/));
+  assert.throws(() => parseServerConfig(['--max-snapshot-bytes', '16MB'], {}), invalid(/--max-snapshot-bytes \(MESHRELAY_MAX_SNAPSHOT_BYTES\): "16MB" is not a size such as 64KiB, 16MiB, 1GiB or a bare number of bytes/));
+});

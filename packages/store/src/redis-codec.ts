@@ -1,10 +1,13 @@
 import {
+  LoopSlicer,
+  MAX_RESOURCE_DEPTH,
   MeshrelayError,
-  buildInputSnapshot,
-  buildOutputSnapshot,
+  buildInputSnapshotInSlices,
+  buildOutputSnapshotInSlices,
+  canonicalParts,
   copyProvenance,
   isRecord,
-  snapshotEncoding,
+  parseWithResourcesLast,
   type InputSnapshot,
   type OutputSnapshot,
   type Provenance,
@@ -16,7 +19,9 @@ import {
  * cluster, epoch/generation or provenance, hash, writing replica) followed by `resources`, the
  * snapshot's canonical encoding spliced in verbatim. Decoding rebuilds the snapshot with the api
  * builders and checks the stored hash, so a value that was cut, edited or written by a buggy
- * peer is rejected rather than served.
+ * peer is rejected rather than served. Encoding and decoding run in slices that give the event
+ * loop a turn every ~20 ms: a 16 MiB snapshot takes seconds of both, which must not hold relay
+ * heartbeats and the HTTP API up.
  */
 export const VALUE_FORMAT = 1;
 
@@ -44,7 +49,7 @@ export interface Decoded<T> {
   readonly replica: string;
 }
 
-export function encodeInput(snapshot: InputSnapshot, replica: string): string {
+export async function encodeInput(snapshot: InputSnapshot, replica: string): Promise<string> {
   const header = {
     format: VALUE_FORMAT,
     cluster: snapshot.cluster,
@@ -53,10 +58,10 @@ export function encodeInput(snapshot: InputSnapshot, replica: string): string {
     hash: snapshot.hash,
     replica,
   };
-  return withResources(header, snapshotEncoding(snapshot));
+  return withResources(header, await encodingInSlices(snapshot.resources));
 }
 
-export function encodeOutput(snapshot: OutputSnapshot, replica: string): string {
+export async function encodeOutput(snapshot: OutputSnapshot, replica: string): Promise<string> {
   const header = {
     format: VALUE_FORMAT,
     cluster: snapshot.cluster,
@@ -64,7 +69,12 @@ export function encodeOutput(snapshot: OutputSnapshot, replica: string): string 
     provenance: snapshot.provenance,
     replica,
   };
-  return withResources(header, snapshotEncoding(snapshot));
+  return withResources(header, await encodingInSlices(snapshot.resources));
+}
+
+/** snapshotEncoding(), a resource at a time. */
+async function encodingInSlices(resources: readonly Resource[]): Promise<string> {
+  return `[${(await canonicalParts(resources)).join(',')}]`;
 }
 
 function withResources(header: object, encoding: string): string {
@@ -77,32 +87,35 @@ function withResources(header: object, encoding: string): string {
  * Throws MESHRELAY_ERR_SNAPSHOT_UNDECODABLE for a malformed value and
  * MESHRELAY_ERR_SNAPSHOT_HASH_MISMATCH when the resources do not hash to the stored hash.
  */
-export function decodeInput(raw: string, cluster: string): Decoded<InputSnapshot> {
-  const value = parseValue(raw, cluster);
+export async function decodeInput(raw: string, cluster: string): Promise<Decoded<InputSnapshot>> {
+  const slicer = new LoopSlicer();
+  const value = await parseValue(raw, cluster, slicer);
   const { epoch, generation } = value;
   if (typeof epoch !== 'string' || typeof generation !== 'number' || !Number.isSafeInteger(generation)) {
     throw undecodable(cluster, 'epoch or generation missing or malformed');
   }
-  const snapshot = rebuild(cluster, () => buildInputSnapshot({ cluster, epoch, generation, resources: resourcesOf(value) }));
+  const snapshot = await rebuild(cluster, () => buildInputSnapshotInSlices({ cluster, epoch, generation, resources: resourcesOf(value) }, slicer));
   checkHash(snapshot.hash, value.hash, cluster);
   return { snapshot, replica: replicaOf(value) };
 }
 
 /** As decodeInput, for an output value (provenance included). */
-export function decodeOutput(raw: string, cluster: string): Decoded<OutputSnapshot> {
-  const value = parseValue(raw, cluster);
+export async function decodeOutput(raw: string, cluster: string): Promise<Decoded<OutputSnapshot>> {
+  const slicer = new LoopSlicer();
+  const value = await parseValue(raw, cluster, slicer);
   const provenance = provenanceOf(value.provenance, cluster);
-  const snapshot = rebuild(cluster, () => buildOutputSnapshot({ cluster, provenance, resources: resourcesOf(value) }));
+  const snapshot = await rebuild(cluster, () => buildOutputSnapshotInSlices({ cluster, provenance, resources: resourcesOf(value) }, slicer));
   checkHash(snapshot.hash, value.hash, cluster);
   return { snapshot, replica: replicaOf(value) };
 }
 
-function parseValue(raw: string, cluster: string): Record<string, unknown> {
+/** Parses a value: the small header in one step, the resources (the bulk) a resource at a time. */
+async function parseValue(raw: string, cluster: string, slicer: LoopSlicer): Promise<Record<string, unknown>> {
   let value: unknown;
   try {
-    value = JSON.parse(raw);
+    value = await parseWithResourcesLast(raw, { maxResources: Number.MAX_SAFE_INTEGER, maxDepth: MAX_RESOURCE_DEPTH }, slicer);
   } catch (err) {
-    throw undecodable(cluster, 'not JSON', err);
+    throw undecodable(cluster, err instanceof MeshrelayError ? err.message : 'not JSON', err);
   }
   if (!isRecord(value)) throw undecodable(cluster, 'not a JSON object');
   if (value.format !== VALUE_FORMAT) throw undecodable(cluster, `unknown format ${JSON.stringify(value.format)}`);
@@ -136,9 +149,9 @@ function replicaOf(value: Record<string, unknown>): string {
   return typeof value.replica === 'string' ? value.replica : '';
 }
 
-function rebuild<T>(cluster: string, build: () => T): T {
+async function rebuild<T>(cluster: string, build: () => Promise<T>): Promise<T> {
   try {
-    return build();
+    return await build();
   } catch (err) {
     throw undecodable(cluster, err instanceof Error ? err.message : String(err), err);
   }

@@ -44,7 +44,7 @@ interface Table<T> {
   /** Clusters whose memory state (a snapshot or its absence) Redis has not seen. */
   readonly dirty: Set<string>;
   key(cluster: string): string;
-  decode(raw: string, cluster: string): Decoded<T>;
+  decode(raw: string, cluster: string): Promise<Decoded<T>>;
   /** Writes the snapshot; returns the mutation number of an entry adopted from Redis instead, if any. */
   write(snapshot: T, mode: InputWriteMode): Promise<number | undefined>;
   remove(cluster: string): Promise<void>;
@@ -190,7 +190,7 @@ class RedisSnapshotStore implements SnapshotStore {
       key,
       decode: decodeOutput,
       write: async (snapshot, mode) => {
-        await writeOutput(this.#link.command, key(snapshot.cluster), encodeOutput(snapshot, this.#replica), mode);
+        await writeOutput(this.#link.command, key(snapshot.cluster), await encodeOutput(snapshot, this.#replica), mode);
         return undefined;
       },
       remove: async (cluster) => {
@@ -245,7 +245,7 @@ class RedisSnapshotStore implements SnapshotStore {
     const write: InputWrite = {
       key: this.#inputs.key(cluster),
       versionKey: this.#keys.inputVersion(cluster),
-      value: encodeInput(snapshot, this.#replica),
+      value: await encodeInput(snapshot, this.#replica),
       epoch: snapshot.epoch,
       generation: snapshot.generation,
       mode,
@@ -254,7 +254,7 @@ class RedisSnapshotStore implements SnapshotStore {
     };
     const result = await writeInput(this.#link.command, write);
     if (result.kind !== 'kept') return undefined;
-    const remote = this.#tryDecode(this.#inputs, result.raw, cluster);
+    const remote = await this.#tryDecode(this.#inputs, result.raw, cluster);
     if (remote === undefined) {
       await overwriteInput(this.#link.command, write);
       return undefined;
@@ -285,36 +285,36 @@ class RedisSnapshotStore implements SnapshotStore {
     if (missing.length === 0 || !this.#writable()) return found;
     const keys = missing.map((cluster) => table.key(cluster));
     const marks = keys.map((key) => this.#marks.begin(key));
-    let raws: (string | null)[];
-    let changed: boolean[];
     try {
-      raws = await this.#link.command.mget(keys);
-      changed = keys.map((key, i) => this.#marks.current(key) !== marks[i]);
-    } catch (err) {
-      this.#log.debug({ err, clusters: missing, kind: table.kind }, 'redis read failed; answering from memory');
+      let raws: (string | null)[];
+      try {
+        raws = await this.#link.command.mget(keys);
+      } catch (err) {
+        this.#log.debug({ err, clusters: missing, kind: table.kind }, 'redis read failed; answering from memory');
+        return found;
+      }
+      for (const [i, cluster] of missing.entries()) {
+        const raw = raws[i];
+        // Decoding gives the event loop turns: a change made meanwhile is newer than what was read.
+        const decoded = raw === null || raw === undefined ? undefined : await this.#tryDecode(table, raw, cluster);
+        if (this.#marks.current(keys[i] as string) !== marks[i]) {
+          const held = table.memory.get(cluster); // changed locally meanwhile: memory is newer
+          if (held !== undefined) found.set(cluster, held);
+          continue;
+        }
+        if (decoded === undefined) continue;
+        table.memory.set(cluster, decoded.snapshot);
+        found.set(cluster, decoded.snapshot);
+      }
       return found;
     } finally {
       missing.forEach((cluster, i) => this.#marks.end(keys[i] as string, this.#idle(table, cluster)));
     }
-    missing.forEach((cluster, i) => {
-      const raw = raws[i];
-      if (changed[i] === true) {
-        const held = table.memory.get(cluster); // changed locally meanwhile: memory is newer
-        if (held !== undefined) found.set(cluster, held);
-        return;
-      }
-      if (raw === null || raw === undefined) return;
-      const decoded = this.#tryDecode(table, raw, cluster);
-      if (decoded === undefined) return;
-      table.memory.set(cluster, decoded.snapshot);
-      found.set(cluster, decoded.snapshot);
-    });
-    return found;
   }
 
-  #tryDecode<T>(table: Table<T>, raw: string, cluster: string): Decoded<T> | undefined {
+  async #tryDecode<T>(table: Table<T>, raw: string, cluster: string): Promise<Decoded<T> | undefined> {
     try {
-      return table.decode(raw, cluster);
+      return await table.decode(raw, cluster);
     } catch (err) {
       this.#log.warn({ err, cluster, kind: table.kind, key: table.key(cluster) }, 'ignoring an unreadable snapshot in redis');
       return undefined;
@@ -347,19 +347,22 @@ class RedisSnapshotStore implements SnapshotStore {
   async #refreshInput(cluster: string): Promise<void> {
     const key = this.#inputs.key(cluster);
     const mark = this.#marks.begin(key);
-    let raw: string | null;
-    let changed: boolean;
+    let remote: Decoded<InputSnapshot> | undefined;
     try {
-      raw = await this.#link.command.get(key);
-      changed = this.#marks.current(key) !== mark;
-    } catch (err) {
-      this.#log.warn({ err, cluster }, 'cannot read a changed input from redis; keeping the memory copy');
-      return;
+      let raw: string | null;
+      try {
+        raw = await this.#link.command.get(key);
+      } catch (err) {
+        this.#log.warn({ err, cluster }, 'cannot read a changed input from redis; keeping the memory copy');
+        return;
+      }
+      if (raw === null) return;
+      remote = await this.#tryDecode(this.#inputs, raw, cluster);
+      // A local change while it was read or decoded is newer.
+      if (this.#marks.current(key) !== mark) return;
     } finally {
       this.#marks.end(key, this.#idle(this.#inputs, cluster));
     }
-    if (raw === null || changed) return;
-    const remote = this.#tryDecode(this.#inputs, raw, cluster);
     if (remote === undefined) return;
     const held = this.#inputs.memory.get(cluster);
     if (held !== undefined && !supersedes(remote.snapshot, held)) return;

@@ -58,9 +58,9 @@ test('redis outage: given inputs put before and during an outage, when Redis res
 
   const redis = plainClientFor(t, server.url);
   const [east, west, eastOutput] = await redis.mget('mr:input:east', 'mr:input:west', 'mr:output:east');
-  assert.equal(decodeInput(east ?? '', 'east').snapshot.hash, during.hash);
-  assert.equal(decodeInput(west ?? '', 'west').snapshot.hash, before.hash);
-  assert.deepEqual(decodeOutput(eastOutput ?? '', 'east').snapshot, output);
+  assert.equal((await decodeInput(east ?? '', 'east')).snapshot.hash, during.hash);
+  assert.equal((await decodeInput(west ?? '', 'west')).snapshot.hash, before.hash);
+  assert.deepEqual((await decodeOutput(eastOutput ?? '', 'east')).snapshot, output);
   assert.deepEqual(healths.at(-1), { backend: 'redis', redisUp: true, pendingWriteBack: 0 });
   assert.ok(healths.some((h) => !h.redisUp && h.pendingWriteBack > 0), 'health listeners saw the outage');
 });
@@ -91,7 +91,7 @@ test('redis outage: given Redis hangs, when an input is put, then the put return
   server.resume();
   await waitFor(() => store.health().pendingWriteBack === 0, { ...WAIT, message: 'the input was never written back' });
   const redis = plainClientFor(t, server.url);
-  assert.equal(decodeInput((await redis.get('mr:input:east')) ?? '', 'east').snapshot.hash, snapshot.hash);
+  assert.equal((await decodeInput((await redis.get('mr:input:east')) ?? '', 'east')).snapshot.hash, snapshot.hash);
 });
 
 test('redis outage: given Redis is not running when the store starts, when it starts later, then inputs put meanwhile reach it', async (t) => {
@@ -105,7 +105,7 @@ test('redis outage: given Redis is not running when the store starts, when it st
   t.after(() => server.stop());
   await waitFor(() => store.health().redisUp && store.health().pendingWriteBack === 0, { ...WAIT, message: 'write-back never finished' });
   const redis = plainClientFor(t, server.url);
-  assert.equal(decodeInput((await redis.get('mr:input:east')) ?? '', 'east').snapshot.hash, snapshot.hash);
+  assert.equal((await decodeInput((await redis.get('mr:input:east')) ?? '', 'east')).snapshot.hash, snapshot.hash);
 });
 
 test('redis outage: given A was cut off and put generation 2, when B wrote generation 9 meanwhile, then A keeps Redis at 9 and takes it', async (t) => {
@@ -123,7 +123,7 @@ test('redis outage: given A was cut off and put generation 2, when B wrote gener
   proxy.restore();
   await waitFor(() => a.store.health().redisUp && a.store.health().pendingWriteBack === 0, { ...WAIT, message: 'A never wrote back' });
   const redis = plainClientFor(t, server.url);
-  assert.equal(decodeInput((await redis.get('mr:input:east')) ?? '', 'east').snapshot.hash, newer.hash);
+  assert.equal((await decodeInput((await redis.get('mr:input:east')) ?? '', 'east')).snapshot.hash, newer.hash);
   assert.equal((await a.store.getInput('east'))?.hash, newer.hash);
 });
 

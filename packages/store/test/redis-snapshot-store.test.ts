@@ -143,7 +143,7 @@ test('redis store: given memory holds generation 3, when Redis announces generat
   await waitForSubscribers(t, keyPrefix, 1);
 
   const older = inputOf('east', { epoch: 'e', generation: 2, services: ['older'] });
-  await redis.set(`${keyPrefix}:input:east`, encodeInput(older, 'c'));
+  await redis.set(`${keyPrefix}:input:east`, await encodeInput(older, 'c'));
   await redis.publish(`${keyPrefix}:input-changed`, JSON.stringify({ cluster: 'east', hash: older.hash, replica: 'c', deleted: false }));
   await waitFor(() => events.length === 1, { timeoutMs: 5000, message: 'B was never told' });
 

@@ -29,13 +29,13 @@ test('redis versions: given the version hash names a newer generation, when A pu
   const redis = plainClientFor(t, server.url);
   // The value's own header says generation 3, the version hash says 9: only the hash may decide.
   const held = inputOf('east', { epoch: 'e', generation: 3, services: ['held'] });
-  await redis.set(`${keyPrefix}:input:east`, encodeInput(held, 'other'));
+  await redis.set(`${keyPrefix}:input:east`, await encodeInput(held, 'other'));
   await redis.hset(`${keyPrefix}:input-version:east`, { epoch: 'e', generation: '9' });
   const a = await readyRedisStoreFor(t, { url: server.url, replicaId: 'a', keyPrefix });
 
   await a.store.putInput(inputOf('east', { epoch: 'e', generation: 5, services: ['stale'] }));
 
-  assert.equal(await redis.get(`${keyPrefix}:input:east`), encodeInput(held, 'other'));
+  assert.equal(await redis.get(`${keyPrefix}:input:east`), await encodeInput(held, 'other'));
   assert.deepEqual(await redis.hgetall(`${keyPrefix}:input-version:east`), { epoch: 'e', generation: '9' });
 });
 
@@ -43,13 +43,13 @@ test('redis versions: given a value written without a version hash, when A puts 
   const keyPrefix = uniquePrefix();
   const redis = plainClientFor(t, server.url);
   const newer = inputOf('east', { epoch: 'e', generation: 4, services: ['newer'] });
-  await redis.set(`${keyPrefix}:input:east`, encodeInput(newer, 'old-replica'));
+  await redis.set(`${keyPrefix}:input:east`, await encodeInput(newer, 'old-replica'));
   const a = await readyRedisStoreFor(t, { url: server.url, replicaId: 'a', keyPrefix });
 
   await a.store.putInput(inputOf('east', { epoch: 'e', generation: 2, services: ['older'] }));
 
   assert.equal(a.store.memoryInputs().get('east')?.hash, newer.hash);
-  assert.equal(await redis.get(`${keyPrefix}:input:east`), encodeInput(newer, 'old-replica'));
+  assert.equal(await redis.get(`${keyPrefix}:input:east`), await encodeInput(newer, 'old-replica'));
 });
 
 test('redis versions: given two replicas, when each puts generations out of order, then both end on the newest and Redis agrees', async (t) => {

@@ -28,3 +28,4 @@ export {
 export { FAKE_KUBE_RESOURCE_TYPES, type FakeKubeResourceType } from './fake-kube-resource-types.ts';
 export type { FakeKubeMetadata, FakeKubeObject } from './fake-kube-selectors.ts';
 export { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
+export { startHealthProbe, startHeartbeatProbe, type HeartbeatProbeTarget, type ProbeWindow, type ResponsivenessProbe } from './responsiveness-probe.ts';

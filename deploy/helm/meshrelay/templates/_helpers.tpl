@@ -158,3 +158,25 @@ cannot be silently overridden by a duplicate entry. Call with (dict "env" <yaml 
 {{/* Where the admin token Secret (glooMgmtServer.adminToken.secretName) is mounted, and the file in it. */}}
 {{- define "meshrelay.adminTokenDir" -}}/etc/meshrelay/admin-token{{- end -}}
 {{- define "meshrelay.adminTokenFile" -}}{{ include "meshrelay.adminTokenDir" . }}/{{ .Values.glooMgmtServer.adminToken.key }}{{- end -}}
+
+{{/*
+A duration or size value as the binaries read it: a string keeps its unit (90s, 3m, 7d, 16MiB),
+a number is passed as a whole number (its flag's bare unit: seconds, milliseconds or bytes).
+*/}}
+{{- define "meshrelay.unitValue" -}}
+{{- if kindIs "string" . -}}{{ . }}{{- else -}}{{ . | int64 }}{{- end -}}
+{{- end -}}
+
+{{/*
+Milliseconds of a duration value (dict "value" V "bare" "ms"|"s"): a string carries its unit
+(500ms, 5s, 3m, 1h, 7d); a number counts the flag's bare unit.
+*/}}
+{{- define "meshrelay.durationMs" -}}
+{{- $factors := dict "ms" 1 "s" 1000 "m" 60000 "h" 3600000 "d" 86400000 -}}
+{{- if kindIs "string" .value -}}
+{{- $unit := regexFind "(ms|s|m|h|d)$" .value | default .bare -}}
+{{- mulf (float64 (trimSuffix $unit .value)) (get $factors $unit) | int64 -}}
+{{- else -}}
+{{- mul (int64 .value) (get $factors .bare) -}}
+{{- end -}}
+{{- end -}}

@@ -87,7 +87,7 @@ export class KubernetesOutputApplier implements OutputApplier {
    */
   apply(output: AppliedOutput): Promise<boolean> {
     return this.#serialize(async () => {
-      const checked = checkAppliedOutput(output, this.#opts.cluster);
+      const checked = await checkAppliedOutput(output, this.#opts.cluster);
       if (checked.hash === this.#held?.hash) {
         this.#desired = undefined;
         clearTimeout(this.#retryTimer);

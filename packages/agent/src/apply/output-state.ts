@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { MeshrelayError, buildOutputSnapshot, isRecord, type Provenance, type Resource } from '@meshrelay/api';
+import { MAX_RESOURCE_DEPTH, MeshrelayError, buildOutputSnapshotInSlices, isRecord, jsonArrayInSlices, parseWithResourcesLast, type Provenance, type Resource } from '@meshrelay/api';
 
 /** An output snapshot as the agent applies and persists it. */
 export interface AppliedOutput {
@@ -21,7 +21,9 @@ const STATE_FILE = 'last-output.json';
  */
 export async function writeAppliedOutput(stateDir: string, output: AppliedOutput): Promise<void> {
   await mkdir(stateDir, { recursive: true, mode: 0o700 });
-  await writeFileAtomic(path.join(stateDir, STATE_FILE), JSON.stringify(output));
+  // JSON.stringify(output), with the large resource list encoded in slices (event loop stays free).
+  const head = JSON.stringify({ cluster: output.cluster, hash: output.hash, provenance: output.provenance });
+  await writeFileAtomic(path.join(stateDir, STATE_FILE), `${head.slice(0, -1)},"resources":${await jsonArrayInSlices(output.resources)}}`);
 }
 
 /**
@@ -38,11 +40,12 @@ export async function readAppliedOutput(stateDir: string, cluster: string, logge
     return undefined;
   }
   try {
-    const parsed: unknown = JSON.parse(text);
+    // The resources (the bulk) are parsed a resource at a time: a large output does not hold the event loop.
+    const parsed = await parseWithResourcesLast(text, { maxResources: Number.MAX_SAFE_INTEGER, maxDepth: MAX_RESOURCE_DEPTH });
     if (!isRecord(parsed) || !Array.isArray(parsed['resources']) || typeof parsed['hash'] !== 'string') {
       throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', 'not an output snapshot');
     }
-    return checkAppliedOutput(parsed as unknown as AppliedOutput, cluster);
+    return await checkAppliedOutput(parsed as unknown as AppliedOutput, cluster);
   } catch (err) {
     logger.warn({ err, file }, 'ignoring the persisted last output: it is corrupt or not for this cluster');
     return undefined;
@@ -53,12 +56,13 @@ export async function readAppliedOutput(stateDir: string, cluster: string, logge
  * Re-derives the hash from the resources so nothing unverified is ever served.
  * Throws MESHRELAY_ERR_INVALID_ARGUMENT for another cluster's output and
  * MESHRELAY_ERR_SNAPSHOT_HASH_MISMATCH when the resources do not hash to `hash`.
+ * Encodes in slices, so a large output does not hold the agent's heartbeats up.
  */
-export function checkAppliedOutput(output: AppliedOutput, cluster: string): AppliedOutput {
+export async function checkAppliedOutput(output: AppliedOutput, cluster: string): Promise<AppliedOutput> {
   if (output.cluster !== cluster) {
     throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `output is for cluster "${output.cluster}", this agent serves "${cluster}"`);
   }
-  const built = buildOutputSnapshot({ cluster, resources: output.resources, provenance: output.provenance ?? [] });
+  const built = await buildOutputSnapshotInSlices({ cluster, resources: output.resources, provenance: output.provenance ?? [] });
   if (built.hash !== output.hash) {
     throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_HASH_MISMATCH', `output resources hash to ${built.hash}, not ${output.hash}`);
   }

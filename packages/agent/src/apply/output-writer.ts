@@ -3,7 +3,7 @@ import { mkdir, readdir, readlink, rename, rm, stat, symlink, writeFile } from '
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { stringify } from 'yaml';
-import type { Resource } from '@meshrelay/api';
+import { LoopSlicer, prettyJsonArrayInSlices, type Resource } from '@meshrelay/api';
 import type { OutputApplier } from './output-applier.ts';
 import { checkAppliedOutput, readAppliedOutput, writeAppliedOutput, type AppliedOutput } from './output-state.ts';
 
@@ -18,6 +18,8 @@ export interface OutputWriterOptions {
 
 const VERSIONS_DIR = '.versions';
 const CURRENT_LINK = 'current';
+/** Resource files written at once. */
+const PARALLEL_WRITES = 64;
 
 /**
  * Writes output snapshots into a directory atomically: every version is written
@@ -76,7 +78,7 @@ export class FileOutputWriter implements OutputApplier {
    */
   apply(output: AppliedOutput): Promise<boolean> {
     return this.#serialize(async () => {
-      const checked = checkAppliedOutput(output, this.#opts.cluster);
+      const checked = await checkAppliedOutput(output, this.#opts.cluster);
       if (checked.hash === this.#held?.hash && (await this.#currentTarget()) === versionLinkTarget(checked.hash)) return false;
       await this.#install(checked);
       await writeAppliedOutput(this.#opts.stateDir, checked);
@@ -136,19 +138,36 @@ function versionLinkTarget(hash: string): string {
   return path.join(VERSIONS_DIR, hash);
 }
 
-/** One `<kind>.<namespace>.<name>.yaml` per resource plus `snapshot.json`. */
+/**
+ * One `<kind>.<namespace>.<name>.yaml` per resource plus `snapshot.json`. YAML
+ * and JSON are rendered in slices that give the event loop a turn every ~20 ms:
+ * rendering a large output takes seconds, which must not hold heartbeats up.
+ */
 async function writeVersion(dir: string, output: AppliedOutput): Promise<void> {
+  const slicer = new LoopSlicer();
   const used = new Set<string>();
-  const writes = output.resources.map((resource) => {
+  const files: [string, string][] = [];
+  for (const resource of output.resources) {
     let name = resourceFileName(resource);
     // Same kind and name in two API groups: keep both, the second carries its apiVersion.
     if (used.has(name)) name = `${safe(resource.apiVersion)}.${name}`;
     used.add(name);
-    return writeFile(path.join(dir, name), stringify(resource));
-  });
-  await Promise.all(writes);
-  const { cluster, hash, provenance, resources } = output;
-  await writeFile(path.join(dir, 'snapshot.json'), `${JSON.stringify({ cluster, hash, provenance, resources }, null, 2)}\n`);
+    files.push([name, stringify(resource)]);
+    if (slicer.due()) await slicer.yield();
+  }
+  // Rendered first, written after (no write can fail unobserved while the loop takes its turns),
+  // a bounded number at a time: thousands of writes at once flood the loop with their completions.
+  for (let i = 0; i < files.length; i += PARALLEL_WRITES) {
+    await Promise.all(files.slice(i, i + PARALLEL_WRITES).map(([name, text]) => writeFile(path.join(dir, name), text)));
+  }
+  await writeFile(path.join(dir, 'snapshot.json'), `${await snapshotJson(output, slicer)}\n`);
+}
+
+/** JSON.stringify({ cluster, hash, provenance, resources }, null, 2), the resources rendered in slices. */
+async function snapshotJson(output: AppliedOutput, slicer: LoopSlicer): Promise<string> {
+  const { cluster, hash, provenance } = output;
+  const head = JSON.stringify({ cluster, hash, provenance }, null, 2);
+  return `${head.slice(0, -2)},\n  "resources": ${await prettyJsonArrayInSlices(output.resources, 2, 1, slicer)}\n}`;
 }
 
 export function resourceFileName(resource: Resource): string {

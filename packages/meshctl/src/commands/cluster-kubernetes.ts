@@ -7,7 +7,7 @@
  * Helm in the workload cluster.
  */
 import type { CoreV1Api } from '@kubernetes/client-node';
-import { DNS_LABEL } from '@meshrelay/api';
+import { DNS_LABEL, parseDuration } from '@meshrelay/api';
 import { loadKubeConfig } from '@meshrelay/kube';
 import {
   RELAY_ROOT_CA_SECRET, createClusterWithToken, kubeErrorCode, kubeFailure, registryApis, tokenSecretName,
@@ -22,6 +22,16 @@ export const AGENT_TOKEN_SECRET = { name: 'relay-identity-token-secret', key: 't
 export const AGENT_ROOT_CA_SECRET = { name: 'relay-root-tls-secret', key: 'ca.crt' } as const;
 export const HELM_CHART_PATH = 'deploy/helm/meshrelay';
 export const DEFAULT_TOKEN_TTL_SECONDS = 604_800;
+/** --token-ttl's help text. */
+export const TOKEN_TTL_HELP = 'a duration (12h, 7d) or bare seconds, at least 1m';
+
+/** --token-ttl in seconds: a duration (12h, 7d) or bare seconds, whole seconds, at least a minute; a usage error otherwise. */
+export function parseTokenTtl(raw: string | undefined): number {
+  const ttl = parseDuration(raw ?? '', 60_000, 's');
+  if ('error' in ttl) throw usageError(`--token-ttl: ${ttl.error}`);
+  if (ttl.value % 1000 !== 0) throw usageError(`--token-ttl: ${raw ?? ''} is not a whole number of seconds`);
+  return ttl.value / 1000;
+}
 
 export interface KubernetesRegisterFlags extends CredentialFiles {
   readonly kubeconfig: string;
@@ -54,7 +64,7 @@ export function checkKubernetesFlags(flags: Partial<KubernetesRegisterFlags>, so
     return;
   }
   if (!DNS_LABEL.test(flags.namespace ?? '')) throw usageError(`--namespace: "${flags.namespace}" is not a DNS-1123 label`);
-  if (!/^\d+$/.test(flags.tokenTtl ?? '') || Number(flags.tokenTtl) < 60) throw usageError(`--token-ttl: "${flags.tokenTtl}" is not a whole number of seconds (at least 60)`);
+  parseTokenTtl(flags.tokenTtl);
   if (flags.relayAddress !== undefined && !/^[^\s:]+:\d{1,5}$/.test(flags.relayAddress)) {
     throw usageError(`--relay-address: "${flags.relayAddress}" is not host:port`);
   }
@@ -67,7 +77,7 @@ export async function registerThroughKubernetes(ctx: CliContext, cmd: Command, n
   const apis = registryApis(kubeConfig);
   const created = await createClusterWithToken(apis, name, {
     namespace: flags.namespace,
-    tokenTtlSeconds: Number(flags.tokenTtl),
+    tokenTtlSeconds: parseTokenTtl(flags.tokenTtl),
     now: ctx.now(),
     ...(flags.clusterDomain !== undefined ? { clusterDomain: flags.clusterDomain } : {}),
     ...(flags.trustDomain !== undefined ? { trustDomain: flags.trustDomain } : {}),

@@ -12,7 +12,7 @@ import { loadKubeConfig } from '@meshrelay/kube';
 import { readClusterObject, registryApis, revokeClusterInKubernetes, tokenSecretName } from '@meshrelay/registry';
 import { clusterArgument, usageError, type CliContext } from '../cli-context.ts';
 import { checkCredentialFiles, writeCredentialFiles, type CredentialFiles } from './agent-credentials.ts';
-import { DEFAULT_TOKEN_TTL_SECONDS } from './cluster-kubernetes.ts';
+import { DEFAULT_TOKEN_TTL_SECONDS, TOKEN_TTL_HELP, parseTokenTtl } from './cluster-kubernetes.ts';
 
 interface RevokeFlags extends CredentialFiles {
   readonly kubeconfig?: string;
@@ -40,7 +40,7 @@ export function addRevokeCommand(cluster: Command, ctx: CliContext, handOver: Ha
     .option('--kubeconfig <file>', 'revoke through the Kubernetes API of the management cluster (kubernetes registry) instead of the HTTP API')
     .option('--kube-context <context>', 'context of --kubeconfig (default: its current-context)')
     .option('--namespace <namespace>', 'management namespace (with --kubeconfig)', 'gloo-mesh')
-    .option('--token-ttl <seconds>', 'lifetime of the new token (with --kubeconfig; over the HTTP API the server decides)', String(DEFAULT_TOKEN_TTL_SECONDS))
+    .option('--token-ttl <duration>', `lifetime of the new token: ${TOKEN_TTL_HELP} (with --kubeconfig; over the HTTP API the server decides)`, String(DEFAULT_TOKEN_TTL_SECONDS))
     .action(async (name: string, flags: RevokeFlags, cmd: Command) => {
       if (flags.kubeconfig !== undefined) return revokeThroughKubernetes(ctx, cmd, name, flags as RevokeFlags & { kubeconfig: string });
       const stray = ['kubeContext', 'tokenTtl', 'namespace'].filter((key) => cmd.getOptionValueSource(key) === 'cli');
@@ -60,13 +60,13 @@ export type HandOver = (
 
 async function revokeThroughKubernetes(ctx: CliContext, cmd: Command, name: string, flags: RevokeFlags & { kubeconfig: string }): Promise<void> {
   if (!DNS_LABEL.test(flags.namespace)) throw usageError(`--namespace: "${flags.namespace}" is not a DNS-1123 label`);
-  if (!/^\d+$/.test(flags.tokenTtl) || Number(flags.tokenTtl) < 60) throw usageError(`--token-ttl: "${flags.tokenTtl}" is not a whole number of seconds (at least 60)`);
+  const tokenTtlSeconds = parseTokenTtl(flags.tokenTtl);
   if (flags.caOut !== undefined) throw usageError('--ca-out: the relay root CA is not read with --kubeconfig; take it from `cluster register`');
   await checkCredentialFiles(flags);
   const apis = registryApis(loadKubeConfig({ kubeconfig: flags.kubeconfig, ...(flags.kubeContext !== undefined ? { context: flags.kubeContext } : {}) }));
   const object = await readClusterObject(apis, flags.namespace, name);
   const revoked = await revokeClusterInKubernetes(apis, flags.namespace, { name, uid: object.metadata?.uid ?? '' }, {
-    now: ctx.now(), tokenTtlSeconds: Number(flags.tokenTtl),
+    now: ctx.now(), tokenTtlSeconds,
   });
   const output: KubernetesRevocationOutput = {
     cluster: { name, namespace: flags.namespace },

@@ -5,7 +5,7 @@ import { clusterArgument, usageError, type CliContext } from '../cli-context.ts'
 import { formatAge, renderTable, shortHash } from '../format.ts';
 import { checkCredentialFiles, renderCredentials, writeCredentialFiles, type CredentialFiles } from './agent-credentials.ts';
 import {
-  DEFAULT_TOKEN_TTL_SECONDS, checkKubernetesFlags, registerThroughKubernetes, type KubernetesRegisterFlags,
+  DEFAULT_TOKEN_TTL_SECONDS, TOKEN_TTL_HELP, checkKubernetesFlags, registerThroughKubernetes, type KubernetesRegisterFlags,
 } from './cluster-kubernetes.ts';
 import { addForgetContributionCommand } from './cluster-contribution.ts';
 import { addRevokeCommand } from './cluster-revoke.ts';
@@ -39,7 +39,7 @@ export function addClusterCommands(program: Command, ctx: CliContext): void {
     .option('--kube-context <context>', 'context of --kubeconfig (default: its current-context)')
     .option('--namespace <namespace>', 'management namespace, also used for the agent (with --kubeconfig)', 'gloo-mesh')
     .option('--relay-address <host:port>', 'relay address agents dial, for the printed install commands (with --kubeconfig)')
-    .option('--token-ttl <seconds>', 'token lifetime (with --kubeconfig; over the HTTP API the server decides)', String(DEFAULT_TOKEN_TTL_SECONDS))
+    .option('--token-ttl <duration>', `token lifetime: ${TOKEN_TTL_HELP} (with --kubeconfig; over the HTTP API the server decides)`, String(DEFAULT_TOKEN_TTL_SECONDS))
     .action(async (name: string, flags: RegisterFlags, cmd: Command) => {
       checkKubernetesFlags(flags, (key) => cmd.getOptionValueSource(key));
       if (flags.kubeconfig !== undefined) return registerThroughKubernetes(ctx, cmd, name, flags as KubernetesRegisterFlags);

@@ -60,7 +60,7 @@ pod's service account).
   value: {{ $.Release.Namespace | quote }}
 {{- end }}
 - name: MESHRELAY_AGENT_DEBOUNCE_MS
-  value: {{ $a.discovery.debounceMs | int64 | quote }}
+  value: {{ include "meshrelay.unitValue" $a.discovery.debounceMs | quote }}
 - name: MESHRELAY_AGENT_HEALTH_HOST
   value: {{ $a.healthHost | quote }}
 - name: MESHRELAY_AGENT_HEALTH_PORT

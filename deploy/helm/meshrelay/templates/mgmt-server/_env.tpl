@@ -38,41 +38,41 @@ kubeconfig and its context (the pod's service account is the credential) and MES
 - name: MESHRELAY_ADVERTISE_ADDRESS
   value: {{ include "meshrelay.advertiseAddress" . | quote }}
 - name: MESHRELAY_CLIENT_CERT_LIFETIME
-  value: {{ $s.relay.clientCertLifetime | int64 | quote }}
+  value: {{ include "meshrelay.unitValue" $s.relay.clientCertLifetime | quote }}
 - name: MESHRELAY_TOKEN_TTL
-  value: {{ $s.relay.tokenTtl | int64 | quote }}
+  value: {{ include "meshrelay.unitValue" $s.relay.tokenTtl | quote }}
 - name: MESHRELAY_TOKEN_OVERLAP
-  value: {{ $s.relay.tokenOverlap | int64 | quote }}
+  value: {{ include "meshrelay.unitValue" $s.relay.tokenOverlap | quote }}
 - name: MESHRELAY_MAX_SNAPSHOT_BYTES
-  value: {{ $s.relay.maxSnapshotBytes | int64 | quote }}
+  value: {{ include "meshrelay.unitValue" $s.relay.maxSnapshotBytes | quote }}
 - name: MESHRELAY_MAX_RESOURCES
   value: {{ $s.relay.maxResources | int64 | quote }}
 - name: MESHRELAY_SNAPSHOT_TRANSFER_TIMEOUT
-  value: {{ $s.relay.snapshotTransferTimeout | int64 | quote }}
+  value: {{ include "meshrelay.unitValue" $s.relay.snapshotTransferTimeout | quote }}
 - name: MESHRELAY_MAX_CONNECTIONS_PER_PEER
   value: {{ $s.relay.maxConnectionsPerPeer | int64 | quote }}
 - name: MESHRELAY_TLS_HANDSHAKE_TIMEOUT
-  value: {{ $s.relay.tlsHandshakeTimeout | int64 | quote }}
+  value: {{ include "meshrelay.unitValue" $s.relay.tlsHandshakeTimeout | quote }}
 - name: MESHRELAY_REGISTRATION_MAX_FAILURES
   value: {{ $s.relay.registrationMaxFailures | int64 | quote }}
 - name: MESHRELAY_REGISTRATION_FAILURE_WINDOW
-  value: {{ $s.relay.registrationFailureWindow | int64 | quote }}
+  value: {{ include "meshrelay.unitValue" $s.relay.registrationFailureWindow | quote }}
 - name: MESHRELAY_HEARTBEAT_INTERVAL
-  value: {{ $s.relay.heartbeatInterval | int64 | quote }}
+  value: {{ include "meshrelay.unitValue" $s.relay.heartbeatInterval | quote }}
 - name: MESHRELAY_HEARTBEAT_TIMEOUT
-  value: {{ $s.relay.heartbeatTimeout | int64 | quote }}
+  value: {{ include "meshrelay.unitValue" $s.relay.heartbeatTimeout | quote }}
 - name: MESHRELAY_DRAIN_RETRY_AFTER
-  value: {{ $s.relay.drainRetryAfter | int64 | quote }}
+  value: {{ include "meshrelay.unitValue" $s.relay.drainRetryAfter | quote }}
 - name: MESHRELAY_RELAY_ADMIT_RATE
   value: {{ $s.relay.admitRate | int64 | quote }}
 - name: MESHRELAY_TRANSLATION_DEBOUNCE
-  value: {{ $s.translationDebounce | int64 | quote }}
+  value: {{ include "meshrelay.unitValue" $s.translationDebounce | quote }}
 - name: MESHRELAY_VIP_CIDR
   value: {{ $s.vipCidr | quote }}
 - name: MESHRELAY_SAFE_MODE
   value: {{ $s.safeMode | toString | quote }}
 - name: MESHRELAY_SAFE_START_WINDOW
-  value: {{ $s.safeStartWindow | int64 | quote }}
+  value: {{ include "meshrelay.unitValue" $s.safeStartWindow | quote }}
 - name: MESHRELAY_MAX_DELETE_SHARE
   value: {{ $s.blastRadius.maxDeleteShare | toString | quote }}
 - name: MESHRELAY_BLAST_RADIUS_MIN_RESOURCES

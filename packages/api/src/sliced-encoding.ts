@@ -1,0 +1,133 @@
+import { createHash } from 'node:crypto';
+import { StringDecoder } from 'node:string_decoder';
+import { canonicalJson, deepFreeze } from './canonical.ts';
+import { MeshrelayError } from './errors.ts';
+import { LoopSlicer } from './loop-slicer.ts';
+import { compareResources, formatResourceKey, resourceKey, type Resource } from './resource.ts';
+import { copyProvenance, type InputSnapshot, type InputSnapshotInit, type OutputSnapshot, type OutputSnapshotInit } from './snapshot.ts';
+
+/*
+ * The snapshot builders of snapshot.ts, done in slices that give the event loop
+ * a turn every ~20 ms (LoopSlicer). They give exactly what buildInputSnapshot,
+ * buildOutputSnapshot and encodeResources give (same copies, order, freezing,
+ * hash and errors), for the large snapshots a relay stream takes in: a 16 MiB
+ * snapshot of ~45 k resources costs seconds of encoding, which must not hold
+ * heartbeats, acks and the HTTP API up. No single step is long (each resource
+ * is encoded, copied and frozen on its own), so no worker thread is needed.
+ */
+
+/** Bytes hashed or decoded between two checks of the slice budget. */
+const BYTES_PER_STEP = 1024 * 1024;
+
+/** encodeResources without the joined encoding: the frozen sorted copies, their hash and the encoding's size. */
+export interface SlicedEncoding {
+  readonly resources: readonly Resource[];
+  readonly hash: string;
+  readonly bytes: number;
+}
+
+interface Entry {
+  readonly copy: Resource;
+  readonly part: string;
+}
+
+/**
+ * encodeResources in slices. Resources that arrive sorted (as the wire requires)
+ * are not sorted again; unsorted ones are sorted in one step.
+ * Throws MESHRELAY_ERR_INVALID_RESOURCE when two resources share a key.
+ */
+export async function encodeResourcesInSlices(resources: readonly Resource[], slicer = new LoopSlicer()): Promise<SlicedEncoding> {
+  const entries: Entry[] = [];
+  for (const r of resources) {
+    const part = canonicalJson(r);
+    entries.push({ copy: JSON.parse(part) as Resource, part });
+    if (slicer.due()) await slicer.yield();
+  }
+  if (!(await isSorted(entries, slicer))) entries.sort((a, b) => compareResources(a.copy, b.copy));
+  const hash = createHash('sha256').update('[');
+  let bytes = 2;
+  const copies: Resource[] = [];
+  for (let i = 0; i < entries.length; i++) {
+    const { copy, part } = entries[i] as Entry;
+    if (i > 0) {
+      if (compareResources((entries[i - 1] as Entry).copy, copy) === 0) throw new MeshrelayError('MESHRELAY_ERR_INVALID_RESOURCE', `duplicate resource ${formatResourceKey(resourceKey(copy))}`);
+      hash.update(',');
+      bytes++;
+    }
+    hash.update(part);
+    bytes += Buffer.byteLength(part);
+    copies.push(deepFreeze(copy));
+    if (slicer.due()) await slicer.yield();
+  }
+  return { resources: Object.freeze(copies), hash: hash.update(']').digest('hex'), bytes };
+}
+
+async function isSorted(entries: readonly Entry[], slicer: LoopSlicer): Promise<boolean> {
+  for (let i = 1; i < entries.length; i++) {
+    if (compareResources((entries[i - 1] as Entry).copy, (entries[i] as Entry).copy) > 0) return false;
+    if (i % 1024 === 0) await slicer.pause();
+  }
+  return true;
+}
+
+/** buildInputSnapshot in slices. */
+export async function buildInputSnapshotInSlices(init: InputSnapshotInit, slicer = new LoopSlicer()): Promise<InputSnapshot> {
+  const encoded = await encodeResourcesInSlices(init.resources, slicer);
+  return Object.freeze({ cluster: init.cluster, epoch: init.epoch, generation: init.generation, hash: encoded.hash, bytes: encoded.bytes, resources: encoded.resources });
+}
+
+/** buildOutputSnapshot in slices. */
+export async function buildOutputSnapshotInSlices(init: OutputSnapshotInit, slicer = new LoopSlicer()): Promise<OutputSnapshot> {
+  const encoded = await encodeResourcesInSlices(init.resources, slicer);
+  const provenance = [...init.provenance].map(copyProvenance).sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
+  return Object.freeze({ cluster: init.cluster, hash: encoded.hash, bytes: encoded.bytes, resources: encoded.resources, provenance: deepFreeze(provenance) });
+}
+
+/** sha256 (hex) of a large buffer, a MiB at a time. */
+export async function sha256InSlices(data: Uint8Array, slicer = new LoopSlicer()): Promise<string> {
+  const hash = createHash('sha256');
+  for (let offset = 0; offset < data.length; offset += BYTES_PER_STEP) {
+    hash.update(data.subarray(offset, offset + BYTES_PER_STEP));
+    if (slicer.due()) await slicer.yield();
+  }
+  return hash.digest('hex');
+}
+
+/** UTF-8 decoding of a large buffer, a MiB at a time (a character split between two steps is kept whole). */
+export async function utf8InSlices(data: Uint8Array, slicer = new LoopSlicer()): Promise<string> {
+  const decoder = new StringDecoder('utf8');
+  const pieces: string[] = [];
+  for (let offset = 0; offset < data.length; offset += BYTES_PER_STEP) {
+    pieces.push(decoder.write(Buffer.from(data.buffer, data.byteOffset + offset, Math.min(BYTES_PER_STEP, data.length - offset))));
+    if (slicer.due()) await slicer.yield();
+  }
+  pieces.push(decoder.end());
+  return pieces.join('');
+}
+
+/**
+ * `JSON.stringify(value, null, indent)`'s text for one array, built an item at
+ * a time, with every line after the first indented by `depth` levels (the
+ * array's nesting inside its document). Equal to JSON.stringify's output.
+ */
+export async function prettyJsonArrayInSlices(items: readonly unknown[], indent: number, depth: number, slicer = new LoopSlicer()): Promise<string> {
+  if (items.length === 0) return '[]';
+  const outer = ' '.repeat(indent * depth);
+  const inner = ' '.repeat(indent * (depth + 1));
+  const parts: string[] = [];
+  for (const item of items) {
+    parts.push(inner + (JSON.stringify(item, null, indent) ?? 'null').replaceAll('\n', `\n${inner}`));
+    if (slicer.due()) await slicer.yield();
+  }
+  return `[\n${parts.join(',\n')}\n${outer}]`;
+}
+
+/** `JSON.stringify(items)` for a large array, an item at a time. */
+export async function jsonArrayInSlices(items: readonly unknown[], slicer = new LoopSlicer()): Promise<string> {
+  const parts: string[] = [];
+  for (const item of items) {
+    parts.push(JSON.stringify(item) ?? 'null');
+    if (slicer.due()) await slicer.yield();
+  }
+  return `[${parts.join(',')}]`;
+}
