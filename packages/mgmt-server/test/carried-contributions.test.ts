@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { pino } from 'pino';
+import { DirectoryDocumentStore } from '@meshrelay/registry';
 import { buildNode, buildTestInputSnapshot, waitFor } from '@meshrelay/testkit';
 import { CarriedContributions } from '../src/carried-contributions.ts';
 
@@ -14,7 +15,7 @@ const inputC2 = buildTestInputSnapshot('cluster-c', [buildNode({ name: 'node-c2'
 async function contributions(t: TestContext, dir?: string): Promise<{ store: CarriedContributions; dir: string }> {
   const root = dir ?? (await mkdtemp(join(tmpdir(), 'meshrelay-contributions-')));
   if (!dir) t.after(() => rm(root, { recursive: true, force: true }));
-  const store = new CarriedContributions(root, pino({ level: 'silent' }));
+  const store = new CarriedContributions(new DirectoryDocumentStore(root), pino({ level: 'silent' }));
   t.after(() => store.stop());
   return { store, dir: root };
 }

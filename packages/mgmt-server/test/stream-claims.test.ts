@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { pino } from 'pino';
+import { DirectoryDocumentStore } from '@meshrelay/registry';
 import { waitFor } from '@meshrelay/testkit';
 import { ConnectionTracker, type StreamHandle, type StreamKind } from '../src/connections.ts';
 import { StreamClaims } from '../src/stream-claims.ts';
@@ -20,7 +21,7 @@ function handle(connections: ConnectionTracker, cluster: string, kind: StreamKin
 
 async function replica(t: TestContext, dir: string, name: string): Promise<ConnectionTracker> {
   const connections = new ConnectionTracker();
-  const claims = new StreamClaims(dir, name, connections, pino({ level: 'silent' }));
+  const claims = new StreamClaims(new DirectoryDocumentStore(dir), name, connections, pino({ level: 'silent' }));
   claims.start();
   t.after(() => claims.stop());
   return connections;
