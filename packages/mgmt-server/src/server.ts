@@ -162,6 +162,17 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     loop.trigger(`registry ${change.type}`);
   });
   const unsubscribeStore = store.onInputChanged((event) => loop.trigger(`input from ${event.cluster} via replica ${event.replica}`));
+  // A translation under way when a cluster was deregistered publishes and persists its output after
+  // the cleanup above; each finished run drops outputs of clusters that are no longer registered.
+  const unsubscribeSweep = loop.onStatus(() => {
+    for (const cluster of outputs.all().keys()) {
+      if (registry.get(cluster) !== undefined) continue;
+      outputs.forget(cluster);
+      persister.forget(cluster);
+      void store.deleteOutput(cluster).catch((err: unknown) => log.warn({ err, cluster }, 'could not drop the output of a deregistered cluster'));
+      log.info({ cluster }, 'dropped the output a translation under way built for a cluster deregistered meanwhile');
+    }
+  });
 
   const relay = await startRelayServer(ctx, {
     host: config.relayHost,
@@ -229,6 +240,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
       log.info({ streams: streams.length }, 'drain: told agents to move');
       unsubscribeRegistry();
       unsubscribeStore();
+      unsubscribeSweep();
       await relay.stop();
       await loop.stop();
       await persister.close();
