@@ -45,6 +45,13 @@ export class CarriedContributions {
   #carried = new Map<string, CarriedContribution>();
   readonly #listeners = new Set<() => void>();
   #stopWatch: (() => void) | undefined;
+  /**
+   * Verified inputs read by `carry`, kept only while watching: a record can be MBs (several API
+   * objects with the kubernetes registry) and is re-read only after the watch reports it changed.
+   */
+  readonly #verified = new Map<string, InputSnapshot>();
+  /** How many change reports the watch made: a read that a report overlapped is not kept. */
+  #reports = 0;
 
   constructor(documents: SharedDocumentStore, logger: Logger) {
     this.#documents = documents;
@@ -71,23 +78,32 @@ export class CarriedContributions {
     const out = new Map<string, InputSnapshot>();
     const carried = new Map<string, CarriedContribution>();
     for (const cluster of absent) {
-      const record = await this.#read(cluster);
-      if (!record) continue;
-      if (record.releasedAt !== undefined) {
-        this.#released.add(cluster);
-        continue;
-      }
-      const input = buildInputSnapshot({ cluster, epoch: record.epoch, generation: record.generation, resources: record.resources });
-      if (input.hash !== record.hash) {
-        this.#logger.error({ cluster, kept: record.hash, actual: input.hash }, 'kept contribution does not match its hash; not carried over');
-        continue;
-      }
+      const input = this.#verified.get(cluster) ?? (await this.#readVerified(cluster));
+      if (!input) continue;
       out.set(cluster, input);
       carried.set(cluster, { cluster, inputHash: input.hash, generation: input.generation, since: this.#carried.get(cluster)?.since ?? now });
     }
     this.#carried = carried;
     this.#emit();
     return out;
+  }
+
+  /** The kept, unreleased input of a cluster whose content still hashes to what was kept. */
+  async #readVerified(cluster: string): Promise<InputSnapshot | undefined> {
+    const reportsBefore = this.#reports;
+    const record = await this.#read(cluster);
+    if (!record) return undefined;
+    if (record.releasedAt !== undefined) {
+      this.#released.add(cluster);
+      return undefined;
+    }
+    const input = buildInputSnapshot({ cluster, epoch: record.epoch, generation: record.generation, resources: record.resources });
+    if (input.hash !== record.hash) {
+      this.#logger.error({ cluster, kept: record.hash, actual: input.hash }, 'kept contribution does not match its hash; not carried over');
+      return undefined;
+    }
+    if (this.#stopWatch && this.#reports === reportsBefore) this.#verified.set(cluster, input);
+    return input;
   }
 
   /** Clusters carried over by the last translation on this replica, by name. */
@@ -120,6 +136,7 @@ export class CarriedContributions {
     this.#remembered.delete(cluster);
     this.#released.delete(cluster);
     this.#carried.delete(cluster);
+    this.#verified.delete(cluster);
     await this.#documents.delete(cluster);
     this.#emit();
   }
@@ -131,6 +148,8 @@ export class CarriedContributions {
    */
   watch(onExternalChange: () => void): void {
     this.#stopWatch = this.#documents.watch((names) => {
+      this.#reports++;
+      for (const name of names) this.#verified.delete(name);
       if (names.some((name) => this.#carried.has(name))) onExternalChange();
     }, CHECK_INTERVAL_MS, (err) => this.#logger.warn({ err }, `could not list the kept contributions in ${this.#documents.location}`));
   }
@@ -153,6 +172,7 @@ export class CarriedContributions {
   }
 
   async #write(cluster: string, record: ContributionFile): Promise<void> {
+    this.#verified.delete(cluster);
     await this.#documents.put(cluster, Buffer.from(JSON.stringify(record)));
   }
 
