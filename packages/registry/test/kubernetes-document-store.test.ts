@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
-import { FAKE_KUBE_MAX_DATA_BYTES } from '@meshrelay/testkit';
+import { FAKE_KUBE_MAX_DATA_BYTES, waitFor } from '@meshrelay/testkit';
 import { KubernetesDocumentStore, SHARED_STATE_LABEL } from '../src/kubernetes-document-store.ts';
 import { registryApis } from '../src/kubernetes-objects.ts';
 import { NS, kubeConfigOf, startFakeKube } from './kube-harness.ts';
@@ -68,4 +68,18 @@ test('given two writers of one document, when both put, then the last write wins
   await b!.put('east.push', Buffer.from('b'));
   assert.equal((await a!.get('east.push'))?.toString(), 'b');
   await assert.rejects(a!.put('East..push', Buffer.from('x')), (err: { code?: string }) => err.code === 'MESHRELAY_ERR_INVALID_ARGUMENT');
+});
+
+test('given a watch on one replica\'s store, when another replica writes and deletes documents, then the watch reports each changed name', async (t) => {
+  const fake = await startFakeKube(t);
+  const [watched, other] = [0, 1].map(() => new KubernetesDocumentStore(registryApis(kubeConfigOf(fake)), NS, 'held-outputs'));
+  await other!.put('east', Buffer.from('1'));
+  const reported: string[][] = [];
+  const stop = watched!.watch((names) => reported.push(names), 20, (err) => assert.fail(String(err)));
+  t.after(stop);
+  await waitFor(() => reported.length === 1, { timeoutMs: 5000, message: 'the first look reported nothing' });
+  assert.deepEqual(reported[0], ['east']);
+  await other!.put('west.release', Buffer.from('2'));
+  await other!.delete('east');
+  await waitFor(() => reported.flat().includes('west.release') && reported.slice(1).flat().includes('east'), { timeoutMs: 5000, message: `reported: ${JSON.stringify(reported)}` });
 });
