@@ -83,8 +83,12 @@ export class KubernetesDocumentStore implements SharedDocumentStore {
     throw new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', `shared document "${name}" in ${this.location} kept changing while it was read`);
   }
 
-  async list(): Promise<DocumentRevision[]> {
-    const items = await this.#list(`${SHARED_STATE_PART_LABEL}=index`);
+  list(): Promise<DocumentRevision[]> {
+    return this.#revisions(false);
+  }
+
+  async #revisions(fromWatchCache: boolean): Promise<DocumentRevision[]> {
+    const items = await this.#list(`${SHARED_STATE_PART_LABEL}=index`, fromWatchCache);
     return items
       .map((cm) => ({ name: cm.metadata?.annotations?.[SHARED_DOCUMENT_NAME_ANNOTATION] ?? '', revision: cm.metadata?.resourceVersion ?? '' }))
       .filter((d) => d.name !== '')
@@ -98,7 +102,9 @@ export class KubernetesDocumentStore implements SharedDocumentStore {
   }
 
   watch(onChange: (names: string[]) => void, intervalMs: number, onError: (err: unknown) => void): () => void {
-    return pollDocumentChanges(() => this.list(), onChange, intervalMs, onError);
+    // resourceVersion=0 lets kube-apiserver answer the frequent looks from its watch cache instead of
+    // etcd; a look that lags reports the change at the next one (readers re-read with a fresh get).
+    return pollDocumentChanges(() => this.#revisions(true), onChange, intervalMs, onError);
   }
 
   #indexName(name: string): string {
@@ -176,10 +182,11 @@ export class KubernetesDocumentStore implements SharedDocumentStore {
     }
   }
 
-  async #list(selector: string): Promise<V1ConfigMap[]> {
+  async #list(selector: string, fromWatchCache = false): Promise<V1ConfigMap[]> {
     const labelSelector = `${SHARED_STATE_LABEL}=${this.#collection},${selector}`;
+    const request = { namespace: this.#namespace, labelSelector, ...(fromWatchCache ? { resourceVersion: '0' } : {}) };
     try {
-      return (await retryTransient(() => this.#apis.core.listNamespacedConfigMap({ namespace: this.#namespace, labelSelector }))).items;
+      return (await retryTransient(() => this.#apis.core.listNamespacedConfigMap(request))).items;
     } catch (err) {
       throw kubeFailure(err, `list ConfigMaps ${labelSelector} in ${this.#namespace}`);
     }
