@@ -101,10 +101,15 @@ export async function waitForConnectedAnywhere(mesh: Mesh, clusters: readonly st
   }, { timeoutMs, intervalMs: 200, message: `${clusters.join(', ')} did not reconnect` });
 }
 
-/** Waits until each replica's gate is open and it has built cluster-a's output (after a restart). */
+/**
+ * Waits until each replica's gate is open, it holds the inputs of cluster-a and cluster-b again (so
+ * an output built next carries only cluster-c over), and it has built cluster-a's output.
+ */
 export async function waitForTranslationAfterWindow(mesh: Mesh, servers: readonly ServerProc[]): Promise<void> {
   for (const server of servers) {
-    await waitFor(async () => !(await safeMode(mesh, server)).active && (await clusterView(mesh, 'cluster-a', server)).output !== null,
-      { timeoutMs: 20_000, message: `${server.name} did not translate after the window` });
+    await waitFor(async () => !(await safeMode(mesh, server)).active
+      && (await Promise.all(['cluster-a', 'cluster-b'].map((c) => clusterView(mesh, c, server)))).every((v) => v.input !== null)
+      && (await clusterView(mesh, 'cluster-a', server)).output !== null,
+    { timeoutMs: 20_000, message: `${server.name} did not translate after the window with cluster-a and cluster-b back` });
   }
 }
