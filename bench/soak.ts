@@ -3,12 +3,14 @@
  * server (in-process) and a real redis-server, measuring the heap after a full GC once per round.
  * Each round registers a batch of clusters under names never used before, pushes two snapshots
  * each over mTLS (the second edits a VirtualDestination and an endpoint), pulls and acks its output,
- * lets translation run, then deregisters them all. Also prints the VIP allocations on file. A server that keeps per-cluster state after deregistration grows by a
- * roughly fixed amount per round; one that prunes stays flat. Prints the series and the slope
- * (least squares, bytes per 100 registrations, over the second half of the rounds so warm-up
- * allocations do not count).
+ * lets translation run, then deregisters them all. Also prints the VIP allocations on file and the
+ * timers pending in the process. A server that keeps per-cluster state after deregistration grows
+ * by a roughly fixed amount per round; one that prunes stays flat. Prints the series, the slope
+ * (least squares, bytes per 100 registrations) over the first and the second half of the rounds
+ * (warm-up allocations land in the first), and the server's per-cluster structures left at the end
+ * (all 0 when deregistration prunes everything). `--write` also writes the figures to bench/SOAK.md.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -23,6 +25,7 @@ const { values } = parseArgs({
   options: {
     minutes: { type: 'string', default: '3' },
     batch: { type: 'string', default: '10' },
+    write: { type: 'boolean', default: false },
   },
 });
 const MINUTES = Number(values.minutes);
@@ -92,9 +95,11 @@ async function main(): Promise<void> {
     '--state-dir', stateDir, '--safe-start-window', '0', '--translation-debounce', '10', '--replica-name', 'soak-0', '--redis-url', redis.url,
   ]);
   const server = await startManagementServer(config, pino({ level: process.env['SOAK_LOG_LEVEL'] ?? 'silent' }));
-  const series: { registrations: number; heapBytes: number }[] = [];
+  const series: Sample[] = [];
+  const startedAt = Date.now();
   const deadline = Date.now() + MINUTES * 60_000;
   let registrations = 0;
+  let left: Readonly<Record<string, number>> = {};
   try {
     for (let round = 0; Date.now() < deadline; round++) {
       const names = Array.from({ length: BATCH }, (_, i) => `soak-${round}-${i}`);
@@ -104,19 +109,65 @@ async function main(): Promise<void> {
       await server.loop.runNow();
       registrations += BATCH;
       const heapBytes = heapAfterGc();
-      series.push({ registrations, heapBytes });
+      const timers = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+      series.push({ seconds: Math.round((Date.now() - startedAt) / 1000), registrations, heapBytes, timers });
       const vips = vipEntries(join(stateDir, 'registry', 'vip-allocations.json'));
-      process.stdout.write(`round ${round + 1}\tregistrations ${registrations}\theap ${(heapBytes / 1048576).toFixed(2)} MiB\tVIP allocations ${vips}\n`);
+      process.stdout.write(`round ${round + 1}\tregistrations ${registrations}\theap ${(heapBytes / 1048576).toFixed(2)} MiB\ttimers ${timers}\tVIP allocations ${vips}\n`);
     }
+    left = await settledCounts(server);
   } finally {
     await server.stop();
     await redis.stop();
     rmSync(stateDir, { recursive: true, force: true });
   }
-  const tail = series.slice(Math.floor(series.length / 2)).map((p) => ({ x: p.registrations, y: p.heapBytes }));
-  const perHundred = slope(tail) * 100;
-  process.stdout.write(`rounds ${series.length}, registrations ${registrations}\n`);
-  process.stdout.write(`heap slope over the second half: ${(perHundred / 1024).toFixed(1)} KiB per 100 registrations\n`);
+  const half = Math.floor(series.length / 2);
+  const kibPerHundred = (part: readonly Sample[]): string => ((slope(part.map((p) => ({ x: p.registrations, y: p.heapBytes }))) * 100) / 1024).toFixed(1);
+  const summary = [
+    `rounds ${series.length}, registrations ${registrations}, ${MINUTES} min, batch ${BATCH}`,
+    `heap slope over the first half: ${kibPerHundred(series.slice(0, half))} KiB per 100 registrations`,
+    `heap slope over the second half: ${kibPerHundred(series.slice(half))} KiB per 100 registrations`,
+    `per-cluster state left after the last deregistration: ${JSON.stringify(left)}`,
+  ];
+  process.stdout.write(`${summary.join('\n')}\n`);
+  if (values.write) writeFileSync(join(import.meta.dirname, 'SOAK.md'), soakReport(series, summary));
+}
+
+interface Sample {
+  readonly seconds: number;
+  readonly registrations: number;
+  readonly heapBytes: number;
+  readonly timers: number;
+}
+
+/** The server's per-cluster structures once its writes settled (up to 10 s). */
+async function settledCounts(server: ManagementServer): Promise<Readonly<Record<string, number>>> {
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline && Object.values(server.debugCounts()).some((n) => n !== 0)) {
+    await server.loop.runNow();
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return server.debugCounts();
+}
+
+/** bench/SOAK.md: the summary and the heap at about 30 points of the run. */
+function soakReport(series: readonly Sample[], summary: readonly string[]): string {
+  const every = Math.max(1, Math.ceil(series.length / 30));
+  const rows = series.filter((_, i) => i % every === 0 || i === series.length - 1)
+    .map((p) => `| ${p.seconds} | ${p.registrations} | ${(p.heapBytes / 1048576).toFixed(2)} | ${p.timers} |`);
+  return [
+    '# Soak: heap under registration churn',
+    '',
+    'Written by `npm run soak -- --minutes N --write` (bench/soak.ts): an in-process management server and a real',
+    'redis-server; each round registers a batch of new clusters, pushes two snapshots each, pulls and acks the',
+    'output, deregisters them. Heap is measured after two forced GCs.',
+    '',
+    ...summary.map((line) => `- ${line}`),
+    '',
+    '| seconds | registrations | heap MiB | pending timers |',
+    '|---|---|---|---|',
+    ...rows,
+    '',
+  ].join('\n');
 }
 
 await main();

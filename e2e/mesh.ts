@@ -9,8 +9,10 @@ import type { TestContext } from 'node:test';
 import {
   freePort,
   spawnProcess,
+  startFakeKubeApiServer,
   startRedisServer,
   waitFor,
+  type FakeKubeApiServer,
   type ProcessHandle,
   type RedisServerHandle,
 } from '@meshrelay/testkit';
@@ -47,20 +49,35 @@ export interface OutputOnDisk {
 export interface MeshOptions {
   readonly redis?: boolean;
   readonly serverFlags?: readonly string[];
+  /**
+   * `kubernetes`: the servers use `--registry kubernetes` against a fake kube-apiserver (the
+   * test double from @meshrelay/testkit) and, like pods, each server process gets a state
+   * directory of its own that a restart does not keep. Default `file`: one shared state directory.
+   */
+  readonly registry?: 'file' | 'kubernetes';
 }
+
+/** The management namespace of the kubernetes-registry mesh. */
+export const MESH_NAMESPACE = 'gloo-mesh';
 
 export class Mesh {
   readonly dir: string;
   readonly redis: RedisServerHandle | undefined;
   readonly servers: ServerProc[] = [];
   readonly agents = new Map<string, AgentProc>();
+  /** The fake kube-apiserver of a kubernetes-registry mesh. */
+  readonly kube: FakeKubeApiServer | undefined;
   readonly #stateDir: string;
   readonly #serverFlags: readonly string[];
   readonly #credentials = new Map<string, { tokenFile: string; caFile: string }>();
+  #serverStarts = 0;
+  /** Each server's flags other than where it keeps its state (those may change at a restart). */
+  readonly #baseArgs = new Map<string, readonly string[]>();
 
-  private constructor(dir: string, redis: RedisServerHandle | undefined, serverFlags: readonly string[]) {
+  private constructor(dir: string, redis: RedisServerHandle | undefined, serverFlags: readonly string[], kube: FakeKubeApiServer | undefined) {
     this.dir = dir;
     this.redis = redis;
+    this.kube = kube;
     this.#stateDir = join(dir, 'server-state');
     this.#serverFlags = serverFlags;
   }
@@ -68,27 +85,41 @@ export class Mesh {
   static async start(t: TestContext, options: MeshOptions = {}): Promise<Mesh> {
     const dir = mkdtempSync(join(tmpdir(), 'meshrelay-e2e-'));
     const redis = options.redis === false ? undefined : await startRedisServer();
-    const mesh = new Mesh(dir, redis, options.serverFlags ?? []);
+    const kube = options.registry === 'kubernetes' ? await startFakeKubeApiServer() : undefined;
+    const mesh = new Mesh(dir, redis, options.serverFlags ?? [], kube);
     t.after(async () => {
       if (process.env['E2E_DEBUG'] !== undefined) mesh.dumpLogs(Number(process.env['E2E_DEBUG']) || 40);
       await mesh.stopAll();
+      await kube?.stop();
       if (process.env['E2E_KEEP'] === undefined) rmSync(dir, { recursive: true, force: true });
     });
     return mesh;
   }
 
-  /** Starts a management server process sharing the mesh's state directory and Redis. */
+  /** Where a server process keeps its state: shared, or (kubernetes) new for every process start. */
+  #stateFlags(name: string): string[] {
+    if (!this.kube) return ['--state-dir', this.#stateDir];
+    const kubeconfig = join(this.dir, 'kubeconfig');
+    if (!existsSync(kubeconfig)) writeFileSync(kubeconfig, this.kube.kubeConfigYaml(), { mode: 0o600 });
+    return [
+      '--state-dir', join(this.dir, `server-state-${name}-${this.#serverStarts++}`),
+      '--registry', 'kubernetes', '--kubeconfig', kubeconfig, '--namespace', MESH_NAMESPACE,
+    ];
+  }
+
+  /** Starts a management server process on the mesh's Redis and durable state (see MeshOptions.registry). */
   async startServer(name = `mgmt-${this.servers.length}`, extraFlags: readonly string[] = []): Promise<ServerProc> {
     const [relayPort, httpPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
-    const args = [
-      SERVER_BIN,
+    const base = [
       '--relay-host', '127.0.0.1', '--http-host', '127.0.0.1',
       '--relay-port', String(relayPort), '--http-port', String(httpPort), '--metrics-port', String(metricsPort),
-      '--state-dir', this.#stateDir, '--replica-name', name,
+      '--replica-name', name,
       '--heartbeat-interval', '300', '--heartbeat-timeout', '2000', '--translation-debounce', '20',
       '--safe-start-window', '0', '--log-level', 'debug',
       ...this.#serverFlags, ...extraFlags,
     ];
+    this.#baseArgs.set(name, base);
+    const args = [SERVER_BIN, ...this.#stateFlags(name), ...base];
     const proc = await spawnProcess({ name, command: process.execPath, args, env: this.redis ? { REDIS_URL: this.redis.url } : { REDIS_URL: undefined } });
     const server: ServerProc = { name, proc, relayPort, httpPort, metricsPort, api: `http://127.0.0.1:${httpPort}`, args };
     await proc.waitForLine(/management server started/, 30_000);
@@ -96,16 +127,20 @@ export class Mesh {
     return server;
   }
 
-  /** Starts a server process again with exactly the same flags and ports (a restart of that replica). */
+  /**
+   * Starts a server process again with the same flags and ports (a restart of that replica); with
+   * the kubernetes registry in a new state directory, as a replaced pod would start.
+   */
   async restartServer(server: ServerProc): Promise<ServerProc> {
     if (server.proc.running) await server.proc.stop(5000);
+    const args = [SERVER_BIN, ...this.#stateFlags(server.name), ...(this.#baseArgs.get(server.name) ?? [])];
     const proc = await spawnProcess({
       name: server.name,
       command: process.execPath,
-      args: [...server.args],
+      args,
       env: this.redis ? { REDIS_URL: this.redis.url } : { REDIS_URL: undefined },
     });
-    const restarted: ServerProc = { ...server, proc };
+    const restarted: ServerProc = { ...server, proc, args };
     this.servers[this.servers.indexOf(server)] = restarted;
     await proc.waitForLine(/management server started/, 30_000);
     return restarted;
@@ -123,9 +158,12 @@ export class Mesh {
     return this.agents.get(cluster)?.proc.lines.filter((l) => l.includes('"output applied"')).length ?? 0;
   }
 
-  /** The admin token the servers created in their shared state directory on first start. */
+  /** The admin token the servers created on first start: in their shared state directory, or (kubernetes) a Secret. */
   adminToken(): string {
-    return readFileSync(join(this.#stateDir, 'admin-token'), 'utf8').trim();
+    if (!this.kube) return readFileSync(join(this.#stateDir, 'admin-token'), 'utf8').trim();
+    const data = this.kube.get('Secret', 'meshrelay-admin-token', MESH_NAMESPACE)?.['data'] as Record<string, string> | undefined;
+    if (data?.['token'] === undefined) throw new Error('no admin token Secret in the fake kube-apiserver');
+    return Buffer.from(data['token'], 'base64').toString('utf8').trim();
   }
 
   /** The header every /api/v1 call needs. */

@@ -153,7 +153,9 @@ test('given a server and an agent running with the chart\'s environment, when a 
 
   const serverRequests = requestsOf(mgmtApi);
   const agentRequests = requestsOf(workloadApi);
-  for (const expected of ['create admin.gloo.solo.io/kubernetesclusters in gloo-mesh', 'update admin.gloo.solo.io/kubernetesclusters/status in gloo-mesh', 'create core/secrets in gloo-mesh', 'update coordination.k8s.io/leases in gloo-mesh']) {
+  for (const expected of ['create admin.gloo.solo.io/kubernetesclusters in gloo-mesh', 'update admin.gloo.solo.io/kubernetesclusters/status in gloo-mesh', 'create core/secrets in gloo-mesh', 'update coordination.k8s.io/leases in gloo-mesh',
+    // Shared state (stream claims, held outputs, kept contributions) in ConfigMaps.
+    'list core/configmaps in gloo-mesh', 'update core/configmaps in gloo-mesh', 'delete core/configmaps in gloo-mesh']) {
     assert.ok(serverRequests.map(describeRequest).includes(expected), `the server never made "${expected}": the scenario did not exercise it`);
   }
   for (const expected of ['watch core/services (cluster-wide)', 'patch networking.istio.io/serviceentries in bookinfo', 'update coordination.k8s.io/leases in gloo-mesh', 'create core/secrets in gloo-mesh', 'get core/secrets in gloo-mesh',

@@ -194,7 +194,7 @@ test('given the default server, when the chart renders, then its Role grants exa
   assert.deepEqual(rbacVerbs(rules, 'admin.gloo.solo.io', 'kubernetesclusters'), ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch']);
   assert.deepEqual(rbacVerbs(rules, 'admin.gloo.solo.io', 'kubernetesclusters/status'), ['get', 'patch', 'update']);
   assert.deepEqual(rbacVerbs(rules, '', 'secrets'), ['create', 'delete', 'get', 'list', 'update']);
-  assert.deepEqual(rbacVerbs(rules, '', 'configmaps'), ['create', 'get', 'update']);
+  assert.deepEqual(rbacVerbs(rules, '', 'configmaps'), ['create', 'delete', 'get', 'list', 'update']);
   assert.deepEqual(rbacVerbs(rules, 'coordination.k8s.io', 'leases'), ['create', 'get', 'update']);
   assert.equal(rules.length, 5, 'a rule beyond the registry\'s needs');
   const binding = findObject(objects, 'RoleBinding', MGMT);

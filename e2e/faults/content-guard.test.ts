@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { openBrowserPage, saveScreenshot, waitFor } from '@meshrelay/testkit';
 import { hasResource, virtualDestinationYaml, type Mesh, type OutputOnDisk, type ServerProc } from '../mesh.ts';
-import { clusterView, faultMesh, restartPlaneWithoutC, safeMode } from './support.ts';
+import { clusterView, faultMesh, restartPlaneWithoutC, waitForTranslationAfterWindow } from './support.ts';
 
 /** cluster-c's east-west gateway: its endpoints in every ServiceEntry of reviews.global. */
 const C_GATEWAY = '203.0.113.30';
@@ -32,10 +32,7 @@ test('given a warm cluster kept away past the safe-start window after a full res
   assert.match(reviewsEntry(mesh.readOutput('cluster-a')), new RegExp(C_GATEWAY.replaceAll('.', '\\.')));
 
   const [r0, r1] = await restartPlaneWithoutC(mesh, s0, s1);
-  for (const server of [r0, r1]) {
-    await waitFor(async () => !(await safeMode(mesh, server)).active && (await clusterView(mesh, 'cluster-a', server)).output !== null,
-      { timeoutMs: 20_000, message: `${server.name} did not translate after the window` });
-  }
+  await waitForTranslationAfterWindow(mesh, [r0, r1]);
 
   // Translation for everyone else goes on: cluster-a's new VirtualDestination ships...
   mesh.writeManifest('cluster-a', 'vd-details.yaml', virtualDestinationYaml('details', 'details.global'));

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import { waitFor } from '@meshrelay/testkit';
-import { Mesh, makeClusterC, type OutputOnDisk, type ServerProc } from '../mesh.ts';
+import { Mesh, makeClusterC, type MeshOptions, type OutputOnDisk, type ServerProc } from '../mesh.ts';
 
 export const CLUSTERS = ['cluster-a', 'cluster-b', 'cluster-c'] as const;
 
@@ -24,8 +24,10 @@ export interface SafeModeView {
   staleContributions: { cluster: string; inputHash: string; generation: number; since: string }[];
 }
 
-export async function faultMesh(t: TestContext, serverFlags: string[] = []): Promise<{ mesh: Mesh; s0: ServerProc; s1: ServerProc }> {
-  const mesh = await Mesh.start(t, { serverFlags });
+export async function faultMesh(
+  t: TestContext, serverFlags: string[] = [], registry: MeshOptions['registry'] = 'file',
+): Promise<{ mesh: Mesh; s0: ServerProc; s1: ServerProc }> {
+  const mesh = await Mesh.start(t, { serverFlags, registry });
   const s0 = await mesh.startServer('mgmt-0');
   const s1 = await mesh.startServer('mgmt-1');
   for (const c of CLUSTERS) await mesh.register(c);
@@ -97,4 +99,17 @@ export async function waitForConnectedAnywhere(mesh: Mesh, clusters: readonly st
     }
     return true;
   }, { timeoutMs, intervalMs: 200, message: `${clusters.join(', ')} did not reconnect` });
+}
+
+/**
+ * Waits until each replica's gate is open, it holds the inputs of cluster-a and cluster-b again (so
+ * an output built next carries only cluster-c over), and it has built cluster-a's output.
+ */
+export async function waitForTranslationAfterWindow(mesh: Mesh, servers: readonly ServerProc[]): Promise<void> {
+  for (const server of servers) {
+    await waitFor(async () => !(await safeMode(mesh, server)).active
+      && (await Promise.all(['cluster-a', 'cluster-b'].map((c) => clusterView(mesh, c, server)))).every((v) => v.input !== null)
+      && (await clusterView(mesh, 'cluster-a', server)).output !== null,
+    { timeoutMs: 20_000, message: `${server.name} did not translate after the window with cluster-a and cluster-b back` });
+  }
 }

@@ -1,13 +1,13 @@
 // DESIGN §13: the guard protects content. Each cluster's last admitted input is
-// kept in the replica's durable state (the state directory every replica of a
-// local plane shares), so an output never loses what a registered cluster
+// kept in the plane's durable shared state (the state directory every replica of
+// a local plane shares, or ConfigMaps in the management namespace with the
+// kubernetes registry), so an output never loses what a registered cluster
 // contributed merely because that cluster's input is absent — also after Redis
 // and every replica restarted empty.
 
-import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { buildInputSnapshot, type InputSnapshot, type Resource } from '@meshrelay/api';
+import type { SharedDocumentStore } from '@meshrelay/registry';
 
 /** A cluster whose absent input is replaced by its last known one. */
 export interface CarriedContribution {
@@ -32,24 +32,29 @@ interface ContributionFile {
 const CHECK_INTERVAL_MS = 1000;
 
 /**
- * The last known input of every cluster, on disk, and the set this replica is
- * carrying over now. Not thread-safe beyond Node's single loop; writes are
- * atomic (temp file + rename) so replicas sharing the directory never read a
- * torn record. Returned snapshots are frozen and must not be mutated.
+ * The last known input of every cluster, one shared document per cluster, and
+ * the set this replica is carrying over now. Not thread-safe beyond Node's
+ * single loop; document writes are atomic, so replicas never read a torn
+ * record. Returned snapshots are frozen and must not be mutated.
  */
 export class CarriedContributions {
-  readonly #dir: string;
+  readonly #documents: SharedDocumentStore;
   readonly #logger: Logger;
   readonly #remembered = new Map<string, string>();
   readonly #released = new Set<string>();
   #carried = new Map<string, CarriedContribution>();
   readonly #listeners = new Set<() => void>();
-  #timer: NodeJS.Timeout | undefined;
-  /** Identity (inode and mtime) of each carried record when last read, to notice another replica's change. */
-  readonly #seen = new Map<string, string>();
+  #stopWatch: (() => void) | undefined;
+  /**
+   * Verified inputs read by `carry`, kept only while watching: a record can be MBs (several API
+   * objects with the kubernetes registry) and is re-read only after the watch reports it changed.
+   */
+  readonly #verified = new Map<string, InputSnapshot>();
+  /** How many change reports the watch made: a read that a report overlapped is not kept. */
+  #reports = 0;
 
-  constructor(dir: string, logger: Logger) {
-    this.#dir = dir;
+  constructor(documents: SharedDocumentStore, logger: Logger) {
+    this.#documents = documents;
     this.#logger = logger;
   }
 
@@ -73,24 +78,32 @@ export class CarriedContributions {
     const out = new Map<string, InputSnapshot>();
     const carried = new Map<string, CarriedContribution>();
     for (const cluster of absent) {
-      const record = await this.#read(cluster);
-      if (!record) continue;
-      if (record.releasedAt !== undefined) {
-        this.#released.add(cluster);
-        continue;
-      }
-      const input = buildInputSnapshot({ cluster, epoch: record.epoch, generation: record.generation, resources: record.resources });
-      if (input.hash !== record.hash) {
-        this.#logger.error({ cluster, kept: record.hash, actual: input.hash }, 'kept contribution does not match its hash; not carried over');
-        continue;
-      }
+      const input = this.#verified.get(cluster) ?? (await this.#readVerified(cluster));
+      if (!input) continue;
       out.set(cluster, input);
-      this.#seen.set(cluster, await this.#identity(cluster));
       carried.set(cluster, { cluster, inputHash: input.hash, generation: input.generation, since: this.#carried.get(cluster)?.since ?? now });
     }
     this.#carried = carried;
     this.#emit();
     return out;
+  }
+
+  /** The kept, unreleased input of a cluster whose content still hashes to what was kept. */
+  async #readVerified(cluster: string): Promise<InputSnapshot | undefined> {
+    const reportsBefore = this.#reports;
+    const record = await this.#read(cluster);
+    if (!record) return undefined;
+    if (record.releasedAt !== undefined) {
+      this.#released.add(cluster);
+      return undefined;
+    }
+    const input = buildInputSnapshot({ cluster, epoch: record.epoch, generation: record.generation, resources: record.resources });
+    if (input.hash !== record.hash) {
+      this.#logger.error({ cluster, kept: record.hash, actual: input.hash }, 'kept contribution does not match its hash; not carried over');
+      return undefined;
+    }
+    if (this.#stopWatch && this.#reports === reportsBefore) this.#verified.set(cluster, input);
+    return input;
   }
 
   /** Clusters carried over by the last translation on this replica, by name. */
@@ -123,22 +136,26 @@ export class CarriedContributions {
     this.#remembered.delete(cluster);
     this.#released.delete(cluster);
     this.#carried.delete(cluster);
-    await rm(this.#path(cluster), { force: true });
+    this.#verified.delete(cluster);
+    await this.#documents.delete(cluster);
     this.#emit();
   }
 
   /**
-   * Calls `onExternalChange` when the record of a carried cluster changed on
-   * disk (another replica released it, or it returned there), so this replica
-   * translates again. Checks once a second, only the carried clusters.
+   * Calls `onExternalChange` when the record of a carried cluster changed in the
+   * shared store (another replica released it, or it returned there), so this
+   * replica translates again. Looks once a second.
    */
   watch(onExternalChange: () => void): void {
-    this.#timer = setInterval(() => void this.#check(onExternalChange), CHECK_INTERVAL_MS);
-    this.#timer.unref();
+    this.#stopWatch = this.#documents.watch((names) => {
+      this.#reports++;
+      for (const name of names) this.#verified.delete(name);
+      if (names.some((name) => this.#carried.has(name))) onExternalChange();
+    }, CHECK_INTERVAL_MS, (err) => this.#logger.warn({ err }, `could not list the kept contributions in ${this.#documents.location}`));
   }
 
   stop(): void {
-    clearInterval(this.#timer);
+    this.#stopWatch?.();
   }
 
   /** Called whenever the carried set may have changed (metrics, UI). */
@@ -147,43 +164,16 @@ export class CarriedContributions {
     return () => this.#listeners.delete(listener);
   }
 
-  async #check(onExternalChange: () => void): Promise<void> {
-    for (const cluster of this.#carried.keys()) {
-      const now = await this.#identity(cluster);
-      if (this.#seen.get(cluster) === now) continue;
-      this.#seen.set(cluster, now);
-      onExternalChange();
-      return;
-    }
-  }
-
-  /** Records are replaced by rename, so a new inode means a new record. */
-  async #identity(cluster: string): Promise<string> {
-    return stat(this.#path(cluster)).then((s) => `${s.ino}:${s.mtimeMs}`, () => 'absent');
-  }
-
   async #read(cluster: string): Promise<ContributionFile | undefined> {
-    let text: string;
-    try {
-      text = await readFile(this.#path(cluster), 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw err;
-    }
-    const record = JSON.parse(text) as ContributionFile;
+    const body = await this.#documents.get(cluster);
+    if (body === undefined) return undefined;
+    const record = JSON.parse(body.toString('utf8')) as ContributionFile;
     return record.cluster === cluster ? record : undefined;
   }
 
   async #write(cluster: string, record: ContributionFile): Promise<void> {
-    await mkdir(this.#dir, { recursive: true });
-    const tmp = `${this.#path(cluster)}.${process.pid}.${Date.now()}.tmp`;
-    await writeFile(tmp, JSON.stringify(record));
-    await rename(tmp, this.#path(cluster));
-  }
-
-  #path(cluster: string): string {
-    // Cluster names are DNS labels (checked at registration), safe as file names.
-    return join(this.#dir, `${cluster}.json`);
+    this.#verified.delete(cluster);
+    await this.#documents.put(cluster, Buffer.from(JSON.stringify(record)));
   }
 
   #emit(): void {

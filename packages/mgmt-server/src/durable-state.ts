@@ -10,8 +10,9 @@ import type { Logger } from 'pino';
 import { FileCaStore, ensureRelayCa, type CaBundle, type CaStore } from '@meshrelay/certs';
 import { createKubernetesLeaderElector, loadKubeConfig, type LeaderElector } from '@meshrelay/kube';
 import {
-  KubernetesSecretCaStore, KubernetesVipAllocations, VipAllocations, createFileClusterRegistry, createKubernetesClusterRegistry,
-  registryApis, type ClusterRegistry, type VipAllocationStore,
+  DirectoryDocumentStore, KubernetesDocumentStore, KubernetesSecretCaStore, KubernetesVipAllocations, VipAllocations,
+  createFileClusterRegistry, createKubernetesClusterRegistry, registryApis, type ClusterRegistry, type SharedDocumentStore,
+  type VipAllocationStore,
 } from '@meshrelay/registry';
 import { ensureFileAdminToken, readAdminTokenFile, type AdminCredential } from './admin-credential.ts';
 import type { ServerConfig } from './config.ts';
@@ -23,9 +24,18 @@ export interface DurableState {
   readonly admin: AdminCredential;
   readonly registry: ClusterRegistry;
   readonly vips: VipAllocationStore;
+  /**
+   * The plane-wide documents of one collection (stream claims, held outputs, carried
+   * contributions): a directory of the state directory with the file registry, ConfigMaps in the
+   * management namespace with the kubernetes registry (each pod has a state directory of its own).
+   */
+  documents(collection: SharedCollection): SharedDocumentStore;
   /** Closes the registry and leaves the election (releasing the Lease when held). */
   close(): Promise<void>;
 }
+
+/** The collections of plane-wide documents (directory names, and ConfigMap label values). */
+export type SharedCollection = 'stream-claims' | 'held-outputs' | 'contributions';
 
 /** The Lease of the status-writer election in the management namespace. */
 export const STATUS_WRITER_LEASE = 'meshrelay-mgmt-status-writer';
@@ -51,7 +61,8 @@ export async function openDurableState(config: ServerConfig, logger: Logger, now
     logger,
   });
   const vips = new VipAllocations(join(config.stateDir, 'registry', 'vip-allocations.json'), config.vipCidr);
-  return { ca, admin, registry, vips, close: () => registry.close() };
+  const documents = (collection: SharedCollection) => new DirectoryDocumentStore(join(config.stateDir, collection));
+  return { ca, admin, registry, vips, documents, close: () => registry.close() };
 }
 
 async function openKubernetesState(config: ServerConfig, logger: Logger, now: () => Date): Promise<DurableState> {
@@ -92,6 +103,7 @@ async function openKubernetesState(config: ServerConfig, logger: Logger, now: ()
     admin,
     registry,
     vips: new KubernetesVipAllocations(apis, config.namespace, config.vipCidr),
+    documents: (collection) => new KubernetesDocumentStore(apis, config.namespace, collection),
     close: async () => {
       await registry.close();
       await elector.stop();

@@ -3,7 +3,6 @@ import type { Logger } from 'pino';
 import { GRPC_STATUS, KINDS, type Resource } from '@meshrelay/api';
 import { issueServerCertificate, type CaBundle } from '@meshrelay/certs';
 import { createMemorySnapshotStore, createRedisSnapshotStore, type SnapshotStore } from '@meshrelay/store';
-import { join } from 'node:path';
 import { createIstioValidator, type OutputValidator } from '@meshrelay/translator';
 import type { AdminCredential } from './admin-credential.ts';
 import { CarriedContributions } from './carried-contributions.ts';
@@ -79,11 +78,11 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
   const connections = new ConnectionTracker();
   const outputs = new OutputHub();
   const held = new HeldOutputs();
-  const sharedHeld = new SharedHeldOutputs(join(config.stateDir, 'held-outputs'), config.replicaName, held, log.child({ component: 'held-outputs' }));
+  const sharedHeld = new SharedHeldOutputs(durable.documents('held-outputs'), config.replicaName, held, log.child({ component: 'held-outputs' }));
   sharedHeld.start();
-  const claims = new StreamClaims(join(config.stateDir, 'stream-claims'), config.replicaName, connections, log.child({ component: 'stream-claims' }));
+  const claims = new StreamClaims(durable.documents('stream-claims'), config.replicaName, connections, log.child({ component: 'stream-claims' }));
   claims.start();
-  const contributions = new CarriedContributions(join(config.stateDir, 'contributions'), log.child({ component: 'contributions' }));
+  const contributions = new CarriedContributions(durable.documents('contributions'), log.child({ component: 'contributions' }));
   const metrics = new RelayMetrics(config.replicaName, connections);
   metrics.setRedisUpProbe(() => store.health().redisUp);
   const persister = new OutputPersister({
@@ -152,6 +151,8 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
       held.forget(change.name);
       void contributions.forget(change.name).catch((err: unknown) =>
         log.warn({ err, cluster: change.name }, 'could not drop the kept contribution of a deregistered cluster'));
+      void claims.forget(change.name).catch((err: unknown) =>
+        log.warn({ err, cluster: change.name }, 'could not drop the stream claims of a deregistered cluster'));
       metrics.forgetCluster(change.name);
       void Promise.all([store.deleteInput(change.name), store.deleteOutput(change.name)]).catch((err: unknown) =>
         log.warn({ err, cluster: change.name }, 'could not drop the snapshots of a deregistered cluster'));
@@ -161,6 +162,17 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     loop.trigger(`registry ${change.type}`);
   });
   const unsubscribeStore = store.onInputChanged((event) => loop.trigger(`input from ${event.cluster} via replica ${event.replica}`));
+  // A translation under way when a cluster was deregistered publishes and persists its output after
+  // the cleanup above; each finished run drops outputs of clusters that are no longer registered.
+  const unsubscribeSweep = loop.onStatus(() => {
+    for (const cluster of outputs.all().keys()) {
+      if (registry.get(cluster) !== undefined) continue;
+      outputs.forget(cluster);
+      persister.forget(cluster);
+      void store.deleteOutput(cluster).catch((err: unknown) => log.warn({ err, cluster }, 'could not drop the output of a deregistered cluster'));
+      log.info({ cluster }, 'dropped the output a translation under way built for a cluster deregistered meanwhile');
+    }
+  });
 
   const relay = await startRelayServer(ctx, {
     host: config.relayHost,
@@ -228,6 +240,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
       log.info({ streams: streams.length }, 'drain: told agents to move');
       unsubscribeRegistry();
       unsubscribeStore();
+      unsubscribeSweep();
       await relay.stop();
       await loop.stop();
       await persister.close();

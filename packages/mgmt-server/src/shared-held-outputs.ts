@@ -1,12 +1,11 @@
 // Held outputs are shared state (issue: a release reaching another replica than
-// the agent's must work). Each replica mirrors the outputs it holds into the
-// durable state directory every replica of a plane shares; a release arriving
-// at another replica leaves a release request there, which the holding replica
-// carries out within a second.
+// the agent's must work). Each replica mirrors the outputs it holds into a shared
+// document store (the state directory, or ConfigMaps with the kubernetes
+// registry); a release arriving at another replica leaves a release request
+// there, which the holding replica carries out within a second.
 
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Logger } from 'pino';
+import type { SharedDocumentStore } from '@meshrelay/registry';
 import type { HeldOutput, HeldOutputs } from './held-outputs.ts';
 
 /** A held output as any replica sees it: who holds it, for its agent. */
@@ -21,22 +20,24 @@ const CHECK_INTERVAL_MS = 1000;
 const RELEASE_SUFFIX = '.release';
 
 /**
- * The plane-wide view of held outputs over this replica's HeldOutputs. Records
- * are written atomically (temp file + rename). A record whose replica stopped
- * holding it is removed by that replica; one left by a replica that died is
- * replaced as soon as the agent's new replica holds or delivers its output.
+ * The plane-wide view of held outputs over this replica's HeldOutputs: a
+ * document `<cluster>` per held output, `<cluster>.release` per release request
+ * (cluster names are DNS labels, so the two never collide). A record whose
+ * replica stopped holding it is removed by that replica; one left by a replica
+ * that died is replaced as soon as the agent's new replica holds or delivers
+ * its output.
  */
 export class SharedHeldOutputs {
-  readonly #dir: string;
+  readonly #documents: SharedDocumentStore;
   readonly #replica: string;
   readonly #held: HeldOutputs;
   readonly #logger: Logger;
-  #timer: NodeJS.Timeout | undefined;
+  #stopWatch: (() => void) | undefined;
   #unsubscribe: (() => void) | undefined;
   #writes: Promise<void> = Promise.resolve();
 
-  constructor(dir: string, replica: string, held: HeldOutputs, logger: Logger) {
-    this.#dir = dir;
+  constructor(documents: SharedDocumentStore, replica: string, held: HeldOutputs, logger: Logger) {
+    this.#documents = documents;
     this.#replica = replica;
     this.#held = held;
     this.#logger = logger;
@@ -49,18 +50,16 @@ export class SharedHeldOutputs {
    * reconnects.
    */
   start(): void {
-    this.#writes = this.#dropOwnRecords().catch((err: unknown) => this.#logger.warn({ err }, 'could not drop held-output records of an earlier run'));
-    this.#unsubscribe = this.#held.onChange((cluster) => {
-      this.#writes = this.#writes.then(() => this.#mirror(cluster)).catch((err: unknown) =>
-        this.#logger.warn({ err, cluster }, 'could not share a held output with the other replicas'));
-    });
-    this.#timer = setInterval(() => void this.#serveReleaseRequests().catch((err: unknown) =>
-      this.#logger.warn({ err }, 'could not read release requests')), CHECK_INTERVAL_MS);
-    this.#timer.unref();
+    this.#queue(() => this.#dropOwnRecords(), 'could not drop held-output records of an earlier run');
+    this.#unsubscribe = this.#held.onChange((cluster) => this.#queue(() => this.#mirror(cluster), `could not share the held output of ${cluster} with the other replicas`));
+    this.#stopWatch = this.#documents.watch((names) => {
+      const requests = names.filter((n) => n.endsWith(RELEASE_SUFFIX)).map((n) => n.slice(0, -RELEASE_SUFFIX.length));
+      if (requests.length > 0) this.#queue(() => this.#serveReleaseRequests(requests), 'could not carry out a release request');
+    }, CHECK_INTERVAL_MS, (err) => this.#logger.warn({ err }, `could not list held outputs and release requests in ${this.#documents.location}`));
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.#timer);
+    this.#stopWatch?.();
     this.#unsubscribe?.();
     await this.#writes;
   }
@@ -84,39 +83,42 @@ export class SharedHeldOutputs {
   async release(cluster: string): Promise<SharedHeldOutput | undefined> {
     const local = this.#held.release(cluster);
     if (local) return { ...local, replica: this.#replica };
-    const record = (await this.#records()).find((r) => r.cluster === cluster && r.replica !== this.#replica);
-    if (!record) return undefined;
-    await this.#writeAtomic(join(this.#dir, `${cluster}${RELEASE_SUFFIX}`), JSON.stringify({ hash: record.hash }));
+    const record = await this.#record(cluster);
+    if (!record || record.replica === this.#replica) return undefined;
+    await this.#documents.put(`${cluster}${RELEASE_SUFFIX}`, Buffer.from(JSON.stringify({ hash: record.hash })));
     this.#logger.info({ cluster, hash: record.hash, holder: record.replica }, 'release requested from the replica holding the output');
     return { ...record, since: new Date(record.since) };
   }
 
+  #queue(task: () => Promise<void>, failure: string): void {
+    this.#writes = this.#writes.then(task).catch((err: unknown) => this.#logger.warn({ err }, failure));
+  }
+
   async #dropOwnRecords(): Promise<void> {
     for (const record of await this.#records()) {
-      if (record.replica === this.#replica) await rm(join(this.#dir, `${record.cluster}.json`), { force: true });
+      if (record.replica === this.#replica) await this.#documents.delete(record.cluster);
     }
   }
 
   async #mirror(cluster: string): Promise<void> {
     const held = this.#held.get(cluster);
-    const path = join(this.#dir, `${cluster}.json`);
     if (!held) {
-      await rm(path, { force: true });
+      await this.#documents.delete(cluster);
       return;
     }
     const record: HeldRecord = { ...held, since: held.since.toISOString(), replica: this.#replica };
-    await this.#writeAtomic(path, JSON.stringify(record));
+    await this.#documents.put(cluster, Buffer.from(JSON.stringify(record)));
   }
 
-  async #serveReleaseRequests(): Promise<void> {
-    for (const name of await this.#names()) {
-      if (!name.endsWith(RELEASE_SUFFIX)) continue;
-      const cluster = name.slice(0, -RELEASE_SUFFIX.length);
+  async #serveReleaseRequests(clusters: readonly string[]): Promise<void> {
+    for (const cluster of clusters) {
       const held = this.#held.get(cluster);
       if (!held) continue;
-      const path = join(this.#dir, name);
-      const request = JSON.parse(await readFile(path, 'utf8')) as { hash?: unknown };
-      await rm(path, { force: true });
+      const name = `${cluster}${RELEASE_SUFFIX}`;
+      const body = await this.#documents.get(name);
+      if (body === undefined) continue;
+      const request = JSON.parse(body.toString('utf8')) as { hash?: unknown };
+      await this.#documents.delete(name);
       // A request for another hash was about an output no longer held: a new one is assessed afresh.
       if (request.hash !== held.hash) continue;
       this.#held.release(cluster);
@@ -126,31 +128,17 @@ export class SharedHeldOutputs {
 
   async #records(): Promise<HeldRecord[]> {
     const out: HeldRecord[] = [];
-    for (const name of await this.#names()) {
-      if (!name.endsWith('.json')) continue;
-      try {
-        out.push(JSON.parse(await readFile(join(this.#dir, name), 'utf8')) as HeldRecord);
-      } catch (err) {
-        // Removed between listing and reading (released meanwhile): not held any more.
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      }
+    for (const { name } of await this.#documents.list()) {
+      if (name.endsWith(RELEASE_SUFFIX)) continue;
+      // Removed between listing and reading (released meanwhile): not held any more.
+      const record = await this.#record(name);
+      if (record) out.push(record);
     }
     return out;
   }
 
-  async #names(): Promise<string[]> {
-    try {
-      return await readdir(this.#dir);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw err;
-    }
-  }
-
-  async #writeAtomic(path: string, text: string): Promise<void> {
-    await mkdir(this.#dir, { recursive: true });
-    const tmp = `${path}.${process.pid}.${Date.now()}.tmp`;
-    await writeFile(tmp, text);
-    await rename(tmp, path);
+  async #record(cluster: string): Promise<HeldRecord | undefined> {
+    const body = await this.#documents.get(cluster);
+    return body === undefined ? undefined : (JSON.parse(body.toString('utf8')) as HeldRecord);
   }
 }

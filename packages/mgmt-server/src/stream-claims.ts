@@ -1,16 +1,17 @@
 // DESIGN §4: two agents holding the same cluster identity at once — the newer
 // wins, the older is fenced off, also when they are on different replicas.
-// Each replica claims (cluster, kind) in the state directory every replica of a
-// plane shares when a stream opens; the claim written last names the newest
-// stream, and a replica whose stream no longer holds the claim fences it off.
+// Each replica claims (cluster, kind) in a shared document store (the state
+// directory, or ConfigMaps with the kubernetes registry) when a stream opens; the
+// claim written last names the newest stream, and a replica whose stream no
+// longer holds the claim fences it off.
 
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { GRPC_STATUS } from '@meshrelay/api';
+import type { SharedDocumentStore } from '@meshrelay/registry';
 import type { ConnectionTracker, StreamHandle } from './connections.ts';
 
 const CHECK_INTERVAL_MS = 500;
+const KINDS = ['push', 'pull'] as const;
 
 interface Claim {
   readonly owner: string;
@@ -18,23 +19,26 @@ interface Claim {
 }
 
 /**
- * Plane-wide fencing of duplicate streams. Claims are replaced atomically
- * (temp file + rename), so the file always names exactly one stream: the one
- * whose claim was written last.
+ * Plane-wide fencing of duplicate streams. A claim is a document replaced
+ * atomically, last write wins, so it always names exactly one stream: the one
+ * whose claim was written last. Claims are re-read (fresh, not from the watch)
+ * only when the watch reports them changed.
  */
 export class StreamClaims {
-  readonly #dir: string;
+  readonly #documents: SharedDocumentStore;
   readonly #replica: string;
   readonly #connections: ConnectionTracker;
   readonly #logger: Logger;
   /** This process's streams already claimed, by owner token. */
   readonly #claimed = new Set<string>();
-  #timer: NodeJS.Timeout | undefined;
+  /** Claim documents the watch reported changed since they were last read. */
+  readonly #changed = new Set<string>();
+  #stopWatch: (() => void) | undefined;
   #unsubscribe: (() => void) | undefined;
   #work: Promise<void> = Promise.resolve();
 
-  constructor(dir: string, replica: string, connections: ConnectionTracker, logger: Logger) {
-    this.#dir = dir;
+  constructor(documents: SharedDocumentStore, replica: string, connections: ConnectionTracker, logger: Logger) {
+    this.#documents = documents;
     this.#replica = replica;
     this.#connections = connections;
     this.#logger = logger;
@@ -42,14 +46,21 @@ export class StreamClaims {
 
   start(): void {
     this.#unsubscribe = this.#connections.onChange(() => this.#queue(() => this.#claimNew()));
-    this.#timer = setInterval(() => this.#queue(() => this.#fenceLosers()), CHECK_INTERVAL_MS);
-    this.#timer.unref();
+    this.#stopWatch = this.#documents.watch((names) => {
+      for (const name of names) this.#changed.add(name);
+      this.#queue(() => this.#fenceLosers());
+    }, CHECK_INTERVAL_MS, (err) => this.#logger.warn({ err }, `stream claims: could not list the claims in ${this.#documents.location}`));
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.#timer);
+    this.#stopWatch?.();
     this.#unsubscribe?.();
     await this.#work;
+  }
+
+  /** Drops the claims of a deregistered cluster (its streams were closed). */
+  async forget(cluster: string): Promise<void> {
+    for (const kind of KINDS) await this.#documents.delete(`${cluster}.${kind}`);
   }
 
   #queue(task: () => Promise<void>): void {
@@ -69,18 +80,16 @@ export class StreamClaims {
       if (this.#claimed.has(owner)) continue;
       this.#claimed.add(owner);
       const claim: Claim = { owner, replica: this.#replica };
-      await mkdir(this.#dir, { recursive: true });
-      const path = this.#path(stream);
-      const tmp = `${path}.${process.pid}.${stream.id}.tmp`;
-      await writeFile(tmp, JSON.stringify(claim));
-      await rename(tmp, path);
+      await this.#documents.put(this.#name(stream), Buffer.from(JSON.stringify(claim)));
     }
   }
 
   async #fenceLosers(): Promise<void> {
+    const changed = [...this.#changed];
+    this.#changed.clear();
     for (const stream of this.#connections.streams()) {
       const owner = this.#owner(stream);
-      if (!this.#claimed.has(owner)) continue;
+      if (!this.#claimed.has(owner) || !changed.includes(this.#name(stream))) continue;
       const claim = await this.#read(stream);
       if (!claim || claim.owner === owner) continue;
       this.#logger.warn({ cluster: stream.cluster, kind: stream.kind, peer: stream.peer, newer: claim.replica },
@@ -90,15 +99,11 @@ export class StreamClaims {
   }
 
   async #read(stream: StreamHandle): Promise<Claim | undefined> {
-    try {
-      return JSON.parse(await readFile(this.#path(stream), 'utf8')) as Claim;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw err;
-    }
+    const body = await this.#documents.get(this.#name(stream));
+    return body === undefined ? undefined : (JSON.parse(body.toString('utf8')) as Claim);
   }
 
-  #path(stream: StreamHandle): string {
-    return join(this.#dir, `${stream.cluster}.${stream.kind}.json`);
+  #name(stream: StreamHandle): string {
+    return `${stream.cluster}.${stream.kind}`;
   }
 }

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { pino } from 'pino';
+import { DirectoryDocumentStore } from '@meshrelay/registry';
 import { buildNode, buildTestInputSnapshot, waitFor } from '@meshrelay/testkit';
 import { CarriedContributions } from '../src/carried-contributions.ts';
 
@@ -14,7 +15,7 @@ const inputC2 = buildTestInputSnapshot('cluster-c', [buildNode({ name: 'node-c2'
 async function contributions(t: TestContext, dir?: string): Promise<{ store: CarriedContributions; dir: string }> {
   const root = dir ?? (await mkdtemp(join(tmpdir(), 'meshrelay-contributions-')));
   if (!dir) t.after(() => rm(root, { recursive: true, force: true }));
-  const store = new CarriedContributions(root, pino({ level: 'silent' }));
+  const store = new CarriedContributions(new DirectoryDocumentStore(root), pino({ level: 'silent' }));
   t.after(() => store.stop());
   return { store, dir: root };
 }
@@ -68,4 +69,34 @@ test('given a carried cluster, when another replica releases it, then the watche
   const { store: other } = await contributions(t, dir);
   await other.release('cluster-c', NOW);
   await waitFor(() => triggered > 0, { timeoutMs: 5000, message: 'the release on the other replica was not noticed' });
+});
+
+test('given a watched carried contribution, when translations repeat unchanged, then the record is read once, and again only after another replica changed it', async (t) => {
+  const { store, dir } = await contributions(t);
+  await store.remember([inputC]);
+  const documents = new DirectoryDocumentStore(dir);
+  let reads = 0;
+  const get = documents.get.bind(documents);
+  documents.get = (name: string) => {
+    reads++;
+    return get(name);
+  };
+  const watched = new CarriedContributions(documents, pino({ level: 'silent' }));
+  t.after(() => watched.stop());
+  let triggered = 0;
+  watched.watch(() => triggered++);
+  // The watch's first look reports every record once; reads until then are not kept.
+  await waitFor(async () => {
+    const before = reads;
+    await watched.carry(['cluster-c'], NOW);
+    return reads === before;
+  }, { timeoutMs: 5000, message: 'carrying never stopped re-reading the unchanged record' });
+  const warm = reads;
+  const noticed = triggered;
+  for (let run = 0; run < 3; run++) assert.equal((await watched.carry(['cluster-c'], NOW)).get('cluster-c')?.hash, inputC.hash);
+  assert.equal(reads, warm, 'an unchanged record was read again');
+  await store.release('cluster-c', NOW);
+  await waitFor(() => triggered > noticed, { timeoutMs: 5000, message: 'the release was not noticed' });
+  assert.equal((await watched.carry(['cluster-c'], NOW)).size, 0, 'a released contribution is not carried from a stale copy');
+  assert.equal(reads, warm + 1);
 });

@@ -1,6 +1,7 @@
 // Deregistration leaves nothing behind: no per-cluster map entry, no metric series.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { buildOutputSnapshot } from '@meshrelay/api';
 import { startRedisServer, waitFor } from '@meshrelay/testkit';
 import { mtlsClient, next, openPull, openPush, pushSnapshot, registerCluster, service, startTestServer, virtualDestination } from './harness.ts';
 
@@ -42,6 +43,29 @@ test('given clusters that pushed, pulled and were refused, when each is deregist
   });
   const text = await metricsText(server.metricsPort);
   for (const name of names) assert.ok(!text.includes(`"${name}"`), `a metric series still names ${name}`);
+});
+
+test('given an output a translation under way publishes after its cluster was deregistered, when the next translation finishes, then neither memory nor Redis keeps it', async (t) => {
+  const redis = await startRedisServer();
+  t.after(() => redis.stop());
+  const server = await startTestServer(t, ['--redis-url', redis.url]);
+  await waitFor(() => server.store.health().redisUp, { timeoutMs: 5000, message: 'redis never came up' });
+  await registerCluster(server, 'late');
+  await server.registry.deregister('late');
+  // What the loop does with an output it built from the registry as it was before the deregistration.
+  const late = buildOutputSnapshot({ cluster: 'late', resources: [service('svc-late')], provenance: [] });
+  server.outputs.publish(late);
+  assert.equal(await server.store.putOutput(late), true);
+
+  await server.loop.runNow();
+  await waitFor(async () => server.debugCounts()['outputHub'] === 0 && (await server.store.getOutput('late')) === undefined, {
+    timeoutMs: 5000,
+    message: `the late output stayed: ${JSON.stringify(server.debugCounts())}`,
+  });
+  await waitFor(() => Object.values(server.debugCounts()).every((n) => n === 0), {
+    timeoutMs: 5000,
+    message: `per-cluster state left: ${JSON.stringify(server.debugCounts())}`,
+  });
 });
 
 async function metricsText(port: number): Promise<string> {

@@ -7,7 +7,7 @@ import { test, type TestContext } from 'node:test';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { buildInputSnapshot, type Resource } from '@meshrelay/api';
-import { VipAllocations, createFileClusterRegistry } from '@meshrelay/registry';
+import { DirectoryDocumentStore, VipAllocations, createFileClusterRegistry } from '@meshrelay/registry';
 import { createRedisSnapshotStore } from '@meshrelay/store';
 import { startRedisServer, waitFor } from '@meshrelay/testkit';
 import { DEFAULT_VIP_CIDR, createIstioValidator } from '@meshrelay/translator';
@@ -34,7 +34,7 @@ async function translationSetup(t: TestContext) {
   const outputs = new OutputHub();
   const metrics = new RelayMetrics('r1', new ConnectionTracker());
   const persister = new OutputPersister({ store, logger, onFailure: (cluster) => metrics.outputWriteFailures.inc({ cluster }) });
-  const contributions = new CarriedContributions(join(dir, 'contributions'), logger);
+  const contributions = new CarriedContributions(new DirectoryDocumentStore(join(dir, 'contributions')), logger);
   t.after(() => contributions.stop());
   const loop = new TranslationLoop({
     registry, store, outputs, persister, metrics, logger, contributions,

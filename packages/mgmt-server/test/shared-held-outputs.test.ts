@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { pino } from 'pino';
+import { DirectoryDocumentStore } from '@meshrelay/registry';
 import { waitFor } from '@meshrelay/testkit';
 import { HeldOutputs } from '../src/held-outputs.ts';
 import { SharedHeldOutputs } from '../src/shared-held-outputs.ts';
@@ -12,7 +13,7 @@ const HOLD = { cluster: 'east', hash: 'h1', reason: 'delete-share', message: 'wo
 
 async function replica(t: TestContext, dir: string, name: string): Promise<{ held: HeldOutputs; shared: SharedHeldOutputs }> {
   const held = new HeldOutputs();
-  const shared = new SharedHeldOutputs(dir, name, held, pino({ level: 'silent' }));
+  const shared = new SharedHeldOutputs(new DirectoryDocumentStore(dir), name, held, pino({ level: 'silent' }));
   shared.start();
   t.after(() => shared.stop());
   return { held, shared };

@@ -133,6 +133,7 @@ export class FakeKubeStore {
     if (this.#objects.has(key)) throw alreadyExists(type, name);
     const created: FakeKubeObject = { ...body, apiVersion: apiVersionOf(type), kind: type.kind, metadata };
     if (type.statusSubresource) delete created.status;
+    assertDataSize(type, name, created);
     metadata.uid = randomUUID();
     metadata.creationTimestamp = nowTimestamp();
     metadata.generation = 1;
@@ -264,6 +265,7 @@ export class FakeKubeStore {
     if (namespace === undefined) delete next.metadata.namespace;
     if (deletionTimestamp) next.metadata.deletionTimestamp = deletionTimestamp;
     else delete next.metadata.deletionTimestamp;
+    assertDataSize(type, name ?? '', next);
     if (comparable(next, true, true) === comparable(current, true, true)) return structuredClone(current);
     if (comparable(next, false, !type.statusSubresource) !== comparable(current, false, !type.statusSubresource)) {
       next.metadata.generation = (generation ?? 0) + 1;
@@ -316,6 +318,23 @@ export class FakeKubeStore {
     }
     for (const listener of [...this.#listeners]) listener(event);
   }
+}
+
+/** kube-apiserver's limit on the data of a ConfigMap or Secret (keys and values, decoded). */
+export const FAKE_KUBE_MAX_DATA_BYTES = 1024 * 1024;
+
+/** 422 as kube-apiserver's validation answers a ConfigMap or Secret whose data is over 1 MiB. */
+function assertDataSize(type: FakeKubeResourceType, name: string, obj: FakeKubeObject): void {
+  if (!type.builtIn || (type.kind !== 'ConfigMap' && type.kind !== 'Secret')) return;
+  let total = 0;
+  const add = (map: unknown, decode: (v: string) => number): void => {
+    for (const [key, value] of Object.entries((map ?? {}) as Record<string, string>)) total += key.length + decode(String(value));
+  };
+  const base64 = (v: string): number => Buffer.from(v, 'base64').length;
+  add(obj['data'], type.kind === 'Secret' ? base64 : (v) => Buffer.byteLength(v));
+  add(obj['binaryData'], base64);
+  add(obj['stringData'], (v) => Buffer.byteLength(v));
+  if (total > FAKE_KUBE_MAX_DATA_BYTES) throw invalid(type, name, `[]: Too long: must have at most ${FAKE_KUBE_MAX_DATA_BYTES} bytes`);
 }
 
 function managedField(type: FakeKubeResourceType, manager: string, operation: string, subresource?: string): Record<string, unknown> {

@@ -26,6 +26,7 @@ export {
   type FakeKubeRequest,
 } from './fake-kube-api-server.ts';
 export { FAKE_KUBE_RESOURCE_TYPES, type FakeKubeResourceType } from './fake-kube-resource-types.ts';
+export { FAKE_KUBE_MAX_DATA_BYTES } from './fake-kube-store.ts';
 export type { FakeKubeMetadata, FakeKubeObject } from './fake-kube-selectors.ts';
 export { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
 export { startHealthProbe, startHeartbeatProbe, type HeartbeatProbeTarget, type ProbeWindow, type ResponsivenessProbe } from './responsiveness-probe.ts';

@@ -324,3 +324,14 @@ test('given a watch with a label selector, when an object gains and loses the la
   await waitFor(() => events.length === 3, { message: `watch saw ${JSON.stringify(events)}` });
   assert.deepEqual(events, ['ADDED:cm', 'MODIFIED:cm', 'DELETED:cm']);
 });
+
+test('given ConfigMap data over 1 MiB, when created or replaced, then the server refuses it with 422 Invalid as kube-apiserver does', async (t) => {
+  const core = kubeConfigFor(await serverFor(t)).makeApiClient(CoreV1Api);
+  const body = (bytes: number) => ({ metadata: { name: 'big', namespace: NS }, binaryData: { part: Buffer.alloc(bytes).toString('base64') } });
+  const created = await apiError(core.createNamespacedConfigMap({ namespace: NS, body: body(1024 * 1024) }));
+  assert.equal(created.code, 422);
+  assert.match(JSON.stringify(statusBody(created)), /Too long: must have at most 1048576 bytes/);
+  await core.createNamespacedConfigMap({ namespace: NS, body: body(1000 * 1024) });
+  const replaced = await apiError(core.replaceNamespacedConfigMap({ name: 'big', namespace: NS, body: body(1024 * 1024) }));
+  assert.equal(replaced.code, 422);
+});
