@@ -1,0 +1,68 @@
+/**
+ * Profiles translation at one workload shape: a cold full `translate()`, warm full
+ * translations, and an incremental engine's cold run and its run after one endpoint
+ * changed in one cluster. Medians of the warm runs, and the process's peak RSS.
+ *
+ *   node --max-old-space-size=8000 [--cpu-prof] bench/translate-profile.ts [clusters services endpoints nodes runs]
+ */
+import { performance } from 'node:perf_hooks';
+import { buildInputSnapshot, type InputSnapshot, type Resource } from '@meshrelay/api';
+import { DEFAULT_VIP_CIDR, IncrementalTranslator, allocateVips, createIstioValidator, translate, virtualDestinationKeys } from '@meshrelay/translator';
+import { TIER_S, generateWorkload } from './workload.ts';
+
+const [clusters = 20, services = 200, endpoints = 5, nodes = 10, runs = 5] = process.argv.slice(2).map(Number);
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+const ms = (start: number): number => performance.now() - start;
+const log = (line: string): void => void process.stderr.write(`${line}\n`);
+
+const genStart = performance.now();
+const workload = generateWorkload({ ...TIER_S, clusters, servicesPerCluster: services, endpointsPerService: endpoints, nodesPerCluster: nodes });
+log(`workload ${clusters}×${services}×${endpoints}: ${workload.counts.inputResources} input resources (${ms(genStart).toFixed(0)} ms)`);
+const validator = createIstioValidator();
+const vips = allocateVips(new Map(), virtualDestinationKeys(workload.inputs), DEFAULT_VIP_CIDR);
+const base = { inputs: workload.inputs, clusters: workload.clusters, vips };
+
+/** The input of `cluster` with the address of its first EndpointSlice's first endpoint changed (generation + 1). */
+function oneEndpointChanged(inputs: ReadonlyMap<string, InputSnapshot>, cluster: string, n: number): Map<string, InputSnapshot> {
+  const old = inputs.get(cluster) as InputSnapshot;
+  let done = false;
+  const resources = old.resources.map((r): Resource => {
+    if (done || r.kind !== 'EndpointSlice') return r;
+    done = true;
+    const slice = structuredClone(r) as unknown as { endpoints: { addresses: string[] }[] };
+    (slice.endpoints[0] as { addresses: string[] }).addresses = [`10.250.${(n >> 8) & 255}.${n & 255}`];
+    return slice as unknown as Resource;
+  });
+  return new Map(inputs).set(cluster, buildInputSnapshot({ cluster, epoch: old.epoch, generation: old.generation + n, resources }));
+}
+
+const mode = process.env['PROFILE_MODE'] ?? 'both';
+if (mode !== 'incremental') {
+  let start = performance.now();
+  translate(base, validator);
+  log(`full translate() cold: ${ms(start).toFixed(0)} ms`);
+  const warm: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    start = performance.now();
+    translate(base, validator);
+    warm.push(ms(start));
+  }
+  log(`full translate() warm median of ${runs}: ${median(warm).toFixed(0)} ms`);
+}
+if (mode !== 'full') {
+  const engine = new IncrementalTranslator(validator);
+  let start = performance.now();
+  let result = await engine.run(base);
+  log(`engine cold run: ${ms(start).toFixed(0)} ms`);
+  const changed: number[] = [];
+  let inputs: ReadonlyMap<string, InputSnapshot> = workload.inputs;
+  const target = workload.clusters[Math.floor(clusters / 2)]?.name as string;
+  for (let i = 1; i <= runs + 1; i++) {
+    inputs = oneEndpointChanged(inputs, target, i);
+    start = performance.now();
+    result = await engine.run({ ...base, inputs, previousSecurityOutputs: result.securityOutputs });
+    if (i > 1) changed.push(ms(start));
+  }
+  log(`engine run after one endpoint change, median of ${runs}: ${median(changed).toFixed(0)} ms`);
+}
+log(`peak RSS: ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
