@@ -160,7 +160,7 @@ export class ChangeWorld {
     const selector = this.#random() < 0.1 ? { labels: { app: `svc-${s}` } } : { labels: { app: `svc-${s}` }, namespace: ns };
     // Now and then an invalid one (no hosts): admission must report it.
     const hosts = this.#random() < 0.1 ? [] : [`${name}.mesh`];
-    const result = this.#toggleGloo(`VirtualDestination/${ns}/${name}`, () => ({ kind: 'VirtualDestination', cluster: this.#pick(CLUSTERS), labels: this.#random() < 0.5 ? { failover: 'on' } : {}, spec: { hosts, services: [selector], ports: [{ number: port, protocol: 'HTTP' }] } }));
+    const result = this.#toggleGloo(`VirtualDestination/${ns}/${name}`, () => ({ kind: 'VirtualDestination', cluster: this.#pick(CLUSTERS), labels: this.#random() < 0.5 ? { failover: 'on' } : ({} as Record<string, string>), spec: { hosts, services: [selector], ports: [{ number: port, protocol: 'HTTP' }] } }));
     if (!this.vips.has(`${ns}/${name}`)) this.vips.set(`${ns}/${name}`, `10.200.1.${s * 2 + NAMESPACES.indexOf(ns as (typeof NAMESPACES)[number])}`);
     return result;
   }
