@@ -15,6 +15,9 @@ function isSecurityRelevant(r: Resource): boolean {
   return isKind(r, KINDS.AccessPolicy) || (isKind(r, KINDS.WorkspaceSettings) && asksIsolation(r));
 }
 
+/** Resources validated between two yields (a driver may hand the event loop back there). */
+const ADMIT_SLICE = 256;
+
 /** What one cluster's input contributes to a translation: a pure function of the input's resources. */
 export interface AdmittedCluster {
   /** Every Gloo resource of the input (valid or not): each gets a status. */
@@ -30,12 +33,13 @@ export interface AdmittedCluster {
  * fields named), so one bad resource does not stop the rest. A valid resource that sets a field
  * Meshrelay does not implement is WARNING naming the field and translated without it, unless
  * ignoring the field would weaken security: then it is INVALID and not translated (so it fails
- * closed). Depends on nothing but `resources`: a result may be reused for an equal input.
+ * closed). Depends on nothing but `resources`: a result may be reused for an equal input. Yields between slices of resources.
  */
-export function admitCluster(cluster: string, resources: readonly Resource[], problems: ProblemSink): AdmittedCluster {
+export function* admitCluster(cluster: string, resources: readonly Resource[], problems: ProblemSink): Generator<void, AdmittedCluster> {
   const gloo: Resource[] = [];
   const valid: Resource[] = [];
-  for (const r of resources) {
+  for (const [i, r] of resources.entries()) {
+    if (i % ADMIT_SLICE === ADMIT_SLICE - 1) yield;
     if (isGlooResource(r)) gloo.push(r);
     // Kubernetes objects that are not inputs (a Namespace, a ConfigMap) are not problems.
     if (!isGlooResource(r) && (!findInputKind(r.apiVersion, r.kind) || (isKind(r, KINDS.ConfigMap) && !isMeshConfigMap(r)))) continue;

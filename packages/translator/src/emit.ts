@@ -78,10 +78,12 @@ function makeChecker(validator: OutputValidator): (r: Resource) => string[] {
 }
 
 /** Validates every candidate; returns the owners that failed (their outputs are all left out). */
-function failOwners(perCluster: ReadonlyMap<string, readonly Sourced[]>, check: (r: Resource) => string[], input: EmitInput): Set<string> {
+function* failOwners(perCluster: ReadonlyMap<string, readonly Sourced[]>, check: (r: Resource) => string[], input: EmitInput): Generator<void, Set<string>> {
   const failed = new Set<string>();
   for (const [cluster, list] of perCluster) {
     for (const s of list) {
+      // Validating an output may be long (a large ServiceEntry; a schema compiled on first use).
+      yield;
       const issues = check(s.resource);
       if (issues.length === 0) continue;
       const owner = s.sources[0] as string;
@@ -115,8 +117,12 @@ function fallbackFor(source: string, cluster: string, check: (r: Resource) => st
 export function* emitSteps(input: EmitInput): Generator<void, EmitResult> {
   const { book, problems } = input;
   const check = makeChecker(input.validator);
-  const perCluster = new Map([...input.candidates].map(([cluster, list]) => [cluster, dedupe(cluster, list, book, problems)]));
-  const failed = failOwners(perCluster, check, input);
+  const perCluster = new Map<string, Sourced[]>();
+  for (const [cluster, list] of input.candidates) {
+    perCluster.set(cluster, dedupe(cluster, list, book, problems));
+    yield;
+  }
+  const failed = yield* failOwners(perCluster, check, input);
   const closed = new Set(input.securitySources.filter((s) => failed.has(s) || book.approval(s) === 'INVALID' || book.approval(s) === 'FAILED'));
   const outputs = new Map<string, OutputSnapshot>();
   const securityOutputs = new Map<string, ProducedOutput[]>();

@@ -50,9 +50,10 @@ export function stableSourced(memo: TranslationMemo, scope: string, s: Sourced):
 const contextKey = (c: ClusterContext | undefined): string => (c ? `${c.name}|${c.trustDomain}|${c.network}|${c.clusterDomain}` : '');
 
 /** The ServiceEntry of every VirtualDestination for `consumer`: rebuilt only when something it reads changed. */
-function serviceEntries(consumer: ClusterContext, ctx: CandidateContext): Sourced[] {
+function* serviceEntries(consumer: ClusterContext, ctx: CandidateContext): Generator<void, Sourced[]> {
   const { memo, model, demands, indexByName, contexts } = ctx;
-  return ctx.models.map((vd) => {
+  const out: Sourced[] = [];
+  for (const vd of ctx.models) {
     const demand = demands.get(demandKey('VIRTUAL_DESTINATION', vd.owned.namespace, vd.owned.name));
     const settings = model.settingsOf(vd.owned.workspace);
     const selectors = settings?.spec.options?.eastWestGateways ?? [];
@@ -66,30 +67,41 @@ function serviceEntries(consumer: ClusterContext, ctx: CandidateContext): Source
       return `${contextKey(contexts.get(b.cluster))}@${gw ? `${gw.address}:${gw.port}` : '-'}`;
     });
     const key = [memo.id(vd), contextKey(consumer), vip ?? '-', keys.join(','), sources.join(','), ...reads].join('\u0000');
-    return memo.unit('service-entry', key, ctx.problems, () => {
-      const se = buildServiceEntry(vd, consumer, indexByName, contexts, vip, keys, gatewayOf);
-      return stableSourced(memo, `se\u0000${consumer.name}`, sourced(se, vd.owned.source, ...sources.slice(1)));
-    });
-  });
+    out.push(
+      memo.unit('service-entry', key, ctx.problems, () => {
+        const se = buildServiceEntry(vd, consumer, indexByName, contexts, vip, keys, gatewayOf);
+        return stableSourced(memo, `se\u0000${consumer.name}`, sourced(se, vd.owned.source, ...sources.slice(1)));
+      }),
+    );
+    yield;
+  }
+  return out;
 }
 
 /** Every output `name` could receive, before validation and scoping to what it may see. */
-export function candidateOutputs(name: string, ctx: CandidateContext): Sourced[] {
+export function* candidateOutputs(name: string, ctx: CandidateContext): Generator<void, Sourced[]> {
   const { memo, problems, inventory, model, indexByName, contexts, owners } = ctx;
   const consumer = contexts.get(name) as ClusterContext;
   const index = indexByName.get(name);
   const indexes = [...indexByName.values()];
   const routeCtx: RouteContext = { consumer, virtualDestinations: ctx.modelByKey, externalServices: new Map(inventory.externalServices.map((es) => [`${es.namespace}/${es.name}`, es])), virtualGateways: new Map(inventory.virtualGateways.map((vg) => [`${vg.namespace}/${vg.name}`, vg])), routeTables: inventory.routeTables, routePolicies: ctx.routePolicies, indexes, workspaces: model, problems };
   const stable = (s: Sourced): Sourced => stableSourced(memo, name, s);
+  const entries = yield* serviceEntries(consumer, ctx);
+  // Built in the order of the one-shot translation, so problems are reported in the same order.
+  const subsetRules = serviceSubsetRules(ctx.demands, consumer).map(stable);
+  const gateways = inventory.virtualGateways.flatMap((vg) => buildGateways(vg, name, problems).map((gw) => stable(sourced(gw, vg.source))));
+  const virtualServices: Sourced[] = [];
+  for (const rt of inventory.routeTables) {
+    const vs = buildVirtualService(rt, routeCtx);
+    if (vs) virtualServices.push(stable(sourced(vs.resource, rt.source, ...vs.contributors)));
+    yield;
+  }
   const all = [
-    ...serviceEntries(consumer, ctx),
-    ...serviceSubsetRules(ctx.demands, consumer).map(stable),
+    ...entries,
+    ...subsetRules,
     ...ctx.shared,
-    ...inventory.virtualGateways.flatMap((vg) => buildGateways(vg, name, problems).map((gw) => stable(sourced(gw, vg.source)))),
-    ...inventory.routeTables.flatMap((rt) => {
-      const vs = buildVirtualService(rt, routeCtx);
-      return vs ? [stable(sourced(vs.resource, rt.source, ...vs.contributors))] : [];
-    }),
+    ...gateways,
+    ...virtualServices,
     ...ctx.settings
       .filter((ws) => ws.spec.options?.serviceIsolation?.enabled === true && owners.has(ws.source))
       .flatMap((ws) => isolationOutputs(owners.get(ws.source) ?? '', consumer, indexByName, model, contexts).map((r) => stable(sourced(r, ws.source)))),

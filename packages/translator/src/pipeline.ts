@@ -16,6 +16,7 @@ import type { VirtualDestinationSpec } from './gloo-types.ts';
 import { buildInventory, type Owned } from './inventory.ts';
 import type { OutputValidator } from './istio-validator.ts';
 import { ProblemSink } from './problems.ts';
+import type { Sourced } from './sources.ts';
 import type { DestinationLookup } from './route-policies.ts';
 import { routePolicySets } from './route-policy-fields.ts';
 import { candidateOutputs, denyByDefaultOf, stableSourced, type CandidateContext } from './pipeline-candidates.ts';
@@ -70,7 +71,7 @@ export function* translationSteps(input: TranslationInput, validator: OutputVali
   for (const name of clusterNames) {
     const snapshot = input.inputs.get(name);
     // Inputs are validated once per content: the hash covers every resource.
-    const admitted = memo.unit('admit', `${name}\u0000${snapshot?.hash ?? ''}`, problems, (own) => admitCluster(name, snapshot?.resources ?? [], own));
+    const admitted = yield* memo.unitSteps('admit', `${name}\u0000${snapshot?.hash ?? ''}`, problems, (own) => admitCluster(name, snapshot?.resources ?? [], own));
     registerGloo(name, admitted, book, security);
     perCluster.set(name, [...admitted.valid]);
     validGloo.set(name, admitted.validGloo);
@@ -105,7 +106,7 @@ export function* translationSteps(input: TranslationInput, validator: OutputVali
   const modelByKey = new Map(models.map((m) => [m.key, m]));
   const accessCtx: AccessContext = { indexes, virtualDestinations: models, clusters: [...contexts.values()], workspaceOf: model.workspaceOf, problems };
   const demands = collectSubsets(inventory.routeTables, problems);
-  const shared = sharedOutputs(inventory, models, demands, accessCtx, problems).map((s) => stableSourced(memo, 'shared', s));
+  const shared = (yield* sharedOutputs(inventory, models, demands, accessCtx, problems)).map((s) => stableSourced(memo, 'shared', s));
   const lookup: DestinationLookup = (rt, ref) => {
     if (ref.kind === 'VIRTUAL_DESTINATION') {
       const vd = modelByKey.get(`${ref.ref.namespace ?? rt.namespace}/${ref.ref.name}`);
@@ -118,11 +119,8 @@ export function* translationSteps(input: TranslationInput, validator: OutputVali
   const provenance: Provenance[] = clusterNames.map((name) => ({ cluster: name, inputHash: input.inputs.get(name)?.hash ?? '' }));
 
   const ctx: CandidateContext = { input, memo, problems, inventory, models, modelByKey, demands, settings, owners, ownerObjects, model, indexByName, contexts, routePolicies, shared, scopeCache: memo.scopes() };
-  const candidates = new Map<string, ReturnType<typeof candidateOutputs>>();
-  for (const name of clusterNames) {
-    candidates.set(name, candidateOutputs(name, ctx));
-    yield;
-  }
+  const candidates = new Map<string, Sourced[]>();
+  for (const name of clusterNames) candidates.set(name, yield* candidateOutputs(name, ctx));
   book.absorb(problems);
   const emitted = yield* emitSteps({
     candidates,

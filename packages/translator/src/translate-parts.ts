@@ -31,24 +31,27 @@ export function clusterContext(name: string, info: ClusterInfo | undefined, inde
   };
 }
 
-/** Outputs that are the same for every consuming cluster. */
-export function sharedOutputs(inventory: Inventory, models: readonly VirtualDestinationModel[], demands: SubsetDemands, accessCtx: AccessContext, problems: ProblemSink): Sourced[] {
-  const destinationRules = models.flatMap((vd) => {
+/** Outputs that are the same for every consuming cluster; yields after each VirtualDestination and AccessPolicy. */
+export function* sharedOutputs(inventory: Inventory, models: readonly VirtualDestinationModel[], demands: SubsetDemands, accessCtx: AccessContext, problems: ProblemSink): Generator<void, Sourced[]> {
+  const out: Sourced[] = [];
+  for (const vd of models) {
     const policies = policiesFor(vd, inventory.failoverPolicies, inventory.outlierDetectionPolicies, problems);
     const demand = demands.get(demandKey('VIRTUAL_DESTINATION', vd.owned.namespace, vd.owned.name));
-    return buildDestinationRules(vd, policies, subsetList(demand)).map((dr) =>
-      sourced(dr, vd.owned.source, policies.failover?.source, policies.outlierDetection?.source, ...(demand?.sources ?? [])),
-    );
-  });
-  const authorizationPolicies = inventory.accessPolicies.flatMap((p) =>
-    [...buildAuthorizationPolicies(p, accessCtx), ...buildPeerAuthentications(p, accessCtx)].map((out) => sourced(out, p.source)),
-  );
-  const external = inventory.externalServices.flatMap((es) => {
+    for (const dr of buildDestinationRules(vd, policies, subsetList(demand))) {
+      out.push(sourced(dr, vd.owned.source, policies.failover?.source, policies.outlierDetection?.source, ...(demand?.sources ?? [])));
+    }
+    yield;
+  }
+  for (const p of inventory.accessPolicies) {
+    for (const built of [...buildAuthorizationPolicies(p, accessCtx), ...buildPeerAuthentications(p, accessCtx)]) out.push(sourced(built, p.source));
+    yield;
+  }
+  for (const es of inventory.externalServices) {
     const entry = buildExternalServiceEntry(es, inventory.externalEndpoints);
-    return [sourced(entry.resource, es.source, ...entry.endpointSources), ...buildExternalDestinationRules(es).map((dr) => sourced(dr, es.source))];
-  });
-  const workloadEntries = inventory.externalEndpoints.map((ee) => sourced(buildWorkloadEntry(ee), ee.source));
-  return [...destinationRules, ...authorizationPolicies, ...external, ...workloadEntries];
+    out.push(sourced(entry.resource, es.source, ...entry.endpointSources), ...buildExternalDestinationRules(es).map((dr) => sourced(dr, es.source)));
+  }
+  out.push(...inventory.externalEndpoints.map((ee) => sourced(buildWorkloadEntry(ee), ee.source)));
+  return out;
 }
 
 /** A route table without hosts that no route delegates to produces nothing: say so. */

@@ -16,6 +16,8 @@ export interface TranslationMemo {
    * must name everything `compute` reads.
    */
   unit<T>(table: string, key: string, problems: ProblemSink, compute: (problems: ProblemSink) => T): T;
+  /** `unit` for a computation that yields between its parts. */
+  unitSteps<T>(table: string, key: string, problems: ProblemSink, compute: (problems: ProblemSink) => Generator<void, T>): Generator<void, T>;
   /** `value`, or the previous run's value of `slot` when `same` says they are equal in content. */
   keep<T>(table: string, slot: string, value: T, same: (previous: T, next: T) => boolean): T;
   /** An output resource, or the previous run's object of `slot` when its content is equal. */
@@ -43,6 +45,7 @@ function idOf(object: object): number {
 /** A memo that reuses nothing: what a one-shot `translate()` runs with. */
 export const FRESH: TranslationMemo = {
   unit: (_table, _key, problems, compute) => compute(problems),
+  unitSteps: (_table, _key, problems, compute) => compute(problems),
   keep: (_table, _slot, value) => value,
   resource: (_slot, resource) => resource,
   id: idOf,
@@ -99,16 +102,24 @@ export class RunMemo implements TranslationMemo {
   readonly #scopes: ScopeCache = new WeakMap();
 
   unit<T>(table: string, key: string, problems: ProblemSink, compute: (problems: ProblemSink) => T): T {
+    const steps = this.unitSteps(table, key, problems, function* (own) {
+      return compute(own);
+    });
+    for (;;) {
+      const step = steps.next();
+      if (step.done) return step.value;
+    }
+  }
+
+  *unitSteps<T>(table: string, key: string, problems: ProblemSink, compute: (problems: ProblemSink) => Generator<void, T>): Generator<void, T> {
     const units = this.#table(this.#units, table);
     let found = units.get(key);
-    if (found) {
-      for (const p of found.problems) problems.add(p);
-    } else {
+    if (!found) {
       const own = new ProblemSink();
-      const value = compute(own);
+      const value = yield* compute(own);
       found = { value, problems: [...own.all()] };
-      for (const p of found.problems) problems.add(p);
     }
+    for (const p of found.problems) problems.add(p);
     units.set(key, found);
     return found.value as T;
   }
