@@ -1,21 +1,9 @@
 // The event loop stays free while the translation loop runs a large cold translation.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
-import { pino } from 'pino';
 import { KINDS, buildInputSnapshot, type Resource } from '@meshrelay/api';
-import { VipAllocations, createFileClusterRegistry } from '@meshrelay/registry';
-import { createRedisSnapshotStore } from '@meshrelay/store';
-import { buildEastWestGateway, buildEndpointSlice, buildGloo, buildNode, buildPod, buildService, buildVirtualDestination, startRedisServer, waitFor } from '@meshrelay/testkit';
-import { DEFAULT_VIP_CIDR, createIstioValidator } from '@meshrelay/translator';
-import { CarriedContributions } from '../src/carried-contributions.ts';
-import { ConnectionTracker } from '../src/connections.ts';
-import { RelayMetrics } from '../src/metrics.ts';
-import { OutputHub } from '../src/output-hub.ts';
-import { OutputPersister } from '../src/output-persister.ts';
-import { TranslationLoop } from '../src/translation-loop.ts';
+import { buildEastWestGateway, buildEndpointSlice, buildGloo, buildNode, buildPod, buildService, buildVirtualDestination } from '@meshrelay/testkit';
+import { translationSetup } from './translation-setup.ts';
 
 // 20 clusters × 500 Services × 5 endpoints (≈ 70 k input resources): large enough that a
 // translation done in one go blocks the event loop for many seconds on this machine, small
@@ -46,29 +34,7 @@ function clusterInput(c: number): Resource[] {
 }
 
 test('given a large workload stored for 20 clusters, when the translation loop runs its cold translation, then a 100 ms timer never waits more than a second', async (t) => {
-  const redis = await startRedisServer();
-  t.after(() => redis.stop());
-  const dir = mkdtempSync(join(tmpdir(), 'meshrelay-heartbeat-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const logger = pino({ level: 'silent' });
-  const registry = await createFileClusterRegistry({ dir: join(dir, 'registry'), tokenTtlSeconds: 3600, tokenOverlapSeconds: 60, logger });
-  const store = createRedisSnapshotStore({ url: redis.url, replicaId: 'r1', keyPrefix: 'heartbeat', logger, commandTimeoutMs: 5000, maxReconnectDelayMs: 100, writeBackRetryMs: 100 });
-  t.after(() => store.close());
-  await waitFor(() => store.health().redisUp, { timeoutMs: 5000, message: 'redis never came up' });
-  const outputs = new OutputHub();
-  const metrics = new RelayMetrics('r1', new ConnectionTracker());
-  const contributions = new CarriedContributions(join(dir, 'contributions'), logger);
-  t.after(() => contributions.stop());
-  const loop = new TranslationLoop({
-    registry, store, outputs, metrics, logger, contributions,
-    persister: new OutputPersister({ store, logger, onFailure: () => undefined }),
-    vips: new VipAllocations(join(dir, 'vips.json'), DEFAULT_VIP_CIDR),
-    validator: createIstioValidator(),
-    gate: { safeMode: false, safeStartWindowSeconds: 0 },
-    debounceMs: 10,
-    uptimeMs: () => 60_000,
-  });
-  t.after(() => loop.stop());
+  const { registry, store, outputs, loop } = await translationSetup(t, { keyPrefix: 'heartbeat', commandTimeoutMs: 5000 });
   for (let c = 0; c < CLUSTERS; c++) {
     await registry.register(`c${c}`, {});
     await store.putInput(buildInputSnapshot({ cluster: `c${c}`, epoch: 'e', generation: 1, resources: clusterInput(c) }));
