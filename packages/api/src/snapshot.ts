@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { canonicalJson, deepFreeze } from './canonical.ts';
+import { canonicalCopy, canonicalJson, deepFreeze } from './canonical.ts';
 import { MeshrelayError } from './errors.ts';
 import { compareResources, formatResourceKey, resourceKey, type Resource } from './resource.ts';
 
@@ -79,15 +79,17 @@ let encodedCount = 0;
 /**
  * The deep-frozen canonical copy of `resource` (keys in canonical order, `undefined` members
  * gone): `resource` itself when it is already one, else a copy made through its canonical
- * encoding, which is kept with the copy. Does not mutate its argument.
+ * encoding, which is kept with the copy. Does not mutate its argument. Frozen canonical parts
+ * of `resource` (e.g. the spec of another canonical resource) are shared and not re-encoded;
+ * `keepParts` remembers the encodings of the copy's larger parts for the next such resource
+ * (outputs; inputs, which are not rebuilt around, leave it off to save memory).
  */
-export function canonicalResource(resource: Resource): Resource {
+export function canonicalResource(resource: Resource, keepParts = true): Resource {
   if (encodings.has(resource)) return resource;
-  const encoding = canonicalJson(resource);
+  const { encoding, copy } = canonicalCopy(resource, keepParts);
   encodedCount += 1;
-  const copy = deepFreeze(JSON.parse(encoding) as Resource);
-  encodings.set(copy, encoding);
-  return copy;
+  encodings.set(copy as Resource, encoding);
+  return copy as Resource;
 }
 
 /** Whether `resource` is a deep-frozen canonical copy built by `canonicalResource` (it can never change). */
@@ -112,8 +114,8 @@ export function canonicalEncodingCount(): number {
  * `canonicalResource`) are kept as they are and not re-encoded; the list's encoding is the
  * sorted resources' encodings joined, which is exactly the canonical JSON of the sorted array.
  */
-export function encodeResources(resources: readonly Resource[]): EncodedResources {
-  const copies = resources.map(canonicalResource).sort(compareResources);
+export function encodeResources(resources: readonly Resource[], keepParts = true): EncodedResources {
+  const copies = resources.map((r) => canonicalResource(r, keepParts)).sort(compareResources);
   for (let i = 1; i < copies.length; i++) {
     const prev = copies[i - 1] as Resource;
     const cur = copies[i] as Resource;
@@ -138,7 +140,7 @@ export interface InputSnapshotInit {
 }
 
 export function buildInputSnapshot(init: InputSnapshotInit): InputSnapshot {
-  const encoded = encodeResources(init.resources);
+  const encoded = encodeResources(init.resources, false);
   return Object.freeze({
     cluster: init.cluster,
     epoch: init.epoch,
