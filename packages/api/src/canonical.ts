@@ -69,6 +69,18 @@ export function canonicalCopy(value: unknown, keepParts: boolean): { encoding: s
   return copyEncode(value, new Set(), keepParts);
 }
 
+/**
+ * A deep-frozen canonical copy of a part of a resource (e.g. one endpoint of a ServiceEntry)
+ * whose encoding is remembered whatever its size: a part shared by many resources is encoded
+ * once and each resource holding it reuses both the object and its encoding.
+ */
+export function canonicalPart<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && known.has(value)) return value;
+  const { encoding, copy } = copyEncode(value, new Set(), true);
+  if (copy !== null && typeof copy === 'object') known.set(copy, encoding);
+  return copy as T;
+}
+
 function copyEncode(value: unknown, seen: Set<object>, keepParts: boolean): { encoding: string; copy: unknown } {
   if (value === null || typeof value !== 'object') {
     const encoding = encode(value, seen);

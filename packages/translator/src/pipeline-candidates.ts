@@ -38,6 +38,8 @@ export interface CandidateContext {
   readonly routePolicies: ReadonlyMap<Owned<RouteTableSpec>, readonly RoutePolicySet[]>;
   readonly shared: readonly Sourced[];
   readonly scopeCache: ScopeCache;
+  /** Per VirtualDestination (this run): the networks and gateways of its backend clusters, as a key part. */
+  readonly backendReads: Map<VirtualDestinationModel, string>;
 }
 
 /** A candidate whose resource is the previous run's object when its content did not change. */
@@ -62,11 +64,17 @@ function* serviceEntries(consumer: ClusterContext, ctx: CandidateContext): Gener
     const keys = subsetKeys(demand);
     const sources = [vd.owned.source, ...(demand?.sources ?? []), ...(selectors.length > 0 && settings ? [settings.source] : [])];
     // What buildServiceEntry reads: the model, the consumer, and each backend cluster's network and gateway.
-    const reads = vd.backends.map((b) => {
-      const gw = gatewayOf(b.cluster, indexByName.get(b.cluster));
-      return `${contextKey(contexts.get(b.cluster))}@${gw ? `${gw.address}:${gw.port}` : '-'}`;
-    });
-    const key = [memo.id(vd), contextKey(consumer), vip ?? '-', keys.join(','), sources.join(','), ...reads].join('\u0000');
+    let reads = ctx.backendReads.get(vd);
+    if (reads === undefined) {
+      reads = vd.backends
+        .map((b) => {
+          const gw = gatewayOf(b.cluster, indexByName.get(b.cluster));
+          return `${contextKey(contexts.get(b.cluster))}@${gw ? `${gw.address}:${gw.port}` : '-'}`;
+        })
+        .join('\u0000');
+      ctx.backendReads.set(vd, reads);
+    }
+    const key = [memo.id(vd), contextKey(consumer), vip ?? '-', keys.join(','), sources.join(','), reads].join('\u0000');
     out.push(
       memo.unit('service-entry', key, ctx.problems, () => {
         const se = buildServiceEntry(vd, consumer, indexByName, contexts, vip, keys, gatewayOf);
