@@ -4,7 +4,12 @@
  * changed in one cluster. Medians of the warm runs, and the process's peak RSS.
  *
  *   node --max-old-space-size=8000 [--cpu-prof] bench/translate-profile.ts [clusters services endpoints nodes runs]
+ *
+ * PROFILE_MODE=full|incremental runs one side only; CHANGE_PROFILE=<file> writes a CPU profile
+ * of the runs after one endpoint change only.
  */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { performance } from 'node:perf_hooks';
 import { buildInputSnapshot, type InputSnapshot, type Resource } from '@meshrelay/api';
 import { DEFAULT_VIP_CIDR, IncrementalTranslator, allocateVips, createIstioValidator, translate, virtualDestinationKeys } from '@meshrelay/translator';
@@ -62,6 +67,13 @@ if (mode !== 'full') {
   }
   log(`engine cold run, median of ${runs}: ${median(cold).toFixed(0)} ms (first ${cold[0]?.toFixed(0)} ms)`);
   const changed: number[] = [];
+  const profileFile = process.env['CHANGE_PROFILE'];
+  const session = profileFile ? new Session() : undefined;
+  if (session) {
+    session.connect();
+    await session.post('Profiler.enable');
+    await session.post('Profiler.start');
+  }
   let inputs: ReadonlyMap<string, InputSnapshot> = workload.inputs;
   const target = workload.clusters[Math.floor(clusters / 2)]?.name as string;
   for (let i = 1; i <= runs + 1; i++) {
@@ -69,6 +81,11 @@ if (mode !== 'full') {
     const start = performance.now();
     result = await engine.run({ ...base, inputs, previousSecurityOutputs: result.securityOutputs });
     if (i > 1) changed.push(ms(start));
+  }
+  if (session && profileFile) {
+    const { profile } = await session.post('Profiler.stop');
+    writeFileSync(profileFile, JSON.stringify(profile));
+    session.disconnect();
   }
   log(`engine run after one endpoint change in ${target}, median of ${runs}: ${median(changed).toFixed(0)} ms (${changed.map((x) => x.toFixed(0)).join(', ')})`);
 }

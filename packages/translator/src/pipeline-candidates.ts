@@ -1,5 +1,5 @@
 /** The candidate outputs of one consuming cluster, and the deny-by-default outputs of security resources. */
-import { KINDS, formatResourceKey, isKind, resourceKey, type Resource } from '@meshrelay/api';
+import { KINDS, formatResourceKey, isKind, resourceEncoding, resourceKey, type Resource } from '@meshrelay/api';
 import type { SecurityResource } from './admission.ts';
 import type { AccessContext } from './authorization-policy.ts';
 import type { ClusterIndex, EastWestGateway } from './cluster-index.ts';
@@ -40,6 +40,8 @@ export interface CandidateContext {
   readonly scopeCache: ScopeCache;
   /** Per VirtualDestination (this run): the networks and gateways of its backend clusters, as a key part. */
   readonly backendReads: Map<VirtualDestinationModel, string>;
+  /** Digest of what a VirtualService reads beyond its route table and consumer (see pipeline.ts). */
+  readonly routeWorld: string;
 }
 
 /** A candidate whose resource is the previous run's object when its content did not change. */
@@ -100,8 +102,14 @@ export function* candidateOutputs(name: string, ctx: CandidateContext): Generato
   const gateways = inventory.virtualGateways.flatMap((vg) => buildGateways(vg, name, problems).map((gw) => stable(sourced(gw, vg.source))));
   const virtualServices: Sourced[] = [];
   for (const rt of inventory.routeTables) {
-    const vs = buildVirtualService(rt, routeCtx);
-    if (vs) virtualServices.push(stable(sourced(vs.resource, rt.source, ...vs.contributors)));
+    // Workload selectors read the consumer's pods: then the consumer's index is part of the key.
+    const pods = (rt.spec.workloadSelectors ?? []).length > 0 && index ? memo.id(index) : '-';
+    const key = [rt.source, resourceEncoding(rt.resource), contextKey(consumer), pods, ctx.routeWorld].join('\u0000');
+    const vs = memo.unit('virtual-service', key, problems, (own) => {
+      const built = buildVirtualService(rt, { ...routeCtx, problems: own });
+      return built ? stable(sourced(built.resource, rt.source, ...built.contributors)) : undefined;
+    });
+    if (vs) virtualServices.push(vs);
     yield;
   }
   const all = [

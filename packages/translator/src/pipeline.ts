@@ -5,7 +5,7 @@
  * nothing; `IncrementalTranslator` drives it cooperatively with a memo of the last run.
  * Equal inputs give equal results whatever the memo (see translation-memo.ts).
  */
-import { canonicalJson, resourceEncoding, type Provenance, type Resource } from '@meshrelay/api';
+import { canonicalJson, resourceEncoding, sha256Hex, type Provenance, type Resource } from '@meshrelay/api';
 import { admitCluster, registerGloo, type SecurityResource } from './admission.ts';
 import { isGlooResource } from './input-validation.ts';
 import type { AccessContext } from './authorization-policy.ts';
@@ -34,6 +34,28 @@ import { sameContent } from './same-content.ts';
 /** Everything a VirtualDestination's resolution reads of the resource itself. */
 function ownedKey(vd: Owned<VirtualDestinationSpec>): string {
   return canonicalJson([vd.source, vd.workspace, vd.cluster, vd.namespace, vd.name, vd.labels, vd.spec, resourceEncoding(vd.resource)]);
+}
+
+const serviceDigests = new WeakMap<ClusterIndex, string>();
+
+/** A digest of a cluster's Services (what route resolution reads of an index), computed once per index. */
+function servicesDigest(index: ClusterIndex): string {
+  let digest = serviceDigests.get(index);
+  if (digest === undefined) {
+    digest = sha256Hex(canonicalJson(index.services));
+    serviceDigests.set(index, digest);
+  }
+  return digest;
+}
+
+/**
+ * A digest of everything a VirtualService reads beyond its route table and its consumer: every
+ * admitted Gloo resource and the cluster it came from, the workspace model's inputs, the
+ * resolved VirtualDestinations, and every cluster's Services (not their endpoints or pods).
+ */
+function routeWorldDigest(ownedGloo: ReadonlyMap<string, readonly Resource[]>, workspaceKey: string, models: readonly VirtualDestinationModel[], indexes: readonly ClusterIndex[]): string {
+  const gloo = [...ownedGloo].map(([cluster, list]) => `${cluster}\u0000${list.map(resourceEncoding).join('\u0000')}`);
+  return sha256Hex([workspaceKey, ...gloo, models.map((m) => m.key).join(','), ...indexes.map((i) => `${i.cluster}:${servicesDigest(i)}`)].join('\u0001'));
 }
 
 /** Resolves the VirtualDestinations, one unit each; a backend is recomputed only when its cluster's index changed. */
@@ -118,7 +140,7 @@ export function* translationSteps(input: TranslationInput, validator: OutputVali
   const routePolicies = new Map(inventory.routeTables.map((rt) => [rt, routePolicySets(rt, inventory, lookup, problems)]));
   const provenance: Provenance[] = clusterNames.map((name) => ({ cluster: name, inputHash: input.inputs.get(name)?.hash ?? '' }));
 
-  const ctx: CandidateContext = { input, memo, problems, inventory, models, modelByKey, demands, settings, owners, ownerObjects, model, indexByName, contexts, routePolicies, shared, scopeCache: memo.scopes(), backendReads: new Map() };
+  const ctx: CandidateContext = { input, memo, problems, inventory, models, modelByKey, demands, settings, owners, ownerObjects, model, indexByName, contexts, routePolicies, shared, scopeCache: memo.scopes(), backendReads: new Map(), routeWorld: routeWorldDigest(ownedGloo, workspaceKey, models, indexes) };
   const candidates = new Map<string, Sourced[]>();
   for (const name of clusterNames) candidates.set(name, yield* candidateOutputs(name, ctx));
   book.absorb(problems);

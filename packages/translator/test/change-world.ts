@@ -168,7 +168,10 @@ export class ChangeWorld {
   #routeTable(): { what: string; touched: string[] } {
     const s = Math.floor(this.#random() * 4);
     const ns = this.#pick(NAMESPACES);
-    return this.#toggleGloo(`RouteTable/${ns}/svc-${s}-routes`, () => ({ kind: 'RouteTable', cluster: this.#pick(CLUSTERS), spec: routeSpec(`svc-${Math.floor(this.#random() * 4)}-global`, this.#pick(['/api', '/v2', '/'])) }));
+    const spec = routeSpec(`svc-${Math.floor(this.#random() * 4)}-global`, this.#pick(['/api', '/v2', '/']));
+    // Now and then bound to the workloads running version v2 (which depends on the consumer's pods).
+    if (this.#random() < 0.3) spec['workloadSelectors'] = [{ selector: { labels: { version: 'v2' } } }];
+    return this.#toggleGloo(`RouteTable/${ns}/svc-${s}-routes`, () => ({ kind: 'RouteTable', cluster: this.#pick(CLUSTERS), spec }));
   }
 
   #accessPolicy(): { what: string; touched: string[] } {
