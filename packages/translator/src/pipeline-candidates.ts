@@ -1,5 +1,5 @@
 /** The candidate outputs of one consuming cluster, and the deny-by-default outputs of security resources. */
-import { KINDS, formatResourceKey, isKind, resourceEncoding, resourceKey, type Resource } from '@meshrelay/api';
+import { KINDS, formatResourceKey, isKind, resourceEncoding, resourceKey, sha256Hex, type Resource } from '@meshrelay/api';
 import type { SecurityResource } from './admission.ts';
 import type { AccessContext } from './authorization-policy.ts';
 import type { ClusterIndex, EastWestGateway } from './cluster-index.ts';
@@ -51,6 +51,18 @@ export function stableSourced(memo: TranslationMemo, scope: string, s: Sourced):
   return resource === s.resource ? s : { resource, sources: s.sources };
 }
 
+const routeKeys = new WeakMap<Resource, string>();
+
+/** A digest of a route table resource (a short key part; computed once per input resource). */
+function routeKey(rt: Owned<RouteTableSpec>): string {
+  let key = routeKeys.get(rt.resource);
+  if (key === undefined) {
+    key = sha256Hex(resourceEncoding(rt.resource));
+    routeKeys.set(rt.resource, key);
+  }
+  return key;
+}
+
 const contextKey = (c: ClusterContext | undefined): string => (c ? `${c.name}|${c.trustDomain}|${c.network}|${c.clusterDomain}` : '');
 
 /** The ServiceEntry of every VirtualDestination for `consumer`: rebuilt only when something it reads changed. */
@@ -74,6 +86,7 @@ function* serviceEntries(consumer: ClusterContext, ctx: CandidateContext): Gener
           return `${contextKey(contexts.get(b.cluster))}@${gw ? `${gw.address}:${gw.port}` : '-'}`;
         })
         .join('\u0000');
+      reads = sha256Hex(reads);
       ctx.backendReads.set(vd, reads);
     }
     const key = [memo.id(vd), contextKey(consumer), vip ?? '-', keys.join(','), sources.join(','), reads].join('\u0000');
@@ -104,7 +117,7 @@ export function* candidateOutputs(name: string, ctx: CandidateContext): Generato
   for (const rt of inventory.routeTables) {
     // Workload selectors read the consumer's pods: then the consumer's index is part of the key.
     const pods = (rt.spec.workloadSelectors ?? []).length > 0 && index ? memo.id(index) : '-';
-    const key = [rt.source, resourceEncoding(rt.resource), contextKey(consumer), pods, ctx.routeWorld].join('\u0000');
+    const key = [rt.source, routeKey(rt), contextKey(consumer), pods, ctx.routeWorld].join('\u0000');
     const vs = memo.unit('virtual-service', key, problems, (own) => {
       const built = buildVirtualService(rt, { ...routeCtx, problems: own });
       return built ? stable(sourced(built.resource, rt.source, ...built.contributors)) : undefined;

@@ -33,7 +33,13 @@ import { sameContent } from './same-content.ts';
 
 /** Everything a VirtualDestination's resolution reads of the resource itself. */
 function ownedKey(vd: Owned<VirtualDestinationSpec>): string {
-  return canonicalJson([vd.source, vd.workspace, vd.cluster, vd.namespace, vd.name, vd.labels, vd.spec, resourceEncoding(vd.resource)]);
+  // A digest keeps the keys short: they are looked up once per cluster and destination every run.
+  return digestOf([vd.source, vd.workspace, vd.cluster, vd.namespace, vd.name, vd.labels, vd.spec, resourceEncoding(vd.resource)]);
+}
+
+/** sha256 of the canonical encoding of `value`: a short key part that names all of it. */
+function digestOf(value: unknown): string {
+  return sha256Hex(canonicalJson(value));
 }
 
 const serviceDigests = new WeakMap<ClusterIndex, string>();
@@ -42,7 +48,7 @@ const serviceDigests = new WeakMap<ClusterIndex, string>();
 function servicesDigest(index: ClusterIndex): string {
   let digest = serviceDigests.get(index);
   if (digest === undefined) {
-    digest = sha256Hex(canonicalJson(index.services));
+    digest = digestOf(index.services);
     serviceDigests.set(index, digest);
   }
   return digest;
@@ -103,7 +109,7 @@ export function* translationSteps(input: TranslationInput, validator: OutputVali
   const labels = new Map(knownNames.map((n) => [n, infoByName.get(n)?.labels ?? {}]));
   const model = buildWorkspaceModel(managed, settings, labels, problems);
   // Everything the workspace model is built from: ownership and visibility depend on nothing else.
-  const workspaceKey = canonicalJson([(input.workspaces ?? []).map(resourceEncoding), settings.map((s) => [s.cluster, resourceEncoding(s.resource)]), [...labels]]);
+  const workspaceKey = digestOf([(input.workspaces ?? []).map(resourceEncoding), settings.map((s) => [s.cluster, resourceEncoding(s.resource)]), [...labels]]);
   const indexes: ClusterIndex[] = [];
   const ownedGloo = new Map<string, readonly Resource[]>();
   for (const name of clusterNames) {

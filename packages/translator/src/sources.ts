@@ -21,6 +21,9 @@ export function sourced(resource: Resource, owner: string, ...contributors: (str
   return { resource, sources: [owner, ...new Set(rest)] };
 }
 
+/** The annotation value of a sources list (lists are immutable and shared by the outputs of a unit). */
+const annotationValues = new WeakMap<readonly string[], string>();
+
 /** Annotated canonical outputs by the output they annotate and the annotation's value. */
 const annotated = new WeakMap<Resource, Map<string, Resource>>();
 
@@ -30,7 +33,11 @@ const annotated = new WeakMap<Resource, Map<string, Resource>>();
  * shared by many clusters, or kept from an earlier run, is encoded once.
  */
 export function annotate(s: Sourced): Resource {
-  const value = [...new Set(s.sources)].sort().join(',');
+  let value = annotationValues.get(s.sources);
+  if (value === undefined) {
+    value = [...new Set(s.sources)].sort().join(',');
+    annotationValues.set(s.sources, value);
+  }
   let byValue = annotated.get(s.resource);
   if (!byValue) {
     byValue = new Map();
