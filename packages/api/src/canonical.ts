@@ -81,6 +81,11 @@ export function canonicalPart<T>(value: T): T {
   return copy as T;
 }
 
+/** Whether `value` is a deep-frozen canonical part or copy built here (it can never change). */
+export function isCanonicalPart(value: unknown): boolean {
+  return value !== null && typeof value === 'object' && known.has(value);
+}
+
 function copyEncode(value: unknown, seen: Set<object>, keepParts: boolean): { encoding: string; copy: unknown } {
   if (value === null || typeof value !== 'object') {
     const encoding = encode(value, seen);
