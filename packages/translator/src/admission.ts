@@ -1,5 +1,5 @@
 /** Admission of input resources into a translation (see admit). */
-import { KINDS, findInputKind, formatResourceKey, isKind, isMeshConfigMap, isRecord, resourceKey, type Resource } from '@meshrelay/api';
+import { KINDS, findInputKind, formatResourceKey, isCanonicalResource, isKind, isMeshConfigMap, isRecord, resourceKey, type Resource } from '@meshrelay/api';
 import { isGlooResource, unimplementedFieldsOf, validateInputResource } from './input-validation.ts';
 import type { ProblemSink } from './problems.ts';
 import type { StatusBook } from './status-book.ts';
@@ -13,6 +13,27 @@ function asksIsolation(r: Resource): boolean {
 /** Resources that fail closed: every AccessPolicy, and WorkspaceSettings that ask for serviceIsolation. */
 function isSecurityRelevant(r: Resource): boolean {
   return isKind(r, KINDS.AccessPolicy) || (isKind(r, KINDS.WorkspaceSettings) && asksIsolation(r));
+}
+
+interface Verdict {
+  readonly issues: ReturnType<typeof validateInputResource>;
+  readonly unimplemented: ReturnType<typeof unimplementedFieldsOf>;
+}
+
+/**
+ * Verdicts on canonical (deep-frozen) input resources: a resource kept from one input snapshot
+ * to the next (a delta, or an input rebuilt around unchanged resources) is validated once.
+ */
+const verdicts = new WeakMap<Resource, Verdict>();
+
+function verdictOf(r: Resource): Verdict {
+  let verdict = verdicts.get(r);
+  if (!verdict) {
+    const issues = validateInputResource(r);
+    verdict = { issues, unimplemented: issues.length > 0 ? [] : unimplementedFieldsOf(r) };
+    if (isCanonicalResource(r)) verdicts.set(r, verdict);
+  }
+  return verdict;
 }
 
 /** Resources validated between two yields (a driver may hand the event loop back there). */
@@ -44,13 +65,12 @@ export function* admitCluster(cluster: string, resources: readonly Resource[], p
     // Kubernetes objects that are not inputs (a Namespace, a ConfigMap) are not problems.
     if (!isGlooResource(r) && (!findInputKind(r.apiVersion, r.kind) || (isKind(r, KINDS.ConfigMap) && !isMeshConfigMap(r)))) continue;
     const resource = formatResourceKey(resourceKey(r));
-    const issues = validateInputResource(r);
+    const { issues, unimplemented } = verdictOf(r);
     if (issues.length > 0) {
       const detail = issues.map((p) => `${p.path}: ${p.message}`).join('; ');
       problems.add({ cluster, resource, reason: `invalid input resource ignored: ${detail}`, approval: 'INVALID' });
       continue;
     }
-    const unimplemented = unimplementedFieldsOf(r);
     for (const f of unimplemented) {
       if (f.effect === 'WARNING') problems.add({ cluster, resource, reason: `${f.path} is not supported by Meshrelay; ignored` });
       else problems.add({ cluster, resource, reason: `${f.path} is not supported by Meshrelay and ignoring it would weaken security; not translated`, approval: 'INVALID' });
