@@ -12,6 +12,16 @@ export function canonicalJson(value: unknown): string {
   return encode(value, new Set());
 }
 
+/**
+ * Encodings of deep-frozen canonical values that `canonicalCopy` built, by identity. Such a
+ * value can never change, so its encoding is reused wherever it appears, also inside a new
+ * object built around it (e.g. a resource with other metadata around the same frozen spec).
+ */
+const known = new WeakMap<object, string>();
+
+/** Parts shorter than this are cheaper to encode again than to remember. */
+const MIN_KEPT_PART = 256;
+
 function encode(value: unknown, seen: Set<object>): string {
   if (value === null) return 'null';
   switch (typeof value) {
@@ -27,6 +37,8 @@ function encode(value: unknown, seen: Set<object>): string {
       throw invalid(`a ${typeof value} cannot be encoded`);
   }
   const obj = value as object;
+  const cached = known.get(obj);
+  if (cached !== undefined) return cached;
   if (seen.has(obj)) throw invalid('cyclic value');
   seen.add(obj);
   let out: string;
@@ -44,6 +56,69 @@ function encode(value: unknown, seen: Set<object>): string {
   }
   seen.delete(obj);
   return out;
+}
+
+/**
+ * The canonical encoding of `value` and a deep-frozen copy of it equal to
+ * `JSON.parse(encoding)` (keys in canonical order, `undefined` members gone, -0 as 0), made in
+ * one pass. Parts of `value` that are already such copies are shared, not copied, and their
+ * encodings reused. With `keepParts`, the encodings of the copy's larger parts are remembered
+ * for the next value built around them. Throws like `canonicalJson`.
+ */
+export function canonicalCopy(value: unknown, keepParts: boolean): { encoding: string; copy: unknown } {
+  return copyEncode(value, new Set(), keepParts);
+}
+
+/**
+ * A deep-frozen canonical copy of a part of a resource (e.g. one endpoint of a ServiceEntry)
+ * whose encoding is remembered whatever its size: a part shared by many resources is encoded
+ * once and each resource holding it reuses both the object and its encoding.
+ */
+export function canonicalPart<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && known.has(value)) return value;
+  const { encoding, copy } = copyEncode(value, new Set(), true);
+  if (copy !== null && typeof copy === 'object') known.set(copy, encoding);
+  return copy as T;
+}
+
+/** Whether `value` is a deep-frozen canonical part or copy built here (it can never change). */
+export function isCanonicalPart(value: unknown): boolean {
+  return value !== null && typeof value === 'object' && known.has(value);
+}
+
+function copyEncode(value: unknown, seen: Set<object>, keepParts: boolean): { encoding: string; copy: unknown } {
+  if (value === null || typeof value !== 'object') {
+    const encoding = encode(value, seen);
+    return { encoding, copy: typeof value === 'number' && Object.is(value, -0) ? 0 : value };
+  }
+  const cached = known.get(value);
+  if (cached !== undefined) return { encoding: cached, copy: value };
+  if (seen.has(value)) throw invalid('cyclic value');
+  seen.add(value);
+  let encoding: string;
+  let copy: unknown;
+  if (Array.isArray(value)) {
+    const items = value.map((item: unknown) => copyEncode(item === undefined ? null : item, seen, keepParts));
+    encoding = `[${items.map((i) => i.encoding).join(',')}]`;
+    copy = Object.freeze(items.map((i) => i.copy));
+  } else {
+    const record = value as Record<string, unknown>;
+    const parts: string[] = [];
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(record).sort()) {
+      const member = record[key];
+      if (member === undefined) continue;
+      const part = copyEncode(member, seen, keepParts);
+      parts.push(`${JSON.stringify(key)}:${part.encoding}`);
+      // JSON.parse makes "__proto__" an own property; so does this copy.
+      Object.defineProperty(out, key, { value: part.copy, enumerable: true, writable: true, configurable: true });
+    }
+    encoding = `{${parts.join(',')}}`;
+    copy = Object.freeze(out);
+  }
+  seen.delete(value);
+  if (keepParts && encoding.length >= MIN_KEPT_PART) known.set(copy as object, encoding);
+  return { encoding, copy };
 }
 
 function invalid(reason: string): MeshrelayError {

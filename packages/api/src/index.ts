@@ -1,4 +1,4 @@
-export { canonicalJson, deepFreeze } from './canonical.ts';
+export { canonicalJson, canonicalPart, deepFreeze, isCanonicalPart } from './canonical.ts';
 export { ERROR_CATALOGUE, GRPC_STATUS, MeshrelayError, isErrorCode, toMeshrelayError, type ErrorCode } from './errors.ts';
 export {
   compareResources,
@@ -26,9 +26,14 @@ export {
 export {
   buildInputSnapshot,
   buildOutputSnapshot,
+  canonicalEncodingCount,
+  canonicalResource,
   encodeResources,
+  isCanonicalResource,
+  resourceEncoding,
   sha256Hex,
   snapshotEncoding,
+  withProvenance,
   type EncodedResources,
   type InputSnapshot,
   type InputSnapshotInit,

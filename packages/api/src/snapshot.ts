@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { canonicalJson, deepFreeze } from './canonical.ts';
+import { canonicalCopy, canonicalJson, deepFreeze } from './canonical.ts';
 import { MeshrelayError } from './errors.ts';
 import { compareResources, formatResourceKey, resourceKey, type Resource } from './resource.ts';
 
@@ -69,12 +69,53 @@ export function sha256Hex(data: string | Uint8Array): string {
 }
 
 /**
+ * Canonical encodings of the deep-frozen canonical resources `canonicalResource` built, by
+ * identity: a frozen object cannot change, so its encoding is computed once and reused by
+ * every snapshot that holds it.
+ */
+const encodings = new WeakMap<object, string>();
+let encodedCount = 0;
+
+/**
+ * The deep-frozen canonical copy of `resource` (keys in canonical order, `undefined` members
+ * gone): `resource` itself when it is already one, else a copy made through its canonical
+ * encoding, which is kept with the copy. Does not mutate its argument. Frozen canonical parts
+ * of `resource` (e.g. the spec of another canonical resource) are shared and not re-encoded;
+ * `keepParts` remembers the encodings of the copy's larger parts for the next such resource
+ * (outputs; inputs, which are not rebuilt around, leave it off to save memory).
+ */
+export function canonicalResource(resource: Resource, keepParts = true): Resource {
+  if (encodings.has(resource)) return resource;
+  const { encoding, copy } = canonicalCopy(resource, keepParts);
+  encodedCount += 1;
+  encodings.set(copy as Resource, encoding);
+  return copy as Resource;
+}
+
+/** Whether `resource` is a deep-frozen canonical copy built by `canonicalResource` (it can never change). */
+export function isCanonicalResource(resource: Resource): boolean {
+  return encodings.has(resource);
+}
+
+/** The canonical encoding of one resource (cached for canonical copies). */
+export function resourceEncoding(resource: Resource): string {
+  return encodings.get(resource) ?? canonicalJson(resource);
+}
+
+/** How many resources were canonically encoded in this process so far: lets tests see what was re-encoded. */
+export function canonicalEncodingCount(): number {
+  return encodedCount;
+}
+
+/**
  * Sorts, freezes and encodes a resource list canonically.
  * Throws MESHRELAY_ERR_INVALID_RESOURCE when two resources share a key.
- * Does not mutate its argument (resources are deep-copied through the encoding).
+ * Does not mutate its argument. Resources that are canonical copies already (see
+ * `canonicalResource`) are kept as they are and not re-encoded; the list's encoding is the
+ * sorted resources' encodings joined, which is exactly the canonical JSON of the sorted array.
  */
-export function encodeResources(resources: readonly Resource[]): EncodedResources {
-  const copies = resources.map((r) => JSON.parse(canonicalJson(r)) as Resource).sort(compareResources);
+export function encodeResources(resources: readonly Resource[], keepParts = true): EncodedResources {
+  const copies = resources.map((r) => canonicalResource(r, keepParts)).sort(compareResources);
   for (let i = 1; i < copies.length; i++) {
     const prev = copies[i - 1] as Resource;
     const cur = copies[i] as Resource;
@@ -82,8 +123,13 @@ export function encodeResources(resources: readonly Resource[]): EncodedResource
       throw new MeshrelayError('MESHRELAY_ERR_INVALID_RESOURCE', `duplicate resource ${formatResourceKey(resourceKey(cur))}`);
     }
   }
-  const encoding = canonicalJson(copies);
-  return { resources: deepFreeze(copies), encoding, hash: sha256Hex(encoding) };
+  const encoding = joinEncodings(copies);
+  return { resources: Object.freeze(copies), encoding, hash: sha256Hex(encoding) };
+}
+
+/** `[` + encodings joined by `,` + `]`: the canonical JSON of an array of canonical resources. */
+function joinEncodings(resources: readonly Resource[]): string {
+  return `[${resources.map(resourceEncoding).join(',')}]`;
 }
 
 export interface InputSnapshotInit {
@@ -94,7 +140,7 @@ export interface InputSnapshotInit {
 }
 
 export function buildInputSnapshot(init: InputSnapshotInit): InputSnapshot {
-  const encoded = encodeResources(init.resources);
+  const encoded = encodeResources(init.resources, false);
   return Object.freeze({
     cluster: init.cluster,
     epoch: init.epoch,
@@ -113,19 +159,26 @@ export interface OutputSnapshotInit {
 
 export function buildOutputSnapshot(init: OutputSnapshotInit): OutputSnapshot {
   const encoded = encodeResources(init.resources);
-  const provenance = [...init.provenance]
-    .map(copyProvenance)
-    .sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
   return Object.freeze({
     cluster: init.cluster,
     hash: encoded.hash,
     bytes: Buffer.byteLength(encoded.encoding),
     resources: encoded.resources,
-    provenance: deepFreeze(provenance),
+    provenance: frozenProvenance(init.provenance),
   });
+}
+
+/** `snapshot` with another provenance: same resources (the same frozen array), hash and size. */
+export function withProvenance(snapshot: OutputSnapshot, provenance: readonly Provenance[]): OutputSnapshot {
+  return Object.freeze({ ...snapshot, provenance: frozenProvenance(provenance) });
+}
+
+function frozenProvenance(provenance: readonly Provenance[]): readonly Provenance[] {
+  const sorted = [...provenance].map(copyProvenance).sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
+  return deepFreeze(sorted);
 }
 
 /** The canonical encoding of a snapshot's resources (what `hash` is computed over). */
 export function snapshotEncoding(snapshot: { readonly resources: readonly Resource[] }): string {
-  return canonicalJson(snapshot.resources);
+  return joinEncodings(snapshot.resources);
 }

@@ -3,7 +3,7 @@ import type { InputSnapshot, KubernetesCluster, Resource } from '@meshrelay/api'
 import type { ClusterRegistry, VipAllocationStore } from '@meshrelay/registry';
 import type { SnapshotStore } from '@meshrelay/store';
 import {
-  translate,
+  IncrementalTranslator,
   virtualDestinationKeys,
   type ClusterInfo,
   type OutputValidator,
@@ -65,12 +65,19 @@ export class TranslationLoop {
   #stopped = false;
   #opened = false;
   #status: TranslationStatus;
+  /**
+   * One translation engine for the loop's lifetime: it keeps the last run's work so a run after
+   * a small change recomputes only what depends on it, and hands the event loop back while it
+   * works (heartbeats, acks and the HTTP API keep answering during a large translation).
+   */
+  readonly #engine: IncrementalTranslator;
   /** Last good outputs of security resources, fed back so a broken AccessPolicy fails closed. */
   #securityOutputs: ReadonlyMap<string, readonly ProducedOutput[]> = new Map();
   readonly #statusListeners = new Set<(s: TranslationStatus) => void>();
 
   constructor(options: TranslationLoopOptions) {
     this.#o = options;
+    this.#engine = new IncrementalTranslator(options.validator);
     this.#status = { gate: { state: 'held', mode: 'safe-start-window', missing: [] }, problems: [], resources: [], admitted: [] };
   }
 
@@ -176,7 +183,7 @@ export class TranslationLoop {
     }));
     const end = this.#o.metrics.translationDuration.startTimer();
     const input = { inputs, clusters: infos, vips, previousSecurityOutputs: this.#securityOutputs, workspaces: this.#o.workspaces ?? [] };
-    const result = translate(input, this.#o.validator);
+    const result = await this.#engine.run(input);
     end();
     this.#securityOutputs = result.securityOutputs;
     this.#o.metrics.translationProblems.set(result.problems.length);

@@ -1,9 +1,8 @@
 /** Admission of input resources into a translation (see admit). */
-import { KINDS, findInputKind, formatResourceKey, isKind, isMeshConfigMap, isRecord, resourceKey, type Resource } from '@meshrelay/api';
+import { KINDS, findInputKind, formatResourceKey, isCanonicalResource, isKind, isMeshConfigMap, isRecord, resourceKey, type Resource } from '@meshrelay/api';
 import { isGlooResource, unimplementedFieldsOf, validateInputResource } from './input-validation.ts';
 import type { ProblemSink } from './problems.ts';
 import type { StatusBook } from './status-book.ts';
-import type { TranslationInput } from './types.ts';
 
 /** Whether a resource asks for serviceIsolation (read leniently: it may be invalid). */
 function asksIsolation(r: Resource): boolean {
@@ -16,47 +15,84 @@ function isSecurityRelevant(r: Resource): boolean {
   return isKind(r, KINDS.AccessPolicy) || (isKind(r, KINDS.WorkspaceSettings) && asksIsolation(r));
 }
 
-export interface Admission {
-  readonly perCluster: Map<string, Resource[]>;
-  /** Every security-relevant resource found (valid or not) by source id: these fail closed. */
-  readonly security: Map<string, { readonly cluster: string; readonly resource: Resource }>;
+interface Verdict {
+  readonly issues: ReturnType<typeof validateInputResource>;
+  readonly unimplemented: ReturnType<typeof unimplementedFieldsOf>;
 }
 
 /**
- * Registers every Gloo resource (any `*.solo.io` group gets a status, whatever its kind) and
- * drops input resources that fail validation (INVALID, with the fields named), so one bad
- * resource does not stop the rest. A valid resource that sets a field Meshrelay does not
- * implement is WARNING naming the field and translated without it, unless ignoring the field
- * would weaken security: then it is INVALID and not translated (so it fails closed).
+ * Verdicts on canonical (deep-frozen) input resources: a resource kept from one input snapshot
+ * to the next (a delta, or an input rebuilt around unchanged resources) is validated once.
  */
-export function admit(input: TranslationInput, clusterNames: readonly string[], book: StatusBook, problems: ProblemSink): Admission {
-  const perCluster = new Map<string, Resource[]>();
-  const security = new Map<string, { cluster: string; resource: Resource }>();
-  for (const cluster of clusterNames) {
-    const valid: Resource[] = [];
-    for (const r of input.inputs.get(cluster)?.resources ?? []) {
-      if (isGlooResource(r)) {
-        const id = book.register(cluster, r);
-        if (isSecurityRelevant(r)) security.set(id, { cluster, resource: r });
-      }
-      // Kubernetes objects that are not inputs (a Namespace, a ConfigMap) are not problems.
-      if (!isGlooResource(r) && (!findInputKind(r.apiVersion, r.kind) || (isKind(r, KINDS.ConfigMap) && !isMeshConfigMap(r)))) continue;
-      const resource = formatResourceKey(resourceKey(r));
-      const issues = validateInputResource(r);
-      if (issues.length > 0) {
-        const detail = issues.map((p) => `${p.path}: ${p.message}`).join('; ');
-        problems.add({ cluster, resource, reason: `invalid input resource ignored: ${detail}`, approval: 'INVALID' });
-        continue;
-      }
-      const unimplemented = unimplementedFieldsOf(r);
-      for (const f of unimplemented) {
-        if (f.effect === 'WARNING') problems.add({ cluster, resource, reason: `${f.path} is not supported by Meshrelay; ignored` });
-        else problems.add({ cluster, resource, reason: `${f.path} is not supported by Meshrelay and ignoring it would weaken security; not translated`, approval: 'INVALID' });
-      }
-      if (unimplemented.every((f) => f.effect === 'WARNING')) valid.push(r);
-    }
-    perCluster.set(cluster, valid);
+const verdicts = new WeakMap<Resource, Verdict>();
+
+function verdictOf(r: Resource): Verdict {
+  let verdict = verdicts.get(r);
+  if (!verdict) {
+    const issues = validateInputResource(r);
+    verdict = { issues, unimplemented: issues.length > 0 ? [] : unimplementedFieldsOf(r) };
+    if (isCanonicalResource(r)) verdicts.set(r, verdict);
   }
-  return { perCluster, security };
+  return verdict;
 }
 
+/** Resources validated between two yields (a driver may hand the event loop back there). */
+const ADMIT_SLICE = 256;
+
+/** What one cluster's input contributes to a translation: a pure function of the input's resources. */
+export interface AdmittedCluster {
+  /** Every Gloo resource of the input (valid or not): each gets a status. */
+  readonly gloo: readonly Resource[];
+  /** The input resources admitted into translation. */
+  readonly valid: readonly Resource[];
+  /** The Gloo resources among `valid`. */
+  readonly validGloo: readonly Resource[];
+}
+
+/**
+ * Admits one cluster's input resources: drops those that fail validation (INVALID, with the
+ * fields named), so one bad resource does not stop the rest. A valid resource that sets a field
+ * Meshrelay does not implement is WARNING naming the field and translated without it, unless
+ * ignoring the field would weaken security: then it is INVALID and not translated (so it fails
+ * closed). Depends on nothing but `resources`: a result may be reused for an equal input. Yields between slices of resources.
+ */
+export function* admitCluster(cluster: string, resources: readonly Resource[], problems: ProblemSink): Generator<void, AdmittedCluster> {
+  const gloo: Resource[] = [];
+  const valid: Resource[] = [];
+  for (const [i, r] of resources.entries()) {
+    if (i % ADMIT_SLICE === ADMIT_SLICE - 1) yield;
+    if (isGlooResource(r)) gloo.push(r);
+    // Kubernetes objects that are not inputs (a Namespace, a ConfigMap) are not problems.
+    if (!isGlooResource(r) && (!findInputKind(r.apiVersion, r.kind) || (isKind(r, KINDS.ConfigMap) && !isMeshConfigMap(r)))) continue;
+    const resource = formatResourceKey(resourceKey(r));
+    const { issues, unimplemented } = verdictOf(r);
+    if (issues.length > 0) {
+      const detail = issues.map((p) => `${p.path}: ${p.message}`).join('; ');
+      problems.add({ cluster, resource, reason: `invalid input resource ignored: ${detail}`, approval: 'INVALID' });
+      continue;
+    }
+    for (const f of unimplemented) {
+      if (f.effect === 'WARNING') problems.add({ cluster, resource, reason: `${f.path} is not supported by Meshrelay; ignored` });
+      else problems.add({ cluster, resource, reason: `${f.path} is not supported by Meshrelay and ignoring it would weaken security; not translated`, approval: 'INVALID' });
+    }
+    if (unimplemented.every((f) => f.effect === 'WARNING')) valid.push(r);
+  }
+  return { gloo, valid, validGloo: valid.filter(isGlooResource) };
+}
+
+/** A security-relevant resource found in an input (valid or not): it fails closed. */
+export interface SecurityResource {
+  readonly cluster: string;
+  readonly resource: Resource;
+}
+
+/**
+ * Registers every Gloo resource of an admitted cluster (any `*.solo.io` group gets a status,
+ * whatever its kind) and records the security-relevant ones by source id.
+ */
+export function registerGloo(cluster: string, admitted: AdmittedCluster, book: StatusBook, security: Map<string, SecurityResource>): void {
+  for (const r of admitted.gloo) {
+    const id = book.register(cluster, r);
+    if (isSecurityRelevant(r)) security.set(id, { cluster, resource: r });
+  }
+}

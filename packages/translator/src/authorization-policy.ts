@@ -65,15 +65,17 @@ function workloadTargets(policy: Owned<AccessPolicySpec>, ctx: AccessContext): T
 
 function selectedServices(policy: Owned<AccessPolicySpec>, ctx: AccessContext): ServiceInfo[] {
   const selectors = policy.spec.applyToDestinations ?? [];
-  const all = ctx.indexes.flatMap((index) => index.services).filter((svc) => svc.workspace === policy.workspace);
-  if (selectors.length === 0) return all;
+  // Every Service of the policy's workspace: built only for selectors that need it (a scan of all clusters).
+  let everyService: ServiceInfo[] | undefined;
+  const all = (): ServiceInfo[] => (everyService ??= ctx.indexes.flatMap((index) => index.services).filter((svc) => svc.workspace === policy.workspace));
+  if (selectors.length === 0) return all();
   return selectors.flatMap((s, i) => {
     if (s.kind === 'EXTERNAL_SERVICE') {
       // An AuthorizationPolicy cannot restrict an external service: fail closed rather than ignore it.
       ctx.problems.add({ cluster: policy.cluster, resource: describeOwned(policy), reason: `applyToDestinations[${i}]: kind EXTERNAL_SERVICE cannot be enforced by Istio authorization; not translated`, approval: 'INVALID' });
       return [];
     }
-    if ((s.kind ?? 'SERVICE') === 'SERVICE') return all.filter((svc) => matchesObjectSelector(s.selector, svc));
+    if ((s.kind ?? 'SERVICE') === 'SERVICE') return all().filter((svc) => matchesObjectSelector(s.selector, svc));
     return ctx.virtualDestinations
       .filter((vd) => vd.owned.workspace === policy.workspace && matchesObjectSelector(s.selector, { name: vd.owned.name, namespace: vd.owned.namespace, cluster: vd.owned.cluster, labels: vd.owned.labels, workspace: vd.owned.workspace }))
       .flatMap((vd) => vd.backends.map((b) => b.service));
@@ -107,6 +109,25 @@ function destinationTargets(policy: Owned<AccessPolicySpec>, ctx: AccessContext)
   return targets;
 }
 
+const accountNamespaces = new WeakMap<ClusterIndex, Map<string, string[]>>();
+
+/** Per service account of a cluster: the sorted namespaces where pods run as it (an index, not a scan per policy). */
+function namespacesByAccount(index: ClusterIndex): ReadonlyMap<string, readonly string[]> {
+  let found = accountNamespaces.get(index);
+  if (!found) {
+    const sets = new Map<string, Set<string>>();
+    for (const [key, pod] of index.pods) {
+      if (pod.serviceAccount === undefined) continue;
+      const set = sets.get(pod.serviceAccount) ?? new Set();
+      set.add(key.split('/')[0] as string);
+      sets.set(pod.serviceAccount, set);
+    }
+    found = new Map([...sets].map(([account, namespaces]) => [account, uniqueSorted(namespaces)]));
+    accountNamespaces.set(index, found);
+  }
+  return found;
+}
+
 /** Principals for one service-account selector, or undefined when it cannot be expressed. */
 function principals(policy: Owned<AccessPolicySpec>, sa: NonNullable<IdentitySelector['serviceAccountSelector']>, ctx: AccessContext): string[] | undefined {
   if (sa.labels && Object.keys(sa.labels).length > 0) {
@@ -124,7 +145,7 @@ function principals(policy: Owned<AccessPolicySpec>, sa: NonNullable<IdentitySel
     // Istio principals allow only a leading or trailing `*`: find the namespaces where pods run as this account.
     for (const c of clusters) {
       const index = ctx.indexes.find((i) => i.cluster === c.name);
-      const namespaces = uniqueSorted([...(index?.pods ?? [])].filter(([, p]) => p.serviceAccount === sa.name).map(([key]) => key.split('/')[0] as string));
+      const namespaces = index ? (namespacesByAccount(index).get(sa.name) ?? []) : [];
       for (const ns of namespaces) out.push(`${c.trustDomain}/ns/${ns}/sa/${sa.name}`);
     }
   }

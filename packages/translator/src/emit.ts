@@ -5,12 +5,13 @@
  * A security-relevant resource that is INVALID or FAILED keeps its last good outputs, or
  * else gets its deny-by-default outputs.
  */
-import { buildOutputSnapshot, formatResourceKey, resourceKey, type OutputSnapshot, type Provenance, type Resource } from '@meshrelay/api';
+import { formatResourceKey, isCanonicalResource, resourceKey, type OutputSnapshot, type Provenance, type Resource } from '@meshrelay/api';
 import type { OutputValidator } from './istio-validator.ts';
 import type { ProblemSink } from './problems.ts';
 import { annotate, sourced, type Sourced } from './sources.ts';
 import type { StatusBook } from './status-book.ts';
 import type { ProducedOutput } from './types.ts';
+import { isScopedCopy } from './workspace-outputs.ts';
 
 export interface EmitInput {
   /** Candidate outputs per admitted cluster (sorted cluster names as keys). */
@@ -24,6 +25,8 @@ export interface EmitInput {
   readonly validator: OutputValidator;
   readonly book: StatusBook;
   readonly problems: ProblemSink;
+  /** Builds a cluster's output snapshot (an incremental engine returns the previous one when nothing changed). */
+  readonly snapshot: (cluster: string, resources: readonly Resource[], provenance: readonly Provenance[]) => OutputSnapshot;
 }
 
 export interface EmitResult {
@@ -51,24 +54,36 @@ function dedupe(cluster: string, list: readonly Sourced[], book: StatusBook, pro
   return out;
 }
 
+/** Verdicts on canonical (deep-frozen, so unchangeable) outputs, per validator, kept across translations. */
+const lasting = new WeakMap<OutputValidator, WeakMap<Resource, string[]>>();
+
 function makeChecker(validator: OutputValidator): (r: Resource) => string[] {
   // Shared outputs are the same objects in every cluster: validate each once.
   const verdicts = new Map<Resource, string[]>();
+  let kept = lasting.get(validator);
+  if (!kept) {
+    kept = new WeakMap();
+    lasting.set(validator, kept);
+  }
+  const frozen = kept;
   return (r) => {
-    let issues = verdicts.get(r);
+    const cache = isCanonicalResource(r) || isScopedCopy(r) ? frozen : verdicts;
+    let issues = cache.get(r);
     if (!issues) {
       issues = validator.validate(r);
-      verdicts.set(r, issues);
+      cache.set(r, issues);
     }
     return issues;
   };
 }
 
 /** Validates every candidate; returns the owners that failed (their outputs are all left out). */
-function failOwners(perCluster: ReadonlyMap<string, readonly Sourced[]>, check: (r: Resource) => string[], input: EmitInput): Set<string> {
+function* failOwners(perCluster: ReadonlyMap<string, readonly Sourced[]>, check: (r: Resource) => string[], input: EmitInput): Generator<void, Set<string>> {
   const failed = new Set<string>();
   for (const [cluster, list] of perCluster) {
     for (const s of list) {
+      // Validating an output may be long (a large ServiceEntry; a schema compiled on first use).
+      yield;
       const issues = check(s.resource);
       if (issues.length === 0) continue;
       const owner = s.sources[0] as string;
@@ -98,11 +113,16 @@ function fallbackFor(source: string, cluster: string, check: (r: Resource) => st
   return out;
 }
 
-export function emitOutputs(input: EmitInput): EmitResult {
+/** Emits the outputs, yielding after each cluster (a driver may hand the event loop back there). */
+export function* emitSteps(input: EmitInput): Generator<void, EmitResult> {
   const { book, problems } = input;
   const check = makeChecker(input.validator);
-  const perCluster = new Map([...input.candidates].map(([cluster, list]) => [cluster, dedupe(cluster, list, book, problems)]));
-  const failed = failOwners(perCluster, check, input);
+  const perCluster = new Map<string, Sourced[]>();
+  for (const [cluster, list] of input.candidates) {
+    perCluster.set(cluster, dedupe(cluster, list, book, problems));
+    yield;
+  }
+  const failed = yield* failOwners(perCluster, check, input);
   const closed = new Set(input.securitySources.filter((s) => failed.has(s) || book.approval(s) === 'INVALID' || book.approval(s) === 'FAILED'));
   const outputs = new Map<string, OutputSnapshot>();
   const securityOutputs = new Map<string, ProducedOutput[]>();
@@ -126,7 +146,8 @@ export function emitOutputs(input: EmitInput): EmitResult {
         securityOutputs.set(owner, list);
       }
     }
-    outputs.set(cluster, buildOutputSnapshot({ cluster, resources, provenance: input.provenance }));
+    outputs.set(cluster, input.snapshot(cluster, resources, input.provenance));
+    yield;
   }
   // A closed resource keeps its whole last good translation (also for clusters not admitted now).
   for (const source of closed) {

@@ -5,9 +5,9 @@
 import { readFileSync } from 'node:fs';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { parse } from 'yaml';
-import { DNS_LABEL, DNS_SUBDOMAIN, KINDS, MeshrelayError, isRecord, type Resource } from '@meshrelay/api';
+import { DNS_LABEL, DNS_SUBDOMAIN, KINDS, MeshrelayError, isCanonicalPart, isRecord, type Resource } from '@meshrelay/api';
 import { problemsFromAjv } from './schema-errors.ts';
-import { checkPortRanges } from './port-ranges.ts';
+import { checkPortRanges, hasPortRangeProblems } from './port-ranges.ts';
 
 /** Checks one output resource. */
 export interface OutputValidator {
@@ -21,6 +21,10 @@ export interface IstioValidatorOptions {
 }
 
 const DEFAULT_CRD_FILE = new URL('../schemas/istio-crd-all.gen.yaml', import.meta.url);
+
+const SERVICE_ENTRY_ID = `${KINDS.ServiceEntry.apiVersion}/${KINDS.ServiceEntry.kind}`;
+/** Stands in for each endpoint in a ServiceEntry's skeleton (the endpoint schema requires no field). */
+const EMPTY_ENDPOINT = Object.freeze({});
 
 /** The output kinds and the CRD (by metadata.name) whose v1 schema describes their spec. */
 const CRD_BY_KIND = new Map<string, string>([
@@ -95,12 +99,43 @@ class IstioSchemaValidator implements OutputValidator {
   private readonly ajv = createAjv();
   private readonly documents: Map<string, string>;
   private readonly compiled = new Map<string, ValidateFunction>();
+  #endpointSchema: ValidateFunction | undefined;
+  /** Verdicts on canonical endpoint parts (deep-frozen, so they cannot change). */
+  readonly #endpointVerdicts = new WeakMap<object, boolean>();
 
   constructor(documents: Map<string, string>) {
     this.documents = documents;
   }
 
   validate(r: Resource): string[] {
+    return this.#validSharedEndpoints(r) ? [] : this.#validate(r);
+  }
+
+  /**
+   * A ServiceEntry whose endpoints are shared canonical parts (the same endpoint objects in the
+   * ServiceEntries of many consumers) is valid when its skeleton (each endpoint replaced by an
+   * empty one, so the list keeps its length) is valid and each endpoint is valid against the
+   * schema of one endpoint, checked once per endpoint object. With any problem the full
+   * validation runs, so what is reported is exactly what it reports.
+   */
+  #validSharedEndpoints(r: Resource): boolean {
+    if (r.apiVersion !== KINDS.ServiceEntry.apiVersion || r.kind !== KINDS.ServiceEntry.kind || !isRecord(r.spec)) return false;
+    const endpoints = r.spec['endpoints'];
+    if (!Array.isArray(endpoints) || endpoints.length === 0 || !endpoints.every(isCanonicalPart)) return false;
+    if (this.#validate({ ...r, spec: { ...r.spec, endpoints: endpoints.map(() => EMPTY_ENDPOINT) } }).length > 0) return false;
+    return endpoints.every((e: object) => this.#endpointValid(e));
+  }
+
+  #endpointValid(endpoint: object): boolean {
+    let valid = this.#endpointVerdicts.get(endpoint);
+    if (valid === undefined) {
+      valid = this.#endpointValidator()(endpoint) && !hasPortRangeProblems(endpoint, 'endpoints');
+      this.#endpointVerdicts.set(endpoint, valid);
+    }
+    return valid;
+  }
+
+  #validate(r: Resource): string[] {
     const value: unknown = r;
     if (!isRecord(value)) return [': must be an object'];
     const id = `${String(value['apiVersion'])}/${String(value['kind'])}`;
@@ -116,7 +151,7 @@ class IstioSchemaValidator implements OutputValidator {
     if (!validateSpec(spec)) {
       for (const p of problemsFromAjv(validateSpec.errors, 'spec')) problems.push(`${p.path}: ${p.message}`);
     }
-    for (const p of checkPortRanges(spec, 'spec')) problems.push(`${p.path}: ${p.message}`);
+    if (hasPortRangeProblems(spec)) for (const p of checkPortRanges(spec, 'spec')) problems.push(`${p.path}: ${p.message}`);
     return problems;
   }
 
@@ -124,6 +159,13 @@ class IstioSchemaValidator implements OutputValidator {
   private specValidator(id: string): ValidateFunction {
     const cached = this.compiled.get(id);
     if (cached) return cached;
+    const fn = this.ajv.compile(closeObjectSchemas(this.specSchema(id)) as Record<string, unknown>);
+    this.compiled.set(id, fn);
+    return fn;
+  }
+
+  /** The v1 spec schema of a kind's CRD (its `properties` by field name). */
+  private specSchema(id: string): Record<string, unknown> {
     const crdName = CRD_BY_KIND.get(id) as string;
     const doc = this.documents.get(crdName);
     if (doc === undefined) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `the Istio CRD file has no ${crdName}`);
@@ -133,9 +175,19 @@ class IstioSchemaValidator implements OutputValidator {
     const specSchema = isRecord(v1) && isRecord(v1['schema']) && isRecord(v1['schema']['openAPIV3Schema']) ? v1['schema']['openAPIV3Schema'] : undefined;
     const properties = specSchema && isRecord(specSchema['properties']) ? specSchema['properties']['spec'] : undefined;
     if (!isRecord(properties)) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `the Istio CRD ${crdName} has no v1 spec schema`);
-    const fn = this.ajv.compile(closeObjectSchemas(properties) as Record<string, unknown>);
-    this.compiled.set(id, fn);
-    return fn;
+    return properties;
+  }
+
+  /** The schema of one ServiceEntry endpoint, compiled on first use. */
+  #endpointValidator(): ValidateFunction {
+    if (!this.#endpointSchema) {
+      const fields = this.specSchema(SERVICE_ENTRY_ID)['properties'];
+      const endpoints = isRecord(fields) ? fields['endpoints'] : undefined;
+      const items = isRecord(endpoints) ? endpoints['items'] : undefined;
+      if (!isRecord(items)) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', 'the Istio ServiceEntry CRD has no endpoint schema');
+      this.#endpointSchema = this.ajv.compile(closeObjectSchemas(items) as Record<string, unknown>);
+    }
+    return this.#endpointSchema;
   }
 }
 

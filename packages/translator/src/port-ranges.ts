@@ -47,3 +47,28 @@ export function checkPortRanges(value: unknown, path: string, parentKey = ''): I
   }
   return problems;
 }
+
+/**
+ * Whether `checkPortRanges` would report anything for `value` (same rules), without building
+ * a path for every node: the common case, a valid output, costs one walk and no strings.
+ */
+export function hasPortRangeProblems(value: unknown, parentKey = ''): boolean {
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      if ((parentKey === 'ports' || parentKey === 'notPorts') && typeof item === 'string' && !isPortString(item)) return true;
+      if (hasPortRangeProblems(item, parentKey)) return true;
+    }
+    return false;
+  }
+  if (!isRecord(value)) return false;
+  for (const [key, member] of Object.entries(value)) {
+    const portField = key === 'targetPort' || key === 'port' || (key === 'number' && (parentKey === 'port' || parentKey === 'ports'));
+    if (portField && typeof member === 'number' && !isPort(member)) return true;
+    if (key === 'ports' && isRecord(member)) {
+      if (Object.values(member).some((port) => !isPort(port))) return true;
+      continue;
+    }
+    if (hasPortRangeProblems(member, key)) return true;
+  }
+  return false;
+}

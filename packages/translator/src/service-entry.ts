@@ -1,6 +1,6 @@
 /** VirtualDestination -> ServiceEntry, as seen from one consuming cluster. */
 import { isIP } from 'node:net';
-import { KINDS, type Resource } from '@meshrelay/api';
+import { KINDS, canonicalPart, type Resource } from '@meshrelay/api';
 import type { ClusterIndex } from './cluster-index.ts';
 import { virtualDestinationOutputName, outputMetadata } from './names.ts';
 import { CLUSTER_LABEL, type Backend, type VirtualDestinationModel } from './virtual-destinations.ts';
@@ -53,6 +53,29 @@ function gatewayEntries(backend: Backend, gateway: { address: string; port: numb
   });
 }
 
+/** Built entries per backend, by how they are reached: the same for every consumer that reaches the backend that way. */
+const builtEntries = new WeakMap<Backend, Map<string, readonly WorkloadEntry[]>>();
+
+/**
+ * The entries of one backend, directly (no gateway) or through `gateway`, as frozen canonical
+ * parts: every ServiceEntry that holds them (one per consumer, and across translations while
+ * the backend is unchanged) shares the objects and their encodings.
+ */
+function entriesOf(backend: Backend, gateway: { address: string; port: number } | undefined, network: string, subsetKeys: readonly string[]): readonly WorkloadEntry[] {
+  let byWay = builtEntries.get(backend);
+  if (!byWay) {
+    byWay = new Map();
+    builtEntries.set(backend, byWay);
+  }
+  const way = JSON.stringify([gateway?.address ?? null, gateway?.port ?? null, network, subsetKeys]);
+  let entries = byWay.get(way);
+  if (!entries) {
+    entries = (gateway ? gatewayEntries(backend, gateway, network, subsetKeys) : directEntries(backend, network)).map(canonicalPart);
+    byWay.set(way, entries);
+  }
+  return entries;
+}
+
 /**
  * Builds the ServiceEntry of `vd` for `consumer`. Endpoints in the consumer itself, and in
  * clusters without an east-west gateway, are pod IPs; other clusters' endpoints go through
@@ -71,7 +94,7 @@ export function buildServiceEntry(
   for (const backend of vd.backends) {
     const network = contexts.get(backend.cluster)?.network ?? backend.cluster;
     const gateway = backend.cluster === consumer.name ? undefined : gatewayOf(backend.cluster, indexes.get(backend.cluster));
-    endpoints.push(...(gateway && backend.endpoints.length > 0 ? gatewayEntries(backend, gateway, network, subsetKeys) : directEntries(backend, network)));
+    endpoints.push(...entriesOf(backend, gateway && backend.endpoints.length > 0 ? gateway : undefined, network, subsetKeys));
   }
   const resolution = endpoints.every((e) => isIP(e.address) !== 0) ? 'STATIC' : 'DNS';
   const spec: Record<string, unknown> = {

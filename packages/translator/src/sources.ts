@@ -2,7 +2,7 @@
  * Source ids and the `meshrelay.io/sources` annotation. Every output names the Gloo resources
  * it came from; ids are sorted so equal inputs give equal annotations (and equal hashes).
  */
-import { SOURCES_ANNOTATION, type Resource } from '@meshrelay/api';
+import { SOURCES_ANNOTATION, canonicalResource, type Resource } from '@meshrelay/api';
 
 /** `Kind/namespace/name@cluster` of a Gloo resource found in `cluster`'s input. */
 export function sourceId(r: Resource, cluster: string): string {
@@ -21,9 +21,33 @@ export function sourced(resource: Resource, owner: string, ...contributors: (str
   return { resource, sources: [owner, ...new Set(rest)] };
 }
 
-/** The output with its sources annotation (a new object; the input is not mutated). */
+/** The annotation value of a sources list (lists are immutable and shared by the outputs of a unit). */
+const annotationValues = new WeakMap<readonly string[], string>();
+
+/** Annotated canonical outputs by the output they annotate and the annotation's value. */
+const annotated = new WeakMap<Resource, Map<string, Resource>>();
+
+/**
+ * The output with its sources annotation, as a deep-frozen canonical resource (the input is
+ * not mutated). The same output with the same sources gives the same object, so an output
+ * shared by many clusters, or kept from an earlier run, is encoded once.
+ */
 export function annotate(s: Sourced): Resource {
-  const value = [...new Set(s.sources)].sort().join(',');
-  const annotations = { ...(s.resource.metadata.annotations ?? {}), [SOURCES_ANNOTATION]: value };
-  return { ...s.resource, metadata: { ...s.resource.metadata, annotations } };
+  let value = annotationValues.get(s.sources);
+  if (value === undefined) {
+    value = [...new Set(s.sources)].sort().join(',');
+    annotationValues.set(s.sources, value);
+  }
+  let byValue = annotated.get(s.resource);
+  if (!byValue) {
+    byValue = new Map();
+    annotated.set(s.resource, byValue);
+  }
+  let out = byValue.get(value);
+  if (!out) {
+    const annotations = { ...(s.resource.metadata.annotations ?? {}), [SOURCES_ANNOTATION]: value };
+    out = canonicalResource({ ...s.resource, metadata: { ...s.resource.metadata, annotations } });
+    byValue.set(value, out);
+  }
+  return out;
 }

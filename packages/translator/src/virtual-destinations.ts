@@ -5,7 +5,7 @@
  */
 import type { ClusterIndex, ServiceEndpoint, ServiceInfo, ServicePort } from './cluster-index.ts';
 import { objectKey } from './cluster-index.ts';
-import type { StringMap, VirtualDestinationPort, VirtualDestinationSpec } from './gloo-types.ts';
+import type { ObjectSelector, StringMap, VirtualDestinationPort, VirtualDestinationSpec } from './gloo-types.ts';
 import { describeOwned, type Owned } from './inventory.ts';
 import type { ProblemSink } from './problems.ts';
 import { matchesObjectSelector } from './selectors.ts';
@@ -102,16 +102,104 @@ function backingEndpoints(index: ClusterIndex, service: ServiceInfo, ports: read
   return out;
 }
 
+/** Per cluster index: its Services by `label=value`, and each Service's position in `services`. */
+interface LabelIndex {
+  readonly byLabel: Map<string, ServiceInfo[]>;
+  readonly position: Map<ServiceInfo, number>;
+}
+
+const labelIndexes = new WeakMap<ClusterIndex, LabelIndex>();
+
+function labelIndexOf(index: ClusterIndex): LabelIndex {
+  let found = labelIndexes.get(index);
+  if (!found) {
+    found = { byLabel: new Map(), position: new Map() };
+    for (const [i, svc] of index.services.entries()) {
+      found.position.set(svc, i);
+      for (const [key, value] of Object.entries(svc.labels)) {
+        const id = `${key}=${value}`;
+        const list = found.byLabel.get(id) ?? [];
+        list.push(svc);
+        found.byLabel.set(id, list);
+      }
+    }
+    labelIndexes.set(index, found);
+  }
+  return found;
+}
+
+/**
+ * The Services that may match one of `selectors`, in `index.services` order: by the first
+ * label of a selector through the label index, all Services for a selector without labels.
+ * A superset of the matches; the caller still applies each selector in full.
+ */
+function selectorCandidates(index: ClusterIndex, selectors: readonly ObjectSelector[]): readonly ServiceInfo[] {
+  if (index.services.length === 0) return index.services;
+  const { byLabel, position } = labelIndexOf(index);
+  const found = new Set<ServiceInfo>();
+  for (const sel of selectors) {
+    const first = Object.entries(sel.labels ?? {})[0];
+    if (!first) return index.services;
+    for (const svc of byLabel.get(`${first[0]}=${first[1]}`) ?? []) found.add(svc);
+  }
+  return [...found].sort((a, b) => (position.get(a) as number) - (position.get(b) as number));
+}
+
 /** The backing Service of `vd` in one cluster, or undefined; more than one is an error (as in Gloo). */
 function selectService(vd: Owned<VirtualDestinationSpec>, index: ClusterIndex, problems: ProblemSink, workspaces: WorkspaceModel | undefined): ServiceInfo | undefined | 'conflict' {
   const visible = (s: ServiceInfo): boolean => !workspaces || (s.workspace !== undefined && workspaces.visible(s.workspace, vd.workspace, 'SERVICE', s));
-  const selected = index.services.filter((s) => visible(s) && (vd.spec.services ?? []).some((sel) => matchesObjectSelector(sel, s)));
+  const selected = selectorCandidates(index, vd.spec.services ?? []).filter((s) => visible(s) && (vd.spec.services ?? []).some((sel) => matchesObjectSelector(sel, s)));
   if (selected.length > 1) {
     const names = selected.map((s) => objectKey(s.namespace, s.name)).join(', ');
     problems.add({ cluster: vd.cluster, resource: describeOwned(vd), reason: `selects more than one Service in cluster ${index.cluster} (${names}); not translated`, approval: 'INVALID' });
     return 'conflict';
   }
   return selected[0];
+}
+
+/** The backend of `vd` in one cluster; `'conflict'` when it selects several Services there. */
+export type BackendResolution = Backend | undefined | 'conflict';
+
+/** Resolves the backend of `vd` in `index`'s cluster, reporting a conflict or a missing port. */
+export function resolveBackend(vd: Owned<VirtualDestinationSpec>, index: ClusterIndex, problems: ProblemSink, workspaces?: WorkspaceModel): BackendResolution {
+  const service = selectService(vd, index, problems, workspaces);
+  if (service === undefined || service === 'conflict') return service;
+  const ports = vd.spec.ports.map((p) => ({ name: destinationPortName(p), number: p.number, protocol: p.protocol }));
+  const bound = vd.spec.ports.map((p, i) => ({ dest: ports[i] as DestinationPort, svc: findServicePort(service, p) }));
+  const missing = bound.find((b) => b.svc === undefined);
+  if (missing) {
+    problems.add({
+      cluster: vd.cluster,
+      resource: describeOwned(vd),
+      reason: `backing Service ${objectKey(service.namespace, service.name)} in cluster ${index.cluster} has no port matching ${missing.dest.name}; skipped`,
+    });
+    return undefined;
+  }
+  return { cluster: index.cluster, service, endpoints: backingEndpoints(index, service, bound as { dest: DestinationPort; svc: ServicePort }[]) };
+}
+
+/**
+ * Resolves one VirtualDestination over every cluster (`backendOf` resolves one cluster; an
+ * incremental engine passes a cached one). Undefined when it selects several Services in a
+ * cluster (reported by the backend resolution).
+ */
+export function resolveVirtualDestination(
+  vd: Owned<VirtualDestinationSpec>,
+  indexes: readonly ClusterIndex[],
+  problems: ProblemSink,
+  workspaces?: WorkspaceModel,
+  backendOf: (vd: Owned<VirtualDestinationSpec>, index: ClusterIndex, problems: ProblemSink, workspaces?: WorkspaceModel) => BackendResolution = resolveBackend,
+): VirtualDestinationModel | undefined {
+  const backends: Backend[] = [];
+  let conflict = false;
+  for (const index of indexes) {
+    const backend = backendOf(vd, index, problems, workspaces);
+    if (backend === 'conflict') conflict = true;
+    else if (backend !== undefined) backends.push(backend);
+  }
+  if (conflict) return undefined;
+  const ports = vd.spec.ports.map((p) => ({ name: destinationPortName(p), number: p.number, protocol: p.protocol }));
+  return { owned: vd, key: objectKey(vd.namespace, vd.name), hosts: vd.spec.hosts, ports, backends };
 }
 
 /**
@@ -125,30 +213,5 @@ export function resolveVirtualDestinations(
   problems: ProblemSink,
   workspaces?: WorkspaceModel,
 ): VirtualDestinationModel[] {
-  const models: VirtualDestinationModel[] = [];
-  for (const vd of vds) {
-    const ports = vd.spec.ports.map((p) => ({ name: destinationPortName(p), number: p.number, protocol: p.protocol }));
-    const backends: Backend[] = [];
-    let conflict = false;
-    for (const index of indexes) {
-      const service = selectService(vd, index, problems, workspaces);
-      if (service === 'conflict') conflict = true;
-      if (service === undefined || service === 'conflict') continue;
-      const bound = vd.spec.ports.map((p, i) => ({ dest: ports[i] as DestinationPort, svc: findServicePort(service, p) }));
-      const missing = bound.find((b) => b.svc === undefined);
-      if (missing) {
-        problems.add({
-          cluster: vd.cluster,
-          resource: describeOwned(vd),
-          reason: `backing Service ${objectKey(service.namespace, service.name)} in cluster ${index.cluster} has no port matching ${missing.dest.name}; skipped`,
-        });
-        continue;
-      }
-      const endpoints = backingEndpoints(index, service, bound as { dest: DestinationPort; svc: ServicePort }[]);
-      backends.push({ cluster: index.cluster, service, endpoints });
-    }
-    if (conflict) continue;
-    models.push({ owned: vd, key: objectKey(vd.namespace, vd.name), hosts: vd.spec.hosts, ports, backends });
-  }
-  return models;
+  return vds.flatMap((vd) => resolveVirtualDestination(vd, indexes, problems, workspaces) ?? []);
 }

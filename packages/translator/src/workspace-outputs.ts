@@ -4,7 +4,7 @@
  * outputs of WorkspaceSettings serviceIsolation (strict mTLS + a DENY for every workload outside
  * the workspace and the workspaces importing its services).
  */
-import { KINDS, formatResourceKey, isKind, isRecord, resourceKey, type Resource } from '@meshrelay/api';
+import { KINDS, deepFreeze, formatResourceKey, isKind, isRecord, resourceKey, type Resource } from '@meshrelay/api';
 import type { ClusterIndex } from './cluster-index.ts';
 import { isGlooResource, validateInputResource } from './input-validation.ts';
 import { outputMetadata, outputName } from './names.ts';
@@ -96,7 +96,15 @@ function exportTo(existing: unknown, namespaces: readonly string[] | '*', own: s
  * Scoped copies by original and `exportTo`: clusters that get the same copy share one object,
  * so a shared output is still validated once (emit.ts caches verdicts by object).
  */
-export type ScopeCache = Map<Resource, Map<string, Resource>>;
+/** exportTo-scoped copies by the output they copy and the exportTo list (kept as long as the output lives). */
+export type ScopeCache = WeakMap<Resource, Map<string, Resource>>;
+
+const frozenCopies = new WeakSet<Resource>();
+
+/** Whether `r` is an exportTo-scoped copy made here: deep-frozen, so it can never change. */
+export function isScopedCopy(r: Resource): boolean {
+  return frozenCopies.has(r);
+}
 
 function withExportTo(resource: Resource, value: string[], cache: ScopeCache): Resource {
   const key = value.join(',');
@@ -104,7 +112,8 @@ function withExportTo(resource: Resource, value: string[], cache: ScopeCache): R
   cache.set(resource, copies);
   let copy = copies.get(key);
   if (!copy) {
-    copy = { ...resource, spec: { ...((resource.spec ?? {}) as Record<string, unknown>), exportTo: value } };
+    copy = deepFreeze({ ...resource, spec: { ...((resource.spec ?? {}) as Record<string, unknown>), exportTo: value } });
+    frozenCopies.add(copy);
     copies.set(key, copy);
   }
   return copy;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { OWNER_LABEL, OWNER_LABEL_VALUE, type Resource } from '@meshrelay/api';
+import { OWNER_LABEL, OWNER_LABEL_VALUE, canonicalPart, type Resource } from '@meshrelay/api';
 import { createIstioValidator } from '../src/index.ts';
 
 const validator = createIstioValidator();
@@ -94,5 +94,30 @@ describe('createIstioValidator', () => {
 
   it('given a missing CRD file, when the validator is created, then it fails with an invalid-config error', () => {
     assert.throws(() => createIstioValidator({ crdFile: '/nonexistent/crd.yaml' }), { code: 'MESHRELAY_ERR_INVALID_CONFIG' });
+  });
+});
+
+describe('validator on ServiceEntries of shared endpoint parts', () => {
+  const shared = (endpoints: Record<string, unknown>[]): Resource => serviceEntry({ endpoints: endpoints.map((e) => canonicalPart(e)) });
+  const good = { address: '10.1.1.11', ports: { 'http-9080': 9080 }, network: 'cluster-a' };
+
+  it('given shared endpoints that are all valid, when validated, then nothing is reported', () => {
+    assert.deepEqual(createIstioValidator().validate(shared([good, { ...good, address: '10.1.1.12' }])), []);
+  });
+
+  it('given a shared endpoint with a port of 0 or an unknown field, when validated, then exactly the full validation of a plain copy is reported', () => {
+    for (const bad of [{ ...good, ports: { 'http-9080': 0 } }, { ...good, colour: 'red' }]) {
+      const fresh = createIstioValidator();
+      const issues = fresh.validate(shared([good, bad]));
+      assert.ok(issues.length > 0, JSON.stringify(bad));
+      assert.deepEqual(issues, createIstioValidator().validate(serviceEntry({ endpoints: [good, bad] })));
+      // The verdict on the shared endpoint is remembered: asked again, the same answer.
+      assert.deepEqual(fresh.validate(shared([good, bad])), issues);
+    }
+  });
+
+  it('given more shared endpoints than a ServiceEntry may hold, when validated, then the list length is still rejected', () => {
+    const endpoints = Array.from({ length: 4097 }, (_, i) => ({ ...good, address: `10.2.${i >> 8}.${i & 255}` }));
+    assert.ok(createIstioValidator().validate(shared(endpoints)).some((issue) => issue.startsWith('spec.endpoints')));
   });
 });

@@ -1,0 +1,92 @@
+/**
+ * Profiles translation at one workload shape: a cold full `translate()`, warm full
+ * translations, and an incremental engine's cold run and its run after one endpoint
+ * changed in one cluster. Medians of the warm runs, and the process's peak RSS.
+ *
+ *   node --max-old-space-size=8000 [--cpu-prof] bench/translate-profile.ts [clusters services endpoints nodes runs]
+ *
+ * PROFILE_MODE=full|incremental runs one side only; CHANGE_PROFILE=<file> writes a CPU profile
+ * of the runs after one endpoint change only.
+ */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { performance } from 'node:perf_hooks';
+import { buildInputSnapshot, type InputSnapshot, type Resource } from '@meshrelay/api';
+import { DEFAULT_VIP_CIDR, IncrementalTranslator, allocateVips, createIstioValidator, translate, virtualDestinationKeys } from '@meshrelay/translator';
+import { TIER_S, generateWorkload, serviceName } from './workload.ts';
+
+const [clusters = 20, services = 200, endpoints = 5, nodes = 10, runs = 5] = process.argv.slice(2).map(Number);
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+const ms = (start: number): number => performance.now() - start;
+const log = (line: string): void => void process.stderr.write(`${line}\n`);
+
+const genStart = performance.now();
+const workload = generateWorkload({ ...TIER_S, clusters, servicesPerCluster: services, endpointsPerService: endpoints, nodesPerCluster: nodes });
+log(`workload ${clusters}×${services}×${endpoints}: ${workload.counts.inputResources} input resources (${ms(genStart).toFixed(0)} ms)`);
+const validator = createIstioValidator();
+const vips = allocateVips(new Map(), virtualDestinationKeys(workload.inputs), DEFAULT_VIP_CIDR);
+const base = { inputs: workload.inputs, clusters: workload.clusters, vips };
+
+/** The input of `cluster` with one endpoint address of an exported Service (the first, svc 0) changed. */
+function oneEndpointChanged(inputs: ReadonlyMap<string, InputSnapshot>, cluster: string, n: number): Map<string, InputSnapshot> {
+  const old = inputs.get(cluster) as InputSnapshot;
+  let done = false;
+  const resources = old.resources.map((r): Resource => {
+    if (done || r.kind !== 'EndpointSlice' || r.metadata.labels?.['kubernetes.io/service-name'] !== serviceName(0)) return r;
+    done = true;
+    const slice = structuredClone(r) as unknown as { endpoints: { addresses: string[] }[] };
+    (slice.endpoints[0] as { addresses: string[] }).addresses = [`10.250.${(n >> 8) & 255}.${n & 255}`];
+    return slice as unknown as Resource;
+  });
+  return new Map(inputs).set(cluster, buildInputSnapshot({ cluster, epoch: old.epoch, generation: old.generation + n, resources }));
+}
+
+const mode = process.env['PROFILE_MODE'] ?? 'both';
+if (mode !== 'incremental') {
+  let start = performance.now();
+  translate(base, validator);
+  log(`full translate() cold: ${ms(start).toFixed(0)} ms`);
+  const warm: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    start = performance.now();
+    translate(base, validator);
+    warm.push(ms(start));
+  }
+  log(`full translate() warm median of ${runs}: ${median(warm).toFixed(0)} ms`);
+}
+if (mode !== 'full') {
+  // Cold: a fresh engine each time (nothing reused), in a warmed-up process.
+  const cold: number[] = [];
+  let engine = new IncrementalTranslator(validator);
+  let result = await engine.run(base);
+  for (let i = 0; i < runs; i++) {
+    engine = new IncrementalTranslator(validator);
+    const start = performance.now();
+    result = await engine.run(base);
+    cold.push(ms(start));
+  }
+  log(`engine cold run, median of ${runs}: ${median(cold).toFixed(0)} ms (first ${cold[0]?.toFixed(0)} ms)`);
+  const changed: number[] = [];
+  const profileFile = process.env['CHANGE_PROFILE'];
+  const session = profileFile ? new Session() : undefined;
+  if (session) {
+    session.connect();
+    await session.post('Profiler.enable');
+    await session.post('Profiler.start');
+  }
+  let inputs: ReadonlyMap<string, InputSnapshot> = workload.inputs;
+  const target = workload.clusters[Math.floor(clusters / 2)]?.name as string;
+  for (let i = 1; i <= runs + 1; i++) {
+    inputs = oneEndpointChanged(inputs, target, i);
+    const start = performance.now();
+    result = await engine.run({ ...base, inputs, previousSecurityOutputs: result.securityOutputs });
+    if (i > 1) changed.push(ms(start));
+  }
+  if (session && profileFile) {
+    const { profile } = await session.post('Profiler.stop');
+    writeFileSync(profileFile, JSON.stringify(profile));
+    session.disconnect();
+  }
+  log(`engine run after one endpoint change in ${target}, median of ${runs}: ${median(changed).toFixed(0)} ms (${changed.map((x) => x.toFixed(0)).join(', ')})`);
+}
+log(`peak RSS: ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);

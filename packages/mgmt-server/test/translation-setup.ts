@@ -1,0 +1,46 @@
+/** A TranslationLoop wired to real parts (redis-server, file registry, Redis store), for loop tests. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestContext } from 'node:test';
+import { pino } from 'pino';
+import { DirectoryDocumentStore, VipAllocations, createFileClusterRegistry } from '@meshrelay/registry';
+import { createRedisSnapshotStore } from '@meshrelay/store';
+import { startRedisServer, waitFor } from '@meshrelay/testkit';
+import { DEFAULT_VIP_CIDR, createIstioValidator } from '@meshrelay/translator';
+import { CarriedContributions } from '../src/carried-contributions.ts';
+import { ConnectionTracker } from '../src/connections.ts';
+import { RelayMetrics } from '../src/metrics.ts';
+import { OutputHub } from '../src/output-hub.ts';
+import { OutputPersister } from '../src/output-persister.ts';
+import { TranslationLoop } from '../src/translation-loop.ts';
+
+/** Starts everything a TranslationLoop needs (closed in t.after); the gate is open from the start. */
+export async function translationSetup(t: TestContext, options: { keyPrefix: string; commandTimeoutMs: number }) {
+  const redis = await startRedisServer();
+  t.after(() => redis.stop());
+  const dir = mkdtempSync(join(tmpdir(), `meshrelay-${options.keyPrefix}-`));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const logger = pino({ level: 'silent' });
+  const registry = await createFileClusterRegistry({ dir: join(dir, 'registry'), tokenTtlSeconds: 3600, tokenOverlapSeconds: 60, logger });
+  const store = createRedisSnapshotStore({
+    url: redis.url, replicaId: 'r1', keyPrefix: options.keyPrefix, logger, commandTimeoutMs: options.commandTimeoutMs, maxReconnectDelayMs: 100, writeBackRetryMs: 100,
+  });
+  t.after(() => store.close());
+  await waitFor(() => store.health().redisUp, { timeoutMs: 5000, message: 'redis never came up' });
+  const outputs = new OutputHub();
+  const metrics = new RelayMetrics('r1', new ConnectionTracker());
+  const persister = new OutputPersister({ store, logger, onFailure: (cluster) => metrics.outputWriteFailures.inc({ cluster }) });
+  const contributions = new CarriedContributions(new DirectoryDocumentStore(join(dir, 'contributions')), logger);
+  t.after(() => contributions.stop());
+  const loop = new TranslationLoop({
+    registry, store, outputs, persister, metrics, logger, contributions,
+    vips: new VipAllocations(join(dir, 'vips.json'), DEFAULT_VIP_CIDR),
+    validator: createIstioValidator(),
+    gate: { safeMode: false, safeStartWindowSeconds: 0 },
+    debounceMs: 10,
+    uptimeMs: () => 60_000,
+  });
+  t.after(() => loop.stop());
+  return { redis, registry, store, outputs, metrics, persister, loop };
+}

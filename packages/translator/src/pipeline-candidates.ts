@@ -1,0 +1,158 @@
+/** The candidate outputs of one consuming cluster, and the deny-by-default outputs of security resources. */
+import { KINDS, formatResourceKey, isKind, resourceEncoding, resourceKey, sha256Hex, type Resource } from '@meshrelay/api';
+import type { SecurityResource } from './admission.ts';
+import type { AccessContext } from './authorization-policy.ts';
+import type { ClusterIndex, EastWestGateway } from './cluster-index.ts';
+import type { Inventory, Owned } from './inventory.ts';
+import type { ProblemSink } from './problems.ts';
+import type { RoutePolicySet } from './route-policy-fields.ts';
+import type { RouteTableSpec } from './gloo-types.ts';
+import { denyByDefault } from './security-fallback.ts';
+import { buildServiceEntry, type ClusterContext } from './service-entry.ts';
+import type { Selectable } from './selectors.ts';
+import { sourced, type Sourced } from './sources.ts';
+import { demandKey, subsetKeys, type SubsetDemands } from './subsets.ts';
+import { serviceSubsetRules } from './translate-parts.ts';
+import type { TranslationMemo } from './translation-memo.ts';
+import type { TranslationInput } from './types.ts';
+import { buildGateways } from './virtual-gateway.ts';
+import { buildVirtualService, type RouteContext } from './virtual-service.ts';
+import type { VirtualDestinationModel } from './virtual-destinations.ts';
+import { isolationDeny, isolationOutputs, scopeCandidates, type ScopeCache } from './workspace-outputs.ts';
+import type { WorkspaceModel, WorkspaceSettingsSpec } from './workspaces.ts';
+
+export interface CandidateContext {
+  readonly input: TranslationInput;
+  readonly memo: TranslationMemo;
+  readonly problems: ProblemSink;
+  readonly inventory: Inventory;
+  readonly models: readonly VirtualDestinationModel[];
+  readonly modelByKey: ReadonlyMap<string, VirtualDestinationModel>;
+  readonly demands: SubsetDemands;
+  readonly settings: readonly Owned<WorkspaceSettingsSpec>[];
+  readonly owners: ReadonlyMap<string, string>;
+  readonly ownerObjects: ReadonlyMap<string, Selectable>;
+  readonly model: WorkspaceModel;
+  readonly indexByName: ReadonlyMap<string, ClusterIndex>;
+  readonly contexts: ReadonlyMap<string, ClusterContext>;
+  readonly routePolicies: ReadonlyMap<Owned<RouteTableSpec>, readonly RoutePolicySet[]>;
+  readonly shared: readonly Sourced[];
+  readonly scopeCache: ScopeCache;
+  /** Per VirtualDestination (this run): the networks and gateways of its backend clusters, as a key part. */
+  readonly backendReads: Map<VirtualDestinationModel, string>;
+  /** Digest of what a VirtualService reads beyond its route table and consumer (see pipeline.ts). */
+  readonly routeWorld: string;
+}
+
+/** A candidate whose resource is the previous run's object when its content did not change. */
+export function stableSourced(memo: TranslationMemo, scope: string, s: Sourced): Sourced {
+  const slot = `${scope}\u0000${s.sources.join(',')}\u0000${formatResourceKey(resourceKey(s.resource))}`;
+  const resource = memo.resource(slot, s.resource);
+  return resource === s.resource ? s : { resource, sources: s.sources };
+}
+
+const routeKeys = new WeakMap<Resource, string>();
+
+/** A digest of a route table resource (a short key part; computed once per input resource). */
+function routeKey(rt: Owned<RouteTableSpec>): string {
+  let key = routeKeys.get(rt.resource);
+  if (key === undefined) {
+    key = sha256Hex(resourceEncoding(rt.resource));
+    routeKeys.set(rt.resource, key);
+  }
+  return key;
+}
+
+const contextKey = (c: ClusterContext | undefined): string => (c ? `${c.name}|${c.trustDomain}|${c.network}|${c.clusterDomain}` : '');
+
+/** The ServiceEntry of every VirtualDestination for `consumer`: rebuilt only when something it reads changed. */
+function* serviceEntries(consumer: ClusterContext, ctx: CandidateContext): Generator<void, Sourced[]> {
+  const { memo, model, demands, indexByName, contexts } = ctx;
+  const out: Sourced[] = [];
+  for (const vd of ctx.models) {
+    const demand = demands.get(demandKey('VIRTUAL_DESTINATION', vd.owned.namespace, vd.owned.name));
+    const settings = model.settingsOf(vd.owned.workspace);
+    const selectors = settings?.spec.options?.eastWestGateways ?? [];
+    const gatewayOf = (_cluster: string, index: ClusterIndex | undefined): EastWestGateway | undefined => (selectors.length > 0 ? index?.eastWestGatewayFor(selectors) : index?.eastWestGateway);
+    const vip = ctx.input.vips.get(vd.key);
+    const keys = subsetKeys(demand);
+    const sources = [vd.owned.source, ...(demand?.sources ?? []), ...(selectors.length > 0 && settings ? [settings.source] : [])];
+    // What buildServiceEntry reads: the model, the consumer, and each backend cluster's network and gateway.
+    let reads = ctx.backendReads.get(vd);
+    if (reads === undefined) {
+      reads = vd.backends
+        .map((b) => {
+          const gw = gatewayOf(b.cluster, indexByName.get(b.cluster));
+          return `${contextKey(contexts.get(b.cluster))}@${gw ? `${gw.address}:${gw.port}` : '-'}`;
+        })
+        .join('\u0000');
+      reads = sha256Hex(reads);
+      ctx.backendReads.set(vd, reads);
+    }
+    const key = [memo.id(vd), contextKey(consumer), vip ?? '-', keys.join(','), sources.join(','), reads].join('\u0000');
+    out.push(
+      memo.unit('service-entry', key, ctx.problems, () => {
+        const se = buildServiceEntry(vd, consumer, indexByName, contexts, vip, keys, gatewayOf);
+        return stableSourced(memo, `se\u0000${consumer.name}`, sourced(se, vd.owned.source, ...sources.slice(1)));
+      }),
+    );
+    yield;
+  }
+  return out;
+}
+
+/** Every output `name` could receive, before validation and scoping to what it may see. */
+export function* candidateOutputs(name: string, ctx: CandidateContext): Generator<void, Sourced[]> {
+  const { memo, problems, inventory, model, indexByName, contexts, owners } = ctx;
+  const consumer = contexts.get(name) as ClusterContext;
+  const index = indexByName.get(name);
+  const indexes = [...indexByName.values()];
+  const routeCtx: RouteContext = { consumer, virtualDestinations: ctx.modelByKey, externalServices: new Map(inventory.externalServices.map((es) => [`${es.namespace}/${es.name}`, es])), virtualGateways: new Map(inventory.virtualGateways.map((vg) => [`${vg.namespace}/${vg.name}`, vg])), routeTables: inventory.routeTables, routePolicies: ctx.routePolicies, indexes, workspaces: model, problems };
+  const stable = (s: Sourced): Sourced => stableSourced(memo, name, s);
+  const entries = yield* serviceEntries(consumer, ctx);
+  // Built in the order of the one-shot translation, so problems are reported in the same order.
+  const subsetRules = serviceSubsetRules(ctx.demands, consumer).map(stable);
+  const gateways = inventory.virtualGateways.flatMap((vg) => buildGateways(vg, name, problems).map((gw) => stable(sourced(gw, vg.source))));
+  const virtualServices: Sourced[] = [];
+  for (const rt of inventory.routeTables) {
+    // Workload selectors read the consumer's pods: then the consumer's index is part of the key.
+    const pods = (rt.spec.workloadSelectors ?? []).length > 0 && index ? memo.id(index) : '-';
+    const key = [rt.source, routeKey(rt), contextKey(consumer), pods, ctx.routeWorld].join('\u0000');
+    const vs = memo.unit('virtual-service', key, problems, (own) => {
+      const built = buildVirtualService(rt, { ...routeCtx, problems: own });
+      return built ? stable(sourced(built.resource, rt.source, ...built.contributors)) : undefined;
+    });
+    if (vs) virtualServices.push(vs);
+    yield;
+  }
+  const all = [
+    ...entries,
+    ...subsetRules,
+    ...ctx.shared,
+    ...gateways,
+    ...virtualServices,
+    ...ctx.settings
+      .filter((ws) => ws.spec.options?.serviceIsolation?.enabled === true && owners.has(ws.source))
+      .flatMap((ws) => isolationOutputs(owners.get(ws.source) ?? '', consumer, indexByName, model, contexts).map((r) => stable(sourced(r, ws.source)))),
+  ];
+  return scopeCandidates(all, name, index, model, owners, ctx.ownerObjects, ctx.scopeCache);
+}
+
+/** The deny-by-default outputs of a security resource in one cluster (cached per run). */
+export function denyByDefaultOf(security: ReadonlyMap<string, SecurityResource>, model: WorkspaceModel, indexByName: ReadonlyMap<string, ClusterIndex>, accessCtx: AccessContext): (source: string, cluster: string) => readonly Resource[] {
+  const cache = new Map<string, readonly Resource[]>();
+  return (source, cluster) => {
+    const key = `${source}\u0000${cluster}`;
+    let cached = cache.get(key);
+    if (!cached) {
+      const found = security.get(source);
+      const ws = found ? (model.workspaceOf(found.cluster, found.resource.metadata.namespace ?? '') ?? '') : '';
+      if (!found) cached = [];
+      else if (isKind(found.resource, KINDS.WorkspaceSettings)) cached = model.clustersOf(ws).includes(cluster) ? isolationDeny(ws, cluster, indexByName.get(cluster), model) : [];
+      // Scoped like any output of the policy: only namespaces its workspace owns in this cluster.
+      else cached = denyByDefault(found.resource, found.cluster, source, ws, accessCtx).filter((r) => !model.defined || model.workspaceOf(cluster, r.metadata.namespace ?? '') === ws);
+      cache.set(key, cached);
+    }
+    return cached;
+  };
+}

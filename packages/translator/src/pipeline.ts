@@ -1,0 +1,165 @@
+/**
+ * The translation pipeline as a generator: it yields between units of work (a cluster, a
+ * VirtualDestination) so a driver may hand the event loop back, and asks its memo for every
+ * unit it may reuse. `translate()` drives it to the end at once with a memo that reuses
+ * nothing; `IncrementalTranslator` drives it cooperatively with a memo of the last run.
+ * Equal inputs give equal results whatever the memo (see translation-memo.ts).
+ */
+import { canonicalJson, resourceEncoding, sha256Hex, type Provenance, type Resource } from '@meshrelay/api';
+import { admitCluster, registerGloo, type SecurityResource } from './admission.ts';
+import { isGlooResource } from './input-validation.ts';
+import type { AccessContext } from './authorization-policy.ts';
+import { indexCluster, type ClusterIndex } from './cluster-index.ts';
+import { emitSteps } from './emit.ts';
+import { federatedDestinations } from './federation.ts';
+import type { VirtualDestinationSpec } from './gloo-types.ts';
+import { buildInventory, type Owned } from './inventory.ts';
+import type { OutputValidator } from './istio-validator.ts';
+import { ProblemSink } from './problems.ts';
+import type { Sourced } from './sources.ts';
+import type { DestinationLookup } from './route-policies.ts';
+import { routePolicySets } from './route-policy-fields.ts';
+import { candidateOutputs, denyByDefaultOf, stableSourced, type CandidateContext } from './pipeline-candidates.ts';
+import { StatusBook } from './status-book.ts';
+import { collectSubsets } from './subsets.ts';
+import { clusterContext, reportOrphanRouteTables, sharedOutputs, sourceOwners, workspaceSettings } from './translate-parts.ts';
+import type { TranslationMemo } from './translation-memo.ts';
+import type { TranslationInput, TranslationResult } from './types.ts';
+import { findService } from './virtual-service.ts';
+import { resolveBackend, resolveVirtualDestination, type VirtualDestinationModel } from './virtual-destinations.ts';
+import { admitWorkspaces, keepOwned } from './workspace-outputs.ts';
+import { buildWorkspaceModel, type WorkspaceModel } from './workspaces.ts';
+import { sameContent } from './same-content.ts';
+
+/** Everything a VirtualDestination's resolution reads of the resource itself. */
+function ownedKey(vd: Owned<VirtualDestinationSpec>): string {
+  // A digest keeps the keys short: they are looked up once per cluster and destination every run.
+  return digestOf([vd.source, vd.workspace, vd.cluster, vd.namespace, vd.name, vd.labels, vd.spec, resourceEncoding(vd.resource)]);
+}
+
+/** sha256 of the canonical encoding of `value`: a short key part that names all of it. */
+function digestOf(value: unknown): string {
+  return sha256Hex(canonicalJson(value));
+}
+
+const serviceDigests = new WeakMap<ClusterIndex, string>();
+
+/** A digest of a cluster's Services (what route resolution reads of an index), computed once per index. */
+function servicesDigest(index: ClusterIndex): string {
+  let digest = serviceDigests.get(index);
+  if (digest === undefined) {
+    digest = digestOf(index.services);
+    serviceDigests.set(index, digest);
+  }
+  return digest;
+}
+
+/**
+ * A digest of everything a VirtualService reads beyond its route table and its consumer: every
+ * admitted Gloo resource and the cluster it came from, the workspace model's inputs, the
+ * resolved VirtualDestinations, and every cluster's Services (not their endpoints or pods).
+ */
+function routeWorldDigest(ownedGloo: ReadonlyMap<string, readonly Resource[]>, workspaceKey: string, models: readonly VirtualDestinationModel[], indexes: readonly ClusterIndex[]): string {
+  const gloo = [...ownedGloo].map(([cluster, list]) => `${cluster}\u0000${list.map(resourceEncoding).join('\u0000')}`);
+  return sha256Hex([workspaceKey, ...gloo, models.map((m) => m.key).join(','), ...indexes.map((i) => `${i.cluster}:${servicesDigest(i)}`)].join('\u0001'));
+}
+
+/** Resolves the VirtualDestinations, one unit each; a backend is recomputed only when its cluster's index changed. */
+function* resolveAll(vds: readonly Owned<VirtualDestinationSpec>[], indexes: readonly ClusterIndex[], model: WorkspaceModel, workspaceKey: string, memo: TranslationMemo, problems: ProblemSink): Generator<void, VirtualDestinationModel[]> {
+  const models: VirtualDestinationModel[] = [];
+  for (const vd of vds) {
+    const key = ownedKey(vd);
+    const backends: object[] = [];
+    const resolved = resolveVirtualDestination(vd, indexes, problems, model, (v, index, sink, ws) => {
+      const computed = memo.unit('backend', `${key}\u0000${memo.id(index)}\u0000${workspaceKey}`, sink, (own) => resolveBackend(v, index, own, ws));
+      const backend = memo.keep('backend-content', `${vd.source}\u0000${index.cluster}`, computed, sameContent);
+      if (typeof backend === 'object') backends.push(backend);
+      return backend;
+    });
+    if (resolved) models.push(memo.unit('vd-model', `${key}\u0000${backends.map((b) => memo.id(b)).join(',')}`, problems, () => resolved));
+    yield;
+  }
+  return models;
+}
+
+/**
+ * The whole translation (see translate.ts for the contract). Yields between units of work.
+ */
+export function* translationSteps(input: TranslationInput, validator: OutputValidator, memo: TranslationMemo): Generator<void, TranslationResult> {
+  const problems = new ProblemSink();
+  const book = new StatusBook();
+  const clusterNames = [...input.inputs.keys()].sort();
+  const infoByName = new Map(input.clusters.map((c) => [c.name, c]));
+  const knownNames = [...new Set([...clusterNames, ...infoByName.keys()])].sort();
+
+  const managed = admitWorkspaces(input.workspaces ?? [], book, problems);
+  const perCluster = new Map<string, Resource[]>();
+  const validGloo = new Map<string, readonly Resource[]>();
+  const security = new Map<string, SecurityResource>();
+  for (const name of clusterNames) {
+    const snapshot = input.inputs.get(name);
+    // Inputs are validated once per content: the hash covers every resource.
+    const admitted = yield* memo.unitSteps('admit', `${name}\u0000${snapshot?.hash ?? ''}`, problems, (own) => admitCluster(name, snapshot?.resources ?? [], own));
+    registerGloo(name, admitted, book, security);
+    perCluster.set(name, [...admitted.valid]);
+    validGloo.set(name, admitted.validGloo);
+    yield;
+  }
+  const settings = workspaceSettings(validGloo);
+  const labels = new Map(knownNames.map((n) => [n, infoByName.get(n)?.labels ?? {}]));
+  const model = buildWorkspaceModel(managed, settings, labels, problems);
+  // Everything the workspace model is built from: ownership and visibility depend on nothing else.
+  const workspaceKey = digestOf([(input.workspaces ?? []).map(resourceEncoding), settings.map((s) => [s.cluster, resourceEncoding(s.resource)]), [...labels]]);
+  const indexes: ClusterIndex[] = [];
+  const ownedGloo = new Map<string, readonly Resource[]>();
+  for (const name of clusterNames) {
+    const hash = input.inputs.get(name)?.hash ?? '';
+    const unit = memo.unit('index', `${name}\u0000${hash}\u0000${workspaceKey}`, problems, (own) => {
+      const owned = new Map([[name, perCluster.get(name) ?? []]]);
+      keepOwned(owned, model, own);
+      const resources = owned.get(name) ?? [];
+      return { resources, gloo: resources.filter(isGlooResource), index: indexCluster(name, resources, model.workspaceOf) };
+    });
+    perCluster.set(name, [...unit.resources]);
+    ownedGloo.set(name, unit.gloo);
+    indexes.push(unit.index);
+    yield;
+  }
+  const indexByName = new Map(indexes.map((i) => [i.cluster, i]));
+  const contexts = new Map(knownNames.map((name) => [name, clusterContext(name, infoByName.get(name), indexByName.get(name))]));
+  const inventory = buildInventory(ownedGloo, problems, model.workspaceOf);
+  const { workspaces: owners, objects: ownerObjects } = sourceOwners(inventory, settings, model);
+  const federated = settings.flatMap((ws) => (owners.has(ws.source) ? federatedDestinations(ws, owners.get(ws.source) ?? '', indexes) : []));
+  const models = yield* resolveAll([...inventory.virtualDestinations, ...federated], indexes, model, workspaceKey, memo, problems);
+  const modelByKey = new Map(models.map((m) => [m.key, m]));
+  const accessCtx: AccessContext = { indexes, virtualDestinations: models, clusters: [...contexts.values()], workspaceOf: model.workspaceOf, problems };
+  const demands = collectSubsets(inventory.routeTables, problems);
+  const shared = (yield* sharedOutputs(inventory, models, demands, accessCtx, problems)).map((s) => stableSourced(memo, 'shared', s));
+  const lookup: DestinationLookup = (rt, ref) => {
+    if (ref.kind === 'VIRTUAL_DESTINATION') {
+      const vd = modelByKey.get(`${ref.ref.namespace ?? rt.namespace}/${ref.ref.name}`);
+      return vd ? { name: vd.owned.name, namespace: vd.owned.namespace, cluster: vd.owned.cluster, labels: vd.owned.labels, workspace: vd.owned.workspace } : undefined;
+    }
+    return findService(rt, ref, indexes);
+  };
+  reportOrphanRouteTables(inventory.routeTables, problems);
+  const routePolicies = new Map(inventory.routeTables.map((rt) => [rt, routePolicySets(rt, inventory, lookup, problems)]));
+  const provenance: Provenance[] = clusterNames.map((name) => ({ cluster: name, inputHash: input.inputs.get(name)?.hash ?? '' }));
+
+  const ctx: CandidateContext = { input, memo, problems, inventory, models, modelByKey, demands, settings, owners, ownerObjects, model, indexByName, contexts, routePolicies, shared, scopeCache: memo.scopes(), backendReads: new Map(), routeWorld: routeWorldDigest(ownedGloo, workspaceKey, models, indexes) };
+  const candidates = new Map<string, Sourced[]>();
+  for (const name of clusterNames) candidates.set(name, yield* candidateOutputs(name, ctx));
+  book.absorb(problems);
+  const emitted = yield* emitSteps({
+    candidates,
+    provenance,
+    securitySources: [...security.keys()].sort(),
+    previousSecurityOutputs: input.previousSecurityOutputs ?? new Map(),
+    denyByDefault: denyByDefaultOf(security, model, indexByName, accessCtx),
+    validator,
+    book,
+    problems,
+    snapshot: (cluster, resources, prov) => memo.snapshot(cluster, resources, prov),
+  });
+  return { outputs: emitted.outputs, problems: problems.sorted(), statuses: book.statuses(), securityOutputs: emitted.securityOutputs };
+}

@@ -1,0 +1,181 @@
+/**
+ * What the translation pipeline may reuse from the run before. The pipeline asks the memo for
+ * every unit of work it can skip; a one-shot translation uses `FRESH` (computes everything),
+ * an incremental engine a `RunMemo` that keeps the last run's results. Either way the pipeline
+ * produces the same result: a memo only ever returns a value equal in content to what the
+ * computation would give, and replays the problems that computation reported, in order.
+ */
+import { buildOutputSnapshot, canonicalJson, copyProvenance, canonicalResource, isCanonicalResource, resourceEncoding, withProvenance, type OutputSnapshot, type Provenance, type Resource } from '@meshrelay/api';
+import { ProblemSink } from './problems.ts';
+import type { ScopeCache } from './workspace-outputs.ts';
+
+export interface TranslationMemo {
+  /**
+   * The result of `compute` for `key` in `table`. A memo may return the result computed for the
+   * same key in the previous run instead (replaying its problems into `problems`), so `key`
+   * must name everything `compute` reads.
+   */
+  unit<T>(table: string, key: string, problems: ProblemSink, compute: (problems: ProblemSink) => T): T;
+  /** `unit` for a computation that yields between its parts. */
+  unitSteps<T>(table: string, key: string, problems: ProblemSink, compute: (problems: ProblemSink) => Generator<void, T>): Generator<void, T>;
+  /** `value`, or the previous run's value of `slot` when `same` says they are equal in content. */
+  keep<T>(table: string, slot: string, value: T, same: (previous: T, next: T) => boolean): T;
+  /** An output resource, or the previous run's object of `slot` when its content is equal. */
+  resource(slot: string, resource: Resource): Resource;
+  /** A number naming an object for as long as it lives (for keys of identity-based reuse). */
+  id(object: object): number;
+  /** Where exportTo-scoped copies of outputs are kept (across runs, for an incremental engine). */
+  scopes(): ScopeCache;
+  /** The output snapshot of `cluster` (the previous one when it holds the same resources). */
+  snapshot(cluster: string, resources: readonly Resource[], provenance: readonly Provenance[]): OutputSnapshot;
+}
+
+let nextId = 1;
+const ids = new WeakMap<object, number>();
+
+function idOf(object: object): number {
+  let id = ids.get(object);
+  if (id === undefined) {
+    id = nextId++;
+    ids.set(object, id);
+  }
+  return id;
+}
+
+/** A memo that reuses nothing: what a one-shot `translate()` runs with. */
+export const FRESH: TranslationMemo = {
+  unit: (_table, _key, problems, compute) => compute(problems),
+  unitSteps: (_table, _key, problems, compute) => compute(problems),
+  keep: (_table, _slot, value) => value,
+  resource: (_slot, resource) => resource,
+  id: idOf,
+  scopes: () => new WeakMap(),
+  snapshot: (cluster, resources, provenance) => buildOutputSnapshot({ cluster, resources, provenance }),
+};
+
+interface Recorded {
+  readonly value: unknown;
+  readonly problems: readonly ReturnType<ProblemSink['all']>[number][];
+}
+
+interface KeptSnapshot {
+  readonly resources: readonly Resource[];
+  readonly snapshot: OutputSnapshot;
+}
+
+/** Old and new generation of one table: what the last run used, and what this run uses. */
+class Generations<V> {
+  #previous = new Map<string, V>();
+  #current = new Map<string, V>();
+
+  get(key: string): V | undefined {
+    return this.#current.get(key) ?? this.#previous.get(key);
+  }
+
+  set(key: string, value: V): void {
+    this.#current.set(key, value);
+  }
+
+  /** Ends a run: entries the run did not use are forgotten. */
+  turn(): void {
+    this.#previous = this.#current;
+    this.#current = new Map();
+  }
+}
+
+/** Whether a snapshot's provenance is what `buildOutputSnapshot` would make of `next`. */
+function sameProvenance(kept: readonly Provenance[], next: readonly Provenance[]): boolean {
+  if (kept.length !== next.length) return false;
+  const sorted = next.map(copyProvenance).sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
+  return canonicalJson(kept) === canonicalJson(sorted);
+}
+
+/**
+ * A memo that keeps what one run used for the next run (and forgets what a run did not use,
+ * so memory follows the current inputs). Not safe for two runs at the same time.
+ */
+export class RunMemo implements TranslationMemo {
+  readonly #units = new Map<string, Generations<Recorded>>();
+  readonly #kept = new Map<string, Generations<unknown>>();
+  readonly #resources = new Generations<Resource>();
+  readonly #snapshots = new Generations<KeptSnapshot>();
+  readonly #scopes: ScopeCache = new WeakMap();
+
+  unit<T>(table: string, key: string, problems: ProblemSink, compute: (problems: ProblemSink) => T): T {
+    const steps = this.unitSteps(table, key, problems, function* (own) {
+      return compute(own);
+    });
+    for (;;) {
+      const step = steps.next();
+      if (step.done) return step.value;
+    }
+  }
+
+  *unitSteps<T>(table: string, key: string, problems: ProblemSink, compute: (problems: ProblemSink) => Generator<void, T>): Generator<void, T> {
+    const units = this.#table(this.#units, table);
+    let found = units.get(key);
+    if (!found) {
+      const own = new ProblemSink();
+      const value = yield* compute(own);
+      found = { value, problems: [...own.all()] };
+    }
+    for (const p of found.problems) problems.add(p);
+    units.set(key, found);
+    return found.value as T;
+  }
+
+  keep<T>(table: string, slot: string, value: T, same: (previous: T, next: T) => boolean): T {
+    const kept = this.#table(this.#kept, table) as Generations<T>;
+    const previous = kept.get(slot);
+    const out = previous !== undefined && (previous === value || same(previous, value)) ? previous : value;
+    kept.set(slot, out);
+    return out;
+  }
+
+  resource(slot: string, resource: Resource): Resource {
+    const previous = this.#resources.get(slot);
+    let out: Resource;
+    if (previous === resource || (previous && !isCanonicalResource(resource) && resourceEncoding(previous) === canonicalJson(resource))) out = previous;
+    else if (previous && isCanonicalResource(resource) && resourceEncoding(previous) === resourceEncoding(resource)) out = previous;
+    else out = canonicalResource(resource);
+    this.#resources.set(slot, out);
+    return out;
+  }
+
+  id(object: object): number {
+    return idOf(object);
+  }
+
+  scopes(): ScopeCache {
+    return this.#scopes;
+  }
+
+  snapshot(cluster: string, resources: readonly Resource[], provenance: readonly Provenance[]): OutputSnapshot {
+    const previous = this.#snapshots.get(cluster);
+    let snapshot: OutputSnapshot;
+    if (previous && previous.resources.length === resources.length && previous.resources.every((r, i) => r === resources[i])) {
+      // Same resources: same encoding and hash. Provenance names every admitted input, so it may differ.
+      snapshot = sameProvenance(previous.snapshot.provenance, provenance) ? previous.snapshot : withProvenance(previous.snapshot, provenance);
+    } else {
+      snapshot = buildOutputSnapshot({ cluster, resources, provenance });
+    }
+    this.#snapshots.set(cluster, { resources, snapshot });
+    return snapshot;
+  }
+
+  /** Ends a run: what it did not use is dropped. */
+  turn(): void {
+    for (const table of [...this.#units.values(), ...this.#kept.values()]) table.turn();
+    this.#resources.turn();
+    this.#snapshots.turn();
+  }
+
+  #table<V>(tables: Map<string, Generations<V>>, name: string): Generations<V> {
+    let table = tables.get(name);
+    if (!table) {
+      table = new Generations();
+      tables.set(name, table);
+    }
+    return table;
+  }
+}

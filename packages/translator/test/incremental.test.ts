@@ -1,0 +1,135 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { buildInputSnapshot, canonicalEncodingCount, canonicalJson, snapshotEncoding, type InputSnapshot, type Resource } from '@meshrelay/api';
+import { buildEastWestGateway, buildEndpointSlice, buildNode, buildPod, buildService } from '@meshrelay/testkit';
+import { IncrementalTranslator, createIstioValidator, translate, type ProducedOutput, type TranslationInput, type TranslationResult } from '../src/index.ts';
+import { CLUSTERS, ChangeWorld, seededRandom } from './change-world.ts';
+import { reviewsDestination } from './fixtures.ts';
+
+const validator = createIstioValidator();
+const SEED = 0x1c0ffee;
+const STEPS = 400;
+
+function securityText(outputs: ReadonlyMap<string, readonly ProducedOutput[]>): string {
+  return canonicalJson([...outputs].sort(([a], [b]) => (a < b ? -1 : 1)).map(([source, list]) => [source, list.map((o) => [o.cluster, o.resource])]));
+}
+
+/** Asserts the engine's result equals the full recompute's: outputs byte for byte, problems, statuses, security outputs. */
+function assertSameResult(engine: TranslationResult, full: TranslationResult, context: string): void {
+  assert.deepEqual([...engine.outputs.keys()], [...full.outputs.keys()], `${context}: output clusters`);
+  for (const [cluster, expected] of full.outputs) {
+    const actual = engine.outputs.get(cluster);
+    assert.equal(actual?.hash, expected.hash, `${context}: hash of ${cluster}`);
+    assert.equal(actual && snapshotEncoding(actual), snapshotEncoding(expected), `${context}: bytes of ${cluster}`);
+    assert.equal(actual?.bytes, expected.bytes, `${context}: size of ${cluster}`);
+    assert.deepEqual(actual?.provenance, expected.provenance, `${context}: provenance of ${cluster}`);
+  }
+  assert.deepEqual(engine.problems, full.problems, `${context}: problems`);
+  assert.deepEqual(engine.statuses, full.statuses, `${context}: statuses`);
+  assert.equal(securityText(engine.securityOutputs), securityText(full.securityOutputs), `${context}: security outputs`);
+}
+
+describe('IncrementalTranslator', () => {
+  it('given a seeded random sequence of changes, when the engine runs after each, then its result equals a full translate() of the same inputs', async () => {
+    const random = seededRandom(SEED);
+    const world = new ChangeWorld(random);
+    const engine = new IncrementalTranslator(validator);
+    const snapshots = new Map<string, InputSnapshot>();
+    let generation = 0;
+    const rebuild = (cluster: string): void => {
+      generation += 1;
+      snapshots.set(cluster, buildInputSnapshot({ cluster, epoch: 'prop', generation, resources: world.resourcesOf(cluster) }));
+    };
+    for (const cluster of CLUSTERS) rebuild(cluster);
+    let previous: TranslationResult | undefined;
+    for (let step = 0; step < STEPS; step++) {
+      const change = step === 0 ? { what: 'start', touched: [] } : world.change();
+      for (const cluster of change.touched) rebuild(cluster);
+      // Now and then every snapshot is rebuilt (new objects, same hashes), as after a reload from the store.
+      if (random() < 0.05) for (const cluster of CLUSTERS) rebuild(cluster);
+      const present = CLUSTERS.filter((c) => world.clusters.get(c)?.present);
+      const input: TranslationInput = {
+        inputs: new Map(present.map((c) => [c, snapshots.get(c) as InputSnapshot])),
+        clusters: [...world.registry.values()],
+        vips: new Map(world.vips),
+        previousSecurityOutputs: previous?.securityOutputs ?? new Map(),
+      };
+      const context = `seed ${SEED.toString(16)} step ${step} (${change.what})`;
+      try {
+        const result = await engine.run(input);
+        assertSameResult(result, translate(input, validator), context);
+        previous = result;
+      } catch (err) {
+        process.stderr.write(`incremental translation property failed: ${context}\n`);
+        throw err;
+      }
+    }
+  });
+});
+
+function serviceIn(c: string, name: string, ips: readonly string[]): Resource[] {
+  const node = `node-${c}`;
+  return [
+    buildService({ name, namespace: 'bookinfo', ports: [{ name: 'http', port: 9080, targetPort: 9080 }], selector: { app: name }, labels: { app: name } }),
+    buildEndpointSlice({ service: name, namespace: 'bookinfo', ports: [{ name: 'http', port: 9080 }], endpoints: ips.map((ip, i) => ({ ip, pod: `${name}-${c}-${i}`, node })) }),
+    ...ips.map((ip, i) => buildPod({ name: `${name}-${c}-${i}`, namespace: 'bookinfo', ip, node, labels: { app: name }, serviceAccount: name })),
+  ];
+}
+
+describe('IncrementalTranslator reuse', () => {
+  const gateways = { a: '203.0.113.10', b: '203.0.113.20', c: '203.0.113.30' } as const;
+  const clusterResources = (c: 'a' | 'b' | 'c', reviews: readonly string[], ratings: readonly string[]): Resource[] => [
+    buildNode({ name: `node-${c}`, region: `region-${c}`, zone: `zone-${c}` }),
+    buildEastWestGateway({ address: gateways[c] }),
+    ...serviceIn(c, 'reviews', reviews),
+    ...serviceIn(c, 'ratings', ratings),
+    ...(c === 'a' ? [reviewsDestination()] : []),
+  ];
+  const snapshotOf = (c: 'a' | 'b' | 'c', reviews: readonly string[], ratings: readonly string[]): InputSnapshot =>
+    buildInputSnapshot({ cluster: `cluster-${c}`, epoch: 'reuse', generation: 1, resources: clusterResources(c, reviews, ratings) });
+  const start = (): Map<string, InputSnapshot> =>
+    new Map([
+      ['cluster-a', snapshotOf('a', ['10.1.0.1', '10.1.0.2'], ['10.1.1.1'])],
+      ['cluster-b', snapshotOf('b', ['10.2.0.1', '10.2.0.2'], ['10.2.1.1'])],
+      ['cluster-c', snapshotOf('c', ['10.3.0.1'], ['10.3.1.1'])],
+    ]);
+  const inputOf = (inputs: Map<string, InputSnapshot>): TranslationInput => ({ inputs, clusters: [], vips: new Map([['bookinfo/reviews-global', '10.30.0.7']]) });
+
+  it('given an engine that translated three clusters, when an endpoint no output depends on changes, then every output keeps its resources and nothing is re-encoded', async () => {
+    const engine = new IncrementalTranslator(validator);
+    const inputs = start();
+    const before = await engine.run(inputOf(inputs));
+    inputs.set('cluster-b', snapshotOf('b', ['10.2.0.1', '10.2.0.2'], ['10.2.1.9']));
+    const encodings = canonicalEncodingCount();
+    const after = await engine.run(inputOf(inputs));
+    assert.equal(canonicalEncodingCount() - encodings, 0);
+    for (const [cluster, output] of before.outputs) {
+      assert.equal(after.outputs.get(cluster)?.resources, output.resources, cluster);
+      assert.equal(after.outputs.get(cluster)?.hash, output.hash, cluster);
+    }
+  });
+
+  it('given an engine that translated three clusters, when the same inputs are translated again, then every output snapshot is the same object', async () => {
+    const engine = new IncrementalTranslator(validator);
+    const input = inputOf(start());
+    const before = await engine.run(input);
+    const after = await engine.run(input);
+    for (const [cluster, output] of before.outputs) assert.equal(after.outputs.get(cluster), output, cluster);
+  });
+
+  it('given an engine that translated three clusters, when one endpoint of an exported Service changes in cluster-b, then only cluster-b output changes and only its ServiceEntry is re-encoded', async () => {
+    const engine = new IncrementalTranslator(validator);
+    const inputs = start();
+    const before = await engine.run(inputOf(inputs));
+    inputs.set('cluster-b', snapshotOf('b', ['10.2.0.1', '10.2.0.9'], ['10.2.1.1']));
+    const encodings = canonicalEncodingCount();
+    const after = await engine.run(inputOf(inputs));
+    // The ServiceEntry's canonical copy and its annotated copy; the other clusters reach cluster-b through its gateway (unchanged weight).
+    assert.equal(canonicalEncodingCount() - encodings, 2);
+    assert.equal(after.outputs.get('cluster-a')?.resources, before.outputs.get('cluster-a')?.resources);
+    assert.equal(after.outputs.get('cluster-c')?.resources, before.outputs.get('cluster-c')?.resources);
+    assert.notEqual(after.outputs.get('cluster-b')?.hash, before.outputs.get('cluster-b')?.hash);
+    const changed = (after.outputs.get('cluster-b')?.resources ?? []).filter((r) => !before.outputs.get('cluster-b')?.resources.includes(r));
+    assert.deepEqual(changed.map((r) => r.kind), ['ServiceEntry']);
+  });
+});
