@@ -6,7 +6,9 @@
  *   node --max-old-space-size=8000 [--cpu-prof] bench/translate-profile.ts [clusters services endpoints nodes runs]
  *
  * PROFILE_MODE=full|incremental runs one side only; CHANGE_PROFILE=<file> writes a CPU profile
- * of the runs after one endpoint change only.
+ * of the runs after one endpoint change only. PROFILE_MODE=memory keeps ONE engine, as the
+ * server does: its cold run, then `runs` runs after one endpoint change each, with heapUsed and
+ * RSS after each (after a full GC when run with --expose-gc).
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -42,7 +44,32 @@ function oneEndpointChanged(inputs: ReadonlyMap<string, InputSnapshot>, cluster:
 }
 
 const mode = process.env['PROFILE_MODE'] ?? 'both';
-if (mode !== 'incremental') {
+const mb = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(0)} MB`;
+function memoryLine(label: string): string {
+  (globalThis as { gc?: () => void }).gc?.();
+  const m = process.memoryUsage();
+  return `${label}: heapUsed ${mb(m.heapUsed)}, external ${mb(m.external)}, RSS ${mb(m.rss)}`;
+}
+if (mode === 'memory') {
+  log(memoryLine('before the engine (workload in memory)'));
+  const engine = new IncrementalTranslator(validator);
+  let start = performance.now();
+  let result = await engine.run(base);
+  log(`one engine, cold run: ${ms(start).toFixed(0)} ms`);
+  log(memoryLine('after the cold run'));
+  let inputs: ReadonlyMap<string, InputSnapshot> = workload.inputs;
+  const target = workload.clusters[Math.floor(clusters / 2)]?.name as string;
+  const changed: number[] = [];
+  for (let i = 1; i <= runs; i++) {
+    inputs = oneEndpointChanged(inputs, target, i);
+    start = performance.now();
+    result = await engine.run({ ...base, inputs, previousSecurityOutputs: result.securityOutputs });
+    changed.push(ms(start));
+  }
+  log(`one engine, runs after one endpoint change in ${target}: ${changed.map((x) => x.toFixed(0)).join(', ')} ms (median ${median(changed).toFixed(0)})`);
+  log(memoryLine(`after ${runs} change runs`));
+}
+if (mode !== 'incremental' && mode !== 'memory') {
   let start = performance.now();
   translate(base, validator);
   log(`full translate() cold: ${ms(start).toFixed(0)} ms`);
@@ -54,7 +81,7 @@ if (mode !== 'incremental') {
   }
   log(`full translate() warm median of ${runs}: ${median(warm).toFixed(0)} ms`);
 }
-if (mode !== 'full') {
+if (mode !== 'full' && mode !== 'memory') {
   // Cold: a fresh engine each time (nothing reused), in a warmed-up process.
   const cold: number[] = [];
   let engine = new IncrementalTranslator(validator);

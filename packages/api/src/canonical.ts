@@ -22,6 +22,14 @@ const known = new WeakMap<object, string>();
 /** Parts shorter than this are cheaper to encode again than to remember. */
 const MIN_KEPT_PART = 256;
 
+/**
+ * Parts longer than this are not remembered by `canonicalCopy`: their text would be a second
+ * (third, ...) copy of what the enclosing resource's encoding holds already, and a large part
+ * is nearly always made of smaller remembered parts (e.g. the endpoints of a ServiceEntry), so
+ * encoding it again is a join. `canonicalPart` remembers a part whatever its size.
+ */
+const MAX_KEPT_PART = 8 * 1024;
+
 function encode(value: unknown, seen: Set<object>): string {
   if (value === null) return 'null';
   switch (typeof value) {
@@ -117,7 +125,7 @@ function copyEncode(value: unknown, seen: Set<object>, keepParts: boolean): { en
     copy = Object.freeze(out);
   }
   seen.delete(value);
-  if (keepParts && encoding.length >= MIN_KEPT_PART) known.set(copy as object, encoding);
+  if (keepParts && encoding.length >= MIN_KEPT_PART && encoding.length <= MAX_KEPT_PART) known.set(copy as object, encoding);
   return { encoding, copy };
 }
 

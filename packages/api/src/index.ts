@@ -28,6 +28,7 @@ export {
   buildOutputSnapshot,
   canonicalEncodingCount,
   canonicalResource,
+  unencodedCanonicalResource,
   encodeResources,
   isCanonicalResource,
   resourceEncoding,

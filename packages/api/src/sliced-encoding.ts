@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
-import { canonicalJson, deepFreeze } from './canonical.ts';
+import { deepFreeze } from './canonical.ts';
 import { MeshrelayError } from './errors.ts';
 import { LoopSlicer } from './loop-slicer.ts';
 import { compareResources, formatResourceKey, resourceKey, type Resource } from './resource.ts';
-import { copyProvenance, type InputSnapshot, type InputSnapshotInit, type OutputSnapshot, type OutputSnapshotInit } from './snapshot.ts';
+import { canonicalResource, copyProvenance, resourceEncoding, type InputSnapshot, type InputSnapshotInit, type OutputSnapshot, type OutputSnapshotInit } from './snapshot.ts';
 
 /*
  * The snapshot builders of snapshot.ts, done in slices that give the event loop
@@ -14,6 +14,10 @@ import { copyProvenance, type InputSnapshot, type InputSnapshotInit, type Output
  * snapshot of ~45 k resources costs seconds of encoding, which must not hold
  * heartbeats, acks and the HTTP API up. No single step is long (each resource
  * is encoded, copied and frozen on its own), so no worker thread is needed.
+ * Each resource goes through snapshot.ts's one-pass canonical copy
+ * (`canonicalResource`), so the copies are the same canonical resources the
+ * one-shot builders make (their encodings kept with them, a resource that is
+ * one already is neither copied nor encoded again).
  */
 
 /** Bytes hashed or decoded between two checks of the slice budget. */
@@ -36,11 +40,11 @@ interface Entry {
  * are not sorted again; unsorted ones are sorted in one step.
  * Throws MESHRELAY_ERR_INVALID_RESOURCE when two resources share a key.
  */
-export async function encodeResourcesInSlices(resources: readonly Resource[], slicer = new LoopSlicer()): Promise<SlicedEncoding> {
+export async function encodeResourcesInSlices(resources: readonly Resource[], slicer = new LoopSlicer(), keepParts = false): Promise<SlicedEncoding> {
   const entries: Entry[] = [];
   for (const r of resources) {
-    const part = canonicalJson(r);
-    entries.push({ copy: JSON.parse(part) as Resource, part });
+    const copy = canonicalResource(r, keepParts);
+    entries.push({ copy, part: resourceEncoding(copy) });
     if (slicer.due()) await slicer.yield();
   }
   if (!(await isSorted(entries, slicer))) entries.sort((a, b) => compareResources(a.copy, b.copy));
@@ -56,7 +60,7 @@ export async function encodeResourcesInSlices(resources: readonly Resource[], sl
     }
     hash.update(part);
     bytes += Buffer.byteLength(part);
-    copies.push(deepFreeze(copy));
+    copies.push(copy);
     if (slicer.due()) await slicer.yield();
   }
   return { resources: Object.freeze(copies), hash: hash.update(']').digest('hex'), bytes };
@@ -78,7 +82,7 @@ export async function buildInputSnapshotInSlices(init: InputSnapshotInit, slicer
 
 /** buildOutputSnapshot in slices. */
 export async function buildOutputSnapshotInSlices(init: OutputSnapshotInit, slicer = new LoopSlicer()): Promise<OutputSnapshot> {
-  const encoded = await encodeResourcesInSlices(init.resources, slicer);
+  const encoded = await encodeResourcesInSlices(init.resources, slicer, true);
   const provenance = [...init.provenance].map(copyProvenance).sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
   return Object.freeze({ cluster: init.cluster, hash: encoded.hash, bytes: encoded.bytes, resources: encoded.resources, provenance: deepFreeze(provenance) });
 }

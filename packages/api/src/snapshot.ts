@@ -86,15 +86,37 @@ let encodedCount = 0;
  */
 export function canonicalResource(resource: Resource, keepParts = true): Resource {
   if (encodings.has(resource)) return resource;
+  if (unencoded.has(resource)) {
+    encodings.set(resource, canonicalJson(resource));
+    return resource;
+  }
   const { encoding, copy } = canonicalCopy(resource, keepParts);
   encodedCount += 1;
   encodings.set(copy as Resource, encoding);
   return copy as Resource;
 }
 
+/** Canonical copies whose encoding is not kept (see `unencodedCanonicalResource`). */
+const unencoded = new WeakSet<object>();
+
+/**
+ * `canonicalResource` for an intermediate resource that never goes out as it is (e.g. an output
+ * before its sources annotation): the same deep-frozen canonical copy, and its encoding, which
+ * is returned with it, but the encoding is not kept with the copy (`resourceEncoding` computes
+ * it again). That saves a copy of the text of every large intermediate resource.
+ */
+export function unencodedCanonicalResource(resource: Resource): { resource: Resource; encoding: string } {
+  if (encodings.has(resource)) return { resource, encoding: encodings.get(resource) as string };
+  if (unencoded.has(resource)) return { resource, encoding: canonicalJson(resource) };
+  const { encoding, copy } = canonicalCopy(resource, true);
+  encodedCount += 1;
+  unencoded.add(copy as Resource);
+  return { resource: copy as Resource, encoding };
+}
+
 /** Whether `resource` is a deep-frozen canonical copy built by `canonicalResource` (it can never change). */
 export function isCanonicalResource(resource: Resource): boolean {
-  return encodings.has(resource);
+  return encodings.has(resource) || unencoded.has(resource);
 }
 
 /** The canonical encoding of one resource (cached for canonical copies). */

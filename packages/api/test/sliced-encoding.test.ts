@@ -6,6 +6,9 @@ import {
   buildInputSnapshotInSlices,
   buildOutputSnapshot,
   buildOutputSnapshotInSlices,
+  canonicalEncodingCount,
+  canonicalResource,
+  isCanonicalResource,
   jsonArrayInSlices,
   parseWithResourcesLast,
   prettyJsonArrayInSlices,
@@ -82,4 +85,17 @@ test('given documents with their resources last, empty, or laid out otherwise, w
     const text = JSON.stringify(doc);
     assert.deepEqual(await parseWithResourcesLast(text, limits, everyStep()), JSON.parse(text));
   }
+});
+
+test('given a canonical resource, when a snapshot holding it is built in slices, then that resource is kept as it is and not encoded again', async () => {
+  const kept = canonicalResource({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'kept', namespace: 'x' }, spec: { ports: [{ port: 80 }] } } as unknown as Resource);
+  const before = canonicalEncodingCount();
+  const sliced = await buildInputSnapshotInSlices({ cluster: 'c', epoch: 'e', generation: 1, resources: [kept] }, everyStep());
+  assert.equal(sliced.resources[0], kept);
+  assert.equal(canonicalEncodingCount(), before);
+});
+
+test('given plain resources, when a snapshot is built in slices, then its resources are canonical copies as the one-step build makes them', async () => {
+  const sliced = await buildInputSnapshotInSlices({ cluster: 'c', epoch: 'e', generation: 1, resources: mixed() }, everyStep());
+  assert.ok(sliced.resources.every(isCanonicalResource));
 });

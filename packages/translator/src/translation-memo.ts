@@ -5,7 +5,7 @@
  * produces the same result: a memo only ever returns a value equal in content to what the
  * computation would give, and replays the problems that computation reported, in order.
  */
-import { buildOutputSnapshot, canonicalJson, copyProvenance, canonicalResource, isCanonicalResource, resourceEncoding, withProvenance, type OutputSnapshot, type Provenance, type Resource } from '@meshrelay/api';
+import { buildOutputSnapshot, canonicalJson, copyProvenance, isCanonicalResource, resourceEncoding, sha256Hex, unencodedCanonicalResource, withProvenance, type OutputSnapshot, type Provenance, type Resource } from '@meshrelay/api';
 import { ProblemSink } from './problems.ts';
 import type { ScopeCache } from './workspace-outputs.ts';
 
@@ -58,6 +58,17 @@ interface Recorded {
   readonly problems: readonly ReturnType<ProblemSink['all']>[number][];
 }
 
+/**
+ * An output kept for the next run with the digest of its encoding: comparing digests finds an
+ * equal output without keeping a second copy of its text (outputs are canonical copies whose
+ * encoding is not kept, see `unencodedCanonicalResource`: only the annotated copy that goes
+ * out keeps one).
+ */
+interface KeptResource {
+  readonly resource: Resource;
+  readonly digest: string;
+}
+
 interface KeptSnapshot {
   readonly resources: readonly Resource[];
   readonly snapshot: OutputSnapshot;
@@ -97,7 +108,7 @@ function sameProvenance(kept: readonly Provenance[], next: readonly Provenance[]
 export class RunMemo implements TranslationMemo {
   readonly #units = new Map<string, Generations<Recorded>>();
   readonly #kept = new Map<string, Generations<unknown>>();
-  readonly #resources = new Generations<Resource>();
+  readonly #resources = new Generations<KeptResource>();
   readonly #snapshots = new Generations<KeptSnapshot>();
   readonly #scopes: ScopeCache = new WeakMap();
 
@@ -134,12 +145,15 @@ export class RunMemo implements TranslationMemo {
 
   resource(slot: string, resource: Resource): Resource {
     const previous = this.#resources.get(slot);
-    let out: Resource;
-    if (previous === resource || (previous && !isCanonicalResource(resource) && resourceEncoding(previous) === canonicalJson(resource))) out = previous;
-    else if (previous && isCanonicalResource(resource) && resourceEncoding(previous) === resourceEncoding(resource)) out = previous;
-    else out = canonicalResource(resource);
+    let out: KeptResource;
+    if (previous?.resource === resource) out = previous;
+    else {
+      const digest = sha256Hex(isCanonicalResource(resource) ? resourceEncoding(resource) : canonicalJson(resource));
+      if (previous?.digest === digest) out = previous;
+      else out = { resource: isCanonicalResource(resource) ? resource : unencodedCanonicalResource(resource).resource, digest };
+    }
     this.#resources.set(slot, out);
-    return out;
+    return out.resource;
   }
 
   id(object: object): number {
