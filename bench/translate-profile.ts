@@ -6,7 +6,7 @@
  *   node --max-old-space-size=8000 [--cpu-prof] bench/translate-profile.ts [clusters services endpoints nodes runs]
  *
  * PROFILE_MODE=full|incremental runs one side only; CHANGE_PROFILE=<file> writes a CPU profile
- * of the runs after one endpoint change only. PROFILE_MODE=memory keeps ONE engine, as the
+ * of the runs after one endpoint change only (in either mode). PROFILE_MODE=memory keeps ONE engine, as the
  * server does: its cold run, then `runs` runs after one endpoint change each, with heapUsed and
  * RSS after each (after a full GC when run with --expose-gc).
  */
@@ -43,6 +43,20 @@ function oneEndpointChanged(inputs: ReadonlyMap<string, InputSnapshot>, cluster:
   return new Map(inputs).set(cluster, buildInputSnapshot({ cluster, epoch: old.epoch, generation: old.generation + n, resources }));
 }
 
+/** Starts a CPU profile when `file` is set; the returned function stops it and writes it there. */
+async function startProfile(file: string | undefined): Promise<() => Promise<void>> {
+  if (!file) return async () => {};
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return async () => {
+    const { profile } = await session.post('Profiler.stop');
+    writeFileSync(file, JSON.stringify(profile));
+    session.disconnect();
+  };
+}
+
 const mode = process.env['PROFILE_MODE'] ?? 'both';
 const mb = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(0)} MB`;
 function memoryLine(label: string): string {
@@ -60,12 +74,14 @@ if (mode === 'memory') {
   let inputs: ReadonlyMap<string, InputSnapshot> = workload.inputs;
   const target = workload.clusters[Math.floor(clusters / 2)]?.name as string;
   const changed: number[] = [];
+  const stopProfile = await startProfile(process.env['CHANGE_PROFILE']);
   for (let i = 1; i <= runs; i++) {
     inputs = oneEndpointChanged(inputs, target, i);
     start = performance.now();
     result = await engine.run({ ...base, inputs, previousSecurityOutputs: result.securityOutputs });
     changed.push(ms(start));
   }
+  await stopProfile();
   log(`one engine, runs after one endpoint change in ${target}: ${changed.map((x) => x.toFixed(0)).join(', ')} ms (median ${median(changed).toFixed(0)})`);
   log(memoryLine(`after ${runs} change runs`));
 }
@@ -94,13 +110,7 @@ if (mode !== 'full' && mode !== 'memory') {
   }
   log(`engine cold run, median of ${runs}: ${median(cold).toFixed(0)} ms (first ${cold[0]?.toFixed(0)} ms)`);
   const changed: number[] = [];
-  const profileFile = process.env['CHANGE_PROFILE'];
-  const session = profileFile ? new Session() : undefined;
-  if (session) {
-    session.connect();
-    await session.post('Profiler.enable');
-    await session.post('Profiler.start');
-  }
+  const stopProfile = await startProfile(process.env['CHANGE_PROFILE']);
   let inputs: ReadonlyMap<string, InputSnapshot> = workload.inputs;
   const target = workload.clusters[Math.floor(clusters / 2)]?.name as string;
   for (let i = 1; i <= runs + 1; i++) {
@@ -109,11 +119,7 @@ if (mode !== 'full' && mode !== 'memory') {
     result = await engine.run({ ...base, inputs, previousSecurityOutputs: result.securityOutputs });
     if (i > 1) changed.push(ms(start));
   }
-  if (session && profileFile) {
-    const { profile } = await session.post('Profiler.stop');
-    writeFileSync(profileFile, JSON.stringify(profile));
-    session.disconnect();
-  }
+  await stopProfile();
   log(`engine run after one endpoint change in ${target}, median of ${runs}: ${median(changed).toFixed(0)} ms (${changed.map((x) => x.toFixed(0)).join(', ')})`);
 }
 log(`peak RSS: ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);

@@ -33,10 +33,14 @@ function stateOf(notes: readonly Note[], generation: number): ResourceState {
   return { observedGeneration: generation, approval, message };
 }
 
-function compareRefs(a: OutputRef, b: OutputRef): number {
-  const ka = `${a.cluster}\u0000${a.apiVersion}\u0000${a.kind}\u0000${a.namespace}\u0000${a.name}`;
-  const kb = `${b.cluster}\u0000${b.apiVersion}\u0000${b.kind}\u0000${b.namespace}\u0000${b.name}`;
-  return ka < kb ? -1 : ka > kb ? 1 : 0;
+/**
+ * `refs` sorted by cluster, apiVersion, kind, namespace and name. Each ref's sort key is built
+ * once, not once per comparison: a resource exported to every cluster has thousands of outputs.
+ */
+function sortedRefs(refs: readonly OutputRef[]): OutputRef[] {
+  const keyed = refs.map((r) => ({ r, k: `${r.cluster}\u0000${r.apiVersion}\u0000${r.kind}\u0000${r.namespace}\u0000${r.name}` }));
+  keyed.sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0));
+  return keyed.map((x) => x.r);
 }
 
 export class StatusBook {
@@ -111,7 +115,7 @@ export class StatusBook {
         name: key.name,
         state: stateOf([...e.notes, ...[...e.perCluster.values()].flat()], generation),
         clusters,
-        outputs: [...e.outputs].sort(compareRefs),
+        outputs: sortedRefs(e.outputs),
       };
     });
   }
