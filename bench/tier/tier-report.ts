@@ -23,7 +23,7 @@ export interface TierReport {
 }
 
 /** Server and agent defaults the tier's snapshots are checked against (issue 11.6). */
-const DEFAULT_LIMITS = { maxSnapshotBytes: 16 * 1024 * 1024, maxResources: 50_000, maxOutputResources: 200_000 };
+const DEFAULT_LIMITS = { maxSnapshotBytes: 16 * 1024 * 1024, maxResources: 50_000, agentMaxSnapshotBytes: 64 * 1024 * 1024, maxOutputResources: 200_000 };
 
 const MiB = 1024 * 1024;
 const ms = (v: number | undefined): string => (v === undefined || Number.isNaN(v) ? '–' : `${v.toFixed(0)} ms`);
@@ -74,9 +74,9 @@ function workloadLines(r: TierReport): string[] {
     '',
     '| snapshot | resources | canonical bytes | default limit | |',
     '|---|---:|---:|---|---|',
-    `| largest input (${largest.cluster}) | ${count(largest.resources.length)} | ${mib(largest.bytes)} | server \`--max-snapshot-bytes\` 16 MiB, \`--max-resources\` 50,000; agent \`--max-snapshot-bytes\` 16 MiB | bytes ${fits(largest.bytes, DEFAULT_LIMITS.maxSnapshotBytes)}; resources ${fits(largest.resources.length, DEFAULT_LIMITS.maxResources)} |`,
+    `| largest input (${largest.cluster}) | ${count(largest.resources.length)} | ${mib(largest.bytes)} | server \`--max-snapshot-bytes\` 16 MiB, \`--max-resources\` 50,000 (the agent's 64 MiB is larger) | bytes ${fits(largest.bytes, DEFAULT_LIMITS.maxSnapshotBytes)}; resources ${fits(largest.resources.length, DEFAULT_LIMITS.maxResources)} |`,
     out
-      ? `| largest output (${out.cluster}) | ${count(out.resources)} | ${mib(out.canonicalBytes)} (${kib(out.wireBytes)} on the wire, full) | agent \`--max-snapshot-bytes\` 16 MiB, 200,000 output resources | bytes ${fits(out.canonicalBytes, DEFAULT_LIMITS.maxSnapshotBytes)}; resources ${fits(out.resources, DEFAULT_LIMITS.maxOutputResources)} |`
+      ? `| largest output (${out.cluster}) | ${count(out.resources)} | ${mib(out.canonicalBytes)} (${kib(out.wireBytes)} on the wire, full) | agent \`--max-snapshot-bytes\` 64 MiB, 200,000 output resources | bytes ${fits(out.canonicalBytes, DEFAULT_LIMITS.agentMaxSnapshotBytes)}; resources ${fits(out.resources, DEFAULT_LIMITS.maxOutputResources)} |`
       : '| largest output | – | – | | not translated |',
     '',
   ];
@@ -129,7 +129,7 @@ function figureLines(r: TierReport): string[] {
     '| figure | measured | baseline or floor (same run) | ratio |',
     '|---|---|---|---:|',
     row('cold start: every agent applied its first output', ms(live.cold?.firstOutputMs), `naive: one full \`translate()\` + full framing of every output ${ms(baseline.cold?.ms)}`, times(live.cold?.firstOutputMs, baseline.cold?.ms)),
-    row('cold start: every agent applied its first complete output (provenance = all initial inputs)', ms(live.cold?.completeOutputMs), `floor: wire framing of all outputs ${ms(floors?.wire.medianMs)}`, times(live.cold?.completeOutputMs, floors?.wire.medianMs)),
+    row('cold start: every agent applied its first complete output (provenance = all initial inputs)', ms(live.cold?.completeOutputMs), `naive cold recompute + full resend ${ms(baseline.cold?.ms)}`, times(live.cold?.completeOutputMs, baseline.cold?.ms)),
     row(`one endpoint changed → every affected agent applied it (${f.latency?.n ?? 0} changes)`, spreadText(f.latency, ms), `naive full recompute + full resend: ${spreadText(f.baselineMs, ms)}`, `p50 ${times(f.latency?.p50, f.baselineMs?.p50)}, p99 ${times(f.latency?.p99, f.baselineMs?.p99)}`),
     row('the same, against the encoding floor of one output', f.latency ? ms(f.latency.p50) : '–', `wire framing (gzip + protobufjs) of ${floors?.oneCluster ?? '–'}'s output ${floors ? `${floors.wireOne.medianMs.toFixed(2)} ms` : '–'}`, times(f.latency?.p50, floors?.wireOne.medianMs)),
     row('bytes on the wire per affected agent for the change', spreadText(f.bytes, kib), `full resend of the affected agent's output: ${spreadText(f.fullBytes, kib)}`, `p50 ${times(f.bytes?.p50, f.fullBytes?.p50)}`),
@@ -146,6 +146,35 @@ function figureLines(r: TierReport): string[] {
     'Applied = the relay client\'s `applyOutput` callback finished for the output that carries the change (the new endpoint address appears in it); times run from the load generator offering the changed input snapshot. ' +
       'Bytes = what the relay client received per output: encoded snapshot header plus chunk payload (as `relay_snapshot_bytes_total` counts), summed per agent over the change. ' +
       'The baseline applies the same changes to the same inputs in this process (a fresh `translate()` of everything plus every output framed full); affected = outputs whose hash changed. Floors: medians of 5 interleaved rounds.',
+    '',
+  ];
+}
+
+function met(value: number | undefined, limit: number): string {
+  if (value === undefined || Number.isNaN(value)) return 'not measured';
+  return value <= limit ? 'met' : '**missed**';
+}
+
+/** Issue 11.4's targets (set for tier M on a 2-core machine), next to this run's figures. */
+function targetLines(r: TierReport): string[] {
+  const f = changeFigures(r);
+  const { storm, memory } = r.live;
+  const a = r.footprint;
+  const row = (target: string, value: string, verdict: string) => `| ${target} | ${value} | ${verdict} |`;
+  return [
+    '## Targets (issue 11.4, set for tier M)',
+    '',
+    '| target | this run | |',
+    '|---|---|---|',
+    row('cold full translation ≤ 3 s', `${ms(r.baseline.cold?.translateMs)} (the baseline's first \`translate()\`)`, met(r.baseline.cold?.translateMs, 3000)),
+    row('one endpoint change → all affected agents applied: p50 ≤ 200 ms', ms(f.latency?.p50), met(f.latency?.p50, 200)),
+    row('… p99 ≤ 1 s', ms(f.latency?.p99), met(f.latency?.p99, 1000)),
+    row('≤ 2 KB on the wire per affected agent', f.bytes ? `p50 ${f.bytes.p50.toFixed(0)} B, max ${f.bytes.max.toFixed(0)} B` : '–', met(f.bytes?.max, 2000)),
+    row('server RSS ≤ 1.5 GB', mib(memory?.rssBytes), met(memory?.rssBytes, 1.5e9)),
+    row('reconnect storm resynced ≤ 10 s', storm ? ms(storm.resyncFromRestartMs) : '–', met(storm?.resyncFromRestartMs, 10_000)),
+    row('… with zero bytes re-sent to unchanged agents', storm ? `${storm.bytesResent} B` : '–', met(storm?.bytesResent, 0)),
+    row('agent ≤ 128 MB RSS (11.5)', a ? `${a.rssMiB} MiB` : '–', met(a === undefined ? undefined : a.rssMiB * MiB, 128e6)),
+    row('agent idle CPU ≤ 1 % of a core (11.5)', a ? `${a.idleCpuPercentOfCore} %` : '–', met(a?.idleCpuPercentOfCore, 1)),
     '',
   ];
 }
@@ -172,5 +201,5 @@ function sampleLines(r: TierReport): string[] {
 }
 
 export function renderTierSection(r: TierReport): string {
-  return [...header(r), ...workloadLines(r), ...processLines(r), ...figureLines(r), ...footprintLines(r), ...sampleLines(r)].join('\n');
+  return [...header(r), ...workloadLines(r), ...processLines(r), ...figureLines(r), ...footprintLines(r), ...targetLines(r), ...sampleLines(r)].join('\n');
 }
