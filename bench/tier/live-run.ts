@@ -197,7 +197,8 @@ export async function runLive(runner: PhaseRunner, options: LiveOptions): Promis
     await runner.run(`${options.changes} one-endpoint changes`, async (signal) => {
       for (let i = 0; i < options.changes; i++) results.changes.push(await oneChange(agents, endpointChange(workload.shape, i), options.settleMs, signal));
     });
-    results.storm = await runner.run('reconnect storm (kill -9, restart, Redis kept)', (signal) => reconnectStorm(plane, agents, names, options.settleMs, signal));
+    // The storm needs a converged plane, not every change: it still runs after the change phase stopped.
+    results.storm = await runner.run('reconnect storm (kill -9, restart, Redis kept)', (signal) => reconnectStorm(plane, agents, names, options.settleMs, signal), { always: results.cold !== undefined });
   } finally {
     await fleet?.stop();
     await stopPlane(plane);
