@@ -29,6 +29,20 @@ const TIER_DEFAULTS: Readonly<Record<string, { processes: number; phaseSeconds: 
 };
 /** Connections the server admits from one address by default; the bench's agents all come from loopback. */
 const DEFAULT_MAX_CONNECTIONS_PER_PEER = 64;
+/** Registrations in flight plus recent failures one address may have by default (--registration-max-failures). */
+const DEFAULT_REGISTRATION_MAX_FAILURES = 5;
+
+/**
+ * The per-address limits assume one agent per address; every agent of the bench dials from
+ * 127.0.0.1, so where the tier has more agents than a limit allows, the limit is raised (and the
+ * report names it). Without this, registrations of the cold start queue five at a time.
+ */
+function loopbackPeerFlags(clusters: number): string[] {
+  const flags: string[] = [];
+  if (clusters > DEFAULT_REGISTRATION_MAX_FAILURES) flags.push('--registration-max-failures', String(clusters + DEFAULT_REGISTRATION_MAX_FAILURES));
+  if (clusters > DEFAULT_MAX_CONNECTIONS_PER_PEER - 8) flags.push('--max-connections-per-peer', String(clusters + 16));
+  return flags;
+}
 
 export interface TierOptions {
   readonly tier: string;
@@ -87,7 +101,7 @@ export function parseTierOptions(argv: readonly string[]): TierOptions {
     footprintIdleSeconds: wholeNumber('footprint-idle-seconds', values['footprint-idle-seconds'], 30),
     footprintSettleMs: wholeNumber('footprint-settle-ms', values['footprint-settle-ms'], 10_000),
     resultsPath: values.results ?? DEFAULT_RESULTS,
-    serverFlags: shape.clusters > DEFAULT_MAX_CONNECTIONS_PER_PEER - 8 ? ['--max-connections-per-peer', String(shape.clusters + 16)] : [],
+    serverFlags: loopbackPeerFlags(shape.clusters),
   };
 }
 
