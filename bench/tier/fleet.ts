@@ -54,11 +54,12 @@ export class Fleet {
     this.#broadcast({ t: 'change', change });
   }
 
-  /** Polls `condition` every 10 ms; throws naming `what` if the signal aborts or a load generator exits first. */
-  async waitUntil(condition: () => boolean, what: string, signal: AbortSignal): Promise<void> {
+  /** Polls `condition` every 10 ms; throws naming `what` (a string, or one made at the moment, with progress) if the signal aborts or a load generator exits first. */
+  async waitUntil(condition: () => boolean, what: string | (() => string), signal: AbortSignal): Promise<void> {
+    const describe = () => (typeof what === 'string' ? what : what());
     while (!condition()) {
-      if (signal.aborted) throw new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', `stopped waiting until ${what}`);
-      if (this.#exited !== undefined) throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `${this.#exited} while waiting until ${what}`);
+      if (signal.aborted) throw new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', `stopped waiting until ${describe()}`);
+      if (this.#exited !== undefined) throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `${this.#exited} while waiting until ${describe()}`);
       await sleep(10);
     }
   }

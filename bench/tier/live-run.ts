@@ -89,7 +89,12 @@ async function coldStart(fleet: Fleet, workload: Workload, signal: AbortSignal):
   const startedAt = Date.now();
   fleet.startClients();
   const complete = (name: string) => fleet.of('applied').find((e) => e.cluster === name && e.provenance === expected);
-  await fleet.waitUntil(() => names.every((n) => complete(n) !== undefined), `every agent applied an output built from all ${names.length} inputs`, signal);
+  const progress = (): string => {
+    const agentsWith = (t: 'acked' | 'applied') => new Set(fleet.of(t).filter((e) => e.t !== 'acked' || e.accepted).map((e) => e.cluster)).size;
+    const completeCount = names.filter((n) => complete(n) !== undefined).length;
+    return `every agent applied an output built from all ${names.length} inputs (by then: ${agentsWith('acked')} agents had an input accepted, ${agentsWith('applied')} had applied an output, ${completeCount} a complete one)`;
+  };
+  await fleet.waitUntil(() => names.every((n) => complete(n) !== undefined), progress, signal);
   const first = (name: string) => fleet.of('applied').find((e) => e.cluster === name)?.at ?? Number.NaN;
   return {
     firstOutputMs: Math.max(...names.map(first)) - startedAt,

@@ -9,6 +9,15 @@ export interface PhaseRecord {
   readonly reason?: string;
 }
 
+/** What `working` failed with, if it fails within a moment of being aborted (as "; …"), else "". */
+async function settledReason(working: Promise<unknown>): Promise<string> {
+  const outcome = await Promise.race([
+    working.then(() => '', (err: unknown) => `; ${err instanceof Error ? err.message : String(err)}`),
+    new Promise<string>((r) => setTimeout(() => r(''), 2000).unref()),
+  ]);
+  return outcome;
+}
+
 export class PhaseTimeoutError extends MeshrelayError {
   constructor(phase: string, limitMs: number) {
     super('MESHRELAY_ERR_UNAVAILABLE', `phase "${phase}" did not finish within ${(limitMs / 1000).toFixed(0)} s`);
@@ -52,14 +61,17 @@ export class PhaseRunner {
       }, limitMs);
     });
     console.error(`phase ${name}: started (limit ${(limitMs / 1000).toFixed(0)} s)`);
+    const working = work(controller.signal);
     try {
-      const result = await Promise.race([work(controller.signal), limit]);
+      const result = await Promise.race([working, limit]);
       this.records.push({ name, status: 'done', seconds: (performance.now() - started) / 1000 });
       console.error(`phase ${name}: done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
       return result;
     } catch (err) {
       const timedOut = err instanceof PhaseTimeoutError;
-      const reason = err instanceof Error ? err.message : String(err);
+      let reason = err instanceof Error ? err.message : String(err);
+      // A stopped phase usually says how far it got when it notices the abort: keep that.
+      if (timedOut) reason += await settledReason(working);
       this.records.push({ name, status: timedOut ? 'timed out' : 'failed', seconds: (performance.now() - started) / 1000, reason });
       this.#stopped ??= `${name}: ${reason}`;
       console.error(`phase ${name}: ${timedOut ? 'timed out' : 'failed'}: ${reason}`);
