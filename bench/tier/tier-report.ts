@@ -32,6 +32,11 @@ const mib = (v: number | undefined): string => (v === undefined ? '–' : `${(v 
 const count = (v: number): string => v.toLocaleString('en-US');
 const times = (a: number | undefined, b: number | undefined): string => (a === undefined || b === undefined || b === 0 || Number.isNaN(a) || Number.isNaN(b) ? '–' : `${(a / b).toFixed(2)}×`);
 
+/** "per service x KiB, per endpoint y B", or "–" when not measured. */
+function perUnit(bytes: number | undefined, services: number, endpoints: number): string {
+  return bytes === undefined ? '–' : `per service ${kib(bytes / services)}, per endpoint ${(bytes / endpoints).toFixed(0)} B`;
+}
+
 interface Spread {
   readonly p50: number;
   readonly p99: number;
@@ -135,8 +140,8 @@ function figureLines(r: TierReport): string[] {
     row('bytes on the wire per affected agent for the change', spreadText(f.bytes, kib), `full resend of the affected agent's output: ${spreadText(f.fullBytes, kib)}`, `p50 ${times(f.bytes?.p50, f.fullBytes?.p50)}`),
     row('agents affected per change', live.changes.length > 0 ? `${spreadText(spread(live.changes.map((c) => c.bytes.size)), String)}` : '–', `baseline (outputs whose hash changed): ${spreadText(spread(baseline.changes.map((b) => b.affected.length)), String)}`, `${f.mismatches} of ${Math.min(live.changes.length, baseline.changes.length)} changes differ`),
     row('bytes sent to agents the change did not affect', live.changes.length > 0 ? `${f.unaffectedBytes} B` : '–', 'target 0', ''),
-    row('server RSS after convergence', mib(mem?.rssBytes), `per service ${kib((mem?.rssBytes ?? NaN) / services)}, per endpoint ${mem?.rssBytes === undefined ? '–' : `${((mem.rssBytes / endpoints)).toFixed(0)} B`}; high-water ${mib(mem?.rssHighWaterBytes)}`, ''),
-    row('server V8 heap used after convergence', mib(mem?.heapUsedBytes), `per service ${kib((mem?.heapUsedBytes ?? NaN) / services)}, per endpoint ${mem?.heapUsedBytes === undefined ? '–' : `${(mem.heapUsedBytes / endpoints).toFixed(0)} B`}`, ''),
+    row('server RSS after convergence', mib(mem?.rssBytes), `${perUnit(mem?.rssBytes, services, endpoints)}; high-water ${mib(mem?.rssHighWaterBytes)}`, ''),
+    row('server V8 heap used after convergence', mib(mem?.heapUsedBytes), perUnit(mem?.heapUsedBytes, services, endpoints), ''),
     row('reconnect storm: every agent resynced after kill -9 + restart', storm ? `${ms(storm.resyncFromRestartMs)} from restart (${ms(storm.resyncFromHealthyMs)} from /healthz)` : '–', `cold start ${ms(live.cold?.completeOutputMs)}`, times(storm?.resyncFromRestartMs, live.cold?.completeOutputMs)),
     row('reconnect storm: bytes re-sent to agents whose output did not change', storm ? `${storm.bytesResent} B to ${storm.agents} agents` : '–', 'target 0', ''),
     row('reconnect storm: re-applies', storm ? String(storm.reApplies) : '–', 'target 0', ''),
