@@ -9,7 +9,7 @@ import { MeshrelayError } from '@meshrelay/api';
 import type { WorkloadShape } from '../workload.ts';
 import type { EndpointChange } from './endpoint-change.ts';
 import type { LoadGeneratorCommand, LoadGeneratorEvent, LoadGeneratorPlan } from './load-generator.ts';
-import { stopChild, type RegisteredCluster } from './processes.ts';
+import { stopChild, type RegisteredCluster, type ServerProcess } from './processes.ts';
 
 const LOAD_GENERATOR = fileURLToPath(new URL('./load-generator.ts', import.meta.url));
 
@@ -17,6 +17,8 @@ export type EventOf<T extends LoadGeneratorEvent['t']> = Extract<LoadGeneratorEv
 
 export class Fleet {
   readonly events: LoadGeneratorEvent[] = [];
+  /** The server the agents talk to (replaced after a restart); a wait fails if it ends. */
+  server: ServerProcess | undefined;
   readonly #children: ChildProcess[] = [];
   #exited: string | undefined;
 
@@ -59,6 +61,8 @@ export class Fleet {
     const describe = () => (typeof what === 'string' ? what : what());
     while (!condition()) {
       if (signal.aborted) throw new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', `stopped waiting until ${describe()}`);
+      const serverEnded = this.server?.ended;
+      if (serverEnded !== undefined) throw new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', `meshrelay-server ${serverEnded} while waiting until ${describe()}`);
       if (this.#exited !== undefined) throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `${this.#exited} while waiting until ${describe()}`);
       await sleep(10);
     }

@@ -142,6 +142,7 @@ async function reconnectStorm(plane: Plane, fleet: Fleet, names: readonly string
   await stopChild(plane.server.proc, 'SIGKILL');
   const restartedAt = Date.now();
   plane.server = startServerProcess(plane.args);
+  fleet.server = plane.server;
   const upAt = await waitHealthy(plane.server, plane.httpPort, 120_000);
   const resynced = (n: string) => fleet.of('acked', restartedAt).some((e) => e.cluster === n && e.accepted) && fleet.of('pull-open', restartedAt).some((e) => e.cluster === n);
   await fleet.waitUntil(() => names.every(resynced), 'every agent pushed (acked) and opened its pull stream on the restarted server', signal);
@@ -196,6 +197,7 @@ export async function runLive(runner: PhaseRunner, options: LiveOptions): Promis
     });
     if (!fleet) return results;
     const agents = fleet;
+    agents.server = plane.server;
     results.processes = agents.processes;
     results.cold = await runner.run('cold start', (signal) => coldStart(agents, workload, signal));
     results.memory = await runner.run('server memory after convergence', () => serverMemory(plane.metricsPort, plane.server.proc.pid));

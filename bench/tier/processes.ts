@@ -34,17 +34,25 @@ export interface ServerProcess {
   readonly proc: ChildProcess;
   /** Unix ms of every "relay session admitted" log line. */
   readonly admittedAt: number[];
+  /** How the process ended, once it has (e.g. "exited with 134 (JavaScript heap out of memory)"). */
+  ended: string | undefined;
 }
 
-/** Spawns the server binary; its JSON log lines are read for admissions, stderr is passed through. */
+/** Spawns the server binary; its JSON log lines are read for admissions, stderr is passed through and watched for V8's out-of-memory report. */
 export function startServerProcess(args: readonly string[]): ServerProcess {
-  const proc = spawn(process.execPath, [SERVER_BIN, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const admittedAt: number[] = [];
+  const proc = spawn(process.execPath, [SERVER_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const server: ServerProcess = { proc, admittedAt: [], ended: undefined };
+  let outOfMemory = false;
   createInterface({ input: proc.stdout as NodeJS.ReadableStream }).on('line', (line) => {
     if (!line.includes('relay session admitted')) return;
-    admittedAt.push(Number((JSON.parse(line) as { time: number }).time));
+    server.admittedAt.push(Number((JSON.parse(line) as { time: number }).time));
   });
-  return { proc, admittedAt };
+  createInterface({ input: proc.stderr as NodeJS.ReadableStream }).on('line', (line) => {
+    if (line.includes('JavaScript heap out of memory')) outOfMemory = true;
+    process.stderr.write(`${line}\n`);
+  });
+  proc.once('exit', (code, signal) => (server.ended = `exited with ${code ?? signal}${outOfMemory ? ' (JavaScript heap out of memory)' : ''}`));
+  return server;
 }
 
 /** Polls /healthz until it answers 200; returns the Unix ms it did. Throws past the deadline or if the process exits. */
