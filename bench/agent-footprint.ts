@@ -1,5 +1,5 @@
 /**
- * `node bench/agent-footprint.ts [--tier S|M] [--idle-seconds N] [--keep]`: the footprint of one
+ * `node bench/agent-footprint.ts [--tier S|M|L] [--idle-seconds N] [--keep]`: the footprint of one
  * relay agent process (file provider) holding one cluster of the bench workload.
  *
  * Writes the cluster's manifests (one YAML file per service with its EndpointSlice and Pods, one
@@ -17,23 +17,18 @@ import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { MeshrelayError, type Resource } from '@meshrelay/api';
 import { spawnProcess, type ProcessHandle } from '@meshrelay/testkit';
-import { generateWorkload, type WorkloadShape } from './workload.ts';
+import { TIERS, generateWorkload, type WorkloadShape } from './workload.ts';
 
 const AGENT_BIN = fileURLToPath(new URL('../packages/agent/bin/meshrelay-agent.js', import.meta.url));
 /** Clock ticks per second of /proc/<pid>/stat times (USER_HZ; 100 on every Linux this runs on). */
 const USER_HZ = 100;
 
-/** One cluster of each tier: S = 100 services × 5 endpoints, M = 1,000 services × 10 endpoints. */
-const SHAPES: Readonly<Record<string, WorkloadShape>> = {
-  S: { clusters: 1, servicesPerCluster: 100, endpointsPerService: 5, nodesPerCluster: 3, exportEvery: 10, seed: 0x5eed },
-  M: { clusters: 1, servicesPerCluster: 1000, endpointsPerService: 10, nodesPerCluster: 50, exportEvery: 10, seed: 0x5eed },
-};
 
 /** Groups a cluster's resources into manifest files the way an operator's repository would. */
 export function manifestFiles(resources: readonly Resource[]): Map<string, Resource[]> {
@@ -87,19 +82,29 @@ async function timeOneEdit(agent: ProcessHandle, manifests: string): Promise<num
   return performance.now() - editedAt;
 }
 
-async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { tier: { type: 'string', default: 'M' }, 'idle-seconds': { type: 'string', default: '30' }, keep: { type: 'boolean', default: false } } });
-  const shape = SHAPES[values.tier.toUpperCase()];
-  if (!shape) throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `--tier: "${values.tier}" is not one of ${Object.keys(SHAPES).join(', ')}`);
-  const idleSeconds = Number(values['idle-seconds']);
-  const workload = generateWorkload(shape);
+export interface AgentFootprint {
+  readonly resources: number;
+  readonly files: number;
+  readonly hashMatches: boolean;
+  readonly rssMiB: number;
+  readonly rssSettledMiB: number;
+  readonly rssHighWaterMiB: number;
+  readonly idleSeconds: number;
+  readonly idleCpuPercentOfCore: number;
+  readonly startMs: number;
+  readonly editMs: number;
+}
+
+/** Runs one agent on the first cluster of `shape` (see the file comment); `settleMs` before the idle window. */
+export async function measureAgentFootprint(shape: WorkloadShape, idleSeconds: number, options: { settleMs?: number; keep?: boolean } = {}): Promise<AgentFootprint> {
+  const workload = generateWorkload({ ...shape, clusters: 1 });
   const input = [...workload.inputs.values()][0];
   if (!input) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', 'the workload has no cluster');
   const root = await mkdtemp(path.join(tmpdir(), 'agent-footprint-'));
   try {
     const manifests = path.join(root, 'manifests');
     const fileCount = await writeManifests(manifests, input.resources);
-    console.error(`tier ${values.tier}: ${input.resources.length} resources in ${fileCount} files (${(input.bytes / 1e6).toFixed(1)} MB canonical)`);
+    console.error(`agent footprint: ${input.resources.length} resources in ${fileCount} files (${(input.bytes / 1e6).toFixed(1)} MB canonical)`);
     const spawnedAt = performance.now();
     const agent = await spawnProcess({
       command: process.execPath,
@@ -113,15 +118,14 @@ async function main(): Promise<void> {
         throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `the agent built ${built.resources} resources, the workload has ${input.resources.length}`);
       }
       // Settle: the first snapshot's garbage is collected and the relay client is in its backoff.
-      await delay(10_000);
+      await delay(options.settleMs ?? 10_000);
       const settled = procStatus(agent.pid);
       const ticksBefore = cpuTicks(agent.pid);
       await delay(idleSeconds * 1000);
       const ticks = cpuTicks(agent.pid) - ticksBefore;
       const after = procStatus(agent.pid);
       const editMs = await timeOneEdit(agent, manifests);
-      const figures = {
-        tier: values.tier.toUpperCase(),
+      return {
         resources: input.resources.length,
         files: fileCount,
         hashMatches: built.hash === input.hash,
@@ -133,14 +137,22 @@ async function main(): Promise<void> {
         startMs: Math.round(startMs),
         editMs: Math.round(editMs),
       };
-      console.log(JSON.stringify(figures));
     } finally {
       await agent.stop();
     }
   } finally {
-    if (!values.keep) await rm(root, { recursive: true, force: true });
+    if (options.keep !== true) await rm(root, { recursive: true, force: true });
     else console.error(`kept ${root}`);
   }
 }
 
-await main();
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { tier: { type: 'string', default: 'M' }, 'idle-seconds': { type: 'string', default: '30' }, keep: { type: 'boolean', default: false } } });
+  const tier = values.tier.toUpperCase();
+  const shape = TIERS[tier];
+  if (!shape) throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `--tier: "${values.tier}" is not one of ${Object.keys(TIERS).join(', ')}`);
+  const figures = await measureAgentFootprint(shape, Number(values['idle-seconds']), { keep: values.keep });
+  console.log(JSON.stringify({ tier, ...figures }));
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) await main();

@@ -12,18 +12,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { buildInputSnapshot } from '@meshrelay/api';
-import { freePort } from '@meshrelay/testkit';
 import { FileCredentialStore } from '../packages/agent/src/credentials/credential-store.ts';
 import { RelayClient } from '../packages/agent/src/relay/relay-client.ts';
-
-const ROOT = resolve(import.meta.dirname, '..');
-const SERVER_BIN = join(ROOT, 'packages/mgmt-server/bin/meshrelay-server.js');
+import { freeServerPorts, registerClusters, serverArgs, startServerProcess, stopChild, waitHealthy } from './tier/processes.ts';
 const ADMIN_TOKEN = 'bench-reconnect-storm-admin-token';
 
 const { values } = parseArgs({
@@ -78,32 +75,6 @@ async function runWorker(): Promise<void> {
   });
 }
 
-interface ServerRun {
-  readonly proc: ChildProcess;
-  readonly admittedAt: number[];
-}
-
-function startServer(args: readonly string[]): ServerRun {
-  const proc = spawn(process.execPath, [SERVER_BIN, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const admittedAt: number[] = [];
-  createInterface({ input: proc.stdout as NodeJS.ReadableStream }).on('line', (line) => {
-    if (!line.includes('relay session admitted')) return;
-    admittedAt.push(Number((JSON.parse(line) as { time: number }).time));
-  });
-  return { proc, admittedAt };
-}
-
-async function waitHealthy(httpPort: number): Promise<number> {
-  for (;;) {
-    try {
-      if ((await fetch(`http://127.0.0.1:${httpPort}/healthz`)).ok) return Date.now();
-    } catch {
-      // not up yet
-    }
-    await sleep(20);
-  }
-}
-
 function mostInOneSecond(times: readonly number[]): number {
   const sorted = [...times].sort((a, b) => a - b);
   let most = 0;
@@ -120,28 +91,14 @@ async function runStorm(): Promise<void> {
   const workers = Number(values.workers);
   const downMs = Number(values['down-ms']);
   const stateDir = mkdtempSync(join(tmpdir(), 'meshrelay-storm-server-'));
-  const [relayPort, httpPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
-  const args = [
-    '--relay-host', '127.0.0.1', '--relay-port', String(relayPort), '--http-port', String(httpPort), '--metrics-port', String(metricsPort),
-    '--state-dir', stateDir, '--safe-start-window', '0', '--admin-token', ADMIN_TOKEN, '--relay-admit-rate', String(values['admit-rate']), '--max-connections-per-peer', '10000',
-  ];
-  let server = startServer(args);
+  const ports = await freeServerPorts();
+  const { relayPort, httpPort } = ports;
+  const args = serverArgs(ports, stateDir, ADMIN_TOKEN, ['--safe-start-window', '0', '--relay-admit-rate', String(values['admit-rate']), '--max-connections-per-peer', '10000']);
+  let server = startServerProcess(args);
   const children: ChildProcess[] = [];
   try {
-    await waitHealthy(httpPort);
-    const clusters: Array<{ name: string; token: string }> = [];
-    let caPem = '';
-    for (let i = 0; i < agents; i++) {
-      const res = await fetch(`http://127.0.0.1:${httpPort}/api/v1/clusters`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` },
-        body: JSON.stringify({ name: `storm-${i}` }),
-      });
-      if (res.status !== 201) throw new Error(`register storm-${i}: ${res.status} ${await res.text()}`);
-      const reg = (await res.json()) as { token: string; relay: { caBundlePem: string } };
-      clusters.push({ name: `storm-${i}`, token: reg.token });
-      caPem = reg.relay.caBundlePem;
-    }
+    await waitHealthy(server, httpPort, 60_000);
+    const { clusters, caPem } = await registerClusters(httpPort, ADMIN_TOKEN, Array.from({ length: agents }, (_, i) => `storm-${i}`));
     const lastAck = new Map<string, number>();
     for (let w = 0; w < workers; w++) {
       const plan: WorkerPlan = { address: `localhost:${relayPort}`, caPem, probe: !values['no-probe'], clusters: clusters.filter((_, i) => i % workers === w) };
@@ -163,8 +120,8 @@ async function runStorm(): Promise<void> {
     server.proc.kill('SIGKILL');
     const killedAt = Date.now();
     await sleep(downMs);
-    server = startServer(args);
-    const upAt = await waitHealthy(httpPort);
+    server = startServerProcess(args);
+    const upAt = await waitHealthy(server, httpPort, 60_000);
     const lastAt = await allAckedAfter(killedAt);
     console.log(JSON.stringify({
       agents, workers, downMs, admitRate: Number(values['admit-rate']), probe: !values['no-probe'],
@@ -173,10 +130,8 @@ async function runStorm(): Promise<void> {
       admitted: server.admittedAt.length,
     }));
   } finally {
-    for (const c of children) c.kill('SIGTERM');
-    await Promise.all(children.map((c) => new Promise((r) => (c.exitCode === null ? c.once('exit', r) : r(undefined)))));
-    server.proc.kill('SIGTERM');
-    await new Promise((r) => (server.proc.exitCode === null ? server.proc.once('exit', r) : r(undefined)));
+    await Promise.all(children.map((c) => stopChild(c)));
+    await stopChild(server.proc);
     rmSync(stateDir, { recursive: true, force: true });
   }
 }

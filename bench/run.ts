@@ -4,7 +4,6 @@
  * Writes bench/RESULTS.md and prints the same text. Exits non-zero if any run's output is
  * wrong (a cluster missing, a translation problem, a changed output digest).
  */
-import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { MeshrelayError, sha256Hex, snapshotEncoding, type OutputSnapshot } from '@meshrelay/api';
@@ -13,6 +12,8 @@ import { canonicalizeOutputs, checkWireRoundTrip, frameOutputs, stringifyOutputs
 import { deltaBytesSection } from './delta-bytes.ts';
 import { measureInterleaved, type MeasureOptions, type Measurement, type Task } from './measure.ts';
 import { describeMachine, renderResults, type Figure, type OutputSizes } from './report.ts';
+import { writeResultsSection } from './results-file.ts';
+import { runTier } from './tier/run-tier.ts';
 import { tierS, type Workload } from './workload.ts';
 
 /** V8 keeps optimising translate() for a dozen calls; warm-up rounds let the medians describe the steady state. */
@@ -181,9 +182,11 @@ async function main(): Promise<void> {
     outputs: sizes,
   });
   const report = `${text}\n\n${await deltaBytesSection()}`;
-  writeFileSync(RESULTS_PATH, `${report}\n`);
+  writeResultsSection(RESULTS_PATH, 'in-process', report);
   console.log(report);
   console.error(`wrote ${RESULTS_PATH}`);
 }
 
-await main();
+// With flags (`npm run bench -- --tier S|M|L …`) it is the tier bench with real processes; without, the in-process figures.
+if (process.argv.length > 2) await runTier(process.argv.slice(2));
+else await main();

@@ -28,6 +28,26 @@ export const TIER_S: WorkloadShape = Object.freeze({
   seed: 0x5eed,
 });
 
+/** Tier M: 50 clusters × 1,000 services × 10 endpoints (603 k input resources). */
+export const TIER_M: WorkloadShape = Object.freeze({ ...TIER_S, clusters: 50, servicesPerCluster: 1000, endpointsPerService: 10, nodesPerCluster: 50 });
+
+/** Tier L: 200 clusters × 1,000 services × 20 endpoints; 100 Nodes keep each node's /24 under 254 pods. */
+export const TIER_L: WorkloadShape = Object.freeze({ ...TIER_S, clusters: 200, servicesPerCluster: 1000, endpointsPerService: 20, nodesPerCluster: 100 });
+
+export const TIERS: Readonly<Record<string, WorkloadShape>> = Object.freeze({ S: TIER_S, M: TIER_M, L: TIER_L });
+
+/**
+ * Pod ranges: cluster c < 155 owns 10.(100+c).0.0/16 (the original plan, so tier S and M hashes
+ * stay as they were); clusters 155…218 own 100.(64+c-155).0.0/16 (shared address space, unused
+ * by the rest of the workload). Gateway addresses 203.0.113.(c+10) fit up to cluster 245.
+ */
+export const MAX_CLUSTERS = 219;
+const FIRST_PLAN_CLUSTERS = 155;
+
+function podRangePrefix(c: number): string {
+  return c < FIRST_PLAN_CLUSTERS ? `10.${100 + c}` : `100.${64 + c - FIRST_PLAN_CLUSTERS}`;
+}
+
 export interface WorkloadCounts {
   readonly clusters: number;
   readonly servicesPerCluster: number;
@@ -247,11 +267,11 @@ function meshPolicies(): Resource[] {
 function clusterResources(shape: WorkloadShape, c: number): Resource[] {
   const random = seededRandom(shape.seed * 1009 + c);
   const podsOnNode = new Array<number>(shape.nodesPerCluster).fill(0);
-  // Each node owns a /24 of the cluster's pod range 10.(100+c).0.0/16 (up to 254 pods per node).
+  // Each node owns a /24 of the cluster's pod range (see podRangePrefix; up to 254 pods per node).
   const nextIp = (node: number): string => {
     const k = (podsOnNode[node] = (podsOnNode[node] ?? 0) + 1);
     if (k > 254) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `node ${node} of cluster ${c} would hold more than 254 pods; add nodes to the workload shape`);
-    return `10.${100 + c}.${node}.${k}`;
+    return `${podRangePrefix(c)}.${node}.${k}`;
   };
   const resources: Resource[] = [...nodes(shape, c), eastWestGateway(c)];
   for (let s = 0; s < shape.servicesPerCluster; s++) resources.push(...service(shape, c, s, random, nextIp));
@@ -262,9 +282,21 @@ function clusterResources(shape: WorkloadShape, c: number): Resource[] {
   return resources.map(normalizeResource);
 }
 
+function checkShape(shape: WorkloadShape): void {
+  if (shape.clusters > MAX_CLUSTERS || shape.nodesPerCluster > 256) {
+    throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `workload shape exceeds the address plan (at most ${MAX_CLUSTERS} clusters of at most 256 nodes)`);
+  }
+}
+
+/** The input snapshot of cluster `c` alone (generation 1), equal to the one generateWorkload builds for it. */
+export function generateClusterInput(shape: WorkloadShape, c: number): InputSnapshot {
+  checkShape(shape);
+  return buildInputSnapshot({ cluster: clusterName(c), epoch: EPOCH, generation: 1, resources: clusterResources(shape, c) });
+}
+
 /** Builds the input snapshots of `shape`. Deterministic: same shape ⇒ same input hashes. */
 export function generateWorkload(shape: WorkloadShape): Workload {
-  if (shape.clusters > 155 || shape.nodesPerCluster > 256) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', 'workload shape exceeds the address plan (at most 155 clusters of at most 256 nodes)');
+  checkShape(shape);
   const inputs = new Map<string, InputSnapshot>();
   const clusters: ClusterInfo[] = [];
   const inputsByKind: Record<string, number> = {};
@@ -272,7 +304,7 @@ export function generateWorkload(shape: WorkloadShape): Workload {
   let inputBytes = 0;
   for (let c = 0; c < shape.clusters; c++) {
     const name = clusterName(c);
-    const snapshot = buildInputSnapshot({ cluster: name, epoch: EPOCH, generation: 1, resources: clusterResources(shape, c) });
+    const snapshot = generateClusterInput(shape, c);
     inputs.set(name, snapshot);
     clusters.push({ name });
     inputResources += snapshot.resources.length;

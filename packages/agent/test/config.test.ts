@@ -40,7 +40,7 @@ test('given only the required flags, when parsed, then every default applies', (
       heartbeatIntervalMs: 5000,
       heartbeatTimeoutMs: 15000,
       logLevel: 'info',
-      maxSnapshotBytes: 16 * 1024 * 1024,
+      maxSnapshotBytes: 64 * 1024 * 1024,
       accessLogPort: 9978,
       accessLogHost: '0.0.0.0',
       leaderElection: 'none',
@@ -126,7 +126,7 @@ test('given the command, when help is rendered, then every option shows its vari
   }
   assert.match(help, /MESHRELAY_AGENT_CLUSTER/);
   assert.match(help, /default: "localhost:9900"/);
-  assert.match(help, /default: "16MiB"/);
+  assert.match(help, /default: "64MiB", env: MESHRELAY_AGENT_MAX_SNAPSHOT_BYTES/);
 });
 
 test('given listener hosts, manifest limits and --follow-external-symlinks, when parsed, then they become typed values', () => {

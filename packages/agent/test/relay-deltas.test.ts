@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import { buildInputSnapshot, snapshotEncoding, type Resource } from '@meshrelay/api';
 import { waitFor } from '@meshrelay/testkit';
 import type { AppliedOutput } from '../src/apply/output-writer.ts';
+import type { ReceivedOutput } from '../src/relay/pull-stream.ts';
 import { logged, service, startClient, startRelay, type RelayUnderTest } from './support/relay-harness.ts';
 
 /** Sum of relay_snapshot_bytes_total for east in one direction and kind. */
@@ -101,4 +102,18 @@ test('given a delta the server cannot reproduce, when it NACKs it with MESHRELAY
   // The full one is refused on its own merits, and only that refusal reaches the agent's status.
   assert.equal(harness.acks.at(-1)?.errorCode, 'MESHRELAY_ERR_SNAPSHOT_HASH_MISMATCH');
   assert.equal(harness.acks.filter((a) => a.errorCode === 'MESHRELAY_ERR_DELTA_BASE_MISMATCH').length, 0);
+});
+
+test('given an agent that received a full output and then a delta, when each arrives, then onOutputReceived reports its kind and the bytes the server counted for it', async (t) => {
+  const relay = await startRelay(t);
+  const received: ReceivedOutput[] = [];
+  relay.publish(services(300));
+  await startClient(t, [relay], { ...NO_INPUT, events: { onOutputReceived: (r) => void received.push(r) } });
+  await waitFor(() => received.length === 1, { timeoutMs: 10_000 });
+  const next = relay.publish(services(300, 'svc-5'));
+  await waitFor(() => relay.server.connections.applied('east') === next.hash, { timeoutMs: 10_000 });
+  assert.deepEqual(received.map((r) => r.kind), ['full', 'delta']);
+  assert.equal(received[1]?.hash, next.hash);
+  assert.equal(received[0]?.wireBytes, await snapshotBytes(relay, 'pull', 'full'));
+  assert.equal(received[1]?.wireBytes, await snapshotBytes(relay, 'pull', 'delta'));
 });

@@ -9,6 +9,7 @@ import {
   copyProvenance,
   resolveDelta,
   resourceId,
+  snapshotWireBytes,
   toMeshrelayError,
   type AssembledSnapshot,
   type AssemblyLimits,
@@ -31,8 +32,19 @@ export interface PullStreamOptions {
   readonly onOpen: () => void;
   /** Called with each resource-status report the server sends (beside outputs, never inside one). */
   readonly onStatuses?: (statuses: relay.v1.IResourceStatuses) => void;
+  /** Called when an output's last chunk arrived, before it is resolved and applied (must not throw). */
+  readonly onReceived?: (received: ReceivedOutput) => void;
   /** Called once, with why the stream ended. */
   readonly onEnd: (outcome: SessionOutcome) => void;
+}
+
+/** One output as it came over the wire. */
+export interface ReceivedOutput {
+  /** The announced hash (for a delta: of the result). */
+  readonly hash: string;
+  readonly kind: 'full' | 'delta';
+  /** Encoded header plus chunk payload, as the server's relay_snapshot_bytes_total counts them. */
+  readonly wireBytes: number;
 }
 
 type PullCall = ClientDuplexStream<relay.v1.IPullRequest, relay.v1.IPullResponse>;
@@ -132,6 +144,11 @@ export class PullStream {
       return;
     }
     this.#assembler = undefined;
+    this.#opts.onReceived?.({
+      hash: assembler.header.hash ?? '',
+      kind: assembler.header.baseHash ? 'delta' : 'full',
+      wireBytes: snapshotWireBytes(assembler.header, assembler.receivedBytes),
+    });
     this.#applying = this.#applying.then(async () => {
       let output: AssembledSnapshot;
       try {

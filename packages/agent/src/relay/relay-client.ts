@@ -5,7 +5,7 @@ import { Backoff, fullJitter, MeshrelayError, type AssembledSnapshot, type Backo
 import { createCsr } from '@meshrelay/certs';
 import { needsRenewal, type ClientCredentials, type CredentialStore } from '../credentials/credential-store.ts';
 import type { AppliedOutput } from '../apply/output-writer.ts';
-import { PullStream } from './pull-stream.ts';
+import { PullStream, type ReceivedOutput } from './pull-stream.ts';
 import { PushStream, type PushAck } from './push-stream.ts';
 import { waitOrReachable } from './reachability.ts';
 import { RELAY_CHANNEL_OPTIONS, mtlsCredentials, registerCluster, renewCertificate } from './relay-rpc.ts';
@@ -56,6 +56,8 @@ export interface RelayClientEvents {
   onConnectionChange?(status: RelayClientStatus): void;
   onSnapshotPushed?(snapshot: InputSnapshot): void;
   onSnapshotAcked?(snapshot: InputSnapshot, ack: PushAck): void;
+  /** An output arrived complete (before it is applied): its kind and the bytes it took on the wire. */
+  onOutputReceived?(received: ReceivedOutput): void;
 }
 
 export interface PushRecord {
@@ -338,6 +340,7 @@ export class RelayClient {
       logger: this.#opts.logger,
       onOpen: () => this.#setStatus({ address, pullConnected: true }),
       ...(this.#opts.applyStatuses ? { onStatuses: this.#opts.applyStatuses } : {}),
+      onReceived: (received) => this.#opts.events?.onOutputReceived?.(received),
       onEnd: finish,
     });
   }

@@ -1,0 +1,214 @@
+/**
+ * The real-process part of the tier bench: redis-server, a meshrelay-server child process and the
+ * load generators' relay clients; measures cold start, one-endpoint changes, server memory and a
+ * kill -9 reconnect storm. Every wait is bounded by its phase's time limit (PhaseRunner).
+ */
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startRedisServer, type RedisServerHandle } from '@meshrelay/testkit';
+import type { Workload } from '../workload.ts';
+import { endpointChange, type EndpointChange } from './endpoint-change.ts';
+import { Fleet } from './fleet.ts';
+import { provenanceDigest } from './load-generator.ts';
+import type { PhaseRunner } from './phases.ts';
+import { freeServerPorts, metricEndingWith, registerClusters, scrapeMetrics, serverArgs, startServerProcess, stopChild, waitHealthy, type ServerProcess } from './processes.ts';
+
+const ADMIN_TOKEN = 'bench-tier-admin-token-0123456789';
+
+export interface LiveOptions {
+  readonly workload: Workload;
+  readonly changes: number;
+  readonly processes: number;
+  /** Quiet time after each change's last apply before the next change (late sends are counted). */
+  readonly settleMs: number;
+  /** Server flags besides ports, state dir, admin token and Redis (the bench keeps every other default). */
+  readonly serverFlags: readonly string[];
+}
+
+export interface ColdStart {
+  /** From starting the relay clients until every agent applied its first output / its first complete one. */
+  readonly firstOutputMs: number;
+  readonly completeOutputMs: number;
+}
+
+export interface Memory {
+  readonly rssBytes: number | undefined;
+  readonly heapUsedBytes: number | undefined;
+  /** VmHWM of the server process: its RSS high-water mark. */
+  readonly rssHighWaterBytes: number | undefined;
+}
+
+export interface ChangeSample {
+  readonly change: EndpointChange;
+  /** From the load generator offering the changed snapshot until each affected agent applied it, ms. */
+  readonly appliedMs: ReadonlyMap<string, number>;
+  /** Bytes each agent received while the change was in flight (agents not listed received nothing). */
+  readonly bytes: ReadonlyMap<string, { readonly wireBytes: number; readonly kinds: readonly string[] }>;
+}
+
+export interface Storm {
+  readonly resyncFromRestartMs: number;
+  readonly resyncFromHealthyMs: number;
+  /** Agents whose output did not change (all of them: no input changed). */
+  readonly agents: number;
+  readonly bytesResent: number;
+  readonly reApplies: number;
+}
+
+export interface LiveResults {
+  processes?: number;
+  cold?: ColdStart;
+  memory?: Memory;
+  changes: ChangeSample[];
+  storm?: Storm;
+}
+
+function procMemory(pid: number | undefined): Pick<Memory, 'rssHighWaterBytes'> {
+  if (pid === undefined) return { rssHighWaterBytes: undefined };
+  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = Number(/^VmHWM:\s+(\d+) kB/m.exec(text)?.[1] ?? NaN);
+  return { rssHighWaterBytes: Number.isNaN(kib) ? undefined : kib * 1024 };
+}
+
+async function serverMemory(metricsPort: number, pid: number | undefined): Promise<Memory> {
+  const series = await scrapeMetrics(metricsPort);
+  return { rssBytes: metricEndingWith(series, 'process_resident_memory_bytes'), heapUsedBytes: metricEndingWith(series, 'nodejs_heap_size_used_bytes'), ...procMemory(pid) };
+}
+
+async function translations(metricsPort: number): Promise<number> {
+  return metricEndingWith(await scrapeMetrics(metricsPort), 'translation_duration_seconds_count') ?? 0;
+}
+
+/** Starts every relay client; resolves when every agent applied an output built from all initial inputs. */
+async function coldStart(fleet: Fleet, workload: Workload, signal: AbortSignal): Promise<ColdStart> {
+  const expected = provenanceDigest([...workload.inputs.values()].map((s) => ({ cluster: s.cluster, inputHash: s.hash })));
+  const names = workload.clusters.map((c) => c.name);
+  const startedAt = Date.now();
+  fleet.startClients();
+  const complete = (name: string) => fleet.of('applied').find((e) => e.cluster === name && e.provenance === expected);
+  const progress = (): string => {
+    const agentsWith = (t: 'acked' | 'applied') => new Set(fleet.of(t).filter((e) => e.t !== 'acked' || e.accepted).map((e) => e.cluster)).size;
+    const completeCount = names.filter((n) => complete(n) !== undefined).length;
+    return `every agent applied an output built from all ${names.length} inputs (by then: ${agentsWith('acked')} agents had an input accepted, ${agentsWith('applied')} had applied an output, ${completeCount} a complete one)`;
+  };
+  await fleet.waitUntil(() => names.every((n) => complete(n) !== undefined), progress, signal);
+  const first = (name: string) => fleet.of('applied').find((e) => e.cluster === name)?.at ?? Number.NaN;
+  return {
+    firstOutputMs: Math.max(...names.map(first)) - startedAt,
+    completeOutputMs: Math.max(...names.map((n) => complete(n)?.at ?? Number.NaN)) - startedAt,
+  };
+}
+
+/** One change: push it, wait until its cluster applied the new address, let late sends arrive, attribute what came. */
+async function oneChange(fleet: Fleet, change: EndpointChange, settleMs: number, signal: AbortSignal): Promise<ChangeSample> {
+  const mark = Date.now();
+  fleet.change(change);
+  await fleet.waitUntil(() => fleet.of('offered', mark).some((e) => e.cluster === change.cluster), `${change.cluster} offered change ${change.index}`, signal);
+  const offeredAt = (fleet.of('offered', mark).find((e) => e.cluster === change.cluster) as { at: number }).at;
+  const carries = () => fleet.of('applied', offeredAt).find((e) => e.cluster === change.cluster && e.found.includes(change.address));
+  await fleet.waitUntil(() => carries() !== undefined, `${change.cluster} applied change ${change.index} (${change.address})`, signal);
+  await sleep(settleMs, undefined, { signal });
+  const bytes = new Map<string, { wireBytes: number; kinds: string[] }>();
+  for (const r of fleet.of('received', offeredAt)) {
+    const entry = bytes.get(r.cluster) ?? { wireBytes: 0, kinds: [] };
+    entry.wireBytes += r.wireBytes;
+    entry.kinds.push(r.kind);
+    bytes.set(r.cluster, entry);
+  }
+  const appliedMs = new Map<string, number>();
+  for (const cluster of bytes.keys()) {
+    const applied = cluster === change.cluster ? carries() : fleet.of('applied', offeredAt).find((e) => e.cluster === cluster);
+    if (applied) appliedMs.set(cluster, applied.at - offeredAt);
+  }
+  return { change, appliedMs, bytes };
+}
+
+interface Plane {
+  readonly redis: RedisServerHandle;
+  readonly stateDir: string;
+  readonly args: string[];
+  readonly relayPort: number;
+  readonly httpPort: number;
+  readonly metricsPort: number;
+  server: ServerProcess;
+}
+
+/** kill -9 the server, start it again with the same state and Redis, and wait until every agent pushed and pulled again. */
+async function reconnectStorm(plane: Plane, fleet: Fleet, names: readonly string[], settleMs: number, signal: AbortSignal): Promise<Storm> {
+  const killedAt = Date.now();
+  await stopChild(plane.server.proc, 'SIGKILL');
+  const restartedAt = Date.now();
+  plane.server = startServerProcess(plane.args);
+  fleet.server = plane.server;
+  const upAt = await waitHealthy(plane.server, plane.httpPort, 120_000);
+  const resynced = (n: string) => fleet.of('acked', restartedAt).some((e) => e.cluster === n && e.accepted) && fleet.of('pull-open', restartedAt).some((e) => e.cluster === n);
+  await fleet.waitUntil(() => names.every(resynced), 'every agent pushed (acked) and opened its pull stream on the restarted server', signal);
+  const lastAt = Math.max(...names.map((n) => Math.max(...fleet.of('acked', restartedAt).filter((e) => e.cluster === n).map((e) => e.at), ...fleet.of('pull-open', restartedAt).filter((e) => e.cluster === n).map((e) => e.at))));
+  // Whatever the restarted server would re-send comes after its first translation.
+  for (;;) {
+    if (await translations(plane.metricsPort) >= 1) break;
+    await sleep(50, undefined, { signal });
+  }
+  await sleep(Math.max(settleMs, 1000), undefined, { signal });
+  return {
+    resyncFromRestartMs: lastAt - restartedAt,
+    resyncFromHealthyMs: lastAt - upAt,
+    agents: names.length,
+    bytesResent: fleet.of('received', killedAt).reduce((n, e) => n + e.wireBytes, 0),
+    reApplies: fleet.of('applied', killedAt).length,
+  };
+}
+
+async function startPlane(options: LiveOptions): Promise<Plane> {
+  const redis = await startRedisServer();
+  const stateDir = await mkdtemp(join(tmpdir(), 'meshrelay-tier-server-'));
+  const ports = await freeServerPorts();
+  const args = serverArgs(ports, stateDir, ADMIN_TOKEN, ['--redis-url', redis.url, '--log-level', 'warn', ...options.serverFlags]);
+  const server = startServerProcess(args);
+  const plane = { redis, stateDir, args, relayPort: ports.relayPort, httpPort: ports.httpPort, metricsPort: ports.metricsPort, server };
+  await waitHealthy(server, ports.httpPort, 60_000).catch(async (err: unknown) => {
+    await stopPlane(plane);
+    throw err;
+  });
+  return plane;
+}
+
+async function stopPlane(plane: Plane): Promise<void> {
+  await stopChild(plane.server.proc);
+  await plane.redis.stop();
+  await rm(plane.stateDir, { recursive: true, force: true });
+}
+
+/** Runs the live phases on `runner`; what was measured before a failure or timeout stays in the result. */
+export async function runLive(runner: PhaseRunner, options: LiveOptions): Promise<LiveResults> {
+  const results: LiveResults = { changes: [] };
+  const { workload } = options;
+  const names = workload.clusters.map((c) => c.name);
+  const plane = await runner.run('start redis-server and meshrelay-server', () => startPlane(options));
+  if (!plane) return results;
+  let fleet: Fleet | undefined;
+  try {
+    fleet = await runner.run('register clusters, start load generators', async (signal) => {
+      const { clusters, caPem } = await registerClusters(plane.httpPort, ADMIN_TOKEN, names);
+      return Fleet.start({ shape: workload.shape, address: `localhost:${plane.relayPort}`, caPem, clusters, processes: options.processes, signal });
+    });
+    if (!fleet) return results;
+    const agents = fleet;
+    agents.server = plane.server;
+    results.processes = agents.processes;
+    results.cold = await runner.run('cold start', (signal) => coldStart(agents, workload, signal));
+    results.memory = await runner.run('server memory after convergence', () => serverMemory(plane.metricsPort, plane.server.proc.pid));
+    await runner.run(`${options.changes} one-endpoint changes`, async (signal) => {
+      for (let i = 0; i < options.changes; i++) results.changes.push(await oneChange(agents, endpointChange(workload.shape, i), options.settleMs, signal));
+    });
+    // The storm needs a converged plane, not every change: it still runs after the change phase stopped.
+    results.storm = await runner.run('reconnect storm (kill -9, restart, Redis kept)', (signal) => reconnectStorm(plane, agents, names, options.settleMs, signal), { always: results.cold !== undefined });
+  } finally {
+    await fleet?.stop();
+    await stopPlane(plane);
+  }
+  return results;
+}

@@ -1,0 +1,145 @@
+/**
+ * `npm run bench -- --tier S|M|L [options]`: the tier bench with real processes. Phases, each
+ * under a time limit: workload generation; redis-server + meshrelay-server (default flags);
+ * cluster registration over the HTTP API; load generators (RelayClients over mTLS); cold start;
+ * server memory; one-endpoint changes; a kill -9 reconnect storm; then, in this process, the
+ * naive full recompute + full resend baseline of the same changes and the encoding floors of the
+ * same outputs; finally one real agent process's footprint. Writes the tier's section of
+ * bench/RESULTS.md with whatever was measured and, if a phase failed or timed out, where and why.
+ */
+import { loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { MeshrelayError } from '@meshrelay/api';
+import { measureAgentFootprint, type AgentFootprint } from '../agent-footprint.ts';
+import { describeMachine } from '../report.ts';
+import { writeResultsSection } from '../results-file.ts';
+import { TIERS, generateWorkload, type Workload, type WorkloadShape } from '../workload.ts';
+import { NaivePlane, largestOutput, measureFloors, type Baseline } from './baseline.ts';
+import { runLive, type LiveResults } from './live-run.ts';
+import { PhaseRunner } from './phases.ts';
+import { renderTierSection } from './tier-report.ts';
+
+const DEFAULT_RESULTS = fileURLToPath(new URL('../RESULTS.md', import.meta.url));
+/** Per tier: load-generator processes, phase time limit (s). */
+const TIER_DEFAULTS: Readonly<Record<string, { processes: number; phaseSeconds: number }>> = {
+  S: { processes: 2, phaseSeconds: 120 },
+  M: { processes: 5, phaseSeconds: 1200 },
+  L: { processes: 8, phaseSeconds: 2400 },
+};
+/** Connections the server admits from one address by default; the bench's agents all come from loopback. */
+const DEFAULT_MAX_CONNECTIONS_PER_PEER = 64;
+/** Registrations in flight plus recent failures one address may have by default (--registration-max-failures). */
+const DEFAULT_REGISTRATION_MAX_FAILURES = 5;
+
+/**
+ * The per-address limits assume one agent per address; every agent of the bench dials from
+ * 127.0.0.1, so where the tier has more agents than a limit allows, the limit is raised (and the
+ * report names it). Without this, registrations of the cold start queue five at a time.
+ */
+function loopbackPeerFlags(clusters: number): string[] {
+  const flags: string[] = [];
+  if (clusters > DEFAULT_REGISTRATION_MAX_FAILURES) flags.push('--registration-max-failures', String(clusters + DEFAULT_REGISTRATION_MAX_FAILURES));
+  if (clusters > DEFAULT_MAX_CONNECTIONS_PER_PEER - 8) flags.push('--max-connections-per-peer', String(clusters + 16));
+  return flags;
+}
+
+export interface TierOptions {
+  readonly tier: string;
+  readonly custom: boolean;
+  readonly shape: WorkloadShape;
+  readonly changes: number;
+  readonly baselineChanges: number;
+  readonly processes: number;
+  readonly phaseTimeoutMs: number;
+  readonly settleMs: number;
+  readonly footprintIdleSeconds: number;
+  readonly footprintSettleMs: number;
+  readonly resultsPath: string;
+  readonly serverFlags: readonly string[];
+}
+
+function wholeNumber(flag: string, raw: string | undefined, fallback: number, min = 0): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || n < min) throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `--${flag}: "${raw}" is not a whole number ≥ ${min}`);
+  return n;
+}
+
+/** Parses the tier bench's flags; throws MESHRELAY_ERR_INVALID_ARGUMENT naming the bad one. */
+export function parseTierOptions(argv: readonly string[]): TierOptions {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      tier: { type: 'string' }, clusters: { type: 'string' }, services: { type: 'string' }, endpoints: { type: 'string' }, nodes: { type: 'string' },
+      changes: { type: 'string' }, 'baseline-changes': { type: 'string' }, processes: { type: 'string' }, 'phase-timeout': { type: 'string' },
+      'settle-ms': { type: 'string' }, 'footprint-idle-seconds': { type: 'string' }, 'footprint-settle-ms': { type: 'string' }, results: { type: 'string' },
+    },
+  });
+  const tier = (values.tier ?? '').toUpperCase();
+  const base = TIERS[tier];
+  const defaults = TIER_DEFAULTS[tier];
+  if (!base || !defaults) throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `--tier: "${values.tier ?? ''}" is not one of ${Object.keys(TIERS).join(', ')}`);
+  const shape: WorkloadShape = {
+    ...base,
+    clusters: wholeNumber('clusters', values.clusters, base.clusters, 1),
+    servicesPerCluster: wholeNumber('services', values.services, base.servicesPerCluster, 1),
+    endpointsPerService: wholeNumber('endpoints', values.endpoints, base.endpointsPerService, 1),
+    nodesPerCluster: wholeNumber('nodes', values.nodes, base.nodesPerCluster, 1),
+  };
+  const changes = wholeNumber('changes', values.changes, 20, 1);
+  const custom = JSON.stringify(shape) !== JSON.stringify(base);
+  return {
+    tier,
+    custom,
+    shape,
+    changes,
+    baselineChanges: wholeNumber('baseline-changes', values['baseline-changes'], changes),
+    processes: wholeNumber('processes', values.processes, defaults.processes, 1),
+    phaseTimeoutMs: wholeNumber('phase-timeout', values['phase-timeout'], defaults.phaseSeconds, 1) * 1000,
+    settleMs: wholeNumber('settle-ms', values['settle-ms'], 300),
+    footprintIdleSeconds: wholeNumber('footprint-idle-seconds', values['footprint-idle-seconds'], 30),
+    footprintSettleMs: wholeNumber('footprint-settle-ms', values['footprint-settle-ms'], 10_000),
+    resultsPath: values.results ?? DEFAULT_RESULTS,
+    serverFlags: loopbackPeerFlags(shape.clusters),
+  };
+}
+
+async function runBaseline(runner: PhaseRunner, workload: Workload, options: TierOptions): Promise<Baseline> {
+  const baseline: Baseline = { changes: [] };
+  const plane = new NaivePlane(workload);
+  await runner.run('baseline: naive full recompute + full resend', async (signal) => {
+    baseline.cold = await plane.recompute();
+    baseline.largestOutput = largestOutput(plane.outputs, baseline.cold.fullBytes);
+    for (let i = 0; i < options.baselineChanges && !signal.aborted; i++) baseline.changes.push(await plane.change(i));
+  }, { always: true });
+  if (plane.outputs.size > 0) {
+    const oneCluster = workload.clusters[0]?.name as string;
+    await runner.run('encoding floors of the same outputs', () => Promise.resolve(measureFloors(plane.outputs, oneCluster, 5)).then((f) => (baseline.floors = f)), { always: true });
+  }
+  return baseline;
+}
+
+/** Runs the tier bench and writes its section; resolves to the section's Markdown. */
+export async function runTier(argv: readonly string[]): Promise<string> {
+  const options = parseTierOptions(argv);
+  const startedAt = new Date();
+  const machine = describeMachine();
+  const runner = new PhaseRunner(options.phaseTimeoutMs);
+  const workload = await runner.run('generate workload', () => Promise.resolve(generateWorkload(options.shape)));
+  let live: LiveResults = { changes: [] };
+  let baseline: Baseline = { changes: [] };
+  let footprint: AgentFootprint | undefined;
+  if (workload) {
+    live = await runLive(runner, { workload, changes: options.changes, processes: options.processes, settleMs: options.settleMs, serverFlags: options.serverFlags });
+    baseline = await runBaseline(runner, workload, options);
+  }
+  if (options.footprintIdleSeconds > 0) {
+    footprint = await runner.run('agent footprint (one real agent process)', () => measureAgentFootprint(options.shape, options.footprintIdleSeconds, { settleMs: options.footprintSettleMs }), { always: true });
+  }
+  const markdown = renderTierSection({ options, argv, startedAt, machine, loadAverage1mAtEnd: loadavg()[0] ?? 0, workload, live, baseline, footprint, phases: runner.records, stoppedAt: runner.stoppedAt });
+  writeResultsSection(options.resultsPath, options.custom ? 'tier-custom' : `tier-${options.tier}`, markdown);
+  console.log(markdown);
+  console.error(`wrote ${options.resultsPath}`);
+  return markdown;
+}

@@ -1,0 +1,210 @@
+/** Renders one tier bench run as its section of bench/RESULTS.md. */
+import type { AgentFootprint } from '../agent-footprint.ts';
+import { quantile } from '../measure.ts';
+import type { MachineInfo } from '../report.ts';
+import type { Workload } from '../workload.ts';
+import type { Baseline } from './baseline.ts';
+import type { LiveResults } from './live-run.ts';
+import type { PhaseRecord } from './phases.ts';
+import type { TierOptions } from './run-tier.ts';
+
+export interface TierReport {
+  readonly options: TierOptions;
+  readonly argv: readonly string[];
+  readonly startedAt: Date;
+  readonly machine: MachineInfo;
+  readonly loadAverage1mAtEnd: number;
+  readonly workload: Workload | undefined;
+  readonly live: LiveResults;
+  readonly baseline: Baseline;
+  readonly footprint: AgentFootprint | undefined;
+  readonly phases: readonly PhaseRecord[];
+  readonly stoppedAt: string | undefined;
+}
+
+/** Server and agent defaults the tier's snapshots are checked against (issue 11.6). */
+const DEFAULT_LIMITS = { maxSnapshotBytes: 16 * 1024 * 1024, maxResources: 50_000, agentMaxSnapshotBytes: 64 * 1024 * 1024, maxOutputResources: 200_000 };
+
+const MiB = 1024 * 1024;
+const ms = (v: number | undefined): string => (v === undefined || Number.isNaN(v) ? '–' : `${v.toFixed(0)} ms`);
+const kib = (v: number | undefined): string => (v === undefined ? '–' : `${(v / 1024).toFixed(1)} KiB`);
+const mib = (v: number | undefined): string => (v === undefined ? '–' : `${(v / MiB).toFixed(1)} MiB`);
+const count = (v: number): string => v.toLocaleString('en-US');
+const times = (a: number | undefined, b: number | undefined): string => (a === undefined || b === undefined || b === 0 || Number.isNaN(a) || Number.isNaN(b) ? '–' : `${(a / b).toFixed(2)}×`);
+
+/** "per service x KiB, per endpoint y B", or "–" when not measured. */
+function perUnit(bytes: number | undefined, services: number, endpoints: number): string {
+  return bytes === undefined ? '–' : `per service ${kib(bytes / services)}, per endpoint ${(bytes / endpoints).toFixed(0)} B`;
+}
+
+interface Spread {
+  readonly p50: number;
+  readonly p99: number;
+  readonly max: number;
+  readonly n: number;
+}
+
+function spread(values: readonly number[]): Spread | undefined {
+  if (values.length === 0) return undefined;
+  return { p50: quantile(values, 0.5), p99: quantile(values, 0.99), max: Math.max(...values), n: values.length };
+}
+
+const spreadText = (s: Spread | undefined, unit: (v: number) => string): string => (s ? `p50 ${unit(s.p50)}, p99 ${unit(s.p99)}, max ${unit(s.max)} (n = ${s.n})` : '–');
+
+function header(r: TierReport): string[] {
+  const m = r.machine;
+  const name = r.options.custom ? `tier ${r.options.tier} shape, custom` : `tier ${r.options.tier}`;
+  return [
+    `# ${name}: real processes (\`npm run bench -- ${r.argv.join(' ')}\`)`,
+    '',
+    `Run on ${r.startedAt.toISOString()}: ${m.cpuModel} × ${m.cores} cores, ${(m.totalMemoryBytes / 1024 ** 3).toFixed(1)} GiB RAM, Node ${m.node}; ` +
+      `1-minute load average ${m.loadAverage1m.toFixed(2)} at start, ${r.loadAverage1mAtEnd.toFixed(2)} at end (the machine is shared: absolute times move with load, ratios less).`,
+    '',
+    r.stoppedAt === undefined ? '**Every phase finished.**' : `**The run stopped at phase ${r.stoppedAt}.** Figures below are what was measured before that; later phases show "–".`,
+    '',
+  ];
+}
+
+function workloadLines(r: TierReport): string[] {
+  const s = r.options.shape;
+  const w = r.workload;
+  if (!w) return [`Workload: ${s.clusters} clusters × ${s.servicesPerCluster} services × ${s.endpointsPerService} endpoints (not generated).`, ''];
+  const largest = [...w.inputs.values()].reduce((a, b) => (b.bytes > a.bytes ? b : a));
+  const out = r.baseline.largestOutput;
+  const fits = (v: number, limit: number) => (v <= limit ? `fits (${((100 * v) / limit).toFixed(0)} % of it)` : '**does not fit**');
+  return [
+    '## Workload and the default limits',
+    '',
+    `${s.clusters} clusters × ${s.servicesPerCluster} services × ${s.endpointsPerService} endpoints, ${s.nodesPerCluster} Nodes per cluster, every ${s.exportEvery}th service exported (${w.counts.virtualDestinations} VirtualDestinations): ${count(w.counts.inputResources)} input resources, ${mib(w.counts.inputBytes)} canonical input over all clusters; input digest \`${w.counts.inputDigest.slice(0, 16)}…\`.`,
+    '',
+    '| snapshot | resources | canonical bytes | default limit | |',
+    '|---|---:|---:|---|---|',
+    `| largest input (${largest.cluster}) | ${count(largest.resources.length)} | ${mib(largest.bytes)} | server \`--max-snapshot-bytes\` 16 MiB, \`--max-resources\` 50,000 (the agent's 64 MiB is larger) | bytes ${fits(largest.bytes, DEFAULT_LIMITS.maxSnapshotBytes)}; resources ${fits(largest.resources.length, DEFAULT_LIMITS.maxResources)} |`,
+    out
+      ? `| largest output (${out.cluster}) | ${count(out.resources)} | ${mib(out.canonicalBytes)} (${kib(out.wireBytes)} on the wire, full) | agent \`--max-snapshot-bytes\` 64 MiB, 200,000 output resources | bytes ${fits(out.canonicalBytes, DEFAULT_LIMITS.agentMaxSnapshotBytes)}; resources ${fits(out.resources, DEFAULT_LIMITS.maxOutputResources)} |`
+      : '| largest output | – | – | | not translated |',
+    '',
+  ];
+}
+
+function processLines(r: TierReport): string[] {
+  const flags = r.options.serverFlags.length > 0 ? `default flags except \`${r.options.serverFlags.join(' ')}\` (every agent of the bench connects from 127.0.0.1)` : 'default flags';
+  return [
+    '## Processes',
+    '',
+    `One redis-server, one \`meshrelay-server\` child process (${flags}, \`--redis-url\`, admin token, state dir in a temp dir), ${r.live.processes ?? r.options.processes} load-generator processes running ${r.options.shape.clusters} relay clients (the agent's own \`RelayClient\`, mTLS, the agent's default heartbeats and limits), dealt round-robin; the baseline and floors run in the bench process after the live phases; the agent footprint is one \`meshrelay-agent\` process.`,
+    '',
+    '| phase | status | seconds | |',
+    '|---|---|---:|---|',
+    ...r.phases.map((p) => `| ${p.name} | ${p.status} | ${p.seconds.toFixed(1)} | ${p.reason ?? ''} |`),
+    '',
+  ];
+}
+
+function changeFigures(r: TierReport): { latency?: Spread; bytes?: Spread; baselineMs?: Spread; fullBytes?: Spread; unaffectedBytes: number; mismatches: number } {
+  const changes = r.live.changes;
+  const latency = spread(changes.map((c) => Math.max(...c.appliedMs.values())));
+  const bytes = spread(changes.flatMap((c) => [...c.bytes.values()].map((b) => b.wireBytes)));
+  const baselineMs = spread(r.baseline.changes.map((b) => b.ms));
+  const fullBytes = spread(r.baseline.changes.flatMap((b) => [...b.fullBytes.values()]));
+  let mismatches = 0;
+  let unaffectedBytes = 0;
+  changes.forEach((c, i) => {
+    const expected = r.baseline.changes[i]?.affected;
+    if (expected === undefined) return;
+    const got = [...c.bytes.keys()].sort();
+    if (JSON.stringify(got) !== JSON.stringify([...expected].sort())) mismatches++;
+    for (const [cluster, b] of c.bytes) if (!expected.includes(cluster)) unaffectedBytes += b.wireBytes;
+  });
+  return { latency, bytes, baselineMs, fullBytes, unaffectedBytes, mismatches };
+}
+
+function figureLines(r: TierReport): string[] {
+  const { live, baseline } = r;
+  const f = changeFigures(r);
+  const floors = baseline.floors;
+  const services = r.options.shape.clusters * r.options.shape.servicesPerCluster;
+  const endpoints = services * r.options.shape.endpointsPerService;
+  const mem = live.memory;
+  const storm = live.storm;
+  const row = (figure: string, value: string, against: string, ratio: string) => `| ${figure} | ${value} | ${against} | ${ratio} |`;
+  return [
+    '## Figures',
+    '',
+    '| figure | measured | baseline or floor (same run) | ratio |',
+    '|---|---|---|---:|',
+    row('cold start: every agent applied its first output', ms(live.cold?.firstOutputMs), `naive: one full \`translate()\` + full framing of every output ${ms(baseline.cold?.ms)}`, times(live.cold?.firstOutputMs, baseline.cold?.ms)),
+    row('cold start: every agent applied its first complete output (provenance = all initial inputs)', ms(live.cold?.completeOutputMs), `naive cold recompute + full resend ${ms(baseline.cold?.ms)}`, times(live.cold?.completeOutputMs, baseline.cold?.ms)),
+    row(`one endpoint changed → every affected agent applied it (${f.latency?.n ?? 0} changes)`, spreadText(f.latency, ms), `naive full recompute + full resend: ${spreadText(f.baselineMs, ms)}`, `p50 ${times(f.latency?.p50, f.baselineMs?.p50)}, p99 ${times(f.latency?.p99, f.baselineMs?.p99)}`),
+    row('the same, against the encoding floor of one output', f.latency ? ms(f.latency.p50) : '–', `wire framing (gzip + protobufjs) of ${floors?.oneCluster ?? '–'}'s output ${floors ? `${floors.wireOne.medianMs.toFixed(2)} ms` : '–'}`, times(f.latency?.p50, floors?.wireOne.medianMs)),
+    row('bytes on the wire per affected agent for the change', spreadText(f.bytes, kib), `full resend of the affected agent's output: ${spreadText(f.fullBytes, kib)}`, `p50 ${times(f.bytes?.p50, f.fullBytes?.p50)}`),
+    row('agents affected per change', live.changes.length > 0 ? `${spreadText(spread(live.changes.map((c) => c.bytes.size)), String)}` : '–', `baseline (outputs whose hash changed): ${spreadText(spread(baseline.changes.map((b) => b.affected.length)), String)}`, `${f.mismatches} of ${Math.min(live.changes.length, baseline.changes.length)} changes differ`),
+    row('bytes sent to agents the change did not affect', live.changes.length > 0 ? `${f.unaffectedBytes} B` : '–', 'target 0', ''),
+    row('server RSS after convergence', mib(mem?.rssBytes), `${perUnit(mem?.rssBytes, services, endpoints)}; high-water ${mib(mem?.rssHighWaterBytes)}`, ''),
+    row('server V8 heap used after convergence', mib(mem?.heapUsedBytes), perUnit(mem?.heapUsedBytes, services, endpoints), ''),
+    row('reconnect storm: every agent resynced after kill -9 + restart', storm ? `${ms(storm.resyncFromRestartMs)} from restart (${ms(storm.resyncFromHealthyMs)} from /healthz)` : '–', `cold start ${ms(live.cold?.completeOutputMs)}`, times(storm?.resyncFromRestartMs, live.cold?.completeOutputMs)),
+    row('reconnect storm: bytes re-sent to agents whose output did not change', storm ? `${storm.bytesResent} B to ${storm.agents} agents` : '–', 'target 0', ''),
+    row('reconnect storm: re-applies', storm ? String(storm.reApplies) : '–', 'target 0', ''),
+    row('encoding floor: canonical JSON of all outputs', floors ? `${floors.canonical.medianMs.toFixed(1)} ms` : '–', `naive recompute ${ms(f.baselineMs?.p50)}`, times(f.baselineMs?.p50, floors?.canonical.medianMs)),
+    row('encoding floor: gzip + protobufjs frames of all outputs', floors ? `${floors.wire.medianMs.toFixed(1)} ms` : '–', `naive recompute ${ms(f.baselineMs?.p50)}`, times(f.baselineMs?.p50, floors?.wire.medianMs)),
+    '',
+    'Applied = the relay client\'s `applyOutput` callback finished for the output that carries the change (the new endpoint address appears in it); times run from the load generator offering the changed input snapshot. ' +
+      'Bytes = what the relay client received per output: encoded snapshot header plus chunk payload (as `relay_snapshot_bytes_total` counts), summed per agent over the change. ' +
+      'The baseline applies the same changes to the same inputs in this process (a fresh `translate()` of everything plus every output framed full); affected = outputs whose hash changed. Floors: medians of 5 interleaved rounds.',
+    '',
+  ];
+}
+
+function met(value: number | undefined, limit: number): string {
+  if (value === undefined || Number.isNaN(value)) return 'not measured';
+  return value <= limit ? 'met' : '**missed**';
+}
+
+/** Issue 11.4's targets (set for tier M on a 2-core machine), next to this run's figures. */
+function targetLines(r: TierReport): string[] {
+  const f = changeFigures(r);
+  const { storm, memory } = r.live;
+  const a = r.footprint;
+  const row = (target: string, value: string, verdict: string) => `| ${target} | ${value} | ${verdict} |`;
+  return [
+    '## Targets (issue 11.4, set for tier M)',
+    '',
+    '| target | this run | |',
+    '|---|---|---|',
+    row('cold full translation ≤ 3 s', `${ms(r.baseline.cold?.translateMs)} (the baseline's first \`translate()\`)`, met(r.baseline.cold?.translateMs, 3000)),
+    row('one endpoint change → all affected agents applied: p50 ≤ 200 ms', ms(f.latency?.p50), met(f.latency?.p50, 200)),
+    row('… p99 ≤ 1 s', ms(f.latency?.p99), met(f.latency?.p99, 1000)),
+    row('≤ 2 KB on the wire per affected agent', f.bytes ? `p50 ${f.bytes.p50.toFixed(0)} B, max ${f.bytes.max.toFixed(0)} B` : '–', met(f.bytes?.max, 2000)),
+    row('server RSS ≤ 1.5 GB', mib(memory?.rssBytes), met(memory?.rssBytes, 1.5e9)),
+    row('reconnect storm resynced ≤ 10 s', storm ? ms(storm.resyncFromRestartMs) : '–', met(storm?.resyncFromRestartMs, 10_000)),
+    row('… with zero bytes re-sent to unchanged agents', storm ? `${storm.bytesResent} B` : '–', met(storm?.bytesResent, 0)),
+    row('agent ≤ 128 MB RSS (11.5)', a ? `${a.rssMiB} MiB` : '–', met(a === undefined ? undefined : a.rssMiB * MiB, 128e6)),
+    row('agent idle CPU ≤ 1 % of a core (11.5)', a ? `${a.idleCpuPercentOfCore} %` : '–', met(a?.idleCpuPercentOfCore, 1)),
+    '',
+  ];
+}
+
+function footprintLines(r: TierReport): string[] {
+  const a = r.footprint;
+  if (!a) return ['## Light agent (issue 11.5)', '', 'Not measured in this run.', ''];
+  return [
+    '## Light agent (issue 11.5)',
+    '',
+    `One \`meshrelay-agent\` process, file provider, at one cluster of this shape (${count(a.resources)} resources in ${a.files} files): RSS ${a.rssMiB} MiB after an idle window (high-water ${a.rssHighWaterMiB} MiB; target ≤ 128 MiB at tier M), idle CPU ${a.idleCpuPercentOfCore} % of one core over ${a.idleSeconds} s (target ≤ 1 %), first snapshot after ${a.startMs} ms, one file edit → new snapshot in ${a.editMs} ms.`,
+    '',
+  ];
+}
+
+function sampleLines(r: TierReport): string[] {
+  if (r.live.changes.length === 0) return [];
+  return [
+    '### Changes (live)',
+    '',
+    ...r.live.changes.map((c) => `- #${c.change.index} ${c.change.cluster}/${c.change.service} → ${c.change.address}: ${[...c.bytes].map(([cluster, b]) => `${cluster} ${ms(c.appliedMs.get(cluster))}, ${b.wireBytes} B (${b.kinds.join('+')})`).join('; ')}`),
+    '',
+  ];
+}
+
+export function renderTierSection(r: TierReport): string {
+  return [...header(r), ...workloadLines(r), ...processLines(r), ...figureLines(r), ...footprintLines(r), ...targetLines(r), ...sampleLines(r)].join('\n');
+}

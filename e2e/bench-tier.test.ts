@@ -1,0 +1,45 @@
+// `npm run bench -- --tier …` end to end on a tiny custom tier: real redis-server, a real
+// meshrelay-server process, load-generator processes of relay clients, a real agent process.
+// Asserts what the run measured and wrote, never how fast it was.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { promisify } from 'node:util';
+import { ROOT } from './mesh.ts';
+
+const run = promisify(execFile);
+const IN_PROCESS = '<!-- bench-section:in-process -->\n# Meshrelay benchmark results\n\n(an earlier in-process run)\n<!-- /bench-section:in-process -->\n';
+
+/** The value cell of the figures row whose label starts with `label`. */
+function figure(section: string, label: string): string {
+  const row = section.split('\n').find((line) => line.startsWith(`| ${label}`));
+  assert.ok(row, `no figures row "${label}"`);
+  return row.split('|')[2]?.trim() ?? '';
+}
+
+test('given a results file with an in-process section, when the tier bench runs a tiny custom tier, then it writes a complete section of its own and keeps the other', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'bench-tier-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const results = join(dir, 'RESULTS.md');
+  await writeFile(results, IN_PROCESS);
+  const args = ['bench/run.ts', '--tier', 'S', '--clusters', '3', '--services', '20', '--endpoints', '2', '--changes', '20', '--settle-ms', '100', '--footprint-idle-seconds', '1', '--footprint-settle-ms', '200', '--results', results];
+  await run(process.execPath, args, { cwd: ROOT, timeout: 170_000, maxBuffer: 16 * 1024 * 1024 });
+  const text = await readFile(results, 'utf8');
+
+  assert.ok(text.startsWith(IN_PROCESS.trim()), 'the in-process section is kept, first');
+  const section = /<!-- bench-section:tier-custom -->\n([\s\S]*?)\n<!-- \/bench-section:tier-custom -->/.exec(text)?.[1];
+  assert.ok(section, 'a tier-custom section is written');
+  assert.match(section, /\*\*Every phase finished\.\*\*/);
+  assert.match(figure(section, 'cold start: every agent applied its first complete output'), /^\d+ ms$/);
+  assert.match(figure(section, 'one endpoint changed'), /\(n = 20\)$/);
+  assert.match(figure(section, 'bytes on the wire per affected agent'), /^p50 [\d.]+ KiB/);
+  assert.equal(figure(section, 'bytes sent to agents the change did not affect'), '0 B');
+  assert.equal(figure(section, 'reconnect storm: bytes re-sent'), '0 B to 3 agents');
+  assert.equal(figure(section, 'reconnect storm: re-applies'), '0');
+  assert.match(figure(section, 'server RSS after convergence'), /^[\d.]+ MiB$/);
+  assert.equal(section.split('\n').filter((l) => /^- #\d+ cluster-\d\/svc-\d+ → 10\.99\./.test(l)).length, 20, 'every change is listed');
+  assert.match(section, /## Light agent \(issue 11\.5\)\n\nOne `meshrelay-agent` process/);
+});
