@@ -9,6 +9,7 @@ import type { RoutePolicySet } from './route-policy-fields.ts';
 import type { RouteTableSpec } from './gloo-types.ts';
 import { denyByDefault } from './security-fallback.ts';
 import { buildServiceEntry, type ClusterContext } from './service-entry.ts';
+import { scopeKept, type ScopeDecisions } from './scope-memo.ts';
 import type { Selectable } from './selectors.ts';
 import { sourced, type Sourced } from './sources.ts';
 import { demandKey, subsetKeys, type SubsetDemands } from './subsets.ts';
@@ -38,6 +39,8 @@ export interface CandidateContext {
   readonly routePolicies: ReadonlyMap<Owned<RouteTableSpec>, readonly RoutePolicySet[]>;
   readonly shared: readonly Sourced[];
   readonly scopeCache: ScopeCache;
+  /** Scoping results kept across runs (see scope-memo.ts). */
+  readonly scopeDecisions: ScopeDecisions;
   /** Per VirtualDestination (this run): the networks and gateways of its backend clusters, as a key part. */
   readonly backendReads: Map<VirtualDestinationModel, string>;
   /** Digest of what a VirtualService reads beyond its route table and consumer (see pipeline.ts). */
@@ -135,7 +138,8 @@ export function* candidateOutputs(name: string, ctx: CandidateContext): Generato
       .filter((ws) => ws.spec.options?.serviceIsolation?.enabled === true && owners.has(ws.source))
       .flatMap((ws) => isolationOutputs(owners.get(ws.source) ?? '', consumer, indexByName, model, contexts).map((r) => stable(sourced(r, ws.source)))),
   ];
-  return scopeCandidates(all, name, index, model, owners, ctx.ownerObjects, ctx.scopeCache);
+  const reads = { consumer: name, world: ctx.routeWorld, index: index ? memo.id(index) : 0 };
+  return scopeKept(all, reads, ctx.scopeDecisions, (list) => scopeCandidates(list, name, index, model, owners, ctx.ownerObjects, ctx.scopeCache));
 }
 
 /** The deny-by-default outputs of a security resource in one cluster (cached per run). */
