@@ -34,7 +34,17 @@ export interface EmitResult {
   readonly securityOutputs: Map<string, ProducedOutput[]>;
 }
 
-const keyOf = (r: Resource): string => formatResourceKey(resourceKey(r));
+/** Keys of unchangeable outputs (canonical ones and scoped copies), built once per object. */
+const keptKeys = new WeakMap<Resource, string>();
+
+function keyOf(r: Resource): string {
+  let key = keptKeys.get(r);
+  if (key === undefined) {
+    key = formatResourceKey(resourceKey(r));
+    if (isCanonicalResource(r) || isScopedCopy(r)) keptKeys.set(r, key);
+  }
+  return key;
+}
 
 /** Keeps the first output per key; a later one with the same key is noted on its owner. */
 function dedupe(cluster: string, list: readonly Sourced[], book: StatusBook, problems: ProblemSink): Sourced[] {

@@ -9,6 +9,7 @@ import type { RoutePolicySet } from './route-policy-fields.ts';
 import type { RouteTableSpec } from './gloo-types.ts';
 import { denyByDefault } from './security-fallback.ts';
 import { buildServiceEntry, type ClusterContext } from './service-entry.ts';
+import { scopeKept, type ScopeDecisions } from './scope-memo.ts';
 import type { Selectable } from './selectors.ts';
 import { sourced, type Sourced } from './sources.ts';
 import { demandKey, subsetKeys, type SubsetDemands } from './subsets.ts';
@@ -38,8 +39,10 @@ export interface CandidateContext {
   readonly routePolicies: ReadonlyMap<Owned<RouteTableSpec>, readonly RoutePolicySet[]>;
   readonly shared: readonly Sourced[];
   readonly scopeCache: ScopeCache;
-  /** Per VirtualDestination (this run): the networks and gateways of its backend clusters, as a key part. */
-  readonly backendReads: Map<VirtualDestinationModel, string>;
+  /** Scoping results kept across runs (see scope-memo.ts). */
+  readonly scopeDecisions: ScopeDecisions;
+  /** Per VirtualDestination (this run): what its ServiceEntries read besides the consumer. */
+  readonly entryPlans: Map<VirtualDestinationModel, EntryPlan>;
   /** Digest of what a VirtualService reads beyond its route table and consumer (see pipeline.ts). */
   readonly routeWorld: string;
 }
@@ -65,33 +68,50 @@ function routeKey(rt: Owned<RouteTableSpec>): string {
 
 const contextKey = (c: ClusterContext | undefined): string => (c ? `${c.name}|${c.trustDomain}|${c.network}|${c.clusterDomain}` : '');
 
+/** What the ServiceEntry of one VirtualDestination reads besides its consumer (the same for every consumer). */
+interface EntryPlan {
+  /** Digest of everything below and of the model's identity: the consumer-independent part of the unit key. */
+  readonly key: string;
+  readonly vip: string | undefined;
+  readonly subsetKeys: readonly string[];
+  readonly sources: readonly string[];
+  readonly gatewayOf: (cluster: string, index: ClusterIndex | undefined) => EastWestGateway | undefined;
+}
+
+function entryPlan(vd: VirtualDestinationModel, ctx: CandidateContext): EntryPlan {
+  const { memo, model, demands, indexByName, contexts } = ctx;
+  const demand = demands.get(demandKey('VIRTUAL_DESTINATION', vd.owned.namespace, vd.owned.name));
+  const settings = model.settingsOf(vd.owned.workspace);
+  const selectors = settings?.spec.options?.eastWestGateways ?? [];
+  const gatewayOf = (_cluster: string, index: ClusterIndex | undefined): EastWestGateway | undefined => (selectors.length > 0 ? index?.eastWestGatewayFor(selectors) : index?.eastWestGateway);
+  const vip = ctx.input.vips.get(vd.key);
+  const keys = subsetKeys(demand);
+  const sources = [vd.owned.source, ...(demand?.sources ?? []), ...(selectors.length > 0 && settings ? [settings.source] : [])];
+  // What buildServiceEntry reads: the model, the consumer, and each backend cluster's network and gateway.
+  const reads = vd.backends
+    .map((b) => {
+      const gw = gatewayOf(b.cluster, indexByName.get(b.cluster));
+      return `${contextKey(contexts.get(b.cluster))}@${gw ? `${gw.address}:${gw.port}` : '-'}`;
+    })
+    .join('\u0000');
+  const key = sha256Hex([memo.id(vd), vip ?? '-', keys.join(','), sources.join(','), reads].join('\u0001'));
+  return { key, vip, subsetKeys: keys, sources, gatewayOf };
+}
+
 /** The ServiceEntry of every VirtualDestination for `consumer`: rebuilt only when something it reads changed. */
 function* serviceEntries(consumer: ClusterContext, ctx: CandidateContext): Generator<void, Sourced[]> {
-  const { memo, model, demands, indexByName, contexts } = ctx;
+  const { memo, indexByName, contexts } = ctx;
+  const consumerKey = contextKey(consumer);
   const out: Sourced[] = [];
   for (const vd of ctx.models) {
-    const demand = demands.get(demandKey('VIRTUAL_DESTINATION', vd.owned.namespace, vd.owned.name));
-    const settings = model.settingsOf(vd.owned.workspace);
-    const selectors = settings?.spec.options?.eastWestGateways ?? [];
-    const gatewayOf = (_cluster: string, index: ClusterIndex | undefined): EastWestGateway | undefined => (selectors.length > 0 ? index?.eastWestGatewayFor(selectors) : index?.eastWestGateway);
-    const vip = ctx.input.vips.get(vd.key);
-    const keys = subsetKeys(demand);
-    const sources = [vd.owned.source, ...(demand?.sources ?? []), ...(selectors.length > 0 && settings ? [settings.source] : [])];
-    // What buildServiceEntry reads: the model, the consumer, and each backend cluster's network and gateway.
-    let reads = ctx.backendReads.get(vd);
-    if (reads === undefined) {
-      reads = vd.backends
-        .map((b) => {
-          const gw = gatewayOf(b.cluster, indexByName.get(b.cluster));
-          return `${contextKey(contexts.get(b.cluster))}@${gw ? `${gw.address}:${gw.port}` : '-'}`;
-        })
-        .join('\u0000');
-      reads = sha256Hex(reads);
-      ctx.backendReads.set(vd, reads);
+    let plan = ctx.entryPlans.get(vd);
+    if (plan === undefined) {
+      plan = entryPlan(vd, ctx);
+      ctx.entryPlans.set(vd, plan);
     }
-    const key = [memo.id(vd), contextKey(consumer), vip ?? '-', keys.join(','), sources.join(','), reads].join('\u0000');
+    const { vip, subsetKeys: keys, sources, gatewayOf } = plan;
     out.push(
-      memo.unit('service-entry', key, ctx.problems, () => {
+      memo.unit('service-entry', `${plan.key}\u0000${consumerKey}`, ctx.problems, () => {
         const se = buildServiceEntry(vd, consumer, indexByName, contexts, vip, keys, gatewayOf);
         return stableSourced(memo, `se\u0000${consumer.name}`, sourced(se, vd.owned.source, ...sources.slice(1)));
       }),
@@ -135,7 +155,8 @@ export function* candidateOutputs(name: string, ctx: CandidateContext): Generato
       .filter((ws) => ws.spec.options?.serviceIsolation?.enabled === true && owners.has(ws.source))
       .flatMap((ws) => isolationOutputs(owners.get(ws.source) ?? '', consumer, indexByName, model, contexts).map((r) => stable(sourced(r, ws.source)))),
   ];
-  return scopeCandidates(all, name, index, model, owners, ctx.ownerObjects, ctx.scopeCache);
+  const reads = { consumer: name, world: ctx.routeWorld, index: index ? memo.id(index) : 0 };
+  return scopeKept(all, reads, ctx.scopeDecisions, (list) => scopeCandidates(list, name, index, model, owners, ctx.ownerObjects, ctx.scopeCache));
 }
 
 /** The deny-by-default outputs of a security resource in one cluster (cached per run). */

@@ -146,7 +146,7 @@ export function* translationSteps(input: TranslationInput, validator: OutputVali
   const routePolicies = new Map(inventory.routeTables.map((rt) => [rt, routePolicySets(rt, inventory, lookup, problems)]));
   const provenance: Provenance[] = clusterNames.map((name) => ({ cluster: name, inputHash: input.inputs.get(name)?.hash ?? '' }));
 
-  const ctx: CandidateContext = { input, memo, problems, inventory, models, modelByKey, demands, settings, owners, ownerObjects, model, indexByName, contexts, routePolicies, shared, scopeCache: memo.scopes(), backendReads: new Map(), routeWorld: routeWorldDigest(ownedGloo, workspaceKey, models, indexes) };
+  const ctx: CandidateContext = { input, memo, problems, inventory, models, modelByKey, demands, settings, owners, ownerObjects, model, indexByName, contexts, routePolicies, shared, scopeCache: memo.scopes(), scopeDecisions: memo.scopeDecisions(), entryPlans: new Map(), routeWorld: routeWorldDigest(ownedGloo, workspaceKey, models, indexes) };
   const candidates = new Map<string, Sourced[]>();
   for (const name of clusterNames) candidates.set(name, yield* candidateOutputs(name, ctx));
   book.absorb(problems);

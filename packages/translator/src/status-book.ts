@@ -3,7 +3,7 @@
  * about each (warnings, invalid fields, failed outputs), and the outputs each produced.
  * Turns into Gloo-shaped statuses at the end.
  */
-import { formatResourceKey, resourceKey, type Resource } from '@meshrelay/api';
+import { formatResourceKey, isCanonicalResource, resourceKey, type Resource } from '@meshrelay/api';
 import type { ProblemSink } from './problems.ts';
 import { sourceId } from './sources.ts';
 import type { Approval, OutputRef, ResourceState, ResourceStatus } from './types.ts';
@@ -24,7 +24,37 @@ interface Entry {
   readonly resource: Resource;
   readonly notes: Note[];
   readonly perCluster: Map<string, Note[]>;
-  readonly outputs: OutputRef[];
+  readonly outputs: KeyedRef[];
+}
+
+/** An output ref with the key it sorts by (cluster, apiVersion, kind, namespace, name). */
+interface KeyedRef {
+  readonly r: OutputRef;
+  readonly k: string;
+}
+
+function keyedRef(cluster: string, output: Resource): KeyedRef {
+  const key = resourceKey(output);
+  const r = Object.freeze({ cluster, apiVersion: key.apiVersion, kind: key.kind, namespace: key.namespace, name: key.name });
+  return Object.freeze({ r, k: `${cluster}\u0000${r.apiVersion}\u0000${r.kind}\u0000${r.namespace}\u0000${r.name}` });
+}
+
+/** Refs of canonical (unchangeable) outputs by output and cluster: built once, shared by every translation. */
+const keptRefs = new WeakMap<Resource, Map<string, KeyedRef>>();
+
+function refOf(cluster: string, output: Resource): KeyedRef {
+  if (!isCanonicalResource(output)) return keyedRef(cluster, output);
+  let byCluster = keptRefs.get(output);
+  if (!byCluster) {
+    byCluster = new Map();
+    keptRefs.set(output, byCluster);
+  }
+  let ref = byCluster.get(cluster);
+  if (!ref) {
+    ref = keyedRef(cluster, output);
+    byCluster.set(cluster, ref);
+  }
+  return ref;
 }
 
 function stateOf(notes: readonly Note[], generation: number): ResourceState {
@@ -35,10 +65,10 @@ function stateOf(notes: readonly Note[], generation: number): ResourceState {
 
 /**
  * `refs` sorted by cluster, apiVersion, kind, namespace and name. Each ref's sort key is built
- * once, not once per comparison: a resource exported to every cluster has thousands of outputs.
+ * with the ref, not once per comparison: a resource exported to every cluster has thousands of outputs.
  */
-function sortedRefs(refs: readonly OutputRef[]): OutputRef[] {
-  const keyed = refs.map((r) => ({ r, k: `${r.cluster}\u0000${r.apiVersion}\u0000${r.kind}\u0000${r.namespace}\u0000${r.name}` }));
+function sortedRefs(refs: readonly KeyedRef[]): OutputRef[] {
+  const keyed = [...refs];
   keyed.sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0));
   return keyed.map((x) => x.r);
 }
@@ -86,8 +116,7 @@ export class StatusBook {
   produced(id: string, cluster: string, output: Resource): void {
     const entry = this.#entries.get(id);
     if (!entry) return;
-    const key = resourceKey(output);
-    entry.outputs.push({ cluster, apiVersion: key.apiVersion, kind: key.kind, namespace: key.namespace, name: key.name });
+    entry.outputs.push(refOf(cluster, output));
     if (!entry.perCluster.has(cluster)) entry.perCluster.set(cluster, []);
   }
 

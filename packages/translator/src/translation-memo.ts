@@ -7,6 +7,7 @@
  */
 import { buildOutputSnapshot, canonicalJson, copyProvenance, isCanonicalResource, resourceEncoding, sha256Hex, unencodedCanonicalResource, withProvenance, type OutputSnapshot, type Provenance, type Resource } from '@meshrelay/api';
 import { ProblemSink } from './problems.ts';
+import type { ScopeDecisions } from './scope-memo.ts';
 import type { ScopeCache } from './workspace-outputs.ts';
 
 export interface TranslationMemo {
@@ -26,6 +27,8 @@ export interface TranslationMemo {
   id(object: object): number;
   /** Where exportTo-scoped copies of outputs are kept (across runs, for an incremental engine). */
   scopes(): ScopeCache;
+  /** Scoping results per output and consumer (across runs, for an incremental engine). */
+  scopeDecisions(): ScopeDecisions;
   /** The output snapshot of `cluster` (the previous one when it holds the same resources). */
   snapshot(cluster: string, resources: readonly Resource[], provenance: readonly Provenance[]): OutputSnapshot;
 }
@@ -50,6 +53,7 @@ export const FRESH: TranslationMemo = {
   resource: (_slot, resource) => resource,
   id: idOf,
   scopes: () => new WeakMap(),
+  scopeDecisions: () => new WeakMap(),
   snapshot: (cluster, resources, provenance) => buildOutputSnapshot({ cluster, resources, provenance }),
 };
 
@@ -111,6 +115,7 @@ export class RunMemo implements TranslationMemo {
   readonly #resources = new Generations<KeptResource>();
   readonly #snapshots = new Generations<KeptSnapshot>();
   readonly #scopes: ScopeCache = new WeakMap();
+  readonly #scopeDecisions: ScopeDecisions = new WeakMap();
 
   unit<T>(table: string, key: string, problems: ProblemSink, compute: (problems: ProblemSink) => T): T {
     const steps = this.unitSteps(table, key, problems, function* (own) {
@@ -162,6 +167,10 @@ export class RunMemo implements TranslationMemo {
 
   scopes(): ScopeCache {
     return this.#scopes;
+  }
+
+  scopeDecisions(): ScopeDecisions {
+    return this.#scopeDecisions;
   }
 
   snapshot(cluster: string, resources: readonly Resource[], provenance: readonly Provenance[]): OutputSnapshot {

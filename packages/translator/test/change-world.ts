@@ -1,7 +1,8 @@
 /**
  * A small multi-cluster world for the incremental translation property test, and seeded random
  * changes to it: endpoints, Services, Pods, VirtualDestinations, RouteTables, AccessPolicies,
- * clusters appearing and disappearing, VIPs, registry info, gateways, and invalid inputs.
+ * clusters appearing and disappearing, VIPs, registry info, gateways, workspaces (management
+ * Workspaces and a WorkspaceSettings exporting by labels), and invalid inputs.
  */
 import type { Resource } from '@meshrelay/api';
 import { buildEastWestGateway, buildEndpointSlice, buildGloo, buildNode, buildPod, buildService, buildVirtualDestination } from '@meshrelay/testkit';
@@ -48,7 +49,9 @@ export class ChangeWorld {
   readonly clusters = new Map<string, ClusterState>();
   readonly registry = new Map<string, ClusterInfo>();
   readonly vips = new Map<string, string>();
-  readonly gloo = new Map<string, { kind: 'VirtualDestination' | 'RouteTable' | 'AccessPolicy' | 'FailoverPolicy' | 'OutlierDetectionPolicy' } & GlooState>();
+  readonly gloo = new Map<string, { kind: 'VirtualDestination' | 'RouteTable' | 'AccessPolicy' | 'FailoverPolicy' | 'OutlierDetectionPolicy' | 'WorkspaceSettings' } & GlooState>();
+  /** The management plane's Workspaces (none at first: then everything is one global workspace). */
+  workspaces: Resource[] = [];
   readonly #random: () => number;
   #counter = 0;
 
@@ -97,6 +100,8 @@ export class ChangeWorld {
       () => this.#registryInfo(),
       () => this.#gateway(),
       () => this.#policy(),
+      () => this.#workspaces(),
+      () => this.#workspaceSettings(),
     ];
     return this.#pick(changes)();
   }
@@ -140,7 +145,7 @@ export class ChangeWorld {
     return { what: `edit a Pod of ${key} in ${cluster}`, touched: [cluster] };
   }
 
-  #toggleGloo(id: string, make: () => GlooState & { kind: 'VirtualDestination' | 'RouteTable' | 'AccessPolicy' | 'FailoverPolicy' | 'OutlierDetectionPolicy' }): { what: string; touched: string[] } {
+  #toggleGloo(id: string, make: () => GlooState & { kind: 'VirtualDestination' | 'RouteTable' | 'AccessPolicy' | 'FailoverPolicy' | 'OutlierDetectionPolicy' | 'WorkspaceSettings' }): { what: string; touched: string[] } {
     const old = this.gloo.get(id);
     if (old && this.#random() < 0.4) {
       this.gloo.delete(id);
@@ -218,6 +223,23 @@ export class ChangeWorld {
     return { what: `registry info of ${cluster}`, touched: [] };
   }
 
+  /** Which namespaces and clusters the Workspaces own: changes what every output's scoping reads. */
+  #workspaces(): { what: string; touched: string[] } {
+    const roll = this.#random();
+    const shopClusters = roll < 0.5 ? [{ name: '*', namespaces: [{ name: 'shop' }] }] : [{ selector: { tier: 'a' }, namespaces: [{ name: 'shop' }] }, { name: 'c0', namespaces: [{ name: 'shop' }] }];
+    this.workspaces = roll < 0.2 ? [] : [workspaceResource('shop-team', shopClusters), workspaceResource('pay-team', [{ name: '*', namespaces: [{ name: 'pay' }] }])];
+    return { what: `workspaces (${this.workspaces.length})`, touched: [] };
+  }
+
+  /** shop's WorkspaceSettings: exports VirtualDestinations to pay-team by label, or everything, or nothing. */
+  #workspaceSettings(): { what: string; touched: string[] } {
+    const roll = this.#random();
+    const exportTo = roll < 0.4 ? [{ workspaces: [{ name: 'pay-team' }], resources: [{ kind: 'VIRTUAL_DESTINATION', labels: { failover: 'on' } }] }] : roll < 0.7 ? [{ workspaces: [{ name: 'pay-team' }] }] : [];
+    const result = this.#toggleGloo('WorkspaceSettings/shop/shop-team', () => ({ kind: 'WorkspaceSettings', cluster: 'c0', spec: { exportTo } }));
+    if (!this.gloo.has('WorkspaceSettings/pay/pay-team')) this.gloo.set('WorkspaceSettings/pay/pay-team', { kind: 'WorkspaceSettings', cluster: 'c0', spec: { importFrom: [{ workspaces: [{ name: 'shop-team' }] }] } });
+    return { ...result, touched: ['c0'] };
+  }
+
   #gateway(): { what: string; touched: string[] } {
     const cluster = this.#pick(CLUSTERS);
     const state = this.clusters.get(cluster) as ClusterState;
@@ -249,6 +271,11 @@ export class ChangeWorld {
     }
     return out;
   }
+}
+
+/** A management-plane Workspace owning `clusters` (workloadClusters entries). */
+export function workspaceResource(name: string, clusters: Record<string, unknown>[]): Resource {
+  return { apiVersion: 'admin.gloo.solo.io/v2', kind: 'Workspace', metadata: { name, namespace: 'gloo-mesh' }, spec: { workloadClusters: clusters } };
 }
 
 function routeSpec(vd: string, prefix: string): Record<string, unknown> {

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { buildInputSnapshot, canonicalEncodingCount, canonicalJson, snapshotEncoding, type InputSnapshot, type Resource } from '@meshrelay/api';
 import { buildEastWestGateway, buildEndpointSlice, buildNode, buildPod, buildService } from '@meshrelay/testkit';
 import { IncrementalTranslator, createIstioValidator, translate, type ProducedOutput, type TranslationInput, type TranslationResult } from '../src/index.ts';
-import { CLUSTERS, ChangeWorld, seededRandom } from './change-world.ts';
+import { CLUSTERS, ChangeWorld, seededRandom, workspaceResource } from './change-world.ts';
 import { reviewsDestination } from './fixtures.ts';
 
 const validator = createIstioValidator();
@@ -52,6 +52,7 @@ describe('IncrementalTranslator', () => {
         inputs: new Map(present.map((c) => [c, snapshots.get(c) as InputSnapshot])),
         clusters: [...world.registry.values()],
         vips: new Map(world.vips),
+        workspaces: world.workspaces,
         previousSecurityOutputs: previous?.securityOutputs ?? new Map(),
       };
       const context = `seed ${SEED.toString(16)} step ${step} (${change.what})`;
@@ -64,6 +65,37 @@ describe('IncrementalTranslator', () => {
         throw err;
       }
     }
+  });
+});
+
+/** The exportTo of the ServiceEntry of shop/svc-0-global in `cluster`'s output. */
+function serviceEntryExport(result: TranslationResult, cluster: string): unknown {
+  const se = result.outputs.get(cluster)?.resources.find((r) => r.kind === 'ServiceEntry' && r.metadata.name === 'svc-0-global-vd');
+  return (se?.spec as { exportTo?: unknown } | undefined)?.exportTo;
+}
+
+describe('IncrementalTranslator scoping', () => {
+  it('given workspaces exporting VirtualDestinations by label, when a VirtualDestination in c1 loses the label, then consumers whose input did not change scope it again', async () => {
+    const world = new ChangeWorld(seededRandom(7));
+    world.workspaces = [workspaceResource('shop-team', [{ name: '*', namespaces: [{ name: 'shop' }] }]), workspaceResource('pay-team', [{ name: '*', namespaces: [{ name: 'pay' }] }])];
+    world.gloo.set('WorkspaceSettings/shop/shop-team', { kind: 'WorkspaceSettings', cluster: 'c0', spec: { exportTo: [{ workspaces: [{ name: 'pay-team' }], resources: [{ kind: 'VIRTUAL_DESTINATION', labels: { failover: 'on' } }] }] } });
+    world.gloo.set('WorkspaceSettings/pay/pay-team', { kind: 'WorkspaceSettings', cluster: 'c0', spec: { importFrom: [{ workspaces: [{ name: 'shop-team' }] }] } });
+    const vd = world.gloo.get('VirtualDestination/shop/svc-0-global');
+    assert.ok(vd);
+    vd.cluster = 'c1';
+    vd.labels = { failover: 'on' };
+    const snapshots = new Map(CLUSTERS.map((c) => [c, buildInputSnapshot({ cluster: c, epoch: 'scope', generation: 1, resources: world.resourcesOf(c) })]));
+    const inputOf = (): TranslationInput => ({ inputs: new Map(snapshots), clusters: [...world.registry.values()], vips: new Map(world.vips), workspaces: world.workspaces });
+    const engine = new IncrementalTranslator(validator);
+    const before = await engine.run(inputOf());
+    assert.deepEqual(serviceEntryExport(before, 'c2'), ['pay', 'shop']);
+
+    vd.labels = {};
+    snapshots.set('c1', buildInputSnapshot({ cluster: 'c1', epoch: 'scope', generation: 2, resources: world.resourcesOf('c1') }));
+    const after = await engine.run(inputOf());
+
+    assert.deepEqual(serviceEntryExport(after, 'c2'), ['shop']);
+    assertSameResult(after, translate(inputOf(), validator), 'label removed');
   });
 });
 

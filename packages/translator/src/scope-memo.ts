@@ -1,0 +1,55 @@
+/**
+ * Scoping kept across runs: what `scopeCandidates` made of one output for one consumer is reused
+ * while nothing it read changed, so a run re-scopes only the outputs that are new objects, the
+ * consumers whose index changed, or everything when the scoping world changed.
+ */
+import type { Resource } from '@meshrelay/api';
+import type { Sourced } from './sources.ts';
+
+/** One output scoped for one consumer, with what the scoping read besides the output itself. */
+interface ScopedEntry {
+  readonly sources: readonly string[];
+  /** Digest naming the workspace model, every admitted Gloo resource and the owners (see pipeline.ts routeWorld). */
+  readonly world: string;
+  /** Identity of the consumer's index (its namespaces), or 0 without one. */
+  readonly index: number;
+  /** The scoped resource, or null when the consumer does not receive the output. */
+  readonly out: Resource | null;
+}
+
+/** Scoping results by output object, then by consumer cluster. */
+export type ScopeDecisions = WeakMap<Resource, Map<string, ScopedEntry>>;
+
+export interface ScopeReads {
+  readonly consumer: string;
+  readonly world: string;
+  readonly index: number;
+}
+
+function sameSources(a: readonly string[], b: readonly string[]): boolean {
+  return a === b || (a.length === b.length && a.every((s, i) => s === b[i]));
+}
+
+/**
+ * `scope(list)` for `reads.consumer`, computing only the outputs whose kept result does not
+ * match `reads`; `scope` must be `scopeCandidates` bound to this run's model and consumer.
+ */
+export function scopeKept(list: readonly Sourced[], reads: ScopeReads, decisions: ScopeDecisions, scope: (list: readonly Sourced[]) => Sourced[]): Sourced[] {
+  const out: Sourced[] = [];
+  for (const s of list) {
+    let byConsumer = decisions.get(s.resource);
+    if (!byConsumer) {
+      byConsumer = new Map();
+      decisions.set(s.resource, byConsumer);
+    }
+    let entry = byConsumer.get(reads.consumer);
+    if (!entry || entry.world !== reads.world || entry.index !== reads.index || !sameSources(entry.sources, s.sources)) {
+      const scoped = scope([s])[0];
+      entry = { sources: s.sources, world: reads.world, index: reads.index, out: scoped ? scoped.resource : null };
+      byConsumer.set(reads.consumer, entry);
+    }
+    if (entry.out === null) continue;
+    out.push(entry.out === s.resource ? s : { resource: entry.out, sources: s.sources });
+  }
+  return out;
+}
