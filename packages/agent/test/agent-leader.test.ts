@@ -3,7 +3,9 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
+import { pino } from 'pino';
 import type { Resource } from '@meshrelay/api';
+import { FileLeaseStore } from '@meshrelay/kube';
 import { startFakeKubeApiServer, waitFor } from '@meshrelay/testkit';
 import { Agent } from '../src/agent.ts';
 import type { AgentConfig } from '../src/config.ts';
@@ -150,9 +152,12 @@ test('given a leader, when its lease passes to someone else, then it stops relay
   const { configs } = await replicaConfigs(t, relay);
   const replica = await startReplica(t, configs[0] as AgentConfig);
   await waitFor(() => replica.agent.status().relay.pushConnected, { message: 'the leader did not connect' });
-  const now = new Date().toISOString();
-  const intruder = { holder: 'intruder', acquireTime: now, renewTime: now, leaseDurationMs: 60_000, transitions: 5 };
-  await writeFile(configs[0]?.leaseFile as string, JSON.stringify(intruder));
+  // The intruder takes the lease the way a replica does: under the lease file's lock. A plain write
+  // could land inside the leader's renew round and be overwritten by its renewal.
+  const leases = new FileLeaseStore({ path: configs[0]?.leaseFile as string, staleLockMs: 60_000, logger: pino({ level: 'silent' }) });
+  const now = Date.now();
+  const intruder = { holder: 'intruder', acquireTimeMs: now, renewTimeMs: now, leaseDurationMs: 60_000, transitions: 5 };
+  await waitFor(async () => (await leases.update(() => intruder)).outcome === 'written', { message: 'the intruder never got the lease lock' });
   // Well inside the intruder's 60 s lease: the replica stops on reading it, not when it would expire
   // (the bound leaves room for the server to see the streams end on a loaded machine).
   await waitFor(() => !replica.agent.status().leadership.leader && !replica.agent.status().relay.pushConnected && relay.server.connections.streams('east').length === 0, {
