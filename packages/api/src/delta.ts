@@ -36,17 +36,22 @@ export async function canonicalParts(resources: readonly Resource[], slicer = ne
   return parts;
 }
 
-/** `nextParts`, when given, are canonicalParts(next) already computed. */
-export async function computeDelta(base: readonly Resource[], next: readonly Resource[], nextParts?: readonly string[]): Promise<ResourceDelta> {
-  const [baseParts, encoded] = await Promise.all([canonicalParts(base), nextParts ?? canonicalParts(next)]);
-  const before = new Map(base.map((r, i) => [resourceId(r), baseParts[i]] as const));
+/**
+ * `nextParts`, when given, are canonicalParts(next) already computed. A resource that is the
+ * same deep-frozen object in base and next is unchanged without encoding either (snapshots share
+ * unchanged resources by identity); any other pair is compared by canonical encoding.
+ */
+export async function computeDelta(base: readonly Resource[], next: readonly Resource[], nextParts?: readonly string[], slicer = new LoopSlicer()): Promise<ResourceDelta> {
+  const before = new Map(base.map((r) => [resourceId(r), r] as const));
   const upserts: Resource[] = [];
-  next.forEach((r, i) => {
+  for (const [i, r] of next.entries()) {
     const id = resourceId(r);
     const old = before.get(id);
     before.delete(id);
-    if (old !== encoded[i]) upserts.push(r);
-  });
+    const same = old !== undefined && ((old === r && Object.isFrozen(r)) || canonicalJson(old) === (nextParts?.[i] ?? canonicalJson(r)));
+    if (!same) upserts.push(r);
+    if (slicer.due()) await slicer.yield();
+  }
   return { upserts, deletedKeys: [...before.keys()].sort() };
 }
 
