@@ -98,16 +98,25 @@ export class TranslationLoop {
     this.trigger('start');
   }
 
+  /**
+   * Coalesces triggers: the first arms a run `debounceMs` later and those that come before it
+   * fires join that run. A later trigger never postpones an armed run, so a steady stream of
+   * changes (or the gate's once-a-second re-check) cannot starve translation.
+   */
   trigger(reason: string): void {
     if (this.#stopped) return;
     this.#o.logger.debug({ reason }, 'translation triggered');
-    clearTimeout(this.#timer);
-    this.#timer = setTimeout(() => this.#kick(), this.#o.debounceMs);
+    if (this.#timer !== undefined) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#kick();
+    }, this.#o.debounceMs);
   }
 
   /** Runs now and resolves when this run (and any it queued) is done. For tests and start-up. */
   async runNow(): Promise<void> {
     clearTimeout(this.#timer);
+    this.#timer = undefined;
     this.#kick();
     while (this.#running) await this.#running;
   }

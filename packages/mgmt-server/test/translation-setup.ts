@@ -16,7 +16,7 @@ import { OutputPersister } from '../src/output-persister.ts';
 import { TranslationLoop } from '../src/translation-loop.ts';
 
 /** Starts everything a TranslationLoop needs (closed in t.after); the gate is open from the start. */
-export async function translationSetup(t: TestContext, options: { keyPrefix: string; commandTimeoutMs: number }) {
+export async function translationSetup(t: TestContext, options: { keyPrefix: string; commandTimeoutMs: number; debounceMs?: number }) {
   const redis = await startRedisServer();
   t.after(() => redis.stop());
   const dir = mkdtempSync(join(tmpdir(), `meshrelay-${options.keyPrefix}-`));
@@ -38,7 +38,7 @@ export async function translationSetup(t: TestContext, options: { keyPrefix: str
     vips: new VipAllocations(join(dir, 'vips.json'), DEFAULT_VIP_CIDR),
     validator: createIstioValidator(),
     gate: { safeMode: false, safeStartWindowSeconds: 0 },
-    debounceMs: 10,
+    debounceMs: options.debounceMs ?? 10,
     uptimeMs: () => 60_000,
   });
   t.after(() => loop.stop());
