@@ -56,6 +56,12 @@ export interface Storm {
   readonly agents: number;
   readonly bytesResent: number;
   readonly reApplies: number;
+  /**
+   * The restarted server's first translation: a fresh engine over every input it loaded from
+   * Redis, i.e. a cold full translation (meshrelay_translation_duration_seconds, wall time with
+   * the loop's yields). Undefined if more than one run had ended when it was read.
+   */
+  readonly coldTranslationMs: number | undefined;
 }
 
 export interface LiveResults {
@@ -76,10 +82,6 @@ function procMemory(pid: number | undefined): Pick<Memory, 'rssHighWaterBytes'> 
 async function serverMemory(metricsPort: number, pid: number | undefined): Promise<Memory> {
   const series = await scrapeMetrics(metricsPort);
   return { rssBytes: metricEndingWith(series, 'process_resident_memory_bytes'), heapUsedBytes: metricEndingWith(series, 'nodejs_heap_size_used_bytes'), ...procMemory(pid) };
-}
-
-async function translations(metricsPort: number): Promise<number> {
-  return metricEndingWith(await scrapeMetrics(metricsPort), 'translation_duration_seconds_count') ?? 0;
 }
 
 /** Starts every relay client; resolves when every agent applied an output built from all initial inputs. */
@@ -148,8 +150,15 @@ async function reconnectStorm(plane: Plane, fleet: Fleet, names: readonly string
   await fleet.waitUntil(() => names.every(resynced), 'every agent pushed (acked) and opened its pull stream on the restarted server', signal);
   const lastAt = Math.max(...names.map((n) => Math.max(...fleet.of('acked', restartedAt).filter((e) => e.cluster === n).map((e) => e.at), ...fleet.of('pull-open', restartedAt).filter((e) => e.cluster === n).map((e) => e.at))));
   // Whatever the restarted server would re-send comes after its first translation.
+  let coldTranslationMs: number | undefined;
   for (;;) {
-    if (await translations(plane.metricsPort) >= 1) break;
+    const series = await scrapeMetrics(plane.metricsPort);
+    const count = metricEndingWith(series, 'translation_duration_seconds_count') ?? 0;
+    if (count >= 1) {
+      const sum = metricEndingWith(series, 'translation_duration_seconds_sum');
+      coldTranslationMs = count === 1 && sum !== undefined ? sum * 1000 : undefined;
+      break;
+    }
     await sleep(50, undefined, { signal });
   }
   await sleep(Math.max(settleMs, 1000), undefined, { signal });
@@ -159,6 +168,7 @@ async function reconnectStorm(plane: Plane, fleet: Fleet, names: readonly string
     agents: names.length,
     bytesResent: fleet.of('received', killedAt).reduce((n, e) => n + e.wireBytes, 0),
     reApplies: fleet.of('applied', killedAt).length,
+    coldTranslationMs,
   };
 }
 
