@@ -90,6 +90,7 @@ export class PullStream {
         heldKeys: held ? held.resources.map(resourceId) : [],
         heldProvenance: held ? held.provenance.map(copyProvenance) : [],
         acceptsDeltas: true,
+        acceptsPatches: true,
       },
     });
   }
