@@ -72,7 +72,7 @@ export {
   type ResourceDelta,
   type SendOptions,
 } from './delta.ts';
-export { applyResourcePatch, resourcePatch, type ResourcePatch } from './resource-patch.ts';
+export { applyResourcePatch, resourcePatch, resourcePatchOps, type ResourcePatch } from './resource-patch.ts';
 export { applyProvenanceChange, provenanceChange, provenanceHash, type ProvenanceChange } from './provenance-delta.ts';
 export { deltaBytes, deltaOfHeader, type DeltaHeader } from './delta-header.ts';
 export { OutboundWriter, relayMessageBytes, type WritableCall } from './outbound-writer.ts';
