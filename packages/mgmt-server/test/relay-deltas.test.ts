@@ -77,3 +77,29 @@ for (const acceptsDeltas of [true, false]) {
     assert.equal(h2.baseHash, acceptsDeltas ? first.hash : '');
   });
 }
+
+/** Fifty clusters' provenance; `changed` has a newer input. */
+const provenanceOf = (changed = -1) =>
+  Array.from({ length: 50 }, (_, i) => ({ cluster: `c-${String(i).padStart(2, '0')}`, inputHash: (i === changed ? 'b' : 'a').repeat(64), epoch: 'e', generation: i === changed ? 2 : 1 }));
+
+for (const acceptsPatches of [true, false]) {
+  test(`given an agent that takes deltas and ${acceptsPatches ? 'says it takes patches' : 'does not say it takes patches (an older one)'}, when one resource and one provenance entry change, then the delta carries ${acceptsPatches ? 'a patch and the changed entry only' : 'the resource whole and the whole provenance'}`, async (t) => {
+    const server = await startTestServer(t);
+    const a = await registerCluster(server, 'a');
+    const pull = openPull(mtlsClient(t, server, a));
+    t.after(() => pull.cancel());
+    pull.write({ hello: { heldHash: '', heldKeys: [], heldProvenance: [], acceptsDeltas: true, acceptsPatches } });
+    await waitFor(() => server.connections.streams('a').some((s) => s.kind === 'pull'));
+    const first = buildOutputSnapshot({ cluster: 'a', resources: services(50), provenance: provenanceOf() });
+    server.outputs.publish(first);
+    await next(pull, (m) => m.header ?? undefined);
+    pull.write({ ack: { hash: first.hash, accepted: true } });
+    const changed = services(50).map((r) => (r.metadata.name === 's7' ? { ...r, spec: { ...(r.spec as object), ports: [{ name: 'http', port: 9999 }] } } : r));
+    server.outputs.publish(buildOutputSnapshot({ cluster: 'a', resources: changed, provenance: provenanceOf(3) }));
+    const h2 = await next(pull, (m) => m.header ?? undefined);
+    assert.equal(h2.baseHash, first.hash);
+    assert.equal(h2.patches?.length ?? 0, acceptsPatches ? 1 : 0);
+    assert.equal(h2.provenanceRelative ?? false, acceptsPatches);
+    assert.deepEqual(h2.provenance?.map((p: { cluster?: string | null }) => p.cluster), acceptsPatches ? ['c-03'] : provenanceOf().map((p) => p.cluster));
+  });
+}
