@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { applyResourcePatch, canonicalJson, resourceId, resourcePatch, resourcePatchOps, type Resource } from '../src/index.ts';
+import { random } from './support/seeded-random.ts';
 
 interface Endpoint {
   address: string;
@@ -31,18 +32,6 @@ function serviceEntry(endpoints: number): Resource & { spec: { endpoints: Endpoi
         ports: { http: 15443 },
       })),
     },
-  };
-}
-
-/** A small seeded generator, so a failing case can be replayed from its seed. */
-function random(seed: number): (n: number) => number {
-  let s = seed >>> 0;
-  return (n) => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) % n;
   };
 }
 
