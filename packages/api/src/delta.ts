@@ -1,11 +1,11 @@
-import { canonicalJson } from './canonical.ts';
+import { canonicalJson, deepFreeze } from './canonical.ts';
 import { MeshrelayError } from './errors.ts';
 import { deltaBytes, type DeltaHeader } from './delta-header.ts';
 import { LoopSlicer } from './loop-slicer.ts';
 import { applyProvenanceChange, provenanceChange } from './provenance-delta.ts';
 import { compareResources, resourceId, type Resource } from './resource.ts';
 import { applyResourcePatch, resourcePatch, type ResourcePatch } from './resource-patch.ts';
-import { canonicalResource, resourceEncoding, sha256Hex, type Provenance } from './snapshot.ts';
+import { isCanonicalResource, resourceEncoding, sha256Hex, type Provenance } from './snapshot.ts';
 import {
   DEFAULT_COMPRESS_ABOVE_BYTES,
   encodeSnapshotFrames,
@@ -81,27 +81,44 @@ async function diffResources(base: readonly Resource[], next: readonly Resource[
 
 /** The base with the delta applied: sorted, frozen, with its canonical encoding and hash. */
 /**
- * The base with the delta applied: sorted, with its canonical encoding and hash. A patch whose
- * key the base lacks or that does not apply is refused with MESHRELAY_ERR_DELTA_BASE_MISMATCH.
- * New and patched resources become canonical copies that keep their encoding, so the next delta
- * re-encodes only what it changes (resources of the base that are canonical copies are reused).
+ * Encodings of resources a receiver took in (frozen when remembered), by identity: the resources
+ * of a held snapshot are the next delta's base, so each is encoded once, not on every delta.
+ * Canonical copies (resourceEncoding keeps theirs) are not in it.
+ */
+const receivedEncodings = new WeakMap<Resource, string>();
+
+/** The canonical encoding of `r`, remembered for the next delta (and `r` frozen so it stays true). */
+function heldEncoding(r: Resource): string {
+  const known = receivedEncodings.get(r);
+  if (known !== undefined) return known;
+  const encoding = resourceEncoding(r);
+  if (!isCanonicalResource(r)) receivedEncodings.set(deepFreeze(r), encoding);
+  return encoding;
+}
+
+/**
+ * The base with the delta applied: sorted, frozen, with its canonical encoding and hash. A
+ * patch whose key the base lacks or that does not apply is refused with
+ * MESHRELAY_ERR_DELTA_BASE_MISMATCH. Each resource's encoding is remembered, so the next delta
+ * against the result encodes only what it changes.
  */
 export async function applyDelta(base: readonly Resource[], delta: ResourceDelta): Promise<{ resources: readonly Resource[]; encoding: string; hash: string }> {
   const byId = new Map(base.map((r) => [resourceId(r), r] as const));
   for (const patch of delta.patches ?? []) {
     const old = byId.get(patch.key);
     if (!old) throw new MeshrelayError('MESHRELAY_ERR_DELTA_BASE_MISMATCH', `patch of ${patch.key}, which the snapshot held does not have`);
-    byId.set(patch.key, canonicalResource(applyResourcePatch(old, patch), false));
+    byId.set(patch.key, applyResourcePatch(old, patch));
   }
   for (const key of delta.deletedKeys) byId.delete(key);
-  for (const r of delta.upserts) byId.set(resourceId(r), canonicalResource(r, false));
+  for (const r of delta.upserts) byId.set(resourceId(r), r);
+  const resources = [...byId.values()].sort(compareResources);
   const slicer = new LoopSlicer();
-  const resources: Resource[] = [];
-  for (const r of [...byId.values()].sort(compareResources)) {
-    resources.push(canonicalResource(r, false));
+  const parts: string[] = [];
+  for (const r of resources) {
+    parts.push(heldEncoding(r));
     if (slicer.due()) await slicer.yield();
   }
-  const encoding = `[${(await canonicalParts(resources, slicer)).join(',')}]`;
+  const encoding = `[${parts.join(',')}]`;
   return { resources, encoding, hash: sha256Hex(encoding) };
 }
 

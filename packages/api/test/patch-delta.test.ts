@@ -112,3 +112,30 @@ test('given a delta certainly smaller than the snapshot sent full, when framed, 
   assert.equal(frames.kind, 'delta');
   assert.equal(reads, 0, 'no unchanged resource was encoded');
 });
+
+test('given a receiver that applied a delta, when the next delta arrives, then the resources it does not change are not encoded again and the result is still checked against its hash', async () => {
+  let reads = 0;
+  // What the receiver holds: its own objects (a sender holds others), whose encoding is counted.
+  const counted = (i: number): Resource => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: `cm-${i}`, namespace: 'default' },
+    get data() {
+      reads++;
+      return { value: `v${i}` };
+    },
+  }) as Resource;
+  const plain = (name: string, v: string): Resource => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default' }, data: { value: v } });
+  const values = Array.from({ length: 50 }, (_, i) => plain(`cm-${i}`, `v${i}`));
+  const output = (v: string) => buildOutputSnapshot({ cluster: 'x', resources: [...values, plain('zz', v)], provenance: [] });
+  const [v1, v2, v3] = [output('1'), output('2'), output('3')];
+  const held: HeldResources = { hash: v1.hash, resources: [...Array.from({ length: 50 }, (_, i) => counted(i)), plain('zz', '1')] };
+  const afterFirst = await receive(await encodeSnapshotFor(v1, v2, { patches: true }), held);
+  assert.equal(afterFirst.hash, v2.hash);
+  reads = 0;
+  const afterSecond = await receive(await encodeSnapshotFor(v2, v3, { patches: true }), afterFirst);
+  assert.equal(afterSecond.hash, v3.hash);
+  assert.equal(reads, 0, 'no unchanged held resource was encoded again');
+  const tampered = await encodeSnapshotFor(v2, v3, { patches: true });
+  await assert.rejects(receive({ ...tampered, header: { ...tampered.header, hash: 'c'.repeat(64) } }, afterFirst), { code: 'MESHRELAY_ERR_DELTA_BASE_MISMATCH' });
+});
