@@ -79,7 +79,6 @@ async function diffResources(base: readonly Resource[], next: readonly Resource[
   return { upserts, deletedKeys: [...before.keys()].sort(), replaced };
 }
 
-/** The base with the delta applied: sorted, frozen, with its canonical encoding and hash. */
 /**
  * Encodings of resources a receiver took in (frozen when remembered), by identity: the resources
  * of a held snapshot are the next delta's base, so each is encoded once, not on every delta.
@@ -214,8 +213,9 @@ export async function encodeSnapshotFor(base: HeldResources | undefined, next: T
   let delta: ChosenFrames | undefined;
   if (bytes !== undefined) {
     const input = await deltaInput(base, next, bytes, undefined, patches);
-    delta = input && chosen('delta', await encodeSnapshotFrames(input, deltaOptions));
-    if (!input || (delta && delta.wireBytes < fullWireLowerBound({ ...next, bytes }, frameOptions))) return delta ?? (await encodeFull(next, frameOptions)).frames;
+    if (!input) return (await encodeFull(next, frameOptions)).frames;
+    delta = chosen('delta', await encodeSnapshotFrames(input, deltaOptions));
+    if (delta.wireBytes < fullWireLowerBound({ ...next, bytes }, frameOptions)) return delta;
   }
   const full = await encodeFull(next, frameOptions);
   if (!delta) {

@@ -108,6 +108,7 @@ export interface AssembledSnapshot {
   readonly generation: number;
   readonly hash: string;
   readonly resources: readonly Resource[];
+  /** For a delta with relative provenance (delta.provenance set): only the entries that changed, until resolveDelta rebuilds the whole list. */
   readonly provenance: readonly Provenance[];
   /**
    * Set for a delta: `resources` are then its upserts and `hash` the announced
