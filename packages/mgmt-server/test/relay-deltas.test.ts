@@ -9,8 +9,8 @@ const snap = (generation: number, resources: Resource[]) => buildInputSnapshot({
 const services = (n: number, extra: string[] = []) => [...Array.from({ length: n }, (_, i) => service(`s${i}`)), ...extra.map((x) => service(x))];
 
 /** Sends `next` framed against `base` (a delta when one is smaller), as the agent would. */
-async function push(stream: ReturnType<typeof openPush>, base: InputSnapshot | undefined, nextSnap: InputSnapshot, tamper: { baseHash?: string } = {}): Promise<'full' | 'delta'> {
-  const input = (await deltaInput(base, nextSnap, nextSnap.bytes)) ?? { ...nextSnap, encoding: snapshotEncoding(nextSnap) };
+async function push(stream: ReturnType<typeof openPush>, base: InputSnapshot | undefined, nextSnap: InputSnapshot, tamper: { baseHash?: string } = {}, patches = false): Promise<'full' | 'delta'> {
+  const input = (await deltaInput(base, nextSnap, nextSnap.bytes, undefined, patches)) ?? { ...nextSnap, encoding: snapshotEncoding(nextSnap) };
   const delta = input.delta && tamper.baseHash ? { ...input.delta, baseHash: tamper.baseHash } : input.delta;
   const frames = encodeSnapshotFramesSync({ epoch: nextSnap.epoch, generation: nextSnap.generation, hash: input.hash, encoding: input.encoding, ...(delta ? { delta } : {}) });
   stream.write({ header: frames.header });
@@ -27,8 +27,23 @@ async function pushing(t: TestContext) {
   await push(stream, undefined, first);
   const ack = await next(stream, (m) => m.ack ?? undefined);
   assert.equal(ack.acceptsDeltas, true, 'the server says it takes deltas');
+  assert.equal(ack.acceptsPatches, true, 'the server says it takes patches');
   return { server, stream, first };
 }
+
+test('given an accepted input snapshot, when a delta patching one resource of it arrives, then the server stores the full result', async (t) => {
+  const { server, stream } = await pushing(t);
+  const changed = services(50).map((r) => (r.metadata.name === 's9' ? { ...r, spec: { ...(r.spec as object), ports: [{ name: 'http', port: 9999 }] } } : r));
+  const second = snap(2, changed);
+  const first = await server.store.getInput('a');
+  assert.ok(first);
+  const input = await deltaInput(first, second, second.bytes, undefined, true);
+  assert.equal(input?.delta?.patches?.length, 1, 'the change goes as a patch');
+  await push(stream, first, second, {}, true);
+  const ack = await next(stream, (m) => m.ack ?? undefined);
+  assert.deepEqual([ack.accepted, ack.hash], [true, second.hash]);
+  assert.equal(snapshotEncoding((await server.store.getInput('a')) as InputSnapshot), snapshotEncoding(second));
+});
 
 test('given an accepted input snapshot, when a delta against it arrives, then the server stores the full result', async (t) => {
   const { server, stream, first } = await pushing(t);
