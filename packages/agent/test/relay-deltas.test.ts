@@ -117,3 +117,56 @@ test('given an agent that received a full output and then a delta, when each arr
   assert.equal(received[0]?.wireBytes, await snapshotBytes(relay, 'pull', 'full'));
   assert.equal(received[1]?.wireBytes, await snapshotBytes(relay, 'pull', 'delta'));
 });
+
+/** An exported service's ServiceEntry with 10 endpoints in each of 50 clusters; `gone` names an endpoint that is not there. */
+function serviceEntry(gone = -1): Resource {
+  const endpoints = Array.from({ length: 500 }, (_, i) => ({ address: `10.${Math.floor(i / 10)}.0.${(i % 10) + 1}`, labels: { app: 'reviews' }, network: `net-${Math.floor(i / 10)}`, ports: { http: 15443 } }));
+  return {
+    apiVersion: 'networking.istio.io/v1',
+    kind: 'ServiceEntry',
+    metadata: { name: 'vd-reviews', namespace: 'istio-system' },
+    spec: { hosts: ['reviews.global'], resolution: 'STATIC', endpoints: endpoints.filter((_, i) => i !== gone) },
+  };
+}
+
+/** One provenance entry per cluster; `changed` has a newer input. */
+const provenanceOf = (changed = -1) =>
+  Array.from({ length: 50 }, (_, i) => ({ cluster: `c-${String(i).padStart(2, '0')}`, inputHash: (i === changed ? 'b' : 'a').repeat(64), epoch: 'epoch-1', generation: i === changed ? 2 : 1 }));
+
+test('given an agent that applied an output built from 50 clusters, when one endpoint of its 500-endpoint ServiceEntry goes, then the change arrives as a patch with relative provenance in under 2 KB and the agent ends with the whole output', async (t) => {
+  const relay = await startRelay(t);
+  const received: ReceivedOutput[] = [];
+  relay.publish([serviceEntry(), ...services(20)], provenanceOf());
+  const harness = await startClient(t, [relay], { ...NO_INPUT, events: { onOutputReceived: (r) => void received.push(r) } });
+  await waitFor(() => harness.applied.length === 1 && relay.server.connections.applied('east') === harness.applied[0]?.hash, { timeoutMs: 10_000 });
+  const next = relay.publish([serviceEntry(123), ...services(20)], provenanceOf(7));
+  await waitFor(() => relay.server.connections.applied('east') === next.hash, { timeoutMs: 10_000 });
+  assert.deepEqual(received.map((r) => [r.kind, r.patches]), [['full', 0], ['delta', 1]]);
+  assert.ok((received[1]?.wireBytes ?? Infinity) < 2048, `${received[1]?.wireBytes} bytes`);
+  assert.equal(snapshotEncoding(harness.applied[1] ?? { resources: [] }), snapshotEncoding(next));
+  assert.deepEqual(harness.applied[1]?.provenance, next.provenance);
+});
+
+test('given an agent holding another version of a resource under the hash it acked, when a patch of that resource arrives, then it refuses it with MESHRELAY_ERR_DELTA_BASE_MISMATCH, the server resends the output full and the agent ends with it', async (t) => {
+  const relay = await startRelay(t);
+  const first = relay.publish([serviceEntry(), ...services(20)]);
+  let held: AppliedOutput | undefined;
+  const harness = await startClient(t, [relay], {
+    ...NO_INPUT,
+    heldOutput: () => held,
+    // After the first apply the local ServiceEntry is not the one the server sent (as if edited under the agent).
+    applyOutput: (output) => {
+      const resources = output.hash === first.hash ? [serviceEntry(5), ...services(20)] : output.resources;
+      held = { cluster: 'east', hash: output.hash, provenance: output.provenance, resources };
+      return Promise.resolve();
+    },
+  });
+  await waitFor(() => relay.server.connections.applied('east') === first.hash, { timeoutMs: 10_000 });
+  const fullBefore = await snapshotBytes(relay, 'pull', 'full');
+  const next = relay.publish([serviceEntry(300), ...services(20)]);
+  await waitFor(() => relay.server.connections.applied('east') === next.hash, { timeoutMs: 10_000 });
+  assert.ok(logged(harness.lines, /^output refused: MESHRELAY_ERR_DELTA_BASE_MISMATCH/));
+  assert.ok((await snapshotBytes(relay, 'pull', 'full')) > fullBefore, 'the output went full after the refusal');
+  assert.equal(held?.hash, next.hash);
+  assert.equal(snapshotEncoding(held as AppliedOutput), snapshotEncoding(next));
+});

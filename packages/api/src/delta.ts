@@ -1,10 +1,22 @@
 import { canonicalJson, deepFreeze } from './canonical.ts';
 import { MeshrelayError } from './errors.ts';
-import { deltaBytes } from './delta-header.ts';
+import { deltaBytes, type DeltaHeader } from './delta-header.ts';
 import { LoopSlicer } from './loop-slicer.ts';
+import { applyProvenanceChange, provenanceChange } from './provenance-delta.ts';
 import { compareResources, resourceId, type Resource } from './resource.ts';
-import { sha256Hex } from './snapshot.ts';
-import { encodeSnapshotFrames, snapshotWireBytes, type AssembledSnapshot, type AssemblyLimits, type FrameInput, type FrameOptions, type SnapshotFrames } from './wire.ts';
+import { applyResourcePatch, resourcePatch, type ResourcePatch } from './resource-patch.ts';
+import { isCanonicalResource, resourceEncoding, sha256Hex, type Provenance } from './snapshot.ts';
+import {
+  DEFAULT_COMPRESS_ABOVE_BYTES,
+  encodeSnapshotFrames,
+  snapshotHeader,
+  snapshotWireBytes,
+  type AssembledSnapshot,
+  type AssemblyLimits,
+  type FrameInput,
+  type FrameOptions,
+  type SnapshotFrames,
+} from './wire.ts';
 
 /**
  * The change from one snapshot to the next, in whole resources: every resource
@@ -14,12 +26,15 @@ import { encodeSnapshotFrames, snapshotWireBytes, type AssembledSnapshot, type A
 export interface ResourceDelta {
   readonly upserts: readonly Resource[];
   readonly deletedKeys: readonly string[];
+  /** Resources of the base changed in place, applied before the upserts. */
+  readonly patches?: readonly ResourcePatch[];
 }
 
-/** A snapshot as a sender or receiver holds it: its hash and its resources. */
+/** A snapshot as a sender or receiver holds it: its hash, its resources and (outputs) its provenance. */
 export interface HeldResources {
   readonly hash: string;
   readonly resources: readonly Resource[];
+  readonly provenance?: readonly Provenance[];
 }
 
 /**
@@ -30,7 +45,7 @@ export interface HeldResources {
 export async function canonicalParts(resources: readonly Resource[], slicer = new LoopSlicer()): Promise<string[]> {
   const parts: string[] = [];
   for (const r of resources) {
-    parts.push(canonicalJson(r));
+    parts.push(resourceEncoding(r));
     if (slicer.due()) await slicer.yield();
   }
   return parts;
@@ -42,26 +57,67 @@ export async function canonicalParts(resources: readonly Resource[], slicer = ne
  * unchanged resources by identity); any other pair is compared by canonical encoding.
  */
 export async function computeDelta(base: readonly Resource[], next: readonly Resource[], nextParts?: readonly string[], slicer = new LoopSlicer()): Promise<ResourceDelta> {
+  const { upserts, deletedKeys } = await diffResources(base, next, nextParts, slicer);
+  return { upserts, deletedKeys };
+}
+
+/** computeDelta, with each changed resource's version in the base (keyed by the new version). */
+async function diffResources(base: readonly Resource[], next: readonly Resource[], nextParts: readonly string[] | undefined, slicer: LoopSlicer): Promise<ResourceDelta & { readonly replaced: ReadonlyMap<Resource, Resource> }> {
   const before = new Map(base.map((r) => [resourceId(r), r] as const));
   const upserts: Resource[] = [];
+  // Each changed resource's version in the base, the one a patch would apply to.
+  const replaced = new Map<Resource, Resource>();
   for (const [i, r] of next.entries()) {
     const id = resourceId(r);
     const old = before.get(id);
     before.delete(id);
-    const same = old !== undefined && ((old === r && Object.isFrozen(r)) || canonicalJson(old) === (nextParts?.[i] ?? canonicalJson(r)));
+    const same = old !== undefined && ((old === r && Object.isFrozen(r)) || resourceEncoding(old) === (nextParts?.[i] ?? resourceEncoding(r)));
     if (!same) upserts.push(r);
+    if (!same && old !== undefined) replaced.set(r, old);
     if (slicer.due()) await slicer.yield();
   }
-  return { upserts, deletedKeys: [...before.keys()].sort() };
+  return { upserts, deletedKeys: [...before.keys()].sort(), replaced };
 }
 
-/** The base with the delta applied: sorted, frozen, with its canonical encoding and hash. */
+/**
+ * Encodings of resources a receiver took in (frozen when remembered), by identity: the resources
+ * of a held snapshot are the next delta's base, so each is encoded once, not on every delta.
+ * Canonical copies (resourceEncoding keeps theirs) are not in it.
+ */
+const receivedEncodings = new WeakMap<Resource, string>();
+
+/** The canonical encoding of `r`, remembered for the next delta (and `r` frozen so it stays true). */
+function heldEncoding(r: Resource): string {
+  const known = receivedEncodings.get(r);
+  if (known !== undefined) return known;
+  const encoding = resourceEncoding(r);
+  if (!isCanonicalResource(r)) receivedEncodings.set(deepFreeze(r), encoding);
+  return encoding;
+}
+
+/**
+ * The base with the delta applied: sorted, frozen, with its canonical encoding and hash. A
+ * patch whose key the base lacks or that does not apply is refused with
+ * MESHRELAY_ERR_DELTA_BASE_MISMATCH. Each resource's encoding is remembered, so the next delta
+ * against the result encodes only what it changes.
+ */
 export async function applyDelta(base: readonly Resource[], delta: ResourceDelta): Promise<{ resources: readonly Resource[]; encoding: string; hash: string }> {
   const byId = new Map(base.map((r) => [resourceId(r), r] as const));
+  for (const patch of delta.patches ?? []) {
+    const old = byId.get(patch.key);
+    if (!old) throw new MeshrelayError('MESHRELAY_ERR_DELTA_BASE_MISMATCH', `patch of ${patch.key}, which the snapshot held does not have`);
+    byId.set(patch.key, applyResourcePatch(old, patch));
+  }
   for (const key of delta.deletedKeys) byId.delete(key);
-  for (const r of delta.upserts) byId.set(resourceId(r), deepFreeze(r));
+  for (const r of delta.upserts) byId.set(resourceId(r), r);
   const resources = [...byId.values()].sort(compareResources);
-  const encoding = `[${(await canonicalParts(resources)).join(',')}]`;
+  const slicer = new LoopSlicer();
+  const parts: string[] = [];
+  for (const r of resources) {
+    parts.push(heldEncoding(r));
+    if (slicer.due()) await slicer.yield();
+  }
+  const encoding = `[${parts.join(',')}]`;
   return { resources, encoding, hash: sha256Hex(encoding) };
 }
 
@@ -75,38 +131,107 @@ export interface ChosenFrames extends SnapshotFrames {
   readonly wireBytes: number;
 }
 
-type Target = HeldResources & Omit<FrameInput, 'hash' | 'encoding' | 'delta'>;
+type Target = HeldResources & Omit<FrameInput, 'hash' | 'encoding' | 'delta'> & {
+  /** Size of the canonical encoding of `resources`, when known: lets a delta go without framing the snapshot full. */
+  readonly bytes?: number;
+};
+
+/** How a sender frames snapshots for one receiver. */
+export interface SendOptions extends FrameOptions {
+  /** The receiver said it takes patches and relative provenance in deltas (PullHello/Ack accepts_patches). */
+  readonly patches?: boolean;
+}
+
+/**
+ * Patches ride in the header, which is not compressed and must stay a small gRPC message: past
+ * this many bytes of patches, changed resources travel whole in the (compressed) payload.
+ */
+export const MAX_HEADER_PATCH_BYTES = 64 * 1024;
 
 /**
  * The delta frame input that takes a receiver holding `base` to `next`, or
  * undefined when there is no base or its canonical encoding is not smaller
- * than `next`'s. `hash` stays `next`'s; the payload is the upserts.
+ * than `next`'s. `hash` stays `next`'s; the payload is the upserts. With
+ * `patches`, a changed resource whose RFC 6902 patch is smaller than it goes as
+ * that patch, and the provenance goes relative to the base's.
  */
-export async function deltaInput(base: HeldResources | undefined, next: Target, fullBytes: number, nextParts?: readonly string[]): Promise<FrameInput | undefined> {
+export async function deltaInput(base: HeldResources | undefined, next: Target, fullBytes: number, nextParts?: readonly string[], patches = false): Promise<FrameInput | undefined> {
   if (!base || base.hash === next.hash) return undefined;
-  const delta = await computeDelta(base.resources, next.resources, nextParts);
-  const payload = canonicalJson(delta.upserts);
-  if (deltaBytes(payload, delta.deletedKeys) >= fullBytes) return undefined;
-  const { hash, resources: _, ...rest } = next;
-  return { ...rest, hash, encoding: payload, delta: { baseHash: base.hash, payloadHash: sha256Hex(payload), deletedKeys: delta.deletedKeys } };
+  const delta = await diffResources(base.resources, next.resources, nextParts, new LoopSlicer());
+  const { upserts, patched } = patches ? patchesOf(delta.upserts, delta.replaced) : { upserts: delta.upserts, patched: [] };
+  const payload = canonicalJson(upserts);
+  if (deltaBytes(payload, delta.deletedKeys, patched) >= fullBytes) return undefined;
+  const { hash, resources: _, bytes: __, ...rest } = next;
+  const header: DeltaHeader = { baseHash: base.hash, payloadHash: sha256Hex(payload), deletedKeys: delta.deletedKeys, ...(patched.length > 0 ? { patches: patched } : {}) };
+  if (!patches || !next.provenance || next.provenance.length === 0) return { ...rest, hash, encoding: payload, delta: header };
+  const change = provenanceChange(base.provenance ?? [], next.provenance);
+  return { ...rest, provenance: change.changed, hash, encoding: payload, delta: { ...header, provenance: { removed: change.removed, hash: change.hash } } };
+}
+
+/** Splits changed resources into patches (where smaller, within MAX_HEADER_PATCH_BYTES) and whole upserts. */
+function patchesOf(changed: readonly Resource[], replaced: ReadonlyMap<Resource, Resource>): { upserts: Resource[]; patched: ResourcePatch[] } {
+  const upserts: Resource[] = [];
+  const patched: ResourcePatch[] = [];
+  let budget = MAX_HEADER_PATCH_BYTES;
+  for (const r of changed) {
+    const old = replaced.get(r);
+    const patch = old && budget > 0 ? resourcePatch(old, r, resourceEncoding(r)) : undefined;
+    const cost = patch ? Buffer.byteLength(patch.key) + Buffer.byteLength(patch.ops) : 0;
+    if (patch && cost <= budget) {
+      patched.push(patch);
+      budget -= cost;
+    } else upserts.push(r);
+  }
+  return { upserts, patched };
+}
+
+/**
+ * Deflate cannot compress by more than 1032:1 (zlib's technical details), so a gzip'd payload
+ * of n bytes travels in at least n / 1032 bytes.
+ */
+const MAX_DEFLATE_RATIO = 1032;
+
+/** Fewest bytes `next` can travel in full: its header (one chunk) plus its payload at the best compression possible. */
+function fullWireLowerBound(next: Target & { readonly bytes: number }, options: FrameOptions): number {
+  const compressed = next.bytes > (options.compressAboveBytes ?? DEFAULT_COMPRESS_ABOVE_BYTES);
+  const header = snapshotHeader(next, 1, next.bytes, compressed);
+  return snapshotWireBytes(header, compressed ? Math.floor(next.bytes / MAX_DEFLATE_RATIO) : next.bytes);
 }
 
 /**
  * Frames `next` for a receiver holding `base`: as a delta when that is smaller
  * on the wire than `next` sent full (both compared as they travel, after
- * compression), else full. Sending nothing when the receiver already holds
- * `next` is the caller's job.
+ * compression), else full. When `next.bytes` is known and the delta is smaller
+ * than the least `next` could take in full, the full frames are not built at
+ * all (the choice is the same: the full form could only be larger). Sending
+ * nothing when the receiver already holds `next` is the caller's job.
  */
-export async function encodeSnapshotFor(base: HeldResources | undefined, next: Target, options: FrameOptions = {}): Promise<ChosenFrames> {
-  const { hash, resources: _, ...rest } = next;
+export async function encodeSnapshotFor(base: HeldResources | undefined, next: Target, options: SendOptions = {}): Promise<ChosenFrames> {
+  const { patches = false, ...frameOptions } = options;
+  const deltaOptions = { ...frameOptions, compressAboveBytes: Math.min(frameOptions.compressAboveBytes ?? DELTA_COMPRESS_ABOVE_BYTES, DELTA_COMPRESS_ABOVE_BYTES) };
+  const bytes = next.bytes;
+  let delta: ChosenFrames | undefined;
+  if (bytes !== undefined) {
+    const input = await deltaInput(base, next, bytes, undefined, patches);
+    if (!input) return (await encodeFull(next, frameOptions)).frames;
+    delta = chosen('delta', await encodeSnapshotFrames(input, deltaOptions));
+    if (delta.wireBytes < fullWireLowerBound({ ...next, bytes }, frameOptions)) return delta;
+  }
+  const full = await encodeFull(next, frameOptions);
+  if (!delta) {
+    const input = await deltaInput(base, next, full.bytes, full.parts, patches);
+    delta = input && chosen('delta', await encodeSnapshotFrames(input, deltaOptions));
+  }
+  return delta && delta.wireBytes < full.frames.wireBytes ? delta : full.frames;
+}
+
+/** `next` framed full, with its resources' canonical encodings and the total size. */
+async function encodeFull(next: Target, options: FrameOptions): Promise<{ frames: ChosenFrames; parts: string[]; bytes: number }> {
+  const { hash, resources: _, bytes: __, ...rest } = next;
   const slicer = new LoopSlicer();
   const parts = await canonicalParts(next.resources, slicer);
   const encoding = await utf8ArrayInSlices(parts, slicer);
-  const full = chosen('full', await encodeSnapshotFrames({ ...rest, hash, encoding }, options));
-  const input = await deltaInput(base, next, encoding.length, parts);
-  if (!input) return full;
-  const delta = chosen('delta', await encodeSnapshotFrames(input, { ...options, compressAboveBytes: Math.min(options.compressAboveBytes ?? DELTA_COMPRESS_ABOVE_BYTES, DELTA_COMPRESS_ABOVE_BYTES) }));
-  return delta.wireBytes < full.wireBytes ? delta : full;
+  return { frames: chosen('full', await encodeSnapshotFrames({ ...rest, hash, encoding }, options)), parts, bytes: encoding.length };
 }
 
 /** The UTF-8 bytes of `[${parts.join(',')}]`, a part at a time (one 16 MiB join and encode would hold the loop). */
@@ -137,7 +262,8 @@ export async function resolveDelta(assembled: AssembledSnapshot, held: HeldResou
   if (!held || held.hash !== delta.baseHash) {
     throw new MeshrelayError('MESHRELAY_ERR_DELTA_BASE_MISMATCH', `delta is based on ${delta.baseHash}, but the snapshot held is ${held?.hash || 'none'}`);
   }
-  const result = await applyDelta(held.resources, { upserts: assembled.resources, deletedKeys: delta.deletedKeys });
+  const provenance = delta.provenance ? applyProvenanceChange(held.provenance ?? [], { changed: assembled.provenance, ...delta.provenance }) : assembled.provenance;
+  const result = await applyDelta(held.resources, { upserts: assembled.resources, deletedKeys: delta.deletedKeys, ...(delta.patches ? { patches: delta.patches } : {}) });
   if (result.resources.length > limits.maxResources) {
     throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_TOO_LARGE', `snapshot after the delta has ${result.resources.length} resources; the limit is ${limits.maxResources}`);
   }
@@ -149,5 +275,5 @@ export async function resolveDelta(assembled: AssembledSnapshot, held: HeldResou
     throw new MeshrelayError('MESHRELAY_ERR_DELTA_BASE_MISMATCH', `delta applied to ${delta.baseHash} hashes to ${result.hash}, not the announced ${assembled.hash}`);
   }
   const { delta: _, ...rest } = assembled;
-  return { ...rest, resources: result.resources };
+  return { ...rest, resources: result.resources, provenance };
 }

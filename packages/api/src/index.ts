@@ -65,11 +65,15 @@ export {
   DELTA_COMPRESS_ABOVE_BYTES,
   deltaInput,
   encodeSnapshotFor,
+  MAX_HEADER_PATCH_BYTES,
   resolveDelta,
   type ChosenFrames,
   type HeldResources,
   type ResourceDelta,
+  type SendOptions,
 } from './delta.ts';
+export { applyResourcePatch, resourcePatch, resourcePatchOps, type ResourcePatch } from './resource-patch.ts';
+export { applyProvenanceChange, provenanceChange, provenanceHash, type ProvenanceChange } from './provenance-delta.ts';
 export { deltaBytes, deltaOfHeader, type DeltaHeader } from './delta-header.ts';
 export { OutboundWriter, relayMessageBytes, type WritableCall } from './outbound-writer.ts';
 export {

@@ -2,7 +2,7 @@ import { promisify } from 'node:util';
 import { gunzip, gzip, gzipSync } from 'node:zlib';
 import { MeshrelayError } from './errors.ts';
 import { relay } from './gen/relay.js';
-import { deltaBytes, deltaOfHeader, type DeltaHeader } from './delta-header.ts';
+import { deltaBytes, deltaHeaderFields, deltaOfHeader, type DeltaHeader } from './delta-header.ts';
 import type { Provenance } from './snapshot.ts';
 import { copyProvenance } from './snapshot.ts';
 import type { Resource } from './resource.ts';
@@ -75,17 +75,21 @@ function frames(input: FrameInput, raw: Buffer, gzipped: Buffer | undefined, opt
   for (let offset = 0, index = 0; offset < payload.length || index === 0; offset += chunkBytes, index++) {
     chunks.push({ index, data: payload.subarray(offset, offset + chunkBytes) });
   }
-  const header: relay.v1.ISnapshotHeader = {
+  return { header: snapshotHeader(input, chunks.length, raw.length, gzipped !== undefined), chunks };
+}
+
+/** The header announcing `input` in `totalChunks` chunks carrying its `totalBytes`-byte encoding (gzip'd when `compressed`). */
+export function snapshotHeader(input: Omit<FrameInput, 'encoding'>, totalChunks: number, totalBytes: number, compressed: boolean): relay.v1.ISnapshotHeader {
+  return {
     epoch: input.epoch ?? '',
     generation: input.generation ?? 0,
     hash: input.hash,
-    totalChunks: chunks.length,
-    totalBytes: raw.length,
-    encoding: gzipped ? relay.v1.Encoding.ENCODING_JSON_GZIP : relay.v1.Encoding.ENCODING_JSON,
+    totalChunks,
+    totalBytes,
+    encoding: compressed ? relay.v1.Encoding.ENCODING_JSON_GZIP : relay.v1.Encoding.ENCODING_JSON,
     provenance: (input.provenance ?? []).map(copyProvenance),
-    ...(input.delta ? { baseHash: input.delta.baseHash, payloadHash: input.delta.payloadHash, deletedKeys: [...input.delta.deletedKeys] } : {}),
+    ...(input.delta ? deltaHeaderFields(input.delta) : {}),
   };
-  return { header, chunks };
 }
 
 /** A snapshot's bytes on the wire: its encoded header plus its chunks' payload (compressed when it travels so). */
@@ -104,6 +108,7 @@ export interface AssembledSnapshot {
   readonly generation: number;
   readonly hash: string;
   readonly resources: readonly Resource[];
+  /** For a delta with relative provenance (delta.provenance set): only the entries that changed, until resolveDelta rebuilds the whole list. */
   readonly provenance: readonly Provenance[];
   /**
    * Set for a delta: `resources` are then its upserts and `hash` the announced
@@ -170,10 +175,14 @@ export class SnapshotAssembler {
     if (!/^[0-9a-f]{64}$/.test(delta.baseHash) || !/^[0-9a-f]{64}$/.test(delta.payloadHash)) {
       throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', 'delta snapshot header has no valid sha256 base and payload hashes');
     }
-    if (delta.deletedKeys.length > limits.maxResources) {
-      throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_TOO_LARGE', `delta deletes ${delta.deletedKeys.length} resources; the limit is ${limits.maxResources}`);
+    if (delta.provenance && !/^[0-9a-f]{64}$/.test(delta.provenance.hash)) {
+      throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', 'delta snapshot header has relative provenance without a valid sha256 provenance hash');
     }
-    const bytes = totalBytes + deltaBytes('', delta.deletedKeys);
+    const touched = delta.deletedKeys.length + (delta.patches?.length ?? 0);
+    if (touched > limits.maxResources) {
+      throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_TOO_LARGE', `delta deletes or patches ${touched} resources; the limit is ${limits.maxResources}`);
+    }
+    const bytes = totalBytes + deltaBytes('', delta.deletedKeys, delta.patches);
     if (bytes > limits.maxBytes) {
       throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_TOO_LARGE', `delta of ${bytes} bytes exceeds the limit of ${limits.maxBytes} bytes`);
     }

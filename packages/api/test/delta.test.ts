@@ -13,6 +13,7 @@ import {
   type InputSnapshot,
   type Resource,
 } from '../src/index.ts';
+import { random } from './support/seeded-random.ts';
 
 const LIMITS = { maxBytes: 8 * 1024 * 1024, maxResources: 10_000 };
 
@@ -34,18 +35,6 @@ async function transfer(base: InputSnapshot | undefined, next: InputSnapshot, he
   const assembler = new SnapshotAssembler(frames.header, LIMITS);
   for (const chunk of frames.chunks) assembler.add(chunk);
   return { kind: frames.kind, out: await resolveDelta(await assembler.finish(), held, LIMITS) };
-}
-
-/** A small seeded generator, so a failing sequence can be replayed from its seed. */
-function random(seed: number): (n: number) => number {
-  let s = seed >>> 0;
-  return (n) => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (((t ^ (t >>> 14)) >>> 0) % n);
-  };
 }
 
 function mutate(resources: Resource[], rnd: (n: number) => number, step: number): Resource[] {

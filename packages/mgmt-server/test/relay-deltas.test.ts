@@ -9,8 +9,8 @@ const snap = (generation: number, resources: Resource[]) => buildInputSnapshot({
 const services = (n: number, extra: string[] = []) => [...Array.from({ length: n }, (_, i) => service(`s${i}`)), ...extra.map((x) => service(x))];
 
 /** Sends `next` framed against `base` (a delta when one is smaller), as the agent would. */
-async function push(stream: ReturnType<typeof openPush>, base: InputSnapshot | undefined, nextSnap: InputSnapshot, tamper: { baseHash?: string } = {}): Promise<'full' | 'delta'> {
-  const input = (await deltaInput(base, nextSnap, nextSnap.bytes)) ?? { ...nextSnap, encoding: snapshotEncoding(nextSnap) };
+async function push(stream: ReturnType<typeof openPush>, base: InputSnapshot | undefined, nextSnap: InputSnapshot, tamper: { baseHash?: string } = {}, patches = false): Promise<'full' | 'delta'> {
+  const input = (await deltaInput(base, nextSnap, nextSnap.bytes, undefined, patches)) ?? { ...nextSnap, encoding: snapshotEncoding(nextSnap) };
   const delta = input.delta && tamper.baseHash ? { ...input.delta, baseHash: tamper.baseHash } : input.delta;
   const frames = encodeSnapshotFramesSync({ epoch: nextSnap.epoch, generation: nextSnap.generation, hash: input.hash, encoding: input.encoding, ...(delta ? { delta } : {}) });
   stream.write({ header: frames.header });
@@ -27,8 +27,23 @@ async function pushing(t: TestContext) {
   await push(stream, undefined, first);
   const ack = await next(stream, (m) => m.ack ?? undefined);
   assert.equal(ack.acceptsDeltas, true, 'the server says it takes deltas');
+  assert.equal(ack.acceptsPatches, true, 'the server says it takes patches');
   return { server, stream, first };
 }
+
+test('given an accepted input snapshot, when a delta patching one resource of it arrives, then the server stores the full result', async (t) => {
+  const { server, stream } = await pushing(t);
+  const changed = services(50).map((r) => (r.metadata.name === 's9' ? { ...r, spec: { ...(r.spec as object), ports: [{ name: 'http', port: 9999 }] } } : r));
+  const second = snap(2, changed);
+  const first = await server.store.getInput('a');
+  assert.ok(first);
+  const input = await deltaInput(first, second, second.bytes, undefined, true);
+  assert.equal(input?.delta?.patches?.length, 1, 'the change goes as a patch');
+  await push(stream, first, second, {}, true);
+  const ack = await next(stream, (m) => m.ack ?? undefined);
+  assert.deepEqual([ack.accepted, ack.hash], [true, second.hash]);
+  assert.equal(snapshotEncoding((await server.store.getInput('a')) as InputSnapshot), snapshotEncoding(second));
+});
 
 test('given an accepted input snapshot, when a delta against it arrives, then the server stores the full result', async (t) => {
   const { server, stream, first } = await pushing(t);
@@ -75,5 +90,31 @@ for (const acceptsDeltas of [true, false]) {
     const h2 = await next(pull, (m) => m.header ?? undefined);
     assert.equal(h2.hash, second.hash);
     assert.equal(h2.baseHash, acceptsDeltas ? first.hash : '');
+  });
+}
+
+/** Fifty clusters' provenance; `changed` has a newer input. */
+const provenanceOf = (changed = -1) =>
+  Array.from({ length: 50 }, (_, i) => ({ cluster: `c-${String(i).padStart(2, '0')}`, inputHash: (i === changed ? 'b' : 'a').repeat(64), epoch: 'e', generation: i === changed ? 2 : 1 }));
+
+for (const acceptsPatches of [true, false]) {
+  test(`given an agent that takes deltas and ${acceptsPatches ? 'says it takes patches' : 'does not say it takes patches (an older one)'}, when one resource and one provenance entry change, then the delta carries ${acceptsPatches ? 'a patch and the changed entry only' : 'the resource whole and the whole provenance'}`, async (t) => {
+    const server = await startTestServer(t);
+    const a = await registerCluster(server, 'a');
+    const pull = openPull(mtlsClient(t, server, a));
+    t.after(() => pull.cancel());
+    pull.write({ hello: { heldHash: '', heldKeys: [], heldProvenance: [], acceptsDeltas: true, acceptsPatches } });
+    await waitFor(() => server.connections.streams('a').some((s) => s.kind === 'pull'));
+    const first = buildOutputSnapshot({ cluster: 'a', resources: services(50), provenance: provenanceOf() });
+    server.outputs.publish(first);
+    await next(pull, (m) => m.header ?? undefined);
+    pull.write({ ack: { hash: first.hash, accepted: true } });
+    const changed = services(50).map((r) => (r.metadata.name === 's7' ? { ...r, spec: { ...(r.spec as object), ports: [{ name: 'http', port: 9999 }] } } : r));
+    server.outputs.publish(buildOutputSnapshot({ cluster: 'a', resources: changed, provenance: provenanceOf(3) }));
+    const h2 = await next(pull, (m) => m.header ?? undefined);
+    assert.equal(h2.baseHash, first.hash);
+    assert.equal(h2.patches?.length ?? 0, acceptsPatches ? 1 : 0);
+    assert.equal(h2.provenanceRelative ?? false, acceptsPatches);
+    assert.deepEqual(h2.provenance?.map((p: { cluster?: string | null }) => p.cluster), acceptsPatches ? ['c-03'] : provenanceOf().map((p) => p.cluster));
   });
 }

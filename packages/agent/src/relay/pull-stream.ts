@@ -43,6 +43,8 @@ export interface ReceivedOutput {
   /** The announced hash (for a delta: of the result). */
   readonly hash: string;
   readonly kind: 'full' | 'delta';
+  /** Resources a delta changed by RFC 6902 patch (0 for a full output and for whole-resource deltas). */
+  readonly patches: number;
   /** Encoded header plus chunk payload, as the server's relay_snapshot_bytes_total counts them. */
   readonly wireBytes: number;
 }
@@ -90,6 +92,7 @@ export class PullStream {
         heldKeys: held ? held.resources.map(resourceId) : [],
         heldProvenance: held ? held.provenance.map(copyProvenance) : [],
         acceptsDeltas: true,
+        acceptsPatches: true,
       },
     });
   }
@@ -147,6 +150,7 @@ export class PullStream {
     this.#opts.onReceived?.({
       hash: assembler.header.hash ?? '',
       kind: assembler.header.baseHash ? 'delta' : 'full',
+      patches: assembler.header.patches?.length ?? 0,
       wireBytes: snapshotWireBytes(assembler.header, assembler.receivedBytes),
     });
     this.#applying = this.#applying.then(async () => {

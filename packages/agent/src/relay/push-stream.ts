@@ -51,6 +51,8 @@ export class PushStream {
   #inFlight: InputSnapshot | undefined;
   /** The last snapshot the server accepted on this stream: the only base a delta may use. */
   #base: InputSnapshot | undefined;
+  /** The server said (in its acks) it takes patches and relative provenance in deltas. */
+  #takesPatches = false;
   /** The last snapshot sent or deliberately skipped on this stream. */
   #handled: InputSnapshot | undefined;
   #opened = false;
@@ -100,8 +102,8 @@ export class PushStream {
   }
 
   async #send(snapshot: InputSnapshot): Promise<void> {
-    const { hash, resources, epoch, generation } = snapshot;
-    const frames = await encodeSnapshotFor(this.#base, { hash, resources, epoch, generation });
+    const { hash, resources, epoch, generation, bytes } = snapshot;
+    const frames = await encodeSnapshotFor(this.#base, { hash, resources, epoch, generation, bytes }, { patches: this.#takesPatches });
     if (this.#ended) return;
     this.#write({ header: frames.header });
     for (const chunk of frames.chunks) this.#write({ chunk });
@@ -150,6 +152,8 @@ export class PushStream {
     } else {
       // A server that does not say it takes deltas (an older one) gets every snapshot full.
       if (ack.accepted) this.#base = raw.acceptsDeltas === true ? snapshot : undefined;
+      // Only a server that says so gets patches in its deltas.
+      if (ack.accepted) this.#takesPatches = raw.acceptsPatches === true;
       this.#opts.onAck(snapshot, ack);
     }
     this.offer();

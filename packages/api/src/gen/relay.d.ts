@@ -595,6 +595,18 @@ export namespace relay {
 
             /** SnapshotHeader deletedKeys */
             deletedKeys?: (string[]|null);
+
+            /** SnapshotHeader patches */
+            patches?: (relay.v1.IResourcePatch[]|null);
+
+            /** SnapshotHeader provenanceRelative */
+            provenanceRelative?: (boolean|null);
+
+            /** SnapshotHeader provenanceRemoved */
+            provenanceRemoved?: (string[]|null);
+
+            /** SnapshotHeader provenanceHash */
+            provenanceHash?: (string|null);
         }
 
         /** Represents a SnapshotHeader. */
@@ -635,6 +647,18 @@ export namespace relay {
 
             /** SnapshotHeader deletedKeys. */
             public deletedKeys: string[];
+
+            /** SnapshotHeader patches. */
+            public patches: relay.v1.IResourcePatch[];
+
+            /** SnapshotHeader provenanceRelative. */
+            public provenanceRelative: boolean;
+
+            /** SnapshotHeader provenanceRemoved. */
+            public provenanceRemoved: string[];
+
+            /** SnapshotHeader provenanceHash. */
+            public provenanceHash: string;
 
             /**
              * Creates a new SnapshotHeader instance using the specified properties.
@@ -708,6 +732,109 @@ export namespace relay {
 
             /**
              * Gets the default type url for SnapshotHeader
+             * @param [typeUrlPrefix] your custom typeUrlPrefix(default "type.googleapis.com")
+             * @returns The default type url
+             */
+            public static getTypeUrl(typeUrlPrefix?: string): string;
+        }
+
+        /** Properties of a ResourcePatch. */
+        interface IResourcePatch {
+
+            /** ResourcePatch key */
+            key?: (string|null);
+
+            /** ResourcePatch ops */
+            ops?: (string|null);
+        }
+
+        /** Represents a ResourcePatch. */
+        class ResourcePatch implements IResourcePatch {
+
+            /**
+             * Constructs a new ResourcePatch.
+             * @param [p] Properties to set
+             */
+            constructor(p?: relay.v1.IResourcePatch);
+
+            /** ResourcePatch key. */
+            public key: string;
+
+            /** ResourcePatch ops. */
+            public ops: string;
+
+            /**
+             * Creates a new ResourcePatch instance using the specified properties.
+             * @param [properties] Properties to set
+             * @returns ResourcePatch instance
+             */
+            public static create(properties?: relay.v1.IResourcePatch): relay.v1.ResourcePatch;
+
+            /**
+             * Encodes the specified ResourcePatch message. Does not implicitly {@link relay.v1.ResourcePatch.verify|verify} messages.
+             * @param m ResourcePatch message or plain object to encode
+             * @param [w] Writer to encode to
+             * @returns Writer
+             */
+            public static encode(m: relay.v1.IResourcePatch, w?: $protobuf.Writer): $protobuf.Writer;
+
+            /**
+             * Encodes the specified ResourcePatch message, length delimited. Does not implicitly {@link relay.v1.ResourcePatch.verify|verify} messages.
+             * @param message ResourcePatch message or plain object to encode
+             * @param [writer] Writer to encode to
+             * @returns Writer
+             */
+            public static encodeDelimited(message: relay.v1.IResourcePatch, writer?: $protobuf.Writer): $protobuf.Writer;
+
+            /**
+             * Decodes a ResourcePatch message from the specified reader or buffer.
+             * @param r Reader or buffer to decode from
+             * @param [l] Message length if known beforehand
+             * @returns ResourcePatch
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): relay.v1.ResourcePatch;
+
+            /**
+             * Decodes a ResourcePatch message from the specified reader or buffer, length delimited.
+             * @param reader Reader or buffer to decode from
+             * @returns ResourcePatch
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            public static decodeDelimited(reader: ($protobuf.Reader|Uint8Array)): relay.v1.ResourcePatch;
+
+            /**
+             * Verifies a ResourcePatch message.
+             * @param m Plain object to verify
+             * @returns `null` if valid, otherwise the reason why it is not
+             */
+            public static verify(m: { [k: string]: any }): (string|null);
+
+            /**
+             * Creates a ResourcePatch message from a plain object. Also converts values to their respective internal types.
+             * @param d Plain object
+             * @returns ResourcePatch
+             */
+            public static fromObject(d: { [k: string]: any }): relay.v1.ResourcePatch;
+
+            /**
+             * Creates a plain object from a ResourcePatch message. Also converts values to other types if specified.
+             * @param m ResourcePatch
+             * @param [o] Conversion options
+             * @returns Plain object
+             */
+            public static toObject(m: relay.v1.ResourcePatch, o?: $protobuf.IConversionOptions): { [k: string]: any };
+
+            /**
+             * Converts this ResourcePatch to JSON.
+             * @returns JSON object
+             */
+            public toJSON(): { [k: string]: any };
+
+            /**
+             * Gets the default type url for ResourcePatch
              * @param [typeUrlPrefix] your custom typeUrlPrefix(default "type.googleapis.com")
              * @returns The default type url
              */
@@ -1064,6 +1191,9 @@ export namespace relay {
 
             /** Ack acceptsDeltas */
             acceptsDeltas?: (boolean|null);
+
+            /** Ack acceptsPatches */
+            acceptsPatches?: (boolean|null);
         }
 
         /** Represents an Ack. */
@@ -1095,6 +1225,9 @@ export namespace relay {
 
             /** Ack acceptsDeltas. */
             public acceptsDeltas: boolean;
+
+            /** Ack acceptsPatches. */
+            public acceptsPatches: boolean;
 
             /**
              * Creates a new Ack instance using the specified properties.
@@ -1515,6 +1648,9 @@ export namespace relay {
 
             /** PullHello acceptsDeltas */
             acceptsDeltas?: (boolean|null);
+
+            /** PullHello acceptsPatches */
+            acceptsPatches?: (boolean|null);
         }
 
         /** Represents a PullHello. */
@@ -1537,6 +1673,9 @@ export namespace relay {
 
             /** PullHello acceptsDeltas. */
             public acceptsDeltas: boolean;
+
+            /** PullHello acceptsPatches. */
+            public acceptsPatches: boolean;
 
             /**
              * Creates a new PullHello instance using the specified properties.

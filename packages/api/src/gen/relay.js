@@ -1416,6 +1416,10 @@ export const relay = $root.relay = (() => {
              * @property {string|null} [baseHash] SnapshotHeader baseHash
              * @property {string|null} [payloadHash] SnapshotHeader payloadHash
              * @property {Array.<string>|null} [deletedKeys] SnapshotHeader deletedKeys
+             * @property {Array.<relay.v1.IResourcePatch>|null} [patches] SnapshotHeader patches
+             * @property {boolean|null} [provenanceRelative] SnapshotHeader provenanceRelative
+             * @property {Array.<string>|null} [provenanceRemoved] SnapshotHeader provenanceRemoved
+             * @property {string|null} [provenanceHash] SnapshotHeader provenanceHash
              */
 
             /**
@@ -1429,6 +1433,8 @@ export const relay = $root.relay = (() => {
             function SnapshotHeader(p) {
                 this.provenance = [];
                 this.deletedKeys = [];
+                this.patches = [];
+                this.provenanceRemoved = [];
                 if (p)
                     for (var ks = Object.keys(p), i = 0; i < ks.length; ++i)
                         if (p[ks[i]] != null && ks[i] !== "__proto__")
@@ -1516,6 +1522,38 @@ export const relay = $root.relay = (() => {
             SnapshotHeader.prototype.deletedKeys = $util.emptyArray;
 
             /**
+             * SnapshotHeader patches.
+             * @member {Array.<relay.v1.IResourcePatch>} patches
+             * @memberof relay.v1.SnapshotHeader
+             * @instance
+             */
+            SnapshotHeader.prototype.patches = $util.emptyArray;
+
+            /**
+             * SnapshotHeader provenanceRelative.
+             * @member {boolean} provenanceRelative
+             * @memberof relay.v1.SnapshotHeader
+             * @instance
+             */
+            SnapshotHeader.prototype.provenanceRelative = false;
+
+            /**
+             * SnapshotHeader provenanceRemoved.
+             * @member {Array.<string>} provenanceRemoved
+             * @memberof relay.v1.SnapshotHeader
+             * @instance
+             */
+            SnapshotHeader.prototype.provenanceRemoved = $util.emptyArray;
+
+            /**
+             * SnapshotHeader provenanceHash.
+             * @member {string} provenanceHash
+             * @memberof relay.v1.SnapshotHeader
+             * @instance
+             */
+            SnapshotHeader.prototype.provenanceHash = "";
+
+            /**
              * Creates a new SnapshotHeader instance using the specified properties.
              * @function create
              * @memberof relay.v1.SnapshotHeader
@@ -1567,6 +1605,18 @@ export const relay = $root.relay = (() => {
                     for (var i = 0; i < m.deletedKeys.length; ++i)
                         w.uint32(82).string(m.deletedKeys[i]);
                 }
+                if (m.patches != null && m.patches.length) {
+                    for (var i = 0; i < m.patches.length; ++i)
+                        $root.relay.v1.ResourcePatch.encode(m.patches[i], w.uint32(90).fork(), q + 1).ldelim();
+                }
+                if (m.provenanceRelative != null && Object.hasOwnProperty.call(m, "provenanceRelative"))
+                    w.uint32(96).bool(m.provenanceRelative);
+                if (m.provenanceRemoved != null && m.provenanceRemoved.length) {
+                    for (var i = 0; i < m.provenanceRemoved.length; ++i)
+                        w.uint32(106).string(m.provenanceRemoved[i]);
+                }
+                if (m.provenanceHash != null && Object.hasOwnProperty.call(m, "provenanceHash"))
+                    w.uint32(114).string(m.provenanceHash);
                 return w;
             };
 
@@ -1659,6 +1709,26 @@ export const relay = $root.relay = (() => {
                             if (!(m.deletedKeys && m.deletedKeys.length))
                                 m.deletedKeys = [];
                             m.deletedKeys.push(r.string());
+                            break;
+                        }
+                    case 11: {
+                            if (!(m.patches && m.patches.length))
+                                m.patches = [];
+                            m.patches.push($root.relay.v1.ResourcePatch.decode(r, r.uint32(), undefined, n + 1));
+                            break;
+                        }
+                    case 12: {
+                            m.provenanceRelative = r.bool();
+                            break;
+                        }
+                    case 13: {
+                            if (!(m.provenanceRemoved && m.provenanceRemoved.length))
+                                m.provenanceRemoved = [];
+                            m.provenanceRemoved.push(r.string());
+                            break;
+                        }
+                    case 14: {
+                            m.provenanceHash = r.string();
                             break;
                         }
                     default:
@@ -1761,6 +1831,33 @@ export const relay = $root.relay = (() => {
                             return "deletedKeys: string[] expected";
                     }
                 }
+                if (m.patches != null && Object.hasOwnProperty.call(m, "patches")) {
+                    if (!Array.isArray(m.patches))
+                        return "patches: array expected";
+                    for (var i = 0; i < m.patches.length; ++i) {
+                        {
+                            var e = $root.relay.v1.ResourcePatch.verify(m.patches[i], n + 1);
+                            if (e)
+                                return "patches." + e;
+                        }
+                    }
+                }
+                if (m.provenanceRelative != null && Object.hasOwnProperty.call(m, "provenanceRelative")) {
+                    if (typeof m.provenanceRelative !== "boolean")
+                        return "provenanceRelative: boolean expected";
+                }
+                if (m.provenanceRemoved != null && Object.hasOwnProperty.call(m, "provenanceRemoved")) {
+                    if (!Array.isArray(m.provenanceRemoved))
+                        return "provenanceRemoved: array expected";
+                    for (var i = 0; i < m.provenanceRemoved.length; ++i) {
+                        if (!$util.isString(m.provenanceRemoved[i]))
+                            return "provenanceRemoved: string[] expected";
+                    }
+                }
+                if (m.provenanceHash != null && Object.hasOwnProperty.call(m, "provenanceHash")) {
+                    if (!$util.isString(m.provenanceHash))
+                        return "provenanceHash: string expected";
+                }
                 return null;
             };
 
@@ -1851,6 +1948,30 @@ export const relay = $root.relay = (() => {
                         m.deletedKeys[i] = String(d.deletedKeys[i]);
                     }
                 }
+                if (d.patches) {
+                    if (!Array.isArray(d.patches))
+                        throw TypeError(".relay.v1.SnapshotHeader.patches: array expected");
+                    m.patches = [];
+                    for (var i = 0; i < d.patches.length; ++i) {
+                        if (!$util.isObject(d.patches[i]))
+                            throw TypeError(".relay.v1.SnapshotHeader.patches: object expected");
+                        m.patches[i] = $root.relay.v1.ResourcePatch.fromObject(d.patches[i], n + 1);
+                    }
+                }
+                if (d.provenanceRelative != null) {
+                    m.provenanceRelative = Boolean(d.provenanceRelative);
+                }
+                if (d.provenanceRemoved) {
+                    if (!Array.isArray(d.provenanceRemoved))
+                        throw TypeError(".relay.v1.SnapshotHeader.provenanceRemoved: array expected");
+                    m.provenanceRemoved = [];
+                    for (var i = 0; i < d.provenanceRemoved.length; ++i) {
+                        m.provenanceRemoved[i] = String(d.provenanceRemoved[i]);
+                    }
+                }
+                if (d.provenanceHash != null) {
+                    m.provenanceHash = String(d.provenanceHash);
+                }
                 return m;
             };
 
@@ -1874,6 +1995,8 @@ export const relay = $root.relay = (() => {
                 if (o.arrays || o.defaults) {
                     d.provenance = [];
                     d.deletedKeys = [];
+                    d.patches = [];
+                    d.provenanceRemoved = [];
                 }
                 if (o.defaults) {
                     d.epoch = "";
@@ -1892,6 +2015,8 @@ export const relay = $root.relay = (() => {
                     d.encoding = o.enums === String ? "ENCODING_JSON" : 0;
                     d.baseHash = "";
                     d.payloadHash = "";
+                    d.provenanceRelative = false;
+                    d.provenanceHash = "";
                 }
                 if (m.epoch != null && Object.hasOwnProperty.call(m, "epoch")) {
                     d.epoch = m.epoch;
@@ -1939,6 +2064,24 @@ export const relay = $root.relay = (() => {
                         d.deletedKeys[j] = m.deletedKeys[j];
                     }
                 }
+                if (m.patches && m.patches.length) {
+                    d.patches = [];
+                    for (var j = 0; j < m.patches.length; ++j) {
+                        d.patches[j] = $root.relay.v1.ResourcePatch.toObject(m.patches[j], o, q + 1);
+                    }
+                }
+                if (m.provenanceRelative != null && Object.hasOwnProperty.call(m, "provenanceRelative")) {
+                    d.provenanceRelative = m.provenanceRelative;
+                }
+                if (m.provenanceRemoved && m.provenanceRemoved.length) {
+                    d.provenanceRemoved = [];
+                    for (var j = 0; j < m.provenanceRemoved.length; ++j) {
+                        d.provenanceRemoved[j] = m.provenanceRemoved[j];
+                    }
+                }
+                if (m.provenanceHash != null && Object.hasOwnProperty.call(m, "provenanceHash")) {
+                    d.provenanceHash = m.provenanceHash;
+                }
                 return d;
             };
 
@@ -1969,6 +2112,278 @@ export const relay = $root.relay = (() => {
             };
 
             return SnapshotHeader;
+        })();
+
+        v1.ResourcePatch = (function() {
+
+            /**
+             * Properties of a ResourcePatch.
+             * @memberof relay.v1
+             * @interface IResourcePatch
+             * @property {string|null} [key] ResourcePatch key
+             * @property {string|null} [ops] ResourcePatch ops
+             */
+
+            /**
+             * Constructs a new ResourcePatch.
+             * @memberof relay.v1
+             * @classdesc Represents a ResourcePatch.
+             * @implements IResourcePatch
+             * @constructor
+             * @param {relay.v1.IResourcePatch=} [p] Properties to set
+             */
+            function ResourcePatch(p) {
+                if (p)
+                    for (var ks = Object.keys(p), i = 0; i < ks.length; ++i)
+                        if (p[ks[i]] != null && ks[i] !== "__proto__")
+                            this[ks[i]] = p[ks[i]];
+            }
+
+            /**
+             * ResourcePatch key.
+             * @member {string} key
+             * @memberof relay.v1.ResourcePatch
+             * @instance
+             */
+            ResourcePatch.prototype.key = "";
+
+            /**
+             * ResourcePatch ops.
+             * @member {string} ops
+             * @memberof relay.v1.ResourcePatch
+             * @instance
+             */
+            ResourcePatch.prototype.ops = "";
+
+            /**
+             * Creates a new ResourcePatch instance using the specified properties.
+             * @function create
+             * @memberof relay.v1.ResourcePatch
+             * @static
+             * @param {relay.v1.IResourcePatch=} [properties] Properties to set
+             * @returns {relay.v1.ResourcePatch} ResourcePatch instance
+             */
+            ResourcePatch.create = function create(properties) {
+                return new ResourcePatch(properties);
+            };
+
+            /**
+             * Encodes the specified ResourcePatch message. Does not implicitly {@link relay.v1.ResourcePatch.verify|verify} messages.
+             * @function encode
+             * @memberof relay.v1.ResourcePatch
+             * @static
+             * @param {relay.v1.IResourcePatch} m ResourcePatch message or plain object to encode
+             * @param {$protobuf.Writer} [w] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            ResourcePatch.encode = function encode(m, w, q) {
+                if (!w)
+                    w = $Writer.create();
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                if (m.key != null && Object.hasOwnProperty.call(m, "key"))
+                    w.uint32(10).string(m.key);
+                if (m.ops != null && Object.hasOwnProperty.call(m, "ops"))
+                    w.uint32(18).string(m.ops);
+                return w;
+            };
+
+            /**
+             * Encodes the specified ResourcePatch message, length delimited. Does not implicitly {@link relay.v1.ResourcePatch.verify|verify} messages.
+             * @function encodeDelimited
+             * @memberof relay.v1.ResourcePatch
+             * @static
+             * @param {relay.v1.IResourcePatch} message ResourcePatch message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            ResourcePatch.encodeDelimited = function encodeDelimited(message, writer) {
+                return this.encode(message, writer).ldelim();
+            };
+
+            /**
+             * Decodes a ResourcePatch message from the specified reader or buffer.
+             * @function decode
+             * @memberof relay.v1.ResourcePatch
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} r Reader or buffer to decode from
+             * @param {number} [l] Message length if known beforehand
+             * @returns {relay.v1.ResourcePatch} ResourcePatch
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            ResourcePatch.decode = function decode(r, l, e, n) {
+                if (!(r instanceof $Reader))
+                    r = $Reader.create(r);
+                if (n === undefined)
+                    n = 0;
+                if (n > $Reader.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var c, m;
+                if (l === undefined)
+                    c = r.len;
+                else {
+                    c = r.pos + l;
+                    if (c > r.len)
+                        throw RangeError("index out of range");
+                    l = r.len;
+                    r.len = c;
+                }
+                m = new $root.relay.v1.ResourcePatch();
+                while (r.pos < c) {
+                    var t = r.uint32();
+                    if (t === e)
+                        break;
+                    switch (t >>> 3) {
+                    case 1: {
+                            m.key = r.string();
+                            break;
+                        }
+                    case 2: {
+                            m.ops = r.string();
+                            break;
+                        }
+                    default:
+                        r.skipType(t & 7, n);
+                        break;
+                    }
+                }
+                if (l !== undefined) {
+                    if (r.pos !== c)
+                        throw RangeError("index out of range");
+                    r.len = l;
+                }
+                return m;
+            };
+
+            /**
+             * Decodes a ResourcePatch message from the specified reader or buffer, length delimited.
+             * @function decodeDelimited
+             * @memberof relay.v1.ResourcePatch
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @returns {relay.v1.ResourcePatch} ResourcePatch
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            ResourcePatch.decodeDelimited = function decodeDelimited(reader) {
+                if (!(reader instanceof $Reader))
+                    reader = new $Reader(reader);
+                return this.decode(reader, reader.uint32());
+            };
+
+            /**
+             * Verifies a ResourcePatch message.
+             * @function verify
+             * @memberof relay.v1.ResourcePatch
+             * @static
+             * @param {Object.<string,*>} m Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            ResourcePatch.verify = function verify(m, n) {
+                if (typeof m !== "object" || m === null)
+                    return "object expected";
+                if (n === undefined)
+                    n = 0;
+                if (n > $util.recursionLimit)
+                    return "maximum nesting depth exceeded";
+                if (m.key != null && Object.hasOwnProperty.call(m, "key")) {
+                    if (!$util.isString(m.key))
+                        return "key: string expected";
+                }
+                if (m.ops != null && Object.hasOwnProperty.call(m, "ops")) {
+                    if (!$util.isString(m.ops))
+                        return "ops: string expected";
+                }
+                return null;
+            };
+
+            /**
+             * Creates a ResourcePatch message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof relay.v1.ResourcePatch
+             * @static
+             * @param {Object.<string,*>} d Plain object
+             * @returns {relay.v1.ResourcePatch} ResourcePatch
+             */
+            ResourcePatch.fromObject = function fromObject(d, n) {
+                if (d instanceof $root.relay.v1.ResourcePatch)
+                    return d;
+                if (!$util.isObject(d))
+                    throw TypeError(".relay.v1.ResourcePatch: object expected");
+                if (n === undefined)
+                    n = 0;
+                if (n > $util.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var m = new $root.relay.v1.ResourcePatch();
+                if (d.key != null) {
+                    m.key = String(d.key);
+                }
+                if (d.ops != null) {
+                    m.ops = String(d.ops);
+                }
+                return m;
+            };
+
+            /**
+             * Creates a plain object from a ResourcePatch message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof relay.v1.ResourcePatch
+             * @static
+             * @param {relay.v1.ResourcePatch} m ResourcePatch
+             * @param {$protobuf.IConversionOptions} [o] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            ResourcePatch.toObject = function toObject(m, o, q) {
+                if (!o)
+                    o = {};
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                var d = {};
+                if (o.defaults) {
+                    d.key = "";
+                    d.ops = "";
+                }
+                if (m.key != null && Object.hasOwnProperty.call(m, "key")) {
+                    d.key = m.key;
+                }
+                if (m.ops != null && Object.hasOwnProperty.call(m, "ops")) {
+                    d.ops = m.ops;
+                }
+                return d;
+            };
+
+            /**
+             * Converts this ResourcePatch to JSON.
+             * @function toJSON
+             * @memberof relay.v1.ResourcePatch
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            ResourcePatch.prototype.toJSON = function toJSON() {
+                return this.constructor.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            /**
+             * Gets the default type url for ResourcePatch
+             * @function getTypeUrl
+             * @memberof relay.v1.ResourcePatch
+             * @static
+             * @param {string} [typeUrlPrefix] your custom typeUrlPrefix(default "type.googleapis.com")
+             * @returns {string} The default type url
+             */
+            ResourcePatch.getTypeUrl = function getTypeUrl(typeUrlPrefix) {
+                if (typeUrlPrefix === undefined) {
+                    typeUrlPrefix = "type.googleapis.com";
+                }
+                return typeUrlPrefix + "/relay.v1.ResourcePatch";
+            };
+
+            return ResourcePatch;
         })();
 
         /**
@@ -2907,6 +3322,7 @@ export const relay = $root.relay = (() => {
              * @property {string|null} [message] Ack message
              * @property {Array.<string>|null} [warnings] Ack warnings
              * @property {boolean|null} [acceptsDeltas] Ack acceptsDeltas
+             * @property {boolean|null} [acceptsPatches] Ack acceptsPatches
              */
 
             /**
@@ -2982,6 +3398,14 @@ export const relay = $root.relay = (() => {
             Ack.prototype.acceptsDeltas = false;
 
             /**
+             * Ack acceptsPatches.
+             * @member {boolean} acceptsPatches
+             * @memberof relay.v1.Ack
+             * @instance
+             */
+            Ack.prototype.acceptsPatches = false;
+
+            /**
              * Creates a new Ack instance using the specified properties.
              * @function create
              * @memberof relay.v1.Ack
@@ -3025,6 +3449,8 @@ export const relay = $root.relay = (() => {
                 }
                 if (m.acceptsDeltas != null && Object.hasOwnProperty.call(m, "acceptsDeltas"))
                     w.uint32(56).bool(m.acceptsDeltas);
+                if (m.acceptsPatches != null && Object.hasOwnProperty.call(m, "acceptsPatches"))
+                    w.uint32(64).bool(m.acceptsPatches);
                 return w;
             };
 
@@ -3105,6 +3531,10 @@ export const relay = $root.relay = (() => {
                             m.acceptsDeltas = r.bool();
                             break;
                         }
+                    case 8: {
+                            m.acceptsPatches = r.bool();
+                            break;
+                        }
                     default:
                         r.skipType(t & 7, n);
                         break;
@@ -3181,6 +3611,10 @@ export const relay = $root.relay = (() => {
                     if (typeof m.acceptsDeltas !== "boolean")
                         return "acceptsDeltas: boolean expected";
                 }
+                if (m.acceptsPatches != null && Object.hasOwnProperty.call(m, "acceptsPatches")) {
+                    if (typeof m.acceptsPatches !== "boolean")
+                        return "acceptsPatches: boolean expected";
+                }
                 return null;
             };
 
@@ -3235,6 +3669,9 @@ export const relay = $root.relay = (() => {
                 if (d.acceptsDeltas != null) {
                     m.acceptsDeltas = Boolean(d.acceptsDeltas);
                 }
+                if (d.acceptsPatches != null) {
+                    m.acceptsPatches = Boolean(d.acceptsPatches);
+                }
                 return m;
             };
 
@@ -3269,6 +3706,7 @@ export const relay = $root.relay = (() => {
                     d.errorCode = "";
                     d.message = "";
                     d.acceptsDeltas = false;
+                    d.acceptsPatches = false;
                 }
                 if (m.hash != null && Object.hasOwnProperty.call(m, "hash")) {
                     d.hash = m.hash;
@@ -3298,6 +3736,9 @@ export const relay = $root.relay = (() => {
                 }
                 if (m.acceptsDeltas != null && Object.hasOwnProperty.call(m, "acceptsDeltas")) {
                     d.acceptsDeltas = m.acceptsDeltas;
+                }
+                if (m.acceptsPatches != null && Object.hasOwnProperty.call(m, "acceptsPatches")) {
+                    d.acceptsPatches = m.acceptsPatches;
                 }
                 return d;
             };
@@ -4285,6 +4726,7 @@ export const relay = $root.relay = (() => {
              * @property {Array.<string>|null} [heldKeys] PullHello heldKeys
              * @property {Array.<relay.v1.IProvenance>|null} [heldProvenance] PullHello heldProvenance
              * @property {boolean|null} [acceptsDeltas] PullHello acceptsDeltas
+             * @property {boolean|null} [acceptsPatches] PullHello acceptsPatches
              */
 
             /**
@@ -4337,6 +4779,14 @@ export const relay = $root.relay = (() => {
             PullHello.prototype.acceptsDeltas = false;
 
             /**
+             * PullHello acceptsPatches.
+             * @member {boolean} acceptsPatches
+             * @memberof relay.v1.PullHello
+             * @instance
+             */
+            PullHello.prototype.acceptsPatches = false;
+
+            /**
              * Creates a new PullHello instance using the specified properties.
              * @function create
              * @memberof relay.v1.PullHello
@@ -4376,6 +4826,8 @@ export const relay = $root.relay = (() => {
                 }
                 if (m.acceptsDeltas != null && Object.hasOwnProperty.call(m, "acceptsDeltas"))
                     w.uint32(32).bool(m.acceptsDeltas);
+                if (m.acceptsPatches != null && Object.hasOwnProperty.call(m, "acceptsPatches"))
+                    w.uint32(40).bool(m.acceptsPatches);
                 return w;
             };
 
@@ -4444,6 +4896,10 @@ export const relay = $root.relay = (() => {
                         }
                     case 4: {
                             m.acceptsDeltas = r.bool();
+                            break;
+                        }
+                    case 5: {
+                            m.acceptsPatches = r.bool();
                             break;
                         }
                     default:
@@ -4517,6 +4973,10 @@ export const relay = $root.relay = (() => {
                     if (typeof m.acceptsDeltas !== "boolean")
                         return "acceptsDeltas: boolean expected";
                 }
+                if (m.acceptsPatches != null && Object.hasOwnProperty.call(m, "acceptsPatches")) {
+                    if (typeof m.acceptsPatches !== "boolean")
+                        return "acceptsPatches: boolean expected";
+                }
                 return null;
             };
 
@@ -4562,6 +5022,9 @@ export const relay = $root.relay = (() => {
                 if (d.acceptsDeltas != null) {
                     m.acceptsDeltas = Boolean(d.acceptsDeltas);
                 }
+                if (d.acceptsPatches != null) {
+                    m.acceptsPatches = Boolean(d.acceptsPatches);
+                }
                 return m;
             };
 
@@ -4589,6 +5052,7 @@ export const relay = $root.relay = (() => {
                 if (o.defaults) {
                     d.heldHash = "";
                     d.acceptsDeltas = false;
+                    d.acceptsPatches = false;
                 }
                 if (m.heldHash != null && Object.hasOwnProperty.call(m, "heldHash")) {
                     d.heldHash = m.heldHash;
@@ -4607,6 +5071,9 @@ export const relay = $root.relay = (() => {
                 }
                 if (m.acceptsDeltas != null && Object.hasOwnProperty.call(m, "acceptsDeltas")) {
                     d.acceptsDeltas = m.acceptsDeltas;
+                }
+                if (m.acceptsPatches != null && Object.hasOwnProperty.call(m, "acceptsPatches")) {
+                    d.acceptsPatches = m.acceptsPatches;
                 }
                 return d;
             };

@@ -20,13 +20,15 @@ export class OutputSender {
   #base: HeldResources | undefined;
   /** Set from the agent's hello: an agent that does not say it takes deltas (an older one) gets every output full. */
   takesDeltas = false;
+  /** Set from the agent's hello: only an agent that says so gets patches and relative provenance in its deltas. */
+  takesPatches = false;
 
   constructor(chunkBytes: number) {
     this.#chunkBytes = chunkBytes;
   }
 
   async send(stream: RelayStream<relay.v1.IPullResponse>, output: OutputSnapshot): Promise<SentOutput> {
-    const frames = await encodeSnapshotFor(this.#base, output, { chunkBytes: this.#chunkBytes });
+    const frames = await encodeSnapshotFor(this.#base, output, { chunkBytes: this.#chunkBytes, patches: this.takesPatches });
     stream.write({ header: frames.header });
     for (const chunk of frames.chunks) stream.write({ chunk });
     return { kind: frames.kind, wireBytes: frames.wireBytes };

@@ -113,6 +113,7 @@ export function handlePull(ctx: RelayContext, call: PullCall): void {
     const heldHash = hello.heldHash ?? '';
     agentHolds = heldHash;
     sender.takesDeltas = hello.acceptsDeltas === true;
+    sender.takesPatches = hello.acceptsPatches === true;
     heldState = {
       keys: new Set(hello.heldKeys ?? []),
       provenance: (hello.heldProvenance ?? []).map(copyProvenance),

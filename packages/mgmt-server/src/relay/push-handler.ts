@@ -73,7 +73,7 @@ export function handlePush(ctx: RelayContext, call: PushCall): void {
     base = result.snapshot.hash === assembled.hash ? result.snapshot : { hash: assembled.hash, resources: assembled.resources };
     ctx.metrics.recordInput(result.snapshot);
     stream.markWarmed();
-    stream.write({ ack: { hash: assembled.hash, generation: assembled.generation, accepted: true, acceptsDeltas: true, warnings: [...result.warnings] } });
+    stream.write({ ack: { hash: assembled.hash, generation: assembled.generation, accepted: true, acceptsDeltas: true, acceptsPatches: true, warnings: [...result.warnings] } });
     stream.log.info({ generation: result.snapshot.generation, hash: result.snapshot.hash, changed: result.changed }, 'input snapshot accepted');
     if (result.changed) ctx.onInputChanged(stream.cluster);
   };

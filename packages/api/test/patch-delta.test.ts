@@ -1,0 +1,141 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import {
+  buildOutputSnapshot,
+  deltaInput,
+  encodeSnapshotFor,
+  encodeSnapshotFrames,
+  resolveDelta,
+  SnapshotAssembler,
+  snapshotEncoding,
+  type AssembledSnapshot,
+  type HeldResources,
+  type OutputSnapshot,
+  type Provenance,
+  type Resource,
+  type SnapshotFrames,
+} from '../src/index.ts';
+
+const LIMITS = { maxBytes: 64 * 1024 * 1024, maxResources: 100_000 };
+const CLUSTERS = Array.from({ length: 50 }, (_, i) => `cluster-${String(i).padStart(2, '0')}`);
+
+/** The exported service's ServiceEntry: ~500 endpoints, 10 per cluster, as at tier M. */
+function serviceEntry(unready = -1): Resource {
+  const endpoints = CLUSTERS.flatMap((cluster, c) =>
+    Array.from({ length: 10 }, (_, e) => ({ address: `10.${c}.0.${e + 1}`, labels: { app: 'svc-000', cluster }, locality: `region-${c % 3}`, network: cluster, ports: { http: 15443 } })),
+  ).filter((_, i) => i !== unready);
+  return { apiVersion: 'networking.istio.io/v1', kind: 'ServiceEntry', metadata: { name: 'vd-svc-000', namespace: 'istio-system' }, spec: { hosts: ['svc-000.global'], resolution: 'STATIC', endpoints } };
+}
+
+function others(n: number): Resource[] {
+  return Array.from({ length: n }, (_, i) => ({ apiVersion: 'networking.istio.io/v1', kind: 'DestinationRule', metadata: { name: `dr-${i}`, namespace: 'istio-system' }, spec: { host: `svc-${i}.global` } }));
+}
+
+function provenance(changedGeneration = 1): Provenance[] {
+  return CLUSTERS.map((cluster, i) => ({ cluster, inputHash: (i === 0 && changedGeneration > 1 ? 'b' : 'a').repeat(64), epoch: 'epoch-0001', generation: i === 0 ? changedGeneration : 1 }));
+}
+
+const before = buildOutputSnapshot({ cluster: 'cluster-07', resources: [serviceEntry(), ...others(30)], provenance: provenance() });
+const after = buildOutputSnapshot({ cluster: 'cluster-07', resources: [serviceEntry(3), ...others(30)], provenance: provenance(2) });
+
+async function receive(frames: SnapshotFrames, held: HeldResources | undefined): Promise<AssembledSnapshot> {
+  const assembler = new SnapshotAssembler(frames.header, LIMITS);
+  for (const chunk of frames.chunks) assembler.add(chunk);
+  return resolveDelta(await assembler.finish(), held, LIMITS);
+}
+
+test('given a receiver that takes patches, when one endpoint of a 500-endpoint ServiceEntry and one provenance entry change, then the delta carries one patch and one entry, under 2 KB, and the receiver ends with the next output', async () => {
+  const frames = await encodeSnapshotFor(before, after, { patches: true });
+  assert.equal(frames.kind, 'delta');
+  assert.deepEqual(frames.header.patches?.map((p) => p.key), ['ServiceEntry.networking.istio.io/v1 istio-system/vd-svc-000']);
+  assert.deepEqual([frames.header.provenanceRelative, frames.header.provenance?.map((p) => p.cluster), frames.header.provenanceRemoved], [true, ['cluster-00'], []]);
+  assert.ok(frames.wireBytes < 2048, `${frames.wireBytes} bytes`);
+  const out = await receive(frames, before);
+  assert.equal(out.hash, after.hash);
+  assert.equal(snapshotEncoding(out), snapshotEncoding(after));
+  assert.deepEqual(out.provenance, after.provenance);
+});
+
+test('given a receiver that does not say it takes patches, when the same change is framed, then it gets today\'s whole-resource delta with the whole provenance, and ends with the next output', async () => {
+  const frames = await encodeSnapshotFor(before, after);
+  assert.equal(frames.kind, 'delta');
+  assert.deepEqual([frames.header.patches ?? [], frames.header.provenanceRelative ?? false, frames.header.provenance?.length], [[], false, 50]);
+  const out = await receive(frames, before);
+  assert.equal(snapshotEncoding(out), snapshotEncoding(after));
+  assert.deepEqual(out.provenance, after.provenance);
+});
+
+test('given a receiver holding another provenance under the base hash, when a relative provenance arrives, then it is refused with MESHRELAY_ERR_DELTA_BASE_MISMATCH', async () => {
+  const frames = await encodeSnapshotFor(before, after, { patches: true });
+  const held = { ...before, provenance: before.provenance.slice(0, -1) };
+  await assert.rejects(receive(frames, held), { code: 'MESHRELAY_ERR_DELTA_BASE_MISMATCH' });
+});
+
+test('given a receiver holding another version of the patched resource under the base hash, when the patch arrives, then it is refused with MESHRELAY_ERR_DELTA_BASE_MISMATCH', async () => {
+  const frames = await encodeSnapshotFor(before, after, { patches: true });
+  const wrong: OutputSnapshot = { ...before, resources: [serviceEntry(7), ...others(30)] };
+  await assert.rejects(receive(frames, wrong), { code: 'MESHRELAY_ERR_DELTA_BASE_MISMATCH' });
+  const without: OutputSnapshot = { ...before, resources: others(30) };
+  await assert.rejects(receive(frames, without), { code: 'MESHRELAY_ERR_DELTA_BASE_MISMATCH' });
+});
+
+test('given a patch that applies but gives another resource than announced, when resolved, then the result hash check refuses it with MESHRELAY_ERR_DELTA_BASE_MISMATCH', async () => {
+  const input = await deltaInput(before, after, after.bytes, undefined, true);
+  assert.ok(input?.delta?.patches?.length === 1);
+  const patch = input.delta.patches[0] as { key: string; ops: string };
+  const tampered = { ...patch, ops: '[{"op":"remove","path":"/spec/endpoints/4"}]' };
+  const frames = await encodeSnapshotFrames({ ...input, delta: { ...input.delta, patches: [tampered] } });
+  await assert.rejects(receive(frames, before), { code: 'MESHRELAY_ERR_DELTA_BASE_MISMATCH' });
+});
+
+test('given a delta certainly smaller than the snapshot sent full, when framed, then the resources it does not change are not encoded', async () => {
+  let reads = 0;
+  const counted = (i: number): Resource =>
+    Object.freeze({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: Object.freeze({ name: `cm-${i}`, namespace: 'default' }),
+      get data() {
+        reads++;
+        return { value: 'x'.repeat(180) };
+      },
+    }) as Resource;
+  const shared = Array.from({ length: 200 }, (_, i) => counted(i));
+  const changed = (v: string): Resource => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'zz', namespace: 'default' }, data: { value: v } });
+  const base = { hash: 'a'.repeat(64), resources: [...shared, changed('1')] };
+  const resources = [...shared, changed('2')];
+  // Under 64 KiB, so the full snapshot would travel uncompressed: the delta is certainly smaller.
+  const next = { hash: 'b'.repeat(64), resources, bytes: Buffer.byteLength(snapshotEncoding({ resources })) };
+  assert.ok(next.bytes < 64 * 1024);
+  reads = 0;
+  const frames = await encodeSnapshotFor(base, next);
+  assert.equal(frames.kind, 'delta');
+  assert.equal(reads, 0, 'no unchanged resource was encoded');
+});
+
+test('given a receiver that applied a delta, when the next delta arrives, then the resources it does not change are not encoded again and the result is still checked against its hash', async () => {
+  let reads = 0;
+  // What the receiver holds: its own objects (a sender holds others), whose encoding is counted.
+  const counted = (i: number): Resource => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: `cm-${i}`, namespace: 'default' },
+    get data() {
+      reads++;
+      return { value: `v${i}` };
+    },
+  }) as Resource;
+  const plain = (name: string, v: string): Resource => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default' }, data: { value: v } });
+  const values = Array.from({ length: 50 }, (_, i) => plain(`cm-${i}`, `v${i}`));
+  const output = (v: string) => buildOutputSnapshot({ cluster: 'x', resources: [...values, plain('zz', v)], provenance: [] });
+  const [v1, v2, v3] = [output('1'), output('2'), output('3')];
+  const held: HeldResources = { hash: v1.hash, resources: [...Array.from({ length: 50 }, (_, i) => counted(i)), plain('zz', '1')] };
+  const afterFirst = await receive(await encodeSnapshotFor(v1, v2, { patches: true }), held);
+  assert.equal(afterFirst.hash, v2.hash);
+  reads = 0;
+  const afterSecond = await receive(await encodeSnapshotFor(v2, v3, { patches: true }), afterFirst);
+  assert.equal(afterSecond.hash, v3.hash);
+  assert.equal(reads, 0, 'no unchanged held resource was encoded again');
+  const tampered = await encodeSnapshotFor(v2, v3, { patches: true });
+  await assert.rejects(receive({ ...tampered, header: { ...tampered.header, hash: 'c'.repeat(64) } }, afterFirst), { code: 'MESHRELAY_ERR_DELTA_BASE_MISMATCH' });
+});
