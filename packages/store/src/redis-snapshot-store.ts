@@ -1,4 +1,4 @@
-import { MeshrelayError, type InputSnapshot, type OutputSnapshot } from '@meshrelay/api';
+import { MeshrelayError, utf8InSlices, type InputSnapshot, type OutputSnapshot } from '@meshrelay/api';
 import type { Logger } from 'pino';
 import { formatChangeMessage, supersedes } from './input-change.ts';
 import { Listeners } from './listeners.ts';
@@ -273,7 +273,11 @@ class RedisSnapshotStore implements SnapshotStore {
     return this.#mutate(this.#inputs.key(snapshot.cluster));
   }
 
-  /** Memory first; then one MGET for the rest. Clusters with a pending delete are not read from Redis. */
+  /**
+   * Memory first; then Redis for the rest, one key at a time: at scale a value is several MiB,
+   * and one MGET of every cluster's input is a reply of hundreds of MiB that outlasts the command
+   * timeout and is turned into strings in one go. Clusters with a pending delete are not read.
+   */
   async #readThrough<T>(table: Table<T>, clusters: readonly string[]): Promise<Map<string, T>> {
     const found = new Map<string, T>();
     const missing: string[] = [];
@@ -282,22 +286,21 @@ class RedisSnapshotStore implements SnapshotStore {
       if (held !== undefined) found.set(cluster, held);
       else if (!table.dirty.has(cluster)) missing.push(cluster);
     }
-    if (missing.length === 0 || !this.#writable()) return found;
-    const keys = missing.map((cluster) => table.key(cluster));
-    const marks = keys.map((key) => this.#marks.begin(key));
-    try {
-      let raws: (string | null)[];
+    for (const cluster of missing) {
+      if (!this.#writable()) break;
+      const key = table.key(cluster);
+      const mark = this.#marks.begin(key);
       try {
-        raws = await this.#link.command.mget(keys);
-      } catch (err) {
-        this.#log.debug({ err, clusters: missing, kind: table.kind }, 'redis read failed; answering from memory');
-        return found;
-      }
-      for (const [i, cluster] of missing.entries()) {
-        const raw = raws[i];
+        let raw: string | null;
+        try {
+          raw = await this.#readValue(key);
+        } catch (err) {
+          this.#log.debug({ err, cluster, kind: table.kind }, 'redis read failed; answering from memory');
+          break;
+        }
         // Decoding gives the event loop turns: a change made meanwhile is newer than what was read.
-        const decoded = raw === null || raw === undefined ? undefined : await this.#tryDecode(table, raw, cluster);
-        if (this.#marks.current(keys[i] as string) !== marks[i]) {
+        const decoded = raw === null ? undefined : await this.#tryDecode(table, raw, cluster);
+        if (this.#marks.current(key) !== mark) {
           const held = table.memory.get(cluster); // changed locally meanwhile: memory is newer
           if (held !== undefined) found.set(cluster, held);
           continue;
@@ -305,11 +308,17 @@ class RedisSnapshotStore implements SnapshotStore {
         if (decoded === undefined) continue;
         table.memory.set(cluster, decoded.snapshot);
         found.set(cluster, decoded.snapshot);
+      } finally {
+        this.#marks.end(key, this.#idle(table, cluster));
       }
-      return found;
-    } finally {
-      missing.forEach((cluster, i) => this.#marks.end(keys[i] as string, this.#idle(table, cluster)));
     }
+    return found;
+  }
+
+  /** A value as text, its UTF-8 decoded in slices (a multi-MiB reply decoded in one go holds the loop). */
+  async #readValue(key: string): Promise<string | null> {
+    const raw = await this.#link.command.getBuffer(key);
+    return raw === null ? null : utf8InSlices(raw);
   }
 
   async #tryDecode<T>(table: Table<T>, raw: string, cluster: string): Promise<Decoded<T> | undefined> {
@@ -351,7 +360,7 @@ class RedisSnapshotStore implements SnapshotStore {
     try {
       let raw: string | null;
       try {
-        raw = await this.#link.command.get(key);
+        raw = await this.#readValue(key);
       } catch (err) {
         this.#log.warn({ err, cluster }, 'cannot read a changed input from redis; keeping the memory copy');
         return;

@@ -76,6 +76,24 @@ test('redis store: given inputs put by A, when B loads several names, then B get
   assert.deepEqual([...loaded.keys()].sort(), ['east', 'north', 'west']);
 });
 
+test('redis store: given several inputs in Redis, when B loads them, then every value comes in a reply of its own (no reply carries them all)', async (t) => {
+  const keyPrefix = uniquePrefix();
+  const a = await readyRedisStoreFor(t, { url: server.url, replicaId: 'a', keyPrefix });
+  for (const cluster of ['east', 'west', 'north']) await a.store.putInput(inputOf(cluster));
+  // B starts after the puts, so no change message makes it read anything on its own.
+  const b = await readyRedisStoreFor(t, { url: server.url, replicaId: 'b', keyPrefix });
+  const plain = plainClientFor(t, server.url);
+  await plain.config('RESETSTAT');
+
+  const loaded = await b.store.loadInputs(['east', 'west', 'north']);
+
+  assert.deepEqual([...loaded.keys()].sort(), ['east', 'north', 'west']);
+  // At scale one value is MiBs: a single MGET of all of them outlasts the command timeout.
+  const stats = await plain.info('commandstats');
+  assert.doesNotMatch(stats, /cmdstat_mget:/, 'no multi-key read');
+  assert.match(stats, /cmdstat_get:calls=3,/);
+});
+
 test('redis store: given two replicas listening, when each puts an input, then only the other replica is told', async (t) => {
   const keyPrefix = uniquePrefix();
   const a = await readyRedisStoreFor(t, { url: server.url, replicaId: 'a', keyPrefix });
