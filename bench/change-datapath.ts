@@ -2,8 +2,9 @@
  * The server's per-change data path, in process, without translation: what one endpoint change in
  * one cluster costs between the relay stream and Redis. Pieces timed per change (medians and max
  * over the changes):
- *   - intake: resolving the agent's delta against the held input, validation, canonical copy and
- *     hash (InputIntake.accept, which also writes the input to Redis through the store);
+ *   - resolve: applying the agent's delta to the held input (resolveDelta);
+ *   - intake: validation, canonical copy and hash (InputIntake.accept, which also writes the input
+ *     to Redis through the store); inputPut: that Redis write alone, measured once more;
  *   - contributions: keeping the changed input as the cluster's carried contribution (DESIGN §13);
  *   - output put: writing an output in which one ServiceEntry changed to Redis;
  *   - output send: framing that output for an agent that holds the previous one.
@@ -119,14 +120,18 @@ async function main(): Promise<void> {
     for (const o of translated.outputs.values()) await store.putOutput(o);
     await contributions.remember(store.memoryInputs().values());
     const heapAfterCold = heapMiB();
+    const rssAfterCold = Math.round(process.memoryUsage().rss / 1048576);
 
-    const samples = { intake: [] as number[], contributions: [] as number[], outputPut: [] as number[], outputSend: [] as number[] };
+    const samples = { resolve: [] as number[], intake: [] as number[], inputPut: [] as number[], contributions: [] as number[], outputPut: [] as number[], outputSend: [] as number[] };
     const sendBytes: number[] = [];
     for (let i = 0; i < changes; i++) {
       const change = endpointChange(shape, i);
       const held = store.memoryInputs().get(change.cluster) as InputSnapshot;
       const assembled = await assembledDelta(held, applyEndpointChange(held.resources, change), held.generation + 1);
-      await timed(samples.intake, async () => intake.accept(change.cluster, await resolveDelta(assembled, held, LIMITS)));
+      const resolved = await timed(samples.resolve, () => resolveDelta(assembled, held, LIMITS));
+      const { snapshot } = await timed(samples.intake, () => intake.accept(change.cluster, resolved));
+      // The Redis write alone (intake above includes one): the same content under the next generation.
+      await timed(samples.inputPut, () => store.putInput({ ...snapshot, generation: snapshot.generation + 1 }));
       await timed(samples.contributions, () => contributions.remember([store.memoryInputs().get(change.cluster) as InputSnapshot]));
       const next = changedOutput(output, i);
       await timed(samples.outputPut, () => store.putOutput(next));
@@ -142,7 +147,8 @@ async function main(): Promise<void> {
       outputMiB: Number((output.bytes / 1048576).toFixed(2)),
       coldIntakeMs: Math.round(coldIntakeMs),
       heapMiB: { before: heapBefore, afterCold: heapAfterCold, afterChanges: heapMiB() },
-      perChangeMs: { intake: summary(samples.intake), contributions: summary(samples.contributions), outputPut: summary(samples.outputPut), outputSend: summary(samples.outputSend) },
+      rssMiBAfterCold: rssAfterCold,
+      perChangeMs: { resolveDelta: summary(samples.resolve), intake: summary(samples.intake), inputPut: summary(samples.inputPut), contributions: summary(samples.contributions), outputPut: summary(samples.outputPut), outputSend: summary(samples.outputSend) },
       sendWireBytes: summary(sendBytes),
     }, null, 2));
   } finally {
