@@ -154,27 +154,25 @@ export async function decodeOutputParts(fields: Readonly<Record<string, string>>
 
 function parseHeader(raw: string | undefined, cluster: string): Record<string, unknown> {
   if (raw === undefined) throw undecodable(cluster, 'header missing');
-  let header: unknown;
-  try {
-    header = JSON.parse(raw);
-  } catch (err) {
-    throw undecodable(cluster, 'header is not JSON', err);
-  }
-  if (!isRecord(header)) throw undecodable(cluster, 'header is not a JSON object');
+  const header = parseObject(raw, cluster, 'header');
   if (header.format !== PARTS_FORMAT) throw undecodable(cluster, `unknown format ${JSON.stringify(header.format)}`);
   if (header.cluster !== cluster) throw undecodable(cluster, `it names cluster ${JSON.stringify(header.cluster)}`);
   if (typeof header.hash !== 'string') throw undecodable(cluster, 'hash missing');
   return header;
 }
 
+/** Its shape is checked by the builder's encoding, as for format 1. */
 function parseResource(raw: string, cluster: string): Resource {
+  return parseObject(raw, cluster, 'a resource') as Resource;
+}
+
+function parseObject(raw: string, cluster: string, what: string): Record<string, unknown> {
   let value: unknown;
   try {
     value = JSON.parse(raw);
   } catch (err) {
-    throw undecodable(cluster, 'a resource is not JSON', err);
+    throw undecodable(cluster, `${what} is not JSON`, err);
   }
-  // Its shape is checked by the builder's encoding, as for format 1.
-  if (!isRecord(value)) throw undecodable(cluster, 'a resource is not a JSON object');
-  return value as Resource;
+  if (!isRecord(value)) throw undecodable(cluster, `${what} is not a JSON object`);
+  return value;
 }
