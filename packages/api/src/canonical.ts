@@ -30,6 +30,28 @@ const MIN_KEPT_PART = 256;
  */
 const MAX_KEPT_PART = 8 * 1024;
 
+/** Objects and arrays `encode` built text for (their encoding was not known): lets tests see what was re-encoded. */
+let objectEncodes = 0;
+
+/** How many objects and arrays were canonically encoded without a known encoding in this process so far. */
+export function canonicalObjectEncodeCount(): number {
+  return objectEncodes;
+}
+
+/**
+ * Remembers `encoding` as the canonical encoding of the deep-frozen canonical copy `value`, so
+ * `canonicalJson` and every encoding of a value built around it reuse the string (the same string,
+ * not a copy of it). The caller guarantees `value` is such a copy and `encoding` its encoding.
+ */
+export function keepEncoding(value: object, encoding: string): void {
+  known.set(value, encoding);
+}
+
+/** The remembered encoding of a deep-frozen canonical copy, if any. */
+export function keptEncoding(value: object): string | undefined {
+  return known.get(value);
+}
+
 function encode(value: unknown, seen: Set<object>): string {
   if (value === null) return 'null';
   switch (typeof value) {
@@ -49,6 +71,7 @@ function encode(value: unknown, seen: Set<object>): string {
   if (cached !== undefined) return cached;
   if (seen.has(obj)) throw invalid('cyclic value');
   seen.add(obj);
+  objectEncodes += 1;
   let out: string;
   if (Array.isArray(obj)) {
     out = `[${obj.map((item: unknown) => (item === undefined ? 'null' : encode(item, seen))).join(',')}]`;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { canonicalCopy, canonicalJson, deepFreeze } from './canonical.ts';
+import { canonicalCopy, canonicalJson, deepFreeze, keepEncoding, keptEncoding } from './canonical.ts';
 import { MeshrelayError } from './errors.ts';
 import { compareResources, formatResourceKey, resourceKey, type Resource } from './resource.ts';
 
@@ -71,9 +71,14 @@ export function sha256Hex(data: string | Uint8Array): string {
 /**
  * Canonical encodings of the deep-frozen canonical resources `canonicalResource` built, by
  * identity: a frozen object cannot change, so its encoding is computed once and reused by
- * every snapshot that holds it.
+ * every snapshot that holds it. They are kept in canonical.ts's table of known encodings, so
+ * `canonicalJson` of such a resource (the Redis codec, the send path, deltas) is a lookup too.
  */
-const encodings = new WeakMap<object, string>();
+const encodings = {
+  has: (resource: object): boolean => keptEncoding(resource) !== undefined,
+  get: keptEncoding,
+  set: keepEncoding,
+};
 let encodedCount = 0;
 
 /**

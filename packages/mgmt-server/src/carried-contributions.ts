@@ -6,7 +6,7 @@
 // and every replica restarted empty.
 
 import type { Logger } from 'pino';
-import { buildInputSnapshot, type InputSnapshot, type Resource } from '@meshrelay/api';
+import { buildInputSnapshot, canonicalParts, type InputSnapshot, type Resource } from '@meshrelay/api';
 import type { SharedDocumentStore } from '@meshrelay/registry';
 
 /** A cluster whose absent input is replaced by its last known one. */
@@ -30,6 +30,16 @@ interface ContributionFile {
 }
 
 const CHECK_INTERVAL_MS = 1000;
+
+/**
+ * The record of `input` as JSON, its resources spliced in from their canonical encodings (kept
+ * with the snapshot, gathered a resource at a time): equal to JSON.stringify of the record, without
+ * a multi-MB stringify holding the loop on every change of a large cluster.
+ */
+async function recordBody(input: InputSnapshot): Promise<Buffer> {
+  const head = JSON.stringify({ cluster: input.cluster, epoch: input.epoch, generation: input.generation, hash: input.hash });
+  return Buffer.from(`${head.slice(0, -1)},"resources":[${(await canonicalParts(input.resources)).join(',')}]}`);
+}
 
 /**
  * The last known input of every cluster, one shared document per cluster, and
@@ -62,8 +72,8 @@ export class CarriedContributions {
   async remember(inputs: Iterable<InputSnapshot>): Promise<void> {
     for (const input of inputs) {
       if (this.#remembered.get(input.cluster) === input.hash) continue;
-      const record: ContributionFile = { cluster: input.cluster, epoch: input.epoch, generation: input.generation, hash: input.hash, resources: input.resources };
-      await this.#write(input.cluster, record);
+      this.#verified.delete(input.cluster);
+      await this.#documents.put(input.cluster, await recordBody(input));
       this.#remembered.set(input.cluster, input.hash);
       this.#released.delete(input.cluster);
     }

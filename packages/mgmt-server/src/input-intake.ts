@@ -3,7 +3,10 @@ import {
   LoopSlicer,
   MeshrelayError,
   buildInputSnapshotInSlices,
+  canonicalJson,
   formatResourceKey,
+  resourceEncoding,
+  resourceId,
   type AssembledSnapshot,
   type InputSnapshot,
   type Resource,
@@ -23,15 +26,18 @@ export interface IntakeResult {
 /** Resources validated between two checks of the slice budget. */
 const VALIDATION_BATCH = 64;
 
+/** Judges input resources one by one; the translator's validateInputResources unless a test counts calls. */
+export type InputValidator = (resources: readonly Resource[]) => InputValidationResult;
+
 /**
- * validateInputResources in batches, giving the event loop a turn every ~20 ms
+ * Validates in batches, giving the event loop a turn every ~20 ms
  * (each resource is judged on its own, so batching changes nothing).
  */
-async function validateInSlices(resources: readonly Resource[], slicer: LoopSlicer): Promise<InputValidationResult> {
+async function validateInSlices(resources: readonly Resource[], validate: InputValidator, slicer: LoopSlicer): Promise<InputValidationResult> {
   const valid: Resource[] = [];
   const rejected: InputValidationResult['rejected'][number][] = [];
   for (let i = 0; i < resources.length; i += VALIDATION_BATCH) {
-    const batch = validateInputResources(resources.slice(i, i + VALIDATION_BATCH));
+    const batch = validate(resources.slice(i, i + VALIDATION_BATCH));
     valid.push(...batch.valid);
     rejected.push(...batch.rejected);
     if (slicer.due()) await slicer.yield();
@@ -40,30 +46,83 @@ async function validateInSlices(resources: readonly Resource[], slicer: LoopSlic
 }
 
 /**
+ * Finds, for an incoming resource, the resource of the held snapshot it equals: the same object
+ * (a delta applied to the held snapshot shares its unchanged resources) or, for a full snapshot,
+ * the held resource of the same key whose canonical encoding is the incoming one's. The held
+ * snapshot holds only resources that passed validation, and validation judges each resource on
+ * its own, so an equal resource needs neither validation nor a new canonical copy.
+ */
+class HeldMatcher {
+  readonly #held: readonly Resource[];
+  #objects: Set<Resource> | undefined;
+  #byId: Map<string, Resource> | undefined;
+
+  constructor(held: readonly Resource[]) {
+    this.#held = held;
+  }
+
+  match(r: Resource): Resource | undefined {
+    this.#objects ??= new Set(this.#held);
+    if (this.#objects.has(r)) return r;
+    this.#byId ??= new Map(this.#held.map((h) => [resourceId(h), h] as const));
+    try {
+      const held = this.#byId.get(resourceId(r));
+      return held !== undefined && resourceEncoding(held) === canonicalJson(r) ? held : undefined;
+    } catch {
+      // A malformed resource (no metadata, a value JSON cannot carry) is validation's to report.
+      return undefined;
+    }
+  }
+}
+
+/**
+ * Validates only the resources that differ from the held snapshot's and keeps the held copies of
+ * the others, in the incoming order: the same valid resources and refusals as validating all.
+ */
+async function validateChanged(resources: readonly Resource[], held: InputSnapshot | undefined, validate: InputValidator, slicer: LoopSlicer): Promise<InputValidationResult> {
+  if (!held) return validateInSlices(resources, validate, slicer);
+  const matcher = new HeldMatcher(held.resources);
+  const same = new Map<Resource, Resource>();
+  const changed: Resource[] = [];
+  for (const r of resources) {
+    const match = matcher.match(r);
+    if (match) same.set(r, match);
+    else changed.push(r);
+    if (slicer.due()) await slicer.yield();
+  }
+  const judged = await validateInSlices(changed, validate, slicer);
+  const accepted = new Set(judged.valid);
+  const valid = resources.flatMap((r) => {
+    const match = same.get(r);
+    return match ? [match] : accepted.has(r) ? [r] : [];
+  });
+  return { valid, rejected: judged.rejected };
+}
+
+/**
  * Accepts an assembled input snapshot for a cluster whose identity was already
  * established: drops invalid resources one by one (reported as warnings), refuses
  * an older generation of the same agent epoch, stores the snapshot, and marks the
  * cluster warm on its first snapshot. A refused snapshot leaves the previous one
- * in place. Validation and canonical encoding run in slices (a 16 MiB snapshot
+ * in place. Only resources that differ from the held snapshot's are validated and
+ * copied; the others are the held copies. Validation and canonical encoding run in slices (a 16 MiB snapshot
  * takes seconds of both), so relay heartbeats and the HTTP API keep answering.
  */
 export class InputIntake {
   readonly #store: SnapshotStore;
   readonly #registry: ClusterRegistry;
   readonly #logger: Logger;
+  readonly #validate: InputValidator;
 
-  constructor(store: SnapshotStore, registry: ClusterRegistry, logger: Logger) {
+  constructor(store: SnapshotStore, registry: ClusterRegistry, logger: Logger, validate: InputValidator = validateInputResources) {
     this.#store = store;
     this.#registry = registry;
     this.#logger = logger;
+    this.#validate = validate;
   }
 
   async accept(cluster: string, assembled: AssembledSnapshot): Promise<IntakeResult> {
     const slicer = new LoopSlicer();
-    const { valid, rejected } = await validateInSlices(assembled.resources, slicer);
-    const warnings = rejected.map(
-      (r) => `${formatResourceKey(r.key)}: ${r.problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`,
-    );
     const held = this.#store.memoryInputs().get(cluster) ?? (await this.#store.getInput(cluster));
     if (held && held.epoch === assembled.epoch && held.generation >= assembled.generation && held.hash !== assembled.hash) {
       throw new MeshrelayError(
@@ -71,6 +130,10 @@ export class InputIntake {
         `generation ${assembled.generation} of epoch ${assembled.epoch} is not newer than the held generation ${held.generation}`,
       );
     }
+    const { valid, rejected } = await validateChanged(assembled.resources, held, this.#validate, slicer);
+    const warnings = rejected.map(
+      (r) => `${formatResourceKey(r.key)}: ${r.problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`,
+    );
     const snapshot = await buildInputSnapshotInSlices({ cluster, epoch: assembled.epoch, generation: assembled.generation, resources: valid }, slicer);
     const changed = held?.hash !== snapshot.hash;
     if (changed || held?.generation !== snapshot.generation || held.epoch !== snapshot.epoch) {

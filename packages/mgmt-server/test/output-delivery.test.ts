@@ -37,7 +37,7 @@ test('given a frozen Redis, when translation publishes outputs, then every outpu
   redis.resume();
   for (const cluster of ['a', 'b']) {
     const hash = outputs.current(cluster)?.hash;
-    await waitFor(async () => (JSON.parse((await plain.get(`delivery:output:${cluster}`)) ?? '{}') as { hash?: string }).hash === hash, {
+    await waitFor(async () => (await plain.hget(`delivery:output-parts:${cluster}`, '#hash')) === hash, {
       timeoutMs: 10_000,
       message: `the write-back never stored the output of ${cluster}`,
     });

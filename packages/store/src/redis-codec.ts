@@ -29,7 +29,10 @@ export interface StoreKeys {
   input(cluster: string): string;
   /** A small hash (epoch, generation) kept beside each input value, so a conditional write need not decode the value. */
   inputVersion(cluster: string): string;
+  /** An output in the whole-value layout (format 1): still read, replaced on the next write. */
   output(cluster: string): string;
+  /** An output as a hash of one field per resource (format 2; see redis-output-parts.ts). */
+  outputParts(cluster: string): string;
   /** The pub/sub channel of "input changed" messages. */
   readonly inputChannel: string;
 }
@@ -39,6 +42,7 @@ export function storeKeys(prefix: string): StoreKeys {
     input: (cluster) => `${prefix}:input:${cluster}`,
     inputVersion: (cluster) => `${prefix}:input-version:${cluster}`,
     output: (cluster) => `${prefix}:output:${cluster}`,
+    outputParts: (cluster) => `${prefix}:output-parts:${cluster}`,
     inputChannel: `${prefix}:input-changed`,
   };
 }
@@ -130,7 +134,7 @@ function resourcesOf(value: Record<string, unknown>): readonly Resource[] {
   return value.resources as Resource[];
 }
 
-function provenanceOf(value: unknown, cluster: string): readonly Provenance[] {
+export function provenanceOf(value: unknown, cluster: string): readonly Provenance[] {
   if (!Array.isArray(value)) throw undecodable(cluster, 'provenance missing');
   return value.map((p: unknown) => {
     if (!isRecord(p) || typeof p.cluster !== 'string' || typeof p.inputHash !== 'string') {
@@ -145,11 +149,11 @@ function provenanceOf(value: unknown, cluster: string): readonly Provenance[] {
   });
 }
 
-function replicaOf(value: Record<string, unknown>): string {
+export function replicaOf(value: Record<string, unknown>): string {
   return typeof value.replica === 'string' ? value.replica : '';
 }
 
-async function rebuild<T>(cluster: string, build: () => Promise<T>): Promise<T> {
+export async function rebuild<T>(cluster: string, build: () => Promise<T>): Promise<T> {
   try {
     return await build();
   } catch (err) {
@@ -157,7 +161,7 @@ async function rebuild<T>(cluster: string, build: () => Promise<T>): Promise<T> 
   }
 }
 
-function checkHash(actual: string, stored: unknown, cluster: string): void {
+export function checkHash(actual: string, stored: unknown, cluster: string): void {
   if (actual !== stored) {
     throw new MeshrelayError(
       'MESHRELAY_ERR_SNAPSHOT_HASH_MISMATCH',
@@ -166,6 +170,6 @@ function checkHash(actual: string, stored: unknown, cluster: string): void {
   }
 }
 
-function undecodable(cluster: string, reason: string, cause?: unknown): MeshrelayError {
+export function undecodable(cluster: string, reason: string, cause?: unknown): MeshrelayError {
   return new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', `stored snapshot of cluster ${cluster} is undecodable: ${reason}`, { cause });
 }

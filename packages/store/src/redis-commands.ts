@@ -110,9 +110,3 @@ function checkTransaction(results: [error: Error | null, result: unknown][] | nu
   if (results === null) throw new Error('the Redis transaction was aborted');
   for (const [error] of results) if (error) throw error;
 }
-
-/** Writes an output value; 'fill' writes only when the key is missing. */
-export async function writeOutput(client: Redis, key: string, value: string, mode: InputWriteMode): Promise<void> {
-  if (mode === 'fill') await client.set(key, value, 'NX');
-  else await client.set(key, value);
-}

@@ -2,9 +2,11 @@ import { MeshrelayError, utf8InSlices, type InputSnapshot, type OutputSnapshot }
 import type { Logger } from 'pino';
 import { formatChangeMessage, supersedes } from './input-change.ts';
 import { Listeners } from './listeners.ts';
-import { decodeInput, decodeOutput, encodeInput, encodeOutput, storeKeys, type Decoded, type StoreKeys } from './redis-codec.ts';
-import { deleteAndPublish, overwriteInput, writeInput, writeOutput, type InputWrite, type InputWriteMode } from './redis-commands.ts';
+import { decodeInput, decodeOutput, encodeInput, storeKeys, type Decoded, type StoreKeys } from './redis-codec.ts';
+import { deleteAndPublish, overwriteInput, writeInput, type InputWrite, type InputWriteMode } from './redis-commands.ts';
 import { MutationMarks } from './mutation-marks.ts';
+import type { Raw } from './redis-output-parts.ts';
+import { OutputParts, decodeOutputParts } from './redis-output-parts.ts';
 import { RedisLink } from './redis-link.ts';
 import type { HealthListener, InputChangedEvent, InputChangedListener, SnapshotStore, StoreHealth } from './snapshot-store.ts';
 
@@ -27,7 +29,8 @@ export interface RedisStoreOptions {
 /**
  * A store that keeps every snapshot in memory and shares it through Redis. Redis keys:
  * `<prefix>:input:<cluster>` (with its version hash `<prefix>:input-version:<cluster>`),
- * `<prefix>:output:<cluster>`; channel `<prefix>:input-changed`.
+ * `<prefix>:output-parts:<cluster>` (a hash, see redis-output-parts.ts; a format-1 value at
+ * `<prefix>:output:<cluster>` is still read); channel `<prefix>:input-changed`.
  * Connects in the background: the store is usable at once, and health says when Redis is up.
  * Throws MESHRELAY_ERR_INVALID_CONFIG when url or replicaId is empty.
  */
@@ -44,7 +47,9 @@ interface Table<T> {
   /** Clusters whose memory state (a snapshot or its absence) Redis has not seen. */
   readonly dirty: Set<string>;
   key(cluster: string): string;
-  decode(raw: string, cluster: string): Promise<Decoded<T>>;
+  /** What Redis holds for each cluster (the store asks for one at a time): a format-1 value, an output's parts, or null. */
+  fetch(clusters: readonly string[]): Promise<(Raw | null)[]>;
+  decode(raw: Raw, cluster: string): Promise<Decoded<T>>;
   /** Writes the snapshot; returns the mutation number of an entry adopted from Redis instead, if any. */
   write(snapshot: T, mode: InputWriteMode): Promise<number | undefined>;
   remove(cluster: string): Promise<void>;
@@ -169,7 +174,12 @@ class RedisSnapshotStore implements SnapshotStore {
       memory: new Map(),
       dirty: new Set(),
       key,
-      decode: decodeInput,
+      fetch: async (clusters) => {
+        const raws: (string | null)[] = [];
+        for (const cluster of clusters) raws.push(await this.#readValue(key(cluster)));
+        return raws;
+      },
+      decode: (raw, cluster) => decodeInput(typeof raw === 'string' ? raw : '', cluster),
       write: (snapshot, mode) => this.#writeInput(snapshot, mode),
       remove: (cluster) =>
         deleteAndPublish(
@@ -182,20 +192,19 @@ class RedisSnapshotStore implements SnapshotStore {
   }
 
   #outputTable(): Table<OutputSnapshot> {
-    const key = (cluster: string): string => this.#keys.output(cluster);
+    const parts = new OutputParts(() => this.#link.command, this.#keys, this.#replica);
     return {
       kind: 'output',
       memory: new Map(),
       dirty: new Set(),
-      key,
-      decode: decodeOutput,
+      key: (cluster) => this.#keys.outputParts(cluster),
+      fetch: (clusters) => parts.fetch(clusters),
+      decode: (raw, cluster) => (typeof raw === 'string' ? decodeOutput(raw, cluster) : decodeOutputParts(raw, cluster)),
       write: async (snapshot, mode) => {
-        await writeOutput(this.#link.command, key(snapshot.cluster), await encodeOutput(snapshot, this.#replica), mode);
+        await parts.write(snapshot, mode);
         return undefined;
       },
-      remove: async (cluster) => {
-        await this.#link.command.del(key(cluster));
-      },
+      remove: (cluster) => parts.remove(cluster),
     };
   }
 
@@ -291,9 +300,9 @@ class RedisSnapshotStore implements SnapshotStore {
       const key = table.key(cluster);
       const mark = this.#marks.begin(key);
       try {
-        let raw: string | null;
+        let raw: Raw | null;
         try {
-          raw = await this.#readValue(key);
+          [raw = null] = await table.fetch([cluster]);
         } catch (err) {
           this.#log.debug({ err, cluster, kind: table.kind }, 'redis read failed; answering from memory');
           break;
@@ -321,7 +330,7 @@ class RedisSnapshotStore implements SnapshotStore {
     return raw === null ? null : utf8InSlices(raw);
   }
 
-  async #tryDecode<T>(table: Table<T>, raw: string, cluster: string): Promise<Decoded<T> | undefined> {
+  async #tryDecode<T>(table: Table<T>, raw: Raw, cluster: string): Promise<Decoded<T> | undefined> {
     try {
       return await table.decode(raw, cluster);
     } catch (err) {
@@ -437,3 +446,4 @@ class RedisSnapshotStore implements SnapshotStore {
     this.#healthListeners.emit(health);
   }
 }
+

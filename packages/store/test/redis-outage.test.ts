@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { freePort, startRedisServer, waitFor } from '@meshrelay/testkit';
 import type { InputChangedEvent, StoreHealth } from '../src/index.ts';
-import { decodeInput, decodeOutput } from '../src/redis-codec.ts';
+import { decodeInput } from '../src/redis-codec.ts';
+import { decodeOutputParts } from '../src/redis-output-parts.ts';
 import { inputOf, outputOf } from './fixtures.ts';
 import { plainClientFor, readyRedisStoreFor, redisServerFor, redisStoreFor } from './redis-harness.ts';
 import { startTcpProxyFor } from './tcp-proxy.ts';
@@ -57,10 +58,10 @@ test('redis outage: given inputs put before and during an outage, when Redis res
   await waitFor(() => store.health().redisUp && store.health().pendingWriteBack === 0, { ...WAIT, message: 'write-back never finished' });
 
   const redis = plainClientFor(t, server.url);
-  const [east, west, eastOutput] = await redis.mget('mr:input:east', 'mr:input:west', 'mr:output:east');
+  const [east, west] = await redis.mget('mr:input:east', 'mr:input:west');
   assert.equal((await decodeInput(east ?? '', 'east')).snapshot.hash, during.hash);
   assert.equal((await decodeInput(west ?? '', 'west')).snapshot.hash, before.hash);
-  assert.deepEqual((await decodeOutput(eastOutput ?? '', 'east')).snapshot, output);
+  assert.deepEqual((await decodeOutputParts(await redis.hgetall('mr:output-parts:east'), 'east')).snapshot, output);
   assert.deepEqual(healths.at(-1), { backend: 'redis', redisUp: true, pendingWriteBack: 0 });
   assert.ok(healths.some((h) => !h.redisUp && h.pendingWriteBack > 0), 'health listeners saw the outage');
 });

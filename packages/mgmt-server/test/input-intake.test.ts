@@ -1,0 +1,95 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test, type TestContext } from 'node:test';
+import { pino } from 'pino';
+import { buildInputSnapshot, computeDelta, resolveDelta, type AssembledSnapshot, type InputSnapshot, type Resource } from '@meshrelay/api';
+import { createFileClusterRegistry } from '@meshrelay/registry';
+import { createMemorySnapshotStore } from '@meshrelay/store';
+import { buildNode, buildService } from '@meshrelay/testkit';
+import { validateInputResources } from '@meshrelay/translator';
+import { InputIntake } from '../src/input-intake.ts';
+
+const CLUSTER = 'cluster-a';
+const LIMITS = { maxBytes: 64 * 1024 * 1024, maxResources: 100_000 };
+const logger = pino({ level: 'silent' });
+
+function services(count: number, port = 80): Resource[] {
+  return Array.from({ length: count }, (_, i) => buildService({ name: `svc-${String(i).padStart(3, '0')}`, namespace: 'shop', ports: [{ name: 'http', port }] }));
+}
+
+interface Setup {
+  readonly intake: InputIntake;
+  /** Resources the validator was handed, over all calls. */
+  readonly judged: Resource[];
+  readonly held: InputSnapshot;
+}
+
+/** An intake over a real memory store and file registry, holding generation 1 of `resources`. */
+async function intakeHolding(t: TestContext, resources: readonly Resource[]): Promise<Setup> {
+  const dir = await mkdtemp(join(tmpdir(), 'meshrelay-intake-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const registry = await createFileClusterRegistry({ dir, tokenTtlSeconds: 3600, tokenOverlapSeconds: 60, logger });
+  t.after(() => registry.close());
+  await registry.register(CLUSTER, {});
+  const store = createMemorySnapshotStore();
+  t.after(() => store.close());
+  const judged: Resource[] = [];
+  const intake = new InputIntake(store, registry, logger, (batch) => {
+    judged.push(...batch);
+    return validateInputResources(batch);
+  });
+  const first = buildInputSnapshot({ cluster: CLUSTER, epoch: 'e1', generation: 1, resources });
+  const { snapshot: held } = await intake.accept(CLUSTER, { epoch: 'e1', generation: 1, hash: first.hash, resources: fresh(resources), provenance: [] });
+  judged.length = 0;
+  return { intake, judged, held };
+}
+
+/** New plain objects equal to `resources`, as a full snapshot off the wire gives. */
+function fresh(resources: readonly Resource[]): Resource[] {
+  return resources.map((r) => JSON.parse(JSON.stringify(r)) as Resource);
+}
+
+function full(resources: readonly Resource[], generation: number): AssembledSnapshot {
+  const built = buildInputSnapshot({ cluster: CLUSTER, epoch: 'e1', generation, resources });
+  return { epoch: 'e1', generation, hash: built.hash, resources: fresh(resources), provenance: [] };
+}
+
+test('intake: given a held input, when a delta changing one resource is applied and accepted, then only that resource is validated', async (t) => {
+  const before = [buildNode({ name: 'node-1', zone: 'z1' }), ...services(40)];
+  const { intake, judged, held } = await intakeHolding(t, before);
+  const after = [...before];
+  after[5] = buildService({ name: 'svc-004', namespace: 'shop', ports: [{ name: 'http', port: 8080 }] });
+  const delta = await computeDelta(held.resources, after);
+  const announced = full(after, 2);
+  const assembled = await resolveDelta({ ...announced, resources: fresh(delta.upserts), delta: { baseHash: held.hash, payloadHash: '', deletedKeys: [...delta.deletedKeys] } }, held, LIMITS);
+  const result = await intake.accept(CLUSTER, assembled);
+  assert.deepEqual(judged.map((r) => r.metadata.name), ['svc-004']);
+  assert.equal(result.snapshot.hash, announced.hash);
+  assert.equal(result.changed, true);
+});
+
+test('intake: given a held input, when the agent sends it full again with one resource changed, then only that one is validated and the others are the held copies', async (t) => {
+  const before = services(30);
+  const { intake, judged, held } = await intakeHolding(t, before);
+  const after = [...before];
+  after[0] = buildService({ name: 'svc-000', namespace: 'shop', ports: [{ name: 'http', port: 9090 }] });
+  const sent = full(after, 2);
+  const result = await intake.accept(CLUSTER, sent);
+  assert.deepEqual(judged.map((r) => r.metadata.name), ['svc-000']);
+  assert.equal(result.snapshot.hash, sent.hash);
+  assert.equal(result.snapshot.resources.slice(1).every((r, i) => r === held.resources[i + 1]), true);
+});
+
+test('intake: given a held input, when a full snapshot brings an invalid changed resource, then that one alone is refused and the unchanged ones stay', async (t) => {
+  const before = services(10);
+  const { intake, judged } = await intakeHolding(t, before);
+  const after = [...before];
+  after[3] = buildService({ name: 'svc-003', namespace: 'shop', ports: [{ name: 'http', port: 70000 }] });
+  const result = await intake.accept(CLUSTER, full(after, 2));
+  assert.deepEqual(judged.map((r) => r.metadata.name), ['svc-003']);
+  assert.equal(result.warnings.length, 1);
+  assert.match(result.warnings[0] ?? '', /svc-003/);
+  assert.deepEqual(result.snapshot.resources.map((r) => r.metadata.name), before.filter((_, i) => i !== 3).map((r) => r.metadata.name));
+});
