@@ -45,7 +45,7 @@ function encode(value: unknown, seen: Set<object>): string {
       throw invalid(`a ${typeof value} cannot be encoded`);
   }
   const obj = value as object;
-  const cached = known.get(obj);
+  const cached = known.get(obj) ?? concatEncoding(obj);
   if (cached !== undefined) return cached;
   if (seen.has(obj)) throw invalid('cyclic value');
   seen.add(obj);
@@ -91,7 +91,55 @@ export function canonicalPart<T>(value: T): T {
 
 /** Whether `value` is a deep-frozen canonical part or copy built here (it can never change). */
 export function isCanonicalPart(value: unknown): boolean {
-  return value !== null && typeof value === 'object' && known.has(value);
+  return value !== null && typeof value === 'object' && (known.has(value) || concatenations.has(value));
+}
+
+/**
+ * Concatenations built by `canonicalConcat`, with their non-empty parts. Their encoding is
+ * computed from the parts' encodings on demand and not kept: a concatenation is usually unique
+ * to one resource (e.g. the endpoints of one consumer's ServiceEntry) while its parts are
+ * shared by many, so keeping each concatenation's text would hold the same bytes many times.
+ */
+const concatenations = new WeakMap<object, readonly (readonly unknown[])[]>();
+
+/** The encodings of concatenation parts without their brackets, by part. */
+const innerEncodings = new WeakMap<object, string>();
+
+function concatEncoding(value: object): string | undefined {
+  const parts = concatenations.get(value);
+  if (parts === undefined) return undefined;
+  return `[${parts.map(innerEncoding).join(',')}]`;
+}
+
+function innerEncoding(part: readonly unknown[]): string {
+  let inner = innerEncodings.get(part);
+  if (inner === undefined) {
+    inner = (known.get(part) as string).slice(1, -1);
+    innerEncodings.set(part, inner);
+  }
+  return inner;
+}
+
+/**
+ * The deep-frozen concatenation of canonical arrays (each made by `canonicalPart`), encoded
+ * from its parts' encodings: a resource holding it is encoded without visiting its items one by
+ * one, and every part's objects (and their encodings) are shared with every other
+ * concatenation that holds the part. Throws MESHRELAY_ERR_INVALID_RESOURCE when a part is not a
+ * canonical array.
+ */
+export function canonicalConcat<T>(parts: readonly (readonly T[])[]): readonly T[] {
+  for (const part of parts) {
+    if (!Array.isArray(part) || !known.has(part)) throw invalid('a concatenation part is not a canonical array (see canonicalPart)');
+  }
+  const nonEmpty = parts.filter((p) => p.length > 0);
+  const out = Object.freeze(nonEmpty.flat() as T[]);
+  concatenations.set(out, nonEmpty);
+  return out;
+}
+
+/** The parts of a concatenation made by `canonicalConcat`, or undefined for any other value. */
+export function concatParts<T>(value: readonly T[]): readonly (readonly T[])[] | undefined {
+  return concatenations.get(value) as readonly (readonly T[])[] | undefined;
 }
 
 function copyEncode(value: unknown, seen: Set<object>, keepParts: boolean): { encoding: string; copy: unknown } {
@@ -99,7 +147,7 @@ function copyEncode(value: unknown, seen: Set<object>, keepParts: boolean): { en
     const encoding = encode(value, seen);
     return { encoding, copy: typeof value === 'number' && Object.is(value, -0) ? 0 : value };
   }
-  const cached = known.get(value);
+  const cached = known.get(value) ?? concatEncoding(value);
   if (cached !== undefined) return { encoding: cached, copy: value };
   if (seen.has(value)) throw invalid('cyclic value');
   seen.add(value);
