@@ -30,6 +30,40 @@ const MIN_KEPT_PART = 256;
  */
 const MAX_KEPT_PART = 8 * 1024;
 
+/**
+ * Parts at least this long are linked into the encoding of what holds them instead of copied
+ * (see `joinParts`).
+ */
+const LINKED_PART = 1024;
+
+/**
+ * `open + parts.join(',') + close`, the same text. Long parts are joined by string
+ * concatenation, which in V8 links the part's text instead of copying it: a large part shared
+ * by many values (e.g. a group of endpoints in the ServiceEntries of every consumer) is held
+ * once, not once per value whose encoding is kept. Runs of short parts are copied together.
+ */
+function joinParts(open: string, parts: readonly string[], close: string): string {
+  if (!parts.some((p) => p.length >= LINKED_PART)) return `${open}${parts.join(',')}${close}`;
+  let out = open;
+  let run: string[] = [];
+  let first = true;
+  const add = (text: string): void => {
+    out = first ? out + text : out + ',' + text;
+    first = false;
+  };
+  for (const part of parts) {
+    if (part.length < LINKED_PART) {
+      run.push(part);
+      continue;
+    }
+    if (run.length > 0) add(run.join(','));
+    run = [];
+    add(part);
+  }
+  if (run.length > 0) add(run.join(','));
+  return out + close;
+}
+
 function encode(value: unknown, seen: Set<object>): string {
   if (value === null) return 'null';
   switch (typeof value) {
@@ -51,7 +85,7 @@ function encode(value: unknown, seen: Set<object>): string {
   seen.add(obj);
   let out: string;
   if (Array.isArray(obj)) {
-    out = `[${obj.map((item: unknown) => (item === undefined ? 'null' : encode(item, seen))).join(',')}]`;
+    out = joinParts('[', obj.map((item: unknown) => (item === undefined ? 'null' : encode(item, seen))), ']');
   } else {
     const record = obj as Record<string, unknown>;
     const parts: string[] = [];
@@ -60,7 +94,7 @@ function encode(value: unknown, seen: Set<object>): string {
       if (member === undefined) continue;
       parts.push(`${JSON.stringify(key)}:${encode(member, seen)}`);
     }
-    out = `{${parts.join(',')}}`;
+    out = joinParts('{', parts, '}');
   }
   seen.delete(obj);
   return out;
@@ -108,7 +142,7 @@ const innerEncodings = new WeakMap<object, string>();
 function concatEncoding(value: object): string | undefined {
   const parts = concatenations.get(value);
   if (parts === undefined) return undefined;
-  return `[${parts.map(innerEncoding).join(',')}]`;
+  return joinParts('[', parts.map(innerEncoding), ']');
 }
 
 function innerEncoding(part: readonly unknown[]): string {
@@ -155,7 +189,7 @@ function copyEncode(value: unknown, seen: Set<object>, keepParts: boolean): { en
   let copy: unknown;
   if (Array.isArray(value)) {
     const items = value.map((item: unknown) => copyEncode(item === undefined ? null : item, seen, keepParts));
-    encoding = `[${items.map((i) => i.encoding).join(',')}]`;
+    encoding = joinParts('[', items.map((i) => i.encoding), ']');
     copy = Object.freeze(items.map((i) => i.copy));
   } else {
     const record = value as Record<string, unknown>;
@@ -169,7 +203,7 @@ function copyEncode(value: unknown, seen: Set<object>, keepParts: boolean): { en
       // JSON.parse makes "__proto__" an own property; so does this copy.
       Object.defineProperty(out, key, { value: part.copy, enumerable: true, writable: true, configurable: true });
     }
-    encoding = `{${parts.join(',')}}`;
+    encoding = joinParts('{', parts, '}');
     copy = Object.freeze(out);
   }
   seen.delete(value);

@@ -43,3 +43,29 @@ test('given a group that is not a canonical array, when concatenated, then it is
     (err: unknown) => err instanceof MeshrelayError && err.code === 'MESHRELAY_ERR_INVALID_RESOURCE' && /canonical array/.test(err.message),
   );
 });
+
+/** Canonical JSON by another route: keys sorted recursively, then JSON.stringify. */
+function reference(value: unknown): string {
+  const sorted = (v: unknown): unknown =>
+    Array.isArray(v) ? v.map(sorted) : v !== null && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sorted((v as Record<string, unknown>)[k])])) : v;
+  return JSON.stringify(sorted(value));
+}
+
+test('given values mixing long and short members in every order, when encoded or copied, then the text equals canonical JSON built another way', () => {
+  const long = (c: string): string => c.repeat(1500);
+  const shapes: unknown[] = [
+    [long('a')],
+    ['s'],
+    [],
+    [long('a'), 's', 't', long('b'), 'u'],
+    ['s', long('a'), long('b')],
+    { z: long('z'), a: 1, m: { deep: [long('d'), 2, 'x'] }, b: 'short' },
+    { only: long('o') },
+    [{ k: long('k') }, { k: 'v' }, [long('n'), [long('m'), 0]]],
+  ];
+  for (const value of shapes) {
+    assert.equal(canonicalJson(value), reference(value), reference(value).slice(0, 60));
+    assert.equal(canonicalJson(canonicalPart(value)), reference(value));
+    assert.equal(resourceEncoding(canonicalResource(entry([value]))), reference(entry([value])));
+  }
+});
