@@ -200,8 +200,9 @@ function copyEncode(value: unknown, seen: Set<object>, keepParts: boolean): { en
       if (member === undefined) continue;
       const part = copyEncode(member, seen, keepParts);
       parts.push(`${JSON.stringify(key)}:${part.encoding}`);
-      // JSON.parse makes "__proto__" an own property; so does this copy.
-      Object.defineProperty(out, key, { value: part.copy, enumerable: true, writable: true, configurable: true });
+      // JSON.parse makes "__proto__" an own property; so does this copy (a plain assignment would set the prototype).
+      if (key === '__proto__') Object.defineProperty(out, key, { value: part.copy, enumerable: true, writable: true, configurable: true });
+      else out[key] = part.copy;
     }
     encoding = joinParts('{', parts, '}');
     copy = Object.freeze(out);

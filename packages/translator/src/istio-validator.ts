@@ -134,7 +134,8 @@ class IstioSchemaValidator implements OutputValidator {
   #groupValid(group: readonly object[]): boolean {
     let valid = this.#groupVerdicts.get(group);
     if (valid === undefined) {
-      valid = group.every((e) => isCanonicalPart(e) && this.#endpointValid(e));
+      // A group is a canonical array (canonicalConcat refuses anything else): its endpoints are deep-frozen.
+      valid = group.every((e) => this.#endpointValid(e));
       this.#groupVerdicts.set(group, valid);
     }
     return valid;

@@ -83,7 +83,7 @@ function entriesOf(backend: Backend, gateway: { address: string; port: number } 
   const way = JSON.stringify([gateway?.address ?? null, gateway?.port ?? null, network, subsetKeys]);
   let entries = byWay.get(way);
   if (!entries) {
-    entries = canonicalPart((gateway ? gatewayEntries(backend, gateway, network, subsetKeys) : directEntries(backend, network)).map(canonicalPart));
+    entries = canonicalPart(gateway ? gatewayEntries(backend, gateway, network, subsetKeys) : directEntries(backend, network));
     byWay.set(way, entries);
   }
   return entries;
