@@ -21,9 +21,9 @@ interface WorkloadEntry {
   weight?: number;
 }
 
-/** Endpoints of a backing cluster reached directly: one entry per pod IP. */
+/** Endpoints of a backing cluster reached directly: one entry per pod IP (canonicalPart copies ports and labels). */
 function directEntries(backend: Backend, network: string): WorkloadEntry[] {
-  return backend.endpoints.map((ep) => ({ address: ep.address, ports: { ...ep.ports }, labels: { ...ep.labels }, network, locality: ep.locality }));
+  return backend.endpoints.map((ep) => ({ address: ep.address, ports: ep.ports, labels: ep.labels, network, locality: ep.locality }));
 }
 
 /**
