@@ -20,6 +20,11 @@ import { TIER_S, generateWorkload, serviceName } from './workload.ts';
 const [clusters = 20, services = 200, endpoints = 5, nodes = 10, runs = 5] = process.argv.slice(2).map(Number);
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const ms = (start: number): number => performance.now() - start;
+/** CPU milliseconds (user + system) of this process since `start` (a `process.cpuUsage()`): less noisy than wall time on a shared machine. */
+const cpuMs = (start: NodeJS.CpuUsage): number => {
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / 1000;
+};
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
 const genStart = performance.now();
@@ -68,27 +73,32 @@ if (mode === 'memory') {
   log(memoryLine('before the engine (workload in memory)'));
   const engine = new IncrementalTranslator(validator);
   let start = performance.now();
+  const cpuStart = process.cpuUsage();
   let result = await engine.run(base);
-  log(`one engine, cold run: ${ms(start).toFixed(0)} ms`);
+  log(`one engine, cold run: ${ms(start).toFixed(0)} ms (CPU ${cpuMs(cpuStart).toFixed(0)} ms)`);
   log(memoryLine('after the cold run'));
   let inputs: ReadonlyMap<string, InputSnapshot> = workload.inputs;
   const target = workload.clusters[Math.floor(clusters / 2)]?.name as string;
   const changed: number[] = [];
+  const changedCpu: number[] = [];
   const stopProfile = await startProfile(process.env['CHANGE_PROFILE']);
   for (let i = 1; i <= runs; i++) {
     inputs = oneEndpointChanged(inputs, target, i);
     start = performance.now();
+    const cpu = process.cpuUsage();
     result = await engine.run({ ...base, inputs, previousSecurityOutputs: result.securityOutputs });
     changed.push(ms(start));
+    changedCpu.push(cpuMs(cpu));
   }
   await stopProfile();
-  log(`one engine, runs after one endpoint change in ${target}: ${changed.map((x) => x.toFixed(0)).join(', ')} ms (median ${median(changed).toFixed(0)})`);
+  log(`one engine, runs after one endpoint change in ${target}: ${changed.map((x) => x.toFixed(0)).join(', ')} ms (median ${median(changed).toFixed(0)}; CPU median ${median(changedCpu).toFixed(0)} ms)`);
   log(memoryLine(`after ${runs} change runs`));
 }
 if (mode !== 'incremental' && mode !== 'memory') {
   let start = performance.now();
+  const cpuStart = process.cpuUsage();
   translate(base, validator);
-  log(`full translate() cold: ${ms(start).toFixed(0)} ms`);
+  log(`full translate() cold: ${ms(start).toFixed(0)} ms (CPU ${cpuMs(cpuStart).toFixed(0)} ms)`);
   const warm: number[] = [];
   for (let i = 0; i < runs; i++) {
     start = performance.now();

@@ -52,6 +52,40 @@ export function keptEncoding(value: object): string | undefined {
   return known.get(value);
 }
 
+/**
+ * Parts at least this long are linked into the encoding of what holds them instead of copied
+ * (see `joinParts`).
+ */
+const LINKED_PART = 1024;
+
+/**
+ * `open + parts.join(',') + close`, the same text. Long parts are joined by string
+ * concatenation, which in V8 links the part's text instead of copying it: a large part shared
+ * by many values (e.g. a group of endpoints in the ServiceEntries of every consumer) is held
+ * once, not once per value whose encoding is kept. Runs of short parts are copied together.
+ */
+function joinParts(open: string, parts: readonly string[], close: string): string {
+  if (!parts.some((p) => p.length >= LINKED_PART)) return `${open}${parts.join(',')}${close}`;
+  let out = open;
+  let run: string[] = [];
+  let first = true;
+  const add = (text: string): void => {
+    out = first ? out + text : out + ',' + text;
+    first = false;
+  };
+  for (const part of parts) {
+    if (part.length < LINKED_PART) {
+      run.push(part);
+      continue;
+    }
+    if (run.length > 0) add(run.join(','));
+    run = [];
+    add(part);
+  }
+  if (run.length > 0) add(run.join(','));
+  return out + close;
+}
+
 function encode(value: unknown, seen: Set<object>): string {
   if (value === null) return 'null';
   switch (typeof value) {
@@ -67,14 +101,14 @@ function encode(value: unknown, seen: Set<object>): string {
       throw invalid(`a ${typeof value} cannot be encoded`);
   }
   const obj = value as object;
-  const cached = known.get(obj);
+  const cached = known.get(obj) ?? concatEncoding(obj);
   if (cached !== undefined) return cached;
   if (seen.has(obj)) throw invalid('cyclic value');
   seen.add(obj);
   objectEncodes += 1;
   let out: string;
   if (Array.isArray(obj)) {
-    out = `[${obj.map((item: unknown) => (item === undefined ? 'null' : encode(item, seen))).join(',')}]`;
+    out = joinParts('[', obj.map((item: unknown) => (item === undefined ? 'null' : encode(item, seen))), ']');
   } else {
     const record = obj as Record<string, unknown>;
     const parts: string[] = [];
@@ -83,7 +117,7 @@ function encode(value: unknown, seen: Set<object>): string {
       if (member === undefined) continue;
       parts.push(`${JSON.stringify(key)}:${encode(member, seen)}`);
     }
-    out = `{${parts.join(',')}}`;
+    out = joinParts('{', parts, '}');
   }
   seen.delete(obj);
   return out;
@@ -114,7 +148,55 @@ export function canonicalPart<T>(value: T): T {
 
 /** Whether `value` is a deep-frozen canonical part or copy built here (it can never change). */
 export function isCanonicalPart(value: unknown): boolean {
-  return value !== null && typeof value === 'object' && known.has(value);
+  return value !== null && typeof value === 'object' && (known.has(value) || concatenations.has(value));
+}
+
+/**
+ * Concatenations built by `canonicalConcat`, with their non-empty parts. Their encoding is
+ * computed from the parts' encodings on demand and not kept: a concatenation is usually unique
+ * to one resource (e.g. the endpoints of one consumer's ServiceEntry) while its parts are
+ * shared by many, so keeping each concatenation's text would hold the same bytes many times.
+ */
+const concatenations = new WeakMap<object, readonly (readonly unknown[])[]>();
+
+/** The encodings of concatenation parts without their brackets, by part. */
+const innerEncodings = new WeakMap<object, string>();
+
+function concatEncoding(value: object): string | undefined {
+  const parts = concatenations.get(value);
+  if (parts === undefined) return undefined;
+  return joinParts('[', parts.map(innerEncoding), ']');
+}
+
+function innerEncoding(part: readonly unknown[]): string {
+  let inner = innerEncodings.get(part);
+  if (inner === undefined) {
+    inner = (known.get(part) as string).slice(1, -1);
+    innerEncodings.set(part, inner);
+  }
+  return inner;
+}
+
+/**
+ * The deep-frozen concatenation of canonical arrays (each made by `canonicalPart`), encoded
+ * from its parts' encodings: a resource holding it is encoded without visiting its items one by
+ * one, and every part's objects (and their encodings) are shared with every other
+ * concatenation that holds the part. Throws MESHRELAY_ERR_INVALID_RESOURCE when a part is not a
+ * canonical array.
+ */
+export function canonicalConcat<T>(parts: readonly (readonly T[])[]): readonly T[] {
+  for (const part of parts) {
+    if (!Array.isArray(part) || !known.has(part)) throw invalid('a concatenation part is not a canonical array (see canonicalPart)');
+  }
+  const nonEmpty = parts.filter((p) => p.length > 0);
+  const out = Object.freeze(nonEmpty.flat() as T[]);
+  concatenations.set(out, nonEmpty);
+  return out;
+}
+
+/** The parts of a concatenation made by `canonicalConcat`, or undefined for any other value. */
+export function concatParts<T>(value: readonly T[]): readonly (readonly T[])[] | undefined {
+  return concatenations.get(value) as readonly (readonly T[])[] | undefined;
 }
 
 function copyEncode(value: unknown, seen: Set<object>, keepParts: boolean): { encoding: string; copy: unknown } {
@@ -122,7 +204,7 @@ function copyEncode(value: unknown, seen: Set<object>, keepParts: boolean): { en
     const encoding = encode(value, seen);
     return { encoding, copy: typeof value === 'number' && Object.is(value, -0) ? 0 : value };
   }
-  const cached = known.get(value);
+  const cached = known.get(value) ?? concatEncoding(value);
   if (cached !== undefined) return { encoding: cached, copy: value };
   if (seen.has(value)) throw invalid('cyclic value');
   seen.add(value);
@@ -130,7 +212,7 @@ function copyEncode(value: unknown, seen: Set<object>, keepParts: boolean): { en
   let copy: unknown;
   if (Array.isArray(value)) {
     const items = value.map((item: unknown) => copyEncode(item === undefined ? null : item, seen, keepParts));
-    encoding = `[${items.map((i) => i.encoding).join(',')}]`;
+    encoding = joinParts('[', items.map((i) => i.encoding), ']');
     copy = Object.freeze(items.map((i) => i.copy));
   } else {
     const record = value as Record<string, unknown>;
@@ -141,10 +223,11 @@ function copyEncode(value: unknown, seen: Set<object>, keepParts: boolean): { en
       if (member === undefined) continue;
       const part = copyEncode(member, seen, keepParts);
       parts.push(`${JSON.stringify(key)}:${part.encoding}`);
-      // JSON.parse makes "__proto__" an own property; so does this copy.
-      Object.defineProperty(out, key, { value: part.copy, enumerable: true, writable: true, configurable: true });
+      // JSON.parse makes "__proto__" an own property; so does this copy (a plain assignment would set the prototype).
+      if (key === '__proto__') Object.defineProperty(out, key, { value: part.copy, enumerable: true, writable: true, configurable: true });
+      else out[key] = part.copy;
     }
-    encoding = `{${parts.join(',')}}`;
+    encoding = joinParts('{', parts, '}');
     copy = Object.freeze(out);
   }
   seen.delete(value);

@@ -1,4 +1,4 @@
-export { canonicalJson, canonicalObjectEncodeCount, canonicalPart, deepFreeze, isCanonicalPart } from './canonical.ts';
+export { canonicalConcat, canonicalJson, canonicalObjectEncodeCount, canonicalPart, concatParts, deepFreeze, isCanonicalPart } from './canonical.ts';
 export { ERROR_CATALOGUE, GRPC_STATUS, MeshrelayError, isErrorCode, toMeshrelayError, type ErrorCode } from './errors.ts';
 export {
   compareResources,

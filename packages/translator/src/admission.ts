@@ -59,13 +59,21 @@ export interface AdmittedCluster {
 export function* admitCluster(cluster: string, resources: readonly Resource[], problems: ProblemSink): Generator<void, AdmittedCluster> {
   const gloo: Resource[] = [];
   const valid: Resource[] = [];
+  const validGloo: Resource[] = [];
   for (const [i, r] of resources.entries()) {
     if (i % ADMIT_SLICE === ADMIT_SLICE - 1) yield;
-    if (isGlooResource(r)) gloo.push(r);
+    const isGloo = isGlooResource(r);
+    if (isGloo) gloo.push(r);
     // Kubernetes objects that are not inputs (a Namespace, a ConfigMap) are not problems.
-    if (!isGlooResource(r) && (!findInputKind(r.apiVersion, r.kind) || (isKind(r, KINDS.ConfigMap) && !isMeshConfigMap(r)))) continue;
-    const resource = formatResourceKey(resourceKey(r));
+    if (!isGloo && (!findInputKind(r.apiVersion, r.kind) || (isKind(r, KINDS.ConfigMap) && !isMeshConfigMap(r)))) continue;
     const { issues, unimplemented } = verdictOf(r);
+    if (issues.length === 0 && unimplemented.length === 0) {
+      valid.push(r);
+      if (isGloo) validGloo.push(r);
+      continue;
+    }
+    // Only a resource with something to report needs its key (most have none).
+    const resource = formatResourceKey(resourceKey(r));
     if (issues.length > 0) {
       const detail = issues.map((p) => `${p.path}: ${p.message}`).join('; ');
       problems.add({ cluster, resource, reason: `invalid input resource ignored: ${detail}`, approval: 'INVALID' });
@@ -75,9 +83,12 @@ export function* admitCluster(cluster: string, resources: readonly Resource[], p
       if (f.effect === 'WARNING') problems.add({ cluster, resource, reason: `${f.path} is not supported by Meshrelay; ignored` });
       else problems.add({ cluster, resource, reason: `${f.path} is not supported by Meshrelay and ignoring it would weaken security; not translated`, approval: 'INVALID' });
     }
-    if (unimplemented.every((f) => f.effect === 'WARNING')) valid.push(r);
+    if (unimplemented.every((f) => f.effect === 'WARNING')) {
+      valid.push(r);
+      if (isGloo) validGloo.push(r);
+    }
   }
-  return { gloo, valid, validGloo: valid.filter(isGlooResource) };
+  return { gloo, valid, validGloo };
 }
 
 /** A security-relevant resource found in an input (valid or not): it fails closed. */

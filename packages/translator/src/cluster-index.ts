@@ -223,6 +223,7 @@ export function indexCluster(cluster: string, resources: readonly Resource[], wo
   const pods = new Map<string, PodInfo>();
   const nodeLabels = new Map<string, StringMap>();
   const meshConfigs: Resource[] = [];
+  const podNamespaces = new Set<string>();
   for (const r of resources) {
     if (isMeshConfigMap(r)) meshConfigs.push(r);
     const ns = r.metadata.namespace ?? '';
@@ -238,6 +239,7 @@ export function indexCluster(cluster: string, resources: readonly Resource[], wo
     else if (isKind(r, KINDS.Pod)) {
       const spec = record(r.spec);
       pods.set(objectKey(ns, r.metadata.name), { labels: r.metadata.labels ?? {}, nodeName: str(spec['nodeName']), serviceAccount: str(spec['serviceAccountName']) });
+      podNamespaces.add(ns);
     } else if (isKind(r, KINDS.Node)) nodeLabels.set(r.metadata.name, r.metadata.labels ?? {});
   }
   const sortedServices = [...serviceResources].sort((a, b) => compareKeys(meta(a), meta(b)));
@@ -249,7 +251,7 @@ export function indexCluster(cluster: string, resources: readonly Resource[], wo
     services,
     serviceByKey,
     pods,
-    namespaces: [...new Set([...services.map((s) => s.namespace), ...[...pods.keys()].map((k) => k.split('/')[0] as string)])].sort(),
+    namespaces: [...new Set([...services.map((s) => s.namespace), ...podNamespaces])].sort(),
     nodeLabels,
     eastWestGateway: findEastWestGateway(sortedServices),
     eastWestGatewayFor: (selectors) => selectEastWestGateway(cluster, sortedServices, selectors),

@@ -71,8 +71,8 @@ function checkStringMap(value: unknown, path: string, problems: InputProblem[]):
     problems.push({ path, message: 'must be a map of strings' });
     return;
   }
-  for (const [key, member] of Object.entries(value)) {
-    if (typeof member !== 'string') problems.push({ path: joinPath(path, key), message: 'must be a string' });
+  for (const key of Object.keys(value)) {
+    if (typeof value[key] !== 'string') problems.push({ path: joinPath(path, key), message: 'must be a string' });
   }
 }
 

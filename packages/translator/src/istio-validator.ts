@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { parse } from 'yaml';
-import { DNS_LABEL, DNS_SUBDOMAIN, KINDS, MeshrelayError, isCanonicalPart, isRecord, type Resource } from '@meshrelay/api';
+import { DNS_LABEL, DNS_SUBDOMAIN, KINDS, MeshrelayError, concatParts, isCanonicalPart, isRecord, type Resource } from '@meshrelay/api';
 import { problemsFromAjv } from './schema-errors.ts';
 import { checkPortRanges, hasPortRangeProblems } from './port-ranges.ts';
 
@@ -102,6 +102,8 @@ class IstioSchemaValidator implements OutputValidator {
   #endpointSchema: ValidateFunction | undefined;
   /** Verdicts on canonical endpoint parts (deep-frozen, so they cannot change). */
   readonly #endpointVerdicts = new WeakMap<object, boolean>();
+  /** Verdicts on the endpoint groups of concatenated endpoint lists (see `canonicalConcat`), per group. */
+  readonly #groupVerdicts = new WeakMap<object, boolean>();
 
   constructor(documents: Map<string, string>) {
     this.documents = documents;
@@ -121,9 +123,22 @@ class IstioSchemaValidator implements OutputValidator {
   #validSharedEndpoints(r: Resource): boolean {
     if (r.apiVersion !== KINDS.ServiceEntry.apiVersion || r.kind !== KINDS.ServiceEntry.kind || !isRecord(r.spec)) return false;
     const endpoints = r.spec['endpoints'];
-    if (!Array.isArray(endpoints) || endpoints.length === 0 || !endpoints.every(isCanonicalPart)) return false;
+    if (!Array.isArray(endpoints) || endpoints.length === 0) return false;
+    // A concatenation of shared groups is checked group by group, each group once.
+    const groups = concatParts(endpoints as readonly object[]);
+    if (!groups && !endpoints.every(isCanonicalPart)) return false;
     if (this.#validate({ ...r, spec: { ...r.spec, endpoints: endpoints.map(() => EMPTY_ENDPOINT) } }).length > 0) return false;
-    return endpoints.every((e: object) => this.#endpointValid(e));
+    return groups ? groups.every((g) => this.#groupValid(g)) : endpoints.every((e: object) => this.#endpointValid(e));
+  }
+
+  #groupValid(group: readonly object[]): boolean {
+    let valid = this.#groupVerdicts.get(group);
+    if (valid === undefined) {
+      // A group is a canonical array (canonicalConcat refuses anything else): its endpoints are deep-frozen.
+      valid = group.every((e) => this.#endpointValid(e));
+      this.#groupVerdicts.set(group, valid);
+    }
+    return valid;
   }
 
   #endpointValid(endpoint: object): boolean {

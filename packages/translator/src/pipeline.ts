@@ -5,7 +5,7 @@
  * nothing; `IncrementalTranslator` drives it cooperatively with a memo of the last run.
  * Equal inputs give equal results whatever the memo (see translation-memo.ts).
  */
-import { canonicalJson, resourceEncoding, sha256Hex, type Provenance, type Resource } from '@meshrelay/api';
+import { KINDS, canonicalJson, isKind, resourceEncoding, sha256Hex, type Provenance, type Resource } from '@meshrelay/api';
 import { admitCluster, registerGloo, type SecurityResource } from './admission.ts';
 import { isGlooResource } from './input-validation.ts';
 import type { AccessContext } from './authorization-policy.ts';
@@ -42,16 +42,13 @@ function digestOf(value: unknown): string {
   return sha256Hex(canonicalJson(value));
 }
 
-const serviceDigests = new WeakMap<ClusterIndex, string>();
-
-/** A digest of a cluster's Services (what route resolution reads of an index), computed once per index. */
-function servicesDigest(index: ClusterIndex): string {
-  let digest = serviceDigests.get(index);
-  if (digest === undefined) {
-    digest = digestOf(index.services);
-    serviceDigests.set(index, digest);
-  }
-  return digest;
+/**
+ * A digest of a cluster's Service resources (what route resolution reads of an index, with the
+ * workspace model that `routeWorldDigest` names too). Input resources keep their encodings, so
+ * this hashes text already there instead of encoding every Service again.
+ */
+function servicesDigest(resources: readonly Resource[]): string {
+  return sha256Hex(resources.filter((r) => isKind(r, KINDS.Service)).map(resourceEncoding).join('\u0000'));
 }
 
 /**
@@ -59,9 +56,9 @@ function servicesDigest(index: ClusterIndex): string {
  * admitted Gloo resource and the cluster it came from, the workspace model's inputs, the
  * resolved VirtualDestinations, and every cluster's Services (not their endpoints or pods).
  */
-function routeWorldDigest(ownedGloo: ReadonlyMap<string, readonly Resource[]>, workspaceKey: string, models: readonly VirtualDestinationModel[], indexes: readonly ClusterIndex[]): string {
+function routeWorldDigest(ownedGloo: ReadonlyMap<string, readonly Resource[]>, workspaceKey: string, models: readonly VirtualDestinationModel[], services: ReadonlyMap<string, string>): string {
   const gloo = [...ownedGloo].map(([cluster, list]) => `${cluster}\u0000${list.map(resourceEncoding).join('\u0000')}`);
-  return sha256Hex([workspaceKey, ...gloo, models.map((m) => m.key).join(','), ...indexes.map((i) => `${i.cluster}:${servicesDigest(i)}`)].join('\u0001'));
+  return sha256Hex([workspaceKey, ...gloo, models.map((m) => m.key).join(','), ...[...services].map(([cluster, digest]) => `${cluster}:${digest}`)].join('\u0001'));
 }
 
 /** Resolves the VirtualDestinations, one unit each; a backend is recomputed only when its cluster's index changed. */
@@ -112,14 +109,16 @@ export function* translationSteps(input: TranslationInput, validator: OutputVali
   const workspaceKey = digestOf([(input.workspaces ?? []).map(resourceEncoding), settings.map((s) => [s.cluster, resourceEncoding(s.resource)]), [...labels]]);
   const indexes: ClusterIndex[] = [];
   const ownedGloo = new Map<string, readonly Resource[]>();
+  const services = new Map<string, string>();
   for (const name of clusterNames) {
     const hash = input.inputs.get(name)?.hash ?? '';
     const unit = memo.unit('index', `${name}\u0000${hash}\u0000${workspaceKey}`, problems, (own) => {
       const owned = new Map([[name, perCluster.get(name) ?? []]]);
       keepOwned(owned, model, own);
       const resources = owned.get(name) ?? [];
-      return { resources, gloo: resources.filter(isGlooResource), index: indexCluster(name, resources, model.workspaceOf) };
+      return { resources, gloo: resources.filter(isGlooResource), index: indexCluster(name, resources, model.workspaceOf), services: servicesDigest(resources) };
     });
+    services.set(name, unit.services);
     perCluster.set(name, [...unit.resources]);
     ownedGloo.set(name, unit.gloo);
     indexes.push(unit.index);
@@ -146,7 +145,7 @@ export function* translationSteps(input: TranslationInput, validator: OutputVali
   const routePolicies = new Map(inventory.routeTables.map((rt) => [rt, routePolicySets(rt, inventory, lookup, problems)]));
   const provenance: Provenance[] = clusterNames.map((name) => ({ cluster: name, inputHash: input.inputs.get(name)?.hash ?? '' }));
 
-  const ctx: CandidateContext = { input, memo, problems, inventory, models, modelByKey, demands, settings, owners, ownerObjects, model, indexByName, contexts, routePolicies, shared, scopeCache: memo.scopes(), scopeDecisions: memo.scopeDecisions(), entryPlans: new Map(), routeWorld: routeWorldDigest(ownedGloo, workspaceKey, models, indexes) };
+  const ctx: CandidateContext = { input, memo, problems, inventory, models, modelByKey, demands, settings, owners, ownerObjects, model, indexByName, contexts, routePolicies, shared, scopeCache: memo.scopes(), scopeDecisions: memo.scopeDecisions(), entryPlans: new Map(), routeWorld: routeWorldDigest(ownedGloo, workspaceKey, models, services) };
   const candidates = new Map<string, Sourced[]>();
   for (const name of clusterNames) candidates.set(name, yield* candidateOutputs(name, ctx));
   book.absorb(problems);

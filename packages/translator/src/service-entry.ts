@@ -1,6 +1,6 @@
 /** VirtualDestination -> ServiceEntry, as seen from one consuming cluster. */
 import { isIP } from 'node:net';
-import { KINDS, canonicalPart, type Resource } from '@meshrelay/api';
+import { KINDS, canonicalConcat, canonicalPart, type Resource } from '@meshrelay/api';
 import type { ClusterIndex } from './cluster-index.ts';
 import { virtualDestinationOutputName, outputMetadata } from './names.ts';
 import { CLUSTER_LABEL, type Backend, type VirtualDestinationModel } from './virtual-destinations.ts';
@@ -21,9 +21,9 @@ interface WorkloadEntry {
   weight?: number;
 }
 
-/** Endpoints of a backing cluster reached directly: one entry per pod IP. */
+/** Endpoints of a backing cluster reached directly: one entry per pod IP (canonicalPart copies ports and labels). */
 function directEntries(backend: Backend, network: string): WorkloadEntry[] {
-  return backend.endpoints.map((ep) => ({ address: ep.address, ports: { ...ep.ports }, labels: { ...ep.labels }, network, locality: ep.locality }));
+  return backend.endpoints.map((ep) => ({ address: ep.address, ports: ep.ports, labels: ep.labels, network, locality: ep.locality }));
 }
 
 /**
@@ -56,10 +56,23 @@ function gatewayEntries(backend: Backend, gateway: { address: string; port: numb
 /** Built entries per backend, by how they are reached: the same for every consumer that reaches the backend that way. */
 const builtEntries = new WeakMap<Backend, Map<string, readonly WorkloadEntry[]>>();
 
+/** Whether every entry of a built group has an IP address (STATIC resolution), per group. */
+const allAddressesIp = new WeakMap<readonly WorkloadEntry[], boolean>();
+
+function addressesAreIps(group: readonly WorkloadEntry[]): boolean {
+  let ips = allAddressesIp.get(group);
+  if (ips === undefined) {
+    ips = group.every((e) => isIP(e.address) !== 0);
+    allAddressesIp.set(group, ips);
+  }
+  return ips;
+}
+
 /**
- * The entries of one backend, directly (no gateway) or through `gateway`, as frozen canonical
- * parts: every ServiceEntry that holds them (one per consumer, and across translations while
- * the backend is unchanged) shares the objects and their encodings.
+ * The entries of one backend, directly (no gateway) or through `gateway`, as one frozen
+ * canonical array of frozen canonical parts: every ServiceEntry that holds them (one per
+ * consumer, and across translations while the backend is unchanged) shares the objects and
+ * their encodings, and is encoded from the groups' encodings (see `canonicalConcat`).
  */
 function entriesOf(backend: Backend, gateway: { address: string; port: number } | undefined, network: string, subsetKeys: readonly string[]): readonly WorkloadEntry[] {
   let byWay = builtEntries.get(backend);
@@ -70,7 +83,7 @@ function entriesOf(backend: Backend, gateway: { address: string; port: number } 
   const way = JSON.stringify([gateway?.address ?? null, gateway?.port ?? null, network, subsetKeys]);
   let entries = byWay.get(way);
   if (!entries) {
-    entries = (gateway ? gatewayEntries(backend, gateway, network, subsetKeys) : directEntries(backend, network)).map(canonicalPart);
+    entries = canonicalPart(gateway ? gatewayEntries(backend, gateway, network, subsetKeys) : directEntries(backend, network));
     byWay.set(way, entries);
   }
   return entries;
@@ -90,13 +103,15 @@ export function buildServiceEntry(
   subsetKeys: readonly string[] = [],
   gatewayOf: (cluster: string, index: ClusterIndex | undefined) => { address: string; port: number } | undefined = (_, index) => index?.eastWestGateway,
 ): Resource {
-  const endpoints: WorkloadEntry[] = [];
+  const groups: (readonly WorkloadEntry[])[] = [];
   for (const backend of vd.backends) {
     const network = contexts.get(backend.cluster)?.network ?? backend.cluster;
     const gateway = backend.cluster === consumer.name ? undefined : gatewayOf(backend.cluster, indexes.get(backend.cluster));
-    endpoints.push(...entriesOf(backend, gateway && backend.endpoints.length > 0 ? gateway : undefined, network, subsetKeys));
+    groups.push(entriesOf(backend, gateway && backend.endpoints.length > 0 ? gateway : undefined, network, subsetKeys));
   }
-  const resolution = endpoints.every((e) => isIP(e.address) !== 0) ? 'STATIC' : 'DNS';
+  // One array shared by nobody else, but made of groups shared by every consumer that reaches a backend the same way.
+  const endpoints = canonicalConcat(groups);
+  const resolution = groups.every(addressesAreIps) ? 'STATIC' : 'DNS';
   const spec: Record<string, unknown> = {
     hosts: [...vd.hosts],
     ports: vd.ports.map((p) => ({ number: p.number, name: p.name, protocol: p.protocol })),

@@ -70,7 +70,22 @@ interface Recorded {
  */
 interface KeptResource {
   readonly resource: Resource;
-  readonly digest: string;
+  /** Computed when first compared (a slot seen once, as in a cold run, never needs it). */
+  digest: string | undefined;
+}
+
+/** The digest of a resource's canonical encoding. */
+function digestOf(resource: Resource): string {
+  return sha256Hex(isCanonicalResource(resource) ? resourceEncoding(resource) : canonicalJson(resource));
+}
+
+function keptDigest(kept: KeptResource): string {
+  kept.digest ??= digestOf(kept.resource);
+  return kept.digest;
+}
+
+function canonicalOf(resource: Resource): Resource {
+  return isCanonicalResource(resource) ? resource : unencodedCanonicalResource(resource).resource;
 }
 
 interface KeptSnapshot {
@@ -152,10 +167,10 @@ export class RunMemo implements TranslationMemo {
     const previous = this.#resources.get(slot);
     let out: KeptResource;
     if (previous?.resource === resource) out = previous;
+    else if (previous === undefined) out = { resource: canonicalOf(resource), digest: undefined };
     else {
-      const digest = sha256Hex(isCanonicalResource(resource) ? resourceEncoding(resource) : canonicalJson(resource));
-      if (previous?.digest === digest) out = previous;
-      else out = { resource: isCanonicalResource(resource) ? resource : unencodedCanonicalResource(resource).resource, digest };
+      const digest = digestOf(resource);
+      out = keptDigest(previous) === digest ? previous : { resource: canonicalOf(resource), digest };
     }
     this.#resources.set(slot, out);
     return out.resource;

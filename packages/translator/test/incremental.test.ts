@@ -164,4 +164,25 @@ describe('IncrementalTranslator reuse', () => {
     const changed = (after.outputs.get('cluster-b')?.resources ?? []).filter((r) => !before.outputs.get('cluster-b')?.resources.includes(r));
     assert.deepEqual(changed.map((r) => r.kind), ['ServiceEntry']);
   });
+
+  it('given an engine that translated three clusters, when endpoints change in cluster-b, then each consumer lists only its own endpoints directly and every output encodes exactly its content', async () => {
+    const engine = new IncrementalTranslator(validator);
+    const inputs = start();
+    await engine.run(inputOf(inputs));
+    inputs.set('cluster-b', snapshotOf('b', ['10.2.0.1', '10.2.0.9', '10.2.0.7'], ['10.2.1.1']));
+    const after = await engine.run(inputOf(inputs));
+    const addresses = (cluster: string): string[] => {
+      const se = after.outputs.get(cluster)?.resources.find((r) => r.kind === 'ServiceEntry');
+      return ((se?.spec as { endpoints: { address: string }[] }).endpoints ?? []).map((e) => e.address);
+    };
+    // Endpoint groups are shared by the consumers: a group built for one consumer must not show up in another's view.
+    assert.deepEqual(addresses('cluster-a'), ['10.1.0.1', '10.1.0.2', gateways.b, gateways.c]);
+    assert.deepEqual(addresses('cluster-b'), [gateways.a, '10.2.0.1', '10.2.0.7', '10.2.0.9', gateways.c]);
+    assert.deepEqual(addresses('cluster-c'), [gateways.a, gateways.b, '10.3.0.1']);
+    for (const [cluster, output] of after.outputs) {
+      // A plain copy shares no object (and no remembered encoding) with the output.
+      const plain = JSON.parse(JSON.stringify(output.resources)) as unknown;
+      assert.equal(snapshotEncoding(output), canonicalJson(plain), cluster);
+    }
+  });
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { OWNER_LABEL, OWNER_LABEL_VALUE, canonicalPart, type Resource } from '@meshrelay/api';
+import { OWNER_LABEL, OWNER_LABEL_VALUE, canonicalConcat, canonicalPart, type Resource } from '@meshrelay/api';
 import { createIstioValidator } from '../src/index.ts';
 
 const validator = createIstioValidator();
@@ -114,6 +114,19 @@ describe('validator on ServiceEntries of shared endpoint parts', () => {
       // The verdict on the shared endpoint is remembered: asked again, the same answer.
       assert.deepEqual(fresh.validate(shared([good, bad])), issues);
     }
+  });
+
+  it('given endpoints concatenated from shared groups, one of them holding a bad endpoint, when validated, then exactly the full validation of a plain copy is reported and only for the ServiceEntries holding that group', () => {
+    const group = (endpoints: Record<string, unknown>[]): readonly Record<string, unknown>[] => canonicalPart(endpoints.map((e) => canonicalPart(e)));
+    const fine = group([good, { ...good, address: '10.1.1.12' }]);
+    const bad = group([{ ...good, address: '10.1.1.13' }, { ...good, address: '10.1.1.14', ports: { 'http-9080': 0 } }]);
+    const fresh = createIstioValidator();
+    const issues = fresh.validate(serviceEntry({ endpoints: canonicalConcat([fine, bad]) }));
+    assert.ok(issues.length > 0);
+    assert.deepEqual(issues, createIstioValidator().validate(serviceEntry({ endpoints: [...fine, ...bad].map((e) => ({ ...e })) })));
+    // The verdict on the bad group does not spill onto a ServiceEntry that holds only the good one.
+    assert.deepEqual(fresh.validate(serviceEntry({ endpoints: canonicalConcat([fine]) })), []);
+    assert.deepEqual(fresh.validate(serviceEntry({ endpoints: canonicalConcat([bad, fine]) })), createIstioValidator().validate(serviceEntry({ endpoints: [...bad, ...fine].map((e) => ({ ...e })) })));
   });
 
   it('given more shared endpoints than a ServiceEntry may hold, when validated, then the list length is still rejected', () => {

@@ -1,0 +1,71 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { MeshrelayError, canonicalConcat, canonicalJson, canonicalPart, canonicalResource, concatParts, isCanonicalPart, resourceEncoding, type Resource } from '../src/index.ts';
+
+const group = (prefix: string, n: number): readonly { address: string; labels: Record<string, string> }[] =>
+  canonicalPart(Array.from({ length: n }, (_, i) => ({ labels: { zone: `${prefix}-z`, app: 'reviews' }, address: `${prefix}.${i}` })));
+
+const entry = (endpoints: readonly unknown[]): Resource => ({
+  apiVersion: 'networking.istio.io/v1',
+  kind: 'ServiceEntry',
+  metadata: { name: 'reviews', namespace: 'shop' },
+  spec: { hosts: ['reviews.mesh'], endpoints },
+});
+
+test('given canonical groups, some empty, when concatenated, then the list and a resource holding it encode exactly like plain copies', () => {
+  const a = group('10.0.0', 3);
+  const b = group('10.0.1', 2);
+  const joined = canonicalConcat([canonicalPart([]), a, canonicalPart([]), b]);
+  const plain = JSON.parse(JSON.stringify([...a, ...b])) as unknown[];
+  assert.equal(canonicalJson(joined), canonicalJson(plain));
+  assert.equal(canonicalJson(canonicalConcat([canonicalPart([])])), '[]');
+  const resource = canonicalResource(entry(joined));
+  assert.equal(resourceEncoding(resource), canonicalJson(entry(plain)));
+  assert.deepEqual(resource, JSON.parse(canonicalJson(entry(plain))));
+});
+
+test('given canonical groups, when concatenated, then the list is frozen, holds the groups items by identity and names its groups', () => {
+  const a = group('10.1.0', 2);
+  const b = group('10.1.1', 1);
+  const joined = canonicalConcat([a, b]);
+  assert.ok(Object.isFrozen(joined) && isCanonicalPart(joined));
+  assert.deepEqual(joined, [...a, ...b]);
+  assert.equal(joined[0], a[0]);
+  assert.equal(joined[2], b[0]);
+  assert.deepEqual(concatParts(joined), [a, b]);
+  assert.equal(concatParts([...a]), undefined);
+});
+
+test('given a group that is not a canonical array, when concatenated, then it is refused as an invalid resource', () => {
+  const plain = [{ address: '10.2.0.1' }];
+  assert.throws(
+    () => canonicalConcat([group('10.2.1', 1), plain]),
+    (err: unknown) => err instanceof MeshrelayError && err.code === 'MESHRELAY_ERR_INVALID_RESOURCE' && /canonical array/.test(err.message),
+  );
+});
+
+/** Canonical JSON by another route: keys sorted recursively, then JSON.stringify. */
+function reference(value: unknown): string {
+  const sorted = (v: unknown): unknown =>
+    Array.isArray(v) ? v.map(sorted) : v !== null && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sorted((v as Record<string, unknown>)[k])])) : v;
+  return JSON.stringify(sorted(value));
+}
+
+test('given values mixing long and short members in every order, when encoded or copied, then the text equals canonical JSON built another way', () => {
+  const long = (c: string): string => c.repeat(1500);
+  const shapes: unknown[] = [
+    [long('a')],
+    ['s'],
+    [],
+    [long('a'), 's', 't', long('b'), 'u'],
+    ['s', long('a'), long('b')],
+    { z: long('z'), a: 1, m: { deep: [long('d'), 2, 'x'] }, b: 'short' },
+    { only: long('o') },
+    [{ k: long('k') }, { k: 'v' }, [long('n'), [long('m'), 0]]],
+  ];
+  for (const value of shapes) {
+    assert.equal(canonicalJson(value), reference(value), reference(value).slice(0, 60));
+    assert.equal(canonicalJson(canonicalPart(value)), reference(value));
+    assert.equal(resourceEncoding(canonicalResource(entry([value]))), reference(entry([value])));
+  }
+});
