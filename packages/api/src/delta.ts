@@ -96,6 +96,22 @@ function heldEncoding(r: Resource): string {
 }
 
 /**
+ * Takes the resources of a full snapshot a receiver holds as the base of later deltas: each is
+ * frozen and its received text remembered as its encoding, so the first delta against it
+ * encodes nothing it did not change (at tier M, encoding a 7 MiB output took most of a second).
+ * `texts` must be the snapshot's resource texts as received (AssembledSnapshot.texts) of a
+ * snapshot whose hash was checked; gives the event loop turns.
+ */
+export async function rememberReceivedEncodings(resources: readonly Resource[], texts: readonly string[]): Promise<void> {
+  if (resources.length !== texts.length) return;
+  const slicer = new LoopSlicer();
+  for (const [i, r] of resources.entries()) {
+    if (!receivedEncodings.has(r) && !isCanonicalResource(r)) receivedEncodings.set(deepFreeze(r), texts[i] as string);
+    if (slicer.due()) await slicer.yield();
+  }
+}
+
+/**
  * The base with the delta applied: sorted, frozen, with its canonical encoding and hash. A
  * patch whose key the base lacks or that does not apply is refused with
  * MESHRELAY_ERR_DELTA_BASE_MISMATCH. Each resource's encoding is remembered, so the next delta

@@ -66,6 +66,7 @@ export {
   deltaInput,
   encodeSnapshotFor,
   MAX_HEADER_PATCH_BYTES,
+  rememberReceivedEncodings,
   resolveDelta,
   type ChosenFrames,
   type HeldResources,

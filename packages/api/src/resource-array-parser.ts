@@ -16,8 +16,9 @@ const undecodable = (message: string) => new MeshrelayError('MESHRELAY_ERR_SNAPS
  * hold heartbeats up (one JSON.parse of it takes 100–200 ms). The scanner that finds each resource's end also measures its
  * nesting: a resource nested deeper than maxDepth is refused naming it, before
  * anything recursive (canonical encoding, validation) could overflow the stack.
+ * With `texts`, each resource's JSON text is pushed onto it, in order.
  */
-export async function parseResourceArray(text: string, limits: ResourceArrayLimits, slicer = new LoopSlicer()): Promise<Resource[]> {
+export async function parseResourceArray(text: string, limits: ResourceArrayLimits, slicer = new LoopSlicer(), texts?: string[]): Promise<Resource[]> {
   const out: Resource[] = [];
   let i = skipSpace(text, 0);
   if (text[i] !== '[') throw undecodable('snapshot payload is not a JSON array of resources');
@@ -28,7 +29,9 @@ export async function parseResourceArray(text: string, limits: ResourceArrayLimi
       throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_TOO_LARGE', `snapshot has more than ${limits.maxResources} resources; the limit is ${limits.maxResources}`);
     }
     const { end, depth } = scanObject(text, i, out.length);
-    out.push(parseItem(text.slice(i, end), out.length, depth, limits.maxDepth));
+    const json = text.slice(i, end);
+    out.push(parseItem(json, out.length, depth, limits.maxDepth));
+    texts?.push(json);
     i = skipSpace(text, end);
     if (text[i] === ']') return finish(text, i + 1, out);
     if (text[i] !== ',') throw undecodable(`snapshot payload is not JSON: expected "," or "]" after item ${out.length - 1}`);

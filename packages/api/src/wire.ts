@@ -115,6 +115,12 @@ export interface AssembledSnapshot {
    * result, checked only by resolveDelta against the held snapshot.
    */
   readonly delta?: DeltaHeader;
+  /**
+   * A full snapshot only: each resource's text as received. The payload hashed to the announced
+   * hash, which is the hash of the canonical encoding, so these are the resources' canonical
+   * encodings (see rememberReceivedEncodings).
+   */
+  readonly texts?: readonly string[];
 }
 
 /** The most payload bytes a snapshot declaring `totalBytes` may carry (gzip of incompressible data grows a little). */
@@ -257,8 +263,10 @@ export class SnapshotAssembler {
       );
     }
     const text = await utf8InSlices(raw, slicer);
-    const resources = await parseResourceArray(text, { maxResources: this.#limits.maxResources, maxDepth: MAX_RESOURCE_DEPTH }, slicer);
+    const texts = delta ? undefined : ([] as string[]);
+    const resources = await parseResourceArray(text, { maxResources: this.#limits.maxResources, maxDepth: MAX_RESOURCE_DEPTH }, slicer, texts);
     return {
+      ...(texts ? { texts } : {}),
       epoch: this.#header.epoch ?? '',
       generation: Number(this.#header.generation ?? 0),
       hash: this.#header.hash ?? '',

@@ -2,9 +2,12 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
   buildOutputSnapshot,
+  canonicalJson,
+  canonicalObjectEncodeCount,
   deltaInput,
   encodeSnapshotFor,
   encodeSnapshotFrames,
+  rememberReceivedEncodings,
   resolveDelta,
   SnapshotAssembler,
   snapshotEncoding,
@@ -138,4 +141,30 @@ test('given a receiver that applied a delta, when the next delta arrives, then t
   assert.equal(reads, 0, 'no unchanged held resource was encoded again');
   const tampered = await encodeSnapshotFor(v2, v3, { patches: true });
   await assert.rejects(receive({ ...tampered, header: { ...tampered.header, hash: 'c'.repeat(64) } }, afterFirst), { code: 'MESHRELAY_ERR_DELTA_BASE_MISMATCH' });
+});
+
+/** An output with 300 resources besides the ServiceEntry, so encoding what did not change would show. */
+const wideBefore = buildOutputSnapshot({ cluster: 'cluster-07', resources: [serviceEntry(), ...others(300)], provenance: provenance() });
+const wideAfter = buildOutputSnapshot({ cluster: 'cluster-07', resources: [serviceEntry(3), ...others(300)], provenance: provenance(2) });
+
+test('given a receiver that took an output full and kept its received texts, when the first delta arrives, then no resource it held is encoded again', async () => {
+  const full = await encodeSnapshotFor(undefined, wideBefore);
+  assert.equal(full.kind, 'full');
+  const held = await receive(full, undefined);
+  assert.equal(held.texts?.length, held.resources.length, 'a full snapshot comes with each resource\'s text');
+  await rememberReceivedEncodings(held.resources, held.texts ?? []);
+  assert.ok(Object.isFrozen(held.resources[0]), 'held resources are frozen once their text is their encoding');
+
+  const delta = await encodeSnapshotFor(wideBefore, wideAfter, { patches: true });
+  const encodes = canonicalObjectEncodeCount();
+  const out = await receive(delta, held);
+  const encodedOnReceive = canonicalObjectEncodeCount() - encodes;
+
+  assert.equal(out.hash, wideAfter.hash);
+  assert.equal(snapshotEncoding(out), snapshotEncoding(wideAfter));
+  // What is left to encode is the patched ServiceEntry and the rebuilt provenance list (one object per entry, and the list).
+  const before2 = canonicalObjectEncodeCount();
+  canonicalJson(structuredClone(wideAfter.resources.find((r) => r.kind === 'ServiceEntry')));
+  const patchedAlone = canonicalObjectEncodeCount() - before2;
+  assert.ok(encodedOnReceive <= patchedAlone + CLUSTERS.length + 1, `${encodedOnReceive} objects encoded on receipt; the patched resource alone is ${patchedAlone}`);
 });

@@ -7,6 +7,7 @@ import {
   StreamHeartbeat,
   relayMessageBytes,
   copyProvenance,
+  rememberReceivedEncodings,
   resolveDelta,
   resourceId,
   snapshotWireBytes,
@@ -158,6 +159,8 @@ export class PullStream {
       try {
         // A delta applies to the output held now, after every earlier one was applied.
         output = await resolveDelta(await assembler.finish(), this.#opts.held(), this.#opts.limits);
+        // A full output is the base of the next delta: keep each resource's received text as its encoding now.
+        if (output.texts) await rememberReceivedEncodings(output.resources, output.texts);
       } catch (err) {
         this.#refuse(assembler.header.hash ?? '', err);
         return;
