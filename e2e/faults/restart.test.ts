@@ -110,3 +110,33 @@ test('given a safe-start window, when the plane restarts with one agent away, th
   for (const server of [r0, r1]) assert.deepEqual((await mesh.api<HeldOutputsView>('/api/v1/outputs/held', server)).held, []);
   assert.deepEqual(appliedCounts(mesh), counts, 'agents kept their outputs');
 });
+
+/** relay_snapshot_bytes_total of pushes of one kind, summed over every running replica, per cluster. */
+async function pushedBytes(mesh: Awaited<ReturnType<typeof faultMesh>>['mesh'], kind: 'full' | 'delta'): Promise<Map<string, number>> {
+  const sums = new Map<string, number>(CLUSTERS.map((c) => [c, 0]));
+  for (const server of mesh.servers.filter((s) => s.proc.running)) {
+    for (const line of (await mesh.metrics(server)).split('\n')) {
+      const m = /^relay_snapshot_bytes_total\{(.*)\} (\S+)$/.exec(line);
+      const cluster = m && /cluster="([^"]+)"/.exec(m[1] as string)?.[1];
+      if (!m || !cluster || !(m[1] as string).includes('direction="push"') || !(m[1] as string).includes(`kind="${kind}"`)) continue;
+      sums.set(cluster, (sums.get(cluster) ?? 0) + Number(m[2]));
+    }
+  }
+  return sums;
+}
+
+test('given Redis kept, when every replica is killed and restarted (a reconnect storm), then each agent resumes its input by hash: no input travels again and no agent re-applies', async (t) => {
+  const { mesh, s0, s1 } = await faultMesh(t);
+  const before = outputs(mesh);
+  const counts = appliedCounts(mesh);
+  await Promise.all([s0.proc.kill(), s1.proc.kill()]);
+  const [r0, r1] = [await mesh.restartServer(s0), await mesh.restartServer(s1)];
+  await waitFor(async () => [...(await pushedBytes(mesh, 'delta')).values()].every((n) => n > 0), { timeoutMs: 20_000, message: 'not every agent resumed on the restarted replicas' });
+  await waitForConnectedAnywhere(mesh, CLUSTERS);
+  assert.deepEqual([...(await pushedBytes(mesh, 'full')).values()], [0, 0, 0], 'no input snapshot was pushed full');
+  for (const server of [r0, r1]) {
+    await waitFor(async () => (await clusterView(mesh, 'cluster-a', server)).output !== null, { timeoutMs: 15_000, message: `${server.name} did not translate` });
+  }
+  for (const c of CLUSTERS) assert.equal(mesh.readOutput(c)?.hash, before.get(c)?.hash);
+  assert.deepEqual(appliedCounts(mesh), counts, 'no agent re-applied its output');
+});

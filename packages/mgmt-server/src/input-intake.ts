@@ -11,7 +11,7 @@ import {
   type InputSnapshot,
   type Resource,
 } from '@meshrelay/api';
-import type { SnapshotStore } from '@meshrelay/store';
+import type { InputVersion, SnapshotStore } from '@meshrelay/store';
 import { validateInputResources, type InputValidationResult } from '@meshrelay/translator';
 import type { ClusterRegistry } from '@meshrelay/registry';
 
@@ -121,6 +121,29 @@ export class InputIntake {
     this.#validate = validate;
   }
 
+  /**
+   * Takes an agent's word that it still holds the snapshot `claimed` names, when the store holds
+   * exactly that input for the cluster (same epoch, generation and hash) — learnt from the store's
+   * version, without reading or decoding the snapshot. Resolves the held version (the cluster is
+   * then marked warm as for an accepted snapshot, and nothing is stored), or undefined when the
+   * store holds anything else or cannot tell: the caller then needs the snapshot itself.
+   */
+  async resume(cluster: string, claimed: Pick<InputVersion, 'epoch' | 'generation' | 'hash'>): Promise<InputVersion | undefined> {
+    const held = await this.#store.inputVersion(cluster);
+    if (!held || held.epoch !== claimed.epoch || held.generation !== claimed.generation || held.hash !== claimed.hash) return undefined;
+    await this.#markWarm(cluster);
+    return held;
+  }
+
+  async #markWarm(cluster: string): Promise<void> {
+    await this.#registry.setCondition(cluster, {
+      type: 'ClusterWarm',
+      status: 'True',
+      reason: 'FirstSnapshotReceived',
+      message: 'an input snapshot was received',
+    });
+  }
+
   async accept(cluster: string, assembled: AssembledSnapshot): Promise<IntakeResult> {
     const slicer = new LoopSlicer();
     const held = this.#store.memoryInputs().get(cluster) ?? (await this.#store.getInput(cluster));
@@ -139,12 +162,7 @@ export class InputIntake {
     if (changed || held?.generation !== snapshot.generation || held.epoch !== snapshot.epoch) {
       await this.#store.putInput(snapshot);
     }
-    await this.#registry.setCondition(cluster, {
-      type: 'ClusterWarm',
-      status: 'True',
-      reason: 'FirstSnapshotReceived',
-      message: 'an input snapshot was received',
-    });
+    await this.#markWarm(cluster);
     if (warnings.length > 0) this.#logger.warn({ cluster, generation: snapshot.generation, warnings }, 'input resources refused');
     return { snapshot, warnings, changed };
   }

@@ -100,7 +100,8 @@ export class RelayMetrics {
     this.translationProblems = new Gauge({ name: 'meshrelay_translation_problems', help: 'Problems reported by the last translation', registers });
   }
 
-  recordInput(snapshot: InputSnapshot, receivedAtMs = Date.now()): void {
+  /** `snapshot` may be an input snapshot or what stands for one (an input resumed by its version). */
+  recordInput(snapshot: Pick<InputSnapshot, 'cluster' | 'bytes'> & { readonly resources: { readonly length: number } }, receivedAtMs = Date.now()): void {
     this.#inputs.set(snapshot.cluster, { receivedAtMs, bytes: snapshot.bytes, resources: snapshot.resources.length });
   }
 

@@ -1,4 +1,5 @@
 import type { InputSnapshot, OutputSnapshot } from '@meshrelay/api';
+import { versionOfInput, type InputVersion } from './input-version.ts';
 import type { InputChangedListener, SnapshotStore, StoreHealth } from './snapshot-store.ts';
 
 const MEMORY_HEALTH: StoreHealth = Object.freeze({ backend: 'memory', redisUp: false, pendingWriteBack: 0 });
@@ -22,6 +23,11 @@ class MemorySnapshotStore implements SnapshotStore {
 
   getInput(cluster: string): Promise<InputSnapshot | undefined> {
     return Promise.resolve(this.#inputs.get(cluster));
+  }
+
+  inputVersion(cluster: string): Promise<InputVersion | undefined> {
+    const held = this.#inputs.get(cluster);
+    return Promise.resolve(held && versionOfInput(held));
   }
 
   memoryInputs(): ReadonlyMap<string, InputSnapshot> {

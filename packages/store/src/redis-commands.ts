@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { parseInputVersion, type InputVersion } from './input-version.ts';
 
 export interface RedisClientOptions {
   readonly url: string;
@@ -43,8 +44,10 @@ export type InputWriteResult = { readonly kind: 'written' } | { readonly kind: '
  * The compare reads only the small version hash (KEYS[2]: epoch, generation) that every write
  * sets together with the value, so a write never decodes a multi-MB value. A value without a
  * version hash (written before it existed) has its header decoded once; the write then adds it.
- * A version without a value (evicted) counts as nothing held.
- * KEYS[1] value key, KEYS[2] version key; ARGV: value, epoch, generation, mode, channel, message.
+ * A version without a value (evicted) counts as nothing held. The version's `resume` field
+ * (see InputVersion) is replaced with every value, so a reader can learn the held hash without
+ * reading the value.
+ * KEYS[1] value key, KEYS[2] version key; ARGV: value, epoch, generation, mode, channel, message, resume.
  */
 const WRITE_INPUT_LUA = `
 local epoch, generation
@@ -69,7 +72,7 @@ if epoch and generation then
   end
 end
 redis.call('SET', KEYS[1], ARGV[1])
-redis.call('HSET', KEYS[2], 'epoch', ARGV[2], 'generation', ARGV[3])
+redis.call('HSET', KEYS[2], 'epoch', ARGV[2], 'generation', ARGV[3], 'resume', ARGV[7])
 redis.call('PUBLISH', ARGV[5], ARGV[6])
 return 1
 `;
@@ -84,10 +87,12 @@ export interface InputWrite {
   readonly mode: InputWriteMode;
   readonly channel: string;
   readonly message: string;
+  /** The version's `resume` field: formatInputVersion of the value's snapshot. */
+  readonly resume: string;
 }
 
 export async function writeInput(client: Redis, write: InputWrite): Promise<InputWriteResult> {
-  const args = [write.value, write.epoch, String(write.generation), write.mode, write.channel, write.message];
+  const args = [write.value, write.epoch, String(write.generation), write.mode, write.channel, write.message, write.resume];
   const reply = await client.eval(WRITE_INPUT_LUA, 2, write.key, write.versionKey, ...args);
   if (reply === 1) return { kind: 'written' };
   if (reply === 0) return { kind: 'current' };
@@ -97,8 +102,27 @@ export async function writeInput(client: Redis, write: InputWrite): Promise<Inpu
 
 /** Replaces an input value and its version unconditionally (used when the value Redis holds is unreadable) and publishes `message`. */
 export async function overwriteInput(client: Redis, write: InputWrite): Promise<void> {
-  const version = { epoch: write.epoch, generation: String(write.generation) };
+  const version = { epoch: write.epoch, generation: String(write.generation), resume: write.resume };
   checkTransaction(await client.multi().set(write.key, write.value).hset(write.versionKey, version).publish(write.channel, write.message).exec());
+}
+
+/**
+ * What the version key says of the value beside it, without reading the value: the `resume`
+ * field parsed (parseInputVersion), or undefined when there is no value, no version, or a
+ * version whose fields disagree (a writer that did not set `resume` left an older one behind).
+ */
+const READ_VERSION_LUA = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+return redis.call('HMGET', KEYS[2], 'epoch', 'generation', 'resume')
+`;
+
+export async function readInputVersion(client: Redis, key: string, versionKey: string): Promise<InputVersion | undefined> {
+  const reply = await client.eval(READ_VERSION_LUA, 2, key, versionKey);
+  if (!Array.isArray(reply)) return undefined;
+  const [epoch, generation, resume] = reply as (string | null)[];
+  const version = typeof resume === 'string' ? parseInputVersion(resume) : undefined;
+  if (!version || version.epoch !== epoch || String(version.generation) !== generation) return undefined;
+  return version;
 }
 
 /** Deletes keys and publishes `message` in one transaction. */

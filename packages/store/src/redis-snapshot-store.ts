@@ -3,7 +3,8 @@ import type { Logger } from 'pino';
 import { formatChangeMessage, supersedes } from './input-change.ts';
 import { Listeners } from './listeners.ts';
 import { decodeInput, decodeOutput, encodeInput, storeKeys, type Decoded, type StoreKeys } from './redis-codec.ts';
-import { deleteAndPublish, overwriteInput, writeInput, type InputWrite, type InputWriteMode } from './redis-commands.ts';
+import { formatInputVersion, versionOfInput, type InputVersion } from './input-version.ts';
+import { deleteAndPublish, overwriteInput, readInputVersion, writeInput, type InputWrite, type InputWriteMode } from './redis-commands.ts';
 import { MutationMarks } from './mutation-marks.ts';
 import type { Raw } from './redis-output-parts.ts';
 import { OutputParts, decodeOutputParts } from './redis-output-parts.ts';
@@ -110,6 +111,18 @@ class RedisSnapshotStore implements SnapshotStore {
 
   async getInput(cluster: string): Promise<InputSnapshot | undefined> {
     return (await this.#readThrough(this.#inputs, [cluster])).get(cluster);
+  }
+
+  async inputVersion(cluster: string): Promise<InputVersion | undefined> {
+    const held = this.#inputs.memory.get(cluster);
+    if (held !== undefined) return versionOfInput(held);
+    if (this.#inputs.dirty.has(cluster) || !this.#writable()) return undefined;
+    try {
+      return await readInputVersion(this.#link.command, this.#inputs.key(cluster), this.#keys.inputVersion(cluster));
+    } catch (err) {
+      this.#log.debug({ err, cluster }, 'redis version read failed; answering that no input is known');
+      return undefined;
+    }
   }
 
   memoryInputs(): ReadonlyMap<string, InputSnapshot> {
@@ -260,6 +273,7 @@ class RedisSnapshotStore implements SnapshotStore {
       mode,
       channel: this.#keys.inputChannel,
       message: formatChangeMessage(cluster, snapshot.hash, this.#replica, false),
+      resume: formatInputVersion(snapshot),
     };
     const result = await writeInput(this.#link.command, write);
     if (result.kind !== 'kept') return undefined;

@@ -1,4 +1,5 @@
 import type { InputSnapshot, OutputSnapshot } from '@meshrelay/api';
+import type { InputVersion } from './input-version.ts';
 
 /** Another replica stored (or deleted) a cluster's input snapshot. */
 export interface InputChangedEvent {
@@ -50,6 +51,14 @@ export interface SnapshotStore {
    * absent. Redis down: memory only. Resolves undefined when neither holds one.
    */
   getInput(cluster: string): Promise<InputSnapshot | undefined>;
+
+  /**
+   * The epoch, generation, hash and size of the cluster's input, without reading or decoding the
+   * snapshot: memory first, else the small version key Redis keeps beside the value. Undefined
+   * when neither holds one, a delete is pending, Redis is down, or the version is missing or
+   * unreadable (a value written before versions named their hash) — never a guess.
+   */
+  inputVersion(cluster: string): Promise<InputVersion | undefined>;
 
   /** Every input held in memory now: a new map per call (the caller may change the map, not the snapshots). Never touches Redis. */
   memoryInputs(): ReadonlyMap<string, InputSnapshot>;

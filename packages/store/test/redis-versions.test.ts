@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { startRedisServer, waitFor, type RedisServerHandle } from '@meshrelay/testkit';
+import { formatInputVersion } from '../src/input-version.ts';
 import { encodeInput } from '../src/redis-codec.ts';
 import { inputOf, outputOf } from './fixtures.ts';
 import { plainClientFor, readyRedisStoreFor, uniquePrefix } from './redis-harness.ts';
@@ -16,10 +17,11 @@ after(() => server.stop());
 test('redis versions: given a put input, when Redis is read, then a version hash beside the value names its epoch and generation, and goes with the value', async (t) => {
   const keyPrefix = uniquePrefix();
   const a = await readyRedisStoreFor(t, { url: server.url, replicaId: 'a', keyPrefix });
-  await a.store.putInput(inputOf('east', { epoch: 'e-1', generation: 7 }));
+  const input = inputOf('east', { epoch: 'e-1', generation: 7 });
+  await a.store.putInput(input);
 
   const redis = plainClientFor(t, server.url);
-  assert.deepEqual(await redis.hgetall(`${keyPrefix}:input-version:east`), { epoch: 'e-1', generation: '7' });
+  assert.deepEqual(await redis.hgetall(`${keyPrefix}:input-version:east`), { epoch: 'e-1', generation: '7', resume: formatInputVersion(input) });
   await a.store.deleteInput('east');
   assert.equal(await redis.exists(`${keyPrefix}:input:east`, `${keyPrefix}:input-version:east`), 0);
 });
@@ -63,7 +65,7 @@ test('redis versions: given two replicas, when each puts generations out of orde
   await waitFor(() => b.store.memoryInputs().get('east')?.hash === newest.hash, { timeoutMs: 5000, message: 'B never took generation 6' });
   assert.equal(a.store.memoryInputs().get('east')?.hash, newest.hash);
   const redis = plainClientFor(t, server.url);
-  assert.deepEqual(await redis.hgetall(`${keyPrefix}:input-version:east`), { epoch: 'e', generation: '6' });
+  assert.deepEqual(await redis.hgetall(`${keyPrefix}:input-version:east`), { epoch: 'e', generation: '6', resume: formatInputVersion(newest) });
   const c = await readyRedisStoreFor(t, { url: server.url, replicaId: 'c', keyPrefix });
   assert.equal((await c.store.getInput('east'))?.hash, newest.hash);
 });

@@ -1,6 +1,6 @@
 import type { Client, ClientDuplexStream, StatusObject } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
-import { OutboundWriter, RELAY_SERVICE, StreamHeartbeat, encodeSnapshotFor, relayMessageBytes, type InputSnapshot, type relay } from '@meshrelay/api';
+import { OutboundWriter, RELAY_SERVICE, StreamHeartbeat, encodeSnapshotFor, encodeSnapshotFrames, relayMessageBytes, sha256Hex, type InputSnapshot, type SnapshotFrames, type relay } from '@meshrelay/api';
 import { outcomeOfStatus, type SessionOutcome } from './session-outcome.ts';
 
 /** The server's verdict on one pushed snapshot. */
@@ -33,6 +33,20 @@ export interface PushStreamOptions {
 type PushCall = ClientDuplexStream<relay.v1.IPushRequest, relay.v1.IPushResponse>;
 
 /**
+ * Snapshots a server that takes deltas accepted (on any stream of this process). Such a snapshot
+ * opens a later stream as a resume (see PushStream); one a server could not resume leaves the set
+ * until a server accepts it again. Weak: a snapshot the agent dropped is forgotten with it.
+ */
+const acceptedByDeltaServers = new WeakSet<InputSnapshot>();
+
+const EMPTY_PAYLOAD = '[]';
+
+/** An empty delta of `snapshot` against itself: it names the snapshot and carries none of it. */
+function resumeFrames({ hash, epoch, generation }: InputSnapshot): Promise<SnapshotFrames> {
+  return encodeSnapshotFrames({ hash, epoch, generation, encoding: EMPTY_PAYLOAD, delta: { baseHash: hash, payloadHash: sha256Hex(EMPTY_PAYLOAD), deletedKeys: [] } });
+}
+
+/**
  * One Relay.Push stream. Sends the current snapshot first, then keeps exactly
  * one snapshot in flight: the next goes out after the ack, and only the newest
  * of those produced meanwhile. A snapshot the server refused (ack
@@ -42,6 +56,12 @@ type PushCall = ClientDuplexStream<relay.v1.IPushRequest, relay.v1.IPushResponse
  * against it when that is smaller. If the server answers that it does not hold
  * that base (MESHRELAY_ERR_DELTA_BASE_MISMATCH), the same snapshot goes again,
  * full; that refusal is not the snapshot's.
+ *
+ * Resume: when the newest snapshot is one a server that takes deltas accepted
+ * before (on an earlier stream, perhaps of a server since restarted), the
+ * stream opens with it as an empty delta against itself. A server that holds
+ * it acks it without the snapshot travelling; one that does not answers
+ * MESHRELAY_ERR_DELTA_BASE_MISMATCH and it goes full, as above.
  */
 export class PushStream {
   readonly #opts: PushStreamOptions;
@@ -78,6 +98,8 @@ export class PushStream {
     // 'status' always follows an 'error' and carries the same code; it is the one place outcomes come from.
     this.#call.on('error', () => {});
     this.#call.on('status', (status: StatusObject) => this.#end(outcomeOfStatus(status, 'push')));
+    const latest = options.latest();
+    if (latest && acceptedByDeltaServers.has(latest)) this.#base = latest;
     this.offer();
   }
 
@@ -103,7 +125,7 @@ export class PushStream {
 
   async #send(snapshot: InputSnapshot): Promise<void> {
     const { hash, resources, epoch, generation, bytes } = snapshot;
-    const frames = await encodeSnapshotFor(this.#base, { hash, resources, epoch, generation, bytes }, { patches: this.#takesPatches });
+    const frames = this.#base === snapshot ? await resumeFrames(snapshot) : await encodeSnapshotFor(this.#base, { hash, resources, epoch, generation, bytes }, { patches: this.#takesPatches });
     if (this.#ended) return;
     this.#write({ header: frames.header });
     for (const chunk of frames.chunks) this.#write({ chunk });
@@ -147,6 +169,7 @@ export class PushStream {
     this.#inFlight = undefined;
     if (!ack.accepted && ack.errorCode === 'MESHRELAY_ERR_DELTA_BASE_MISMATCH') {
       this.#opts.logger.warn({ cluster: snapshot.cluster, generation: snapshot.generation, reason: ack.message }, 'server does not hold the delta base; resending the snapshot full');
+      acceptedByDeltaServers.delete(snapshot);
       this.#base = undefined;
       this.#handled = undefined;
     } else {
@@ -154,6 +177,7 @@ export class PushStream {
       if (ack.accepted) this.#base = raw.acceptsDeltas === true ? snapshot : undefined;
       // Only a server that says so gets patches in its deltas.
       if (ack.accepted) this.#takesPatches = raw.acceptsPatches === true;
+      if (this.#base === snapshot) acceptedByDeltaServers.add(snapshot);
       this.#opts.onAck(snapshot, ack);
     }
     this.offer();

@@ -1,5 +1,5 @@
 import type { ServerDuplexStream } from '@grpc/grpc-js';
-import { MeshrelayError, SnapshotAssembler, resolveDelta, snapshotWireBytes, toMeshrelayError, type ErrorCode, type HeldResources, type relay } from '@meshrelay/api';
+import { MeshrelayError, SnapshotAssembler, resolveDelta, snapshotWireBytes, toMeshrelayError, type AssembledSnapshot, type ErrorCode, type HeldResources, type relay } from '@meshrelay/api';
 import type { RelayContext } from './relay-context.ts';
 import { openRelayStream, type RelayStream } from './relay-stream.ts';
 
@@ -34,6 +34,14 @@ const SNAPSHOT_REFUSALS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
  * A delta snapshot applies to the last snapshot accepted on this stream (as the
  * agent sent it, before validation dropped anything); any other base is
  * refused with MESHRELAY_ERR_DELTA_BASE_MISMATCH.
+ *
+ * Resume: an empty delta against itself (base hash = hash, no upserts, no
+ * deleted keys) says "I still hold what you accepted". When the store holds
+ * exactly that input for the cluster (same epoch, generation and hash, learnt
+ * from its version without reading the value), it is acked as accepted without
+ * the snapshot being sent, read or stored again, and it becomes this stream's
+ * base. Otherwise it is an ordinary delta: applied to this stream's base, or
+ * refused with MESHRELAY_ERR_DELTA_BASE_MISMATCH (the agent then sends full).
  */
 export function handlePush(ctx: RelayContext, call: PushCall): void {
   let assembler: SnapshotAssembler | undefined;
@@ -41,8 +49,11 @@ export function handlePush(ctx: RelayContext, call: PushCall): void {
   let discarding: [number, number] | undefined;
   let deadline: NodeJS.Timeout | undefined;
   let busy = false;
-  /** The last snapshot accepted on this stream, as sent: the base of the agent's next delta. */
-  let base: HeldResources | undefined;
+  /**
+   * The last snapshot accepted on this stream, as sent: the base of the agent's next delta.
+   * After a resume only its hash: its resources are read from the store when a delta needs them.
+   */
+  let base: HeldResources | { readonly hash: string; readonly resources?: undefined } | undefined;
 
   const fail = (stream: Stream, err: unknown): void => {
     clearTimeout(deadline);
@@ -63,11 +74,31 @@ export function handlePush(ctx: RelayContext, call: PushCall): void {
     else fail(stream, e);
   };
 
+  /** The stream's base with its resources; a resumed base whose stored input changed since is none. */
+  const heldBase = async (stream: Stream): Promise<HeldResources | undefined> => {
+    if (!base || base.resources) return base;
+    const held = await ctx.store.getInput(stream.cluster);
+    return held?.hash === base.hash ? held : undefined;
+  };
+  /** Acks a resume the store can honour; false when it cannot (the snapshot is then needed). */
+  const resume = async (stream: Stream, claim: AssembledSnapshot): Promise<boolean> => {
+    const held = await ctx.intake.resume(stream.cluster, claim);
+    if (!held) return false;
+    base = { hash: held.hash };
+    ctx.metrics.recordInput({ cluster: stream.cluster, bytes: held.bytes, resources: { length: held.resources } });
+    stream.markWarmed();
+    stream.write({ ack: { hash: claim.hash, generation: claim.generation, accepted: true, acceptsDeltas: true, acceptsPatches: true, warnings: [] } });
+    stream.log.info({ generation: held.generation, hash: held.hash }, 'input snapshot resumed by hash');
+    return true;
+  };
+
   const accept = async (stream: Stream, done: SnapshotAssembler): Promise<void> => {
     const limits = { maxBytes: ctx.limits.maxSnapshotBytes, maxResources: ctx.limits.maxResources };
     const kind = done.header.baseHash ? 'delta' : 'full';
     ctx.metrics.snapshotBytes.inc({ cluster: stream.cluster, direction: 'push', kind }, snapshotWireBytes(done.header, done.receivedBytes));
-    const assembled = await resolveDelta(await done.finish(), base, limits);
+    const received = await done.finish();
+    if (isResume(received) && (await resume(stream, received))) return;
+    const assembled = await resolveDelta(received, await heldBase(stream), limits);
     const result = await ctx.intake.accept(stream.cluster, assembled);
     // The stored snapshot is the same content when validation dropped nothing: keep one copy.
     base = result.snapshot.hash === assembled.hash ? result.snapshot : { hash: assembled.hash, resources: assembled.resources };
@@ -137,4 +168,10 @@ export function handlePush(ctx: RelayContext, call: PushCall): void {
       discarding = undefined;
     },
   );
+}
+
+/** An empty delta against the snapshot it names: the sender still holds what it sent before. */
+function isResume(assembled: AssembledSnapshot): boolean {
+  const delta = assembled.delta;
+  return delta !== undefined && delta.baseHash === assembled.hash && delta.deletedKeys.length === 0 && assembled.resources.length === 0;
 }

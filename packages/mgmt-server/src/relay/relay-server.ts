@@ -11,6 +11,16 @@ import type { RelayContext } from './relay-context.ts';
 /** How long a stopping relay server lets sessions finish before closing them. */
 const STOP_GRACE_MS = 2000;
 
+/**
+ * A connection that carries no call for this long is closed (HTTP/2 GOAWAY). An agent's session
+ * always has its Push and Pull streams open, and Register and Renew are single calls, so only an
+ * abandoned connection is ever idle this long: one a client left open after closing its channel
+ * (grpc-js keeps such connections in its subchannel pool). Left alone they fill the per-peer
+ * connection cap, and in a reconnect storm from one address (NAT, a load generator) every new
+ * connection was then refused before its TLS handshake.
+ */
+export const IDLE_CONNECTION_MS = 10_000;
+
 export interface RelayServerOptions {
   readonly host: string;
   readonly port: number;
@@ -39,6 +49,7 @@ export async function startRelayServer(ctx: RelayContext, options: RelayServerOp
     'grpc.keepalive_time_ms': 30_000,
     'grpc.keepalive_timeout_ms': 10_000,
     'grpc.keepalive_permit_without_calls': 1,
+    'grpc.max_connection_idle_ms': IDLE_CONNECTION_MS,
   });
   const limiter = new FailureRateLimiter(options.registrationFailures.max, options.registrationFailures.windowMs);
   server.addService(REGISTRATION_SERVICE, {
