@@ -43,3 +43,19 @@ test('given a results file with an in-process section, when the tier bench runs 
   assert.equal(section.split('\n').filter((l) => /^- #\d+ cluster-\d\/svc-\d+ → 10\.99\./.test(l)).length, 20, 'every change is listed');
   assert.match(section, /## Light agent \(issue 11\.5\)\n\nOne `meshrelay-agent` process/);
 });
+
+test('given a tier whose inputs would not fit in the bench process, when it runs, then the section says the workload phase stopped and why, and nothing else ran', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'bench-tier-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const results = join(dir, 'RESULTS.md');
+  await writeFile(results, IN_PROCESS);
+  // A 160 MiB heap: 200 tier S clusters project to more than the 40 % of it the inputs may take.
+  const args = ['--max-old-space-size=160', 'bench/run.ts', '--tier', 'S', '--clusters', '200', '--footprint-idle-seconds', '0', '--results', results];
+  await run(process.execPath, args, { cwd: ROOT, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 });
+  const section = /<!-- bench-section:tier-custom -->\n([\s\S]*?)\n<!-- \/bench-section:tier-custom -->/.exec(await readFile(results, 'utf8'))?.[1];
+
+  assert.ok(section, 'a tier-custom section is written');
+  assert.match(section, /\*\*The run stopped at phase generate workload: the workload does not fit in this process/);
+  assert.match(section, /the workload does not fit in this process: one cluster's inputs keep \d+ MiB of heap, so 200 clusters would keep/);
+  assert.match(figure(section, 'cold start: every agent applied its first output'), /^–$/);
+});

@@ -16,6 +16,7 @@ import { describeMachine } from '../report.ts';
 import { writeResultsSection } from '../results-file.ts';
 import { TIERS, generateWorkload, type Workload, type WorkloadShape } from '../workload.ts';
 import { NaivePlane, largestOutput, measureFloors, type Baseline } from './baseline.ts';
+import { assertWorkloadFits } from './memory-budget.ts';
 import { runLive, type LiveResults } from './live-run.ts';
 import { PhaseRunner } from './phases.ts';
 import { renderTierSection } from './tier-report.ts';
@@ -126,7 +127,10 @@ export async function runTier(argv: readonly string[]): Promise<string> {
   const startedAt = new Date();
   const machine = describeMachine();
   const runner = new PhaseRunner(options.phaseTimeoutMs);
-  const workload = await runner.run('generate workload', () => Promise.resolve(generateWorkload(options.shape)));
+  const workload = await runner.run('generate workload', async () => {
+    assertWorkloadFits(options.shape);
+    return generateWorkload(options.shape);
+  });
   let live: LiveResults = { changes: [] };
   let baseline: Baseline = { changes: [] };
   let footprint: AgentFootprint | undefined;
