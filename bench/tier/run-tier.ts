@@ -34,14 +34,22 @@ const DEFAULT_MAX_CONNECTIONS_PER_PEER = 64;
 const DEFAULT_REGISTRATION_MAX_FAILURES = 5;
 
 /**
+ * Connections one agent may hold at once while it reconnects: its relay connection, the one it is
+ * opening, and its reachability probe while it waits out a backoff.
+ */
+const CONNECTIONS_PER_AGENT = 3;
+
+/**
  * The per-address limits assume one agent per address; every agent of the bench dials from
  * 127.0.0.1, so where the tier has more agents than a limit allows, the limit is raised (and the
- * report names it). Without this, registrations of the cold start queue five at a time.
+ * report names it). Without this, registrations of the cold start queue five at a time, and in
+ * the reconnect storm the connection limit resets agents' connections before their handshake.
  */
 function loopbackPeerFlags(clusters: number): string[] {
   const flags: string[] = [];
   if (clusters > DEFAULT_REGISTRATION_MAX_FAILURES) flags.push('--registration-max-failures', String(clusters + DEFAULT_REGISTRATION_MAX_FAILURES));
-  if (clusters > DEFAULT_MAX_CONNECTIONS_PER_PEER - 8) flags.push('--max-connections-per-peer', String(clusters + 16));
+  const connections = clusters * CONNECTIONS_PER_AGENT;
+  if (connections > DEFAULT_MAX_CONNECTIONS_PER_PEER) flags.push('--max-connections-per-peer', String(connections + 16));
   return flags;
 }
 

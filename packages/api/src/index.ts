@@ -101,6 +101,7 @@ export { StreamHeartbeat, type StreamHeartbeatOptions } from './stream-heartbeat
 export { LoopSlicer, SLICE_BUDGET_MS } from './loop-slicer.ts';
 export { parseResourceArray, parseWithResourcesLast, type ResourceArrayLimits } from './resource-array-parser.ts';
 export {
+  adoptCanonicalInputSnapshot,
   buildInputSnapshotInSlices,
   buildOutputSnapshotInSlices,
   encodeResourcesInSlices,

@@ -98,14 +98,14 @@ const RESOURCES_MEMBER = ',"resources":[';
  * are stored (`{...header,"resources":[...]}`): the header in one step, the resources (the bulk)
  * with parseResourceArray, so a large document does not hold the event loop. The header's
  * strings escape every quote, so the first RESOURCES_MEMBER is where the resources start; a
- * document laid out otherwise is parsed in one step. Throws what JSON.parse or
- * parseResourceArray throws.
+ * document laid out otherwise is parsed in one step (and `texts` stays empty). Throws what
+ * JSON.parse or parseResourceArray throws.
  */
-export async function parseWithResourcesLast(raw: string, limits: ResourceArrayLimits, slicer = new LoopSlicer()): Promise<unknown> {
+export async function parseWithResourcesLast(raw: string, limits: ResourceArrayLimits, slicer = new LoopSlicer(), texts?: string[]): Promise<unknown> {
   const at = raw.indexOf(RESOURCES_MEMBER);
   if (at < 0 || !raw.trimEnd().endsWith(']}')) return JSON.parse(raw) as unknown;
   const head: unknown = JSON.parse(`${raw.slice(0, at)}}`);
   if (!isRecord(head)) return head;
-  head['resources'] = await parseResourceArray(raw.trimEnd().slice(at + RESOURCES_MEMBER.length - 1, -1), limits, slicer);
+  head['resources'] = await parseResourceArray(raw.trimEnd().slice(at + RESOURCES_MEMBER.length - 1, -1), limits, slicer, texts);
   return head;
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
-import { deepFreeze } from './canonical.ts';
+import { deepFreeze, keepEncoding } from './canonical.ts';
 import { MeshrelayError } from './errors.ts';
 import { LoopSlicer } from './loop-slicer.ts';
 import { compareResources, formatResourceKey, resourceKey, type Resource } from './resource.ts';
@@ -72,6 +72,40 @@ async function isSorted(entries: readonly Entry[], slicer: LoopSlicer): Promise<
     if (i % 1024 === 0) await slicer.pause();
   }
   return true;
+}
+
+/**
+ * The input snapshot of resources parsed from a text that claims to be their canonical encoding
+ * (`texts[i]` is the JSON text `resources[i]` was parsed from, as stored by this product), without
+ * copying or encoding anything: when the texts, joined as an array, hash to `claimedHash` and the
+ * resources are strictly sorted, each resource is deep-frozen and its text kept as its canonical
+ * encoding. Otherwise undefined: the caller builds the snapshot the ordinary way, which
+ * re-encodes and reports what is wrong. (A text parses to an object whose canonical encoding is
+ * that text exactly when the text is canonical; the hash, which a writer computes over the
+ * canonical encoding, is what says it is.)
+ */
+export async function adoptCanonicalInputSnapshot(init: InputSnapshotInit, texts: readonly string[], claimedHash: string, slicer = new LoopSlicer()): Promise<InputSnapshot | undefined> {
+  const { resources } = init;
+  if (texts.length !== resources.length) return undefined;
+  const hash = createHash('sha256').update('[');
+  let bytes = 2;
+  for (let i = 0; i < texts.length; i++) {
+    if (i > 0) {
+      if (compareResources(resources[i - 1] as Resource, resources[i] as Resource) >= 0) return undefined;
+      hash.update(',');
+      bytes++;
+    }
+    const text = texts[i] as string;
+    hash.update(text);
+    bytes += Buffer.byteLength(text);
+    if (slicer.due()) await slicer.yield();
+  }
+  if (hash.update(']').digest('hex') !== claimedHash) return undefined;
+  for (let i = 0; i < resources.length; i++) {
+    keepEncoding(deepFreeze(resources[i] as Resource), texts[i] as string);
+    if (slicer.due()) await slicer.yield();
+  }
+  return Object.freeze({ cluster: init.cluster, epoch: init.epoch, generation: init.generation, hash: claimedHash, bytes, resources: Object.freeze([...resources]) });
 }
 
 /** buildInputSnapshot in slices. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { buildInputSnapshot, buildOutputSnapshot, canonicalObjectEncodeCount, type Resource } from '@meshrelay/api';
+import { buildInputSnapshot, buildOutputSnapshot, canonicalEncodingCount, canonicalObjectEncodeCount, isCanonicalResource, snapshotEncoding, type Resource } from '@meshrelay/api';
 import { startRedisServer, type RedisServerHandle } from '@meshrelay/testkit';
 import { readyRedisStoreFor, uniquePrefix } from './redis-harness.ts';
 
@@ -46,4 +46,20 @@ test('redis store: given an input holding large resources, when it is put, then 
   await a.store.putInput(input);
   assert.equal(canonicalObjectEncodeCount() - encodesBefore, 0);
   assert.deepEqual(await b.store.getInput('east'), input);
+});
+
+test('redis store: given an input in Redis, when another replica reads it, then it takes the stored canonical text as it is (nothing copied or encoded) and gets the same snapshot', async (t) => {
+  const keyPrefix = uniquePrefix();
+  const a = await readyRedisStoreFor(t, { url: server.url, replicaId: 'a', keyPrefix });
+  const input = buildInputSnapshot({ cluster: 'east', epoch: 'e1', generation: 1, resources: [largeServiceEntry('a', 300), largeServiceEntry('b', 300)] });
+  await a.store.putInput(input);
+  const b = await readyRedisStoreFor(t, { url: server.url, replicaId: 'b', keyPrefix });
+
+  const [copies, encodes] = [canonicalEncodingCount(), canonicalObjectEncodeCount()];
+  const read = await b.store.getInput('east');
+
+  assert.deepEqual([canonicalEncodingCount() - copies, canonicalObjectEncodeCount() - encodes], [0, 0], 'no resource copied or encoded');
+  assert.deepEqual(read, input);
+  assert.ok(read !== undefined && read.resources.every((r) => Object.isFrozen(r) && isCanonicalResource(r)), 'each resource is a frozen canonical one');
+  assert.equal(snapshotEncoding(read), snapshotEncoding(input));
 });
