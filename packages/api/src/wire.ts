@@ -87,9 +87,31 @@ export function snapshotHeader(input: Omit<FrameInput, 'encoding'>, totalChunks:
     totalChunks,
     totalBytes,
     encoding: compressed ? relay.v1.Encoding.ENCODING_JSON_GZIP : relay.v1.Encoding.ENCODING_JSON,
-    provenance: (input.provenance ?? []).map(copyProvenance),
+    // A relative provenance goes only to a receiver that takes patches, which reads hashes as bytes.
+    provenance: (input.provenance ?? []).map(input.delta?.provenance ? compactProvenance : copyProvenance),
     ...(input.delta ? deltaHeaderFields(input.delta) : {}),
   };
+}
+
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+/** A provenance entry with its input hash as 32 bytes (input_hash_bytes) instead of hex text. */
+function compactProvenance(p: Provenance): relay.v1.IProvenance {
+  const { inputHash, ...rest } = copyProvenance(p);
+  return SHA256_HEX.test(inputHash) ? { ...rest, inputHash: '', inputHashBytes: Buffer.from(inputHash, 'hex') } : { ...rest, inputHash };
+}
+
+/**
+ * A header's provenance entry as the snapshot holds it: a hash sent as bytes becomes hex text.
+ * Throws MESHRELAY_ERR_SNAPSHOT_UNDECODABLE for hash bytes that are not a sha256.
+ */
+function provenanceOfHeader(p: relay.v1.IProvenance): Provenance {
+  const bytes = p.inputHashBytes;
+  if (!bytes || bytes.length === 0) return copyProvenance(p);
+  if (bytes.length !== 32 || p.inputHash) {
+    throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', `provenance entry of cluster ${JSON.stringify(p.cluster ?? '')} has an input hash of ${bytes.length} bytes${p.inputHash ? ' beside a hex one' : ''}; a sha256 is 32`);
+  }
+  return copyProvenance({ ...p, inputHash: Buffer.from(bytes).toString('hex') });
 }
 
 /** A snapshot's bytes on the wire: its encoded header plus its chunks' payload (compressed when it travels so). */
@@ -271,7 +293,7 @@ export class SnapshotAssembler {
       generation: Number(this.#header.generation ?? 0),
       hash: this.#header.hash ?? '',
       resources,
-      provenance: (this.#header.provenance ?? []).map(copyProvenance),
+      provenance: (this.#header.provenance ?? []).map(provenanceOfHeader),
       ...(delta ? { delta } : {}),
     };
   }

@@ -168,3 +168,24 @@ test('given a receiver that took an output full and kept its received texts, whe
   const patchedAlone = canonicalObjectEncodeCount() - before2;
   assert.ok(encodedOnReceive <= patchedAlone + CLUSTERS.length + 1, `${encodedOnReceive} objects encoded on receipt; the patched resource alone is ${patchedAlone}`);
 });
+
+test('given twenty clusters whose inputs changed since the receiver\'s output, when the delta goes relative, then their hashes travel as 32 bytes each and the receiver rebuilds the same provenance', async () => {
+  const moved = (p: Provenance[]) => p.map((e, i) => (i < 20 ? { ...e, inputHash: String.fromCharCode(99 + (i % 3)).repeat(64), generation: 2 } : e));
+  const next = buildOutputSnapshot({ cluster: 'cluster-07', resources: [serviceEntry(3), ...others(30)], provenance: moved(provenance()) });
+  const frames = await encodeSnapshotFor(before, next, { patches: true });
+  assert.equal(frames.header.provenance?.length, 20);
+  assert.ok(frames.header.provenance?.every((p) => p.inputHash === '' && p.inputHashBytes?.length === 32), 'hashes as bytes');
+  // 20 entries of a 64-hex hash would be 640 bytes more; the whole delta stays under 2 KB.
+  assert.ok(frames.wireBytes < 2048, `${frames.wireBytes} bytes`);
+  const out = await receive(frames, before);
+  assert.deepEqual(out.provenance, next.provenance);
+  assert.equal(out.hash, next.hash);
+});
+
+test('given a relative provenance entry whose hash bytes are not a sha256, when it is received, then it is refused as undecodable', async () => {
+  const frames = await encodeSnapshotFor(before, after, { patches: true });
+  const [entry] = frames.header.provenance ?? [];
+  assert.ok(entry);
+  const bad = { ...frames, header: { ...frames.header, provenance: [{ ...entry, inputHashBytes: new Uint8Array(31) }] } };
+  await assert.rejects(receive(bad, before), { code: 'MESHRELAY_ERR_SNAPSHOT_UNDECODABLE' });
+});

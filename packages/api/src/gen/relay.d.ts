@@ -864,6 +864,9 @@ export namespace relay {
 
             /** Provenance generation */
             generation?: (number|null);
+
+            /** Provenance inputHashBytes */
+            inputHashBytes?: (Uint8Array|null);
         }
 
         /** Represents a Provenance. */
@@ -889,6 +892,9 @@ export namespace relay {
 
             /** Provenance generation. */
             public generation: number;
+
+            /** Provenance inputHashBytes. */
+            public inputHashBytes: Uint8Array;
 
             /**
              * Creates a new Provenance instance using the specified properties.

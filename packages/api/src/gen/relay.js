@@ -2411,6 +2411,7 @@ export const relay = $root.relay = (() => {
              * @property {boolean|null} [stale] Provenance stale
              * @property {string|null} [epoch] Provenance epoch
              * @property {number|null} [generation] Provenance generation
+             * @property {Uint8Array|null} [inputHashBytes] Provenance inputHashBytes
              */
 
             /**
@@ -2469,6 +2470,14 @@ export const relay = $root.relay = (() => {
             Provenance.prototype.generation = $util.Long ? $util.Long.fromBits(0,0,true) : 0;
 
             /**
+             * Provenance inputHashBytes.
+             * @member {Uint8Array} inputHashBytes
+             * @memberof relay.v1.Provenance
+             * @instance
+             */
+            Provenance.prototype.inputHashBytes = $util.newBuffer([]);
+
+            /**
              * Creates a new Provenance instance using the specified properties.
              * @function create
              * @memberof relay.v1.Provenance
@@ -2506,6 +2515,8 @@ export const relay = $root.relay = (() => {
                     w.uint32(34).string(m.epoch);
                 if (m.generation != null && Object.hasOwnProperty.call(m, "generation"))
                     w.uint32(40).uint64(m.generation);
+                if (m.inputHashBytes != null && Object.hasOwnProperty.call(m, "inputHashBytes"))
+                    w.uint32(50).bytes(m.inputHashBytes);
                 return w;
             };
 
@@ -2576,6 +2587,10 @@ export const relay = $root.relay = (() => {
                             m.generation = r.uint64();
                             break;
                         }
+                    case 6: {
+                            m.inputHashBytes = r.bytes();
+                            break;
+                        }
                     default:
                         r.skipType(t & 7, n);
                         break;
@@ -2640,6 +2655,10 @@ export const relay = $root.relay = (() => {
                     if (!$util.isInteger(m.generation) && !(m.generation && $util.isInteger(m.generation.low) && $util.isInteger(m.generation.high)))
                         return "generation: integer|Long expected";
                 }
+                if (m.inputHashBytes != null && Object.hasOwnProperty.call(m, "inputHashBytes")) {
+                    if (!(m.inputHashBytes && typeof m.inputHashBytes.length === "number" || $util.isString(m.inputHashBytes)))
+                        return "inputHashBytes: buffer expected";
+                }
                 return null;
             };
 
@@ -2683,6 +2702,12 @@ export const relay = $root.relay = (() => {
                     else if (typeof d.generation === "object")
                         m.generation = new $util.LongBits(d.generation.low >>> 0, d.generation.high >>> 0).toNumber(true);
                 }
+                if (d.inputHashBytes != null) {
+                    if (typeof d.inputHashBytes === "string")
+                        $util.base64.decode(d.inputHashBytes, m.inputHashBytes = $util.newBuffer($util.base64.length(d.inputHashBytes)), 0);
+                    else if (d.inputHashBytes.length >= 0)
+                        m.inputHashBytes = d.inputHashBytes;
+                }
                 return m;
             };
 
@@ -2713,6 +2738,13 @@ export const relay = $root.relay = (() => {
                         d.generation = o.longs === String ? n.toString() : o.longs === Number ? n.toNumber() : typeof BigInt !== "undefined" && o.longs === BigInt ? n.toBigInt() : n;
                     } else
                         d.generation = o.longs === String ? "0" : typeof BigInt !== "undefined" && o.longs === BigInt ? BigInt("0") : 0;
+                    if (o.bytes === String)
+                        d.inputHashBytes = "";
+                    else {
+                        d.inputHashBytes = [];
+                        if (o.bytes !== Array)
+                            d.inputHashBytes = $util.newBuffer(d.inputHashBytes);
+                    }
                 }
                 if (m.cluster != null && Object.hasOwnProperty.call(m, "cluster")) {
                     d.cluster = m.cluster;
@@ -2733,6 +2765,9 @@ export const relay = $root.relay = (() => {
                         d.generation = o.longs === String ? String(m.generation) : m.generation;
                     else
                         d.generation = o.longs === String ? $util.Long.prototype.toString.call(m.generation) : o.longs === Number ? new $util.LongBits(m.generation.low >>> 0, m.generation.high >>> 0).toNumber(true) : m.generation;
+                }
+                if (m.inputHashBytes != null && Object.hasOwnProperty.call(m, "inputHashBytes")) {
+                    d.inputHashBytes = o.bytes === String ? $util.base64.encode(m.inputHashBytes, 0, m.inputHashBytes.length) : o.bytes === Array ? Array.prototype.slice.call(m.inputHashBytes) : m.inputHashBytes;
                 }
                 return d;
             };
