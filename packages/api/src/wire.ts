@@ -88,7 +88,7 @@ export function snapshotHeader(input: Omit<FrameInput, 'encoding'>, totalChunks:
     totalBytes,
     encoding: compressed ? relay.v1.Encoding.ENCODING_JSON_GZIP : relay.v1.Encoding.ENCODING_JSON,
     // A relative provenance goes only to a receiver that takes patches, which reads hashes as bytes.
-    provenance: (input.provenance ?? []).map(input.delta?.provenance ? compactProvenance : copyProvenance),
+    provenance: (input.provenance ?? []).map((p): relay.v1.IProvenance => (input.delta?.provenance ? compactProvenance(p) : copyProvenance(p))),
     ...(input.delta ? deltaHeaderFields(input.delta) : {}),
   };
 }
