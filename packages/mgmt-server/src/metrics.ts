@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { ERROR_CATALOGUE, type InputSnapshot } from '@meshrelay/api';
+import { ERROR_CATALOGUE } from '@meshrelay/api';
 import type { ConnectionTracker } from './connections.ts';
 import type { HeldOutput } from './held-outputs.ts';
 import type { GateDecision } from './safe-mode-gate.ts';
@@ -101,8 +101,9 @@ export class RelayMetrics {
   }
 
   /** `snapshot` may be an input snapshot or what stands for one (an input resumed by its version). */
-  recordInput(snapshot: Pick<InputSnapshot, 'cluster' | 'bytes'> & { readonly resources: { readonly length: number } }, receivedAtMs = Date.now()): void {
-    this.#inputs.set(snapshot.cluster, { receivedAtMs, bytes: snapshot.bytes, resources: snapshot.resources.length });
+  /** Records that `cluster`'s input (its canonical `bytes` and `resources` count) was taken in now. */
+  recordInput(cluster: string, size: { readonly bytes: number; readonly resources: number }, receivedAtMs = Date.now()): void {
+    this.#inputs.set(cluster, { receivedAtMs, bytes: size.bytes, resources: size.resources });
   }
 
   inputReceivedAt(cluster: string): Date | undefined {

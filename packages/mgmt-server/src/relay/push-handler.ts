@@ -85,7 +85,7 @@ export function handlePush(ctx: RelayContext, call: PushCall): void {
     const held = await ctx.intake.resume(stream.cluster, claim);
     if (!held) return false;
     base = { hash: held.hash };
-    ctx.metrics.recordInput({ cluster: stream.cluster, bytes: held.bytes, resources: { length: held.resources } });
+    ctx.metrics.recordInput(stream.cluster, held);
     stream.markWarmed();
     stream.write({ ack: { hash: claim.hash, generation: claim.generation, accepted: true, acceptsDeltas: true, acceptsPatches: true, warnings: [] } });
     stream.log.info({ generation: held.generation, hash: held.hash }, 'input snapshot resumed by hash');
@@ -102,7 +102,7 @@ export function handlePush(ctx: RelayContext, call: PushCall): void {
     const result = await ctx.intake.accept(stream.cluster, assembled);
     // The stored snapshot is the same content when validation dropped nothing: keep one copy.
     base = result.snapshot.hash === assembled.hash ? result.snapshot : { hash: assembled.hash, resources: assembled.resources };
-    ctx.metrics.recordInput(result.snapshot);
+    ctx.metrics.recordInput(stream.cluster, { bytes: result.snapshot.bytes, resources: result.snapshot.resources.length });
     stream.markWarmed();
     stream.write({ ack: { hash: assembled.hash, generation: assembled.generation, accepted: true, acceptsDeltas: true, acceptsPatches: true, warnings: [...result.warnings] } });
     stream.log.info({ generation: result.snapshot.generation, hash: result.snapshot.hash, changed: result.changed }, 'input snapshot accepted');
