@@ -14,7 +14,7 @@ export interface DeltaHeader {
    * (only to a receiver that takes patches): the clusters whose entry is gone and the hash of
    * the whole resulting list (see provenance-delta.ts).
    */
-  readonly provenance?: { readonly removed: readonly string[]; readonly hash: string };
+  readonly provenance?: { readonly removed: readonly string[]; readonly hash: string; readonly epochOfBase?: readonly string[] };
 }
 
 /** What a delta costs against the snapshot size limit: its payload plus its deleted keys and patches. */
@@ -32,11 +32,16 @@ export function deltaOfHeader(header: relay.v1.ISnapshotHeader): DeltaHeader | u
     payloadHash: header.payloadHash ?? '',
     deletedKeys: [...(header.deletedKeys ?? [])],
     ...(patches.length > 0 ? { patches } : {}),
-    ...(header.provenanceRelative === true ? { provenance: { removed: [...(header.provenanceRemoved ?? [])], hash: header.provenanceHash ?? '' } } : {}),
+    ...(header.provenanceRelative === true ? { provenance: relativeProvenanceOfHeader(header) } : {}),
   };
 }
 
-/** The header fields of a delta (SnapshotHeader 8-14). */
+function relativeProvenanceOfHeader(header: relay.v1.ISnapshotHeader): NonNullable<DeltaHeader['provenance']> {
+  const epochOfBase = (header.provenance ?? []).filter((p) => p.epochOfBase === true).map((p) => p.cluster ?? '');
+  return { removed: [...(header.provenanceRemoved ?? [])], hash: header.provenanceHash ?? '', ...(epochOfBase.length > 0 ? { epochOfBase } : {}) };
+}
+
+/** The header fields of a delta (SnapshotHeader 8-14; a relative provenance's epochOfBase rides on its entries). */
 export function deltaHeaderFields(delta: DeltaHeader): relay.v1.ISnapshotHeader {
   return {
     baseHash: delta.baseHash,

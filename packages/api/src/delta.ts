@@ -181,7 +181,7 @@ export async function deltaInput(base: HeldResources | undefined, next: Target, 
   const header: DeltaHeader = { baseHash: base.hash, payloadHash: sha256Hex(payload), deletedKeys: delta.deletedKeys, ...(patched.length > 0 ? { patches: patched } : {}) };
   if (!patches || !next.provenance || next.provenance.length === 0) return { ...rest, hash, encoding: payload, delta: header };
   const change = provenanceChange(base.provenance ?? [], next.provenance);
-  return { ...rest, provenance: change.changed, hash, encoding: payload, delta: { ...header, provenance: { removed: change.removed, hash: change.hash } } };
+  return { ...rest, provenance: change.changed, hash, encoding: payload, delta: { ...header, provenance: { removed: change.removed, hash: change.hash, ...(change.epochOfBase ? { epochOfBase: change.epochOfBase } : {}) } } };
 }
 
 /** Splits changed resources into patches (where smaller, within MAX_HEADER_PATCH_BYTES) and whole upserts. */

@@ -23,10 +23,10 @@ export function resourcePatch(base: Resource, next: Resource, nextEncoding: stri
 
 /**
  * The RFC 6902 operations (JSON text) that turn the JSON value `base` into `next`. Objects are
- * compared member by member; arrays keep their common head and tail and compare the items
- * between by index, removing or adding the surplus: an endpoint of a ServiceEntry that changes,
- * goes or comes costs that endpoint, not the ~500 after it (fast-json-patch's `compare` would
- * replace every item after a removed one).
+ * compared member by member. Arrays keep their common head and tail and align the items between
+ * (a shortest edit script): an endpoint of a ServiceEntry that changes, goes, comes or moves (its
+ * address changed, so it sorts elsewhere) costs that endpoint, not the items it passes
+ * (fast-json-patch's `compare` would replace every item after a removed or moved one).
  */
 export function resourcePatchOps(base: unknown, next: unknown): string {
   const ops: Operation[] = [];
@@ -58,13 +58,96 @@ function diffArrays(a: readonly unknown[], b: readonly unknown[], path: string, 
   while (head < a.length && head < b.length && same(a[head], b[head])) head++;
   let tail = 0;
   while (tail < a.length - head && tail < b.length - head && same(a[a.length - 1 - tail], b[b.length - 1 - tail])) tail++;
-  const fromA = a.length - head - tail;
-  const fromB = b.length - head - tail;
-  const common = Math.min(fromA, fromB);
-  for (let i = 0; i < common; i++) diff(a[head + i], b[head + i], `${path}/${head + i}`, ops);
-  // Surplus items of `a` go last first, so each index still names the item meant.
-  for (let i = fromA - 1; i >= common; i--) ops.push({ op: 'remove', path: `${path}/${head + i}` });
-  for (let i = common; i < fromB; i++) ops.push({ op: 'add', path: `${path}/${head + i}`, value: b[head + i] });
+  const middleA = a.slice(head, a.length - tail);
+  const middleB = b.slice(head, b.length - tail);
+  const script = editScript(middleA.map(canonicalJson), middleB.map(canonicalJson)) ?? [{ kind: 'change', removed: middleA.length, added: middleB.length }];
+  // `at` is where the next item of `a` sits in the array as patched so far.
+  let at = head;
+  let fromA = 0;
+  let fromB = 0;
+  for (const step of script) {
+    if (step.kind === 'keep') {
+      at += step.count;
+      fromA += step.count;
+      fromB += step.count;
+      continue;
+    }
+    // A run of removed items beside a run of added ones: the first pairs are changed in place
+    // (a nested diff names only what differs), the surplus removed last first, or added.
+    const paired = Math.min(step.removed, step.added);
+    for (let i = 0; i < paired; i++) diff(middleA[fromA + i], middleB[fromB + i], `${path}/${at + i}`, ops);
+    for (let i = step.removed - 1; i >= paired; i--) ops.push({ op: 'remove', path: `${path}/${at + i}` });
+    for (let i = paired; i < step.added; i++) ops.push({ op: 'add', path: `${path}/${at + i}`, value: middleB[fromB + i] });
+    at += step.added;
+    fromA += step.removed;
+    fromB += step.added;
+  }
+}
+
+type EditStep = { readonly kind: 'keep'; readonly count: number } | { readonly kind: 'change'; readonly removed: number; readonly added: number };
+
+/** Past this many removed plus added items an alignment is not searched for: the items are compared by index. */
+const MAX_EDIT_DISTANCE = 64;
+
+/**
+ * The shortest edit script from `a` to `b` (Myers' O((N+M)·D) search over the items' canonical
+ * encodings), as runs of kept items and of changed ones (items removed, then items added, at
+ * one place); undefined when it needs more than MAX_EDIT_DISTANCE removals and additions.
+ */
+function editScript(a: readonly string[], b: readonly string[]): EditStep[] | undefined {
+  const n = a.length;
+  const m = b.length;
+  const offset = MAX_EDIT_DISTANCE + 1;
+  const frontier = new Int32Array(2 * offset + 1);
+  const trace: Int32Array[] = [];
+  for (let d = 0; d <= MAX_EDIT_DISTANCE; d++) {
+    trace.push(frontier.slice());
+    for (let k = -d; k <= d; k += 2) {
+      const down = k === -d || (k !== d && (frontier[offset + k - 1] as number) < (frontier[offset + k + 1] as number));
+      let x = down ? (frontier[offset + k + 1] as number) : (frontier[offset + k - 1] as number) + 1;
+      let y = x - k;
+      while (x < n && y < m && a[x] === b[y]) {
+        x++;
+        y++;
+      }
+      frontier[offset + k] = x;
+      if (x >= n && y >= m) return stepsOf(trace, offset, n, m, d);
+    }
+  }
+  return undefined;
+}
+
+/** Walks a Myers search's frontiers back from (n, m) into runs of kept and changed items. */
+function stepsOf(trace: readonly Int32Array[], offset: number, n: number, m: number, distance: number): EditStep[] {
+  const moves: ('keep' | 'remove' | 'add')[] = [];
+  let x = n;
+  let y = m;
+  for (let d = distance; d >= 0; d--) {
+    const frontier = trace[d] as Int32Array;
+    const k = x - y;
+    const down = k === -d || (k !== d && (frontier[offset + k - 1] as number) < (frontier[offset + k + 1] as number));
+    const prevK = down ? k + 1 : k - 1;
+    const prevX = frontier[offset + prevK] as number;
+    const prevY = prevX - prevK;
+    for (; x > prevX && y > prevY; x--, y--) moves.push('keep');
+    if (d > 0) moves.push(down ? 'add' : 'remove');
+    x = prevX;
+    y = prevY;
+  }
+  moves.reverse();
+  const steps: EditStep[] = [];
+  for (const move of moves) {
+    const last = steps[steps.length - 1];
+    if (move === 'keep') {
+      if (last?.kind === 'keep') steps[steps.length - 1] = { kind: 'keep', count: last.count + 1 };
+      else steps.push({ kind: 'keep', count: 1 });
+    } else {
+      const removed = move === 'remove' ? 1 : 0;
+      if (last?.kind === 'change') steps[steps.length - 1] = { kind: 'change', removed: last.removed + removed, added: last.added + 1 - removed };
+      else steps.push({ kind: 'change', removed, added: 1 - removed });
+    }
+  }
+  return steps;
 }
 
 /** Equal JSON values: the same object (snapshots share unchanged parts) or the same canonical encoding. */

@@ -80,6 +80,8 @@ function frames(input: FrameInput, raw: Buffer, gzipped: Buffer | undefined, opt
 
 /** The header announcing `input` in `totalChunks` chunks carrying its `totalBytes`-byte encoding (gzip'd when `compressed`). */
 export function snapshotHeader(input: Omit<FrameInput, 'encoding'>, totalChunks: number, totalBytes: number, compressed: boolean): relay.v1.ISnapshotHeader {
+  const relative = input.delta?.provenance !== undefined;
+  const epochOfBase = new Set(input.delta?.provenance?.epochOfBase);
   return {
     epoch: input.epoch ?? '',
     generation: input.generation ?? 0,
@@ -88,30 +90,44 @@ export function snapshotHeader(input: Omit<FrameInput, 'encoding'>, totalChunks:
     totalBytes,
     encoding: compressed ? relay.v1.Encoding.ENCODING_JSON_GZIP : relay.v1.Encoding.ENCODING_JSON,
     // A relative provenance goes only to a receiver that takes patches, which reads hashes as bytes.
-    provenance: (input.provenance ?? []).map((p): relay.v1.IProvenance => (input.delta?.provenance ? compactProvenance(p) : copyProvenance(p))),
+    provenance: relative ? (input.provenance ?? []).map((p) => compactProvenance(p, epochOfBase.has(p.cluster))) : (input.provenance ?? []).map((p): relay.v1.IProvenance => copyProvenance(p)),
     ...(input.delta ? deltaHeaderFields(input.delta) : {}),
   };
 }
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
-/** A provenance entry with its input hash as 32 bytes (input_hash_bytes) instead of hex text. */
-function compactProvenance(p: Provenance): relay.v1.IProvenance {
-  const { inputHash, ...rest } = copyProvenance(p);
+/**
+ * A relative provenance entry: its input hash as 32 bytes (input_hash_bytes) instead of hex
+ * text, and without its epoch when `epochOfBase` (the receiver's base entry has the same one).
+ */
+function compactProvenance(p: Provenance, epochOfBase: boolean): relay.v1.IProvenance {
+  const { inputHash, ...copy } = copyProvenance(p);
+  const rest = epochOfBase ? { ...copy, epoch: '', epochOfBase: true } : copy;
   return SHA256_HEX.test(inputHash) ? { ...rest, inputHash: '', inputHashBytes: Buffer.from(inputHash, 'hex') } : { ...rest, inputHash };
 }
 
 /**
  * A header's provenance entry as the snapshot holds it: a hash sent as bytes becomes hex text.
- * Throws MESHRELAY_ERR_SNAPSHOT_UNDECODABLE for hash bytes that are not a sha256.
+ * An entry that keeps its base's epoch (relative provenance only) comes without one, for
+ * resolveDelta to fill in. Throws MESHRELAY_ERR_SNAPSHOT_UNDECODABLE for hash bytes that are not
+ * a sha256, and for an entry that keeps its base's epoch outside a relative provenance or names one.
  */
-function provenanceOfHeader(p: relay.v1.IProvenance): Provenance {
+function provenanceOfHeader(p: relay.v1.IProvenance, relative: boolean): Provenance {
   const bytes = p.inputHashBytes;
-  if (!bytes || bytes.length === 0) return copyProvenance(p);
-  if (bytes.length !== 32 || p.inputHash) {
-    throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', `provenance entry of cluster ${JSON.stringify(p.cluster ?? '')} has an input hash of ${bytes.length} bytes${p.inputHash ? ' beside a hex one' : ''}; a sha256 is 32`);
+  let inputHash = p.inputHash ?? '';
+  if (bytes && bytes.length > 0) {
+    if (bytes.length !== 32 || p.inputHash) {
+      throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', `provenance entry of cluster ${JSON.stringify(p.cluster ?? '')} has an input hash of ${bytes.length} bytes${p.inputHash ? ' beside a hex one' : ''}; a sha256 is 32`);
+    }
+    inputHash = Buffer.from(bytes).toString('hex');
   }
-  return copyProvenance({ ...p, inputHash: Buffer.from(bytes).toString('hex') });
+  if (p.epochOfBase !== true) return copyProvenance({ ...p, inputHash });
+  if (!relative) throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', `provenance entry of cluster ${JSON.stringify(p.cluster ?? '')} keeps the base's epoch, but the header's provenance is not relative to a base`);
+  if (p.epoch) throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', `provenance entry of cluster ${JSON.stringify(p.cluster ?? '')} keeps the base's epoch but names one`);
+  // Its epoch is the base's entry's: resolveDelta fills it in (applyProvenanceChange).
+  const { epoch: _, ...entry } = copyProvenance({ ...p, inputHash, epoch: '-' });
+  return entry;
 }
 
 /** A snapshot's bytes on the wire: its encoded header plus its chunks' payload (compressed when it travels so). */
@@ -293,7 +309,7 @@ export class SnapshotAssembler {
       generation: Number(this.#header.generation ?? 0),
       hash: this.#header.hash ?? '',
       resources,
-      provenance: (this.#header.provenance ?? []).map(provenanceOfHeader),
+      provenance: (this.#header.provenance ?? []).map((p) => provenanceOfHeader(p, delta?.provenance !== undefined)),
       ...(delta ? { delta } : {}),
     };
   }

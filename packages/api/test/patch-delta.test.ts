@@ -189,3 +189,49 @@ test('given a relative provenance entry whose hash bytes are not a sha256, when 
   const bad = { ...frames, header: { ...frames.header, provenance: [{ ...entry, inputHashBytes: new Uint8Array(31) }] } };
   await assert.rejects(receive(bad, before), { code: 'MESHRELAY_ERR_SNAPSHOT_UNDECODABLE' });
 });
+
+/** Twenty clusters with a new input each since `before`, under the same agent epochs (a realistic 36-character epoch). */
+function twentyMoved(epoch: (i: number) => string): { base: OutputSnapshot; next: OutputSnapshot } {
+  const entries = (generation: number): Provenance[] => CLUSTERS.map((cluster, i) => ({ cluster, inputHash: (i < 20 ? String.fromCharCode(97 + generation) : 'a').repeat(64), epoch: epoch(i), generation: i < 20 ? generation : 1 }));
+  return {
+    base: buildOutputSnapshot({ cluster: 'cluster-07', resources: [serviceEntry(), ...others(30)], provenance: entries(1) }),
+    next: buildOutputSnapshot({ cluster: 'cluster-07', resources: [serviceEntry(3), ...others(30)], provenance: entries(2).map((p, i) => (i === 5 ? { ...p, epoch: 'restarted-agent-epoch-0000000000000' } : p)) }),
+  };
+}
+const uuidLike = (i: number): string => `6f1c2b9e-0d4a-4c1e-9b7a-${String(i).padStart(12, '0')}`;
+
+test('given twenty changed entries, nineteen under their base entry\'s epoch, when the delta goes relative, then those travel without their epoch and the receiver rebuilds the same provenance', async () => {
+  const { base, next } = twentyMoved(uuidLike);
+  const frames = await encodeSnapshotFor(base, next, { patches: true });
+  const entries = frames.header.provenance ?? [];
+  assert.equal(entries.length, 20);
+  assert.deepEqual(entries.filter((p) => p.epochOfBase === true).map((p) => p.cluster), CLUSTERS.slice(0, 20).filter((_, i) => i !== 5));
+  assert.ok(entries.every((p) => (p.epochOfBase === true ? p.epoch === '' && Number(p.generation) === 2 : p.epoch === 'restarted-agent-epoch-0000000000000')));
+  // Each 36-character epoch left out is 38 bytes less: twenty changed clusters stay under 2,000 bytes.
+  assert.ok(frames.wireBytes < 2000, `${frames.wireBytes} bytes`);
+  const out = await receive(frames, base);
+  assert.deepEqual(out.provenance, next.provenance);
+  assert.equal(out.hash, next.hash);
+});
+
+test('given a receiver whose held entry has no epoch, when an entry that keeps the base\'s epoch arrives, then the delta is refused with MESHRELAY_ERR_DELTA_BASE_MISMATCH', async () => {
+  const { base, next } = twentyMoved(uuidLike);
+  const frames = await encodeSnapshotFor(base, next, { patches: true });
+  const held: HeldResources = { ...base, provenance: base.provenance.map(({ epoch: _, generation: __, ...p }) => p) };
+  await assert.rejects(receive(frames, held), { code: 'MESHRELAY_ERR_DELTA_BASE_MISMATCH' });
+});
+
+for (const [name, edit] of [
+  ['that also names an epoch', (p: Record<string, unknown>) => ({ ...p, epoch: 'other' })],
+  ['outside a relative provenance', (p: Record<string, unknown>) => p],
+] as const) {
+  test(`given an entry that keeps the base's epoch ${name}, when it is received, then it is refused as undecodable`, async () => {
+    const { base, next } = twentyMoved(uuidLike);
+    const frames = await encodeSnapshotFor(base, next, { patches: true });
+    const [entry] = (frames.header.provenance ?? []).filter((p) => p.epochOfBase === true);
+    assert.ok(entry);
+    const relative = name === 'outside a relative provenance' ? { provenanceRelative: false } : {};
+    const bad = { ...frames, header: { ...frames.header, ...relative, provenance: [edit(entry as Record<string, unknown>)] } };
+    await assert.rejects(receive(bad as SnapshotFrames, base), { code: 'MESHRELAY_ERR_SNAPSHOT_UNDECODABLE' });
+  });
+}

@@ -39,7 +39,7 @@ function serviceEntry(endpoints: number): Resource & { spec: { endpoints: Endpoi
 function mutate(r: ReturnType<typeof serviceEntry>, rnd: (n: number) => number, step: number): void {
   const eps = r.spec.endpoints;
   const at = rnd(eps.length + 1);
-  switch (rnd(9)) {
+  switch (rnd(11)) {
     case 0: if (eps.length > 0) eps.splice(Math.min(at, eps.length - 1), 1); break;
     case 1: eps.splice(at, 0, { address: `10.9.${step % 250}.${rnd(250)}`, labels: { app: 'svc-000' }, ports: { http: 15443 } }); break;
     case 2: { const e = eps[Math.min(at, eps.length - 1)]; if (e) e.labels = { ...e.labels, 'security.istio.io/tlsMode': 'istio' }; break; }
@@ -48,6 +48,10 @@ function mutate(r: ReturnType<typeof serviceEntry>, rnd: (n: number) => number, 
     case 5: r.spec.hosts.push(`alias-${step}.global`); break;
     case 6: (r.metadata.annotations as Record<string, string>)['meshrelay.io/sources'] = `a,b,c,${step}`; break;
     case 7: eps.splice(at, Math.min(1 + rnd(5), eps.length - at)); break;
+    // An endpoint whose address changed sorts elsewhere: it leaves one place and comes back at another.
+    case 8: { const [e] = eps.splice(Math.min(at, eps.length - 1), 1); if (e) eps.splice(rnd(eps.length + 1), 0, { ...e, address: `10.99.${step}.${rnd(250)}` }); break; }
+    // Many items replaced at once: more than an alignment is searched for.
+    case 9: for (let i = 0; i < eps.length; i += 1 + rnd(2)) (eps[i] as Endpoint).network = `moved-${step}`; break;
     default: { const e = eps[Math.min(at, eps.length - 1)]; if (e) e.ports = { 'http~1/x': step }; break; }
   }
 }
@@ -71,6 +75,20 @@ test('given a 500-endpoint ServiceEntry, when one endpoint in the middle goes, t
   const patch = resourcePatch(base, next, canonicalJson(next));
   assert.ok(patch);
   assert.deepEqual(JSON.parse(patch.ops), [{ op: 'remove', path: '/spec/endpoints/250' }]);
+  assert.equal(canonicalJson(applyResourcePatch(base, patch)), canonicalJson(next));
+});
+
+test('given a 500-endpoint ServiceEntry, when one endpoint\'s address changes so that it sorts 390 places later, then its patch removes it and adds it back (two operations, not one per endpoint passed)', () => {
+  const base = serviceEntry(500);
+  const next = structuredClone(base);
+  const [moved] = next.spec.endpoints.splice(10, 1);
+  next.spec.endpoints.splice(400, 0, { ...(moved as Endpoint), address: '10.99.0.1' });
+  const patch = resourcePatch(base, next, canonicalJson(next));
+  assert.ok(patch);
+  assert.deepEqual(
+    (JSON.parse(patch.ops) as { op: string; path: string }[]).map((o) => `${o.op} ${o.path}`),
+    ['remove /spec/endpoints/10', 'add /spec/endpoints/400'],
+  );
   assert.equal(canonicalJson(applyResourcePatch(base, patch)), canonicalJson(next));
 });
 

@@ -867,6 +867,9 @@ export namespace relay {
 
             /** Provenance inputHashBytes */
             inputHashBytes?: (Uint8Array|null);
+
+            /** Provenance epochOfBase */
+            epochOfBase?: (boolean|null);
         }
 
         /** Represents a Provenance. */
@@ -895,6 +898,9 @@ export namespace relay {
 
             /** Provenance inputHashBytes. */
             public inputHashBytes: Uint8Array;
+
+            /** Provenance epochOfBase. */
+            public epochOfBase: boolean;
 
             /**
              * Creates a new Provenance instance using the specified properties.

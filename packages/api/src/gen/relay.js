@@ -2412,6 +2412,7 @@ export const relay = $root.relay = (() => {
              * @property {string|null} [epoch] Provenance epoch
              * @property {number|null} [generation] Provenance generation
              * @property {Uint8Array|null} [inputHashBytes] Provenance inputHashBytes
+             * @property {boolean|null} [epochOfBase] Provenance epochOfBase
              */
 
             /**
@@ -2478,6 +2479,14 @@ export const relay = $root.relay = (() => {
             Provenance.prototype.inputHashBytes = $util.newBuffer([]);
 
             /**
+             * Provenance epochOfBase.
+             * @member {boolean} epochOfBase
+             * @memberof relay.v1.Provenance
+             * @instance
+             */
+            Provenance.prototype.epochOfBase = false;
+
+            /**
              * Creates a new Provenance instance using the specified properties.
              * @function create
              * @memberof relay.v1.Provenance
@@ -2517,6 +2526,8 @@ export const relay = $root.relay = (() => {
                     w.uint32(40).uint64(m.generation);
                 if (m.inputHashBytes != null && Object.hasOwnProperty.call(m, "inputHashBytes"))
                     w.uint32(50).bytes(m.inputHashBytes);
+                if (m.epochOfBase != null && Object.hasOwnProperty.call(m, "epochOfBase"))
+                    w.uint32(56).bool(m.epochOfBase);
                 return w;
             };
 
@@ -2591,6 +2602,10 @@ export const relay = $root.relay = (() => {
                             m.inputHashBytes = r.bytes();
                             break;
                         }
+                    case 7: {
+                            m.epochOfBase = r.bool();
+                            break;
+                        }
                     default:
                         r.skipType(t & 7, n);
                         break;
@@ -2659,6 +2674,10 @@ export const relay = $root.relay = (() => {
                     if (!(m.inputHashBytes && typeof m.inputHashBytes.length === "number" || $util.isString(m.inputHashBytes)))
                         return "inputHashBytes: buffer expected";
                 }
+                if (m.epochOfBase != null && Object.hasOwnProperty.call(m, "epochOfBase")) {
+                    if (typeof m.epochOfBase !== "boolean")
+                        return "epochOfBase: boolean expected";
+                }
                 return null;
             };
 
@@ -2708,6 +2727,9 @@ export const relay = $root.relay = (() => {
                     else if (d.inputHashBytes.length >= 0)
                         m.inputHashBytes = d.inputHashBytes;
                 }
+                if (d.epochOfBase != null) {
+                    m.epochOfBase = Boolean(d.epochOfBase);
+                }
                 return m;
             };
 
@@ -2745,6 +2767,7 @@ export const relay = $root.relay = (() => {
                         if (o.bytes !== Array)
                             d.inputHashBytes = $util.newBuffer(d.inputHashBytes);
                     }
+                    d.epochOfBase = false;
                 }
                 if (m.cluster != null && Object.hasOwnProperty.call(m, "cluster")) {
                     d.cluster = m.cluster;
@@ -2768,6 +2791,9 @@ export const relay = $root.relay = (() => {
                 }
                 if (m.inputHashBytes != null && Object.hasOwnProperty.call(m, "inputHashBytes")) {
                     d.inputHashBytes = o.bytes === String ? $util.base64.encode(m.inputHashBytes, 0, m.inputHashBytes.length) : o.bytes === Array ? Array.prototype.slice.call(m.inputHashBytes) : m.inputHashBytes;
+                }
+                if (m.epochOfBase != null && Object.hasOwnProperty.call(m, "epochOfBase")) {
+                    d.epochOfBase = m.epochOfBase;
                 }
                 return d;
             };
