@@ -52,6 +52,10 @@ export interface ChangeSample {
 export interface Storm {
   readonly resyncFromRestartMs: number;
   readonly resyncFromHealthyMs: number;
+  /** From the restart: /healthz answering, and the first and the median agent resynced (where the time goes). */
+  readonly healthyFromRestartMs: number;
+  readonly firstResyncFromRestartMs: number;
+  readonly medianResyncFromRestartMs: number;
   /** Agents whose output did not change (all of them: no input changed). */
   readonly agents: number;
   readonly bytesResent: number;
@@ -148,7 +152,10 @@ async function reconnectStorm(plane: Plane, fleet: Fleet, names: readonly string
   const upAt = await waitHealthy(plane.server, plane.httpPort, 120_000);
   const resynced = (n: string) => fleet.of('acked', restartedAt).some((e) => e.cluster === n && e.accepted) && fleet.of('pull-open', restartedAt).some((e) => e.cluster === n);
   await fleet.waitUntil(() => names.every(resynced), 'every agent pushed (acked) and opened its pull stream on the restarted server', signal);
-  const lastAt = Math.max(...names.map((n) => Math.max(...fleet.of('acked', restartedAt).filter((e) => e.cluster === n).map((e) => e.at), ...fleet.of('pull-open', restartedAt).filter((e) => e.cluster === n).map((e) => e.at))));
+  // An agent's resync ends with the last of its acks and pull-stream openings on the restarted server.
+  const lastOf = (n: string) => Math.max(...fleet.of('acked', restartedAt).filter((e) => e.cluster === n).map((e) => e.at), ...fleet.of('pull-open', restartedAt).filter((e) => e.cluster === n).map((e) => e.at));
+  const resyncAt = names.map(lastOf).sort((a, b) => a - b);
+  const lastAt = resyncAt[resyncAt.length - 1] as number;
   // Whatever the restarted server would re-send comes after its first translation.
   let coldTranslationMs: number | undefined;
   for (;;) {
@@ -165,6 +172,9 @@ async function reconnectStorm(plane: Plane, fleet: Fleet, names: readonly string
   return {
     resyncFromRestartMs: lastAt - restartedAt,
     resyncFromHealthyMs: lastAt - upAt,
+    healthyFromRestartMs: upAt - restartedAt,
+    firstResyncFromRestartMs: (resyncAt[0] as number) - restartedAt,
+    medianResyncFromRestartMs: (resyncAt[Math.floor(resyncAt.length / 2)] as number) - restartedAt,
     agents: names.length,
     bytesResent: fleet.of('received', killedAt).reduce((n, e) => n + e.wireBytes, 0),
     reApplies: fleet.of('applied', killedAt).length,

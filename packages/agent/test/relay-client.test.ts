@@ -226,3 +226,12 @@ test('given an agent stalled by a long apply, when it resumes, then it does not 
   assert.ok(!logged(harness.lines, /silent/), 'the agent did not report the server silent');
   assert.deepEqual([streamIds(relay, 'push'), streamIds(relay, 'pull')], before, 'no reconnect happened');
 });
+
+test('given a server with no output for the agent yet and no heartbeat due for a minute, when the agent opens its pull stream, then it sees the stream open at once', async (t) => {
+  // No translation for a minute (so no output to send) and no heartbeat either way within the test.
+  const relay = await startRelay(t, { flags: ['--translation-debounce', '60s', '--heartbeat-interval', '60s', '--heartbeat-timeout', '180s'] });
+  const { client, applied } = await startClient(t, [relay], { heartbeatIntervalMs: 60_000, heartbeatTimeoutMs: 180_000 });
+  await waitFor(() => client.status.everAccepted, { timeoutMs: 10_000 });
+  await waitFor(() => client.status.pullConnected, { timeoutMs: 10_000 });
+  assert.equal(applied.length, 0, 'no output was sent on the pull stream');
+});

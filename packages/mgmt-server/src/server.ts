@@ -1,7 +1,7 @@
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { Logger } from 'pino';
 import { GRPC_STATUS, KINDS, type Resource } from '@meshrelay/api';
-import { issueServerCertificate, type CaBundle } from '@meshrelay/certs';
+import { generateKeyPairAsync, issueServerCertificate, type CaBundle } from '@meshrelay/certs';
 import { createMemorySnapshotStore, createRedisSnapshotStore, type SnapshotStore } from '@meshrelay/store';
 import { createIstioValidator, type OutputValidator } from '@meshrelay/translator';
 import type { AdminCredential } from './admin-credential.ts';
@@ -63,10 +63,16 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
   const startedAt = Date.now();
   const now = () => new Date();
   const log = logger.child({ replica: config.replicaName });
-  const durable = await openDurableState(config, log, now);
+  // The serving key is made on the thread pool while the durable state opens (an RSA key takes
+  // a few hundred ms: a restart in a reconnect storm waits for neither in turn).
+  const serverKey = generateKeyPairAsync();
+  const durable = await openDurableState(config, log, now).catch(async (err: unknown) => {
+    await serverKey.catch(() => undefined);
+    throw err;
+  });
   const { ca, registry } = durable;
   const hosts = ['localhost', '127.0.0.1', '::1', ...config.serverHosts];
-  const serverCert = issueServerCertificate(ca, { hosts, lifetimeSeconds: SERVER_CERT_LIFETIME_SECONDS, now: now() });
+  const serverCert = issueServerCertificate(ca, { hosts, lifetimeSeconds: SERVER_CERT_LIFETIME_SECONDS, now: now(), keyPair: await serverKey });
 
   let store: SnapshotStore;
   if (config.redisUrl) {

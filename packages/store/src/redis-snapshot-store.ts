@@ -120,7 +120,7 @@ class RedisSnapshotStore implements SnapshotStore {
     try {
       return await readInputVersion(this.#link.command, this.#inputs.key(cluster), this.#keys.inputVersion(cluster));
     } catch (err) {
-      this.#log.debug({ err, cluster }, 'redis version read failed; answering that no input is known');
+      this.#log.warn({ err, cluster }, 'redis version read failed; answering that no input is known (an agent resuming now sends its snapshot again)');
       return undefined;
     }
   }

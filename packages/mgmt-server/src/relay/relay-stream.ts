@@ -1,4 +1,4 @@
-import type { ServerDuplexStream } from '@grpc/grpc-js';
+import { Metadata, type ServerDuplexStream } from '@grpc/grpc-js';
 import { GRPC_STATUS, OutboundWriter, StreamHeartbeat, relayMessageBytes, toMeshrelayError } from '@meshrelay/api';
 import type { Logger } from 'pino';
 import type { StreamHandle, StreamKind } from '../connections.ts';
@@ -120,6 +120,10 @@ export function openRelayStream<Req, Res extends ControlMessages>(
     old.terminate(GRPC_STATUS.ABORTED, `MESHRELAY_ERR_FENCED: a newer connection for cluster "${cluster}" took over`);
   });
   log.info({ peer: handle.peer }, `${kind} stream opened`);
+  // The response headers tell the agent its stream is open now: otherwise they would go with
+  // the first message, which on a pull stream whose agent already holds its output (a resync
+  // after a restart) is the first heartbeat, a heartbeat interval later.
+  call.sendMetadata(new Metadata());
   stopExpiryWatch = watchCertificateExpiry(identity.notAfter, ctx.now, () => {
     log.info({ notAfter: identity.notAfter.toISOString() }, `client certificate expired; closing the ${kind} stream`);
     stream.finish(grpcStatusError(GRPC_STATUS.UNAUTHENTICATED, `MESHRELAY_ERR_UNAUTHENTICATED: the client certificate expired at ${identity.notAfter.toISOString()}`));
