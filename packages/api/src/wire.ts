@@ -102,8 +102,8 @@ const SHA256_HEX = /^[0-9a-f]{64}$/;
  * text, and without its epoch when `epochOfBase` (the receiver's base entry has the same one).
  */
 function compactProvenance(p: Provenance, epochOfBase: boolean): relay.v1.IProvenance {
-  const { inputHash, ...copy } = copyProvenance(p);
-  const rest = epochOfBase ? { ...copy, epoch: '', epochOfBase: true } : copy;
+  const { inputHash, epoch, ...copy } = copyProvenance(p);
+  const rest = epochOfBase ? { ...copy, epochOfBase: true } : { ...copy, ...(epoch !== undefined ? { epoch } : {}) };
   return SHA256_HEX.test(inputHash) ? { ...rest, inputHash: '', inputHashBytes: Buffer.from(inputHash, 'hex') } : { ...rest, inputHash };
 }
 
