@@ -111,3 +111,4 @@ export {
   utf8InSlices,
   type SlicedEncoding,
 } from './sliced-encoding.ts';
+export { adoptCanonicalTexts } from './received-canonical.ts';

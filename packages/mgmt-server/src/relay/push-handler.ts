@@ -1,5 +1,5 @@
 import type { ServerDuplexStream } from '@grpc/grpc-js';
-import { MeshrelayError, SnapshotAssembler, resolveDelta, snapshotWireBytes, toMeshrelayError, type AssembledSnapshot, type ErrorCode, type HeldResources, type relay } from '@meshrelay/api';
+import { MeshrelayError, SnapshotAssembler, adoptCanonicalTexts, resolveDelta, snapshotWireBytes, toMeshrelayError, type AssembledSnapshot, type ErrorCode, type HeldResources, type relay } from '@meshrelay/api';
 import type { RelayContext } from './relay-context.ts';
 import { openRelayStream, type RelayStream } from './relay-stream.ts';
 
@@ -99,6 +99,9 @@ export function handlePush(ctx: RelayContext, call: PushCall): void {
     const received = await done.finish();
     if (isResume(received) && (await resume(stream, received))) return;
     const assembled = await resolveDelta(received, await heldBase(stream), limits);
+    // A full snapshot's resources whose received text is canonical keep it as their encoding:
+    // intake then builds the input without copying or encoding them again.
+    if (assembled.texts) await adoptCanonicalTexts(assembled.resources, assembled.texts);
     const result = await ctx.intake.accept(stream.cluster, assembled);
     // The stored snapshot is the same content when validation dropped nothing: keep one copy.
     base = result.snapshot.hash === assembled.hash ? result.snapshot : { hash: assembled.hash, resources: assembled.resources };
