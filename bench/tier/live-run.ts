@@ -156,6 +156,7 @@ async function reconnectStorm(plane: Plane, fleet: Fleet, names: readonly string
   const lastOf = (n: string) => Math.max(...fleet.of('acked', restartedAt).filter((e) => e.cluster === n).map((e) => e.at), ...fleet.of('pull-open', restartedAt).filter((e) => e.cluster === n).map((e) => e.at));
   const resyncAt = names.map(lastOf).sort((a, b) => a - b);
   const lastAt = resyncAt[resyncAt.length - 1] as number;
+  process.stderr.write(`storm: /healthz after ${upAt - restartedAt} ms; agents resynced after (ms from restart) ${resyncAt.map((at) => at - restartedAt).join(' ')}\n`);
   // Whatever the restarted server would re-send comes after its first translation.
   let coldTranslationMs: number | undefined;
   for (;;) {
