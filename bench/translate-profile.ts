@@ -6,7 +6,7 @@
  *   node --max-old-space-size=8000 [--cpu-prof] bench/translate-profile.ts [clusters services endpoints nodes runs]
  *
  * PROFILE_MODE=full|incremental runs one side only; CHANGE_PROFILE=<file> writes a CPU profile
- * of the runs after one endpoint change only (in either mode). PROFILE_MODE=memory keeps ONE engine, as the
+ * of the runs after one endpoint change only (in either mode), COLD_PROFILE=<file> one of the memory mode's cold run. PROFILE_MODE=memory keeps ONE engine, as the
  * server does: its cold run, then `runs` runs after one endpoint change each, with heapUsed and
  * RSS after each (after a full GC when run with --expose-gc).
  */
@@ -72,9 +72,11 @@ function memoryLine(label: string): string {
 if (mode === 'memory') {
   log(memoryLine('before the engine (workload in memory)'));
   const engine = new IncrementalTranslator(validator);
+  const stopCold = await startProfile(process.env['COLD_PROFILE']);
   let start = performance.now();
   const cpuStart = process.cpuUsage();
   let result = await engine.run(base);
+  await stopCold();
   log(`one engine, cold run: ${ms(start).toFixed(0)} ms (CPU ${cpuMs(cpuStart).toFixed(0)} ms)`);
   log(memoryLine('after the cold run'));
   let inputs: ReadonlyMap<string, InputSnapshot> = workload.inputs;

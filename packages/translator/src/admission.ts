@@ -26,11 +26,16 @@ interface Verdict {
  */
 const verdicts = new WeakMap<Resource, Verdict>();
 
-function verdictOf(r: Resource): Verdict {
+/** The verdict on every valid resource that sets no unimplemented field (shared: most are). */
+const CLEAN: Verdict = Object.freeze({ issues: Object.freeze([]) as unknown as Verdict['issues'], unimplemented: Object.freeze([]) as unknown as Verdict['unimplemented'] });
+
+function verdictOf(r: Resource, isGloo: boolean): Verdict {
   let verdict = verdicts.get(r);
   if (!verdict) {
     const issues = validateInputResource(r);
-    verdict = { issues, unimplemented: issues.length > 0 ? [] : unimplementedFieldsOf(r) };
+    // Only Gloo kinds have fields Meshrelay does not implement.
+    const unimplemented = issues.length > 0 || !isGloo ? [] : unimplementedFieldsOf(r);
+    verdict = issues.length === 0 && unimplemented.length === 0 ? CLEAN : { issues, unimplemented };
     if (isCanonicalResource(r)) verdicts.set(r, verdict);
   }
   return verdict;
@@ -66,7 +71,7 @@ export function* admitCluster(cluster: string, resources: readonly Resource[], p
     if (isGloo) gloo.push(r);
     // Kubernetes objects that are not inputs (a Namespace, a ConfigMap) are not problems.
     if (!isGloo && (!findInputKind(r.apiVersion, r.kind) || (isKind(r, KINDS.ConfigMap) && !isMeshConfigMap(r)))) continue;
-    const { issues, unimplemented } = verdictOf(r);
+    const { issues, unimplemented } = verdictOf(r, isGloo);
     if (issues.length === 0 && unimplemented.length === 0) {
       valid.push(r);
       if (isGloo) validGloo.push(r);
