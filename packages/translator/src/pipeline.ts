@@ -6,7 +6,7 @@
  * Equal inputs give equal results whatever the memo (see translation-memo.ts).
  */
 import { KINDS, canonicalJson, isKind, resourceEncoding, sha256Hex, type Provenance, type Resource } from '@meshrelay/api';
-import { admitCluster, registerGloo, type SecurityResource } from './admission.ts';
+import { admitCluster, registerGloo, type AdmittedCluster, type SecurityResource } from './admission.ts';
 import { isGlooResource } from './input-validation.ts';
 import type { AccessContext } from './authorization-policy.ts';
 import { indexCluster, type ClusterIndex } from './cluster-index.ts';
@@ -96,7 +96,9 @@ export function* translationSteps(input: TranslationInput, validator: OutputVali
   for (const name of clusterNames) {
     const snapshot = input.inputs.get(name);
     // Inputs are validated once per content: the hash covers every resource.
-    const admitted = yield* memo.unitSteps('admit', `${name}\u0000${snapshot?.hash ?? ''}`, problems, (own) => admitCluster(name, snapshot?.resources ?? [], own));
+    const before = memo.last<AdmittedCluster>('admitted', name);
+    const admitted = yield* memo.unitSteps('admit', `${name}\u0000${snapshot?.hash ?? ''}`, problems, (own) => admitCluster(name, snapshot?.resources ?? [], own, before));
+    memo.keep('admitted', name, admitted, () => false);
     registerGloo(name, admitted, book, security);
     perCluster.set(name, [...admitted.valid]);
     validGloo.set(name, admitted.validGloo);
