@@ -10,7 +10,7 @@ import { admitCluster, registerGloo, type AdmittedCluster, type SecurityResource
 import { isGlooResource } from './input-validation.ts';
 import type { AccessContext } from './authorization-policy.ts';
 import { indexCluster, type ClusterIndex } from './cluster-index.ts';
-import { emitSteps } from './emit.ts';
+import { emitSteps, type ClusterEmit } from './emit.ts';
 import { federatedDestinations } from './federation.ts';
 import type { VirtualDestinationSpec } from './gloo-types.ts';
 import { buildInventory, type Owned } from './inventory.ts';
@@ -161,6 +161,8 @@ export function* translationSteps(input: TranslationInput, validator: OutputVali
     book,
     problems,
     snapshot: (cluster, resources, prov) => memo.snapshot(cluster, resources, prov),
+    previous: (cluster) => memo.last<ClusterEmit>('emit', cluster),
+    record: (cluster, emitted) => void memo.keep('emit', cluster, emitted, () => false),
   });
   return { outputs: emitted.outputs, problems: problems.sorted(), statuses: book.statuses(), securityOutputs: emitted.securityOutputs };
 }

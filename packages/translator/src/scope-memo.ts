@@ -4,7 +4,7 @@
  * consumers whose index changed, or everything when the scoping world changed.
  */
 import type { Resource } from '@meshrelay/api';
-import type { Sourced } from './sources.ts';
+import { sameSources, type Sourced } from './sources.ts';
 
 /** One output scoped for one consumer, with what the scoping read besides the output itself. */
 interface ScopedEntry {
@@ -24,10 +24,6 @@ export interface ScopeReads {
   readonly consumer: string;
   readonly world: string;
   readonly index: number;
-}
-
-function sameSources(a: readonly string[], b: readonly string[]): boolean {
-  return a === b || (a.length === b.length && a.every((s, i) => s === b[i]));
 }
 
 /**

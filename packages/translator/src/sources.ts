@@ -21,6 +21,11 @@ export function sourced(resource: Resource, owner: string, ...contributors: (str
   return { resource, sources: [owner, ...new Set(rest)] };
 }
 
+/** Whether two sources lists name the same sources in the same order. */
+export function sameSources(a: readonly string[], b: readonly string[]): boolean {
+  return a === b || (a.length === b.length && a.every((s, i) => s === b[i]));
+}
+
 /** The annotation value of a sources list (lists are immutable and shared by the outputs of a unit). */
 const annotationValues = new WeakMap<readonly string[], string>();
 
