@@ -4,8 +4,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { Ajv, type ValidateFunction } from 'ajv';
-import { parse } from 'yaml';
 import { DNS_LABEL, DNS_SUBDOMAIN, KINDS, MeshrelayError, concatParts, isCanonicalPart, isRecord, type Resource } from '@meshrelay/api';
+import { v1VersionOf } from './crd-versions.ts';
 import { problemsFromAjv } from './schema-errors.ts';
 import { checkPortRanges, hasPortRangeProblems } from './port-ranges.ts';
 
@@ -209,9 +209,7 @@ class IstioSchemaValidator implements OutputValidator {
     const crdName = CRD_BY_KIND.get(id) as string;
     const doc = this.documents.get(crdName);
     if (doc === undefined) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `the Istio CRD file has no ${crdName}`);
-    const crd: unknown = parse(doc);
-    const versions = isRecord(crd) && isRecord(crd['spec']) && Array.isArray(crd['spec']['versions']) ? (crd['spec']['versions'] as unknown[]) : [];
-    const v1 = versions.find((v) => isRecord(v) && v['name'] === 'v1');
+    const v1 = v1VersionOf(doc);
     const specSchema = isRecord(v1) && isRecord(v1['schema']) && isRecord(v1['schema']['openAPIV3Schema']) ? v1['schema']['openAPIV3Schema'] : undefined;
     const properties = specSchema && isRecord(specSchema['properties']) ? specSchema['properties']['spec'] : undefined;
     if (!isRecord(properties)) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `the Istio CRD ${crdName} has no v1 spec schema`);
