@@ -58,6 +58,8 @@ function refOf(cluster: string, output: Resource): KeyedRef {
 }
 
 function stateOf(notes: readonly Note[], generation: number): ResourceState {
+  // Most resources have nothing noted in most clusters.
+  if (notes.length === 0) return { observedGeneration: generation, approval: 'ACCEPTED', message: '' };
   const approval = notes.reduce<Approval>((acc, n) => worst(acc, n.approval), 'ACCEPTED');
   const message = [...new Set(notes.map((n) => n.message))].join('; ');
   return { observedGeneration: generation, approval, message };

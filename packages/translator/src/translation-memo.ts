@@ -116,11 +116,26 @@ class Generations<V> {
   }
 }
 
-/** Whether a snapshot's provenance is what `buildOutputSnapshot` would make of `next`. */
+/** `next` as `buildOutputSnapshot` keeps it (plain copies sorted by cluster), made once per list: every cluster's output has the same. */
+const sortedProvenance = new WeakMap<readonly Provenance[], readonly Provenance[]>();
+
+function sortedCopy(next: readonly Provenance[]): readonly Provenance[] {
+  let sorted = sortedProvenance.get(next);
+  if (!sorted) {
+    sorted = next.map(copyProvenance).sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
+    sortedProvenance.set(next, sorted);
+  }
+  return sorted;
+}
+
+/** Whether a snapshot's provenance is what `buildOutputSnapshot` would make of `next` (equal in every field). */
 function sameProvenance(kept: readonly Provenance[], next: readonly Provenance[]): boolean {
   if (kept.length !== next.length) return false;
-  const sorted = next.map(copyProvenance).sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
-  return canonicalJson(kept) === canonicalJson(sorted);
+  const sorted = sortedCopy(next);
+  return kept.every((k, i) => {
+    const n = sorted[i] as Provenance;
+    return k.cluster === n.cluster && k.inputHash === n.inputHash && k.stale === n.stale && k.epoch === n.epoch && k.generation === n.generation;
+  });
 }
 
 /**
