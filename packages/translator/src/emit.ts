@@ -8,7 +8,7 @@
 import { formatResourceKey, isCanonicalResource, resourceKey, type OutputSnapshot, type Provenance, type Resource } from '@meshrelay/api';
 import type { OutputValidator } from './istio-validator.ts';
 import type { ProblemSink } from './problems.ts';
-import { annotate, sameSources, sourced, type Sourced } from './sources.ts';
+import { annotate, sameCandidates, sourced, type Sourced } from './sources.ts';
 import type { StatusBook } from './status-book.ts';
 import type { ProducedOutput } from './types.ts';
 import { isScopedCopy } from './workspace-outputs.ts';
@@ -62,18 +62,6 @@ function keyOf(r: Resource): string {
     if (isCanonicalResource(r) || isScopedCopy(r)) keptKeys.set(r, key);
   }
   return key;
-}
-
-/** Whether two candidate lists hold the same outputs with the same sources, in the same order. */
-function sameCandidates(a: readonly Sourced[], b: readonly Sourced[]): boolean {
-  if (a === b) return true;
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i] as Sourced;
-    const y = b[i] as Sourced;
-    if (x !== y && (x.resource !== y.resource || !sameSources(x.sources, y.sources))) return false;
-  }
-  return true;
 }
 
 /** Keeps the first output per key; a later one with the same key is noted on its owner. */
