@@ -9,7 +9,7 @@ import { formatResourceKey, isCanonicalResource, resourceKey, type OutputSnapsho
 import type { OutputValidator } from './istio-validator.ts';
 import type { ProblemSink } from './problems.ts';
 import { annotate, sameCandidates, sourced, type Sourced } from './sources.ts';
-import type { StatusBook } from './status-book.ts';
+import type { ProducedRef, StatusBook } from './status-book.ts';
 import type { ProducedOutput } from './types.ts';
 import { isScopedCopy } from './workspace-outputs.ts';
 
@@ -43,8 +43,8 @@ export interface ClusterEmit {
   /** No duplicate, no output of a failed owner, no closed security resource when it was emitted. */
   readonly clean: boolean;
   readonly resources: readonly Resource[];
-  /** The book's `produced` records of the cluster: source id and annotated output. */
-  readonly produced: readonly (readonly [string, Resource])[];
+  /** The book's `produced` records of the cluster: source id and the record `produced` returned. */
+  readonly produced: readonly (readonly [string, ProducedRef])[];
 }
 
 export interface EmitResult {
@@ -195,12 +195,14 @@ export function* emitSteps(input: EmitInput): Generator<void, EmitResult> {
     const before = closed.size === 0 && (failed.size === 0 || !list.some((s) => failed.has(s.sources[0] as string))) ? previous.get(cluster) : undefined;
     const raw = input.candidates.get(cluster) ?? list;
     let emitted: ClusterEmit;
-    if (before) emitted = { ...before, candidates: raw };
-    else {
+    if (before) {
+      emitted = { ...before, candidates: raw };
+      for (const [id, ref] of before.produced) book.reproduced(id, cluster, ref);
+    } else {
       const made = emitCluster(cluster, list, failed, closed, check, input);
-      emitted = { candidates: raw, clean: !deduped.has(cluster) && closed.size === 0 && !made.dropped, resources: made.resources, produced: made.produced };
+      const produced = made.produced.map(([id, annotated]): [string, ProducedRef] => [id, book.produced(id, cluster, annotated)]);
+      emitted = { candidates: raw, clean: !deduped.has(cluster) && closed.size === 0 && !made.dropped, resources: made.resources, produced };
     }
-    for (const [id, annotated] of emitted.produced) book.produced(id, cluster, annotated);
     for (const s of list) {
       const owner = s.sources[0] as string;
       if (security.has(owner) && !closed.has(owner) && !failed.has(owner)) {
