@@ -6,7 +6,8 @@
  *   node --max-old-space-size=8000 [--cpu-prof] bench/translate-profile.ts [clusters services endpoints nodes runs]
  *
  * PROFILE_MODE=full|incremental runs one side only; CHANGE_PROFILE=<file> writes a CPU profile
- * of the runs after one endpoint change only (in either mode). PROFILE_MODE=memory keeps ONE engine, as the
+ * of the runs after one endpoint change only (in either mode), COLD_PROFILE=<file> one of the memory mode's cold run;
+ * PRECOMPILE=1 compiles the output schemas before any run. PROFILE_MODE=memory keeps ONE engine, as the
  * server does: its cold run, then `runs` runs after one endpoint change each, with heapUsed and
  * RSS after each (after a full GC when run with --expose-gc).
  */
@@ -30,7 +31,8 @@ const log = (line: string): void => void process.stderr.write(`${line}\n`);
 const genStart = performance.now();
 const workload = generateWorkload({ ...TIER_S, clusters, servicesPerCluster: services, endpointsPerService: endpoints, nodesPerCluster: nodes });
 log(`workload ${clusters}×${services}×${endpoints}: ${workload.counts.inputResources} input resources (${ms(genStart).toFixed(0)} ms)`);
-const validator = createIstioValidator();
+// PRECOMPILE=1: the output schemas are compiled before the engine runs, as a server can do at start.
+const validator = createIstioValidator({ precompile: process.env['PRECOMPILE'] === '1' });
 const vips = allocateVips(new Map(), virtualDestinationKeys(workload.inputs), DEFAULT_VIP_CIDR);
 const base = { inputs: workload.inputs, clusters: workload.clusters, vips };
 
@@ -72,9 +74,11 @@ function memoryLine(label: string): string {
 if (mode === 'memory') {
   log(memoryLine('before the engine (workload in memory)'));
   const engine = new IncrementalTranslator(validator);
+  const stopCold = await startProfile(process.env['COLD_PROFILE']);
   let start = performance.now();
   const cpuStart = process.cpuUsage();
   let result = await engine.run(base);
+  await stopCold();
   log(`one engine, cold run: ${ms(start).toFixed(0)} ms (CPU ${cpuMs(cpuStart).toFixed(0)} ms)`);
   log(memoryLine('after the cold run'));
   let inputs: ReadonlyMap<string, InputSnapshot> = workload.inputs;

@@ -20,20 +20,14 @@ interface Verdict {
   readonly unimplemented: ReturnType<typeof unimplementedFieldsOf>;
 }
 
-/**
- * Verdicts on canonical (deep-frozen) input resources: a resource kept from one input snapshot
- * to the next (a delta, or an input rebuilt around unchanged resources) is validated once.
- */
-const verdicts = new WeakMap<Resource, Verdict>();
+/** The verdict on every valid resource that sets no unimplemented field (shared: most are). */
+const CLEAN: Verdict = Object.freeze({ issues: Object.freeze([]) as unknown as Verdict['issues'], unimplemented: Object.freeze([]) as unknown as Verdict['unimplemented'] });
 
-function verdictOf(r: Resource): Verdict {
-  let verdict = verdicts.get(r);
-  if (!verdict) {
-    const issues = validateInputResource(r);
-    verdict = { issues, unimplemented: issues.length > 0 ? [] : unimplementedFieldsOf(r) };
-    if (isCanonicalResource(r)) verdicts.set(r, verdict);
-  }
-  return verdict;
+function verdictOf(r: Resource, isGloo: boolean): Verdict {
+  const issues = validateInputResource(r);
+  // Only Gloo kinds have fields Meshrelay does not implement.
+  const unimplemented = issues.length > 0 || !isGloo ? [] : unimplementedFieldsOf(r);
+  return issues.length === 0 && unimplemented.length === 0 ? CLEAN : { issues, unimplemented };
 }
 
 /** Resources validated between two yields (a driver may hand the event loop back there). */
@@ -47,6 +41,8 @@ export interface AdmittedCluster {
   readonly valid: readonly Resource[];
   /** The Gloo resources among `valid`. */
   readonly validGloo: readonly Resource[];
+  /** The resources among `valid` with nothing to report (see `before` of admitCluster). */
+  readonly clean: readonly Resource[];
 }
 
 /**
@@ -54,24 +50,31 @@ export interface AdmittedCluster {
  * fields named), so one bad resource does not stop the rest. A valid resource that sets a field
  * Meshrelay does not implement is WARNING naming the field and translated without it, unless
  * ignoring the field would weaken security: then it is INVALID and not translated (so it fails
- * closed). Depends on nothing but `resources`: a result may be reused for an equal input. Yields between slices of resources.
+ * closed). Depends on nothing but `resources`: a result may be reused for an equal input. `before`, the
+ * cluster's previous admission, only spares validating again the canonical resources it found clean
+ * (a delta keeps the objects of unchanged resources). Yields between slices of resources.
  */
-export function* admitCluster(cluster: string, resources: readonly Resource[], problems: ProblemSink): Generator<void, AdmittedCluster> {
+export function* admitCluster(cluster: string, resources: readonly Resource[], problems: ProblemSink, before?: AdmittedCluster): Generator<void, AdmittedCluster> {
   const gloo: Resource[] = [];
   const valid: Resource[] = [];
   const validGloo: Resource[] = [];
+  const clean: Resource[] = [];
+  // A canonical resource (deep-frozen: it cannot have changed) found clean in the cluster's input before is clean now.
+  const reusable = before && before.clean.length > 0 ? new Set(before.clean) : undefined;
   for (const [i, r] of resources.entries()) {
     if (i % ADMIT_SLICE === ADMIT_SLICE - 1) yield;
     const isGloo = isGlooResource(r);
     if (isGloo) gloo.push(r);
     // Kubernetes objects that are not inputs (a Namespace, a ConfigMap) are not problems.
     if (!isGloo && (!findInputKind(r.apiVersion, r.kind) || (isKind(r, KINDS.ConfigMap) && !isMeshConfigMap(r)))) continue;
-    const { issues, unimplemented } = verdictOf(r);
-    if (issues.length === 0 && unimplemented.length === 0) {
+    const verdict = reusable?.has(r) === true && isCanonicalResource(r) ? CLEAN : verdictOf(r, isGloo);
+    if (verdict === CLEAN) {
       valid.push(r);
+      clean.push(r);
       if (isGloo) validGloo.push(r);
       continue;
     }
+    const { issues, unimplemented } = verdict;
     // Only a resource with something to report needs its key (most have none).
     const resource = formatResourceKey(resourceKey(r));
     if (issues.length > 0) {
@@ -88,7 +91,7 @@ export function* admitCluster(cluster: string, resources: readonly Resource[], p
       if (isGloo) validGloo.push(r);
     }
   }
-  return { gloo, valid, validGloo };
+  return { gloo, valid, validGloo, clean };
 }
 
 /** A security-relevant resource found in an input (valid or not): it fails closed. */

@@ -4,8 +4,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { Ajv, type ValidateFunction } from 'ajv';
-import { parse } from 'yaml';
 import { DNS_LABEL, DNS_SUBDOMAIN, KINDS, MeshrelayError, concatParts, isCanonicalPart, isRecord, type Resource } from '@meshrelay/api';
+import { v1VersionOf } from './crd-versions.ts';
 import { problemsFromAjv } from './schema-errors.ts';
 import { checkPortRanges, hasPortRangeProblems } from './port-ranges.ts';
 
@@ -18,6 +18,11 @@ export interface OutputValidator {
 export interface IstioValidatorOptions {
   /** The CRD bundle to read; defaults to the copy shipped in this package's `schemas/`. */
   readonly crdFile?: string;
+  /**
+   * Compile every output kind's schema when the validator is created (default false: on first
+   * use of each kind). A server sets it so its first translation after a start does not pay for it.
+   */
+  readonly precompile?: boolean;
 }
 
 const DEFAULT_CRD_FILE = new URL('../schemas/istio-crd-all.gen.yaml', import.meta.url);
@@ -104,6 +109,8 @@ class IstioSchemaValidator implements OutputValidator {
   readonly #endpointVerdicts = new WeakMap<object, boolean>();
   /** Verdicts on the endpoint groups of concatenated endpoint lists (see `canonicalConcat`), per group. */
   readonly #groupVerdicts = new WeakMap<object, boolean>();
+  /** Parsed spec schemas by kind (the ServiceEntry's is read twice: whole and per endpoint). */
+  readonly #specSchemas = new Map<string, Record<string, unknown>>();
 
   constructor(documents: Map<string, string>) {
     this.documents = documents;
@@ -179,14 +186,30 @@ class IstioSchemaValidator implements OutputValidator {
     return fn;
   }
 
-  /** The v1 spec schema of a kind's CRD (its `properties` by field name). */
+  /** The v1 spec schema of a kind's CRD (its `properties` by field name), parsed once per kind. */
   private specSchema(id: string): Record<string, unknown> {
+    let schema = this.#specSchemas.get(id);
+    if (!schema) {
+      schema = this.#parseSpecSchema(id);
+      this.#specSchemas.set(id, schema);
+    }
+    return schema;
+  }
+
+  /**
+   * Compiles every output kind's schema now instead of on first use: a server can pay for it at
+   * start, while it waits for its inputs, instead of in its first translation.
+   */
+  precompile(): void {
+    for (const id of CRD_BY_KIND.keys()) this.specValidator(id);
+    this.#endpointValidator();
+  }
+
+  #parseSpecSchema(id: string): Record<string, unknown> {
     const crdName = CRD_BY_KIND.get(id) as string;
     const doc = this.documents.get(crdName);
     if (doc === undefined) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `the Istio CRD file has no ${crdName}`);
-    const crd: unknown = parse(doc);
-    const versions = isRecord(crd) && isRecord(crd['spec']) && Array.isArray(crd['spec']['versions']) ? (crd['spec']['versions'] as unknown[]) : [];
-    const v1 = versions.find((v) => isRecord(v) && v['name'] === 'v1');
+    const v1 = v1VersionOf(doc);
     const specSchema = isRecord(v1) && isRecord(v1['schema']) && isRecord(v1['schema']['openAPIV3Schema']) ? v1['schema']['openAPIV3Schema'] : undefined;
     const properties = specSchema && isRecord(specSchema['properties']) ? specSchema['properties']['spec'] : undefined;
     if (!isRecord(properties)) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `the Istio CRD ${crdName} has no v1 spec schema`);
@@ -233,5 +256,7 @@ export function createIstioValidator(options: IstioValidatorOptions = {}): Outpu
   } catch (err) {
     throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `cannot read the Istio CRD file: ${(err as Error).message}`, { cause: err });
   }
-  return new IstioSchemaValidator(indexCrdDocuments(text));
+  const validator = new IstioSchemaValidator(indexCrdDocuments(text));
+  if (options.precompile === true) validator.precompile();
+  return validator;
 }

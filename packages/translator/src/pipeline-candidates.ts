@@ -122,7 +122,7 @@ function* serviceEntries(consumer: ClusterContext, ctx: CandidateContext): Gener
 }
 
 /** Every output `name` could receive, before validation and scoping to what it may see. */
-export function* candidateOutputs(name: string, ctx: CandidateContext): Generator<void, Sourced[]> {
+export function* candidateOutputs(name: string, ctx: CandidateContext): Generator<void, readonly Sourced[]> {
   const { memo, problems, inventory, model, indexByName, contexts, owners } = ctx;
   const consumer = contexts.get(name) as ClusterContext;
   const index = indexByName.get(name);

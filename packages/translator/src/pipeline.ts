@@ -6,11 +6,11 @@
  * Equal inputs give equal results whatever the memo (see translation-memo.ts).
  */
 import { KINDS, canonicalJson, isKind, resourceEncoding, sha256Hex, type Provenance, type Resource } from '@meshrelay/api';
-import { admitCluster, registerGloo, type SecurityResource } from './admission.ts';
+import { admitCluster, registerGloo, type AdmittedCluster, type SecurityResource } from './admission.ts';
 import { isGlooResource } from './input-validation.ts';
 import type { AccessContext } from './authorization-policy.ts';
 import { indexCluster, type ClusterIndex } from './cluster-index.ts';
-import { emitSteps } from './emit.ts';
+import { emitSteps, type ClusterEmit } from './emit.ts';
 import { federatedDestinations } from './federation.ts';
 import type { VirtualDestinationSpec } from './gloo-types.ts';
 import { buildInventory, type Owned } from './inventory.ts';
@@ -96,7 +96,9 @@ export function* translationSteps(input: TranslationInput, validator: OutputVali
   for (const name of clusterNames) {
     const snapshot = input.inputs.get(name);
     // Inputs are validated once per content: the hash covers every resource.
-    const admitted = yield* memo.unitSteps('admit', `${name}\u0000${snapshot?.hash ?? ''}`, problems, (own) => admitCluster(name, snapshot?.resources ?? [], own));
+    const before = memo.last<AdmittedCluster>('admitted', name);
+    const admitted = yield* memo.unitSteps('admit', `${name}\u0000${snapshot?.hash ?? ''}`, problems, (own) => admitCluster(name, snapshot?.resources ?? [], own, before));
+    memo.keep('admitted', name, admitted, () => false);
     registerGloo(name, admitted, book, security);
     perCluster.set(name, [...admitted.valid]);
     validGloo.set(name, admitted.validGloo);
@@ -146,7 +148,7 @@ export function* translationSteps(input: TranslationInput, validator: OutputVali
   const provenance: Provenance[] = clusterNames.map((name) => ({ cluster: name, inputHash: input.inputs.get(name)?.hash ?? '' }));
 
   const ctx: CandidateContext = { input, memo, problems, inventory, models, modelByKey, demands, settings, owners, ownerObjects, model, indexByName, contexts, routePolicies, shared, scopeCache: memo.scopes(), scopeDecisions: memo.scopeDecisions(), entryPlans: new Map(), routeWorld: routeWorldDigest(ownedGloo, workspaceKey, models, services) };
-  const candidates = new Map<string, Sourced[]>();
+  const candidates = new Map<string, readonly Sourced[]>();
   for (const name of clusterNames) candidates.set(name, yield* candidateOutputs(name, ctx));
   book.absorb(problems);
   const emitted = yield* emitSteps({
@@ -159,6 +161,8 @@ export function* translationSteps(input: TranslationInput, validator: OutputVali
     book,
     problems,
     snapshot: (cluster, resources, prov) => memo.snapshot(cluster, resources, prov),
+    previous: (cluster) => memo.last<ClusterEmit>('emit', cluster),
+    record: (cluster, emitted) => void memo.keep('emit', cluster, emitted, () => false),
   });
   return { outputs: emitted.outputs, problems: problems.sorted(), statuses: book.statuses(), securityOutputs: emitted.securityOutputs };
 }

@@ -4,7 +4,7 @@
  * consumers whose index changed, or everything when the scoping world changed.
  */
 import type { Resource } from '@meshrelay/api';
-import type { Sourced } from './sources.ts';
+import { sameCandidates, sameSources, type Sourced } from './sources.ts';
 
 /** One output scoped for one consumer, with what the scoping read besides the output itself. */
 interface ScopedEntry {
@@ -26,15 +26,39 @@ export interface ScopeReads {
   readonly index: number;
 }
 
-function sameSources(a: readonly string[], b: readonly string[]): boolean {
-  return a === b || (a.length === b.length && a.every((s, i) => s === b[i]));
+/** The last list scoped per consumer, by the decisions it was scoped with. */
+interface LastList {
+  readonly list: readonly Sourced[];
+  readonly world: string;
+  readonly index: number;
+  readonly out: readonly Sourced[];
 }
+
+const lastLists = new WeakMap<ScopeDecisions, Map<string, LastList>>();
 
 /**
  * `scope(list)` for `reads.consumer`, computing only the outputs whose kept result does not
  * match `reads`; `scope` must be `scopeCandidates` bound to this run's model and consumer.
+ * The same outputs (same objects and sources) with the same reads as the consumer's last list
+ * give that list's result, the same array, without looking each output up.
  */
-export function scopeKept(list: readonly Sourced[], reads: ScopeReads, decisions: ScopeDecisions, scope: (list: readonly Sourced[]) => Sourced[]): Sourced[] {
+export function scopeKept(list: readonly Sourced[], reads: ScopeReads, decisions: ScopeDecisions, scope: (list: readonly Sourced[]) => Sourced[]): readonly Sourced[] {
+  let byConsumer = lastLists.get(decisions);
+  if (!byConsumer) {
+    byConsumer = new Map();
+    lastLists.set(decisions, byConsumer);
+  }
+  const last = byConsumer.get(reads.consumer);
+  if (last && last.world === reads.world && last.index === reads.index && sameCandidates(last.list, list)) {
+    byConsumer.set(reads.consumer, { ...last, list });
+    return last.out;
+  }
+  const out = scopeEach(list, reads, decisions, scope);
+  byConsumer.set(reads.consumer, { list, world: reads.world, index: reads.index, out });
+  return out;
+}
+
+function scopeEach(list: readonly Sourced[], reads: ScopeReads, decisions: ScopeDecisions, scope: (list: readonly Sourced[]) => Sourced[]): Sourced[] {
   const out: Sourced[] = [];
   for (const s of list) {
     let byConsumer = decisions.get(s.resource);

@@ -53,8 +53,25 @@ function gatewayEntries(backend: Backend, gateway: { address: string; port: numb
   });
 }
 
-/** Built entries per backend, by how they are reached: the same for every consumer that reaches the backend that way. */
-const builtEntries = new WeakMap<Backend, Map<string, readonly WorkloadEntry[]>>();
+/** One way a backend is reached (directly: no address and port) and the entries built for it. */
+interface BuiltWay {
+  readonly address: string | null;
+  readonly port: number | null;
+  readonly network: string;
+  readonly subsetKeys: readonly string[];
+  readonly entries: readonly WorkloadEntry[];
+}
+
+/**
+ * Built entries per backend, by how they are reached: the same for every consumer that reaches
+ * the backend that way. A backend is reached in few ways (directly, through its gateway), so
+ * they are compared field by field, without building a key for each of the many lookups.
+ */
+const builtEntries = new WeakMap<Backend, BuiltWay[]>();
+
+function sameKeys(a: readonly string[], b: readonly string[]): boolean {
+  return a === b || (a.length === b.length && a.every((k, i) => k === b[i]));
+}
 
 /** Whether every entry of a built group has an IP address (STATIC resolution), per group. */
 const allAddressesIp = new WeakMap<readonly WorkloadEntry[], boolean>();
@@ -75,17 +92,18 @@ function addressesAreIps(group: readonly WorkloadEntry[]): boolean {
  * their encodings, and is encoded from the groups' encodings (see `canonicalConcat`).
  */
 function entriesOf(backend: Backend, gateway: { address: string; port: number } | undefined, network: string, subsetKeys: readonly string[]): readonly WorkloadEntry[] {
-  let byWay = builtEntries.get(backend);
-  if (!byWay) {
-    byWay = new Map();
-    builtEntries.set(backend, byWay);
+  let ways = builtEntries.get(backend);
+  if (!ways) {
+    ways = [];
+    builtEntries.set(backend, ways);
   }
-  const way = JSON.stringify([gateway?.address ?? null, gateway?.port ?? null, network, subsetKeys]);
-  let entries = byWay.get(way);
-  if (!entries) {
-    entries = canonicalPart(gateway ? gatewayEntries(backend, gateway, network, subsetKeys) : directEntries(backend, network));
-    byWay.set(way, entries);
+  const address = gateway?.address ?? null;
+  const port = gateway?.port ?? null;
+  for (const way of ways) {
+    if (way.address === address && way.port === port && way.network === network && sameKeys(way.subsetKeys, subsetKeys)) return way.entries;
   }
+  const entries = canonicalPart(gateway ? gatewayEntries(backend, gateway, network, subsetKeys) : directEntries(backend, network));
+  ways.push({ address, port, network, subsetKeys: [...subsetKeys], entries });
   return entries;
 }
 

@@ -21,6 +21,23 @@ export function sourced(resource: Resource, owner: string, ...contributors: (str
   return { resource, sources: [owner, ...new Set(rest)] };
 }
 
+/** Whether two sources lists name the same sources in the same order. */
+export function sameSources(a: readonly string[], b: readonly string[]): boolean {
+  return a === b || (a.length === b.length && a.every((s, i) => s === b[i]));
+}
+
+/** Whether two candidate lists hold the same outputs with the same sources, in the same order. */
+export function sameCandidates(a: readonly Sourced[], b: readonly Sourced[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i] as Sourced;
+    const y = b[i] as Sourced;
+    if (x !== y && (x.resource !== y.resource || !sameSources(x.sources, y.sources))) return false;
+  }
+  return true;
+}
+
 /** The annotation value of a sources list (lists are immutable and shared by the outputs of a unit). */
 const annotationValues = new WeakMap<readonly string[], string>();
 

@@ -33,6 +33,9 @@ interface KeyedRef {
   readonly k: string;
 }
 
+/** What `StatusBook.produced` recorded: the output's reference (opaque outside this module). */
+export type ProducedRef = object;
+
 function keyedRef(cluster: string, output: Resource): KeyedRef {
   const key = resourceKey(output);
   const r = Object.freeze({ cluster, apiVersion: key.apiVersion, kind: key.kind, namespace: key.namespace, name: key.name });
@@ -58,6 +61,8 @@ function refOf(cluster: string, output: Resource): KeyedRef {
 }
 
 function stateOf(notes: readonly Note[], generation: number): ResourceState {
+  // Most resources have nothing noted in most clusters.
+  if (notes.length === 0) return { observedGeneration: generation, approval: 'ACCEPTED', message: '' };
   const approval = notes.reduce<Approval>((acc, n) => worst(acc, n.approval), 'ACCEPTED');
   const message = [...new Set(notes.map((n) => n.message))].join('; ');
   return { observedGeneration: generation, approval, message };
@@ -112,11 +117,21 @@ export class StatusBook {
     return stateOf(all, 0).approval;
   }
 
-  /** Records that an output of `id` went out to `cluster`. */
-  produced(id: string, cluster: string, output: Resource): void {
+  /**
+   * Records that an output of `id` went out to `cluster`. Returns the record, which `reproduced`
+   * takes to record the same output again in a later book without looking it up.
+   */
+  produced(id: string, cluster: string, output: Resource): ProducedRef {
+    const ref = refOf(cluster, output);
+    this.reproduced(id, cluster, ref);
+    return ref;
+  }
+
+  /** `produced` with the record an earlier `produced` of the same output in `cluster` returned. */
+  reproduced(id: string, cluster: string, ref: ProducedRef): void {
     const entry = this.#entries.get(id);
     if (!entry) return;
-    entry.outputs.push(refOf(cluster, output));
+    entry.outputs.push(ref as KeyedRef);
     if (!entry.perCluster.has(cluster)) entry.perCluster.set(cluster, []);
   }
 

@@ -21,6 +21,8 @@ export interface TranslationMemo {
   unitSteps<T>(table: string, key: string, problems: ProblemSink, compute: (problems: ProblemSink) => Generator<void, T>): Generator<void, T>;
   /** `value`, or the previous run's value of `slot` when `same` says they are equal in content. */
   keep<T>(table: string, slot: string, value: T, same: (previous: T, next: T) => boolean): T;
+  /** What `keep` stored in `slot` in the previous run (always undefined for a memo that keeps nothing). */
+  last<T>(table: string, slot: string): T | undefined;
   /** An output resource, or the previous run's object of `slot` when its content is equal. */
   resource(slot: string, resource: Resource): Resource;
   /** A number naming an object for as long as it lives (for keys of identity-based reuse). */
@@ -50,6 +52,7 @@ export const FRESH: TranslationMemo = {
   unit: (_table, _key, problems, compute) => compute(problems),
   unitSteps: (_table, _key, problems, compute) => compute(problems),
   keep: (_table, _slot, value) => value,
+  last: () => undefined,
   resource: (_slot, resource) => resource,
   id: idOf,
   scopes: () => new WeakMap(),
@@ -113,11 +116,26 @@ class Generations<V> {
   }
 }
 
-/** Whether a snapshot's provenance is what `buildOutputSnapshot` would make of `next`. */
+/** `next` as `buildOutputSnapshot` keeps it (plain copies sorted by cluster), made once per list: every cluster's output has the same. */
+const sortedProvenance = new WeakMap<readonly Provenance[], readonly Provenance[]>();
+
+function sortedCopy(next: readonly Provenance[]): readonly Provenance[] {
+  let sorted = sortedProvenance.get(next);
+  if (!sorted) {
+    sorted = next.map(copyProvenance).sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
+    sortedProvenance.set(next, sorted);
+  }
+  return sorted;
+}
+
+/** Whether a snapshot's provenance is what `buildOutputSnapshot` would make of `next` (equal in every field). */
 function sameProvenance(kept: readonly Provenance[], next: readonly Provenance[]): boolean {
   if (kept.length !== next.length) return false;
-  const sorted = next.map(copyProvenance).sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
-  return canonicalJson(kept) === canonicalJson(sorted);
+  const sorted = sortedCopy(next);
+  return kept.every((k, i) => {
+    const n = sorted[i] as Provenance;
+    return k.cluster === n.cluster && k.inputHash === n.inputHash && k.stale === n.stale && k.epoch === n.epoch && k.generation === n.generation;
+  });
 }
 
 /**
@@ -161,6 +179,10 @@ export class RunMemo implements TranslationMemo {
     const out = previous !== undefined && (previous === value || same(previous, value)) ? previous : value;
     kept.set(slot, out);
     return out;
+  }
+
+  last<T>(table: string, slot: string): T | undefined {
+    return (this.#table(this.#kept, table) as Generations<T>).get(slot);
   }
 
   resource(slot: string, resource: Resource): Resource {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { buildInputSnapshot, canonicalEncodingCount, canonicalJson, snapshotEncoding, type InputSnapshot, type Resource } from '@meshrelay/api';
-import { buildEastWestGateway, buildEndpointSlice, buildNode, buildPod, buildService } from '@meshrelay/testkit';
+import { buildInputSnapshot, canonicalEncodingCount, canonicalJson, formatResourceKey, resourceEncoding, resourceKey, snapshotEncoding, type InputSnapshot, type Resource } from '@meshrelay/api';
+import { buildEastWestGateway, buildEndpointSlice, buildGloo, buildNode, buildPod, buildService } from '@meshrelay/testkit';
 import { IncrementalTranslator, createIstioValidator, translate, type ProducedOutput, type TranslationInput, type TranslationResult } from '../src/index.ts';
 import { CLUSTERS, ChangeWorld, seededRandom, workspaceResource } from './change-world.ts';
 import { reviewsDestination } from './fixtures.ts';
@@ -29,6 +29,15 @@ function assertSameResult(engine: TranslationResult, full: TranslationResult, co
   assert.equal(securityText(engine.securityOutputs), securityText(full.securityOutputs), `${context}: security outputs`);
 }
 
+/** `next`, with each resource equal in content to one of `previous` replaced by that (canonical) object. */
+function keepUnchanged(previous: readonly Resource[], next: readonly Resource[]): Resource[] {
+  const byKey = new Map(previous.map((r) => [formatResourceKey(resourceKey(r)), r]));
+  return next.map((r) => {
+    const kept = byKey.get(formatResourceKey(resourceKey(r)));
+    return kept !== undefined && resourceEncoding(kept) === canonicalJson(r) ? kept : r;
+  });
+}
+
 describe('IncrementalTranslator', () => {
   it('given a seeded random sequence of changes, when the engine runs after each, then its result equals a full translate() of the same inputs', async () => {
     const random = seededRandom(SEED);
@@ -38,7 +47,10 @@ describe('IncrementalTranslator', () => {
     let generation = 0;
     const rebuild = (cluster: string): void => {
       generation += 1;
-      snapshots.set(cluster, buildInputSnapshot({ cluster, epoch: 'prop', generation, resources: world.resourcesOf(cluster) }));
+      const before = snapshots.get(cluster);
+      // Half the time as a delta does it: unchanged resources keep their objects from the snapshot before.
+      const resources = before && random() < 0.5 ? keepUnchanged(before.resources, world.resourcesOf(cluster)) : world.resourcesOf(cluster);
+      snapshots.set(cluster, buildInputSnapshot({ cluster, epoch: 'prop', generation, resources }));
     };
     for (const cluster of CLUSTERS) rebuild(cluster);
     let previous: TranslationResult | undefined;
@@ -184,5 +196,23 @@ describe('IncrementalTranslator reuse', () => {
       const plain = JSON.parse(JSON.stringify(output.resources)) as unknown;
       assert.equal(snapshotEncoding(output), canonicalJson(plain), cluster);
     }
+  });
+
+  it('given two AccessPolicies whose outputs share a name in cluster-a, when an endpoint changes only in cluster-b, then cluster-a still reports the duplicate as a full translation does', async () => {
+    // "p" in shop on bookinfo/reviews and "p-shop" in bookinfo on the same Service both name their output p-shop-reviews-ap.
+    const policy = (name: string, namespace: string): Resource =>
+      buildGloo('AccessPolicy', { name, namespace, spec: { applyToDestinations: [{ kind: 'SERVICE', selector: { name: 'reviews', namespace: 'bookinfo' } }], config: { authz: { allowedClients: [{ serviceAccountSelector: { name: 'ratings' } }] } } } });
+    const withPolicies = (c: 'a' | 'b', reviews: readonly string[]): InputSnapshot =>
+      buildInputSnapshot({ cluster: `cluster-${c}`, epoch: 'reuse', generation: 1, resources: [...clusterResources(c, reviews, ['10.9.1.1']), ...(c === 'a' ? [policy('p', 'shop'), policy('p-shop', 'bookinfo')] : [])] });
+    const inputs = new Map([
+      ['cluster-a', withPolicies('a', ['10.1.0.1'])],
+      ['cluster-b', withPolicies('b', ['10.2.0.1'])],
+    ]);
+    const engine = new IncrementalTranslator(validator);
+    const first = await engine.run(inputOf(inputs));
+    assert.ok(first.problems.some((p) => /two sources produce an output/.test(p.reason)), JSON.stringify(first.problems));
+    inputs.set('cluster-b', withPolicies('b', ['10.2.0.9']));
+    const input = inputOf(inputs);
+    assertSameResult(await engine.run(input), translate(input, validator), 'endpoint changed in cluster-b');
   });
 });

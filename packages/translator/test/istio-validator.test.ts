@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, it } from 'node:test';
 import { OWNER_LABEL, OWNER_LABEL_VALUE, canonicalConcat, canonicalPart, type Resource } from '@meshrelay/api';
 import { createIstioValidator } from '../src/index.ts';
@@ -94,6 +97,16 @@ describe('createIstioValidator', () => {
 
   it('given a missing CRD file, when the validator is created, then it fails with an invalid-config error', () => {
     assert.throws(() => createIstioValidator({ crdFile: '/nonexistent/crd.yaml' }), { code: 'MESHRELAY_ERR_INVALID_CONFIG' });
+  });
+
+  it('given a CRD file without the Gateway CRD, when the validator is created to precompile, then it fails at once naming the CRD', (t) => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'crds-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const bundle = readFileSync(new URL('../schemas/istio-crd-all.gen.yaml', import.meta.url), 'utf8');
+    const file = path.join(dir, 'crds.yaml');
+    writeFileSync(file, bundle.split(/^---[ \t]*$/m).filter((doc) => !/^ {2}name: gateways\.networking\.istio\.io$/m.test(doc)).join('---\n'));
+    assert.doesNotThrow(() => createIstioValidator({ crdFile: file }));
+    assert.throws(() => createIstioValidator({ crdFile: file, precompile: true }), { code: 'MESHRELAY_ERR_INVALID_CONFIG', message: /gateways\.networking\.istio\.io/ });
   });
 });
 
