@@ -101,6 +101,13 @@ export class OutputParts {
     if ((await writeOutputParts(this.#client(), write)) === 'written') this.#written.set(cluster, snapshot);
   }
 
+  /** Whether Redis holds `snapshot` as parts (its hash field names it); then it is also the base of the next write. */
+  async holds(snapshot: OutputSnapshot): Promise<boolean> {
+    const held = (await this.#client().hget(this.#keys.outputParts(snapshot.cluster), HASH_FIELD)) === snapshot.hash;
+    if (held) this.#written.set(snapshot.cluster, snapshot);
+    return held;
+  }
+
   async remove(cluster: string): Promise<void> {
     this.#written.delete(cluster);
     await this.#client().del(this.#keys.outputParts(cluster), this.#keys.output(cluster));

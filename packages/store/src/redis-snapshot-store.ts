@@ -54,6 +54,8 @@ interface Table<T> {
   /** Writes the snapshot; returns the mutation number of an entry adopted from Redis instead, if any. */
   write(snapshot: T, mode: InputWriteMode): Promise<number | undefined>;
   remove(cluster: string): Promise<void>;
+  /** Whether Redis holds exactly `snapshot` already, asked without sending it (a write-back's fill skips it then). */
+  holds(snapshot: T): Promise<boolean>;
 }
 
 class RedisSnapshotStore implements SnapshotStore {
@@ -194,6 +196,10 @@ class RedisSnapshotStore implements SnapshotStore {
       },
       decode: (raw, cluster) => decodeInput(typeof raw === 'string' ? raw : '', cluster),
       write: (snapshot, mode) => this.#writeInput(snapshot, mode),
+      holds: async (snapshot) => {
+        const stored = await readInputVersion(this.#link.command, key(snapshot.cluster), this.#keys.inputVersion(snapshot.cluster));
+        return stored !== undefined && stored.hash === snapshot.hash && stored.epoch === snapshot.epoch && stored.generation === snapshot.generation;
+      },
       remove: (cluster) =>
         deleteAndPublish(
           this.#link.command,
@@ -218,6 +224,7 @@ class RedisSnapshotStore implements SnapshotStore {
         return undefined;
       },
       remove: (cluster) => parts.remove(cluster),
+      holds: (snapshot) => parts.holds(snapshot),
     };
   }
 
@@ -434,9 +441,26 @@ class RedisSnapshotStore implements SnapshotStore {
     for (const cluster of clusters) {
       if (this.#closed) return false;
       const mode = table.dirty.has(cluster) ? 'put' : 'fill';
+      if (mode === 'fill' && (await this.#holds(table, cluster))) continue;
       if (!(await this.#sync(table, cluster, mode))) return false;
     }
     return true;
+  }
+
+  /**
+   * Whether Redis already holds exactly what memory holds for the cluster: a fill then sends
+   * nothing (at tier M a write-back would otherwise send every input and output again, ~650 MB,
+   * after one write that merely timed out). A failed check answers no: the fill then decides.
+   */
+  async #holds<T>(table: Table<T>, cluster: string): Promise<boolean> {
+    const snapshot = table.memory.get(cluster);
+    if (snapshot === undefined || !this.#writable()) return false;
+    try {
+      return await table.holds(snapshot);
+    } catch (err) {
+      this.#log.debug({ err, cluster, kind: table.kind }, 'redis check before a fill failed; filling');
+      return false;
+    }
   }
 
   #writable(): boolean {

@@ -146,3 +146,31 @@ test('redis outage: given A was cut off holding an input, when B stored a new ep
   assert.deepEqual(events[0], { cluster: 'east', hash: restarted.hash, replica: 'b', deleted: false });
   assert.equal(a.store.memoryInputs().get('east')?.hash, restarted.hash);
 });
+
+/** Bytes Redis has received on all connections so far (INFO stats). */
+async function bytesIntoRedis(redis: ReturnType<typeof plainClientFor>): Promise<number> {
+  const info = await redis.info('stats');
+  return Number(/total_net_input_bytes:(\d+)/.exec(info)?.[1]);
+}
+
+test('redis outage: given one put that did not reach Redis, when memory is written back, then what Redis already holds is not sent again', async (t) => {
+  const server = await redisServerFor(t);
+  const { store } = await readyRedisStoreFor(t, { url: server.url, replicaId: 'a', keyPrefix: 'mr' });
+  const names = Array.from({ length: 400 }, (_, i) => `svc-${i}`);
+  const big = (cluster: string) => inputOf(cluster, { services: names.map((n) => `${cluster}-${n}`) });
+  for (const cluster of ['east', 'west']) {
+    await store.putInput(big(cluster));
+    await store.putOutput(outputOf(cluster, [big(cluster)]));
+  }
+  const redis = plainClientFor(t, server.url);
+  const before = await bytesIntoRedis(redis);
+  server.pause();
+  await store.putInput(inputOf('north'));
+  assert.equal(store.health().pendingWriteBack, 1);
+
+  server.resume();
+  await waitFor(() => store.health().pendingWriteBack === 0, { ...WAIT, message: 'the input was never written back' });
+  const sent = (await bytesIntoRedis(redis)) - before;
+  assert.ok(sent < big('east').bytes, `${sent} bytes went to Redis for one small input; each held input is ${big('east').bytes} bytes`);
+  assert.equal((await decodeInput((await redis.get('mr:input:north')) ?? '', 'north')).snapshot.hash, inputOf('north').hash);
+});
