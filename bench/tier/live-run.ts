@@ -187,7 +187,9 @@ async function startPlane(options: LiveOptions): Promise<Plane> {
   const redis = await startRedisServer();
   const stateDir = await mkdtemp(join(tmpdir(), 'meshrelay-tier-server-'));
   const ports = await freeServerPorts();
-  const args = serverArgs(ports, stateDir, ADMIN_TOKEN, ['--redis-url', redis.url, '--log-level', 'warn', ...options.serverFlags]);
+  // MESHRELAY_BENCH_SERVER_LOG_LEVEL=info shows the server's own account of a run (on stderr with its warnings).
+  const logLevel = process.env['MESHRELAY_BENCH_SERVER_LOG_LEVEL'] ?? 'warn';
+  const args = serverArgs(ports, stateDir, ADMIN_TOKEN, ['--redis-url', redis.url, '--log-level', logLevel, ...options.serverFlags]);
   const server = startServerProcess(args);
   const plane = { redis, stateDir, args, relayPort: ports.relayPort, httpPort: ports.httpPort, metricsPort: ports.metricsPort, server };
   await waitHealthy(server, ports.httpPort, 60_000).catch(async (err: unknown) => {

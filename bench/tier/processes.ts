@@ -44,6 +44,8 @@ export function startServerProcess(args: readonly string[]): ServerProcess {
   const server: ServerProcess = { proc, admittedAt: [], ended: undefined };
   let outOfMemory = false;
   createInterface({ input: proc.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+    // The server's log lines (warnings and errors at the bench's default level) go to the bench's stderr.
+    if (/^\{"level":[3-6]\d/.test(line)) process.stderr.write(`meshrelay-server: ${line}\n`);
     if (!line.includes('relay session admitted')) return;
     server.admittedAt.push(Number((JSON.parse(line) as { time: number }).time));
   });
