@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
@@ -99,4 +99,27 @@ test('given a watched carried contribution, when translations repeat unchanged, 
   await waitFor(() => triggered > noticed, { timeoutMs: 5000, message: 'the release was not noticed' });
   assert.equal((await watched.carry(['cluster-c'], NOW)).size, 0, 'a released contribution is not carried from a stale copy');
   assert.equal(reads, warm + 1);
+});
+
+test('given a record kept for an input, when a replica that just started remembers the same input, then the record is not written again', async (t) => {
+  const { store, dir } = await contributions(t);
+  await store.remember([inputC]);
+  const { store: restarted } = await contributions(t, dir);
+  const before = await stat(join(dir, 'cluster-c.json'));
+  await restarted.remember([inputC]);
+  const after = await stat(join(dir, 'cluster-c.json'));
+  assert.deepEqual([after.ino, after.mtimeMs], [before.ino, before.mtimeMs]);
+  // It still writes a changed input, and carries what it wrote.
+  await restarted.remember([inputC2]);
+  assert.equal((await (await contributions(t, dir)).store.carry(['cluster-c'], NOW)).get('cluster-c')?.hash, inputC2.hash);
+});
+
+test('given a released record of an input, when a replica that just started remembers the same input, then the record is written again and the release ends', async (t) => {
+  const { store, dir } = await contributions(t);
+  await store.remember([inputC]);
+  await store.release('cluster-c', NOW);
+  const { store: restarted } = await contributions(t, dir);
+  await restarted.remember([inputC]);
+  assert.equal((await restarted.carry(['cluster-c'], NOW)).get('cluster-c')?.hash, inputC.hash);
+  assert.equal(restarted.isReleased('cluster-c'), false);
 });
