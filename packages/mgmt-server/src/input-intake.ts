@@ -4,11 +4,13 @@ import {
   MeshrelayError,
   buildInputSnapshotInSlices,
   canonicalJson,
+  canonicalResource,
   formatResourceKey,
   resourceEncoding,
   resourceId,
   type AssembledSnapshot,
   type InputSnapshot,
+  type InputSnapshotInit,
   type Resource,
 } from '@meshrelay/api';
 import type { InputVersion, SnapshotStore } from '@meshrelay/store';
@@ -100,6 +102,24 @@ async function validateChanged(resources: readonly Resource[], held: InputSnapsh
 }
 
 /**
+ * The snapshot of a resolved delta whose resources all passed, without encoding and hashing
+ * them again: resolveDelta checked that they are sorted and that their canonical encoding hashes
+ * to the announced hash (`canonicalBytes`). Only the resources the delta brought are turned into
+ * canonical copies (same encoding, so the same hash); the others are the held copies already.
+ * Undefined when the snapshot is not such a delta's.
+ */
+async function adoptResolved(init: InputSnapshotInit, assembled: AssembledSnapshot, slicer: LoopSlicer): Promise<InputSnapshot | undefined> {
+  if (assembled.canonicalBytes === undefined || init.resources.length !== assembled.resources.length) return undefined;
+  const resources: Resource[] = [];
+  for (const r of init.resources) {
+    resources.push(canonicalResource(r, false));
+    if (slicer.due()) await slicer.yield();
+  }
+  const { cluster, epoch, generation } = init;
+  return Object.freeze({ cluster, epoch, generation, hash: assembled.hash, bytes: assembled.canonicalBytes, resources: Object.freeze(resources) });
+}
+
+/**
  * Accepts an assembled input snapshot for a cluster whose identity was already
  * established: drops invalid resources one by one (reported as warnings), refuses
  * an older generation of the same agent epoch, stores the snapshot, and marks the
@@ -157,7 +177,8 @@ export class InputIntake {
     const warnings = rejected.map(
       (r) => `${formatResourceKey(r.key)}: ${r.problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`,
     );
-    const snapshot = await buildInputSnapshotInSlices({ cluster, epoch: assembled.epoch, generation: assembled.generation, resources: valid }, slicer);
+    const init = { cluster, epoch: assembled.epoch, generation: assembled.generation, resources: valid };
+    const snapshot = (rejected.length === 0 ? await adoptResolved(init, assembled, slicer) : undefined) ?? (await buildInputSnapshotInSlices(init, slicer));
     const changed = held?.hash !== snapshot.hash;
     if (changed || held?.generation !== snapshot.generation || held.epoch !== snapshot.epoch) {
       await this.#store.putInput(snapshot);
