@@ -53,6 +53,20 @@ export async function canonicalParts(resources: readonly Resource[], slicer = ne
 }
 
 /**
+ * resourceId of a resource whose identity fields cannot change (it and its metadata are frozen),
+ * remembered: the resources of a held snapshot are walked on every delta against it.
+ */
+const frozenIds = new WeakMap<Resource, string>();
+
+function idOf(r: Resource): string {
+  const known = frozenIds.get(r);
+  if (known !== undefined) return known;
+  const id = resourceId(r);
+  if (Object.isFrozen(r) && Object.isFrozen(r.metadata)) frozenIds.set(r, id);
+  return id;
+}
+
+/**
  * `nextParts`, when given, are canonicalParts(next) already computed. A resource that is the
  * same deep-frozen object in base and next is unchanged without encoding either (snapshots share
  * unchanged resources by identity); any other pair is compared by canonical encoding.
@@ -64,12 +78,12 @@ export async function computeDelta(base: readonly Resource[], next: readonly Res
 
 /** computeDelta, with each changed resource's version in the base (keyed by the new version). */
 async function diffResources(base: readonly Resource[], next: readonly Resource[], nextParts: readonly string[] | undefined, slicer: LoopSlicer): Promise<ResourceDelta & { readonly replaced: ReadonlyMap<Resource, Resource> }> {
-  const before = new Map(base.map((r) => [resourceId(r), r] as const));
+  const before = new Map(base.map((r) => [idOf(r), r] as const));
   const upserts: Resource[] = [];
   // Each changed resource's version in the base, the one a patch would apply to.
   const replaced = new Map<Resource, Resource>();
   for (const [i, r] of next.entries()) {
-    const id = resourceId(r);
+    const id = idOf(r);
     const old = before.get(id);
     before.delete(id);
     const same = old !== undefined && ((old === r && Object.isFrozen(r)) || resourceEncoding(old) === (nextParts?.[i] ?? resourceEncoding(r)));
@@ -113,20 +127,6 @@ export async function rememberReceivedEncodings(resources: readonly Resource[], 
     if (!receivedEncodings.has(r) && !isCanonicalResource(r)) receivedEncodings.set(deepFreeze(r), texts[i] as string);
     if (slicer.due()) await slicer.yield();
   }
-}
-
-/**
- * resourceId of a resource whose identity fields cannot change (it and its metadata are frozen),
- * remembered: the resources of a held snapshot are walked on every delta against it.
- */
-const frozenIds = new WeakMap<Resource, string>();
-
-function idOf(r: Resource): string {
-  const known = frozenIds.get(r);
-  if (known !== undefined) return known;
-  const id = resourceId(r);
-  if (Object.isFrozen(r) && Object.isFrozen(r.metadata)) frozenIds.set(r, id);
-  return id;
 }
 
 /** Characters of encoding gathered before they are fed to the hash (one update per resource costs more than the hashing). */
