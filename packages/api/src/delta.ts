@@ -182,7 +182,11 @@ function mergeChanges(base: readonly Resource[], at: ReadonlyMap<string, number>
     if (i !== undefined) inPlace.set(i, r);
     else if (r) added.push(r);
   }
-  const kept = inPlace.size === 0 ? [...base] : base.flatMap((r, i) => (inPlace.has(i) ? (inPlace.get(i) ? [inPlace.get(i) as Resource] : []) : [r]));
+  const kept: Resource[] = [];
+  for (let i = 0; i < base.length; i++) {
+    const r = inPlace.has(i) ? inPlace.get(i) : base[i];
+    if (r) kept.push(r);
+  }
   if (added.length === 0) return kept;
   added.sort(compareResources);
   const out: Resource[] = [];

@@ -84,20 +84,22 @@ class HeldMatcher {
 async function validateChanged(resources: readonly Resource[], held: InputSnapshot | undefined, validate: InputValidator, slicer: LoopSlicer): Promise<InputValidationResult> {
   if (!held) return validateInSlices(resources, validate, slicer);
   const matcher = new HeldMatcher(held.resources);
-  const same = new Map<Resource, Resource>();
-  const changed: Resource[] = [];
+  // Only what is not the held object itself is recorded: after a delta that is the few it changed.
+  const heldCopies = new Map<Resource, Resource>();
+  const changed = new Set<Resource>();
   for (const r of resources) {
     const match = matcher.match(r);
-    if (match) same.set(r, match);
-    else changed.push(r);
+    if (!match) changed.add(r);
+    else if (match !== r) heldCopies.set(r, match);
     if (slicer.due()) await slicer.yield();
   }
-  const judged = await validateInSlices(changed, validate, slicer);
+  const judged = await validateInSlices([...changed], validate, slicer);
   const accepted = new Set(judged.valid);
-  const valid = resources.flatMap((r) => {
-    const match = same.get(r);
-    return match ? [match] : accepted.has(r) ? [r] : [];
-  });
+  const valid: Resource[] = [];
+  for (const r of resources) {
+    if (!changed.has(r)) valid.push(heldCopies.get(r) ?? r);
+    else if (accepted.has(r)) valid.push(r);
+  }
   return { valid, rejected: judged.rejected };
 }
 
