@@ -68,13 +68,13 @@ test('given Redis is killed, when cluster-a changes, then the change still reach
   const client = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
   t.after(() => client.disconnect());
   await client.connect();
-  await waitFor(async () => {
-    const raw = await client.get('meshrelay:input:cluster-a');
-    return raw !== null && (JSON.parse(raw) as { hash: string }).hash === heldA.hash;
-  }, { timeoutMs: 20_000, message: 'cluster-a\'s input was not written back to Redis' });
+  await waitFor(async () => (await client.hget('meshrelay:input-parts:cluster-a', '#hash')) === heldA.hash, {
+    timeoutMs: 20_000,
+    message: 'cluster-a\'s input was not written back to Redis',
+  });
   await waitFor(async () => (await mesh.api<Status>('/api/v1/status')).store.pendingWriteBack === 0, { timeoutMs: 10_000, message: 'write-back did not finish' });
   assert.match(await mesh.metrics(server), /meshrelay_redis_up\{pod="mgmt-0"\} 1/);
-  assert.notEqual(await client.get('meshrelay:input:cluster-b'), null);
+  assert.equal(await client.exists('meshrelay:input-parts:cluster-b'), 1);
 });
 
 test('given an invalid manifest in cluster-a, then the other resources still go up and the agent names the file and field', async (t) => {

@@ -1,4 +1,5 @@
-import { canonicalJson, deepFreeze } from './canonical.ts';
+import { createHash } from 'node:crypto';
+import { canonicalJson, deepFreeze, keptEncoding } from './canonical.ts';
 import { MeshrelayError } from './errors.ts';
 import { deltaBytes, type DeltaHeader } from './delta-header.ts';
 import { LoopSlicer } from './loop-slicer.ts';
@@ -52,6 +53,20 @@ export async function canonicalParts(resources: readonly Resource[], slicer = ne
 }
 
 /**
+ * resourceId of a resource whose identity fields cannot change (it and its metadata are frozen),
+ * remembered: the resources of a held snapshot are walked on every delta against it.
+ */
+const frozenIds = new WeakMap<Resource, string>();
+
+function idOf(r: Resource): string {
+  const known = frozenIds.get(r);
+  if (known !== undefined) return known;
+  const id = resourceId(r);
+  if (Object.isFrozen(r) && Object.isFrozen(r.metadata)) frozenIds.set(r, id);
+  return id;
+}
+
+/**
  * `nextParts`, when given, are canonicalParts(next) already computed. A resource that is the
  * same deep-frozen object in base and next is unchanged without encoding either (snapshots share
  * unchanged resources by identity); any other pair is compared by canonical encoding.
@@ -63,12 +78,12 @@ export async function computeDelta(base: readonly Resource[], next: readonly Res
 
 /** computeDelta, with each changed resource's version in the base (keyed by the new version). */
 async function diffResources(base: readonly Resource[], next: readonly Resource[], nextParts: readonly string[] | undefined, slicer: LoopSlicer): Promise<ResourceDelta & { readonly replaced: ReadonlyMap<Resource, Resource> }> {
-  const before = new Map(base.map((r) => [resourceId(r), r] as const));
+  const before = new Map(base.map((r) => [idOf(r), r] as const));
   const upserts: Resource[] = [];
   // Each changed resource's version in the base, the one a patch would apply to.
   const replaced = new Map<Resource, Resource>();
   for (const [i, r] of next.entries()) {
-    const id = resourceId(r);
+    const id = idOf(r);
     const old = before.get(id);
     before.delete(id);
     const same = old !== undefined && ((old === r && Object.isFrozen(r)) || resourceEncoding(old) === (nextParts?.[i] ?? resourceEncoding(r)));
@@ -88,6 +103,9 @@ const receivedEncodings = new WeakMap<Resource, string>();
 
 /** The canonical encoding of `r`, remembered for the next delta (and `r` frozen so it stays true). */
 function heldEncoding(r: Resource): string {
+  // Most resources of a held snapshot are canonical copies: ask for their kept encoding first.
+  const kept = keptEncoding(r);
+  if (kept !== undefined) return kept;
   const known = receivedEncodings.get(r);
   if (known !== undefined) return known;
   const encoding = resourceEncoding(r);
@@ -111,30 +129,110 @@ export async function rememberReceivedEncodings(resources: readonly Resource[], 
   }
 }
 
+/** Characters of encoding gathered before they are fed to the hash (one update per resource costs more than the hashing). */
+const HASH_CHUNK_CHARS = 64 * 1024;
+
+/** The result of a delta applied to its base: sorted, frozen resources and their canonical encoding's hash and size. */
+export interface AppliedDelta {
+  readonly resources: readonly Resource[];
+  readonly hash: string;
+  /** Bytes of the canonical encoding. */
+  readonly bytes: number;
+  /** False when two resources share a key (their ids collide): the list is not a valid snapshot's. */
+  readonly sorted: boolean;
+}
+
 /**
- * The base with the delta applied: sorted, frozen, with its canonical encoding and hash. A
- * patch whose key the base lacks or that does not apply is refused with
- * MESHRELAY_ERR_DELTA_BASE_MISMATCH. Each resource's encoding is remembered, so the next delta
- * against the result encodes only what it changes.
+ * The base with the delta applied: sorted, frozen, with the hash and size of its canonical
+ * encoding. A sorted base (a snapshot's resources are) is walked once and the few changed
+ * resources are merged in; any other is sorted whole. A patch whose key the base lacks
+ * or that does not apply is refused with MESHRELAY_ERR_DELTA_BASE_MISMATCH. Each resource's
+ * encoding is remembered, so the next delta against the result encodes only what it changes.
  */
-export async function applyDelta(base: readonly Resource[], delta: ResourceDelta): Promise<{ resources: readonly Resource[]; encoding: string; hash: string }> {
-  const byId = new Map(base.map((r) => [resourceId(r), r] as const));
-  for (const patch of delta.patches ?? []) {
-    const old = byId.get(patch.key);
-    if (!old) throw new MeshrelayError('MESHRELAY_ERR_DELTA_BASE_MISMATCH', `patch of ${patch.key}, which the snapshot held does not have`);
-    byId.set(patch.key, applyResourcePatch(old, patch));
-  }
-  for (const key of delta.deletedKeys) byId.delete(key);
-  for (const r of delta.upserts) byId.set(resourceId(r), r);
-  const resources = [...byId.values()].sort(compareResources);
+export async function applyDelta(base: readonly Resource[], delta: ResourceDelta): Promise<AppliedDelta> {
   const slicer = new LoopSlicer();
-  const parts: string[] = [];
-  for (const r of resources) {
-    parts.push(heldEncoding(r));
-    if (slicer.due()) await slicer.yield();
+  const touched = new Set<string>([...(delta.patches ?? []).map((p) => p.key), ...delta.deletedKeys, ...delta.upserts.map(idOf)]);
+  const at = new Map<string, number>();
+  for (let i = 0; i < base.length; i++) {
+    const id = idOf(base[i] as Resource);
+    if (touched.has(id)) at.set(id, i);
+    if (i % 1024 === 1023 && slicer.due()) await slicer.yield();
   }
-  const encoding = `[${parts.join(',')}]`;
-  return { resources, encoding, hash: sha256Hex(encoding) };
+  const replaced = new Map<string, Resource | undefined>();
+  for (const patch of delta.patches ?? []) {
+    const old = replaced.has(patch.key) ? replaced.get(patch.key) : base[at.get(patch.key) ?? -1];
+    if (!old) throw new MeshrelayError('MESHRELAY_ERR_DELTA_BASE_MISMATCH', `patch of ${patch.key}, which the snapshot held does not have`);
+    replaced.set(patch.key, applyResourcePatch(old, patch));
+  }
+  for (const key of delta.deletedKeys) replaced.set(key, undefined);
+  for (const r of delta.upserts) replaced.set(idOf(r), r);
+  const merged = mergeChanges(base, at, replaced);
+  // A base out of order (a peer's full snapshot is taken as sent) gives a sorted result all the same.
+  const sorted = strictlySorted(merged);
+  const resources = sorted ? merged : merged.sort(compareResources);
+  return { resources, sorted: sorted || strictlySorted(resources), ...(await hashEncodings(resources, slicer)) };
+}
+
+/** `base` with each resource at `at` replaced by its entry in `changes` (undefined = removed) and every other entry inserted in order. */
+function mergeChanges(base: readonly Resource[], at: ReadonlyMap<string, number>, changes: ReadonlyMap<string, Resource | undefined>): Resource[] {
+  const inPlace = new Map<number, Resource | undefined>();
+  const added: Resource[] = [];
+  for (const [id, r] of changes) {
+    const i = at.get(id);
+    if (i !== undefined) inPlace.set(i, r);
+    else if (r) added.push(r);
+  }
+  const kept: Resource[] = [];
+  for (let i = 0; i < base.length; i++) {
+    const r = inPlace.has(i) ? inPlace.get(i) : base[i];
+    if (r) kept.push(r);
+  }
+  if (added.length === 0) return kept;
+  added.sort(compareResources);
+  const out: Resource[] = [];
+  let a = 0;
+  for (const r of kept) {
+    while (a < added.length && compareResources(added[a] as Resource, r) < 0) out.push(added[a++] as Resource);
+    out.push(r);
+  }
+  while (a < added.length) out.push(added[a++] as Resource);
+  return out;
+}
+
+/** compareResources(a, b) < 0 without building keys (it runs over every resource of a snapshot). */
+function before(a: Resource, b: Resource): boolean {
+  if (a.apiVersion !== b.apiVersion) return a.apiVersion < b.apiVersion;
+  if (a.kind !== b.kind) return a.kind < b.kind;
+  const an = a.metadata.namespace ?? '';
+  const bn = b.metadata.namespace ?? '';
+  if (an !== bn) return an < bn;
+  return a.metadata.name < b.metadata.name;
+}
+
+/** Whether every resource comes strictly before the next (sorted, no key twice). */
+function strictlySorted(list: readonly Resource[]): boolean {
+  for (let i = 1; i < list.length; i++) if (!before(list[i - 1] as Resource, list[i] as Resource)) return false;
+  return true;
+}
+
+/** sha256 and size of the canonical encoding of `resources`, without joining it into one string. */
+async function hashEncodings(resources: readonly Resource[], slicer: LoopSlicer): Promise<{ hash: string; bytes: number }> {
+  const hash = createHash('sha256');
+  let bytes = 0;
+  let chunk = '[';
+  for (let i = 0; i < resources.length; i++) {
+    chunk += i === 0 ? heldEncoding(resources[i] as Resource) : `,${heldEncoding(resources[i] as Resource)}`;
+    if (chunk.length >= HASH_CHUNK_CHARS) {
+      hash.update(chunk);
+      bytes += Buffer.byteLength(chunk);
+      chunk = '';
+      if (slicer.due()) await slicer.yield();
+    }
+  }
+  chunk += ']';
+  hash.update(chunk);
+  bytes += Buffer.byteLength(chunk);
+  return { hash: hash.digest('hex'), bytes };
 }
 
 /** Deltas are small, so they are compressed from a much lower size than full snapshots. */
@@ -283,7 +381,7 @@ export async function resolveDelta(assembled: AssembledSnapshot, held: HeldResou
   if (result.resources.length > limits.maxResources) {
     throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_TOO_LARGE', `snapshot after the delta has ${result.resources.length} resources; the limit is ${limits.maxResources}`);
   }
-  const bytes = Buffer.byteLength(result.encoding);
+  const { bytes } = result;
   if (bytes > limits.maxBytes) {
     throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_TOO_LARGE', `snapshot after the delta is ${bytes} bytes; the limit is ${limits.maxBytes} bytes`);
   }
@@ -291,5 +389,5 @@ export async function resolveDelta(assembled: AssembledSnapshot, held: HeldResou
     throw new MeshrelayError('MESHRELAY_ERR_DELTA_BASE_MISMATCH', `delta applied to ${delta.baseHash} hashes to ${result.hash}, not the announced ${assembled.hash}`);
   }
   const { delta: _, ...rest } = assembled;
-  return { ...rest, resources: result.resources, provenance };
+  return { ...rest, resources: result.resources, provenance, ...(result.sorted ? { canonicalBytes: bytes } : {}) };
 }

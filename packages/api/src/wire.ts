@@ -159,6 +159,12 @@ export interface AssembledSnapshot {
    * encodings (see rememberReceivedEncodings).
    */
   readonly texts?: readonly string[];
+  /**
+   * Set by resolveDelta on the snapshot a delta resolved to: `resources` are then sorted, unique,
+   * frozen, and `hash` was checked to be sha256 of their canonical encoding, which is this many
+   * bytes. A receiver may take the hash as it is instead of encoding and hashing them again.
+   */
+  readonly canonicalBytes?: number;
 }
 
 /** The most payload bytes a snapshot declaring `totalBytes` may carry (gzip of incompressible data grows a little). */

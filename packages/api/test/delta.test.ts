@@ -132,3 +132,20 @@ test('given a small delta and a large compressible snapshot, when framed, then t
   const chosen = await encodeSnapshotFor(before, after);
   assert.ok(chosen.wireBytes <= full.wireBytes, `${chosen.kind} of ${chosen.wireBytes} bytes against ${full.wireBytes} full`);
 });
+
+test('given a delta, when resolved, then the result carries the size of its canonical encoding, whose hash was checked', async () => {
+  const base = snap(services(300));
+  const next = snap([...services(300).filter((_, i) => i !== 5).map((r) => (r.metadata.name === 'svc-9' ? service('svc-9', 9999) : r)), service('added', 7)], 2);
+  const { out } = await transfer(base, next, base);
+  assert.equal(out.hash, next.hash);
+  assert.equal(out.canonicalBytes, next.bytes);
+});
+
+test('given a held base out of order, when a delta against its sorted form is resolved, then the result is sorted and hashes to the announced result', async () => {
+  const sorted = snap(services(50));
+  const shuffled = { ...sorted, resources: [...sorted.resources].reverse() };
+  const next = snap([...services(50), service('a-new', 1)], 2);
+  const { out } = await transfer(sorted, next, shuffled);
+  assert.equal(out.hash, next.hash);
+  assert.equal(snapshotEncoding(out), snapshotEncoding(next));
+});

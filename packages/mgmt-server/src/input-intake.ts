@@ -4,11 +4,13 @@ import {
   MeshrelayError,
   buildInputSnapshotInSlices,
   canonicalJson,
+  canonicalResource,
   formatResourceKey,
   resourceEncoding,
   resourceId,
   type AssembledSnapshot,
   type InputSnapshot,
+  type InputSnapshotInit,
   type Resource,
 } from '@meshrelay/api';
 import type { InputVersion, SnapshotStore } from '@meshrelay/store';
@@ -82,21 +84,41 @@ class HeldMatcher {
 async function validateChanged(resources: readonly Resource[], held: InputSnapshot | undefined, validate: InputValidator, slicer: LoopSlicer): Promise<InputValidationResult> {
   if (!held) return validateInSlices(resources, validate, slicer);
   const matcher = new HeldMatcher(held.resources);
-  const same = new Map<Resource, Resource>();
-  const changed: Resource[] = [];
+  // Only what is not the held object itself is recorded: after a delta that is the few it changed.
+  const heldCopies = new Map<Resource, Resource>();
+  const changed = new Set<Resource>();
   for (const r of resources) {
     const match = matcher.match(r);
-    if (match) same.set(r, match);
-    else changed.push(r);
+    if (!match) changed.add(r);
+    else if (match !== r) heldCopies.set(r, match);
     if (slicer.due()) await slicer.yield();
   }
-  const judged = await validateInSlices(changed, validate, slicer);
+  const judged = await validateInSlices([...changed], validate, slicer);
   const accepted = new Set(judged.valid);
-  const valid = resources.flatMap((r) => {
-    const match = same.get(r);
-    return match ? [match] : accepted.has(r) ? [r] : [];
-  });
+  const valid: Resource[] = [];
+  for (const r of resources) {
+    if (!changed.has(r)) valid.push(heldCopies.get(r) ?? r);
+    else if (accepted.has(r)) valid.push(r);
+  }
   return { valid, rejected: judged.rejected };
+}
+
+/**
+ * The snapshot of a resolved delta whose resources all passed, without encoding and hashing
+ * them again: resolveDelta checked that they are sorted and that their canonical encoding hashes
+ * to the announced hash (`canonicalBytes`). Only the resources the delta brought are turned into
+ * canonical copies (same encoding, so the same hash); the others are the held copies already.
+ * Undefined when the snapshot is not such a delta's.
+ */
+async function adoptResolved(init: InputSnapshotInit, assembled: AssembledSnapshot, slicer: LoopSlicer): Promise<InputSnapshot | undefined> {
+  if (assembled.canonicalBytes === undefined || init.resources.length !== assembled.resources.length) return undefined;
+  const resources: Resource[] = [];
+  for (const r of init.resources) {
+    resources.push(canonicalResource(r, false));
+    if (slicer.due()) await slicer.yield();
+  }
+  const { cluster, epoch, generation } = init;
+  return Object.freeze({ cluster, epoch, generation, hash: assembled.hash, bytes: assembled.canonicalBytes, resources: Object.freeze(resources) });
 }
 
 /**
@@ -157,7 +179,8 @@ export class InputIntake {
     const warnings = rejected.map(
       (r) => `${formatResourceKey(r.key)}: ${r.problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`,
     );
-    const snapshot = await buildInputSnapshotInSlices({ cluster, epoch: assembled.epoch, generation: assembled.generation, resources: valid }, slicer);
+    const init = { cluster, epoch: assembled.epoch, generation: assembled.generation, resources: valid };
+    const snapshot = (rejected.length === 0 ? await adoptResolved(init, assembled, slicer) : undefined) ?? (await buildInputSnapshotInSlices(init, slicer));
     const changed = held?.hash !== snapshot.hash;
     if (changed || held?.generation !== snapshot.generation || held.epoch !== snapshot.epoch) {
       await this.#store.putInput(snapshot);

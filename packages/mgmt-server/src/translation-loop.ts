@@ -51,6 +51,21 @@ export interface TranslationStatus {
 }
 
 /**
+ * The VirtualDestination keys an input declares, computed once per snapshot (snapshots are
+ * immutable; at scale a scan of every input's resources on every run costs more than the change).
+ */
+const destinationKeys = new WeakMap<InputSnapshot, readonly string[]>();
+
+function destinationKeysOf(input: InputSnapshot): readonly string[] {
+  let keys = destinationKeys.get(input);
+  if (keys === undefined) {
+    keys = virtualDestinationKeys(new Map([[input.cluster, input]]));
+    destinationKeys.set(input, keys);
+  }
+  return keys;
+}
+
+/**
  * Runs translation whenever inputs or the registry change (debounced, one run
  * at a time, a trigger during a run causes one more run). Every run first asks
  * the safe-mode gate; while it holds, nothing is computed or published, and the
@@ -166,10 +181,13 @@ export class TranslationLoop {
     // DESIGN §13: a registered cluster that is absent keeps its last known
     // contribution, carried as a stale input that provenance names as such.
     const { contributions } = this.#o;
-    await contributions.remember(admitted.values());
     const absent = clusters.map((c) => c.metadata.name).filter((name) => !admitted.has(name));
     const carried = await contributions.carry(absent, new Date());
     await this.#translate(admitted, carried, clusters, decision);
+    // Kept after the outputs went out: writing a changed cluster's whole input to the shared state
+    // is not what an agent waits for, and this run only reads the records of absent clusters.
+    // Still inside the run, so the next run's carry sees it.
+    await contributions.remember(admitted.values());
   }
 
   async #translate(
@@ -182,7 +200,7 @@ export class TranslationLoop {
     const staleClusters = new Set(carried.keys());
     // VIPs are released only on positive evidence: an input without the destination, or deregistration.
     // A carried input is the absent cluster's last admitted one, so it claims exactly what it claimed then.
-    const present = new Map([...inputs].map(([name, input]) => [name, virtualDestinationKeys(new Map([[name, input]]))]));
+    const present = new Map([...inputs].map(([name, input]) => [name, destinationKeysOf(input)]));
     const vips = await this.#o.vips.reconcile({ present, registered: new Set(clusters.map((c) => c.metadata.name)) });
     const infos: ClusterInfo[] = clusters.map((c) => ({
       name: c.metadata.name,

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { pino } from 'pino';
-import { DirectoryDocumentStore, VipAllocations, createFileClusterRegistry } from '@meshrelay/registry';
+import { DirectoryDocumentStore, VipAllocations, createFileClusterRegistry, type SharedDocumentStore } from '@meshrelay/registry';
 import { createRedisSnapshotStore } from '@meshrelay/store';
 import { startRedisServer, waitFor } from '@meshrelay/testkit';
 import { DEFAULT_VIP_CIDR, createIstioValidator } from '@meshrelay/translator';
@@ -16,7 +16,10 @@ import { OutputPersister } from '../src/output-persister.ts';
 import { TranslationLoop } from '../src/translation-loop.ts';
 
 /** Starts everything a TranslationLoop needs (closed in t.after); the gate is open from the start. */
-export async function translationSetup(t: TestContext, options: { keyPrefix: string; commandTimeoutMs: number; debounceMs?: number }) {
+export async function translationSetup(
+  t: TestContext,
+  options: { keyPrefix: string; commandTimeoutMs: number; debounceMs?: number; contributionDocuments?: (dir: string) => SharedDocumentStore },
+) {
   const redis = await startRedisServer();
   t.after(() => redis.stop());
   const dir = mkdtempSync(join(tmpdir(), `meshrelay-${options.keyPrefix}-`));
@@ -31,7 +34,8 @@ export async function translationSetup(t: TestContext, options: { keyPrefix: str
   const outputs = new OutputHub();
   const metrics = new RelayMetrics('r1', new ConnectionTracker());
   const persister = new OutputPersister({ store, logger, onFailure: (cluster) => metrics.outputWriteFailures.inc({ cluster }) });
-  const contributions = new CarriedContributions(new DirectoryDocumentStore(join(dir, 'contributions')), logger);
+  const documents = options.contributionDocuments?.(join(dir, 'contributions')) ?? new DirectoryDocumentStore(join(dir, 'contributions'));
+  const contributions = new CarriedContributions(documents, logger);
   t.after(() => contributions.stop());
   const loop = new TranslationLoop({
     registry, store, outputs, persister, metrics, logger, contributions,
@@ -42,5 +46,5 @@ export async function translationSetup(t: TestContext, options: { keyPrefix: str
     uptimeMs: () => 60_000,
   });
   t.after(() => loop.stop());
-  return { redis, registry, store, outputs, metrics, persister, loop };
+  return { redis, registry, store, outputs, metrics, persister, loop, contributions };
 }

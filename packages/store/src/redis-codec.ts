@@ -27,7 +27,10 @@ import {
 export const VALUE_FORMAT = 1;
 
 export interface StoreKeys {
+  /** An input in the whole-value layout (format 1): still read, replaced on the next write. */
   input(cluster: string): string;
+  /** An input as a hash of one field per resource (format 2; see redis-input-parts.ts). */
+  inputParts(cluster: string): string;
   /** A small hash (epoch, generation) kept beside each input value, so a conditional write need not decode the value. */
   inputVersion(cluster: string): string;
   /** An output in the whole-value layout (format 1): still read, replaced on the next write. */
@@ -41,12 +44,16 @@ export interface StoreKeys {
 export function storeKeys(prefix: string): StoreKeys {
   return {
     input: (cluster) => `${prefix}:input:${cluster}`,
+    inputParts: (cluster) => `${prefix}:input-parts:${cluster}`,
     inputVersion: (cluster) => `${prefix}:input-version:${cluster}`,
     output: (cluster) => `${prefix}:output:${cluster}`,
     outputParts: (cluster) => `${prefix}:output-parts:${cluster}`,
     inputChannel: `${prefix}:input-changed`,
   };
 }
+
+/** A stored value as read: a whole value (format 1) or the fields of a snapshot's parts hash (format 2). */
+export type Raw = string | Readonly<Record<string, string>>;
 
 /** A snapshot read back from Redis, with the replica that wrote it. */
 export interface Decoded<T> {

@@ -9,7 +9,7 @@ import {
   type OutputSnapshot,
   type Resource,
 } from '@meshrelay/api';
-import { checkHash, provenanceOf, rebuild, replicaOf, undecodable, type Decoded, type StoreKeys } from './redis-codec.ts';
+import { checkHash, provenanceOf, rebuild, replicaOf, undecodable, type Decoded, type Raw, type StoreKeys } from './redis-codec.ts';
 import type { InputWriteMode } from './redis-commands.ts';
 
 /**
@@ -57,8 +57,6 @@ export interface OutputPartsWrite {
   readonly mode: InputWriteMode;
 }
 
-/** A stored value as read: a whole value (format 1) or the fields of an output's parts hash (format 2). */
-export type Raw = string | Readonly<Record<string, string>>;
 
 /**
  * The output side of the Redis store: reads either layout, writes parts. Remembers per cluster
@@ -173,7 +171,7 @@ function parseResource(raw: string, cluster: string): Resource {
   return parseObject(raw, cluster, 'a resource') as Resource;
 }
 
-function parseObject(raw: string, cluster: string, what: string): Record<string, unknown> {
+export function parseObject(raw: string, cluster: string, what: string): Record<string, unknown> {
   let value: unknown;
   try {
     value = JSON.parse(raw);

@@ -1,12 +1,12 @@
-import { MeshrelayError, utf8InSlices, type InputSnapshot, type OutputSnapshot } from '@meshrelay/api';
+import { MeshrelayError, type InputSnapshot, type OutputSnapshot } from '@meshrelay/api';
 import type { Logger } from 'pino';
 import { formatChangeMessage, supersedes } from './input-change.ts';
 import { Listeners } from './listeners.ts';
-import { decodeInput, decodeOutput, encodeInput, storeKeys, type Decoded, type StoreKeys } from './redis-codec.ts';
-import { formatInputVersion, versionOfInput, type InputVersion } from './input-version.ts';
-import { deleteAndPublish, overwriteInput, readInputVersion, writeInput, type InputWrite, type InputWriteMode } from './redis-commands.ts';
+import { decodeInput, decodeOutput, storeKeys, type Decoded, type Raw, type StoreKeys } from './redis-codec.ts';
+import { versionOfInput, type InputVersion } from './input-version.ts';
+import { deleteAndPublish, readInputVersion, type InputWriteMode } from './redis-commands.ts';
 import { MutationMarks } from './mutation-marks.ts';
-import type { Raw } from './redis-output-parts.ts';
+import { InputParts, decodeInputParts } from './redis-input-parts.ts';
 import { OutputParts, decodeOutputParts } from './redis-output-parts.ts';
 import { RedisLink } from './redis-link.ts';
 import type { HealthListener, InputChangedEvent, InputChangedListener, SnapshotStore, StoreHealth } from './snapshot-store.ts';
@@ -29,9 +29,10 @@ export interface RedisStoreOptions {
 
 /**
  * A store that keeps every snapshot in memory and shares it through Redis. Redis keys:
- * `<prefix>:input:<cluster>` (with its version hash `<prefix>:input-version:<cluster>`),
- * `<prefix>:output-parts:<cluster>` (a hash, see redis-output-parts.ts; a format-1 value at
- * `<prefix>:output:<cluster>` is still read); channel `<prefix>:input-changed`.
+ * `<prefix>:input-parts:<cluster>` (a hash, see redis-input-parts.ts; with its version hash
+ * `<prefix>:input-version:<cluster>`), `<prefix>:output-parts:<cluster>` (a hash, see
+ * redis-output-parts.ts); a format-1 value at `<prefix>:input:<cluster>` or
+ * `<prefix>:output:<cluster>` is still read. Channel `<prefix>:input-changed`.
  * Connects in the background: the store is usable at once, and health says when Redis is up.
  * Throws MESHRELAY_ERR_INVALID_CONFIG when url or replicaId is empty.
  */
@@ -64,6 +65,7 @@ class RedisSnapshotStore implements SnapshotStore {
   readonly #log: Logger;
   readonly #link: RedisLink;
   readonly #inputs: Table<InputSnapshot>;
+  readonly #inputParts: InputParts;
   readonly #outputs: Table<OutputSnapshot>;
   /** Per Redis key, the number of the last memory change; a Redis reply is applied only if none came after. */
   readonly #marks = new MutationMarks();
@@ -82,6 +84,7 @@ class RedisSnapshotStore implements SnapshotStore {
     this.#log = options.logger.child({ component: 'snapshot-store', replica: options.replicaId });
     this.#inputListeners = new Listeners(this.#log, 'input change');
     this.#healthListeners = new Listeners(this.#log, 'health');
+    this.#inputParts = new InputParts(() => this.#link.command, this.#keys, this.#replica);
     this.#inputs = this.#inputTable();
     this.#outputs = this.#outputTable();
     this.#link = new RedisLink(
@@ -120,7 +123,7 @@ class RedisSnapshotStore implements SnapshotStore {
     if (held !== undefined) return versionOfInput(held);
     if (this.#inputs.dirty.has(cluster) || !this.#writable()) return undefined;
     try {
-      return await readInputVersion(this.#link.command, this.#inputs.key(cluster), this.#keys.inputVersion(cluster));
+      return await readInputVersion(this.#link.command, { parts: this.#keys.inputParts(cluster), version: this.#keys.inputVersion(cluster), value: this.#keys.input(cluster) });
     } catch (err) {
       this.#log.warn({ err, cluster }, 'redis version read failed; answering that no input is known (an agent resuming now sends its snapshot again)');
       return undefined;
@@ -183,30 +186,33 @@ class RedisSnapshotStore implements SnapshotStore {
   }
 
   #inputTable(): Table<InputSnapshot> {
-    const key = (cluster: string): string => this.#keys.input(cluster);
+    const parts = this.#inputParts;
     return {
       kind: 'input',
       memory: new Map(),
       dirty: new Set(),
-      key,
+      key: (cluster) => this.#keys.inputParts(cluster),
       fetch: async (clusters) => {
-        const raws: (string | null)[] = [];
-        for (const cluster of clusters) raws.push(await this.#readValue(key(cluster)));
+        const raws: (Raw | null)[] = [];
+        for (const cluster of clusters) raws.push(await parts.fetch(cluster));
         return raws;
       },
-      decode: (raw, cluster) => decodeInput(typeof raw === 'string' ? raw : '', cluster),
+      decode: (raw, cluster) => (typeof raw === 'string' ? decodeInput(raw, cluster) : decodeInputParts(raw, cluster)),
       write: (snapshot, mode) => this.#writeInput(snapshot, mode),
       holds: async (snapshot) => {
-        const stored = await readInputVersion(this.#link.command, key(snapshot.cluster), this.#keys.inputVersion(snapshot.cluster));
+        const { cluster } = snapshot;
+        const stored = await readInputVersion(this.#link.command, { parts: this.#keys.inputParts(cluster), version: this.#keys.inputVersion(cluster), value: this.#keys.input(cluster) });
         return stored !== undefined && stored.hash === snapshot.hash && stored.epoch === snapshot.epoch && stored.generation === snapshot.generation;
       },
-      remove: (cluster) =>
-        deleteAndPublish(
+      remove: (cluster) => {
+        parts.forget(cluster);
+        return deleteAndPublish(
           this.#link.command,
-          [key(cluster), this.#keys.inputVersion(cluster)],
+          [this.#keys.inputParts(cluster), this.#keys.input(cluster), this.#keys.inputVersion(cluster)],
           this.#keys.inputChannel,
           formatChangeMessage(cluster, '', this.#replica, true),
-        ),
+        );
+      },
     };
   }
 
@@ -271,22 +277,12 @@ class RedisSnapshotStore implements SnapshotStore {
   /** Writes an input unless Redis holds a newer one, which memory then adopts (see writeInput). */
   async #writeInput(snapshot: InputSnapshot, mode: InputWriteMode): Promise<number | undefined> {
     const { cluster } = snapshot;
-    const write: InputWrite = {
-      key: this.#inputs.key(cluster),
-      versionKey: this.#keys.inputVersion(cluster),
-      value: await encodeInput(snapshot, this.#replica),
-      epoch: snapshot.epoch,
-      generation: snapshot.generation,
-      mode,
-      channel: this.#keys.inputChannel,
-      message: formatChangeMessage(cluster, snapshot.hash, this.#replica, false),
-      resume: formatInputVersion(snapshot),
-    };
-    const result = await writeInput(this.#link.command, write);
+    const result = await this.#inputParts.write(snapshot, mode);
     if (result.kind !== 'kept') return undefined;
     const remote = await this.#tryDecode(this.#inputs, result.raw, cluster);
     if (remote === undefined) {
-      await overwriteInput(this.#link.command, write);
+      // What Redis holds cannot be read: replaced, whatever its version says.
+      await this.#inputParts.write(snapshot, 'force');
       return undefined;
     }
     if (this.#inputs.memory.get(cluster) !== snapshot || !supersedes(remote.snapshot, snapshot)) return undefined;
@@ -345,12 +341,6 @@ class RedisSnapshotStore implements SnapshotStore {
     return found;
   }
 
-  /** A value as text, its UTF-8 decoded in slices (a multi-MiB reply decoded in one go holds the loop). */
-  async #readValue(key: string): Promise<string | null> {
-    const raw = await this.#link.command.getBuffer(key);
-    return raw === null ? null : utf8InSlices(raw);
-  }
-
   async #tryDecode<T>(table: Table<T>, raw: Raw, cluster: string): Promise<Decoded<T> | undefined> {
     try {
       return await table.decode(raw, cluster);
@@ -388,9 +378,9 @@ class RedisSnapshotStore implements SnapshotStore {
     const mark = this.#marks.begin(key);
     let remote: Decoded<InputSnapshot> | undefined;
     try {
-      let raw: string | null;
+      let raw: Raw | null;
       try {
-        raw = await this.#readValue(key);
+        raw = await this.#inputParts.fetch(cluster);
       } catch (err) {
         this.#log.warn({ err, cluster }, 'cannot read a changed input from redis; keeping the memory copy');
         return;

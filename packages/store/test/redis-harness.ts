@@ -55,3 +55,17 @@ export function plainClientFor(t: TestContext, url: string): Redis {
   t.after(() => client.quit().catch(() => client.disconnect()));
   return client;
 }
+
+/**
+ * The resource fields (`r:...`) of every write script Redis runs from now on on a key containing
+ * `keyPart` (e.g. ':input-parts:'), one list per write, watched with MONITOR.
+ */
+export async function recordPartsWrites(t: TestContext, url: string, keyPart: string): Promise<string[][]> {
+  const monitor = await plainClientFor(t, url).monitor();
+  t.after(() => monitor.disconnect());
+  const writes: string[][] = [];
+  monitor.on('monitor', (_time: string, args: string[]) => {
+    if (args[0]?.toLowerCase() === 'eval' && args.some((a) => a.includes(keyPart))) writes.push(args.filter((a) => a.startsWith('r:')));
+  });
+  return writes;
+}

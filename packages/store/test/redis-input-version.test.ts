@@ -27,7 +27,7 @@ async function putThenFresh(t: TestContext) {
 test('input version: given an input put by another replica, when a fresh store asks for its version, then Redis answers epoch, generation, hash and size without the value being read', async (t) => {
   const { keyPrefix, fresh, redis } = await putThenFresh(t);
   // A value the store could not decode: only the version key can have answered.
-  await redis.set(`${keyPrefix}:input:east`, 'not a snapshot');
+  await redis.hset(`${keyPrefix}:input-parts:east`, '#header', 'not a snapshot');
   assert.deepEqual(await fresh.inputVersion('east'), versionOfInput(input));
   assert.equal(fresh.memoryInputs().has('east'), false, 'nothing was read into memory');
 });
@@ -52,7 +52,7 @@ test('input version: given an unreadable hash field, when asked, then the store 
 
 test('input version: given a version whose value was evicted, when asked, then the store answers none', async (t) => {
   const { keyPrefix, fresh, redis } = await putThenFresh(t);
-  await redis.del(`${keyPrefix}:input:east`);
+  await redis.del(`${keyPrefix}:input-parts:east`);
   assert.equal(await fresh.inputVersion('east'), undefined);
 });
 

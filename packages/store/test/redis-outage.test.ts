@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { freePort, startRedisServer, waitFor } from '@meshrelay/testkit';
 import type { InputChangedEvent, StoreHealth } from '../src/index.ts';
-import { decodeInput } from '../src/redis-codec.ts';
+import { decodeInputParts } from '../src/redis-input-parts.ts';
 import { decodeOutputParts } from '../src/redis-output-parts.ts';
 import { inputOf, outputOf } from './fixtures.ts';
 import { plainClientFor, readyRedisStoreFor, redisServerFor, redisStoreFor } from './redis-harness.ts';
@@ -58,9 +58,8 @@ test('redis outage: given inputs put before and during an outage, when Redis res
   await waitFor(() => store.health().redisUp && store.health().pendingWriteBack === 0, { ...WAIT, message: 'write-back never finished' });
 
   const redis = plainClientFor(t, server.url);
-  const [east, west] = await redis.mget('mr:input:east', 'mr:input:west');
-  assert.equal((await decodeInput(east ?? '', 'east')).snapshot.hash, during.hash);
-  assert.equal((await decodeInput(west ?? '', 'west')).snapshot.hash, before.hash);
+  assert.equal((await decodeInputParts(await redis.hgetall('mr:input-parts:east'), 'east')).snapshot.hash, during.hash);
+  assert.equal((await decodeInputParts(await redis.hgetall('mr:input-parts:west'), 'west')).snapshot.hash, before.hash);
   assert.deepEqual((await decodeOutputParts(await redis.hgetall('mr:output-parts:east'), 'east')).snapshot, output);
   assert.deepEqual(healths.at(-1), { backend: 'redis', redisUp: true, pendingWriteBack: 0 });
   assert.ok(healths.some((h) => !h.redisUp && h.pendingWriteBack > 0), 'health listeners saw the outage');
@@ -78,7 +77,7 @@ test('redis outage: given an input deleted during an outage, when Redis returns 
 
   server.resume();
   await waitFor(() => store.health().pendingWriteBack === 0, { ...WAIT, message: 'the delete was never written back' });
-  assert.equal(await redis.exists('mr:input:east'), 0);
+  assert.equal(await redis.exists('mr:input-parts:east', 'mr:input-version:east'), 0);
 });
 
 test('redis outage: given Redis hangs, when an input is put, then the put returns and the input is written once Redis answers', async (t) => {
@@ -92,7 +91,7 @@ test('redis outage: given Redis hangs, when an input is put, then the put return
   server.resume();
   await waitFor(() => store.health().pendingWriteBack === 0, { ...WAIT, message: 'the input was never written back' });
   const redis = plainClientFor(t, server.url);
-  assert.equal((await decodeInput((await redis.get('mr:input:east')) ?? '', 'east')).snapshot.hash, snapshot.hash);
+  assert.equal((await decodeInputParts(await redis.hgetall('mr:input-parts:east'), 'east')).snapshot.hash, snapshot.hash);
 });
 
 test('redis outage: given Redis is not running when the store starts, when it starts later, then inputs put meanwhile reach it', async (t) => {
@@ -106,7 +105,7 @@ test('redis outage: given Redis is not running when the store starts, when it st
   t.after(() => server.stop());
   await waitFor(() => store.health().redisUp && store.health().pendingWriteBack === 0, { ...WAIT, message: 'write-back never finished' });
   const redis = plainClientFor(t, server.url);
-  assert.equal((await decodeInput((await redis.get('mr:input:east')) ?? '', 'east')).snapshot.hash, snapshot.hash);
+  assert.equal((await decodeInputParts(await redis.hgetall('mr:input-parts:east'), 'east')).snapshot.hash, snapshot.hash);
 });
 
 test('redis outage: given A was cut off and put generation 2, when B wrote generation 9 meanwhile, then A keeps Redis at 9 and takes it', async (t) => {
@@ -124,7 +123,7 @@ test('redis outage: given A was cut off and put generation 2, when B wrote gener
   proxy.restore();
   await waitFor(() => a.store.health().redisUp && a.store.health().pendingWriteBack === 0, { ...WAIT, message: 'A never wrote back' });
   const redis = plainClientFor(t, server.url);
-  assert.equal((await decodeInput((await redis.get('mr:input:east')) ?? '', 'east')).snapshot.hash, newer.hash);
+  assert.equal((await decodeInputParts(await redis.hgetall('mr:input-parts:east'), 'east')).snapshot.hash, newer.hash);
   assert.equal((await a.store.getInput('east'))?.hash, newer.hash);
 });
 
@@ -172,5 +171,5 @@ test('redis outage: given one put that did not reach Redis, when memory is writt
   await waitFor(() => store.health().pendingWriteBack === 0, { ...WAIT, message: 'the input was never written back' });
   const sent = (await bytesIntoRedis(redis)) - before;
   assert.ok(sent < big('east').bytes, `${sent} bytes went to Redis for one small input; each held input is ${big('east').bytes} bytes`);
-  assert.equal((await decodeInput((await redis.get('mr:input:north')) ?? '', 'north')).snapshot.hash, inputOf('north').hash);
+  assert.equal((await decodeInputParts(await redis.hgetall('mr:input-parts:north'), 'north')).snapshot.hash, inputOf('north').hash);
 });

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, test, type TestContext } from 'node:test';
+import { after, before, test } from 'node:test';
 import { buildOutputSnapshot, type OutputSnapshot, type Resource } from '@meshrelay/api';
 import { startRedisServer, waitFor, type RedisServerHandle } from '@meshrelay/testkit';
 import { encodeOutput } from '../src/redis-codec.ts';
-import { plainClientFor, readyRedisStoreFor, uniquePrefix } from './redis-harness.ts';
+import { plainClientFor, readyRedisStoreFor, recordPartsWrites, uniquePrefix } from './redis-harness.ts';
 
 // One redis-server for this file; every test uses its own key prefix.
 let server: RedisServerHandle;
@@ -29,24 +29,13 @@ function outputWith(addresses: readonly string[]): OutputSnapshot {
   });
 }
 
-/** The resource fields (`r:...`) of every output write script Redis runs from now on. */
-async function recordOutputWrites(t: TestContext): Promise<string[][]> {
-  const monitor = await plainClientFor(t, server.url).monitor();
-  t.after(() => monitor.disconnect());
-  const writes: string[][] = [];
-  monitor.on('monitor', (_time: string, args: string[]) => {
-    if (args[0]?.toLowerCase() === 'eval' && args.some((a) => a.includes('output-parts'))) writes.push(args.filter((a) => a.startsWith('r:')));
-  });
-  return writes;
-}
-
 test('redis output parts: given an output put, when the next output differs in one resource, then the write carries only that resource', async (t) => {
   const keyPrefix = uniquePrefix();
   const a = await readyRedisStoreFor(t, { url: server.url, replicaId: 'a', keyPrefix });
   const b = await readyRedisStoreFor(t, { url: server.url, replicaId: 'b', keyPrefix });
   const first = outputWith(['10.0.0.1', '10.0.0.2', '10.0.0.3']);
   const next = outputWith(['10.0.0.1', '10.0.0.9', '10.0.0.3']);
-  const writes = await recordOutputWrites(t);
+  const writes = await recordPartsWrites(t, server.url, 'output-parts');
   await a.store.putOutput(first);
   await a.store.putOutput(next);
 
@@ -62,7 +51,7 @@ test('redis output parts: given another replica wrote the output since, when a r
   const b = await readyRedisStoreFor(t, { url: server.url, replicaId: 'b', keyPrefix });
   await a.store.putOutput(outputWith(['10.0.0.1', '10.0.0.2']));
   await b.store.putOutput(outputWith(['10.0.1.1', '10.0.1.2', '10.0.1.3']));
-  const writes = await recordOutputWrites(t);
+  const writes = await recordPartsWrites(t, server.url, 'output-parts');
   const next = outputWith(['10.0.0.1', '10.0.0.7']);
   await a.store.putOutput(next);
 

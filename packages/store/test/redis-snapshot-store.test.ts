@@ -191,10 +191,10 @@ test('redis store: given Redis holds another epoch, when A puts a lower generati
   assert.equal((await c.store.getInput('east'))?.hash, restarted.hash);
 });
 
-for (const [corruption, damage] of [
-  ['that is not JSON', (_value: string) => '{"format":1,"cluster":"east",'],
-  ['whose resources were edited after hashing', (value: string) => value.replace('"port":80', '"port":81')],
-  ['that names another cluster', (value: string) => value.replace('"cluster":"east"', '"cluster":"west"')],
+for (const [corruption, field, damage] of [
+  ['whose header is not JSON', '#header', (_value: string) => '{"format":2,"cluster":"east",'],
+  ['whose resources were edited after hashing', 'r:Service.v1 default/east-svc', (value: string) => value.replace('"port":80', '"port":81')],
+  ['that names another cluster', '#header', (value: string) => value.replace('"cluster":"east"', '"cluster":"west"')],
 ] as const) {
   test(`redis store: given a Redis value ${corruption}, when another replica reads it, then it is absent, logged, and the writer keeps its memory copy`, async (t) => {
     const keyPrefix = uniquePrefix();
@@ -202,12 +202,12 @@ for (const [corruption, damage] of [
     const redis = plainClientFor(t, server.url);
     const snapshot = inputOf('east');
     await a.store.putInput(snapshot);
-    const key = `${keyPrefix}:input:east`;
-    const stored = await redis.get(key);
+    const key = `${keyPrefix}:input-parts:east`;
+    const stored = await redis.hget(key, field);
     assert.ok(stored !== null);
     const damaged = damage(stored);
     assert.notEqual(damaged, stored);
-    await redis.set(key, damaged);
+    await redis.hset(key, field, damaged);
 
     const b = await readyRedisStoreFor(t, { url: server.url, replicaId: 'b', keyPrefix });
     assert.equal(await b.store.getInput('east'), undefined);

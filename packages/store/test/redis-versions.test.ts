@@ -23,7 +23,7 @@ test('redis versions: given a put input, when Redis is read, then a version hash
   const redis = plainClientFor(t, server.url);
   assert.deepEqual(await redis.hgetall(`${keyPrefix}:input-version:east`), { epoch: 'e-1', generation: '7', resume: formatInputVersion(input) });
   await a.store.deleteInput('east');
-  assert.equal(await redis.exists(`${keyPrefix}:input:east`, `${keyPrefix}:input-version:east`), 0);
+  assert.equal(await redis.exists(`${keyPrefix}:input-parts:east`, `${keyPrefix}:input-version:east`), 0);
 });
 
 test('redis versions: given the version hash names a newer generation, when A puts an older one, then the write reads only the version and refuses', async (t) => {

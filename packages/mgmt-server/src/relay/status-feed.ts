@@ -1,4 +1,4 @@
-import { canonicalJson, type relay } from '@meshrelay/api';
+import type { relay } from '@meshrelay/api';
 import type { ResourceState, ResourceStatus } from '@meshrelay/translator';
 import type { RelayStream } from './relay-stream.ts';
 
@@ -31,6 +31,15 @@ export function statusesForCluster(statuses: readonly ResourceStatus[], cluster:
 }
 
 /**
+ * What the wire message of `statuses` carries, as one string (JSON.stringify, not the canonical
+ * encoding: it runs for every stream after every translation, on the way of the outputs). Equal
+ * content built in the same order gives the same string; a different order only costs a resend.
+ */
+function statusesSignature(statuses: readonly ResourceStatus[]): string {
+  return JSON.stringify(statuses.map((s) => [s.apiVersion, s.kind, s.namespace, s.name, s.state, s.clusters]));
+}
+
+/**
  * Sends the stream's cluster its resource statuses now (when a translation has run) and after
  * every translation that changed them. Statuses travel beside outputs, never inside one, so a
  * status change never re-applies an output. Returns the unsubscribe function.
@@ -40,10 +49,11 @@ export function feedStatuses(source: ResourceStatusSource, stream: RelayStream<r
   const send = (): void => {
     const statuses = source.current();
     if (statuses === undefined || stream.isClosed()) return;
-    const message = statusesForCluster(statuses, stream.cluster);
-    const encoded = canonicalJson(message);
-    if (encoded === sent) return;
-    sent = encoded;
+    const mine = statuses.filter((s) => s.cluster === stream.cluster);
+    const signature = statusesSignature(mine);
+    if (signature === sent) return;
+    sent = signature;
+    const message = statusesForCluster(mine, stream.cluster);
     stream.write({ statuses: message });
     stream.log.debug({ statuses: message.statuses?.length ?? 0 }, 'resource statuses sent');
   };

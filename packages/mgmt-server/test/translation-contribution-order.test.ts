@@ -1,0 +1,48 @@
+// DESIGN §13's kept contributions are written behind delivery: an agent never waits for them.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { buildInputSnapshot } from '@meshrelay/api';
+import { DirectoryDocumentStore } from '@meshrelay/registry';
+import { buildEndpointSlice, buildService, waitFor } from '@meshrelay/testkit';
+import { translationSetup } from './translation-setup.ts';
+
+/** The real directory store, whose writes wait until the test lets them through. */
+class HeldWrites extends DirectoryDocumentStore {
+  readonly started: string[] = [];
+  #release!: () => void;
+  readonly #gate = new Promise<void>((resolve) => (this.#release = resolve));
+
+  override async put(name: string, body: Buffer): Promise<void> {
+    this.started.push(name);
+    await this.#gate;
+    await super.put(name, body);
+  }
+
+  release(): void {
+    this.#release();
+  }
+}
+
+test('given the kept-contribution write is slow, when an input changes, then its output is published before that write completes', { timeout: 60_000 }, async (t) => {
+  let documents: HeldWrites | undefined;
+  const { registry, store, outputs, loop } = await translationSetup(t, {
+    keyPrefix: 'contribution-order', commandTimeoutMs: 5000,
+    contributionDocuments: (dir) => (documents = new HeldWrites(dir)),
+  });
+  await registry.register('c0', {});
+  const ports = [{ name: 'http', port: 8080 }];
+  await store.putInput(buildInputSnapshot({
+    cluster: 'c0', epoch: 'e', generation: 1,
+    resources: [buildService({ name: 'svc', namespace: 'ns', ports }), buildEndpointSlice({ service: 'svc', namespace: 'ns', ports, endpoints: [{ ip: '10.0.0.1' }] })],
+  }));
+
+  const held = documents as HeldWrites;
+  loop.start();
+  // Released on failure too, so the loop (stopped in t.after) is not left waiting on the write.
+  await waitFor(() => outputs.current('c0') !== undefined, { timeoutMs: 10_000, message: 'the output was not published while the contribution write was held' })
+    .finally(() => setTimeout(() => held.release(), 0));
+
+  await waitFor(() => held.started.includes('c0'), { timeoutMs: 5000, message: 'the contribution was never written' });
+  await loop.stop();
+  assert.notEqual(await held.get('c0'), undefined);
+});
