@@ -180,6 +180,9 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     }
   });
 
+  // Agents reconnecting after a restart resume by the version Redis holds: answered before the
+  // store's first connection, each would be refused and send its whole input again.
+  if (config.redisUrl) await firstRedisConnection(store, REDIS_START_WAIT_MS, log);
   const relay = await startRelayServer(ctx, {
     host: config.relayHost,
     port: config.relayPort,
@@ -268,6 +271,29 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
  * Compiling takes ~0.4 s of CPU; done here, before the relay port opens, it is
  * not part of the first translation while agents' streams wait on heartbeats.
  */
+/** How long a starting server waits for Redis before it serves without it (DESIGN §7: Redis down). */
+const REDIS_START_WAIT_MS = 5000;
+
+/** Resolves once the store is connected to Redis, or after `waitMs` (logged: the server then starts without it). */
+async function firstRedisConnection(store: SnapshotStore, waitMs: number, log: Logger): Promise<void> {
+  if (store.health().redisUp) return;
+  let unsubscribe = (): void => undefined;
+  const up = await new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(false), waitMs);
+    unsubscribe = store.onHealthChange((health) => {
+      if (!health.redisUp) return;
+      clearTimeout(timer);
+      resolve(true);
+    });
+    if (store.health().redisUp) {
+      clearTimeout(timer);
+      resolve(true);
+    }
+  });
+  unsubscribe();
+  if (!up) log.warn({ waitedMs: waitMs }, 'redis is not reachable yet; serving from memory until it is (agents that resume now send their snapshots again)');
+}
+
 function warmedValidator(): OutputValidator {
   return (sharedValidator ??= createIstioValidator({ precompile: true }));
 }
