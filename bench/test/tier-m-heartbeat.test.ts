@@ -27,14 +27,17 @@ test('given every tier M input in Redis, when a restarted server loads and trans
   const redis = await startRedisServer();
   t.after(() => redis.stop());
   const stateDir = await mkdtemp(join(tmpdir(), 'tier-m-heartbeat-'));
-  t.after(() => rm(stateDir, { recursive: true, force: true }));
   const ports = await freeServerPorts();
   const args = serverArgs(ports, stateDir, ADMIN_TOKEN, [
     '--redis-url', redis.url, '--log-level', 'warn',
     '--heartbeat-interval', HEARTBEAT_INTERVAL, '--heartbeat-timeout', '30s', '--translation-debounce', DEBOUNCE,
   ]);
   let server: ServerProcess = startServerProcess(args);
-  t.after(() => stopChild(server.proc, 'SIGKILL'));
+  // The server first, then its state dir: it keeps writing there (kept contributions) after its first translation.
+  t.after(async () => {
+    await stopChild(server.proc, 'SIGKILL');
+    await rm(stateDir, { recursive: true, force: true });
+  });
   await waitHealthy(server, ports.httpPort, 60_000);
   const names = Array.from({ length: TIER_M.clusters }, (_, c) => clusterName(c));
   const { clusters, caPem } = await registerClusters(ports.httpPort, ADMIN_TOKEN, [...names, 'probe']);
