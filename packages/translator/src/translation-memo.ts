@@ -142,6 +142,11 @@ function sameProvenance(kept: readonly Provenance[], next: readonly Provenance[]
  * A memo that keeps what one run used for the next run (and forgets what a run did not use,
  * so memory follows the current inputs). Not safe for two runs at the same time.
  */
+/** Whether two canonical resources encode the same (the same object, or equal kept encodings). */
+function sameEncoding(a: Resource, b: Resource): boolean {
+  return a === b || resourceEncoding(a) === resourceEncoding(b);
+}
+
 export class RunMemo implements TranslationMemo {
   readonly #units = new Map<string, Generations<Recorded>>();
   readonly #kept = new Map<string, Generations<unknown>>();
@@ -213,8 +218,10 @@ export class RunMemo implements TranslationMemo {
   snapshot(cluster: string, resources: readonly Resource[], provenance: readonly Provenance[]): OutputSnapshot {
     const previous = this.#snapshots.get(cluster);
     let snapshot: OutputSnapshot;
-    if (previous && previous.resources.length === resources.length && previous.resources.every((r, i) => r === resources[i])) {
-      // Same resources: same encoding and hash. Provenance names every admitted input, so it may differ.
+    if (previous && previous.resources.length === resources.length && previous.resources.every((r, i) => sameEncoding(r, resources[i] as Resource))) {
+      // Same resources, or rebuilt ones with the same canonical encodings (e.g. a consumer's
+      // ServiceEntry made again around an unchanged endpoint group): the same output, so its
+      // encoding and hash are not built again. Provenance names every admitted input, so it may differ.
       snapshot = sameProvenance(previous.snapshot.provenance, provenance) ? previous.snapshot : withProvenance(previous.snapshot, provenance);
     } else {
       snapshot = buildOutputSnapshot({ cluster, resources, provenance });
