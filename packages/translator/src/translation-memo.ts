@@ -7,6 +7,7 @@
  */
 import { buildOutputSnapshot, canonicalJson, copyProvenance, isCanonicalResource, resourceEncoding, sha256Hex, unencodedCanonicalResource, withProvenance, type OutputSnapshot, type Provenance, type Resource } from '@meshrelay/api';
 import { ProblemSink } from './problems.ts';
+import { sameContent } from './same-content.ts';
 import type { ScopeDecisions } from './scope-memo.ts';
 import type { ScopeCache } from './workspace-outputs.ts';
 
@@ -142,9 +143,13 @@ function sameProvenance(kept: readonly Provenance[], next: readonly Provenance[]
  * A memo that keeps what one run used for the next run (and forgets what a run did not use,
  * so memory follows the current inputs). Not safe for two runs at the same time.
  */
-/** Whether two canonical resources encode the same (the same object, or equal kept encodings). */
+/**
+ * Whether two canonical resources encode the same: the same object, or equal content compared
+ * member by member (shared parts by identity). Not by comparing their encodings: V8 flattens a
+ * linked string it compares, which would copy every endpoint group an encoding links to.
+ */
 function sameEncoding(a: Resource, b: Resource): boolean {
-  return a === b || resourceEncoding(a) === resourceEncoding(b);
+  return a === b || sameContent(a, b);
 }
 
 export class RunMemo implements TranslationMemo {
