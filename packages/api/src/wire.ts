@@ -126,8 +126,7 @@ function provenanceOfHeader(p: relay.v1.IProvenance, relative: boolean): Provena
   if (!relative) throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', `provenance entry of cluster ${JSON.stringify(p.cluster ?? '')} keeps the base's epoch, but the header's provenance is not relative to a base`);
   if (p.epoch) throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', `provenance entry of cluster ${JSON.stringify(p.cluster ?? '')} keeps the base's epoch but names one`);
   // Its epoch is the base's entry's: resolveDelta fills it in (applyProvenanceChange).
-  const { epoch: _, ...entry } = copyProvenance({ ...p, inputHash, epoch: '-' });
-  return entry;
+  return { cluster: p.cluster ?? '', inputHash, ...(p.stale === true ? { stale: true } : {}), generation: Number(p.generation ?? 0) };
 }
 
 /** A snapshot's bytes on the wire: its encoded header plus its chunks' payload (compressed when it travels so). */
