@@ -3,11 +3,13 @@
  * set up state the CLI then reads (held outputs, snapshots). meshctl itself reaches it only over
  * HTTP; the meshctl package never imports the server.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { pino } from 'pino';
 import { parseServerConfig, startManagementServer, type ManagementServer } from '@meshrelay/mgmt-server';
-import { CREDENTIAL_ENVS, tempDir } from '../../packages/meshctl/test/harness.ts';
+import { CREDENTIAL_ENVS } from '../../packages/meshctl/test/harness.ts';
 
 export * from '../../packages/meshctl/test/harness.ts';
 
@@ -28,7 +30,9 @@ export function rememberServer(t: TestContext, url: string, server: ManagementSe
 
 /** Starts a management server with its state in a fresh directory; stopped and removed after the test. */
 export async function startServer(t: TestContext, extraFlags: readonly string[] = []): Promise<RunningServer> {
-  const dir = await tempDir(t);
+  // Not tempDir: its removal would run before this server's stop, while the server may still be
+  // writing a kept contribution into its state dir. One hook stops the server, then removes the dir.
+  const dir = await mkdtemp(join(tmpdir(), 'meshctl-test-'));
   const stateDir = join(dir, 'state');
   const flags = [
     '--relay-host', '127.0.0.1', '--relay-port', '0',
@@ -36,9 +40,18 @@ export async function startServer(t: TestContext, extraFlags: readonly string[] 
     '--state-dir', stateDir, '--replica-name', 'meshctl-test', '--log-level', 'silent',
     ...extraFlags,
   ];
-  const server = await startManagementServer(parseServerConfig(flags, {}), pino({ level: 'silent' }));
+  let server: ManagementServer;
+  try {
+    server = await startManagementServer(parseServerConfig(flags, {}), pino({ level: 'silent' }));
+  } catch (err) {
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
   const url = `http://127.0.0.1:${server.httpPort}`;
-  t.after(() => server.stop());
+  t.after(async () => {
+    await server.stop();
+    await rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+  });
   rememberServer(t, url, server, stateDir);
   return { server, url, stateDir };
 }

@@ -22,7 +22,7 @@ const EMPTY_CWD = mkdtempSync(join(tmpdir(), 'meshctl-cwd-'));
 
 export async function tempDir(t: TestContext): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'meshctl-test-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  t.after(() => rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
   return dir;
 }
 

@@ -19,7 +19,7 @@ import { NS, kubeConfigFile, kubeConfigOf, startFakeKube } from '../../registry/
 
 function tempDir(t: TestContext): string {
   const dir = mkdtempSync(join(tmpdir(), 'meshrelay-admin-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  t.after(() => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
   return dir;
 }
 
