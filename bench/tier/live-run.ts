@@ -47,6 +47,20 @@ export interface ChangeSample {
   readonly appliedMs: ReadonlyMap<string, number>;
   /** Bytes each agent received while the change was in flight (agents not listed received nothing). */
   readonly bytes: ReadonlyMap<string, { readonly wireBytes: number; readonly kinds: readonly string[] }>;
+  /**
+   * Where the changed cluster's time went, ms, from the load generator's events: offered → its relay
+   * client pushed the input (delta built and sent) → the server acked it (intake) → the first output
+   * frame arrived (translation, output delta, send) → applied (patch, hash check, apply).
+   * Undefined where an event is missing (e.g. the output came before the ack).
+   */
+  readonly stages: ChangeStages | undefined;
+}
+
+export interface ChangeStages {
+  readonly pushMs: number;
+  readonly ackMs: number;
+  readonly outputMs: number;
+  readonly applyMs: number;
 }
 
 export interface Storm {
@@ -129,7 +143,16 @@ async function oneChange(fleet: Fleet, change: EndpointChange, settleMs: number,
     const applied = cluster === change.cluster ? carries() : fleet.of('applied', offeredAt).find((e) => e.cluster === cluster);
     if (applied) appliedMs.set(cluster, applied.at - offeredAt);
   }
-  return { change, appliedMs, bytes };
+  return { change, appliedMs, bytes, stages: stagesOf(fleet, change, offeredAt, carries()?.at) };
+}
+
+function stagesOf(fleet: Fleet, change: EndpointChange, offeredAt: number, appliedAt: number | undefined): ChangeStages | undefined {
+  const ofCluster = <T extends { cluster: string }>(list: readonly T[]) => list.find((e) => e.cluster === change.cluster);
+  const pushed = ofCluster(fleet.of('pushed', offeredAt));
+  const acked = ofCluster(fleet.of('acked', offeredAt));
+  const received = ofCluster(fleet.of('received', offeredAt));
+  if (!pushed || !acked || !received || appliedAt === undefined || received.at < acked.at) return undefined;
+  return { pushMs: pushed.at - offeredAt, ackMs: acked.at - pushed.at, outputMs: received.at - acked.at, applyMs: appliedAt - received.at };
 }
 
 interface Plane {

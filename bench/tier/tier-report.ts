@@ -4,7 +4,7 @@ import { quantile } from '../measure.ts';
 import type { MachineInfo } from '../report.ts';
 import type { Workload } from '../workload.ts';
 import type { Baseline } from './baseline.ts';
-import type { LiveResults } from './live-run.ts';
+import type { ChangeStages, LiveResults } from './live-run.ts';
 import type { PhaseRecord } from './phases.ts';
 import type { TierOptions } from './run-tier.ts';
 
@@ -119,6 +119,14 @@ function changeFigures(r: TierReport): { latency?: Spread; bytes?: Spread; basel
   return { latency, bytes, baselineMs, fullBytes, unaffectedBytes, mismatches };
 }
 
+/** The p50 of each stage of the changed cluster's path (see ChangeSample.stages). */
+function stagesText(changes: TierReport['live']['changes']): string {
+  const staged = changes.flatMap((c) => (c.stages ? [c.stages] : []));
+  if (staged.length === 0) return '–';
+  const p50 = (pick: (s: ChangeStages) => number) => ms(quantile(staged.map(pick), 0.5));
+  return `push ${p50((s) => s.pushMs)}, ack ${p50((s) => s.ackMs)}, output ${p50((s) => s.outputMs)}, apply ${p50((s) => s.applyMs)} (n = ${staged.length})`;
+}
+
 function figureLines(r: TierReport): string[] {
   const { live, baseline } = r;
   const f = changeFigures(r);
@@ -136,6 +144,7 @@ function figureLines(r: TierReport): string[] {
     row('cold start: every agent applied its first output', ms(live.cold?.firstOutputMs), `naive: one full \`translate()\` + full framing of every output ${ms(baseline.cold?.ms)}`, times(live.cold?.firstOutputMs, baseline.cold?.ms)),
     row('cold start: every agent applied its first complete output (provenance = all initial inputs)', ms(live.cold?.completeOutputMs), `naive cold recompute + full resend ${ms(baseline.cold?.ms)}`, times(live.cold?.completeOutputMs, baseline.cold?.ms)),
     row(`one endpoint changed → every affected agent applied it (${f.latency?.n ?? 0} changes)`, spreadText(f.latency, ms), `naive full recompute + full resend: ${spreadText(f.baselineMs, ms)}`, `p50 ${times(f.latency?.p50, f.baselineMs?.p50)}, p99 ${times(f.latency?.p99, f.baselineMs?.p99)}`),
+    row('… of which, for the changed cluster (p50 of each stage)', stagesText(live.changes), 'offered → pushed: input delta built and sent; → acked: server intake; → output arrived: translation, output delta, send; → applied: patch, hash check, apply', ''),
     row('the same, against the encoding floor of one output', f.latency ? ms(f.latency.p50) : '–', `wire framing (gzip + protobufjs) of ${floors?.oneCluster ?? '–'}'s output ${floors ? `${floors.wireOne.medianMs.toFixed(2)} ms` : '–'}`, times(f.latency?.p50, floors?.wireOne.medianMs)),
     row('bytes on the wire per affected agent for the change', spreadText(f.bytes, kib), `full resend of the affected agent's output: ${spreadText(f.fullBytes, kib)}`, `p50 ${times(f.bytes?.p50, f.fullBytes?.p50)}`),
     row('agents affected per change', live.changes.length > 0 ? `${spreadText(spread(live.changes.map((c) => c.bytes.size)), String)}` : '–', `baseline (outputs whose hash changed): ${spreadText(spread(baseline.changes.map((b) => b.affected.length)), String)}`, `${f.mismatches} of ${Math.min(live.changes.length, baseline.changes.length)} changes differ`),
@@ -201,7 +210,7 @@ function sampleLines(r: TierReport): string[] {
   return [
     '### Changes (live)',
     '',
-    ...r.live.changes.map((c) => `- #${c.change.index} ${c.change.cluster}/${c.change.service} → ${c.change.address}: ${[...c.bytes].map(([cluster, b]) => `${cluster} ${ms(c.appliedMs.get(cluster))}, ${b.wireBytes} B (${b.kinds.join('+')})`).join('; ')}`),
+    ...r.live.changes.map((c) => `- #${c.change.index} ${c.change.cluster}/${c.change.service} → ${c.change.address}: ${[...c.bytes].map(([cluster, b]) => `${cluster} ${ms(c.appliedMs.get(cluster))}, ${b.wireBytes} B (${b.kinds.join('+')})`).join('; ')}${c.stages ? ` [push ${c.stages.pushMs}, ack ${c.stages.ackMs}, output ${c.stages.outputMs}, apply ${c.stages.applyMs} ms]` : ''}`),
     '',
   ];
 }
