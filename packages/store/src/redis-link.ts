@@ -23,13 +23,22 @@ export interface RedisLinkEvents {
   changed(event: InputChangedEvent): void;
 }
 
+/** How much longer a command on the bulk connection may take than one on the command connection. */
+const BULK_TIMEOUT_FACTOR = 5;
+
 /**
- * The store's two Redis connections: one for commands and one subscribed to the change channel
- * (a subscribed connection cannot run commands). Both reconnect on their own; the subscription
+ * The store's three Redis connections: one for commands, one for bulk work (outputs: writes of
+ * several MiB each, which the server makes in the background) and one subscribed to the change
+ * channel (a subscribed connection cannot run commands). Commands on one connection run in the
+ * order they were sent, so a backlog of output writes on the command connection would hold up
+ * an input write that an agent's ack waits for (at tier M, after a cold start, by 1–2 s); on
+ * their own connection, Redis interleaves the two. All reconnect on their own; the subscription
  * is renewed on each reconnect, and this replica's own messages are filtered out.
  */
 export class RedisLink {
   readonly command: Redis;
+  /** Outputs: every read and write of them, so they stay in order among themselves. */
+  readonly bulk: Redis;
   readonly #subscriber: Redis;
   readonly #options: RedisLinkOptions;
   readonly #events: RedisLinkEvents;
@@ -41,6 +50,8 @@ export class RedisLink {
     this.#events = events;
     const clientOptions = { url: options.url, commandTimeoutMs: options.commandTimeoutMs, maxReconnectDelayMs: options.maxReconnectDelayMs };
     this.command = createRedisClient({ ...clientOptions, connectionName: `meshrelay-store-${options.replicaId}` });
+    // A multi-MiB write queued behind others needs longer than a small command; a hung Redis still ends it.
+    this.bulk = createRedisClient({ ...clientOptions, commandTimeoutMs: options.commandTimeoutMs * BULK_TIMEOUT_FACTOR, connectionName: `meshrelay-store-${options.replicaId}-bulk` });
     this.#subscriber = createRedisClient({ ...clientOptions, connectionName: `meshrelay-store-${options.replicaId}-sub` });
     this.#watch();
   }
@@ -55,21 +66,33 @@ export class RedisLink {
     return !this.#closed && this.command.status === 'ready';
   }
 
-  /** Closes both connections and stops reconnecting. Idempotent. */
+  /** Whether the bulk connection is ready for a command (see `writable`). */
+  bulkWritable(): boolean {
+    return !this.#closed && this.bulk.status === 'ready';
+  }
+
+  /** Closes every connection and stops reconnecting. Idempotent. */
   async close(): Promise<void> {
     this.#closed = true;
     this.#up = false;
-    await Promise.all([closeClient(this.command), closeClient(this.#subscriber)]);
+    await Promise.all([closeClient(this.command), closeClient(this.bulk), closeClient(this.#subscriber)]);
   }
 
   #watch(): void {
     const log = this.#options.log;
-    this.command.on('ready', () => {
-      this.#setUp(true);
-      this.#events.resync();
-    });
-    this.command.on('close', () => this.#setUp(false));
+    // Up while both the command and the bulk connection are ready; whenever one comes back, what
+    // Redis missed meanwhile is written back.
+    const ready = (): void => {
+      const up = this.command.status === 'ready' && this.bulk.status === 'ready';
+      this.#setUp(up);
+      if (up) this.#events.resync();
+    };
+    for (const client of [this.command, this.bulk]) {
+      client.on('ready', ready);
+      client.on('close', () => this.#setUp(false));
+    }
     this.command.on('error', (err: Error) => log.debug({ err }, 'redis connection error'));
+    this.bulk.on('error', (err: Error) => log.debug({ err }, 'redis bulk connection error'));
     this.#subscriber.on('ready', () => void this.#subscribe());
     this.#subscriber.on('error', (err: Error) => log.debug({ err }, 'redis subscriber connection error'));
     this.#subscriber.on('message', (channel: string, message: string) => this.#onMessage(channel, message));

@@ -57,6 +57,8 @@ interface Table<T> {
   remove(cluster: string): Promise<void>;
   /** Whether Redis holds exactly `snapshot` already, asked without sending it (a write-back's fill skips it then). */
   holds(snapshot: T): Promise<boolean>;
+  /** Whether the connection this table uses can take a command now. */
+  writable(): boolean;
 }
 
 class RedisSnapshotStore implements SnapshotStore {
@@ -213,11 +215,12 @@ class RedisSnapshotStore implements SnapshotStore {
           formatChangeMessage(cluster, '', this.#replica, true),
         );
       },
+      writable: () => this.#writable(),
     };
   }
 
   #outputTable(): Table<OutputSnapshot> {
-    const parts = new OutputParts(() => this.#link.command, this.#keys, this.#replica);
+    const parts = new OutputParts(() => this.#link.bulk, this.#keys, this.#replica);
     return {
       kind: 'output',
       memory: new Map(),
@@ -231,6 +234,7 @@ class RedisSnapshotStore implements SnapshotStore {
       },
       remove: (cluster) => parts.remove(cluster),
       holds: (snapshot) => parts.holds(snapshot),
+      writable: () => !this.#closed && this.#link.bulkWritable(),
     };
   }
 
@@ -252,7 +256,7 @@ class RedisSnapshotStore implements SnapshotStore {
   async #syncFrom<T>(table: Table<T>, cluster: string, mode: InputWriteMode, mutation: number): Promise<boolean> {
     const snapshot = table.memory.get(cluster);
     if (snapshot === undefined && !table.dirty.has(cluster) && mode === 'fill') return true;
-    if (!this.#writable()) return this.#failed(table, cluster, mode);
+    if (!table.writable()) return this.#failed(table, cluster, mode);
     let synced = mutation;
     try {
       if (snapshot === undefined) await table.remove(cluster);
@@ -313,7 +317,7 @@ class RedisSnapshotStore implements SnapshotStore {
       else if (!table.dirty.has(cluster)) missing.push(cluster);
     }
     for (const cluster of missing) {
-      if (!this.#writable()) break;
+      if (!table.writable()) break;
       const key = table.key(cluster);
       const mark = this.#marks.begin(key);
       try {
@@ -444,7 +448,7 @@ class RedisSnapshotStore implements SnapshotStore {
    */
   async #holds<T>(table: Table<T>, cluster: string): Promise<boolean> {
     const snapshot = table.memory.get(cluster);
-    if (snapshot === undefined || !this.#writable()) return false;
+    if (snapshot === undefined || !table.writable()) return false;
     try {
       return await table.holds(snapshot);
     } catch (err) {
