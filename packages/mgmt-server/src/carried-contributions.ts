@@ -44,6 +44,12 @@ async function recordBody(input: InputSnapshot): Promise<Buffer> {
   return Buffer.from(`${head.slice(0, -1)},"resources":[${(await canonicalParts(input.resources)).join(',')}]}`);
 }
 
+/** The first entry of a map, in insertion order. */
+function first<K, V>(map: ReadonlyMap<K, V>): [K, V] | undefined {
+  for (const entry of map) return entry;
+  return undefined;
+}
+
 /**
  * The last known input of every cluster, one shared document per cluster, and
  * the set this replica is carrying over now. Not thread-safe beyond Node's
@@ -65,27 +71,83 @@ export class CarriedContributions {
   readonly #verified = new Map<string, InputSnapshot>();
   /** How many change reports the watch made: a read that a report overlapped is not kept. */
   #reports = 0;
+  /** Inputs whose copy is still to be written, the latest of each cluster, in the order they came. */
+  readonly #queued = new Map<string, InputSnapshot>();
+  /** The input whose copy is being written now. */
+  #writing: InputSnapshot | undefined;
+  /** The background writer while it runs. */
+  #drain: Promise<void> | undefined;
 
   constructor(documents: SharedDocumentStore, logger: Logger) {
     this.#documents = documents;
     this.#logger = logger;
   }
 
-  /** Keeps a copy of each admitted input whose hash differs from the kept one (this also ends a release). */
-  async remember(inputs: Iterable<InputSnapshot>): Promise<void> {
+  /**
+   * Keeps a copy of each admitted input whose hash differs from the kept one (this also ends a
+   * release). The copies are written in the background, one record at a time, the latest input
+   * of each cluster only: a translation does not wait for them (after a cold start at tier M
+   * that is 50 records of 5.7 MiB, ~2 s of work a change would otherwise queue behind). The
+   * promise resolves once everything queued so far is written (see `settled`); a failed write
+   * is logged, and the cluster's next input is written again.
+   */
+  remember(inputs: Iterable<InputSnapshot>): Promise<void> {
     for (const input of inputs) {
-      if (this.#remembered.get(input.cluster) === input.hash) continue;
-      // A replica that just started knows nothing yet: it looks at the kept record first, so a
-      // restart does not write every cluster's whole input again (at tier M 50 × 5.7 MiB).
-      if (!this.#remembered.has(input.cluster) && (await this.#keptUnreleasedHash(input.cluster)) === input.hash) {
-        this.#remembered.set(input.cluster, input.hash);
-        continue;
-      }
+      if (this.#latest(input.cluster) === input.hash) continue;
+      this.#queued.set(input.cluster, input);
       this.#verified.delete(input.cluster);
-      await this.#documents.put(input.cluster, await recordBody(input));
-      this.#remembered.set(input.cluster, input.hash);
-      this.#released.delete(input.cluster);
     }
+    this.#drain ??= this.#writeQueued().finally(() => {
+      this.#drain = undefined;
+    });
+    return this.settled();
+  }
+
+  /** Resolves once no kept copy is waiting to be written or being written. */
+  async settled(): Promise<void> {
+    while (this.#drain) await this.#drain;
+  }
+
+  async #writeQueued(): Promise<void> {
+    for (let next = first(this.#queued); next; next = first(this.#queued)) {
+      const [cluster, input] = next;
+      this.#queued.delete(cluster);
+      this.#writing = input;
+      try {
+        await this.#keep(input);
+      } catch (err) {
+        this.#logger.warn({ err, cluster, hash: input.hash }, 'could not keep the contribution of a cluster; its next input is kept again');
+      } finally {
+        this.#writing = undefined;
+      }
+      // One record per turn of the loop: heartbeats and the next translation come in between.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
+
+  async #keep(input: InputSnapshot): Promise<void> {
+    if (this.#remembered.get(input.cluster) === input.hash) return;
+    // A replica that just started knows nothing yet: it looks at the kept record first, so a
+    // restart does not write every cluster's whole input again (at tier M 50 × 5.7 MiB).
+    if (!this.#remembered.has(input.cluster) && (await this.#keptUnreleasedHash(input.cluster)) === input.hash) {
+      this.#remembered.set(input.cluster, input.hash);
+      return;
+    }
+    this.#verified.delete(input.cluster);
+    await this.#documents.put(input.cluster, await recordBody(input));
+    this.#remembered.set(input.cluster, input.hash);
+    this.#released.delete(input.cluster);
+  }
+
+  /** The hash of the newest copy of the cluster's input: queued, being written, or kept. */
+  #latest(cluster: string): string | undefined {
+    const writing = this.#writing?.cluster === cluster ? this.#writing.hash : undefined;
+    return this.#queued.get(cluster)?.hash ?? writing ?? this.#remembered.get(cluster);
+  }
+
+  /** Whether a copy of the cluster's input is waiting to be written or being written. */
+  #pending(cluster: string): boolean {
+    return this.#queued.has(cluster) || this.#writing?.cluster === cluster;
   }
 
   /**
@@ -94,6 +156,8 @@ export class CarriedContributions {
    * which ones are carried now (see `carried()`), starting `since` at `now`.
    */
   async carry(absent: readonly string[], now: Date): Promise<Map<string, InputSnapshot>> {
+    // A cluster that left since its input was queued is carried with that input: wait for its record.
+    if (absent.some((cluster) => this.#pending(cluster))) await this.settled();
     const out = new Map<string, InputSnapshot>();
     const carried = new Map<string, CarriedContribution>();
     for (const cluster of absent) {
@@ -141,6 +205,7 @@ export class CarriedContributions {
    * released record's hash, or undefined when nothing is kept for the cluster.
    */
   async release(cluster: string, now: Date): Promise<string | undefined> {
+    if (this.#pending(cluster)) await this.settled();
     const record = await this.#read(cluster);
     if (!record || record.releasedAt !== undefined) return undefined;
     await this.#write(cluster, { ...record, releasedAt: now.toISOString() });
@@ -152,6 +217,8 @@ export class CarriedContributions {
 
   /** Drops the record of a deregistered cluster. */
   async forget(cluster: string): Promise<void> {
+    this.#queued.delete(cluster);
+    if (this.#writing?.cluster === cluster) await this.settled();
     this.#remembered.delete(cluster);
     this.#released.delete(cluster);
     this.#carried.delete(cluster);

@@ -134,13 +134,16 @@ export class TranslationLoop {
     this.#timer = undefined;
     this.#kick();
     while (this.#running) await this.#running;
+    await this.#o.contributions.settled();
   }
 
+  /** Stops running; resolves once the current run and the contributions it kept are written. */
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
     clearInterval(this.#recheck);
     while (this.#running) await this.#running;
+    await this.#o.contributions.settled();
   }
 
   #kick(): void {
@@ -184,10 +187,10 @@ export class TranslationLoop {
     const absent = clusters.map((c) => c.metadata.name).filter((name) => !admitted.has(name));
     const carried = await contributions.carry(absent, new Date());
     await this.#translate(admitted, carried, clusters, decision);
-    // Kept after the outputs went out: writing a changed cluster's whole input to the shared state
-    // is not what an agent waits for, and this run only reads the records of absent clusters.
-    // Still inside the run, so the next run's carry sees it.
-    await contributions.remember(admitted.values());
+    // Kept after the outputs went out, in the background: writing a changed cluster's whole input
+    // to the shared state is not what an agent waits for, nor the next run (its carry waits only
+    // for the records of clusters that are absent by then).
+    contributions.remember(admitted.values()).catch((err: unknown) => this.#o.logger.warn({ err }, 'could not keep the contributions of this run'));
   }
 
   async #translate(

@@ -123,3 +123,56 @@ test('given a released record of an input, when a replica that just started reme
   assert.equal((await restarted.carry(['cluster-c'], NOW)).get('cluster-c')?.hash, inputC.hash);
   assert.equal(restarted.isReleased('cluster-c'), false);
 });
+
+/** The real directory store, whose writes wait until the test lets them through; counts the writes. */
+class HeldDocuments extends DirectoryDocumentStore {
+  readonly written: string[] = [];
+  #release!: () => void;
+  readonly #gate = new Promise<void>((resolve) => (this.#release = resolve));
+
+  override async put(name: string, body: Buffer): Promise<void> {
+    await this.#gate;
+    await super.put(name, body);
+    this.written.push(`${name}@${(JSON.parse(String(body)) as { hash: string }).hash}`);
+  }
+
+  release(): void {
+    this.#release();
+  }
+}
+
+test('given a kept copy that is still being written, when two newer inputs of the cluster come, then only the newest is written after it', async (t) => {
+  const root = await mkdtemp(join(tmpdir(), 'meshrelay-contributions-'));
+  t.after(() => rm(root, { recursive: true, force: true }));
+  const documents = new HeldDocuments(root);
+  const store = new CarriedContributions(documents, pino({ level: 'silent' }));
+  t.after(() => store.stop());
+  const inputC3 = buildTestInputSnapshot('cluster-c', [buildNode({ name: 'node-c3', zone: 'eu-north-1a' })]);
+
+  const first = store.remember([inputC]);
+  await new Promise((resolve) => setImmediate(resolve));
+  void store.remember([inputC2]);
+  const last = store.remember([inputC3]);
+  documents.release();
+  await Promise.all([first, last]);
+
+  assert.deepEqual(documents.written, [`cluster-c@${inputC.hash}`, `cluster-c@${inputC3.hash}`]);
+});
+
+test('given a kept copy waiting to be written, when its cluster is absent and carried, then the carry waits for it and carries that input', async (t) => {
+  const root = await mkdtemp(join(tmpdir(), 'meshrelay-contributions-'));
+  t.after(() => rm(root, { recursive: true, force: true }));
+  const documents = new HeldDocuments(root);
+  const store = new CarriedContributions(documents, pino({ level: 'silent' }));
+  t.after(() => store.stop());
+
+  void store.remember([inputC]);
+  let carried: Map<string, unknown> | undefined;
+  const carrying = store.carry(['cluster-c'], NOW).then((c) => (carried = c));
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(carried, undefined, 'the carry waited for the held write');
+  documents.release();
+  await carrying;
+
+  assert.deepEqual([...(carried ?? new Map()).keys()], ['cluster-c']);
+});
