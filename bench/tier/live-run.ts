@@ -50,17 +50,20 @@ export interface ChangeSample {
   /**
    * Where the changed cluster's time went, ms, from the load generator's events: offered → its relay
    * client pushed the input (delta built and sent) → the server acked it (intake) → the first output
-   * frame arrived (translation, output delta, send) → applied (patch, hash check, apply).
-   * Undefined where an event is missing (e.g. the output came before the ack).
+   * frame after the ack arrived (translation, output delta, send) → applied (patch, hash check, apply).
    */
-  readonly stages: ChangeStages | undefined;
+  readonly stages: ChangeStages;
 }
 
+/** Milliseconds since the change was offered at which each event came; undefined where it did not. */
 export interface ChangeStages {
-  readonly pushMs: number;
-  readonly ackMs: number;
-  readonly outputMs: number;
-  readonly applyMs: number;
+  readonly pushedAt: number | undefined;
+  readonly ackedAt: number | undefined;
+  /** The first output frame the changed cluster received after the ack. */
+  readonly receivedAt: number | undefined;
+  readonly appliedAt: number | undefined;
+  /** Output frames the changed cluster received between the offer and the ack (none expected). */
+  readonly receivedBeforeAck: number;
 }
 
 export interface Storm {
@@ -146,13 +149,18 @@ async function oneChange(fleet: Fleet, change: EndpointChange, settleMs: number,
   return { change, appliedMs, bytes, stages: stagesOf(fleet, change, offeredAt, carries()?.at) };
 }
 
-function stagesOf(fleet: Fleet, change: EndpointChange, offeredAt: number, appliedAt: number | undefined): ChangeStages | undefined {
-  const ofCluster = <T extends { cluster: string }>(list: readonly T[]) => list.find((e) => e.cluster === change.cluster);
-  const pushed = ofCluster(fleet.of('pushed', offeredAt));
-  const acked = ofCluster(fleet.of('acked', offeredAt));
-  const received = ofCluster(fleet.of('received', offeredAt));
-  if (!pushed || !acked || !received || appliedAt === undefined || received.at < acked.at) return undefined;
-  return { pushMs: pushed.at - offeredAt, ackMs: acked.at - pushed.at, outputMs: received.at - acked.at, applyMs: appliedAt - received.at };
+function stagesOf(fleet: Fleet, change: EndpointChange, offeredAt: number, appliedAt: number | undefined): ChangeStages {
+  const mine = <T extends { cluster: string; at: number }>(list: readonly T[]) => list.filter((e) => e.cluster === change.cluster);
+  const since = (at: number | undefined) => (at === undefined ? undefined : at - offeredAt);
+  const ackedAt = mine(fleet.of('acked', offeredAt))[0]?.at;
+  const received = mine(fleet.of('received', offeredAt));
+  return {
+    pushedAt: since(mine(fleet.of('pushed', offeredAt))[0]?.at),
+    ackedAt: since(ackedAt),
+    receivedAt: since(received.find((e) => ackedAt !== undefined && e.at >= ackedAt)?.at),
+    appliedAt: since(appliedAt),
+    receivedBeforeAck: received.filter((e) => ackedAt === undefined || e.at < ackedAt).length,
+  };
 }
 
 interface Plane {

@@ -119,12 +119,23 @@ function changeFigures(r: TierReport): { latency?: Spread; bytes?: Spread; basel
   return { latency, bytes, baselineMs, fullBytes, unaffectedBytes, mismatches };
 }
 
-/** The p50 of each stage of the changed cluster's path (see ChangeSample.stages). */
+/** The p50 of each stage of the changed cluster's path (see ChangeSample.stages), over the changes that saw every event. */
 function stagesText(changes: TierReport['live']['changes']): string {
-  const staged = changes.flatMap((c) => (c.stages ? [c.stages] : []));
+  const staged = changes.flatMap(({ stages: s }) =>
+    s.pushedAt !== undefined && s.ackedAt !== undefined && s.receivedAt !== undefined && s.appliedAt !== undefined
+      ? [{ push: s.pushedAt, ack: s.ackedAt - s.pushedAt, output: s.receivedAt - s.ackedAt, apply: s.appliedAt - s.receivedAt }]
+      : [],
+  );
   if (staged.length === 0) return '–';
-  const p50 = (pick: (s: ChangeStages) => number) => ms(quantile(staged.map(pick), 0.5));
-  return `push ${p50((s) => s.pushMs)}, ack ${p50((s) => s.ackMs)}, output ${p50((s) => s.outputMs)}, apply ${p50((s) => s.applyMs)} (n = ${staged.length})`;
+  const p50 = (pick: (s: (typeof staged)[number]) => number) => ms(quantile(staged.map(pick), 0.5));
+  return `push ${p50((s) => s.push)}, ack ${p50((s) => s.ack)}, output ${p50((s) => s.output)}, apply ${p50((s) => s.apply)} (n = ${staged.length})`;
+}
+
+/** When each event of the changed cluster came, ms after the offer. */
+function timelineText(s: ChangeStages): string {
+  const at = (v: number | undefined) => (v === undefined ? '–' : String(v));
+  const early = s.receivedBeforeAck > 0 ? `, ${s.receivedBeforeAck} output frame(s) before the ack` : '';
+  return ` [pushed +${at(s.pushedAt)}, acked +${at(s.ackedAt)}, output +${at(s.receivedAt)}, applied +${at(s.appliedAt)} ms${early}]`;
 }
 
 function figureLines(r: TierReport): string[] {
@@ -210,7 +221,7 @@ function sampleLines(r: TierReport): string[] {
   return [
     '### Changes (live)',
     '',
-    ...r.live.changes.map((c) => `- #${c.change.index} ${c.change.cluster}/${c.change.service} → ${c.change.address}: ${[...c.bytes].map(([cluster, b]) => `${cluster} ${ms(c.appliedMs.get(cluster))}, ${b.wireBytes} B (${b.kinds.join('+')})`).join('; ')}${c.stages ? ` [push ${c.stages.pushMs}, ack ${c.stages.ackMs}, output ${c.stages.outputMs}, apply ${c.stages.applyMs} ms]` : ''}`),
+    ...r.live.changes.map((c) => `- #${c.change.index} ${c.change.cluster}/${c.change.service} → ${c.change.address}: ${[...c.bytes].map(([cluster, b]) => `${cluster} ${ms(c.appliedMs.get(cluster))}, ${b.wireBytes} B (${b.kinds.join('+')})`).join('; ')}${timelineText(c.stages)}`),
     '',
   ];
 }
