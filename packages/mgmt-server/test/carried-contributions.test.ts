@@ -4,18 +4,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { pino } from 'pino';
-import { DirectoryDocumentStore } from '@meshrelay/registry';
+import { DirectoryDocumentStore, type SharedDocumentStore } from '@meshrelay/registry';
 import { buildNode, buildTestInputSnapshot, waitFor } from '@meshrelay/testkit';
 import { CarriedContributions } from '../src/carried-contributions.ts';
+import { HeldDocuments } from './held-documents.ts';
 
 const NOW = new Date('2026-11-23T10:00:00Z');
 const inputC = buildTestInputSnapshot('cluster-c', [buildNode({ name: 'node-c1', zone: 'eu-north-1a' })]);
 const inputC2 = buildTestInputSnapshot('cluster-c', [buildNode({ name: 'node-c2', zone: 'eu-north-1a' })]);
 
-async function contributions(t: TestContext, dir?: string): Promise<{ store: CarriedContributions; dir: string }> {
+async function contributions(
+  t: TestContext,
+  dir?: string,
+  documentsIn: (root: string) => SharedDocumentStore = (root) => new DirectoryDocumentStore(root),
+): Promise<{ store: CarriedContributions; dir: string }> {
   const root = dir ?? (await mkdtemp(join(tmpdir(), 'meshrelay-contributions-')));
   if (!dir) t.after(() => rm(root, { recursive: true, force: true }));
-  const store = new CarriedContributions(new DirectoryDocumentStore(root), pino({ level: 'silent' }));
+  const store = new CarriedContributions(documentsIn(root), pino({ level: 'silent' }));
   t.after(() => store.stop());
   return { store, dir: root };
 }
@@ -124,29 +129,15 @@ test('given a released record of an input, when a replica that just started reme
   assert.equal(restarted.isReleased('cluster-c'), false);
 });
 
-/** The real directory store, whose writes wait until the test lets them through; counts the writes. */
-class HeldDocuments extends DirectoryDocumentStore {
-  readonly written: string[] = [];
-  #release!: () => void;
-  readonly #gate = new Promise<void>((resolve) => (this.#release = resolve));
-
-  override async put(name: string, body: Buffer): Promise<void> {
-    await this.#gate;
-    await super.put(name, body);
-    this.written.push(`${name}@${(JSON.parse(String(body)) as { hash: string }).hash}`);
-  }
-
-  release(): void {
-    this.#release();
-  }
+/** Contributions kept through HeldDocuments: `store` writes nothing until `documents.release()`. */
+async function heldContributions(t: TestContext): Promise<{ store: CarriedContributions; documents: HeldDocuments }> {
+  let documents: HeldDocuments | undefined;
+  const { store } = await contributions(t, undefined, (root) => (documents = new HeldDocuments(root)));
+  return { store, documents: documents as HeldDocuments };
 }
 
 test('given a kept copy that is still being written, when two newer inputs of the cluster come, then only the newest is written after it', async (t) => {
-  const root = await mkdtemp(join(tmpdir(), 'meshrelay-contributions-'));
-  t.after(() => rm(root, { recursive: true, force: true }));
-  const documents = new HeldDocuments(root);
-  const store = new CarriedContributions(documents, pino({ level: 'silent' }));
-  t.after(() => store.stop());
+  const { store, documents } = await heldContributions(t);
   const inputC3 = buildTestInputSnapshot('cluster-c', [buildNode({ name: 'node-c3', zone: 'eu-north-1a' })]);
 
   const first = store.remember([inputC]);
@@ -160,11 +151,7 @@ test('given a kept copy that is still being written, when two newer inputs of th
 });
 
 test('given a kept copy waiting to be written, when its cluster is absent and carried, then the carry waits for it and carries that input', async (t) => {
-  const root = await mkdtemp(join(tmpdir(), 'meshrelay-contributions-'));
-  t.after(() => rm(root, { recursive: true, force: true }));
-  const documents = new HeldDocuments(root);
-  const store = new CarriedContributions(documents, pino({ level: 'silent' }));
-  t.after(() => store.stop());
+  const { store, documents } = await heldContributions(t);
 
   void store.remember([inputC]);
   let carried: Map<string, unknown> | undefined;

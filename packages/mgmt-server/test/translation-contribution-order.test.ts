@@ -2,32 +2,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { buildInputSnapshot } from '@meshrelay/api';
-import { DirectoryDocumentStore } from '@meshrelay/registry';
 import { buildEndpointSlice, buildService, waitFor } from '@meshrelay/testkit';
+import { HeldDocuments } from './held-documents.ts';
 import { translationSetup } from './translation-setup.ts';
 
-/** The real directory store, whose writes wait until the test lets them through. */
-class HeldWrites extends DirectoryDocumentStore {
-  readonly started: string[] = [];
-  #release!: () => void;
-  readonly #gate = new Promise<void>((resolve) => (this.#release = resolve));
-
-  override async put(name: string, body: Buffer): Promise<void> {
-    this.started.push(name);
-    await this.#gate;
-    await super.put(name, body);
-  }
-
-  release(): void {
-    this.#release();
-  }
-}
-
 test('given the kept-contribution write is slow, when an input changes, then its output is published before that write completes', { timeout: 60_000 }, async (t) => {
-  let documents: HeldWrites | undefined;
+  let documents: HeldDocuments | undefined;
   const { registry, store, outputs, loop } = await translationSetup(t, {
     keyPrefix: 'contribution-order', commandTimeoutMs: 5000,
-    contributionDocuments: (dir) => (documents = new HeldWrites(dir)),
+    contributionDocuments: (dir) => (documents = new HeldDocuments(dir)),
   });
   await registry.register('c0', {});
   const ports = [{ name: 'http', port: 8080 }];
@@ -36,7 +19,7 @@ test('given the kept-contribution write is slow, when an input changes, then its
     resources: [buildService({ name: 'svc', namespace: 'ns', ports }), buildEndpointSlice({ service: 'svc', namespace: 'ns', ports, endpoints: [{ ip: '10.0.0.1' }] })],
   }));
 
-  const held = documents as HeldWrites;
+  const held = documents as HeldDocuments;
   loop.start();
   // Released on failure too, so the loop (stopped in t.after) is not left waiting on the write.
   await waitFor(() => outputs.current('c0') !== undefined, { timeoutMs: 10_000, message: 'the output was not published while the contribution write was held' })
@@ -48,10 +31,10 @@ test('given the kept-contribution write is slow, when an input changes, then its
 });
 
 test('given the kept-contribution write of one run is held, when the input changes again, then the next run publishes its output without waiting for that write', { timeout: 60_000 }, async (t) => {
-  let documents: HeldWrites | undefined;
+  let documents: HeldDocuments | undefined;
   const { registry, store, loop } = await translationSetup(t, {
     keyPrefix: 'contribution-next-run', commandTimeoutMs: 5000,
-    contributionDocuments: (dir) => (documents = new HeldWrites(dir)),
+    contributionDocuments: (dir) => (documents = new HeldDocuments(dir)),
   });
   await registry.register('c0', {});
   const ports = [{ name: 'http', port: 8080 }];
@@ -60,7 +43,7 @@ test('given the kept-contribution write of one run is held, when the input chang
     resources: [buildService({ name: 'svc', namespace: 'ns', ports }), buildEndpointSlice({ service: 'svc', namespace: 'ns', ports, endpoints: [{ ip }] })],
   });
   await store.putInput(inputWith(1, '10.0.0.1'));
-  const held = documents as HeldWrites;
+  const held = documents as HeldDocuments;
   const second = inputWith(2, '10.0.0.2');
   const admittedHash = () => loop.status().admitted.find((a) => a.cluster === 'c0')?.inputHash;
   loop.start();
