@@ -26,6 +26,7 @@ export async function translationSetup(
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const logger = pino({ level: 'silent' });
   const registry = await createFileClusterRegistry({ dir: join(dir, 'registry'), tokenTtlSeconds: 3600, tokenOverlapSeconds: 60, logger });
+  t.after(() => registry.close());
   const store = createRedisSnapshotStore({
     url: redis.url, replicaId: 'r1', keyPrefix: options.keyPrefix, logger, commandTimeoutMs: options.commandTimeoutMs, maxReconnectDelayMs: 100, writeBackRetryMs: 100,
   });

@@ -1,0 +1,21 @@
+/**
+ * Loaded into every test file's process (`node --test --import ./scripts/test-exit-watchdog.ts`).
+ * A file whose tests have all ended but which still holds a handle open (a client library's
+ * pending timer, a leaked socket) is ended GRACE_MS later, after its report has reached the
+ * runner, and says so on stderr. This replaces `--test-force-exit`, which ends the process the
+ * moment its tests end and so can cut off the report of tests that already finished.
+ */
+import { after } from 'node:test';
+
+const GRACE_MS = 10_000;
+
+// Only in a test file's own process: the runner that spawns them has no tests to wait for.
+if (process.env['NODE_TEST_CONTEXT'] !== undefined) {
+  after(() => {
+    setTimeout(() => {
+      const open = process.getActiveResourcesInfo().join(', ');
+      process.stderr.write(`test-exit-watchdog: ${process.argv[1] ?? 'a test file'} still running ${GRACE_MS / 1000} s after its tests ended (open: ${open}); ending it\n`);
+      process.exit();
+    }, GRACE_MS).unref();
+  });
+}
