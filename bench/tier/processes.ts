@@ -40,7 +40,9 @@ export interface ServerProcess {
 
 /** Spawns the server binary; its JSON log lines are read for admissions, stderr is passed through and watched for V8's out-of-memory report. */
 export function startServerProcess(args: readonly string[]): ServerProcess {
-  const proc = spawn(process.execPath, [SERVER_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // BENCH_SERVER_NODE_ARGS (e.g. "--inspect=127.0.0.1:9339") goes to the server's node only, to profile it during a run.
+  const nodeArgs = (process.env['BENCH_SERVER_NODE_ARGS'] ?? '').split(/\s+/).filter(Boolean);
+  const proc = spawn(process.execPath, [...nodeArgs, SERVER_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   const server: ServerProcess = { proc, admittedAt: [], ended: undefined };
   let outOfMemory = false;
   createInterface({ input: proc.stdout as NodeJS.ReadableStream }).on('line', (line) => {

@@ -14,3 +14,4 @@ export type {
   TranslationResult,
 } from './types.ts';
 export { DEFAULT_VIP_CIDR, allocateVips, virtualDestinationKeys } from './vip-allocator.ts';
+export { sameElements } from './same-content.ts';

@@ -45,6 +45,8 @@ export interface CandidateContext {
   readonly entryPlans: Map<VirtualDestinationModel, EntryPlan>;
   /** Digest of what a VirtualService reads beyond its route table and consumer (see pipeline.ts). */
   readonly routeWorld: string;
+  /** Per route table (this run): the group of its VirtualService units (see routeGroup). */
+  readonly routeGroups: Map<Owned<RouteTableSpec>, string>;
 }
 
 /** A candidate whose resource is the previous run's object when its content did not change. */
@@ -64,6 +66,16 @@ function routeKey(rt: Owned<RouteTableSpec>): string {
     routeKeys.set(rt.resource, key);
   }
   return key;
+}
+
+/** The consumer-independent part of a VirtualService's unit key: its route table and what it reads beyond it (made once per run and route table). */
+function routeGroup(rt: Owned<RouteTableSpec>, ctx: CandidateContext): string {
+  let group = ctx.routeGroups.get(rt);
+  if (group === undefined) {
+    group = [rt.source, routeKey(rt), ctx.routeWorld].join('\u0000');
+    ctx.routeGroups.set(rt, group);
+  }
+  return group;
 }
 
 const contextKey = (c: ClusterContext | undefined): string => (c ? `${c.name}|${c.trustDomain}|${c.network}|${c.clusterDomain}` : '');
@@ -111,7 +123,7 @@ function* serviceEntries(consumer: ClusterContext, ctx: CandidateContext): Gener
     }
     const { vip, subsetKeys: keys, sources, gatewayOf } = plan;
     out.push(
-      memo.unit('service-entry', `${plan.key}\u0000${consumerKey}`, ctx.problems, () => {
+      memo.unitIn('service-entry', plan.key, consumerKey, ctx.problems, () => {
         const se = buildServiceEntry(vd, consumer, indexByName, contexts, vip, keys, gatewayOf);
         return stableSourced(memo, `se\u0000${consumer.name}`, sourced(se, vd.owned.source, ...sources.slice(1)));
       }),
@@ -129,6 +141,7 @@ export function* candidateOutputs(name: string, ctx: CandidateContext): Generato
   const indexes = [...indexByName.values()];
   const routeCtx: RouteContext = { consumer, virtualDestinations: ctx.modelByKey, externalServices: new Map(inventory.externalServices.map((es) => [`${es.namespace}/${es.name}`, es])), virtualGateways: new Map(inventory.virtualGateways.map((vg) => [`${vg.namespace}/${vg.name}`, vg])), routeTables: inventory.routeTables, routePolicies: ctx.routePolicies, indexes, workspaces: model, problems };
   const stable = (s: Sourced): Sourced => stableSourced(memo, name, s);
+  const consumerKey = contextKey(consumer);
   const entries = yield* serviceEntries(consumer, ctx);
   // Built in the order of the one-shot translation, so problems are reported in the same order.
   const subsetRules = serviceSubsetRules(ctx.demands, consumer).map(stable);
@@ -137,8 +150,7 @@ export function* candidateOutputs(name: string, ctx: CandidateContext): Generato
   for (const rt of inventory.routeTables) {
     // Workload selectors read the consumer's pods: then the consumer's index is part of the key.
     const pods = (rt.spec.workloadSelectors ?? []).length > 0 && index ? memo.id(index) : '-';
-    const key = [rt.source, routeKey(rt), contextKey(consumer), pods, ctx.routeWorld].join('\u0000');
-    const vs = memo.unit('virtual-service', key, problems, (own) => {
+    const vs = memo.unitIn('virtual-service', routeGroup(rt, ctx), `${consumerKey}\u0000${pods}`, problems, (own) => {
       const built = buildVirtualService(rt, { ...routeCtx, problems: own });
       return built ? stable(sourced(built.resource, rt.source, ...built.contributors)) : undefined;
     });

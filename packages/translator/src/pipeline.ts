@@ -66,10 +66,11 @@ function* resolveAll(vds: readonly Owned<VirtualDestinationSpec>[], indexes: rea
   const models: VirtualDestinationModel[] = [];
   for (const vd of vds) {
     const key = ownedKey(vd);
+    const group = `${key}\u0000${workspaceKey}`;
     const backends: object[] = [];
     const resolved = resolveVirtualDestination(vd, indexes, problems, model, (v, index, sink, ws) => {
-      const computed = memo.unit('backend', `${key}\u0000${memo.id(index)}\u0000${workspaceKey}`, sink, (own) => resolveBackend(v, index, own, ws));
-      const backend = memo.keep('backend-content', `${vd.source}\u0000${index.cluster}`, computed, sameContent);
+      const computed = memo.unitIn('backend', group, memo.id(index), sink, (own) => resolveBackend(v, index, own, ws));
+      const backend = memo.keepIn('backend-content', vd.source, index.cluster, computed, sameContent);
       if (typeof backend === 'object') backends.push(backend);
       return backend;
     });
@@ -147,7 +148,7 @@ export function* translationSteps(input: TranslationInput, validator: OutputVali
   const routePolicies = new Map(inventory.routeTables.map((rt) => [rt, routePolicySets(rt, inventory, lookup, problems)]));
   const provenance: Provenance[] = clusterNames.map((name) => ({ cluster: name, inputHash: input.inputs.get(name)?.hash ?? '' }));
 
-  const ctx: CandidateContext = { input, memo, problems, inventory, models, modelByKey, demands, settings, owners, ownerObjects, model, indexByName, contexts, routePolicies, shared, scopeCache: memo.scopes(), scopeDecisions: memo.scopeDecisions(), entryPlans: new Map(), routeWorld: routeWorldDigest(ownedGloo, workspaceKey, models, services) };
+  const ctx: CandidateContext = { input, memo, problems, inventory, models, modelByKey, demands, settings, owners, ownerObjects, model, indexByName, contexts, routePolicies, shared, scopeCache: memo.scopes(), scopeDecisions: memo.scopeDecisions(), entryPlans: new Map(), routeGroups: new Map(), routeWorld: routeWorldDigest(ownedGloo, workspaceKey, models, services) };
   const candidates = new Map<string, readonly Sourced[]>();
   for (const name of clusterNames) candidates.set(name, yield* candidateOutputs(name, ctx));
   book.absorb(problems);
@@ -164,5 +165,5 @@ export function* translationSteps(input: TranslationInput, validator: OutputVali
     previous: (cluster) => memo.last<ClusterEmit>('emit', cluster),
     record: (cluster, emitted) => void memo.keep('emit', cluster, emitted, () => false),
   });
-  return { outputs: emitted.outputs, problems: problems.sorted(), statuses: book.statuses(), securityOutputs: emitted.securityOutputs };
+  return { outputs: emitted.outputs, problems: problems.sorted(), statuses: book.statuses(memo), securityOutputs: emitted.securityOutputs };
 }

@@ -1,5 +1,10 @@
 /** Structural equality of plain data (what the translator's intermediate models are made of). */
 
+/** Whether two lists hold the same elements (by identity) in the same order. */
+export function sameElements<T>(a: readonly T[], b: readonly T[]): boolean {
+  return a === b || (a.length === b.length && a.every((x, i) => x === b[i]));
+}
+
 /**
  * Whether `a` and `b` hold equal plain data: primitives, arrays, plain objects and Maps,
  * compared member by member (object key order does not matter).

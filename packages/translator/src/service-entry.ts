@@ -4,6 +4,7 @@ import { KINDS, canonicalConcat, canonicalPart, type Resource } from '@meshrelay
 import type { ClusterIndex } from './cluster-index.ts';
 import { virtualDestinationOutputName, outputMetadata } from './names.ts';
 import { CLUSTER_LABEL, type Backend, type VirtualDestinationModel } from './virtual-destinations.ts';
+import { sameElements } from './same-content.ts';
 
 export interface ClusterContext {
   readonly name: string;
@@ -69,10 +70,6 @@ interface BuiltWay {
  */
 const builtEntries = new WeakMap<Backend, BuiltWay[]>();
 
-function sameKeys(a: readonly string[], b: readonly string[]): boolean {
-  return a === b || (a.length === b.length && a.every((k, i) => k === b[i]));
-}
-
 /** Whether every entry of a built group has an IP address (STATIC resolution), per group. */
 const allAddressesIp = new WeakMap<readonly WorkloadEntry[], boolean>();
 
@@ -100,7 +97,7 @@ function entriesOf(backend: Backend, gateway: { address: string; port: number } 
   const address = gateway?.address ?? null;
   const port = gateway?.port ?? null;
   for (const way of ways) {
-    if (way.address === address && way.port === port && way.network === network && sameKeys(way.subsetKeys, subsetKeys)) return way.entries;
+    if (way.address === address && way.port === port && way.network === network && sameElements(way.subsetKeys, subsetKeys)) return way.entries;
   }
   const entries = canonicalPart(gateway ? gatewayEntries(backend, gateway, network, subsetKeys) : directEntries(backend, network));
   ways.push({ address, port, network, subsetKeys: [...subsetKeys], entries });

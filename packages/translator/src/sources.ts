@@ -3,6 +3,7 @@
  * it came from; ids are sorted so equal inputs give equal annotations (and equal hashes).
  */
 import { SOURCES_ANNOTATION, canonicalResource, type Resource } from '@meshrelay/api';
+import { sameElements } from './same-content.ts';
 
 /** `Kind/namespace/name@cluster` of a Gloo resource found in `cluster`'s input. */
 export function sourceId(r: Resource, cluster: string): string {
@@ -22,9 +23,7 @@ export function sourced(resource: Resource, owner: string, ...contributors: (str
 }
 
 /** Whether two sources lists name the same sources in the same order. */
-export function sameSources(a: readonly string[], b: readonly string[]): boolean {
-  return a === b || (a.length === b.length && a.every((s, i) => s === b[i]));
-}
+export const sameSources: (a: readonly string[], b: readonly string[]) => boolean = sameElements;
 
 /** Whether two candidate lists hold the same outputs with the same sources, in the same order. */
 export function sameCandidates(a: readonly Sourced[], b: readonly Sourced[]): boolean {

@@ -5,7 +5,9 @@
  */
 import { formatResourceKey, isCanonicalResource, resourceKey, type Resource } from '@meshrelay/api';
 import type { ProblemSink } from './problems.ts';
+import { sameElements } from './same-content.ts';
 import { sourceId } from './sources.ts';
+import type { TranslationMemo } from './translation-memo.ts';
 import type { Approval, OutputRef, ResourceState, ResourceStatus } from './types.ts';
 
 const RANK: Record<Approval, number> = { ACCEPTED: 0, WARNING: 1, INVALID: 2, FAILED: 3 };
@@ -78,6 +80,14 @@ function sortedRefs(refs: readonly KeyedRef[]): OutputRef[] {
   return keyed.map((x) => x.r);
 }
 
+/** What a quiet resource's status was made from (see `StatusBook.statuses`). */
+interface QuietStatus {
+  readonly generation: number;
+  readonly refs: readonly KeyedRef[];
+  readonly consumers: readonly string[];
+  readonly status: ResourceStatus;
+}
+
 export class StatusBook {
   readonly #entries = new Map<string, Entry>();
   /** `cluster\0formatResourceKey` -> source id, to attach problems to their resource. */
@@ -143,24 +153,44 @@ export class StatusBook {
     }
   }
 
-  statuses(): ResourceStatus[] {
+  /**
+   * The statuses of every registered resource, by source id. With a memo that keeps the last run,
+   * a resource with nothing noted whose outputs and consuming clusters are the same objects, in
+   * the same order, as in the last run gets the last run's status object: the most common case at
+   * scale, and one a consumer of statuses can recognise by identity.
+   */
+  statuses(memo?: TranslationMemo): ResourceStatus[] {
     return [...this.#entries.keys()].sort().map((id) => {
       const e = this.#entries.get(id) as Entry;
+      if (memo === undefined || e.notes.length > 0) return this.#status(id, e);
+      const consumers = [...e.perCluster.keys()];
+      if (consumers.some((c) => (e.perCluster.get(c) as Note[]).length > 0)) return this.#status(id, e);
       const generation = e.resource.metadata.generation ?? 0;
-      const clusters: Record<string, ResourceState> = {};
-      for (const c of [...e.perCluster.keys()].sort()) clusters[c] = stateOf([...e.notes, ...(e.perCluster.get(c) ?? [])], generation);
-      const key = resourceKey(e.resource);
-      return {
-        source: id,
-        cluster: e.cluster,
-        apiVersion: key.apiVersion,
-        kind: key.kind,
-        namespace: key.namespace,
-        name: key.name,
-        state: stateOf([...e.notes, ...[...e.perCluster.values()].flat()], generation),
-        clusters,
-        outputs: sortedRefs(e.outputs),
-      };
+      const last = memo.last<QuietStatus>('quiet-status', id);
+      // The source id names the resource's cluster, kind, namespace and name; not its apiVersion.
+      const same = last !== undefined && last.generation === generation && last.status.apiVersion === resourceKey(e.resource).apiVersion && sameElements(last.refs, e.outputs) && sameElements(last.consumers, consumers);
+      const kept = same ? last : { generation, refs: e.outputs, consumers, status: this.#status(id, e) };
+      memo.keep('quiet-status', id, kept, () => false);
+      return kept.status;
+    });
+  }
+
+  #status(id: string, e: Entry): ResourceStatus {
+    const generation = e.resource.metadata.generation ?? 0;
+    const clusters: Record<string, ResourceState> = {};
+    for (const c of [...e.perCluster.keys()].sort()) clusters[c] = stateOf([...e.notes, ...(e.perCluster.get(c) ?? [])], generation);
+    const key = resourceKey(e.resource);
+    // Frozen: a status may be handed out again by later runs (see `statuses`).
+    return Object.freeze({
+      source: id,
+      cluster: e.cluster,
+      apiVersion: key.apiVersion,
+      kind: key.kind,
+      namespace: key.namespace,
+      name: key.name,
+      state: stateOf([...e.notes, ...[...e.perCluster.values()].flat()], generation),
+      clusters: Object.freeze(clusters),
+      outputs: Object.freeze(sortedRefs(e.outputs)),
     });
   }
 }

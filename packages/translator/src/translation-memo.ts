@@ -20,8 +20,16 @@ export interface TranslationMemo {
   unit<T>(table: string, key: string, problems: ProblemSink, compute: (problems: ProblemSink) => T): T;
   /** `unit` for a computation that yields between its parts. */
   unitSteps<T>(table: string, key: string, problems: ProblemSink, compute: (problems: ProblemSink) => Generator<void, T>): Generator<void, T>;
+  /**
+   * `unit` for the key `group` + `key`. A caller that looks up many keys under one group (one
+   * VirtualDestination in every cluster, say) builds the group's part of the key once, and
+   * each lookup hashes only the short `key`.
+   */
+  unitIn<T>(table: string, group: string, key: string | number, problems: ProblemSink, compute: (problems: ProblemSink) => T): T;
   /** `value`, or the previous run's value of `slot` when `same` says they are equal in content. */
   keep<T>(table: string, slot: string, value: T, same: (previous: T, next: T) => boolean): T;
+  /** `keep` for the slot `group` + `key` (see `unitIn`). */
+  keepIn<T>(table: string, group: string, key: string | number, value: T, same: (previous: T, next: T) => boolean): T;
   /** What `keep` stored in `slot` in the previous run (always undefined for a memo that keeps nothing). */
   last<T>(table: string, slot: string): T | undefined;
   /** An output resource, or the previous run's object of `slot` when its content is equal. */
@@ -52,7 +60,9 @@ function idOf(object: object): number {
 export const FRESH: TranslationMemo = {
   unit: (_table, _key, problems, compute) => compute(problems),
   unitSteps: (_table, _key, problems, compute) => compute(problems),
+  unitIn: (_table, _group, _key, problems, compute) => compute(problems),
   keep: (_table, _slot, value) => value,
+  keepIn: (_table, _group, _key, value) => value,
   last: () => undefined,
   resource: (_slot, resource) => resource,
   id: idOf,
@@ -110,6 +120,21 @@ class Generations<V> {
     this.#current.set(key, value);
   }
 
+  /** The previous run's value of `key`. */
+  previous(key: string): V | undefined {
+    return this.#previous.get(key);
+  }
+
+  /** This run's value of `key`, made by `make` when the run has none yet. */
+  claim(key: string, make: () => V): V {
+    let value = this.#current.get(key);
+    if (value === undefined) {
+      value = make();
+      this.#current.set(key, value);
+    }
+    return value;
+  }
+
   /** Ends a run: entries the run did not use are forgotten. */
   turn(): void {
     this.#previous = this.#current;
@@ -155,6 +180,8 @@ function sameEncoding(a: Resource, b: Resource): boolean {
 export class RunMemo implements TranslationMemo {
   readonly #units = new Map<string, Generations<Recorded>>();
   readonly #kept = new Map<string, Generations<unknown>>();
+  /** Grouped tables (`unitIn`, `keepIn`): per group, this run's or the previous run's entries by key. */
+  readonly #grouped = new Map<string, Generations<Map<string | number, unknown>>>();
   readonly #resources = new Generations<KeptResource>();
   readonly #snapshots = new Generations<KeptSnapshot>();
   readonly #scopes: ScopeCache = new WeakMap();
@@ -181,6 +208,30 @@ export class RunMemo implements TranslationMemo {
     for (const p of found.problems) problems.add(p);
     units.set(key, found);
     return found.value as T;
+  }
+
+  unitIn<T>(table: string, group: string, key: string | number, problems: ProblemSink, compute: (problems: ProblemSink) => T): T {
+    const found = this.#groupEntry(table, group, key, (previous) => {
+      if (previous !== undefined) return previous as Recorded;
+      const own = new ProblemSink();
+      const value = compute(own);
+      return { value, problems: [...own.all()] };
+    }) as Recorded;
+    for (const p of found.problems) problems.add(p);
+    return found.value as T;
+  }
+
+  keepIn<T>(table: string, group: string, key: string | number, value: T, same: (previous: T, next: T) => boolean): T {
+    return this.#groupEntry(table, group, key, (previous) => (previous !== undefined && (previous === value || same(previous as T, value)) ? previous : value)) as T;
+  }
+
+  /** The entry `key` of `group` in a grouped table: this run's, or `decide` of the previous run's (undefined if none), kept for this run. */
+  #groupEntry(table: string, group: string, key: string | number, decide: (previous: unknown) => unknown): unknown {
+    const groups = this.#table(this.#grouped, table);
+    const now = groups.claim(group, () => new Map());
+    const out = decide(now.has(key) ? now.get(key) : groups.previous(group)?.get(key));
+    now.set(key, out);
+    return out;
   }
 
   keep<T>(table: string, slot: string, value: T, same: (previous: T, next: T) => boolean): T {
@@ -237,7 +288,7 @@ export class RunMemo implements TranslationMemo {
 
   /** Ends a run: what it did not use is dropped. */
   turn(): void {
-    for (const table of [...this.#units.values(), ...this.#kept.values()]) table.turn();
+    for (const table of [...this.#units.values(), ...this.#kept.values(), ...this.#grouped.values()]) table.turn();
     this.#resources.turn();
     this.#snapshots.turn();
   }

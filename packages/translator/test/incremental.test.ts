@@ -153,6 +153,22 @@ describe('IncrementalTranslator reuse', () => {
     }
   });
 
+  it('given an engine that translated three clusters, when an endpoint no output depends on changes, then every resource keeps its status object; when an output changes, its resource gets a new one', async () => {
+    const engine = new IncrementalTranslator(validator);
+    const inputs = start();
+    const before = await engine.run(inputOf(inputs));
+    assert.deepEqual(before.statuses.map((s) => s.kind), ['VirtualDestination']);
+    inputs.set('cluster-b', snapshotOf('b', ['10.2.0.1', '10.2.0.2'], ['10.2.1.9']));
+    const quiet = await engine.run(inputOf(inputs));
+    assert.equal(quiet.statuses[0], before.statuses[0]);
+    assert.ok(Object.isFrozen(quiet.statuses[0]));
+    // The reviews endpoint in cluster-b: cluster-b's ServiceEntry of the VirtualDestination is a new output.
+    inputs.set('cluster-b', snapshotOf('b', ['10.2.0.1', '10.2.0.9'], ['10.2.1.9']));
+    const changed = await engine.run(inputOf(inputs));
+    assert.notEqual(changed.statuses[0], before.statuses[0]);
+    assert.deepEqual(changed.statuses, translate(inputOf(inputs), validator).statuses);
+  });
+
   it('given an engine that translated three clusters, when the same inputs are translated again, then every output snapshot is the same object', async () => {
     const engine = new IncrementalTranslator(validator);
     const input = inputOf(start());

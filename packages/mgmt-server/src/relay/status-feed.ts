@@ -1,5 +1,5 @@
 import type { relay } from '@meshrelay/api';
-import type { ResourceState, ResourceStatus } from '@meshrelay/translator';
+import { sameElements, type ResourceState, type ResourceStatus } from '@meshrelay/translator';
 import type { RelayStream } from './relay-stream.ts';
 
 /** Where the pull handler reads resource statuses: the translation loop's latest run. */
@@ -46,10 +46,14 @@ function statusesSignature(statuses: readonly ResourceStatus[]): string {
  */
 export function feedStatuses(source: ResourceStatusSource, stream: RelayStream<relay.v1.IPullResponse>): () => void {
   let sent: string | undefined;
+  let sentStatuses: readonly ResourceStatus[] = [];
   const send = (): void => {
     const statuses = source.current();
     if (statuses === undefined || stream.isClosed()) return;
     const mine = statuses.filter((s) => s.cluster === stream.cluster);
+    // Translation hands out an unchanged resource's frozen status object again: the same objects are the same content.
+    if (sent !== undefined && sameElements(mine, sentStatuses)) return;
+    sentStatuses = mine;
     const signature = statusesSignature(mine);
     if (signature === sent) return;
     sent = signature;
