@@ -6,7 +6,7 @@
 // and every replica restarted empty.
 
 import type { Logger } from 'pino';
-import { buildInputSnapshot, canonicalParts, type InputSnapshot, type Resource } from '@meshrelay/api';
+import { LoopSlicer, buildInputSnapshot, resourceEncoding, type InputSnapshot, type Resource } from '@meshrelay/api';
 import type { SharedDocumentStore } from '@meshrelay/registry';
 
 /** A cluster whose absent input is replaced by its last known one. */
@@ -34,14 +34,28 @@ const CHECK_INTERVAL_MS = 1000;
 /** The start of a record as recordBody and #write lay it out: its cluster (as JSON) and its hash. */
 const RECORD_HEAD = /^\{"cluster":("(?:[^"\\]|\\.)*"),"epoch":"(?:[^"\\]|\\.)*","generation":\d+,"hash":"([0-9a-f]{64})","resources":\[/;
 
+/** Characters of a record gathered into one piece of its body. */
+const RECORD_PIECE_CHARS = 256 * 1024;
+
 /**
- * The record of `input` as JSON, its resources spliced in from their canonical encodings (kept
- * with the snapshot, gathered a resource at a time): equal to JSON.stringify of the record, without
- * a multi-MB stringify holding the loop on every change of a large cluster.
+ * The record of `input` as JSON, in pieces: its resources spliced in from their canonical
+ * encodings (kept with the snapshot). Equal to JSON.stringify of the record, without a multi-MB
+ * stringify, string or buffer (at tier M a record is 5.7 MiB, and one change of a cluster writes
+ * its record): pieces are made between turns of the event loop, as the writer takes them.
  */
-async function recordBody(input: InputSnapshot): Promise<Buffer> {
+async function* recordBody(input: InputSnapshot): AsyncGenerator<Buffer> {
   const head = JSON.stringify({ cluster: input.cluster, epoch: input.epoch, generation: input.generation, hash: input.hash });
-  return Buffer.from(`${head.slice(0, -1)},"resources":[${(await canonicalParts(input.resources)).join(',')}]}`);
+  const slicer = new LoopSlicer();
+  let piece = `${head.slice(0, -1)},"resources":[`;
+  for (const [i, r] of input.resources.entries()) {
+    piece += i === 0 ? resourceEncoding(r) : `,${resourceEncoding(r)}`;
+    if (piece.length >= RECORD_PIECE_CHARS) {
+      yield Buffer.from(piece);
+      piece = '';
+      if (slicer.due()) await slicer.yield();
+    }
+  }
+  yield Buffer.from(`${piece}]}`);
 }
 
 /** The first entry of a map, in insertion order. */
@@ -134,7 +148,7 @@ export class CarriedContributions {
       return;
     }
     this.#verified.delete(input.cluster);
-    await this.#documents.put(input.cluster, await recordBody(input));
+    await this.#documents.put(input.cluster, recordBody(input));
     this.#remembered.set(input.cluster, input.hash);
     this.#released.delete(input.cluster);
   }

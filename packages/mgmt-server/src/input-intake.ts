@@ -56,6 +56,8 @@ async function validateInSlices(resources: readonly Resource[], validate: InputV
  */
 class HeldMatcher {
   readonly #held: readonly Resource[];
+  /** Where in the held list the next incoming resource is looked for first. */
+  #next = 0;
   #objects: Set<Resource> | undefined;
   #byId: Map<string, Resource> | undefined;
 
@@ -63,19 +65,49 @@ class HeldMatcher {
     this.#held = held;
   }
 
+  /**
+   * Incoming resources are best asked for in the held order: after a delta they are the held
+   * objects in that order with the few the delta changed in between, and each is then found by
+   * a look at the next few held entries instead of through sets of the whole held snapshot.
+   */
   match(r: Resource): Resource | undefined {
-    this.#objects ??= new Set(this.#held);
-    if (this.#objects.has(r)) return r;
-    this.#byId ??= new Map(this.#held.map((h) => [resourceId(h), h] as const));
     try {
-      const held = this.#byId.get(resourceId(r));
-      return held !== undefined && resourceEncoding(held) === canonicalJson(r) ? held : undefined;
+      const inOrder = this.#inOrder(r);
+      return inOrder ? inOrder.found : this.#anywhere(r);
     } catch {
       // A malformed resource (no metadata, a value JSON cannot carry) is validation's to report.
       return undefined;
     }
   }
+
+  /** `match` for a resource at (or a few entries after) the next held position; undefined when it is not there. */
+  #inOrder(r: Resource): { found: Resource | undefined } | undefined {
+    const held = this.#held;
+    const end = Math.min(held.length, this.#next + IN_ORDER_LOOKAHEAD);
+    for (let k = this.#next; k < end; k++) {
+      if (held[k] === r) {
+        this.#next = k + 1;
+        return { found: r };
+      }
+    }
+    // A resource the delta changed in place: the held entry at the position has its key.
+    const here = held[this.#next];
+    if (here === undefined || resourceId(here) !== resourceId(r)) return undefined;
+    this.#next += 1;
+    return { found: resourceEncoding(here) === canonicalJson(r) ? here : undefined };
+  }
+
+  #anywhere(r: Resource): Resource | undefined {
+    this.#objects ??= new Set(this.#held);
+    if (this.#objects.has(r)) return r;
+    this.#byId ??= new Map(this.#held.map((h) => [resourceId(h), h] as const));
+    const held = this.#byId.get(resourceId(r));
+    return held !== undefined && resourceEncoding(held) === canonicalJson(r) ? held : undefined;
+  }
 }
+
+/** How many held entries past the expected position `HeldMatcher` looks at (resources the delta removed in a row). */
+const IN_ORDER_LOOKAHEAD = 8;
 
 /**
  * Validates only the resources that differ from the held snapshot's and keeps the held copies of

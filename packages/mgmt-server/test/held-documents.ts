@@ -1,5 +1,5 @@
 /** The real directory store, whose writes wait until the test lets them through (for tests of kept contributions). */
-import { DirectoryDocumentStore } from '@meshrelay/registry';
+import { DirectoryDocumentStore, documentBytes, type DocumentBody } from '@meshrelay/registry';
 
 export class HeldDocuments extends DirectoryDocumentStore {
   /** Names whose write started, in order. */
@@ -9,11 +9,12 @@ export class HeldDocuments extends DirectoryDocumentStore {
   #release!: () => void;
   readonly #gate = new Promise<void>((resolve) => (this.#release = resolve));
 
-  override async put(name: string, body: Buffer): Promise<void> {
+  override async put(name: string, body: DocumentBody): Promise<void> {
     this.started.push(name);
     await this.#gate;
-    await super.put(name, body);
-    this.written.push(`${name}@${(JSON.parse(String(body)) as { hash: string }).hash}`);
+    const bytes = await documentBytes(body);
+    await super.put(name, bytes);
+    this.written.push(`${name}@${(JSON.parse(String(bytes)) as { hash: string }).hash}`);
   }
 
   /** Lets every held write, and every later one, through. */

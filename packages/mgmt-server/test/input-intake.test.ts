@@ -93,3 +93,18 @@ test('intake: given a held input, when a full snapshot brings an invalid changed
   assert.match(result.warnings[0] ?? '', /svc-003/);
   assert.deepEqual(result.snapshot.resources.map((r) => r.metadata.name), before.filter((_, i) => i !== 3).map((r) => r.metadata.name));
 });
+
+test('intake: given a held input, when a delta removes a run of resources and adds others between the held ones, then only the added ones are validated and the result is the announced snapshot', async (t) => {
+  const before = services(40);
+  const { intake, judged, held } = await intakeHolding(t, before);
+  // Ten removed in a row (more than the matcher looks ahead), one added among the held ones, one at the end.
+  const after = [...before.slice(0, 10), ...before.slice(20, 25), buildService({ name: 'svc-024a', namespace: 'shop', ports: [{ name: 'http', port: 8080 }] }), ...before.slice(25), buildService({ name: 'zz-last', namespace: 'shop', ports: [{ name: 'http', port: 8080 }] })];
+  const delta = await computeDelta(held.resources, after);
+  const announced = full(after, 2);
+  const assembled = await resolveDelta({ ...announced, resources: fresh(delta.upserts), delta: { baseHash: held.hash, payloadHash: '', deletedKeys: [...delta.deletedKeys] } }, held, LIMITS);
+  const result = await intake.accept(CLUSTER, assembled);
+  assert.deepEqual(judged.map((r) => r.metadata.name).sort(), ['svc-024a', 'zz-last']);
+  assert.equal(result.snapshot.hash, announced.hash);
+  const kept = new Set(held.resources);
+  assert.equal(result.snapshot.resources.filter((r) => kept.has(r)).length, 30, 'the 30 unchanged resources are the held copies');
+});

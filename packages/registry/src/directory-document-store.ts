@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { assertDocumentName, pollDocumentChanges, type DocumentRevision, type SharedDocumentStore } from './shared-documents.ts';
+import { assertDocumentName, pollDocumentChanges, type DocumentBody, type DocumentRevision, type SharedDocumentStore } from './shared-documents.ts';
 
 const SUFFIX = '.json';
 
@@ -21,13 +21,19 @@ export class DirectoryDocumentStore implements SharedDocumentStore {
     return `directory ${this.#dir}`;
   }
 
-  async put(name: string, body: Buffer): Promise<void> {
+  async put(name: string, body: DocumentBody): Promise<void> {
     assertDocumentName(name);
     await mkdir(this.#dir, { recursive: true });
     const path = this.#path(name);
     const tmp = `${path}.${randomUUID()}.tmp`;
-    await writeFile(tmp, body);
-    await rename(tmp, path);
+    try {
+      // A body in pieces is written a piece at a time; the document appears whole, by the rename.
+      await writeFile(tmp, body);
+      await rename(tmp, path);
+    } catch (err) {
+      await rm(tmp, { force: true });
+      throw err;
+    }
   }
 
   async get(name: string): Promise<Buffer | undefined> {

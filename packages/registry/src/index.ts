@@ -38,7 +38,7 @@ export { VipAllocations, type VipAllocationStore } from './vip-allocations.ts';
 export { decodeVipTable, reconcileVips, type VipAllocation, type VipDemand, type VipTable } from './vip-ownership.ts';
 export { KubernetesVipAllocations } from './kubernetes-vip-allocations.ts';
 export type { ClusterView, HeldOutputView, RelayEndpointView, ResourceView, RevocationResponse } from './http-api-types.ts';
-export { assertDocumentName, pollDocumentChanges, type DocumentRevision, type SharedDocumentStore } from './shared-documents.ts';
+export { assertDocumentName, documentBytes, pollDocumentChanges, type DocumentBody, type DocumentRevision, type SharedDocumentStore } from './shared-documents.ts';
 export { DirectoryDocumentStore } from './directory-document-store.ts';
 export {
   KubernetesDocumentStore, MAX_CHUNK_BYTES, SHARED_DOCUMENT_LABEL, SHARED_DOCUMENT_NAME_ANNOTATION, SHARED_STATE_LABEL, SHARED_STATE_PART_LABEL,

@@ -4,7 +4,7 @@ import { gunzip, gzip } from 'node:zlib';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { MeshrelayError } from '@meshrelay/api';
 import { MESHRELAY_MANAGED_LABELS, kubeErrorCode, kubeFailure, retryTransient, type KubernetesRegistryApis } from './kubernetes-objects.ts';
-import { assertDocumentName, pollDocumentChanges, type DocumentRevision, type SharedDocumentStore } from './shared-documents.ts';
+import { assertDocumentName, documentBytes, pollDocumentChanges, type DocumentBody, type DocumentRevision, type SharedDocumentStore } from './shared-documents.ts';
 
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
@@ -57,9 +57,9 @@ export class KubernetesDocumentStore implements SharedDocumentStore {
     return `ConfigMaps labelled ${SHARED_STATE_LABEL}=${this.#collection} in namespace ${this.#namespace}`;
   }
 
-  async put(name: string, body: Buffer): Promise<void> {
+  async put(name: string, body: DocumentBody): Promise<void> {
     assertDocumentName(name);
-    const packed = await gzipAsync(body);
+    const packed = await gzipAsync(await documentBytes(body));
     const previous = await this.#readIndex(name);
     const generation = randomBytes(6).toString('hex');
     const chunks = packed.length <= MAX_CHUNK_BYTES ? 0 : Math.ceil(packed.length / MAX_CHUNK_BYTES);

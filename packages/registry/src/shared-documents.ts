@@ -5,6 +5,20 @@
 
 import { MeshrelayError } from '@meshrelay/api';
 
+/**
+ * A document's body: its bytes, or its bytes in pieces (a large body made a piece at a time, so
+ * neither it nor its maker holds one multi-MB string or buffer).
+ */
+export type DocumentBody = Buffer | AsyncIterable<Buffer>;
+
+/** The whole of a body, as one buffer. */
+export async function documentBytes(body: DocumentBody): Promise<Buffer> {
+  if (Buffer.isBuffer(body)) return body;
+  const pieces: Buffer[] = [];
+  for await (const piece of body) pieces.push(piece);
+  return Buffer.concat(pieces);
+}
+
 /** A document's name and an opaque revision that changes on every write of it. */
 export interface DocumentRevision {
   readonly name: string;
@@ -24,7 +38,7 @@ export interface DocumentRevision {
 export interface SharedDocumentStore {
   /** Where the documents live, for logs and errors. */
   readonly location: string;
-  put(name: string, body: Buffer): Promise<void>;
+  put(name: string, body: DocumentBody): Promise<void>;
   /** The body, or undefined when there is no such document. */
   get(name: string): Promise<Buffer | undefined>;
   list(): Promise<DocumentRevision[]>;
