@@ -43,19 +43,19 @@ const RECORD_PIECE_CHARS = 256 * 1024;
  * stringify, string or buffer (at tier M a record is 5.7 MiB, and one change of a cluster writes
  * its record): pieces are made between turns of the event loop, as the writer takes them.
  */
-async function* recordBody(input: InputSnapshot): AsyncGenerator<Buffer> {
+async function* recordBody(input: InputSnapshot): AsyncGenerator<string> {
   const head = JSON.stringify({ cluster: input.cluster, epoch: input.epoch, generation: input.generation, hash: input.hash });
   const slicer = new LoopSlicer();
   let piece = `${head.slice(0, -1)},"resources":[`;
   for (const [i, r] of input.resources.entries()) {
     piece += i === 0 ? resourceEncoding(r) : `,${resourceEncoding(r)}`;
     if (piece.length >= RECORD_PIECE_CHARS) {
-      yield Buffer.from(piece);
+      yield piece;
       piece = '';
       if (slicer.due()) await slicer.yield();
     }
   }
-  yield Buffer.from(`${piece}]}`);
+  yield `${piece}]}`;
 }
 
 /** The first entry of a map, in insertion order. */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { assertDocumentName, pollDocumentChanges, type DocumentBody, type DocumentRevision, type SharedDocumentStore } from './shared-documents.ts';
 
@@ -10,6 +10,24 @@ const SUFFIX = '.json';
  * file first and is renamed over the document, so readers never see a torn body; the last rename
  * wins. A document's revision is its inode and mtime (a rename always brings a new inode).
  */
+/**
+ * Writes text pieces to a new file, each handed to the file as a string: the UTF-8 copy is made
+ * outside the JS heap for the write, not as a Buffer per piece that the garbage collector counts.
+ */
+async function writePieces(path: string, pieces: AsyncIterable<string>): Promise<void> {
+  const file = await open(path, 'wx');
+  try {
+    for await (const piece of pieces) {
+      const { bytesWritten } = await file.write(piece, null, 'utf8');
+      // A short write (rare on a local file) goes on from where it stopped, as bytes.
+      const bytes = bytesWritten < Buffer.byteLength(piece) ? Buffer.from(piece) : undefined;
+      for (let done = bytesWritten; bytes && done < bytes.length; ) done += (await file.write(bytes, done)).bytesWritten;
+    }
+  } finally {
+    await file.close();
+  }
+}
+
 export class DirectoryDocumentStore implements SharedDocumentStore {
   readonly #dir: string;
 
@@ -27,8 +45,9 @@ export class DirectoryDocumentStore implements SharedDocumentStore {
     const path = this.#path(name);
     const tmp = `${path}.${randomUUID()}.tmp`;
     try {
-      // A body in pieces is written a piece at a time; the document appears whole, by the rename.
-      await writeFile(tmp, body);
+      if (Buffer.isBuffer(body)) await writeFile(tmp, body);
+      else await writePieces(tmp, body);
+      // The document appears whole, by the rename.
       await rename(tmp, path);
     } catch (err) {
       await rm(tmp, { force: true });

@@ -6,17 +6,18 @@
 import { MeshrelayError } from '@meshrelay/api';
 
 /**
- * A document's body: its bytes, or its bytes in pieces (a large body made a piece at a time, so
- * neither it nor its maker holds one multi-MB string or buffer).
+ * A document's body: its bytes, or its text in pieces, UTF-8 encoded when written (a large body
+ * made a piece at a time, so neither it nor its maker holds one multi-MB string or buffer, and
+ * the writer need not allocate a buffer per piece).
  */
-export type DocumentBody = Buffer | AsyncIterable<Buffer>;
+export type DocumentBody = Buffer | AsyncIterable<string>;
 
 /** The whole of a body, as one buffer. */
 export async function documentBytes(body: DocumentBody): Promise<Buffer> {
   if (Buffer.isBuffer(body)) return body;
-  const pieces: Buffer[] = [];
+  const pieces: string[] = [];
   for await (const piece of body) pieces.push(piece);
-  return Buffer.concat(pieces);
+  return Buffer.from(pieces.join(''));
 }
 
 /** A document's name and an opaque revision that changes on every write of it. */

@@ -9,11 +9,11 @@ import { KubernetesDocumentStore } from '../src/kubernetes-document-store.ts';
 import { registryApis } from '../src/kubernetes-objects.ts';
 import { NS, kubeConfigOf, startFakeKube } from './kube-harness.ts';
 
-async function* pieces(parts: readonly string[], failAfter?: number): AsyncGenerator<Buffer> {
+async function* pieces(parts: readonly string[], failAfter?: number): AsyncGenerator<string> {
   for (const [i, part] of parts.entries()) {
     if (i === failAfter) throw new Error('the maker of the body failed');
     await new Promise<void>((resolve) => setImmediate(resolve));
-    yield Buffer.from(part);
+    yield part;
   }
 }
 
