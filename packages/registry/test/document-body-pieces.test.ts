@@ -17,7 +17,7 @@ async function* pieces(parts: readonly string[], failAfter?: number): AsyncGener
   }
 }
 
-const PARTS = ['{"cluster":"east",', '"resources":[', '{"a":1},'.repeat(50_000), '{"a":2}]}'];
+const PARTS = ['{"cluster":"east",', '"resources":[{"city":"zürich"},', '{"a":1},'.repeat(50_000), '{"a":2}]}'];
 
 test('given a directory store, when a document is put in pieces, then it reads back as their concatenation', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'meshrelay-pieces-'));
