@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { canonicalCopy, canonicalJson, deepFreeze, keepEncoding, keptEncoding } from './canonical.ts';
 import { MeshrelayError } from './errors.ts';
 import { compareResources, formatResourceKey, resourceKey, type Resource } from './resource.ts';
+import { digestResourceList } from './resumable-digest.ts';
 
 /** Where an output came from: one (cluster, input hash) pair per input snapshot admitted into translation. */
 export interface Provenance {
@@ -142,6 +143,13 @@ export function canonicalEncodingCount(): number {
  * sorted resources' encodings joined, which is exactly the canonical JSON of the sorted array.
  */
 export function encodeResources(resources: readonly Resource[], keepParts = true): EncodedResources {
+  const copies = sortedCanonicalCopies(resources, keepParts);
+  const encoding = joinEncodings(copies);
+  return { resources: copies, encoding, hash: sha256Hex(encoding) };
+}
+
+/** The canonical copies of `resources`, sorted and frozen; throws MESHRELAY_ERR_INVALID_RESOURCE when two share a key. */
+function sortedCanonicalCopies(resources: readonly Resource[], keepParts: boolean): readonly Resource[] {
   const copies = resources.map((r) => canonicalResource(r, keepParts)).sort(compareResources);
   for (let i = 1; i < copies.length; i++) {
     const prev = copies[i - 1] as Resource;
@@ -150,8 +158,7 @@ export function encodeResources(resources: readonly Resource[], keepParts = true
       throw new MeshrelayError('MESHRELAY_ERR_INVALID_RESOURCE', `duplicate resource ${formatResourceKey(resourceKey(cur))}`);
     }
   }
-  const encoding = joinEncodings(copies);
-  return { resources: Object.freeze(copies), encoding, hash: sha256Hex(encoding) };
+  return Object.freeze(copies);
 }
 
 /** `[` + encodings joined by `,` + `]`: the canonical JSON of an array of canonical resources. */
@@ -184,13 +191,19 @@ export interface OutputSnapshotInit {
   readonly provenance: readonly Provenance[];
 }
 
-export function buildOutputSnapshot(init: OutputSnapshotInit): OutputSnapshot {
-  const encoded = encodeResources(init.resources);
+/**
+ * The output snapshot of `init`. `previous`, when given, is an earlier output (of the same cluster,
+ * say) built here: the hash resumes from where its resources and these first differ (see
+ * resumable-digest.ts). The result is the same either way.
+ */
+export function buildOutputSnapshot(init: OutputSnapshotInit, previous?: OutputSnapshot): OutputSnapshot {
+  const resources = sortedCanonicalCopies(init.resources, true);
+  const { hash, bytes } = digestResourceList(resources, resourceEncoding, previous?.resources);
   return Object.freeze({
     cluster: init.cluster,
-    hash: encoded.hash,
-    bytes: Buffer.byteLength(encoded.encoding),
-    resources: encoded.resources,
+    hash,
+    bytes,
+    resources,
     provenance: frozenProvenance(init.provenance),
   });
 }

@@ -280,7 +280,7 @@ export class RunMemo implements TranslationMemo {
       // encoding and hash are not built again. Provenance names every admitted input, so it may differ.
       snapshot = sameProvenance(previous.snapshot.provenance, provenance) ? previous.snapshot : withProvenance(previous.snapshot, provenance);
     } else {
-      snapshot = buildOutputSnapshot({ cluster, resources, provenance });
+      snapshot = buildOutputSnapshot({ cluster, resources, provenance }, previous?.snapshot);
     }
     this.#snapshots.set(cluster, { resources, snapshot });
     return snapshot;

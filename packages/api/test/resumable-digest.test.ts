@@ -1,0 +1,69 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { test } from 'node:test';
+import { buildOutputSnapshot, canonicalResource, compareResources, resourceEncoding, type Resource } from '../src/index.ts';
+import { digestResourceList } from '../src/resumable-digest.ts';
+
+/** A ServiceEntry-like resource of about `size` characters (non-ASCII in it, so bytes and characters differ). */
+function entry(name: string, size: number, salt = ''): Resource {
+  return canonicalResource({ apiVersion: 'networking.istio.io/v1', kind: 'ServiceEntry', metadata: { name, namespace: 'zürich' }, spec: { hosts: [`${name}.global`], note: `${salt}${'é'.repeat(size)}` } } as unknown as Resource);
+}
+
+const sorted = (list: Resource[]): readonly Resource[] => Object.freeze([...list].sort(compareResources));
+const names = (n: number): string[] => Array.from({ length: n }, (_, i) => `svc-${String(i).padStart(4, '0')}`);
+
+/** The digest the definition gives: sha256 and UTF-8 size of the joined encoding. */
+function expected(list: readonly Resource[]): { hash: string; bytes: number } {
+  const text = `[${list.map(resourceEncoding).join(',')}]`;
+  return { hash: createHash('sha256').update(text).digest('hex'), bytes: Buffer.byteLength(text) };
+}
+
+/** A deterministic pseudo-random sequence in [0, 1). */
+function seeded(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+}
+
+test('given lists of every size from empty to a few MiB, when digested, then the hash and size are those of the joined encoding', () => {
+  for (const n of [0, 1, 2, 50, 700]) {
+    const list = sorted(names(n).map((name) => entry(name, 4000)));
+    assert.deepEqual(digestResourceList(list, resourceEncoding), expected(list), `${n} resources`);
+  }
+});
+
+test('given a digested list, when a list that changes, adds or removes resources anywhere is digested after it, then each resumed digest equals the definition', () => {
+  const random = seeded(7);
+  let previous = sorted(names(600).map((name) => entry(name, 3000)));
+  digestResourceList(previous, resourceEncoding);
+  for (let step = 0; step < 40; step++) {
+    const next = [...previous];
+    const at = Math.floor(random() * next.length);
+    const what = random();
+    if (what < 0.5) next[at] = entry((next[at] as Resource).metadata.name, 3000, `step ${step}`);
+    else if (what < 0.75) next.splice(at, 1);
+    else next.push(entry(`new-${step}`, 2000 + Math.floor(random() * 5000)));
+    const list = sorted(next);
+    assert.deepEqual(digestResourceList(list, resourceEncoding, previous), expected(list), `step ${step}`);
+    previous = list;
+  }
+});
+
+test('given a digested list, when the same list or a list it does not start like is digested against it, then the digest equals the definition', () => {
+  const list = sorted(names(300).map((name) => entry(name, 5000)));
+  digestResourceList(list, resourceEncoding);
+  assert.deepEqual(digestResourceList(list, resourceEncoding, list), expected(list));
+  const other = sorted(names(10).map((name) => entry(name, 10)));
+  assert.deepEqual(digestResourceList(other, resourceEncoding, list), expected(other));
+  const shorter = Object.freeze(list.slice(0, 120));
+  assert.deepEqual(digestResourceList(shorter, resourceEncoding, list), expected(shorter));
+});
+
+test('given an output built after an earlier one, when it is built with the earlier one to resume from, then it is the output built without it', () => {
+  const first = buildOutputSnapshot({ cluster: 'c1', resources: names(400).map((name) => entry(name, 2000)), provenance: [] });
+  const changed = first.resources.map((r, i) => (i === 250 ? entry(r.metadata.name, 2000, 'changed') : r));
+  const resumed = buildOutputSnapshot({ cluster: 'c1', resources: changed, provenance: [] }, first);
+  const fresh = buildOutputSnapshot({ cluster: 'c1', resources: changed, provenance: [] });
+  assert.equal(resumed.hash, fresh.hash);
+  assert.equal(resumed.bytes, fresh.bytes);
+  assert.notEqual(resumed.hash, first.hash);
+});
