@@ -10,13 +10,13 @@
 import { KINDS, type Resource } from '@meshrelay/api';
 import type { ClusterIndex, ServiceInfo } from './cluster-index.ts';
 import { objectKey } from './cluster-index.ts';
-import type { AccessPolicySpec, Authorization, IdentitySelector, StringMap } from './gloo-types.ts';
+import type { AccessPolicySpec, Authorization, IdentitySelector, ObjectSelector, StringMap } from './gloo-types.ts';
 import { describeOwned, type Owned } from './inventory.ts';
 import { accessPolicyOutputName, outputMetadata } from './names.ts';
 import type { ProblemSink } from './problems.ts';
 import { hasLabels, matchesObjectSelector } from './selectors.ts';
 import type { ClusterContext } from './service-entry.ts';
-import type { VirtualDestinationModel } from './virtual-destinations.ts';
+import { selectorCandidates, type VirtualDestinationModel } from './virtual-destinations.ts';
 
 /** Istio's per-policy dry-run switch. */
 const DRY_RUN_ANNOTATION = 'istio.io/dry-run';
@@ -69,13 +69,16 @@ function selectedServices(policy: Owned<AccessPolicySpec>, ctx: AccessContext): 
   let everyService: ServiceInfo[] | undefined;
   const all = (): ServiceInfo[] => (everyService ??= ctx.indexes.flatMap((index) => index.services).filter((svc) => svc.workspace === policy.workspace));
   if (selectors.length === 0) return all();
+  // A selector with labels looks at the Services that carry its first label (each cluster's label index), not at all of them.
+  const selected = (selector: ObjectSelector | undefined): ServiceInfo[] =>
+    ctx.indexes.flatMap((index) => selectorCandidates(index, [selector ?? {}]).filter((svc) => svc.workspace === policy.workspace && matchesObjectSelector(selector, svc)));
   return selectors.flatMap((s, i) => {
     if (s.kind === 'EXTERNAL_SERVICE') {
       // An AuthorizationPolicy cannot restrict an external service: fail closed rather than ignore it.
       ctx.problems.add({ cluster: policy.cluster, resource: describeOwned(policy), reason: `applyToDestinations[${i}]: kind EXTERNAL_SERVICE cannot be enforced by Istio authorization; not translated`, approval: 'INVALID' });
       return [];
     }
-    if ((s.kind ?? 'SERVICE') === 'SERVICE') return all().filter((svc) => matchesObjectSelector(s.selector, svc));
+    if ((s.kind ?? 'SERVICE') === 'SERVICE') return selected(s.selector);
     return ctx.virtualDestinations
       .filter((vd) => vd.owned.workspace === policy.workspace && matchesObjectSelector(s.selector, { name: vd.owned.name, namespace: vd.owned.namespace, cluster: vd.owned.cluster, labels: vd.owned.labels, workspace: vd.owned.workspace }))
       .flatMap((vd) => vd.backends.map((b) => b.service));

@@ -133,7 +133,7 @@ function labelIndexOf(index: ClusterIndex): LabelIndex {
  * label of a selector through the label index, all Services for a selector without labels.
  * A superset of the matches; the caller still applies each selector in full.
  */
-function selectorCandidates(index: ClusterIndex, selectors: readonly ObjectSelector[]): readonly ServiceInfo[] {
+export function selectorCandidates(index: ClusterIndex, selectors: readonly ObjectSelector[]): readonly ServiceInfo[] {
   if (index.services.length === 0) return index.services;
   const { byLabel, position } = labelIndexOf(index);
   const found = new Set<ServiceInfo>();
