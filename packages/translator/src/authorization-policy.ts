@@ -42,6 +42,32 @@ function uniqueSorted(values: Iterable<string>): string[] {
   return [...new Set(values)].sort();
 }
 
+/** A cluster's pods by label (`key=value` → their `namespace/name` keys), for workload selectors. */
+const podsByLabelOf = new WeakMap<ClusterIndex, Map<string, string[]>>();
+
+/**
+ * The `namespace/name` keys of the pods of `index` that may carry `labels`: those with its first
+ * label, through an index built once per cluster index (and only when a workload selector asks),
+ * every pod when there are no labels. A superset; the caller checks all the labels.
+ */
+function podCandidates(index: ClusterIndex, labels: StringMap | undefined): Iterable<string> {
+  const first = labels && Object.entries(labels)[0];
+  if (!first) return index.pods.keys();
+  let byLabel = podsByLabelOf.get(index);
+  if (!byLabel) {
+    byLabel = new Map();
+    for (const [key, pod] of index.pods) {
+      for (const [k, v] of Object.entries(pod.labels)) {
+        const list = byLabel.get(`${k}=${v}`);
+        if (list) list.push(key);
+        else byLabel.set(`${k}=${v}`, [key]);
+      }
+    }
+    podsByLabelOf.set(index, byLabel);
+  }
+  return byLabel.get(`${first[0]}=${first[1]}`) ?? [];
+}
+
 function workloadTargets(policy: Owned<AccessPolicySpec>, ctx: AccessContext): Target[] {
   const targets: Target[] = [];
   (policy.spec.applyToWorkloads ?? []).forEach((w, i) => {
@@ -53,9 +79,9 @@ function workloadTargets(policy: Owned<AccessPolicySpec>, ctx: AccessContext): T
           ctx.indexes
             .filter((index) => !sel.cluster || index.cluster === sel.cluster)
             .flatMap((index) =>
-              [...index.pods]
-                .filter(([key, pod]) => hasLabels(pod.labels, labels) && ctx.workspaceOf(index.cluster, key.split('/')[0] as string) === policy.workspace)
-                .map(([key]) => key.split('/')[0] as string),
+              [...podCandidates(index, labels)]
+                .filter((key) => hasLabels(index.pods.get(key)?.labels, labels) && ctx.workspaceOf(index.cluster, key.split('/')[0] as string) === policy.workspace)
+                .map((key) => key.split('/')[0] as string),
             ),
         );
     for (const namespace of namespaces) targets.push({ namespace, suffix: `w${i}`, matchLabels: labels });
