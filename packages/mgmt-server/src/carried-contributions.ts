@@ -34,8 +34,8 @@ const CHECK_INTERVAL_MS = 1000;
 /** The start of a record as recordBody and #write lay it out: its cluster (as JSON) and its hash. */
 const RECORD_HEAD = /^\{"cluster":("(?:[^"\\]|\\.)*"),"epoch":"(?:[^"\\]|\\.)*","generation":\d+,"hash":"([0-9a-f]{64})","resources":\[/;
 
-/** Characters of a record gathered into one piece of its body. */
-const RECORD_PIECE_CHARS = 256 * 1024;
+/** Characters of a record gathered into one piece of its body: small enough for V8's young generation (a string over ~128 KiB is allocated among old objects, where a burst of record writes wakes full collections). */
+const RECORD_PIECE_CHARS = 64 * 1024;
 
 /**
  * The record of `input` as JSON, in pieces: its resources spliced in from their canonical

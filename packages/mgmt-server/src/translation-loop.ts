@@ -66,6 +66,24 @@ function destinationKeysOf(input: InputSnapshot): readonly string[] {
 }
 
 /**
+ * Everything a translation reads: the input snapshots (by object: a snapshot is immutable) and
+ * which are carried, the registry's cluster settings and the VIPs.
+ */
+interface RunInputs {
+  readonly inputs: ReadonlyMap<string, InputSnapshot>;
+  readonly stale: ReadonlySet<string>;
+  readonly clusters: string;
+  readonly vips: string;
+}
+
+function sameRunInputs(a: RunInputs, b: RunInputs): boolean {
+  if (a.inputs.size !== b.inputs.size || a.stale.size !== b.stale.size) return false;
+  for (const [cluster, input] of a.inputs) if (b.inputs.get(cluster) !== input) return false;
+  for (const cluster of a.stale) if (!b.stale.has(cluster)) return false;
+  return a.clusters === b.clusters && a.vips === b.vips;
+}
+
+/**
  * Runs translation whenever inputs or the registry change (debounced, one run
  * at a time, a trigger during a run causes one more run). Every run first asks
  * the safe-mode gate; while it holds, nothing is computed or published, and the
@@ -88,6 +106,8 @@ export class TranslationLoop {
   readonly #engine: IncrementalTranslator;
   /** Last good outputs of security resources, fed back so a broken AccessPolicy fails closed. */
   #securityOutputs: ReadonlyMap<string, readonly ProducedOutput[]> = new Map();
+  /** What the last completed run translated. */
+  #lastRun: RunInputs | undefined;
   readonly #statusListeners = new Set<(s: TranslationStatus) => void>();
 
   constructor(options: TranslationLoopOptions) {
@@ -211,6 +231,15 @@ export class TranslationLoop {
       ...(c.spec.trustDomain ? { trustDomain: c.spec.trustDomain } : {}),
       ...(c.metadata.labels ? { labels: c.metadata.labels } : {}),
     }));
+    // A trigger that changed nothing translation reads (an agent's ack of a write that a run already
+    // took in, a condition in the registry) would give the last run's result again: skip it.
+    const run: RunInputs = { inputs, stale: staleClusters, clusters: JSON.stringify(infos), vips: JSON.stringify([...vips].sort()) };
+    if (this.#lastRun !== undefined && sameRunInputs(this.#lastRun, run)) {
+      this.#o.logger.debug('nothing translation reads changed since the last run; not translated again');
+      // The gate's account of why it is open may have moved on (e.g. to already-open).
+      if (JSON.stringify(gate) !== JSON.stringify(this.#status.gate)) this.#setStatus({ ...this.#status, gate });
+      return;
+    }
     const end = this.#o.metrics.translationDuration.startTimer();
     const input = { inputs, clusters: infos, vips, previousSecurityOutputs: this.#securityOutputs, workspaces: this.#o.workspaces ?? [] };
     const result = await this.#engine.run(input);
@@ -238,6 +267,7 @@ export class TranslationLoop {
       resources: result.statuses,
       admitted: [...admitted.values()].map((s) => ({ cluster: s.cluster, inputHash: s.hash })),
     });
+    this.#lastRun = run;
   }
 
   #setStatus(status: TranslationStatus): void {
