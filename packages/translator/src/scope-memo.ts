@@ -4,7 +4,8 @@
  * consumers whose index changed, or everything when the scoping world changed.
  */
 import type { Resource } from '@meshrelay/api';
-import { sameCandidates, sameSources, type Sourced } from './sources.ts';
+import { sameElements } from './same-content.ts';
+import { sameCandidates, type Sourced } from './sources.ts';
 
 /** One output scoped for one consumer, with what the scoping read besides the output itself. */
 interface ScopedEntry {
@@ -67,7 +68,7 @@ function scopeEach(list: readonly Sourced[], reads: ScopeReads, decisions: Scope
       decisions.set(s.resource, byConsumer);
     }
     let entry = byConsumer.get(reads.consumer);
-    if (!entry || entry.world !== reads.world || entry.index !== reads.index || !sameSources(entry.sources, s.sources)) {
+    if (!entry || entry.world !== reads.world || entry.index !== reads.index || !sameElements(entry.sources, s.sources)) {
       const scoped = scope([s])[0];
       entry = { sources: s.sources, world: reads.world, index: reads.index, out: scoped ? scoped.resource : null };
       byConsumer.set(reads.consumer, entry);

@@ -22,8 +22,6 @@ export function sourced(resource: Resource, owner: string, ...contributors: (str
   return { resource, sources: [owner, ...new Set(rest)] };
 }
 
-/** Whether two sources lists name the same sources in the same order. */
-export const sameSources: (a: readonly string[], b: readonly string[]) => boolean = sameElements;
 
 /** Whether two candidate lists hold the same outputs with the same sources, in the same order. */
 export function sameCandidates(a: readonly Sourced[], b: readonly Sourced[]): boolean {
@@ -32,7 +30,7 @@ export function sameCandidates(a: readonly Sourced[], b: readonly Sourced[]): bo
   for (let i = 0; i < a.length; i++) {
     const x = a[i] as Sourced;
     const y = b[i] as Sourced;
-    if (x !== y && (x.resource !== y.resource || !sameSources(x.sources, y.sources))) return false;
+    if (x !== y && (x.resource !== y.resource || !sameElements(x.sources, y.sources))) return false;
   }
   return true;
 }

@@ -177,6 +177,17 @@ function sameEncoding(a: Resource, b: Resource): boolean {
   return a === b || sameContent(a, b);
 }
 
+/** A recorded unit's value, after its problems are replayed into `problems`. */
+function replayed<T>(found: Recorded, problems: ProblemSink): T {
+  for (const p of found.problems) problems.add(p);
+  return found.value as T;
+}
+
+/** `previous` when there is one and `same` finds it equal to `value` (or it is `value`), else `value`. */
+function keptValue<T>(previous: T | undefined, value: T, same: (previous: T, next: T) => boolean): T {
+  return previous !== undefined && (previous === value || same(previous, value)) ? previous : value;
+}
+
 export class RunMemo implements TranslationMemo {
   readonly #units = new Map<string, Generations<Recorded>>();
   readonly #kept = new Map<string, Generations<unknown>>();
@@ -205,9 +216,8 @@ export class RunMemo implements TranslationMemo {
       const value = yield* compute(own);
       found = { value, problems: [...own.all()] };
     }
-    for (const p of found.problems) problems.add(p);
     units.set(key, found);
-    return found.value as T;
+    return replayed(found, problems);
   }
 
   unitIn<T>(table: string, group: string, key: string | number, problems: ProblemSink, compute: (problems: ProblemSink) => T): T {
@@ -217,12 +227,11 @@ export class RunMemo implements TranslationMemo {
       const value = compute(own);
       return { value, problems: [...own.all()] };
     }) as Recorded;
-    for (const p of found.problems) problems.add(p);
-    return found.value as T;
+    return replayed(found, problems);
   }
 
   keepIn<T>(table: string, group: string, key: string | number, value: T, same: (previous: T, next: T) => boolean): T {
-    return this.#groupEntry(table, group, key, (previous) => (previous !== undefined && (previous === value || same(previous as T, value)) ? previous : value)) as T;
+    return this.#groupEntry(table, group, key, (previous) => keptValue(previous as T | undefined, value, same)) as T;
   }
 
   /** The entry `key` of `group` in a grouped table: this run's, or `decide` of the previous run's (undefined if none), kept for this run. */
@@ -236,8 +245,7 @@ export class RunMemo implements TranslationMemo {
 
   keep<T>(table: string, slot: string, value: T, same: (previous: T, next: T) => boolean): T {
     const kept = this.#table(this.#kept, table) as Generations<T>;
-    const previous = kept.get(slot);
-    const out = previous !== undefined && (previous === value || same(previous, value)) ? previous : value;
+    const out = keptValue(kept.get(slot), value, same);
     kept.set(slot, out);
     return out;
   }
