@@ -83,8 +83,11 @@ export class CarriedContributions {
    * objects with the kubernetes registry) and is re-read only after the watch reports it changed.
    */
   readonly #verified = new Map<string, InputSnapshot>();
-  /** How many change reports the watch made: a read that a report overlapped is not kept. */
-  #reports = 0;
+  /**
+   * How many record changes this replica saw (reported by the watch, or written here): a read
+   * that a change overlapped is not kept, as it may hold the record from before the change.
+   */
+  #changes = 0;
   /** Inputs whose copy is still to be written, the latest of each cluster, in the order they came. */
   readonly #queued = new Map<string, InputSnapshot>();
   /** The input whose copy is being written now. */
@@ -109,7 +112,7 @@ export class CarriedContributions {
     for (const input of inputs) {
       if (this.#latest(input.cluster) === input.hash) continue;
       this.#queued.set(input.cluster, input);
-      this.#verified.delete(input.cluster);
+      this.#changed(input.cluster);
     }
     this.#drain ??= this.#writeQueued().finally(() => {
       this.#drain = undefined;
@@ -147,8 +150,9 @@ export class CarriedContributions {
       this.#remembered.set(input.cluster, input.hash);
       return;
     }
-    this.#verified.delete(input.cluster);
+    this.#changed(input.cluster);
     await this.#documents.put(input.cluster, recordBody(input));
+    this.#changed(input.cluster);
     this.#remembered.set(input.cluster, input.hash);
     this.#released.delete(input.cluster);
   }
@@ -187,7 +191,7 @@ export class CarriedContributions {
 
   /** The kept, unreleased input of a cluster whose content still hashes to what was kept. */
   async #readVerified(cluster: string): Promise<InputSnapshot | undefined> {
-    const reportsBefore = this.#reports;
+    const changesBefore = this.#changes;
     const record = await this.#read(cluster);
     if (!record) return undefined;
     if (record.releasedAt !== undefined) {
@@ -199,7 +203,7 @@ export class CarriedContributions {
       this.#logger.error({ cluster, kept: record.hash, actual: input.hash }, 'kept contribution does not match its hash; not carried over');
       return undefined;
     }
-    if (this.#stopWatch && this.#reports === reportsBefore) this.#verified.set(cluster, input);
+    if (this.#stopWatch && this.#changes === changesBefore) this.#verified.set(cluster, input);
     return input;
   }
 
@@ -236,8 +240,9 @@ export class CarriedContributions {
     this.#remembered.delete(cluster);
     this.#released.delete(cluster);
     this.#carried.delete(cluster);
-    this.#verified.delete(cluster);
+    this.#changed(cluster);
     await this.#documents.delete(cluster);
+    this.#changed(cluster);
     this.#emit();
   }
 
@@ -248,8 +253,7 @@ export class CarriedContributions {
    */
   watch(onExternalChange: () => void): void {
     this.#stopWatch = this.#documents.watch((names) => {
-      this.#reports++;
-      for (const name of names) this.#verified.delete(name);
+      for (const name of names) this.#changed(name);
       if (names.some((name) => this.#carried.has(name))) onExternalChange();
     }, CHECK_INTERVAL_MS, (err) => this.#logger.warn({ err }, `could not list the kept contributions in ${this.#documents.location}`));
   }
@@ -286,8 +290,15 @@ export class CarriedContributions {
   }
 
   async #write(cluster: string, record: ContributionFile): Promise<void> {
-    this.#verified.delete(cluster);
+    this.#changed(cluster);
     await this.#documents.put(cluster, Buffer.from(JSON.stringify(record)));
+    this.#changed(cluster);
+  }
+
+  /** The cluster's record changes (or changed): drop its cached read, and keep no read that overlapped. */
+  #changed(cluster: string): void {
+    this.#changes++;
+    this.#verified.delete(cluster);
   }
 
   #emit(): void {

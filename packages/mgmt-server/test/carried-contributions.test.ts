@@ -163,3 +163,42 @@ test('given a kept copy waiting to be written, when its cluster is absent and ca
 
   assert.deepEqual([...(carried ?? new Map()).keys()], ['cluster-c']);
 });
+
+test('given a carry reading a record while this replica releases it, when carrying again, then the read that overlapped the release is not kept', async (t) => {
+  const { store: writer, dir } = await contributions(t);
+  const inputD = buildTestInputSnapshot('cluster-d', [buildNode({ name: 'node-d1', zone: 'eu-north-1b' })]);
+  await writer.remember([inputC, inputD]);
+  const documents = new DirectoryDocumentStore(dir);
+  const get = documents.get.bind(documents);
+  let reads = 0;
+  let hold: Promise<void> | undefined;
+  documents.get = async (name: string) => {
+    reads++;
+    const body = await get(name);
+    // The held read has the record from before the release, and hands it over only after it.
+    const held = name === 'cluster-c' ? hold : undefined;
+    if (held) {
+      hold = undefined;
+      await held;
+    }
+    return body;
+  };
+  const watched = new CarriedContributions(documents, pino({ level: 'silent' }));
+  t.after(() => watched.stop());
+  watched.watch(() => undefined);
+  // Past the watch's first look (which reports every record), reads are kept: cluster-d is read once more at most.
+  await waitFor(async () => {
+    const before = reads;
+    await watched.carry(['cluster-d'], NOW);
+    return reads === before;
+  }, { timeoutMs: 5000, message: 'carrying never stopped re-reading the unchanged record' });
+
+  let letGo!: () => void;
+  hold = new Promise<void>((resolve) => (letGo = resolve));
+  const overlapping = watched.carry(['cluster-c'], NOW);
+  await waitFor(() => hold === undefined, { timeoutMs: 5000, message: 'the carry never read the record' });
+  assert.equal(await watched.release('cluster-c', NOW), inputC.hash);
+  letGo();
+  await overlapping;
+  assert.equal((await watched.carry(['cluster-c'], NOW)).size, 0, 'a released contribution is carried from a read made before the release');
+});
