@@ -198,7 +198,12 @@ export class InputIntake {
     });
   }
 
-  async accept(cluster: string, assembled: AssembledSnapshot): Promise<IntakeResult> {
+  /**
+   * `stored` is called once the new content is in the store's memory, where translation reads
+   * it, and before its write to Redis is awaited: translation need not wait for the shared cache
+   * (memory is what it translates; DESIGN §5 gives inputs no durable home but the agents).
+   */
+  async accept(cluster: string, assembled: AssembledSnapshot, stored?: (snapshot: InputSnapshot) => void): Promise<IntakeResult> {
     const slicer = new LoopSlicer();
     const held = this.#store.memoryInputs().get(cluster) ?? (await this.#store.getInput(cluster));
     if (held && held.epoch === assembled.epoch && held.generation >= assembled.generation && held.hash !== assembled.hash) {
@@ -215,7 +220,10 @@ export class InputIntake {
     const snapshot = (rejected.length === 0 ? await adoptResolved(init, assembled, slicer) : undefined) ?? (await buildInputSnapshotInSlices(init, slicer));
     const changed = held?.hash !== snapshot.hash;
     if (changed || held?.generation !== snapshot.generation || held.epoch !== snapshot.epoch) {
-      await this.#store.putInput(snapshot);
+      // The store's memory holds the snapshot as soon as putInput is called (SnapshotStore's contract).
+      const written = this.#store.putInput(snapshot);
+      if (changed) stored?.(snapshot);
+      await written;
     }
     await this.#markWarm(cluster);
     if (warnings.length > 0) this.#logger.warn({ cluster, generation: snapshot.generation, warnings }, 'input resources refused');

@@ -6,7 +6,7 @@ import { test, type TestContext } from 'node:test';
 import { pino } from 'pino';
 import { buildInputSnapshot, computeDelta, resolveDelta, type AssembledSnapshot, type InputSnapshot, type Resource } from '@meshrelay/api';
 import { createFileClusterRegistry } from '@meshrelay/registry';
-import { createMemorySnapshotStore } from '@meshrelay/store';
+import { createMemorySnapshotStore, type SnapshotStore } from '@meshrelay/store';
 import { buildNode, buildService } from '@meshrelay/testkit';
 import { validateInputResources } from '@meshrelay/translator';
 import { InputIntake } from '../src/input-intake.ts';
@@ -26,14 +26,14 @@ interface Setup {
   readonly held: InputSnapshot;
 }
 
-/** An intake over a real memory store and file registry, holding generation 1 of `resources`. */
-async function intakeHolding(t: TestContext, resources: readonly Resource[]): Promise<Setup> {
+/** An intake over a real memory store (or `wrap` of it) and file registry, holding generation 1 of `resources`. */
+async function intakeHolding(t: TestContext, resources: readonly Resource[], wrap: (store: SnapshotStore) => SnapshotStore = (store) => store): Promise<Setup> {
   const dir = await mkdtemp(join(tmpdir(), 'meshrelay-intake-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const registry = await createFileClusterRegistry({ dir, tokenTtlSeconds: 3600, tokenOverlapSeconds: 60, logger });
   t.after(() => registry.close());
   await registry.register(CLUSTER, {});
-  const store = createMemorySnapshotStore();
+  const store = wrap(createMemorySnapshotStore());
   t.after(() => store.close());
   const judged: Resource[] = [];
   const intake = new InputIntake(store, registry, logger, (batch) => {
@@ -107,4 +107,63 @@ test('intake: given a held input, when a delta removes a run of resources and ad
   assert.equal(result.snapshot.hash, announced.hash);
   const kept = new Set(held.resources);
   assert.equal(result.snapshot.resources.filter((r) => kept.has(r)).length, 30, 'the 30 unchanged resources are the held copies');
+});
+
+/** `store` whose input writes, once `hold()` was called, resolve only when `release()` is called (a slow Redis write). */
+function slowWrites(store: SnapshotStore): SnapshotStore & { hold(): void; release(): void; readonly pending: number } {
+  let held = false;
+  const waiting: (() => void)[] = [];
+  const extra = {
+    hold: () => void (held = true),
+    release: () => waiting.splice(0).forEach((resolve) => resolve()),
+    get pending() {
+      return waiting.length;
+    },
+  };
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      if (prop in extra) return Reflect.get(extra, prop);
+      if (prop === 'putInput') {
+        return async (snapshot: InputSnapshot) => {
+          const written = target.putInput(snapshot);
+          if (held) await new Promise<void>((resolve) => waiting.push(resolve));
+          await written;
+        };
+      }
+      const value: unknown = Reflect.get(target, prop, receiver);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  }) as SnapshotStore & { hold(): void; release(): void; readonly pending: number };
+}
+
+test('intake: given a changed snapshot whose write to the shared cache is slow, then `stored` is told while the write is pending, with memory already holding the new input', async (t) => {
+  let store: ReturnType<typeof slowWrites> | undefined;
+  const before = services(5);
+  const { intake } = await intakeHolding(t, before, (s) => (store = slowWrites(s)));
+  const gate = store as ReturnType<typeof slowWrites>;
+  gate.hold();
+  const after = [...before];
+  after[1] = buildService({ name: 'svc-001', namespace: 'shop', ports: [{ name: 'http', port: 8443 }] });
+  const sent = full(after, 2);
+  const seen: string[] = [];
+  let settled = false;
+  const accepted = intake.accept(CLUSTER, sent, (snapshot) => {
+    seen.push(snapshot.hash, gate.memoryInputs().get(CLUSTER)?.hash ?? 'none');
+  }).then((r) => ((settled = true), r));
+  while (gate.pending === 0) await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(seen, [sent.hash, sent.hash], 'told once, with the new input in memory');
+  assert.equal(settled, false, 'accept waits for the write');
+  gate.release();
+  const result = await accepted;
+  assert.equal(result.changed, true);
+  assert.equal(result.snapshot.hash, sent.hash);
+});
+
+test('intake: given the held content sent again, then `stored` is not told (nothing to translate)', async (t) => {
+  const before = services(5);
+  const { intake, held } = await intakeHolding(t, before);
+  let told = 0;
+  const result = await intake.accept(CLUSTER, { ...full(before, 2), hash: held.hash }, () => told++);
+  assert.equal(result.changed, false);
+  assert.equal(told, 0);
 });

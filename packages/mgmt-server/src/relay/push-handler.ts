@@ -102,14 +102,14 @@ export function handlePush(ctx: RelayContext, call: PushCall): void {
     // A full snapshot's resources whose received text is canonical keep it as their encoding:
     // intake then builds the input without copying or encoding them again.
     if (assembled.texts) await adoptCanonicalTexts(assembled.resources, assembled.texts);
-    const result = await ctx.intake.accept(stream.cluster, assembled);
+    // Translation starts as soon as the new input is in memory, while it is written to Redis.
+    const result = await ctx.intake.accept(stream.cluster, assembled, () => ctx.onInputChanged(stream.cluster));
     // The stored snapshot is the same content when validation dropped nothing: keep one copy.
     base = result.snapshot.hash === assembled.hash ? result.snapshot : { hash: assembled.hash, resources: assembled.resources };
     ctx.metrics.recordInput(stream.cluster, { bytes: result.snapshot.bytes, resources: result.snapshot.resources.length });
     stream.markWarmed();
     stream.write({ ack: { hash: assembled.hash, generation: assembled.generation, accepted: true, acceptsDeltas: true, acceptsPatches: true, warnings: [...result.warnings] } });
     stream.log.info({ generation: result.snapshot.generation, hash: result.snapshot.hash, changed: result.changed }, 'input snapshot accepted');
-    if (result.changed) ctx.onInputChanged(stream.cluster);
   };
   const startSnapshot = (stream: Stream, header: relay.v1.ISnapshotHeader): void => {
     if (assembler || discarding || busy) throw new MeshrelayError('MESHRELAY_ERR_PROTOCOL', 'a new snapshot header arrived before the previous snapshot was acked');
