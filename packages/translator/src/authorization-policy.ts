@@ -14,6 +14,7 @@ import type { AccessPolicySpec, Authorization, IdentitySelector, ObjectSelector,
 import { describeOwned, type Owned } from './inventory.ts';
 import { accessPolicyOutputName, outputMetadata } from './names.ts';
 import type { ProblemSink } from './problems.ts';
+import { sameContent } from './same-content.ts';
 import { hasLabels, matchesObjectSelector } from './selectors.ts';
 import type { ClusterContext } from './service-entry.ts';
 import { selectorCandidates, type VirtualDestinationModel } from './virtual-destinations.ts';
@@ -119,7 +120,7 @@ function destinationTargets(policy: Owned<AccessPolicySpec>, ctx: AccessContext)
     const first = byKey.get(key);
     if (!first) {
       byKey.set(key, svc);
-    } else if (JSON.stringify(first.selector ?? {}) !== JSON.stringify(svc.selector ?? {})) {
+    } else if (!sameContent(first.selector ?? {}, svc.selector ?? {})) {
       ctx.problems.add({
         cluster: policy.cluster,
         resource: describeOwned(policy),

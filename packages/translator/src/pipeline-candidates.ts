@@ -14,7 +14,7 @@ import type { Selectable } from './selectors.ts';
 import { sourced, type Sourced } from './sources.ts';
 import { demandKey, subsetKeys, type SubsetDemands } from './subsets.ts';
 import { serviceSubsetRules } from './translate-parts.ts';
-import type { TranslationMemo } from './translation-memo.ts';
+import type { MemoRow, TranslationMemo } from './translation-memo.ts';
 import type { TranslationInput } from './types.ts';
 import { buildGateways } from './virtual-gateway.ts';
 import { buildVirtualService, type RouteContext } from './virtual-service.ts';
@@ -45,8 +45,8 @@ export interface CandidateContext {
   readonly entryPlans: Map<VirtualDestinationModel, EntryPlan>;
   /** Digest of what a VirtualService reads beyond its route table and consumer (see pipeline.ts). */
   readonly routeWorld: string;
-  /** Per route table (this run): the group of its VirtualService units (see routeGroup). */
-  readonly routeGroups: Map<Owned<RouteTableSpec>, string>;
+  /** Per route table (this run): the row of its VirtualService units (see routeRow). */
+  readonly routeGroups: Map<Owned<RouteTableSpec>, MemoRow>;
 }
 
 /** A candidate whose resource is the previous run's object when its content did not change. */
@@ -68,22 +68,29 @@ function routeKey(rt: Owned<RouteTableSpec>): string {
   return key;
 }
 
-/** The consumer-independent part of a VirtualService's unit key: its route table and what it reads beyond it (made once per run and route table). */
-function routeGroup(rt: Owned<RouteTableSpec>, ctx: CandidateContext): string {
-  let group = ctx.routeGroups.get(rt);
-  if (group === undefined) {
-    group = [rt.source, routeKey(rt), ctx.routeWorld].join('\u0000');
-    ctx.routeGroups.set(rt, group);
+/**
+ * The memo row of a route table's VirtualService units, one per consumer: its group is the
+ * consumer-independent part of their key, the route table and what it reads beyond it (found
+ * once per run and route table).
+ */
+function routeRow(rt: Owned<RouteTableSpec>, ctx: CandidateContext): MemoRow {
+  let row = ctx.routeGroups.get(rt);
+  if (row === undefined) {
+    row = ctx.memo.row('virtual-service', [rt.source, routeKey(rt), ctx.routeWorld].join('\u0000'));
+    ctx.routeGroups.set(rt, row);
   }
-  return group;
+  return row;
 }
+
+/** Memo hits between two yields of a loop over units (a hit costs well under a microsecond; a unit built yields at once). */
+const HITS_PER_YIELD = 32;
 
 const contextKey = (c: ClusterContext | undefined): string => (c ? `${c.name}|${c.trustDomain}|${c.network}|${c.clusterDomain}` : '');
 
 /** What the ServiceEntry of one VirtualDestination reads besides its consumer (the same for every consumer). */
 interface EntryPlan {
-  /** Digest of everything below and of the model's identity: the consumer-independent part of the unit key. */
-  readonly key: string;
+  /** The memo row of the ServiceEntry units, one per consumer: its group digests everything below and the model's identity. */
+  readonly row: MemoRow;
   readonly vip: string | undefined;
   readonly subsetKeys: readonly string[];
   readonly sources: readonly string[];
@@ -107,7 +114,7 @@ function entryPlan(vd: VirtualDestinationModel, ctx: CandidateContext): EntryPla
     })
     .join('\u0000');
   const key = sha256Hex([memo.id(vd), vip ?? '-', keys.join(','), sources.join(','), reads].join('\u0001'));
-  return { key, vip, subsetKeys: keys, sources, gatewayOf };
+  return { row: memo.row('service-entry', key), vip, subsetKeys: keys, sources, gatewayOf };
 }
 
 /** The ServiceEntry of every VirtualDestination for `consumer`: rebuilt only when something it reads changed. */
@@ -115,6 +122,7 @@ function* serviceEntries(consumer: ClusterContext, ctx: CandidateContext): Gener
   const { memo, indexByName, contexts } = ctx;
   const consumerKey = contextKey(consumer);
   const out: Sourced[] = [];
+  let hits = 0;
   for (const vd of ctx.models) {
     let plan = ctx.entryPlans.get(vd);
     if (plan === undefined) {
@@ -122,13 +130,15 @@ function* serviceEntries(consumer: ClusterContext, ctx: CandidateContext): Gener
       ctx.entryPlans.set(vd, plan);
     }
     const { vip, subsetKeys: keys, sources, gatewayOf } = plan;
+    let built = false;
     out.push(
-      memo.unitIn('service-entry', plan.key, consumerKey, ctx.problems, () => {
+      plan.row.unit(consumerKey, ctx.problems, () => {
+        built = true;
         const se = buildServiceEntry(vd, consumer, indexByName, contexts, vip, keys, gatewayOf);
         return stableSourced(memo, `se\u0000${consumer.name}`, sourced(se, vd.owned.source, ...sources.slice(1)));
       }),
     );
-    yield;
+    if (built || ++hits % HITS_PER_YIELD === 0) yield;
   }
   return out;
 }
@@ -147,15 +157,18 @@ export function* candidateOutputs(name: string, ctx: CandidateContext): Generato
   const subsetRules = serviceSubsetRules(ctx.demands, consumer).map(stable);
   const gateways = inventory.virtualGateways.flatMap((vg) => buildGateways(vg, name, problems).map((gw) => stable(sourced(gw, vg.source))));
   const virtualServices: Sourced[] = [];
+  let hits = 0;
   for (const rt of inventory.routeTables) {
     // Workload selectors read the consumer's pods: then the consumer's index is part of the key.
     const pods = (rt.spec.workloadSelectors ?? []).length > 0 && index ? memo.id(index) : '-';
-    const vs = memo.unitIn('virtual-service', routeGroup(rt, ctx), `${consumerKey}\u0000${pods}`, problems, (own) => {
+    let computed = false;
+    const vs = routeRow(rt, ctx).unit(`${consumerKey}\u0000${pods}`, problems, (own) => {
+      computed = true;
       const built = buildVirtualService(rt, { ...routeCtx, problems: own });
       return built ? stable(sourced(built.resource, rt.source, ...built.contributors)) : undefined;
     });
     if (vs) virtualServices.push(vs);
-    yield;
+    if (computed || ++hits % HITS_PER_YIELD === 0) yield;
   }
   const all = [
     ...entries,

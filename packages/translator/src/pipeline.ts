@@ -66,11 +66,12 @@ function* resolveAll(vds: readonly Owned<VirtualDestinationSpec>[], indexes: rea
   const models: VirtualDestinationModel[] = [];
   for (const vd of vds) {
     const key = ownedKey(vd);
-    const group = `${key}\u0000${workspaceKey}`;
+    const computedRow = memo.row('backend', `${key}\u0000${workspaceKey}`);
+    const contentRow = memo.row('backend-content', vd.source);
     const backends: object[] = [];
     const resolved = resolveVirtualDestination(vd, indexes, problems, model, (v, index, sink, ws) => {
-      const computed = memo.unitIn('backend', group, memo.id(index), sink, (own) => resolveBackend(v, index, own, ws));
-      const backend = memo.keepIn('backend-content', vd.source, index.cluster, computed, sameContent);
+      const computed = computedRow.unit(memo.id(index), sink, (own) => resolveBackend(v, index, own, ws));
+      const backend = contentRow.keep(index.cluster, computed, sameContent);
       if (typeof backend === 'object') backends.push(backend);
       return backend;
     });

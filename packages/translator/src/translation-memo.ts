@@ -5,7 +5,7 @@
  * produces the same result: a memo only ever returns a value equal in content to what the
  * computation would give, and replays the problems that computation reported, in order.
  */
-import { buildOutputSnapshot, canonicalJson, copyProvenance, isCanonicalResource, resourceEncoding, sha256Hex, unencodedCanonicalResource, withProvenance, type OutputSnapshot, type Provenance, type Resource } from '@meshrelay/api';
+import { buildOutputSnapshot, copyProvenance, isCanonicalResource, unencodedCanonicalResource, withProvenance, type OutputSnapshot, type Provenance, type Resource } from '@meshrelay/api';
 import { ProblemSink } from './problems.ts';
 import { sameContent } from './same-content.ts';
 import type { ScopeDecisions } from './scope-memo.ts';
@@ -20,16 +20,14 @@ export interface TranslationMemo {
   unit<T>(table: string, key: string, problems: ProblemSink, compute: (problems: ProblemSink) => T): T;
   /** `unit` for a computation that yields between its parts. */
   unitSteps<T>(table: string, key: string, problems: ProblemSink, compute: (problems: ProblemSink) => Generator<void, T>): Generator<void, T>;
-  /**
-   * `unit` for the key `group` + `key`. A caller that looks up many keys under one group (one
-   * VirtualDestination in every cluster, say) builds the group's part of the key once, and
-   * each lookup hashes only the short `key`.
-   */
-  unitIn<T>(table: string, group: string, key: string | number, problems: ProblemSink, compute: (problems: ProblemSink) => T): T;
   /** `value`, or the previous run's value of `slot` when `same` says they are equal in content. */
   keep<T>(table: string, slot: string, value: T, same: (previous: T, next: T) => boolean): T;
-  /** `keep` for the slot `group` + `key` (see `unitIn`). */
-  keepIn<T>(table: string, group: string, key: string | number, value: T, same: (previous: T, next: T) => boolean): T;
+  /**
+   * The units and kept values of `table` whose key is `group` + a short key. A caller that looks
+   * up many keys under one group (one VirtualDestination in every cluster, say) builds and
+   * finds the group's part of the key once, and each lookup hashes only the short key.
+   */
+  row(table: string, group: string): MemoRow;
   /** What `keep` stored in `slot` in the previous run (always undefined for a memo that keeps nothing). */
   last<T>(table: string, slot: string): T | undefined;
   /** An output resource, or the previous run's object of `slot` when its content is equal. */
@@ -43,6 +41,20 @@ export interface TranslationMemo {
   /** The output snapshot of `cluster` (the previous one when it holds the same resources). */
   snapshot(cluster: string, resources: readonly Resource[], provenance: readonly Provenance[]): OutputSnapshot;
 }
+
+/** The entries of one group of a grouped table (see `TranslationMemo.row`). */
+export interface MemoRow {
+  /** `TranslationMemo.unit` for the key group + `key`. */
+  unit<T>(key: string | number, problems: ProblemSink, compute: (problems: ProblemSink) => T): T;
+  /** `TranslationMemo.keep` for the slot group + `key`. */
+  keep<T>(key: string | number, value: T, same: (previous: T, next: T) => boolean): T;
+}
+
+/** The row of a memo that keeps nothing. */
+const FRESH_ROW: MemoRow = {
+  unit: (_key, problems, compute) => compute(problems),
+  keep: (_key, value) => value,
+};
 
 let nextId = 1;
 const ids = new WeakMap<object, number>();
@@ -60,9 +72,8 @@ function idOf(object: object): number {
 export const FRESH: TranslationMemo = {
   unit: (_table, _key, problems, compute) => compute(problems),
   unitSteps: (_table, _key, problems, compute) => compute(problems),
-  unitIn: (_table, _group, _key, problems, compute) => compute(problems),
   keep: (_table, _slot, value) => value,
-  keepIn: (_table, _group, _key, value) => value,
+  row: () => FRESH_ROW,
   last: () => undefined,
   resource: (_slot, resource) => resource,
   id: idOf,
@@ -74,28 +85,6 @@ export const FRESH: TranslationMemo = {
 interface Recorded {
   readonly value: unknown;
   readonly problems: readonly ReturnType<ProblemSink['all']>[number][];
-}
-
-/**
- * An output kept for the next run with the digest of its encoding: comparing digests finds an
- * equal output without keeping a second copy of its text (outputs are canonical copies whose
- * encoding is not kept, see `unencodedCanonicalResource`: only the annotated copy that goes
- * out keeps one).
- */
-interface KeptResource {
-  readonly resource: Resource;
-  /** Computed when first compared (a slot seen once, as in a cold run, never needs it). */
-  digest: string | undefined;
-}
-
-/** The digest of a resource's canonical encoding. */
-function digestOf(resource: Resource): string {
-  return sha256Hex(isCanonicalResource(resource) ? resourceEncoding(resource) : canonicalJson(resource));
-}
-
-function keptDigest(kept: KeptResource): string {
-  kept.digest ??= digestOf(kept.resource);
-  return kept.digest;
 }
 
 function canonicalOf(resource: Resource): Resource {
@@ -191,9 +180,10 @@ function keptValue<T>(previous: T | undefined, value: T, same: (previous: T, nex
 export class RunMemo implements TranslationMemo {
   readonly #units = new Map<string, Generations<Recorded>>();
   readonly #kept = new Map<string, Generations<unknown>>();
-  /** Grouped tables (`unitIn`, `keepIn`): per group, this run's or the previous run's entries by key. */
+  /** Grouped tables (`row`): per group, this run's or the previous run's entries by key. */
   readonly #grouped = new Map<string, Generations<Map<string | number, unknown>>>();
-  readonly #resources = new Generations<KeptResource>();
+  /** Output resources by slot, as canonical copies (see `resource`). */
+  readonly #resources = new Generations<Resource>();
   readonly #snapshots = new Generations<KeptSnapshot>();
   readonly #scopes: ScopeCache = new WeakMap();
   readonly #scopeDecisions: ScopeDecisions = new WeakMap();
@@ -220,27 +210,28 @@ export class RunMemo implements TranslationMemo {
     return replayed(found, problems);
   }
 
-  unitIn<T>(table: string, group: string, key: string | number, problems: ProblemSink, compute: (problems: ProblemSink) => T): T {
-    const found = this.#groupEntry(table, group, key, (previous) => {
-      if (previous !== undefined) return previous as Recorded;
-      const own = new ProblemSink();
-      const value = compute(own);
-      return { value, problems: [...own.all()] };
-    }) as Recorded;
-    return replayed(found, problems);
-  }
-
-  keepIn<T>(table: string, group: string, key: string | number, value: T, same: (previous: T, next: T) => boolean): T {
-    return this.#groupEntry(table, group, key, (previous) => keptValue(previous as T | undefined, value, same)) as T;
-  }
-
-  /** The entry `key` of `group` in a grouped table: this run's, or `decide` of the previous run's (undefined if none), kept for this run. */
-  #groupEntry(table: string, group: string, key: string | number, decide: (previous: unknown) => unknown): unknown {
+  row(table: string, group: string): MemoRow {
     const groups = this.#table(this.#grouped, table);
     const now = groups.claim(group, () => new Map());
-    const out = decide(now.has(key) ? now.get(key) : groups.previous(group)?.get(key));
-    now.set(key, out);
-    return out;
+    const before = groups.previous(group);
+    // The entry `key`: this run's, or `decide` of the previous run's (undefined if none), kept for this run.
+    const entry = (key: string | number, decide: (previous: unknown) => unknown): unknown => {
+      const out = decide(now.has(key) ? now.get(key) : before?.get(key));
+      now.set(key, out);
+      return out;
+    };
+    return {
+      unit: <T>(key: string | number, problems: ProblemSink, compute: (problems: ProblemSink) => T): T => {
+        const found = entry(key, (previous) => {
+          if (previous !== undefined) return previous as Recorded;
+          const own = new ProblemSink();
+          const value = compute(own);
+          return { value, problems: [...own.all()] };
+        }) as Recorded;
+        return replayed(found, problems);
+      },
+      keep: <T>(key: string | number, value: T, same: (previous: T, next: T) => boolean): T => entry(key, (previous) => keptValue(previous as T | undefined, value, same)) as T,
+    };
   }
 
   keep<T>(table: string, slot: string, value: T, same: (previous: T, next: T) => boolean): T {
@@ -256,15 +247,11 @@ export class RunMemo implements TranslationMemo {
 
   resource(slot: string, resource: Resource): Resource {
     const previous = this.#resources.get(slot);
-    let out: KeptResource;
-    if (previous?.resource === resource) out = previous;
-    else if (previous === undefined) out = { resource: canonicalOf(resource), digest: undefined };
-    else {
-      const digest = digestOf(resource);
-      out = keptDigest(previous) === digest ? previous : { resource: canonicalOf(resource), digest };
-    }
+    // Compared member by member, not by encoding: a rebuilt output mostly shares its large parts
+    // (a ServiceEntry's endpoint groups) with the previous one, and equal plain data encodes the same.
+    const out = previous !== undefined && (previous === resource || sameContent(previous, resource)) ? previous : canonicalOf(resource);
     this.#resources.set(slot, out);
-    return out.resource;
+    return out;
   }
 
   id(object: object): number {

@@ -21,7 +21,8 @@ test('given grouped units, when the next run asks for the same group and key, th
   const work = counted();
   const run = (keys: readonly number[]) => {
     const problems = new ProblemSink();
-    const values = keys.map((k) => memo.unitIn('t', 'group', k, problems, work.compute(String(k))));
+    const row = memo.row('t', 'group');
+    const values = keys.map((k) => row.unit(k, problems, work.compute(String(k))));
     memo.turn();
     return { values, reasons: problems.all().map((p) => p.reason) };
   };
@@ -39,18 +40,30 @@ test('given grouped units, when the next run asks for the same group and key, th
 test('given grouped units, when another group asks for the same key, then it is computed for that group', () => {
   const memo = new RunMemo();
   const work = counted();
-  const a = memo.unitIn('t', 'group-a', 'k', new ProblemSink(), work.compute('a'));
-  const b = memo.unitIn('t', 'group-b', 'k', new ProblemSink(), work.compute('b'));
+  const a = memo.row('t', 'group-a').unit('k', new ProblemSink(), work.compute('a'));
+  const b = memo.row('t', 'group-b').unit('k', new ProblemSink(), work.compute('b'));
   assert.deepEqual([a, b, work.calls()], [{ key: 'a' }, { key: 'b' }, 2]);
 });
 
 test('given a grouped kept value, when the next run keeps an equal one, then the previous object is returned; an unequal one replaces it', () => {
   const memo = new RunMemo();
   const same = (x: { n: number }, y: { n: number }) => x.n === y.n;
-  const first = memo.keepIn('t', 'vd', 'cluster-a', { n: 1 }, same);
+  const first = memo.row('t', 'vd').keep('cluster-a', { n: 1 }, same);
   memo.turn();
-  assert.equal(memo.keepIn('t', 'vd', 'cluster-a', { n: 1 }, same), first);
+  assert.equal(memo.row('t', 'vd').keep('cluster-a', { n: 1 }, same), first);
   memo.turn();
   const other = { n: 2 };
-  assert.equal(memo.keepIn('t', 'vd', 'cluster-a', other, same), other);
+  assert.equal(memo.row('t', 'vd').keep('cluster-a', other, same), other);
+});
+
+test('given an output resource, when the next run rebuilds it as new objects with equal content, then the previous object is returned; a changed one replaces it', () => {
+  const memo = new RunMemo();
+  const build = (port: number) => ({ apiVersion: 'networking.istio.io/v1', kind: 'ServiceEntry', metadata: { name: 'se', namespace: 'ns' }, spec: { hosts: ['a.example'], ports: [{ number: port, name: 'http' }], endpoints: [{ address: '10.0.0.1' }] } });
+  const first = memo.resource('slot', build(80));
+  memo.turn();
+  assert.equal(memo.resource('slot', build(80)), first, 'equal content: the same object');
+  memo.turn();
+  const changed = memo.resource('slot', build(81));
+  assert.notEqual(changed, first);
+  assert.deepEqual((changed.spec as { ports: { number: number }[] }).ports[0]?.number, 81);
 });
