@@ -89,6 +89,8 @@ export interface LiveResults {
   processes?: number;
   cold?: ColdStart;
   memory?: Memory;
+  /** After convergence, how long the server took to go quiet (see serverQuiet). */
+  quiet?: Quiet;
   changes: ChangeSample[];
   storm?: Storm;
 }
@@ -98,6 +100,48 @@ function procMemory(pid: number | undefined): Pick<Memory, 'rssHighWaterBytes'> 
   const text = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kib = Number(/^VmHWM:\s+(\d+) kB/m.exec(text)?.[1] ?? NaN);
   return { rssHighWaterBytes: Number.isNaN(kib) ? undefined : kib * 1024 };
+}
+
+export interface Quiet {
+  /** Milliseconds from convergence until the server's CPU use stayed low. */
+  readonly afterMs: number;
+  /** The server's CPU use, as a share of one core, in the window that ended the wait. */
+  readonly share: number;
+}
+
+/** Clock ticks per second of /proc/<pid>/stat times (USER_HZ; 100 on every Linux this runs on). */
+const USER_HZ = 100;
+/** The server counts as quiet after QUIET_WINDOWS windows of QUIET_WINDOW_MS in a row each under QUIET_SHARE of a core. */
+const QUIET_SHARE = 0.1;
+const QUIET_WINDOW_MS = 1000;
+const QUIET_WINDOWS = 2;
+
+function cpuTicks(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+/**
+ * Waits until the server has finished the work a cold start leaves behind once every agent has its
+ * output (the kept contributions and the outputs written to the shared state): its CPU use stays under
+ * QUIET_SHARE of a core for QUIET_WINDOWS windows in a row. The changes are then measured against a
+ * server in its steady state, not against the tail of the cold start. Bounded by the phase's limit.
+ */
+async function serverQuiet(pid: number, signal: AbortSignal): Promise<Quiet> {
+  const startedAt = Date.now();
+  let calm = 0;
+  let share = 1;
+  let before = cpuTicks(pid);
+  while (calm < QUIET_WINDOWS) {
+    await sleep(QUIET_WINDOW_MS, undefined, { signal });
+    const now = cpuTicks(pid);
+    share = (now - before) / USER_HZ / (QUIET_WINDOW_MS / 1000);
+    before = now;
+    calm = share < QUIET_SHARE ? calm + 1 : 0;
+  }
+  return { afterMs: Date.now() - startedAt, share };
 }
 
 async function serverMemory(metricsPort: number, pid: number | undefined): Promise<Memory> {
@@ -255,6 +299,8 @@ export async function runLive(runner: PhaseRunner, options: LiveOptions): Promis
     results.processes = agents.processes;
     results.cold = await runner.run('cold start', (signal) => coldStart(agents, workload, signal));
     results.memory = await runner.run('server memory after convergence', () => serverMemory(plane.metricsPort, plane.server.proc.pid));
+    const pid = plane.server.proc.pid;
+    if (pid !== undefined) results.quiet = await runner.run('server goes quiet after convergence', (signal) => serverQuiet(pid, signal));
     await runner.run(`${options.changes} one-endpoint changes`, async (signal) => {
       for (let i = 0; i < options.changes; i++) results.changes.push(await oneChange(agents, endpointChange(workload.shape, i), options.settleMs, signal));
     });
