@@ -107,6 +107,8 @@ export interface Quiet {
   readonly afterMs: number;
   /** The server's CPU use, as a share of one core, in the window that ended the wait. */
   readonly share: number;
+  /** False when it did not go quiet within QUIET_LIMIT_MS (the changes then start all the same). */
+  readonly reached: boolean;
 }
 
 /** Clock ticks per second of /proc/<pid>/stat times (USER_HZ; 100 on every Linux this runs on). */
@@ -115,6 +117,7 @@ const USER_HZ = 100;
 const QUIET_SHARE = 0.1;
 const QUIET_WINDOW_MS = 1000;
 const QUIET_WINDOWS = 2;
+const QUIET_LIMIT_MS = 120_000;
 
 function cpuTicks(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -127,21 +130,21 @@ function cpuTicks(pid: number): number {
  * Waits until the server has finished the work a cold start leaves behind once every agent has its
  * output (the kept contributions and the outputs written to the shared state): its CPU use stays under
  * QUIET_SHARE of a core for QUIET_WINDOWS windows in a row. The changes are then measured against a
- * server in its steady state, not against the tail of the cold start. Bounded by the phase's limit.
+ * server in its steady state, not against the tail of the cold start. Gives up after QUIET_LIMIT_MS.
  */
 async function serverQuiet(pid: number, signal: AbortSignal): Promise<Quiet> {
   const startedAt = Date.now();
   let calm = 0;
   let share = 1;
   let before = cpuTicks(pid);
-  while (calm < QUIET_WINDOWS) {
+  while (calm < QUIET_WINDOWS && Date.now() - startedAt < QUIET_LIMIT_MS) {
     await sleep(QUIET_WINDOW_MS, undefined, { signal });
     const now = cpuTicks(pid);
     share = (now - before) / USER_HZ / (QUIET_WINDOW_MS / 1000);
     before = now;
     calm = share < QUIET_SHARE ? calm + 1 : 0;
   }
-  return { afterMs: Date.now() - startedAt, share };
+  return { afterMs: Date.now() - startedAt, share, reached: calm >= QUIET_WINDOWS };
 }
 
 async function serverMemory(metricsPort: number, pid: number | undefined): Promise<Memory> {

@@ -170,11 +170,17 @@ function figureLines(r: TierReport): string[] {
     row('encoding floor: gzip + protobufjs frames of all outputs', floors ? `${floors.wire.medianMs.toFixed(1)} ms` : '–', `naive recompute ${ms(f.baselineMs?.p50)}`, times(f.baselineMs?.p50, floors?.wire.medianMs)),
     '',
     'Applied = the relay client\'s `applyOutput` callback finished for the output that carries the change (the new endpoint address appears in it); times run from the load generator offering the changed input snapshot. ' +
-      `The changes start once the server went quiet after convergence (under 10 % of a core for 2 s in a row: the kept contributions and outputs a cold start writes to the shared state are written)${r.live.quiet ? `, ${(r.live.quiet.afterMs / 1000).toFixed(1)} s after convergence in this run` : ''}. ` +
+      `The changes start once the server went quiet after convergence (under 10 % of a core for 2 s in a row: the kept contributions and outputs a cold start writes to the shared state are written)${quietText(r.live.quiet)}. ` +
       'Bytes = what the relay client received per output: encoded snapshot header plus chunk payload (as `relay_snapshot_bytes_total` counts), summed per agent over the change. ' +
       'The baseline applies the same changes to the same inputs in this process (a fresh `translate()` of everything plus every output framed full); affected = outputs whose hash changed. Floors: medians of 5 interleaved rounds.',
     '',
   ];
+}
+
+function quietText(quiet: TierReport['live']['quiet']): string {
+  if (!quiet) return '';
+  const after = `${(quiet.afterMs / 1000).toFixed(1)} s`;
+  return quiet.reached ? `, ${after} after convergence in this run` : `; in this run it was still at ${Math.round(quiet.share * 100)} % of a core after ${after}, and the changes started then`;
 }
 
 function met(value: number | undefined, limit: number): string {
