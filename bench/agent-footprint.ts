@@ -17,7 +17,6 @@
  * more RSS; the report says the cache was warmed).
  * Linux only (reads /proc).
  */
-import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -27,11 +26,10 @@ import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { MeshrelayError, type Resource } from '@meshrelay/api';
 import { spawnProcess, type ProcessHandle } from '@meshrelay/testkit';
+import { cpuSeconds, procStatus } from './proc-stats.ts';
 import { TIERS, generateWorkload, type WorkloadShape } from './workload.ts';
 
 const AGENT_BIN = fileURLToPath(new URL('../packages/agent/bin/meshrelay-agent.js', import.meta.url));
-/** Clock ticks per second of /proc/<pid>/stat times (USER_HZ; 100 on every Linux this runs on). */
-const USER_HZ = 100;
 
 
 /** Groups a cluster's resources into manifest files the way an operator's repository would. */
@@ -59,20 +57,6 @@ async function writeManifests(dir: string, resources: readonly Resource[]): Prom
     await writeFile(path.join(dir, file), list.map((r) => stringify(r)).join('---\n'));
   }
   return files.size;
-}
-
-function procStatus(pid: number): { rssKiB: number; hwmKiB: number } {
-  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const field = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN);
-  return { rssKiB: field('VmRSS'), hwmKiB: field('VmHWM') };
-}
-
-/** utime + stime of a process in clock ticks (fields 14 and 15 of /proc/<pid>/stat). */
-function cpuTicks(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // fields[0] is field 3 (state), so field n is fields[n - 3].
-  return Number(fields[11]) + Number(fields[12]);
 }
 
 /** Rewrites the first service's file with another port and waits for the agent's next snapshot. */
@@ -132,9 +116,9 @@ export async function measureAgentFootprint(shape: WorkloadShape, idleSeconds: n
       // Settle: the first snapshot's garbage is collected and the relay client is in its backoff.
       await delay(options.settleMs ?? 10_000);
       const settled = procStatus(agent.pid);
-      const ticksBefore = cpuTicks(agent.pid);
+      const cpuBefore = cpuSeconds(agent.pid);
       await delay(idleSeconds * 1000);
-      const ticks = cpuTicks(agent.pid) - ticksBefore;
+      const cpu = cpuSeconds(agent.pid) - cpuBefore;
       const after = procStatus(agent.pid);
       const editMs = await timeOneEdit(agent, manifests);
       return {
@@ -145,7 +129,7 @@ export async function measureAgentFootprint(shape: WorkloadShape, idleSeconds: n
         rssSettledMiB: +(settled.rssKiB / 1024).toFixed(1),
         rssHighWaterMiB: +(after.hwmKiB / 1024).toFixed(1),
         idleSeconds,
-        idleCpuPercentOfCore: +((100 * ticks) / USER_HZ / idleSeconds).toFixed(2),
+        idleCpuPercentOfCore: +((100 * cpu) / idleSeconds).toFixed(2),
         startMs: Math.round(startMs),
         editMs: Math.round(editMs),
       };

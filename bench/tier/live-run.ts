@@ -3,12 +3,12 @@
  * load generators' relay clients; measures cold start, one-endpoint changes, server memory and a
  * kill -9 reconnect storm. Every wait is bounded by its phase's time limit (PhaseRunner).
  */
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startRedisServer, type RedisServerHandle } from '@meshrelay/testkit';
+import { cpuSeconds, procStatus } from '../proc-stats.ts';
 import type { Workload } from '../workload.ts';
 import { endpointChange, type EndpointChange } from './endpoint-change.ts';
 import { Fleet } from './fleet.ts';
@@ -97,9 +97,8 @@ export interface LiveResults {
 
 function procMemory(pid: number | undefined): Pick<Memory, 'rssHighWaterBytes'> {
   if (pid === undefined) return { rssHighWaterBytes: undefined };
-  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kib = Number(/^VmHWM:\s+(\d+) kB/m.exec(text)?.[1] ?? NaN);
-  return { rssHighWaterBytes: Number.isNaN(kib) ? undefined : kib * 1024 };
+  const { hwmKiB } = procStatus(pid);
+  return { rssHighWaterBytes: Number.isNaN(hwmKiB) ? undefined : hwmKiB * 1024 };
 }
 
 export interface Quiet {
@@ -111,20 +110,11 @@ export interface Quiet {
   readonly reached: boolean;
 }
 
-/** Clock ticks per second of /proc/<pid>/stat times (USER_HZ; 100 on every Linux this runs on). */
-const USER_HZ = 100;
 /** The server counts as quiet after QUIET_WINDOWS windows of QUIET_WINDOW_MS in a row each under QUIET_SHARE of a core. */
 const QUIET_SHARE = 0.1;
 const QUIET_WINDOW_MS = 1000;
 const QUIET_WINDOWS = 2;
 const QUIET_LIMIT_MS = 120_000;
-
-function cpuTicks(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(fields[11]) + Number(fields[12]);
-}
 
 /**
  * Waits until the server has finished the work a cold start leaves behind once every agent has its
@@ -136,11 +126,11 @@ async function serverQuiet(pid: number, signal: AbortSignal): Promise<Quiet> {
   const startedAt = Date.now();
   let calm = 0;
   let share = 1;
-  let before = cpuTicks(pid);
+  let before = cpuSeconds(pid);
   while (calm < QUIET_WINDOWS && Date.now() - startedAt < QUIET_LIMIT_MS) {
     await sleep(QUIET_WINDOW_MS, undefined, { signal });
-    const now = cpuTicks(pid);
-    share = (now - before) / USER_HZ / (QUIET_WINDOW_MS / 1000);
+    const now = cpuSeconds(pid);
+    share = (now - before) / (QUIET_WINDOW_MS / 1000);
     before = now;
     calm = share < QUIET_SHARE ? calm + 1 : 0;
   }

@@ -46,7 +46,7 @@ export interface CandidateContext {
   /** Digest of what a VirtualService reads beyond its route table and consumer (see pipeline.ts). */
   readonly routeWorld: string;
   /** Per route table (this run): the row of its VirtualService units (see routeRow). */
-  readonly routeGroups: Map<Owned<RouteTableSpec>, MemoRow>;
+  readonly routeRows: Map<Owned<RouteTableSpec>, MemoRow>;
 }
 
 /** A candidate whose resource is the previous run's object when its content did not change. */
@@ -74,10 +74,10 @@ function routeKey(rt: Owned<RouteTableSpec>): string {
  * once per run and route table).
  */
 function routeRow(rt: Owned<RouteTableSpec>, ctx: CandidateContext): MemoRow {
-  let row = ctx.routeGroups.get(rt);
+  let row = ctx.routeRows.get(rt);
   if (row === undefined) {
     row = ctx.memo.row('virtual-service', [rt.source, routeKey(rt), ctx.routeWorld].join('\u0000'));
-    ctx.routeGroups.set(rt, row);
+    ctx.routeRows.set(rt, row);
   }
   return row;
 }

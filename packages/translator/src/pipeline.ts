@@ -149,7 +149,7 @@ export function* translationSteps(input: TranslationInput, validator: OutputVali
   const routePolicies = new Map(inventory.routeTables.map((rt) => [rt, routePolicySets(rt, inventory, lookup, problems)]));
   const provenance: Provenance[] = clusterNames.map((name) => ({ cluster: name, inputHash: input.inputs.get(name)?.hash ?? '' }));
 
-  const ctx: CandidateContext = { input, memo, problems, inventory, models, modelByKey, demands, settings, owners, ownerObjects, model, indexByName, contexts, routePolicies, shared, scopeCache: memo.scopes(), scopeDecisions: memo.scopeDecisions(), entryPlans: new Map(), routeGroups: new Map(), routeWorld: routeWorldDigest(ownedGloo, workspaceKey, models, services) };
+  const ctx: CandidateContext = { input, memo, problems, inventory, models, modelByKey, demands, settings, owners, ownerObjects, model, indexByName, contexts, routePolicies, shared, scopeCache: memo.scopes(), scopeDecisions: memo.scopeDecisions(), entryPlans: new Map(), routeRows: new Map(), routeWorld: routeWorldDigest(ownedGloo, workspaceKey, models, services) };
   const candidates = new Map<string, readonly Sourced[]>();
   for (const name of clusterNames) candidates.set(name, yield* candidateOutputs(name, ctx));
   book.absorb(problems);
