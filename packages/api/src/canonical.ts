@@ -130,8 +130,20 @@ function encode(value: unknown, seen: Set<object>): string {
  * encodings reused. With `keepParts`, the encodings of the copy's larger parts are remembered
  * for the next value built around them. Throws like `canonicalJson`.
  */
-export function canonicalCopy(value: unknown, keepParts: boolean): { encoding: string; copy: unknown } {
-  return copyEncode(value, new Set(), keepParts);
+export function canonicalCopy(value: unknown, keepParts: boolean): CanonicalCopy {
+  return copyEncode(value, new Set(), keepParts, false);
+}
+
+export interface CanonicalCopy {
+  readonly encoding: string;
+  readonly copy: unknown;
+  /**
+   * Whether `encoding` links the text of a part that is kept elsewhere (a remembered part, or the
+   * parts of a concatenation) instead of holding its own copy. Such an encoding must not be kept
+   * with the copy: the first consumer that needs it flat (a hash, a Buffer, a socket write) makes
+   * V8 flatten it in place, and the kept string then holds a private copy of every shared part.
+   */
+  readonly shared: boolean;
 }
 
 /**
@@ -199,21 +211,25 @@ export function concatParts<T>(value: readonly T[]): readonly (readonly T[])[] |
   return concatenations.get(value) as readonly (readonly T[])[] | undefined;
 }
 
-function copyEncode(value: unknown, seen: Set<object>, keepParts: boolean): { encoding: string; copy: unknown } {
+/** `keepSelf` false: `value`'s own encoding is not remembered as a part (its caller decides; see canonicalResource). */
+function copyEncode(value: unknown, seen: Set<object>, keepParts: boolean, keepSelf = true): CanonicalCopy {
   if (value === null || typeof value !== 'object') {
     const encoding = encode(value, seen);
-    return { encoding, copy: typeof value === 'number' && Object.is(value, -0) ? 0 : value };
+    return { encoding, copy: typeof value === 'number' && Object.is(value, -0) ? 0 : value, shared: false };
   }
   const cached = known.get(value) ?? concatEncoding(value);
-  if (cached !== undefined) return { encoding: cached, copy: value };
+  if (cached !== undefined) return { encoding: cached, copy: value, shared: true };
   if (seen.has(value)) throw invalid('cyclic value');
   seen.add(value);
   let encoding: string;
   let copy: unknown;
+  // joinParts links the parts of LINKED_PART or more; a shared one among them makes this encoding shared.
+  let shared = false;
   if (Array.isArray(value)) {
     const items = value.map((item: unknown) => copyEncode(item === undefined ? null : item, seen, keepParts));
     encoding = joinParts('[', items.map((i) => i.encoding), ']');
     copy = Object.freeze(items.map((i) => i.copy));
+    shared = items.some((i) => i.shared && i.encoding.length >= LINKED_PART);
   } else {
     const record = value as Record<string, unknown>;
     const parts: string[] = [];
@@ -222,7 +238,9 @@ function copyEncode(value: unknown, seen: Set<object>, keepParts: boolean): { en
       const member = record[key];
       if (member === undefined) continue;
       const part = copyEncode(member, seen, keepParts);
-      parts.push(`${JSON.stringify(key)}:${part.encoding}`);
+      const item = `${JSON.stringify(key)}:${part.encoding}`;
+      parts.push(item);
+      if (part.shared && item.length >= LINKED_PART) shared = true;
       // JSON.parse makes "__proto__" an own property; so does this copy (a plain assignment would set the prototype).
       if (key === '__proto__') Object.defineProperty(out, key, { value: part.copy, enumerable: true, writable: true, configurable: true });
       else out[key] = part.copy;
@@ -231,8 +249,11 @@ function copyEncode(value: unknown, seen: Set<object>, keepParts: boolean): { en
     copy = Object.freeze(out);
   }
   seen.delete(value);
-  if (keepParts && encoding.length >= MIN_KEPT_PART && encoding.length <= MAX_KEPT_PART) known.set(copy as object, encoding);
-  return { encoding, copy };
+  if (keepParts && keepSelf && encoding.length >= MIN_KEPT_PART && encoding.length <= MAX_KEPT_PART) {
+    known.set(copy as object, encoding);
+    shared = true;
+  }
+  return { encoding, copy, shared };
 }
 
 function invalid(reason: string): MeshrelayError {

@@ -85,25 +85,30 @@ let encodedCount = 0;
 /**
  * The deep-frozen canonical copy of `resource` (keys in canonical order, `undefined` members
  * gone): `resource` itself when it is already one, else a copy made through its canonical
- * encoding, which is kept with the copy. Does not mutate its argument. Frozen canonical parts
- * of `resource` (e.g. the spec of another canonical resource) are shared and not re-encoded;
- * `keepParts` remembers the encodings of the copy's larger parts for the next such resource
- * (outputs; inputs, which are not rebuilt around, leave it off to save memory).
+ * encoding, which is kept with the copy unless it links parts kept elsewhere (see
+ * CanonicalCopy.shared: at tier M, the 5,000 ServiceEntries of the outputs link their endpoint
+ * groups, and kept and flattened by the wire, Redis and hashing they held 352 MB of private copies);
+ * `resourceEncoding` joins such an encoding again from its parts. Does not mutate its argument.
+ * Frozen canonical parts of `resource` (e.g. the spec of another canonical resource) are shared
+ * and not re-encoded; `keepParts` remembers the encodings of the copy's larger parts for the next
+ * such resource (outputs; inputs, which are not rebuilt around, leave it off to save memory).
  */
 export function canonicalResource(resource: Resource, keepParts = true): Resource {
   if (encodings.has(resource)) return resource;
-  if (unencoded.has(resource)) {
-    encodings.set(resource, canonicalJson(resource));
+  const shared = unencoded.get(resource);
+  if (shared !== undefined) {
+    if (!shared) encodings.set(resource, canonicalJson(resource));
     return resource;
   }
-  const { encoding, copy } = canonicalCopy(resource, keepParts);
+  const { encoding, copy, shared: links } = canonicalCopy(resource, keepParts);
   encodedCount += 1;
-  encodings.set(copy as Resource, encoding);
+  if (links) unencoded.set(copy as Resource, true);
+  else encodings.set(copy as Resource, encoding);
   return copy as Resource;
 }
 
-/** Canonical copies whose encoding is not kept (see `unencodedCanonicalResource`). */
-const unencoded = new WeakSet<object>();
+/** Canonical copies whose encoding is not kept, with whether it links shared parts (see `unencodedCanonicalResource`, `canonicalResource`). */
+const unencoded = new WeakMap<object, boolean>();
 
 /**
  * `canonicalResource` for an intermediate resource that never goes out as it is (e.g. an output
@@ -114,9 +119,9 @@ const unencoded = new WeakSet<object>();
 export function unencodedCanonicalResource(resource: Resource): { resource: Resource; encoding: string } {
   if (encodings.has(resource)) return { resource, encoding: encodings.get(resource) as string };
   if (unencoded.has(resource)) return { resource, encoding: canonicalJson(resource) };
-  const { encoding, copy } = canonicalCopy(resource, true);
+  const { encoding, copy, shared } = canonicalCopy(resource, true);
   encodedCount += 1;
-  unencoded.add(copy as Resource);
+  unencoded.set(copy as Resource, shared);
   return { resource: copy as Resource, encoding };
 }
 

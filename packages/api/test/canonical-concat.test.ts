@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MeshrelayError, canonicalConcat, canonicalJson, canonicalPart, canonicalResource, concatParts, isCanonicalPart, resourceEncoding, type Resource } from '../src/index.ts';
+import { keptEncoding } from '../src/canonical.ts';
+import { MeshrelayError, canonicalConcat, canonicalJson, canonicalPart, canonicalResource, concatParts, isCanonicalPart, isCanonicalResource, resourceEncoding, unencodedCanonicalResource, type Resource } from '../src/index.ts';
 
 const group = (prefix: string, n: number): readonly { address: string; labels: Record<string, string> }[] =>
   canonicalPart(Array.from({ length: n }, (_, i) => ({ labels: { zone: `${prefix}-z`, app: 'reviews' }, address: `${prefix}.${i}` })));
@@ -68,4 +69,32 @@ test('given values mixing long and short members in every order, when encoded or
     assert.equal(canonicalJson(canonicalPart(value)), reference(value));
     assert.equal(resourceEncoding(canonicalResource(entry([value]))), reference(entry([value])));
   }
+});
+
+test('given an output resource whose encoding links a shared part, when made canonical, then its encoding is joined again on demand instead of kept, so flattening it copies nothing for good', () => {
+  const endpoints = canonicalConcat([group('10.3.0', 40), group('10.3.1', 40)]);
+  const plain = entry(JSON.parse(JSON.stringify(endpoints)) as unknown[]);
+  const resource = canonicalResource(entry(endpoints));
+  assert.ok(isCanonicalResource(resource));
+  assert.equal(keptEncoding(resource), undefined);
+  assert.equal(resourceEncoding(resource), canonicalJson(plain));
+  assert.equal(canonicalResource(resource), resource);
+  assert.equal(keptEncoding(resource), undefined);
+  // The same resource after its intermediate form (unencodedCanonicalResource) is not kept either.
+  const intermediate = unencodedCanonicalResource(entry(endpoints));
+  assert.equal(intermediate.encoding, canonicalJson(plain));
+  assert.equal(canonicalResource(intermediate.resource), intermediate.resource);
+  assert.equal(keptEncoding(intermediate.resource), undefined);
+});
+
+test('given resources that link no shared part (a small output, an input), when made canonical, then their encoding is kept with them', () => {
+  const small = canonicalResource(entry(group('10.4.0', 2)));
+  assert.equal(keptEncoding(small), canonicalJson(small));
+  const input = canonicalResource(entry(JSON.parse(JSON.stringify(group('10.4.1', 60))) as unknown[]), false);
+  assert.ok(canonicalJson(input).length > 4096);
+  assert.equal(keptEncoding(input), canonicalJson(input));
+  const intermediate = unencodedCanonicalResource(entry(group('10.4.2', 2)));
+  assert.equal(keptEncoding(intermediate.resource), undefined);
+  assert.equal(canonicalResource(intermediate.resource), intermediate.resource);
+  assert.equal(keptEncoding(intermediate.resource), intermediate.encoding);
 });
