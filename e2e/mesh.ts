@@ -158,6 +158,21 @@ export class Mesh {
     return this.agents.get(cluster)?.proc.lines.filter((l) => l.includes('"output applied"')).length ?? 0;
   }
 
+  /**
+   * Waits until the agent's log reports applying the output now on disk. The
+   * agent writes the file before it logs, and its log reaches this process
+   * through a pipe, so a count taken right after the file appears can miss
+   * the last apply.
+   */
+  async waitForAppliedLogged(cluster: string, timeoutMs = 10_000): Promise<void> {
+    const agent = this.agents.get(cluster);
+    if (!agent) throw new Error(`no agent for ${cluster}`);
+    await waitFor(() => {
+      const hash = this.readOutput(cluster)?.hash;
+      return hash !== undefined && agent.proc.lines.some((l) => l.includes('"output applied"') && l.includes(`"hash":"${hash}"`));
+    }, { timeoutMs, intervalMs: 50, message: `${cluster}'s agent did not log applying the output on disk within ${timeoutMs} ms` });
+  }
+
   /** The admin token the servers created on first start: in their shared state directory, or (kubernetes) a Secret. */
   adminToken(): string {
     if (!this.kube) return readFileSync(join(this.#stateDir, 'admin-token'), 'utf8').trim();

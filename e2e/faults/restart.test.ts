@@ -87,6 +87,7 @@ test('given safe mode, when Redis and all replicas restart with one agent kept a
 
 test('given a safe-start window, when the plane restarts with one agent away, then translation waits for the window and then runs with its last contribution carried over as stale', async (t) => {
   const { mesh, s0, s1 } = await faultMesh(t, ['--safe-start-window', '12']);
+  const before = outputs(mesh);
   const counts = appliedCounts(mesh);
   // Restarted replicas get the window flag after the default 0 in the harness.
   const [r0, r1] = await restartPlaneWithoutC(mesh, s0, s1);
@@ -109,6 +110,7 @@ test('given a safe-start window, when the plane restarts with one agent away, th
   // Nothing to hold: no output deletes anything, and the agents applied nothing new.
   for (const server of [r0, r1]) assert.deepEqual((await mesh.api<HeldOutputsView>('/api/v1/outputs/held', server)).held, []);
   assert.deepEqual(appliedCounts(mesh), counts, 'agents kept their outputs');
+  for (const c of CLUSTERS) assert.equal(mesh.readOutput(c)?.hash, before.get(c)?.hash, `${c} holds the output it had before the restart`);
 });
 
 /** relay_snapshot_bytes_total of pushes of one kind, summed over every running replica, per cluster. */

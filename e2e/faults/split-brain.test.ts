@@ -26,6 +26,7 @@ test('given Redis down and an edit accepted by one replica only, when that repli
   assert.ok(agentA);
   agentA.proc.pause();
   t.after(() => agentA.proc.resume());
+  await mesh.waitForAppliedLogged('cluster-c');
   const counts = appliedCounts(mesh);
   await s0.proc.kill();
   await waitForConnected(mesh, s1, ['cluster-b', 'cluster-c']);

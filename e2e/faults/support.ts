@@ -35,6 +35,8 @@ export async function faultMesh(
   await mesh.startAgent('cluster-b', { from: 'cluster-b', servers: [s1, s0] });
   await mesh.startAgent('cluster-c', { from: makeClusterC(mesh.dir), servers: [s0, s1] });
   for (const c of CLUSTERS) await mesh.waitForOutput(c, (o) => o.provenance.length === 3, 30_000, `first full output of ${c}`);
+  // Tests compare applied counts against these, so every apply must be counted.
+  for (const c of CLUSTERS) await mesh.waitForAppliedLogged(c);
   return { mesh, s0, s1 };
 }
 
