@@ -78,6 +78,7 @@ export async function computeDelta(base: readonly Resource[], next: readonly Res
 
 /** computeDelta, with each changed resource's version in the base (keyed by the new version). */
 async function diffResources(base: readonly Resource[], next: readonly Resource[], nextParts: readonly string[] | undefined, slicer: LoopSlicer): Promise<ResourceDelta & { readonly replaced: ReadonlyMap<Resource, Resource> }> {
+  if (isStrictlySorted(base) && isStrictlySorted(next)) return diffSorted(base, next, nextParts, slicer);
   const before = new Map(base.map((r) => [idOf(r), r] as const));
   const upserts: Resource[] = [];
   // Each changed resource's version in the base, the one a patch would apply to.
@@ -86,12 +87,44 @@ async function diffResources(base: readonly Resource[], next: readonly Resource[
     const id = idOf(r);
     const old = before.get(id);
     before.delete(id);
-    const same = old !== undefined && ((old === r && Object.isFrozen(r)) || resourceEncoding(old) === (nextParts?.[i] ?? resourceEncoding(r)));
+    const same = old !== undefined && unchanged(old, r, nextParts?.[i]);
     if (!same) upserts.push(r);
     if (!same && old !== undefined) replaced.set(r, old);
     if (slicer.due()) await slicer.yield();
   }
   return { upserts, deletedKeys: [...before.keys()].sort(), replaced };
+}
+
+/** Whether `r` (whose canonical encoding is `encoding` when given) is `old` unchanged: the same deep-frozen object, or the same encoding. */
+function unchanged(old: Resource, r: Resource, encoding: string | undefined): boolean {
+  return (old === r && Object.isFrozen(r)) || resourceEncoding(old) === (encoding ?? resourceEncoding(r));
+}
+
+/**
+ * diffResources of two strictly sorted lists, walked side by side: a resource that is the base's
+ * object at the same place costs one comparison, without its id or encoding (after a small
+ * change, all but a few are), so a delta between two 12k-resource snapshots takes well under a
+ * millisecond instead of a map of the base's ids.
+ */
+async function diffSorted(base: readonly Resource[], next: readonly Resource[], nextParts: readonly string[] | undefined, slicer: LoopSlicer): Promise<ResourceDelta & { readonly replaced: ReadonlyMap<Resource, Resource> }> {
+  const upserts: Resource[] = [];
+  const replaced = new Map<Resource, Resource>();
+  const deleted: string[] = [];
+  let b = 0;
+  for (let i = 0; i < next.length; i++) {
+    const r = next[i] as Resource;
+    // Base resources ordered before `r` are not in next.
+    while (b < base.length && base[b] !== r && before(base[b] as Resource, r)) deleted.push(idOf(base[b++] as Resource));
+    const old = base[b];
+    const sameKey = old !== undefined && (old === r || !before(r, old));
+    if (sameKey) b++;
+    const same = sameKey && unchanged(old, r, nextParts?.[i]);
+    if (!same) upserts.push(r);
+    if (!same && sameKey) replaced.set(r, old);
+    if (i % 1024 === 1023 && slicer.due()) await slicer.yield();
+  }
+  while (b < base.length) deleted.push(idOf(base[b++] as Resource));
+  return { upserts, deletedKeys: deleted.sort(), replaced };
 }
 
 /**
@@ -152,12 +185,7 @@ export interface AppliedDelta {
 export async function applyDelta(base: readonly Resource[], delta: ResourceDelta): Promise<AppliedDelta> {
   const slicer = new LoopSlicer();
   const touched = new Set<string>([...(delta.patches ?? []).map((p) => p.key), ...delta.deletedKeys, ...delta.upserts.map(idOf)]);
-  const at = new Map<string, number>();
-  for (let i = 0; i < base.length; i++) {
-    const id = idOf(base[i] as Resource);
-    if (touched.has(id)) at.set(id, i);
-    if (i % 1024 === 1023 && slicer.due()) await slicer.yield();
-  }
+  const at = (isStrictlySorted(base) ? positionsBySearch(base, touched, delta.upserts) : undefined) ?? (await positionsByWalk(base, touched, slicer));
   const replaced = new Map<string, Resource | undefined>();
   for (const patch of delta.patches ?? []) {
     const old = replaced.has(patch.key) ? replaced.get(patch.key) : base[at.get(patch.key) ?? -1];
@@ -171,6 +199,67 @@ export async function applyDelta(base: readonly Resource[], delta: ResourceDelta
   const sorted = strictlySorted(merged);
   const resources = sorted ? merged : merged.sort(compareResources);
   return { resources, sorted: sorted || strictlySorted(resources), ...(await hashEncodings(resources, slicer)) };
+}
+
+/** Where in `base` each touched key is, found by looking at every resource's id. */
+async function positionsByWalk(base: readonly Resource[], touched: ReadonlySet<string>, slicer: LoopSlicer): Promise<Map<string, number>> {
+  const at = new Map<string, number>();
+  for (let i = 0; i < base.length; i++) {
+    const id = idOf(base[i] as Resource);
+    if (touched.has(id)) at.set(id, i);
+    if (i % 1024 === 1023 && slicer.due()) await slicer.yield();
+  }
+  return at;
+}
+
+/**
+ * positionsByWalk for a strictly sorted base, by binary search: the upserts are looked for as
+ * themselves, the other keys as the key they parse into. A key the base does not hold at the
+ * place its parse points to (absent, or a name the parse cannot split back) makes it undefined:
+ * the caller then walks, so a key is never missed.
+ */
+function positionsBySearch(base: readonly Resource[], touched: ReadonlySet<string>, upserts: readonly Resource[]): Map<string, number> | undefined {
+  const probes = new Map<string, Pick<Resource, 'apiVersion' | 'kind' | 'metadata'>>();
+  for (const r of upserts) probes.set(idOf(r), r);
+  const upserted = new Set(probes.keys());
+  for (const key of touched) {
+    if (probes.has(key)) continue;
+    const probe = parseResourceId(key);
+    if (!probe) return undefined;
+    probes.set(key, probe);
+  }
+  const at = new Map<string, number>();
+  for (const [key, probe] of probes) {
+    const i = lowerBound(base, probe);
+    const found = base[i];
+    // An upsert of a new key is not in the base, and need not be.
+    if (found !== undefined && idOf(found) === key) at.set(key, i);
+    else if (!upserted.has(key)) return undefined;
+  }
+  return at;
+}
+
+/** The first index of the sorted `list` whose resource is not ordered before `probe`. */
+function lowerBound(list: readonly Resource[], probe: Pick<Resource, 'apiVersion' | 'kind' | 'metadata'>): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (before(list[mid] as Resource, probe)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The key fields formatResourceKey wrote into `id` ("kind.apiVersion namespace/name"), or undefined when it does not have that form. */
+function parseResourceId(id: string): Pick<Resource, 'apiVersion' | 'kind' | 'metadata'> | undefined {
+  const dot = id.indexOf('.');
+  const space = id.indexOf(' ', dot + 1);
+  if (dot <= 0 || space <= dot + 1) return undefined;
+  const where = id.slice(space + 1);
+  const slash = where.indexOf('/');
+  const metadata = slash < 0 ? { name: where } : { namespace: where.slice(0, slash), name: where.slice(slash + 1) };
+  return { kind: id.slice(0, dot), apiVersion: id.slice(dot + 1, space), metadata };
 }
 
 /** `base` with each resource at `at` replaced by its entry in `changes` (undefined = removed) and every other entry inserted in order. */
@@ -200,7 +289,7 @@ function mergeChanges(base: readonly Resource[], at: ReadonlyMap<string, number>
 }
 
 /** compareResources(a, b) < 0 without building keys (it runs over every resource of a snapshot). */
-function before(a: Resource, b: Resource): boolean {
+function before(a: Pick<Resource, 'apiVersion' | 'kind' | 'metadata'>, b: Pick<Resource, 'apiVersion' | 'kind' | 'metadata'>): boolean {
   if (a.apiVersion !== b.apiVersion) return a.apiVersion < b.apiVersion;
   if (a.kind !== b.kind) return a.kind < b.kind;
   const an = a.metadata.namespace ?? '';
@@ -212,6 +301,17 @@ function before(a: Resource, b: Resource): boolean {
 /** Whether every resource comes strictly before the next (sorted, no key twice). */
 function strictlySorted(list: readonly Resource[]): boolean {
   for (let i = 1; i < list.length; i++) if (!before(list[i - 1] as Resource, list[i] as Resource)) return false;
+  return true;
+}
+
+/** Frozen lists found strictly sorted: a held snapshot's resources are the base of every delta against it. */
+const sortedLists = new WeakSet<readonly Resource[]>();
+
+/** strictlySorted, remembered for a frozen list (whose order cannot change). */
+function isStrictlySorted(list: readonly Resource[]): boolean {
+  if (sortedLists.has(list)) return true;
+  if (!strictlySorted(list)) return false;
+  if (Object.isFrozen(list)) sortedLists.add(list);
   return true;
 }
 
