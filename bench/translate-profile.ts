@@ -9,13 +9,14 @@
  * of the runs after one endpoint change only (in either mode), COLD_PROFILE=<file> one of the memory mode's cold run;
  * PRECOMPILE=1 compiles the output schemas before any run. PROFILE_MODE=memory keeps ONE engine, as the
  * server does: its cold run, then `runs` runs after one endpoint change each, with heapUsed and
- * RSS after each (after a full GC when run with --expose-gc).
+ * RSS after each (after a full GC when run with --expose-gc). INTAKE=1 judges every input first, as
+ * the server's intake does (then translation does not validate them again), and reports that apart.
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { performance } from 'node:perf_hooks';
 import { buildInputSnapshot, type InputSnapshot, type Resource } from '@meshrelay/api';
-import { DEFAULT_VIP_CIDR, IncrementalTranslator, allocateVips, createIstioValidator, translate, virtualDestinationKeys } from '@meshrelay/translator';
+import { DEFAULT_VIP_CIDR, IncrementalTranslator, allocateVips, createIstioValidator, recordCleanInputs, translate, validateInputResources, virtualDestinationKeys } from '@meshrelay/translator';
 import { TIER_S, generateWorkload, serviceName } from './workload.ts';
 
 const [clusters = 20, services = 200, endpoints = 5, nodes = 10, runs = 5] = process.argv.slice(2).map(Number);
@@ -35,6 +36,14 @@ log(`workload ${clusters}×${services}×${endpoints}: ${workload.counts.inputRes
 const validator = createIstioValidator({ precompile: process.env['PRECOMPILE'] === '1' });
 const vips = allocateVips(new Map(), virtualDestinationKeys(workload.inputs), DEFAULT_VIP_CIDR);
 const base = { inputs: workload.inputs, clusters: workload.clusters, vips };
+if (process.env['INTAKE'] === '1') {
+  const intakeStart = performance.now();
+  for (const input of workload.inputs.values()) {
+    const judged = validateInputResources(input.resources);
+    if (judged.rejected.length === 0 && judged.carried.length === 0) recordCleanInputs(input.resources);
+  }
+  log(`inputs judged as intake does: ${ms(intakeStart).toFixed(0)} ms`);
+}
 
 /** The input of `cluster` with one endpoint address of an exported Service (the first, svc 0) changed. */
 function oneEndpointChanged(inputs: ReadonlyMap<string, InputSnapshot>, cluster: string, n: number): Map<string, InputSnapshot> {

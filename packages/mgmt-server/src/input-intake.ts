@@ -14,7 +14,7 @@ import {
   type Resource,
 } from '@meshrelay/api';
 import type { InputVersion, SnapshotStore } from '@meshrelay/store';
-import { validateInputResources, type InputValidationResult } from '@meshrelay/translator';
+import { isCleanInputList, recordCleanInputs, validateInputResources, type InputValidationResult } from '@meshrelay/translator';
 import type { ClusterRegistry } from '@meshrelay/registry';
 
 export interface IntakeResult {
@@ -38,13 +38,38 @@ export type InputValidator = (resources: readonly Resource[]) => InputValidation
 async function validateInSlices(resources: readonly Resource[], validate: InputValidator, slicer: LoopSlicer): Promise<InputValidationResult> {
   const valid: Resource[] = [];
   const rejected: InputValidationResult['rejected'][number][] = [];
+  const carried: Resource[] = [];
   for (let i = 0; i < resources.length; i += VALIDATION_BATCH) {
     const batch = validate(resources.slice(i, i + VALIDATION_BATCH));
     valid.push(...batch.valid);
     rejected.push(...batch.rejected);
+    carried.push(...batch.carried);
     if (slicer.due()) await slicer.yield();
   }
-  return { valid, rejected };
+  return { valid, rejected, carried };
+}
+
+/** Stored input lists judged here that had a problem: translation reports it; they are not judged again. */
+const judgedWithProblems = new WeakSet<readonly Resource[]>();
+
+/** Whether no intake of this process judged `input`'s resources (see judgeStoredInputs). */
+export function isUnjudged(input: InputSnapshot): boolean {
+  return !isCleanInputList(input.resources) && !judgedWithProblems.has(input.resources);
+}
+
+/**
+ * Validates every resource of stored inputs that no intake of this process judged (an input
+ * loaded from Redis after a restart, or written there by another replica), in slices, and
+ * records the lists found clean, so translation does not judge them again (recordCleanInputs).
+ * A list with a problem is left to translation, which reports it.
+ */
+export async function judgeStoredInputs(inputs: Iterable<InputSnapshot>, slicer = new LoopSlicer()): Promise<void> {
+  for (const input of inputs) {
+    if (!isUnjudged(input)) continue;
+    const result = await validateInSlices(input.resources, validateInputResources, slicer);
+    if (result.rejected.length === 0 && result.carried.length === 0) recordCleanInputs(input.resources);
+    else judgedWithProblems.add(input.resources);
+  }
 }
 
 /**
@@ -109,12 +134,21 @@ class HeldMatcher {
 /** How many held entries past the expected position `HeldMatcher` looks at (resources the delta removed in a row). */
 const IN_ORDER_LOOKAHEAD = 8;
 
+/** What validateChanged found: with `clean`, whether every kept resource passed with no problem. */
+interface ChangedValidation extends InputValidationResult {
+  readonly clean: boolean;
+}
+
 /**
  * Validates only the resources that differ from the held snapshot's and keeps the held copies of
  * the others, in the incoming order: the same valid resources and refusals as validating all.
+ * Kept held copies are clean when the held list was recorded clean (recordCleanInputs).
  */
-async function validateChanged(resources: readonly Resource[], held: InputSnapshot | undefined, validate: InputValidator, slicer: LoopSlicer): Promise<InputValidationResult> {
-  if (!held) return validateInSlices(resources, validate, slicer);
+async function validateChanged(resources: readonly Resource[], held: InputSnapshot | undefined, validate: InputValidator, slicer: LoopSlicer): Promise<ChangedValidation> {
+  if (!held) {
+    const all = await validateInSlices(resources, validate, slicer);
+    return { ...all, clean: all.rejected.length === 0 && all.carried.length === 0 };
+  }
   const matcher = new HeldMatcher(held.resources);
   // Only what is not the held object itself is recorded: after a delta that is the few it changed.
   const heldCopies = new Map<Resource, Resource>();
@@ -132,7 +166,8 @@ async function validateChanged(resources: readonly Resource[], held: InputSnapsh
     if (!changed.has(r)) valid.push(heldCopies.get(r) ?? r);
     else if (accepted.has(r)) valid.push(r);
   }
-  return { valid, rejected: judged.rejected };
+  const clean = judged.rejected.length === 0 && judged.carried.length === 0 && (changed.size === resources.length || isCleanInputList(held.resources));
+  return { valid, rejected: judged.rejected, carried: judged.carried, clean };
 }
 
 /**
@@ -212,12 +247,14 @@ export class InputIntake {
         `generation ${assembled.generation} of epoch ${assembled.epoch} is not newer than the held generation ${held.generation}`,
       );
     }
-    const { valid, rejected } = await validateChanged(assembled.resources, held, this.#validate, slicer);
+    const { valid, rejected, clean } = await validateChanged(assembled.resources, held, this.#validate, slicer);
     const warnings = rejected.map(
       (r) => `${formatResourceKey(r.key)}: ${r.problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`,
     );
     const init = { cluster, epoch: assembled.epoch, generation: assembled.generation, resources: valid };
     const snapshot = (rejected.length === 0 ? await adoptResolved(init, assembled, slicer) : undefined) ?? (await buildInputSnapshotInSlices(init, slicer));
+    // Judged here once: translation admits the list without judging its resources again.
+    if (clean) recordCleanInputs(snapshot.resources);
     const changed = held?.hash !== snapshot.hash;
     if (changed || held?.generation !== snapshot.generation || held.epoch !== snapshot.epoch) {
       // The store's memory holds the snapshot as soon as putInput is called (SnapshotStore's contract).

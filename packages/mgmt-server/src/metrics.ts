@@ -16,6 +16,7 @@ const OTHER_CODE = 'other';
 export class RelayMetrics {
   readonly registry = new Registry();
   readonly translationDuration: Histogram<string>;
+  readonly storedInputValidationDuration: Histogram<string>;
   readonly outputPushes: Counter<'cluster'>;
   readonly snapshotsRejected: Counter<'cluster' | 'code'>;
   readonly outputsRefused: Counter<'cluster' | 'code'>;
@@ -67,6 +68,12 @@ export class RelayMetrics {
     this.translationDuration = new Histogram({
       name: 'meshrelay_translation_duration_seconds',
       help: 'Time to translate all admitted inputs into outputs',
+      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    this.storedInputValidationDuration = new Histogram({
+      name: 'meshrelay_stored_input_validation_duration_seconds',
+      help: 'Time to validate stored inputs that no intake of this replica judged (loaded from Redis), before translating them',
       buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
     });

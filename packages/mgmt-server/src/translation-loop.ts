@@ -15,6 +15,7 @@ import type { CarriedContributions } from './carried-contributions.ts';
 import type { RelayMetrics } from './metrics.ts';
 import type { OutputHub } from './output-hub.ts';
 import type { OutputPersister } from './output-persister.ts';
+import { isUnjudged, judgeStoredInputs } from './input-intake.ts';
 import { completeProvenance } from './provenance-order.ts';
 import { decideGate, type GateConfig, type GateDecision } from './safe-mode-gate.ts';
 
@@ -186,6 +187,7 @@ export class TranslationLoop {
     const { registry, store } = this.#o;
     const clusters = registry.list();
     const inputs = await store.loadInputs(clusters.map((c) => c.metadata.name));
+    await this.#judgeStored(inputs);
     const decision = decideGate(this.#o.gate, {
       clusters,
       present: new Set(inputs.keys()),
@@ -211,6 +213,19 @@ export class TranslationLoop {
     // to the shared state is not what an agent waits for, nor the next run (its carry waits only
     // for the records of clusters that are absent by then).
     contributions.remember(admitted.values()).catch((err: unknown) => this.#o.logger.warn({ err }, 'could not keep the contributions of this run'));
+  }
+
+  /**
+   * Inputs are judged once, where they enter: an agent's snapshot at intake, a stored one (read
+   * from Redis) here, the first time this replica loads it, also while the gate holds. Translation
+   * then admits them without judging each resource again.
+   */
+  async #judgeStored(inputs: ReadonlyMap<string, InputSnapshot>): Promise<void> {
+    const unjudged = [...inputs.values()].filter(isUnjudged);
+    if (unjudged.length === 0) return;
+    const end = this.#o.metrics.storedInputValidationDuration.startTimer();
+    await judgeStoredInputs(unjudged);
+    end();
   }
 
   async #translate(

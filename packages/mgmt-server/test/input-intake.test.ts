@@ -7,9 +7,9 @@ import { pino } from 'pino';
 import { buildInputSnapshot, computeDelta, resolveDelta, type AssembledSnapshot, type InputSnapshot, type Resource } from '@meshrelay/api';
 import { createFileClusterRegistry } from '@meshrelay/registry';
 import { createMemorySnapshotStore, type SnapshotStore } from '@meshrelay/store';
-import { buildNode, buildService } from '@meshrelay/testkit';
-import { validateInputResources } from '@meshrelay/translator';
-import { InputIntake } from '../src/input-intake.ts';
+import { buildGloo, buildNode, buildService } from '@meshrelay/testkit';
+import { isCleanInputList, validateInputResources } from '@meshrelay/translator';
+import { InputIntake, isUnjudged, judgeStoredInputs } from '../src/input-intake.ts';
 
 const CLUSTER = 'cluster-a';
 const LIMITS = { maxBytes: 64 * 1024 * 1024, maxResources: 100_000 };
@@ -166,4 +166,40 @@ test('intake: given the held content sent again, then `stored` is not told (noth
   const result = await intake.accept(CLUSTER, { ...full(before, 2), hash: held.hash }, () => told++);
   assert.equal(result.changed, false);
   assert.equal(told, 0);
+});
+
+test('intake: given clean snapshots, when accepted full and then as a delta, then each list is recorded as judged and translation does not judge it again', async (t) => {
+  const before = [buildNode({ name: 'node-1', zone: 'z1' }), ...services(10)];
+  const { intake, held } = await intakeHolding(t, before);
+  assert.ok(isCleanInputList(held.resources), 'a full snapshot whose every resource passed');
+  const after = [...before];
+  after[3] = buildService({ name: 'svc-002', namespace: 'shop', ports: [{ name: 'http', port: 8080 }] });
+  const delta = await computeDelta(held.resources, after);
+  const announced = full(after, 2);
+  const assembled = await resolveDelta({ ...announced, resources: fresh(delta.upserts), delta: { baseHash: held.hash, payloadHash: '', deletedKeys: [...delta.deletedKeys] } }, held, LIMITS);
+  const { snapshot } = await intake.accept(CLUSTER, assembled);
+  assert.ok(isCleanInputList(snapshot.resources), 'the held resources were clean and the changed one passed');
+});
+
+test('intake: given a Gloo resource kept despite an invalid spec, then its list is not recorded as judged, nor a later one that keeps it', async (t) => {
+  const policy = buildGloo('AccessPolicy', { name: 'ap', namespace: 'shop', spec: { config: { authz: { allowedHosts: ['x'] } } } });
+  const before = [policy, ...services(5)];
+  const { intake, held } = await intakeHolding(t, before);
+  assert.ok(held.resources.some((r) => r.kind === 'AccessPolicy'), 'carried so translation reports it INVALID');
+  assert.ok(!isCleanInputList(held.resources));
+  const after = [...before];
+  after[1] = buildService({ name: 'svc-000', namespace: 'shop', ports: [{ name: 'http', port: 8080 }] });
+  const { snapshot } = await intake.accept(CLUSTER, full(after, 2));
+  assert.ok(!isCleanInputList(snapshot.resources), 'only the changed Service was judged; the kept policy still has problems');
+});
+
+test('judgeStoredInputs: given stored inputs no intake judged, then clean ones are recorded, ones with problems are left to translation, and neither is judged twice', async () => {
+  const clean = buildInputSnapshot({ cluster: 'a', epoch: 'e', generation: 1, resources: services(3) });
+  const policy = buildGloo('AccessPolicy', { name: 'ap', namespace: 'shop', spec: { config: { authz: { allowedHosts: ['x'] } } } });
+  const flawed = buildInputSnapshot({ cluster: 'b', epoch: 'e', generation: 1, resources: [policy] });
+  assert.ok(isUnjudged(clean) && isUnjudged(flawed));
+  await judgeStoredInputs([clean, flawed]);
+  assert.ok(isCleanInputList(clean.resources));
+  assert.ok(!isCleanInputList(flawed.resources));
+  assert.ok(!isUnjudged(clean) && !isUnjudged(flawed));
 });

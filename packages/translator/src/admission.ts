@@ -1,6 +1,6 @@
 /** Admission of input resources into a translation (see admit). */
 import { KINDS, findInputKind, formatResourceKey, isCanonicalResource, isKind, isMeshConfigMap, isRecord, resourceKey, type Resource } from '@meshrelay/api';
-import { isGlooResource, unimplementedFieldsOf, validateInputResource } from './input-validation.ts';
+import { isCleanInputList, isGlooResource, unimplementedFieldsOf, validateInputResource } from './input-validation.ts';
 import type { ProblemSink } from './problems.ts';
 import type { StatusBook } from './status-book.ts';
 
@@ -23,8 +23,9 @@ interface Verdict {
 /** The verdict on every valid resource that sets no unimplemented field (shared: most are). */
 const CLEAN: Verdict = Object.freeze({ issues: Object.freeze([]) as unknown as Verdict['issues'], unimplemented: Object.freeze([]) as unknown as Verdict['unimplemented'] });
 
-function verdictOf(r: Resource, isGloo: boolean): Verdict {
-  const issues = validateInputResource(r);
+/** `judged`: validateInputResource is known to find no problem with `r` (see isCleanInputList). */
+function verdictOf(r: Resource, isGloo: boolean, judged: boolean): Verdict {
+  const issues = judged ? [] : validateInputResource(r);
   // Only Gloo kinds have fields Meshrelay does not implement.
   const unimplemented = issues.length > 0 || !isGloo ? [] : unimplementedFieldsOf(r);
   return issues.length === 0 && unimplemented.length === 0 ? CLEAN : { issues, unimplemented };
@@ -50,9 +51,11 @@ export interface AdmittedCluster {
  * fields named), so one bad resource does not stop the rest. A valid resource that sets a field
  * Meshrelay does not implement is WARNING naming the field and translated without it, unless
  * ignoring the field would weaken security: then it is INVALID and not translated (so it fails
- * closed). Depends on nothing but `resources`: a result may be reused for an equal input. `before`, the
- * cluster's previous admission, only spares validating again the canonical resources it found clean
- * (a delta keeps the objects of unchanged resources). Yields between slices of resources.
+ * closed). Depends on nothing but `resources`: a result may be reused for an equal input. A list
+ * that intake judged clean (isCleanInputList) is not validated again, only read for unimplemented
+ * fields. `before`, the cluster's previous admission, only spares validating again the canonical
+ * resources it found clean (a delta keeps the objects of unchanged resources). Yields between
+ * slices of resources.
  */
 export function* admitCluster(cluster: string, resources: readonly Resource[], problems: ProblemSink, before?: AdmittedCluster): Generator<void, AdmittedCluster> {
   const gloo: Resource[] = [];
@@ -60,14 +63,15 @@ export function* admitCluster(cluster: string, resources: readonly Resource[], p
   const validGloo: Resource[] = [];
   const clean: Resource[] = [];
   // A canonical resource (deep-frozen: it cannot have changed) found clean in the cluster's input before is clean now.
-  const reusable = before && before.clean.length > 0 ? new Set(before.clean) : undefined;
+  const judged = isCleanInputList(resources);
+  const reusable = !judged && before && before.clean.length > 0 ? new Set(before.clean) : undefined;
   for (const [i, r] of resources.entries()) {
     if (i % ADMIT_SLICE === ADMIT_SLICE - 1) yield;
     const isGloo = isGlooResource(r);
     if (isGloo) gloo.push(r);
     // Kubernetes objects that are not inputs (a Namespace, a ConfigMap) are not problems.
     if (!isGloo && (!findInputKind(r.apiVersion, r.kind) || (isKind(r, KINDS.ConfigMap) && !isMeshConfigMap(r)))) continue;
-    const verdict = reusable?.has(r) === true && isCanonicalResource(r) ? CLEAN : verdictOf(r, isGloo);
+    const verdict = reusable?.has(r) === true && isCanonicalResource(r) ? CLEAN : verdictOf(r, isGloo, judged);
     if (verdict === CLEAN) {
       valid.push(r);
       clean.push(r);

@@ -156,6 +156,8 @@ export interface InputValidationResult {
   readonly valid: Resource[];
   /** Resources left out of the snapshot, with their problems. */
   readonly rejected: { readonly key: ResourceKey; readonly problems: InputProblem[] }[];
+  /** The resources among `valid` kept despite problems (Gloo resources that translation reports INVALID). */
+  readonly carried: Resource[];
 }
 
 /** Whether a resource with these problems is still carried (see InputValidationResult.valid). */
@@ -170,12 +172,38 @@ export function isCarriedDespite(r: Resource, problems: readonly InputProblem[])
 export function validateInputResources(resources: readonly Resource[]): InputValidationResult {
   const valid: Resource[] = [];
   const rejected: { key: ResourceKey; problems: InputProblem[] }[] = [];
+  const carried: Resource[] = [];
   for (const r of resources) {
     const problems = validateInputResource(r);
-    if (problems.length === 0 || isCarriedDespite(r, problems)) valid.push(r);
-    else rejected.push({ key: safeKey(r), problems });
+    if (problems.length === 0) valid.push(r);
+    else if (isCarriedDespite(r, problems)) {
+      valid.push(r);
+      carried.push(r);
+    } else rejected.push({ key: safeKey(r), problems });
   }
-  return { valid, rejected };
+  return { valid, rejected, carried };
+}
+
+/**
+ * Frozen input resource lists (an input snapshot's) in which validateInputResource found no
+ * problem with any resource. Inputs are judged once, where they enter the server (the intake of
+ * an agent's snapshot, the load of a stored one), which records the lists it found clean here;
+ * translation admits a recorded list without judging its resources again.
+ */
+const cleanLists = new WeakSet<readonly Resource[]>();
+
+/**
+ * Records that every resource of `resources` passed validateInputResource with no problem. The
+ * caller judged them all (or reused resources of a list recorded before). Only a frozen list is
+ * recorded (it cannot change after it was judged); its resources are a snapshot's deep-frozen ones.
+ */
+export function recordCleanInputs(resources: readonly Resource[]): void {
+  if (Object.isFrozen(resources)) cleanLists.add(resources);
+}
+
+/** Whether `resources` was recorded by recordCleanInputs: validateInputResource finds no problem with any of them. */
+export function isCleanInputList(resources: readonly Resource[]): boolean {
+  return cleanLists.has(resources);
 }
 
 /** resourceKey() for a value that may be malformed. */

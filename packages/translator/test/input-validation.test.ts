@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Resource } from '@meshrelay/api';
 import { buildEndpointSlice, buildGloo, buildNode, buildPod, buildService, buildVirtualDestination } from '@meshrelay/testkit';
-import { validateInputResource, validateInputResources } from '../src/index.ts';
+import { createIstioValidator, isCleanInputList, recordCleanInputs, translate, validateInputResource, validateInputResources } from '../src/index.ts';
+import { buildTestInputSnapshot } from '@meshrelay/testkit';
 
 const reviews = (): Resource => buildService({ name: 'reviews', namespace: 'bookinfo', ports: [{ name: 'http', port: 9080, targetPort: 9080 }], selector: { app: 'reviews' } });
 const vd = (): Resource =>
@@ -106,13 +107,37 @@ describe('validateInputResources', () => {
 describe('validateInputResources', () => {
   it('given a Gloo resource whose spec is invalid, when split, then it is kept so translation can report it INVALID', () => {
     const policy = buildGloo('AccessPolicy', { name: 'ap', namespace: 'n', spec: { config: { authz: { allowedHosts: ['x'] } } } });
-    const { valid, rejected } = validateInputResources([policy]);
-    assert.deepEqual(valid, [policy]);
+    const { valid, rejected, carried } = validateInputResources([policy, reviews()]);
+    assert.deepEqual(valid, [policy, reviews()]);
     assert.deepEqual(rejected, []);
+    assert.deepEqual(carried, [policy], 'kept despite its problems, so a list holding it is not clean');
   });
 
   it('given a Gloo resource whose name is invalid, when split, then it is rejected', () => {
     const policy = buildGloo('AccessPolicy', { name: 'Bad_Name', namespace: 'n', spec: { config: {} } });
     assert.equal(validateInputResources([policy]).rejected.length, 1);
+  });
+});
+
+describe('inputs judged once', () => {
+  it('given a frozen list recorded clean, when translated, then admission trusts the record and does not judge its resources again', () => {
+    // A list with an invalid Service: intake would never record it; recording it anyway shows what the record spares.
+    const bad = withField(reviews(), 'spec.ports[0].port', 0);
+    const judged = buildTestInputSnapshot('c1', [bad]);
+    const trusted = buildTestInputSnapshot('c1', [bad]);
+    assert.ok(Object.isFrozen(trusted.resources));
+    recordCleanInputs(trusted.resources);
+    assert.ok(isCleanInputList(trusted.resources));
+    assert.ok(!isCleanInputList(judged.resources), 'a record names one list object, not its content');
+    const validator = createIstioValidator();
+    const reasons = (snapshot: typeof judged): string[] => translate({ inputs: new Map([['c1', snapshot]]), clusters: [], vips: new Map() }, validator).problems.map((p) => p.reason);
+    assert.ok(reasons(judged).some((r) => r.startsWith('invalid input resource ignored: spec.ports[0].port')));
+    assert.ok(!reasons(trusted).some((r) => r.startsWith('invalid input resource ignored')));
+  });
+
+  it('given a list that is not frozen, when recorded, then it is not taken as judged (it could change)', () => {
+    const list = [reviews()];
+    recordCleanInputs(list);
+    assert.ok(!isCleanInputList(list));
   });
 });
