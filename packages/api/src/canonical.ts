@@ -180,6 +180,23 @@ function concatEncoding(value: object): string | undefined {
   return joinParts('[', parts.map(innerEncoding), ']');
 }
 
+/** UTF-8 bytes of concatenation parts' inner encodings, by part. */
+const innerBuffers = new WeakMap<object, Uint8Array>();
+
+/**
+ * The UTF-8 bytes of a concatenation part's inner encoding. A part is shared by the lists of
+ * many resources (an endpoint group, by the ServiceEntry of every consumer): each output's hash
+ * reads these bytes instead of converting the same text again.
+ */
+function innerBytes(part: readonly unknown[]): Uint8Array {
+  let bytes = innerBuffers.get(part);
+  if (bytes === undefined) {
+    bytes = Buffer.from(innerEncoding(part));
+    innerBuffers.set(part, bytes);
+  }
+  return bytes;
+}
+
 function innerEncoding(part: readonly unknown[]): string {
   let inner = innerEncodings.get(part);
   if (inner === undefined) {
@@ -209,6 +226,71 @@ export function canonicalConcat<T>(parts: readonly (readonly T[])[]): readonly T
 /** The parts of a concatenation made by `canonicalConcat`, or undefined for any other value. */
 export function concatParts<T>(value: readonly T[]): readonly (readonly T[])[] | undefined {
   return concatenations.get(value) as readonly (readonly T[])[] | undefined;
+}
+
+/**
+ * Remembered encodings at most this long are appended whole by `canonicalPieces`. A longer one
+ * may link the text of its parts (see `joinParts`), and a reader that needs it flat would make V8
+ * flatten it in place, so the remembered string would hold a private copy of every part it links:
+ * its members are appended instead.
+ */
+const WHOLE_KEPT_PIECE = 2 * 1024;
+
+/**
+ * Appends the canonical encoding of `value` to `out` in pieces whose concatenation is
+ * `canonicalJson(value)`: strings, and for each part of a concatenation its UTF-8 bytes, made
+ * once per part (see `innerBytes`). Short remembered encodings are appended as the strings kept.
+ * A consumer that reads the text once (a hash) so takes the shared parts as they are, instead of
+ * flattening a linked encoding into a copy of all of them and converting that copy to UTF-8
+ * again for every resource that holds them. Throws like `canonicalJson`.
+ */
+export function canonicalPieces(value: unknown, out: (string | Uint8Array)[]): void {
+  appendPieces(value, out, new Set());
+}
+
+function appendPieces(value: unknown, out: (string | Uint8Array)[], seen: Set<object>): void {
+  if (value === null || typeof value !== 'object') {
+    out.push(encode(value, seen));
+    return;
+  }
+  const kept = known.get(value);
+  if (kept !== undefined && kept.length <= WHOLE_KEPT_PIECE) {
+    out.push(kept);
+    return;
+  }
+  const parts = concatenations.get(value);
+  if (parts !== undefined) {
+    out.push('[');
+    for (const [i, part] of parts.entries()) {
+      if (i > 0) out.push(',');
+      out.push(innerBytes(part));
+    }
+    out.push(']');
+    return;
+  }
+  if (seen.has(value)) throw invalid('cyclic value');
+  seen.add(value);
+  if (Array.isArray(value)) {
+    out.push('[');
+    for (const [i, item] of (value as unknown[]).entries()) {
+      if (i > 0) out.push(',');
+      appendPieces(item === undefined ? null : item, out, seen);
+    }
+    out.push(']');
+  } else {
+    const record = value as Record<string, unknown>;
+    let first = true;
+    out.push('{');
+    for (const key of Object.keys(record).sort()) {
+      const member = record[key];
+      if (member === undefined) continue;
+      out.push(`${first ? '' : ','}${JSON.stringify(key)}:`);
+      first = false;
+      appendPieces(member, out, seen);
+    }
+    out.push('}');
+  }
+  seen.delete(value);
 }
 
 /** `keepSelf` false: `value`'s own encoding is not remembered as a part (its caller decides; see canonicalResource). */

@@ -1,4 +1,4 @@
-export { canonicalConcat, canonicalJson, canonicalObjectEncodeCount, canonicalPart, concatParts, deepFreeze, isCanonicalPart } from './canonical.ts';
+export { canonicalConcat, canonicalJson, canonicalObjectEncodeCount, canonicalPart, canonicalPieces, concatParts, deepFreeze, isCanonicalPart } from './canonical.ts';
 export { ERROR_CATALOGUE, GRPC_STATUS, MeshrelayError, isErrorCode, toMeshrelayError, type ErrorCode } from './errors.ts';
 export {
   compareResources,
@@ -32,6 +32,7 @@ export {
   encodeResources,
   isCanonicalResource,
   resourceEncoding,
+  resourceEncodingPieces,
   sha256Hex,
   snapshotEncoding,
   withProvenance,

@@ -32,11 +32,19 @@ export interface ListDigest {
 }
 
 /**
- * The digest of `resources`' encoding, `encode` giving each resource's. `previous`, when given,
- * is a list digested before whose checkpoints may be resumed from. Both lists must be frozen
- * lists of canonical resources (the same object stands for the same encoding).
+ * Pieces at least this long are fed to the hash as they are, not gathered with others first:
+ * gathering copies them into a new string, while a call per piece costs less than that copy.
  */
-export function digestResourceList(resources: readonly Resource[], encode: (r: Resource) => string, previous?: readonly Resource[]): ListDigest {
+const DIRECT_CHARS = 2 * 1024;
+
+/**
+ * The digest of `resources`' encoding, `pieces` appending each resource's in pieces (see
+ * `resourceEncodingPieces`: strings, and the UTF-8 bytes of shared parts, read where they are
+ * instead of flattened into a copy). `previous`, when given, is a list digested before whose
+ * checkpoints may be resumed from. Both lists must be frozen lists of canonical resources (the
+ * same object stands for the same encoding).
+ */
+export function digestResourceList(resources: readonly Resource[], pieces: (r: Resource, out: (string | Uint8Array)[]) => void, previous?: readonly Resource[]): ListDigest {
   const kept: Checkpoint[] = [];
   let start: Checkpoint | undefined;
   const earlier = previous === undefined ? undefined : checkpointsOf.get(previous);
@@ -54,19 +62,33 @@ export function digestResourceList(resources: readonly Resource[], encode: (r: R
   let bytes = start?.bytes ?? 0;
   let piece = start ? '' : '[';
   let sinceCheckpoint = 0;
+  const feed = (text: string | Uint8Array): void => {
+    hash.update(text);
+    const size = typeof text === 'string' ? Buffer.byteLength(text) : text.length;
+    bytes += size;
+    sinceCheckpoint += size;
+  };
+  const out: (string | Uint8Array)[] = [];
   for (let i = start?.at ?? 0; i < resources.length; i++) {
-    const encoding = encode(resources[i] as Resource);
-    piece += i === 0 ? encoding : `,${encoding}`;
-    if (piece.length >= PIECE_CHARS) {
-      hash.update(piece);
-      const size = Buffer.byteLength(piece);
-      bytes += size;
-      sinceCheckpoint += size;
-      piece = '';
-      if (sinceCheckpoint >= CHECKPOINT_BYTES) {
-        kept.push({ at: i + 1, bytes, state: hash.copy() });
-        sinceCheckpoint = 0;
+    if (i > 0) piece += ',';
+    out.length = 0;
+    pieces(resources[i] as Resource, out);
+    for (const text of out) {
+      if (typeof text === 'string' && text.length < DIRECT_CHARS) {
+        piece += text;
+        continue;
       }
+      if (piece !== '') feed(piece);
+      piece = '';
+      feed(text);
+    }
+    if (piece.length >= PIECE_CHARS) {
+      feed(piece);
+      piece = '';
+    }
+    if (piece === '' && sinceCheckpoint >= CHECKPOINT_BYTES) {
+      kept.push({ at: i + 1, bytes, state: hash.copy() });
+      sinceCheckpoint = 0;
     }
   }
   piece += ']';

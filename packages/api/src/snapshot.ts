@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { canonicalCopy, canonicalJson, deepFreeze, keepEncoding, keptEncoding } from './canonical.ts';
+import { canonicalCopy, canonicalJson, canonicalPieces, deepFreeze, keepEncoding, keptEncoding } from './canonical.ts';
 import { MeshrelayError } from './errors.ts';
 import { compareResources, formatResourceKey, resourceKey, type Resource } from './resource.ts';
 import { digestResourceList } from './resumable-digest.ts';
@@ -130,6 +130,17 @@ export function isCanonicalResource(resource: Resource): boolean {
   return encodings.has(resource) || unencoded.has(resource);
 }
 
+/**
+ * Appends the canonical encoding of one resource to `out`: the kept string, or, for a canonical
+ * copy whose encoding links shared parts (not kept, see `canonicalResource`), its pieces (see
+ * `canonicalPieces`), so reading it does not flatten a copy of every part it links.
+ */
+export function resourceEncodingPieces(resource: Resource, out: (string | Uint8Array)[]): void {
+  const kept = encodings.get(resource);
+  if (kept !== undefined) out.push(kept);
+  else canonicalPieces(resource, out);
+}
+
 /** The canonical encoding of one resource (cached for canonical copies). */
 export function resourceEncoding(resource: Resource): string {
   return encodings.get(resource) ?? canonicalJson(resource);
@@ -203,7 +214,7 @@ export interface OutputSnapshotInit {
  */
 export function buildOutputSnapshot(init: OutputSnapshotInit, previous?: OutputSnapshot): OutputSnapshot {
   const resources = sortedCanonicalCopies(init.resources, true);
-  const { hash, bytes } = digestResourceList(resources, resourceEncoding, previous?.resources);
+  const { hash, bytes } = digestResourceList(resources, resourceEncodingPieces, previous?.resources);
   return Object.freeze({
     cluster: init.cluster,
     hash,

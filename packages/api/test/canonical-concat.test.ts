@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { keptEncoding } from '../src/canonical.ts';
-import { MeshrelayError, canonicalConcat, canonicalJson, canonicalPart, canonicalResource, concatParts, isCanonicalPart, isCanonicalResource, resourceEncoding, unencodedCanonicalResource, type Resource } from '../src/index.ts';
+import { MeshrelayError, canonicalConcat, canonicalJson, canonicalPart, canonicalPieces, canonicalResource, concatParts, isCanonicalPart, isCanonicalResource, resourceEncoding, resourceEncodingPieces, unencodedCanonicalResource, type Resource } from '../src/index.ts';
 
 const group = (prefix: string, n: number): readonly { address: string; labels: Record<string, string> }[] =>
   canonicalPart(Array.from({ length: n }, (_, i) => ({ labels: { zone: `${prefix}-z`, app: 'reviews' }, address: `${prefix}.${i}` })));
@@ -97,4 +97,44 @@ test('given resources that link no shared part (a small output, an input), when 
   assert.equal(keptEncoding(intermediate.resource), undefined);
   assert.equal(canonicalResource(intermediate.resource), intermediate.resource);
   assert.equal(keptEncoding(intermediate.resource), intermediate.encoding);
+});
+
+/** The text of pieces (strings, and UTF-8 bytes for shared concatenation parts). */
+const joinedPieces = (out: readonly (string | Uint8Array)[]): string => out.map((p) => (typeof p === 'string' ? p : Buffer.from(p).toString('utf8'))).join('');
+
+test('given values with kept parts, concatenations and plain members, when encoded in pieces, then the pieces join to the canonical JSON and hold each shared part once', () => {
+  const a = group('10.2.0', 40);
+  const b = group('10.2.1', 1);
+  const joined = canonicalConcat([a, canonicalPart([]), b]);
+  const values: unknown[] = [
+    null,
+    'x"y',
+    -0,
+    [],
+    {},
+    [1, undefined, { b: 2, a: [true, null] }],
+    { z: undefined, y: joined, ['__proto__']: { q: 1 }, x: [a, b] },
+    { long: canonicalPart({ text: 'ü'.repeat(3000), n: 1 }) },
+    entry(joined),
+    canonicalResource(entry(joined)),
+  ];
+  for (const value of values) {
+    const out: (string | Uint8Array)[] = [];
+    canonicalPieces(value, out);
+    assert.equal(joinedPieces(out), canonicalJson(value), JSON.stringify(value)?.slice(0, 60));
+  }
+  const first: (string | Uint8Array)[] = [];
+  resourceEncodingPieces(canonicalResource(entry(joined)), first);
+  assert.equal(joinedPieces(first), resourceEncoding(canonicalResource(entry(joined))));
+  const bytesOfA = first.find((p) => typeof p !== 'string' && Buffer.from(p).toString('utf8') === keptEncoding(a)?.slice(1, -1));
+  assert.ok(bytesOfA, "a shared group is a piece of its own (its UTF-8 bytes), not copied into a joined string");
+  const again: (string | Uint8Array)[] = [];
+  canonicalPieces(canonicalConcat([b, a]), again);
+  assert.ok(again.includes(bytesOfA), 'the bytes of a group are made once and shared by every list that holds it');
+  const kept: (string | Uint8Array)[] = [];
+  canonicalPieces(b, kept);
+  assert.deepEqual(kept, [keptEncoding(b)], 'a short remembered encoding is one piece');
+  const cyclic: Record<string, unknown> = {};
+  cyclic['self'] = cyclic;
+  assert.throws(() => canonicalPieces(cyclic, []), (err: unknown) => err instanceof MeshrelayError && err.code === 'MESHRELAY_ERR_INVALID_RESOURCE');
 });

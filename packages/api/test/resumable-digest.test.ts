@@ -1,12 +1,32 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
-import { buildOutputSnapshot, canonicalResource, compareResources, resourceEncoding, type Resource } from '../src/index.ts';
+import { buildOutputSnapshot, canonicalConcat, canonicalPart, canonicalResource, compareResources, resourceEncoding, resourceEncodingPieces, type Resource } from '../src/index.ts';
 import { digestResourceList } from '../src/resumable-digest.ts';
 
 /** A ServiceEntry-like resource of about `size` characters (non-ASCII in it, so bytes and characters differ). */
 function entry(name: string, size: number, salt = ''): Resource {
   return canonicalResource({ apiVersion: 'networking.istio.io/v1', kind: 'ServiceEntry', metadata: { name, namespace: 'zürich' }, spec: { hosts: [`${name}.global`], note: `${salt}${'é'.repeat(size)}` } } as unknown as Resource);
+}
+
+/** Endpoint groups shared by the linked entries: canonical parts, some long enough to be hashed as pieces of their own. */
+const GROUPS = Array.from({ length: 6 }, (_, g) =>
+  canonicalPart(Array.from({ length: 4 + g * 3 }, (_, i) => ({ address: `10.${g}.0.${i}`, labels: { app: `a${g}`, note: 'ü'.repeat(400 + g * 700) }, ports: { http: 8080 } }))),
+);
+
+/**
+ * A ServiceEntry whose endpoints concatenate shared groups (as a consumer's ServiceEntry does):
+ * its encoding links the groups' text and is not kept, so the digest reads it in pieces.
+ */
+function linkedEntry(name: string, salt = ''): Resource {
+  const picks = [...name].reduce((n, c) => n + c.charCodeAt(0), salt.length);
+  const endpoints = canonicalConcat([GROUPS[picks % 6] as readonly object[], GROUPS[(picks + 2) % 6] as readonly object[], canonicalPart([{ address: `${name}.example`, labels: { salt } }])]);
+  return canonicalResource({ apiVersion: 'networking.istio.io/v1', kind: 'ServiceEntry', metadata: { name, namespace: 'zürich' }, spec: { hosts: [`${name}.global`], endpoints } } as unknown as Resource);
+}
+
+/** `entry` for most names, `linkedEntry` for every third. */
+function anyEntry(name: string, size: number, salt = ''): Resource {
+  return Number(name.slice(-1)) % 3 === 0 ? linkedEntry(name, salt) : entry(name, size, salt);
 }
 
 const sorted = (list: Resource[]): readonly Resource[] => Object.freeze([...list].sort(compareResources));
@@ -26,36 +46,36 @@ function seeded(seed: number): () => number {
 
 test('given lists of every size from empty to a few MiB, when digested, then the hash and size are those of the joined encoding', () => {
   for (const n of [0, 1, 2, 50, 700]) {
-    const list = sorted(names(n).map((name) => entry(name, 4000)));
-    assert.deepEqual(digestResourceList(list, resourceEncoding), expected(list), `${n} resources`);
+    const list = sorted(names(n).map((name) => anyEntry(name, 4000)));
+    assert.deepEqual(digestResourceList(list, resourceEncodingPieces), expected(list), `${n} resources`);
   }
 });
 
 test('given a digested list, when a list that changes, adds or removes resources anywhere is digested after it, then each resumed digest equals the definition', () => {
   const random = seeded(7);
-  let previous = sorted(names(600).map((name) => entry(name, 3000)));
-  digestResourceList(previous, resourceEncoding);
+  let previous = sorted(names(600).map((name) => anyEntry(name, 3000)));
+  digestResourceList(previous, resourceEncodingPieces);
   for (let step = 0; step < 40; step++) {
     const next = [...previous];
     const at = Math.floor(random() * next.length);
     const what = random();
-    if (what < 0.5) next[at] = entry((next[at] as Resource).metadata.name, 3000, `step ${step}`);
+    if (what < 0.5) next[at] = anyEntry((next[at] as Resource).metadata.name, 3000, `step ${step}`);
     else if (what < 0.75) next.splice(at, 1);
-    else next.push(entry(`new-${step}`, 2000 + Math.floor(random() * 5000)));
+    else next.push(anyEntry(`new-${step}`, 2000 + Math.floor(random() * 5000)));
     const list = sorted(next);
-    assert.deepEqual(digestResourceList(list, resourceEncoding, previous), expected(list), `step ${step}`);
+    assert.deepEqual(digestResourceList(list, resourceEncodingPieces, previous), expected(list), `step ${step}`);
     previous = list;
   }
 });
 
 test('given a digested list, when the same list or a list it does not start like is digested against it, then the digest equals the definition', () => {
   const list = sorted(names(300).map((name) => entry(name, 5000)));
-  digestResourceList(list, resourceEncoding);
-  assert.deepEqual(digestResourceList(list, resourceEncoding, list), expected(list));
+  digestResourceList(list, resourceEncodingPieces);
+  assert.deepEqual(digestResourceList(list, resourceEncodingPieces, list), expected(list));
   const other = sorted(names(10).map((name) => entry(name, 10)));
-  assert.deepEqual(digestResourceList(other, resourceEncoding, list), expected(other));
+  assert.deepEqual(digestResourceList(other, resourceEncodingPieces, list), expected(other));
   const shorter = Object.freeze(list.slice(0, 120));
-  assert.deepEqual(digestResourceList(shorter, resourceEncoding, list), expected(shorter));
+  assert.deepEqual(digestResourceList(shorter, resourceEncodingPieces, list), expected(shorter));
 });
 
 test('given an output built after an earlier one, when it is built with the earlier one to resume from, then it is the output built without it', () => {
