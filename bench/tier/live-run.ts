@@ -83,6 +83,11 @@ export interface Storm {
    * the loop's yields). Undefined if more than one run had ended when it was read.
    */
   readonly coldTranslationMs: number | undefined;
+  /**
+   * What the restarted server spent validating the inputs it loaded from Redis, before its first
+   * run (meshrelay_stored_input_validation_duration_seconds: its intake of stored inputs).
+   */
+  readonly storedValidationMs: number | undefined;
 }
 
 export interface LiveResults {
@@ -227,12 +232,15 @@ async function reconnectStorm(plane: Plane, fleet: Fleet, names: readonly string
   process.stderr.write(`storm: /healthz after ${upAt - restartedAt} ms; agents resynced after (ms from restart) ${resyncAt.map((at) => at - restartedAt).join(' ')}\n`);
   // Whatever the restarted server would re-send comes after its first translation.
   let coldTranslationMs: number | undefined;
+  let storedValidationMs: number | undefined;
   for (;;) {
     const series = await scrapeMetrics(plane.metricsPort);
     const count = metricEndingWith(series, 'translation_duration_seconds_count') ?? 0;
     if (count >= 1) {
       const sum = metricEndingWith(series, 'translation_duration_seconds_sum');
       coldTranslationMs = count === 1 && sum !== undefined ? sum * 1000 : undefined;
+      const validated = metricEndingWith(series, 'stored_input_validation_duration_seconds_sum');
+      storedValidationMs = validated === undefined ? undefined : validated * 1000;
       break;
     }
     await sleep(50, undefined, { signal });
@@ -248,6 +256,7 @@ async function reconnectStorm(plane: Plane, fleet: Fleet, names: readonly string
     bytesResent: fleet.of('received', killedAt).reduce((n, e) => n + e.wireBytes, 0),
     reApplies: fleet.of('applied', killedAt).length,
     coldTranslationMs,
+    storedValidationMs,
   };
 }
 

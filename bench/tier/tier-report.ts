@@ -166,6 +166,7 @@ function figureLines(r: TierReport): string[] {
     row('reconnect storm: bytes re-sent to agents whose output did not change', storm ? `${storm.bytesResent} B to ${storm.agents} agents` : '–', 'target 0', ''),
     row('reconnect storm: re-applies', storm ? String(storm.reApplies) : '–', 'target 0', ''),
     row('cold full translation in the server (the restarted server\'s first run: a fresh engine over every input)', ms(storm?.coldTranslationMs), `naive: the baseline's first \`translate()\` ${ms(baseline.cold?.translateMs)}`, times(storm?.coldTranslationMs, baseline.cold?.translateMs)),
+    row('validation of the inputs the restarted server loaded from Redis, before that run (its intake of stored inputs; translation does not validate them again)', ms(storm?.storedValidationMs), `the cold translation ${ms(storm?.coldTranslationMs)}`, times(storm?.storedValidationMs, storm?.coldTranslationMs)),
     row('encoding floor: canonical JSON of all outputs', floors ? `${floors.canonical.medianMs.toFixed(1)} ms` : '–', `naive recompute ${ms(f.baselineMs?.p50)}`, times(f.baselineMs?.p50, floors?.canonical.medianMs)),
     row('encoding floor: gzip + protobufjs frames of all outputs', floors ? `${floors.wire.medianMs.toFixed(1)} ms` : '–', `naive recompute ${ms(f.baselineMs?.p50)}`, times(f.baselineMs?.p50, floors?.wire.medianMs)),
     '',
@@ -181,6 +182,11 @@ function quietText(quiet: TierReport['live']['quiet']): string {
   if (!quiet) return '';
   const after = `${(quiet.afterMs / 1000).toFixed(1)} s`;
   return quiet.reached ? `, ${after} after convergence in this run` : `; in this run it was still at ${Math.round(quiet.share * 100)} % of a core after ${after}, and the changes started then`;
+}
+
+/** a + b, or undefined when either is unknown. */
+function sum(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined || b === undefined ? undefined : a + b;
 }
 
 function met(value: number | undefined, limit: number): string {
@@ -199,7 +205,7 @@ function targetLines(r: TierReport): string[] {
     '',
     '| target | this run | |',
     '|---|---|---|',
-    row('cold full translation ≤ 3 s', `${ms(storm?.coldTranslationMs)} in the server (its first run after the restart); ${ms(r.baseline.cold?.translateMs)} for the baseline's first \`translate()\``, met(storm?.coldTranslationMs, 3000)),
+    row('cold full translation ≤ 3 s', `${ms(storm?.coldTranslationMs)} in the server (its first run after the restart), after ${ms(storm?.storedValidationMs)} validating the inputs it loaded (${ms(sum(storm?.coldTranslationMs, storm?.storedValidationMs))} together); ${ms(r.baseline.cold?.translateMs)} for the baseline's first \`translate()\`, which validates as it goes`, met(storm?.coldTranslationMs, 3000)),
     row('one endpoint change → all affected agents applied: p50 ≤ 200 ms', ms(f.latency?.p50), met(f.latency?.p50, 200)),
     row('… p99 ≤ 1 s', ms(f.latency?.p99), met(f.latency?.p99, 1000)),
     row('≤ 2 KB on the wire per affected agent', f.bytes ? `p50 ${f.bytes.p50.toFixed(0)} B, max ${f.bytes.max.toFixed(0)} B` : '–', met(f.bytes?.max, 2000)),
