@@ -82,11 +82,12 @@ export function digestResourceList(resources: readonly Resource[], pieces: (r: R
       piece = '';
       feed(text);
     }
-    if (piece.length >= PIECE_CHARS) {
+    // A checkpoint is the state after whole resources: what is gathered is fed first.
+    if (piece.length >= PIECE_CHARS || (sinceCheckpoint >= CHECKPOINT_BYTES && piece !== '')) {
       feed(piece);
       piece = '';
     }
-    if (piece === '' && sinceCheckpoint >= CHECKPOINT_BYTES) {
+    if (sinceCheckpoint >= CHECKPOINT_BYTES) {
       kept.push({ at: i + 1, bytes, state: hash.copy() });
       sinceCheckpoint = 0;
     }
@@ -96,4 +97,9 @@ export function digestResourceList(resources: readonly Resource[], pieces: (r: R
   bytes += Buffer.byteLength(piece);
   checkpointsOf.set(resources, kept);
   return { hash: hash.digest('hex'), bytes };
+}
+
+/** How many checkpoints the digest of `resources` kept (for tests: a resumed digest starts at one). */
+export function checkpointCount(resources: readonly Resource[]): number {
+  return checkpointsOf.get(resources)?.length ?? 0;
 }

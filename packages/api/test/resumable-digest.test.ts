@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
 import { buildOutputSnapshot, canonicalConcat, canonicalPart, canonicalResource, compareResources, resourceEncoding, resourceEncodingPieces, type Resource } from '../src/index.ts';
-import { digestResourceList } from '../src/resumable-digest.ts';
+import { checkpointCount, digestResourceList } from '../src/resumable-digest.ts';
 
 /** A ServiceEntry-like resource of about `size` characters (non-ASCII in it, so bytes and characters differ). */
 function entry(name: string, size: number, salt = ''): Resource {
@@ -86,4 +86,15 @@ test('given an output built after an earlier one, when it is built with the earl
   assert.equal(resumed.hash, fresh.hash);
   assert.equal(resumed.bytes, fresh.bytes);
   assert.notEqual(resumed.hash, first.hash);
+});
+
+test('given lists of linked and plain entries, when digested, then a checkpoint is kept about every 256 KiB, so a later list resumes near its first difference', () => {
+  for (const make of [linkedEntry, (name: string) => entry(name, 3000)]) {
+    const list = sorted(names(400).map((name) => make(name)));
+    const { bytes } = digestResourceList(list, resourceEncodingPieces);
+    // Checkpoints fall between resources: at least one per 256 KiB plus the largest resource.
+    const largest = Math.max(...list.map((r) => Buffer.byteLength(resourceEncoding(r))));
+    const atLeast = Math.floor(bytes / (256 * 1024 + largest));
+    assert.ok(atLeast > 5 && checkpointCount(list) >= atLeast && checkpointCount(list) <= bytes / (256 * 1024), `${checkpointCount(list)} checkpoints for ${bytes} bytes (at least ${atLeast})`);
+  }
 });
