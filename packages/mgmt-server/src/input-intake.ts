@@ -14,7 +14,7 @@ import {
   type Resource,
 } from '@meshrelay/api';
 import type { InputVersion, SnapshotStore } from '@meshrelay/store';
-import { isCleanInputList, recordCleanInputs, validateInputResources, type InputValidationResult } from '@meshrelay/translator';
+import { isCleanInputList, judgedClean, recordCleanInputs, validateInputResources, type InputValidationResult } from '@meshrelay/translator';
 import type { ClusterRegistry } from '@meshrelay/registry';
 
 export interface IntakeResult {
@@ -67,7 +67,7 @@ export async function judgeStoredInputs(inputs: Iterable<InputSnapshot>, slicer 
   for (const input of inputs) {
     if (!isUnjudged(input)) continue;
     const result = await validateInSlices(input.resources, validateInputResources, slicer);
-    if (result.rejected.length === 0 && result.carried.length === 0) recordCleanInputs(input.resources);
+    if (judgedClean(result)) recordCleanInputs(input.resources);
     else judgedWithProblems.add(input.resources);
   }
 }
@@ -147,7 +147,7 @@ interface ChangedValidation extends InputValidationResult {
 async function validateChanged(resources: readonly Resource[], held: InputSnapshot | undefined, validate: InputValidator, slicer: LoopSlicer): Promise<ChangedValidation> {
   if (!held) {
     const all = await validateInSlices(resources, validate, slicer);
-    return { ...all, clean: all.rejected.length === 0 && all.carried.length === 0 };
+    return { ...all, clean: judgedClean(all) };
   }
   const matcher = new HeldMatcher(held.resources);
   // Only what is not the held object itself is recorded: after a delta that is the few it changed.
@@ -166,7 +166,7 @@ async function validateChanged(resources: readonly Resource[], held: InputSnapsh
     if (!changed.has(r)) valid.push(heldCopies.get(r) ?? r);
     else if (accepted.has(r)) valid.push(r);
   }
-  const clean = judged.rejected.length === 0 && judged.carried.length === 0 && (changed.size === resources.length || isCleanInputList(held.resources));
+  const clean = judgedClean(judged) && (changed.size === resources.length || isCleanInputList(held.resources));
   return { valid, rejected: judged.rejected, carried: judged.carried, clean };
 }
 

@@ -1,4 +1,4 @@
-export { isCleanInputList, recordCleanInputs, validateInputResource, validateInputResources, type InputProblem, type InputValidationResult } from './input-validation.ts';
+export { isCleanInputList, judgedClean, recordCleanInputs, validateInputResource, validateInputResources, type InputProblem, type InputValidationResult } from './input-validation.ts';
 export { createIstioValidator, type IstioValidatorOptions, type OutputValidator } from './istio-validator.ts';
 export { IncrementalTranslator, type IncrementalTranslatorOptions } from './incremental-translator.ts';
 export { translate } from './translate.ts';

@@ -160,6 +160,11 @@ export interface InputValidationResult {
   readonly carried: Resource[];
 }
 
+/** Whether every resource judged passed with no problem (none rejected, none carried despite problems). */
+export function judgedClean(result: InputValidationResult): boolean {
+  return result.rejected.length === 0 && result.carried.length === 0;
+}
+
 /** Whether a resource with these problems is still carried (see InputValidationResult.valid). */
 export function isCarriedDespite(r: Resource, problems: readonly InputProblem[]): boolean {
   if (!isGlooResource(r)) return false;
