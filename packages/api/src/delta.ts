@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { canonicalJson, deepFreeze, keptEncoding } from './canonical.ts';
 import { MeshrelayError } from './errors.ts';
 import { deltaBytes, type DeltaHeader } from './delta-header.ts';
@@ -6,6 +5,7 @@ import { LoopSlicer } from './loop-slicer.ts';
 import { applyProvenanceChange, provenanceChange } from './provenance-delta.ts';
 import { compareResources, resourceId, type Resource } from './resource.ts';
 import { applyResourcePatch, resourcePatch, type ResourcePatch } from './resource-patch.ts';
+import { digestResourceListInSlices } from './resumable-digest.ts';
 import { isCanonicalResource, resourceEncoding, sha256Hex, type Provenance } from './snapshot.ts';
 import {
   DEFAULT_COMPRESS_ABOVE_BYTES,
@@ -162,9 +162,6 @@ export async function rememberReceivedEncodings(resources: readonly Resource[], 
   }
 }
 
-/** Characters of encoding gathered before they are fed to the hash (one update per resource costs more than the hashing). */
-const HASH_CHUNK_CHARS = 64 * 1024;
-
 /** The result of a delta applied to its base: sorted, frozen resources and their canonical encoding's hash and size. */
 export interface AppliedDelta {
   readonly resources: readonly Resource[];
@@ -198,7 +195,9 @@ export async function applyDelta(base: readonly Resource[], delta: ResourceDelta
   // A base out of order (a peer's full snapshot is taken as sent) gives a sorted result all the same.
   const sorted = strictlySorted(merged);
   const resources = sorted ? merged : merged.sort(compareResources);
-  return { resources, sorted: sorted || strictlySorted(resources), ...(await hashEncodings(resources, slicer)) };
+  // Frozen: the digest keeps checkpoints of this list, which the next delta against it resumes from.
+  Object.freeze(resources);
+  return { resources, sorted: sorted || strictlySorted(resources), ...(await digestResourceListInSlices(resources, heldPieces, base, slicer)) };
 }
 
 /** Where in `base` each touched key is, found by looking at every resource's id. */
@@ -315,24 +314,9 @@ function isStrictlySorted(list: readonly Resource[]): boolean {
   return true;
 }
 
-/** sha256 and size of the canonical encoding of `resources`, without joining it into one string. */
-async function hashEncodings(resources: readonly Resource[], slicer: LoopSlicer): Promise<{ hash: string; bytes: number }> {
-  const hash = createHash('sha256');
-  let bytes = 0;
-  let chunk = '[';
-  for (let i = 0; i < resources.length; i++) {
-    chunk += i === 0 ? heldEncoding(resources[i] as Resource) : `,${heldEncoding(resources[i] as Resource)}`;
-    if (chunk.length >= HASH_CHUNK_CHARS) {
-      hash.update(chunk);
-      bytes += Buffer.byteLength(chunk);
-      chunk = '';
-      if (slicer.due()) await slicer.yield();
-    }
-  }
-  chunk += ']';
-  hash.update(chunk);
-  bytes += Buffer.byteLength(chunk);
-  return { hash: hash.digest('hex'), bytes };
+/** Appends the encoding of a held resource (see heldEncoding) for the digest of a list. */
+function heldPieces(r: Resource, out: (string | Uint8Array)[]): void {
+  out.push(heldEncoding(r));
 }
 
 /** Deltas are small, so they are compressed from a much lower size than full snapshots. */

@@ -1,4 +1,4 @@
-export { canonicalConcat, canonicalJson, canonicalObjectEncodeCount, canonicalPart, canonicalPieces, concatParts, deepFreeze, isCanonicalPart } from './canonical.ts';
+export { canonicalConcat, canonicalJson, canonicalObjectEncodeCount, canonicalPart, canonicalPieces, concatParts, deepFreeze, isCanonicalPart, isStringifiable } from './canonical.ts';
 export { ERROR_CATALOGUE, GRPC_STATUS, MeshrelayError, isErrorCode, toMeshrelayError, type ErrorCode } from './errors.ts';
 export {
   compareResources,
@@ -113,3 +113,4 @@ export {
   type SlicedEncoding,
 } from './sliced-encoding.ts';
 export { adoptCanonicalTexts } from './received-canonical.ts';
+export { carryCheckpoints } from './resumable-digest.ts';

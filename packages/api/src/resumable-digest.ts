@@ -7,6 +7,7 @@
  * text, and a change rebuilds it around one ServiceEntry.
  */
 import { createHash, type Hash } from 'node:crypto';
+import { LoopSlicer } from './loop-slicer.ts';
 import type { Resource } from './resource.ts';
 
 /** Characters of encoding gathered before they are fed to the hash (one update per resource costs more than the hashing). */
@@ -44,14 +45,54 @@ const DIRECT_CHARS = 2 * 1024;
  * checkpoints may be resumed from. Both lists must be frozen lists of canonical resources (the
  * same object stands for the same encoding).
  */
-export function digestResourceList(resources: readonly Resource[], pieces: (r: Resource, out: (string | Uint8Array)[]) => void, previous?: readonly Resource[]): ListDigest {
+export function digestResourceList(resources: readonly Resource[], pieces: Pieces, previous?: readonly Resource[]): ListDigest {
+  const steps = digestSteps(resources, pieces, previous);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** digestResourceList giving the event loop a turn when `slicer` says one is due (a held input of 12 k resources is ~6 MiB of text). */
+export async function digestResourceListInSlices(resources: readonly Resource[], pieces: Pieces, previous?: readonly Resource[], slicer = new LoopSlicer()): Promise<ListDigest> {
+  const steps = digestSteps(resources, pieces, previous);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    if (slicer.due()) await slicer.yield();
+  }
+}
+
+/** Appends the canonical encoding of one resource to `out`, in pieces (see `resourceEncodingPieces`). */
+type Pieces = (r: Resource, out: (string | Uint8Array)[]) => void;
+
+/**
+ * Gives `to` the checkpoints `from` kept that lie within the resources both start with (the same
+ * objects): a list rebuilt around the same resources (a copy, or the same list filtered) resumes
+ * from them instead of being hashed from its start.
+ */
+export function carryCheckpoints(from: readonly Resource[], to: readonly Resource[]): void {
+  const earlier = checkpointsOf.get(from);
+  if (earlier === undefined || from === to) return;
+  const same = sharedPrefix(from, to);
+  checkpointsOf.set(to, earlier.filter((c) => c.at <= same));
+}
+
+/** How many resources `a` and `b` start with in common (the same objects). */
+function sharedPrefix(a: readonly Resource[], b: readonly Resource[]): number {
+  const limit = Math.min(a.length, b.length);
+  let same = 0;
+  while (same < limit && a[same] === b[same]) same++;
+  return same;
+}
+
+/** The work of digestResourceList, stopping after each piece it feeds to the hash. */
+function* digestSteps(resources: readonly Resource[], pieces: Pieces, previous: readonly Resource[] | undefined): Generator<undefined, ListDigest> {
   const kept: Checkpoint[] = [];
   let start: Checkpoint | undefined;
   const earlier = previous === undefined ? undefined : checkpointsOf.get(previous);
   if (previous !== undefined && earlier !== undefined) {
-    const limit = Math.min(previous.length, resources.length);
-    let same = 0;
-    while (same < limit && previous[same] === resources[same]) same++;
+    const same = sharedPrefix(previous, resources);
     for (const checkpoint of earlier) {
       if (checkpoint.at > same) break;
       kept.push(checkpoint);
@@ -86,6 +127,7 @@ export function digestResourceList(resources: readonly Resource[], pieces: (r: R
     if (piece.length >= PIECE_CHARS || (sinceCheckpoint >= CHECKPOINT_BYTES && piece !== '')) {
       feed(piece);
       piece = '';
+      yield;
     }
     if (sinceCheckpoint >= CHECKPOINT_BYTES) {
       kept.push({ at: i + 1, bytes, state: hash.copy() });

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
-import { deepFreeze, keepEncoding } from './canonical.ts';
+import { deepFreeze, keepEncoding, keepStringifiable, stringifiesCanonically } from './canonical.ts';
 import { MeshrelayError } from './errors.ts';
 import { LoopSlicer } from './loop-slicer.ts';
 import { compareResources, formatResourceKey, resourceKey, type Resource } from './resource.ts';
-import { canonicalResource, copyProvenance, resourceEncoding, type InputSnapshot, type InputSnapshotInit, type OutputSnapshot, type OutputSnapshotInit } from './snapshot.ts';
+import { digestResourceListInSlices } from './resumable-digest.ts';
+import { canonicalResource, copyProvenance, resourceEncodingPieces, type InputSnapshot, type InputSnapshotInit, type OutputSnapshot, type OutputSnapshotInit } from './snapshot.ts';
 
 /*
  * The snapshot builders of snapshot.ts, done in slices that give the event loop
@@ -30,45 +31,31 @@ export interface SlicedEncoding {
   readonly bytes: number;
 }
 
-interface Entry {
-  readonly copy: Resource;
-  readonly part: string;
-}
-
 /**
  * encodeResources in slices. Resources that arrive sorted (as the wire requires)
- * are not sorted again; unsorted ones are sorted in one step.
+ * are not sorted again; unsorted ones are sorted in one step. The hash keeps
+ * checkpoints (see resumable-digest.ts): a delta against the result resumes from them.
  * Throws MESHRELAY_ERR_INVALID_RESOURCE when two resources share a key.
  */
 export async function encodeResourcesInSlices(resources: readonly Resource[], slicer = new LoopSlicer(), keepParts = false): Promise<SlicedEncoding> {
-  const entries: Entry[] = [];
-  for (const r of resources) {
-    const copy = canonicalResource(r, keepParts);
-    entries.push({ copy, part: resourceEncoding(copy) });
-    if (slicer.due()) await slicer.yield();
-  }
-  if (!(await isSorted(entries, slicer))) entries.sort((a, b) => compareResources(a.copy, b.copy));
-  const hash = createHash('sha256').update('[');
-  let bytes = 2;
   const copies: Resource[] = [];
-  for (let i = 0; i < entries.length; i++) {
-    const { copy, part } = entries[i] as Entry;
-    if (i > 0) {
-      if (compareResources((entries[i - 1] as Entry).copy, copy) === 0) throw new MeshrelayError('MESHRELAY_ERR_INVALID_RESOURCE', `duplicate resource ${formatResourceKey(resourceKey(copy))}`);
-      hash.update(',');
-      bytes++;
-    }
-    hash.update(part);
-    bytes += Buffer.byteLength(part);
-    copies.push(copy);
+  for (const r of resources) {
+    copies.push(canonicalResource(r, keepParts));
     if (slicer.due()) await slicer.yield();
   }
-  return { resources: Object.freeze(copies), hash: hash.update(']').digest('hex'), bytes };
+  if (!(await isSorted(copies, slicer))) copies.sort(compareResources);
+  for (let i = 1; i < copies.length; i++) {
+    const copy = copies[i] as Resource;
+    if (compareResources(copies[i - 1] as Resource, copy) === 0) throw new MeshrelayError('MESHRELAY_ERR_INVALID_RESOURCE', `duplicate resource ${formatResourceKey(resourceKey(copy))}`);
+  }
+  Object.freeze(copies);
+  const { hash, bytes } = await digestResourceListInSlices(copies, resourceEncodingPieces, undefined, slicer);
+  return { resources: copies, hash, bytes };
 }
 
-async function isSorted(entries: readonly Entry[], slicer: LoopSlicer): Promise<boolean> {
-  for (let i = 1; i < entries.length; i++) {
-    if (compareResources((entries[i - 1] as Entry).copy, (entries[i] as Entry).copy) > 0) return false;
+async function isSorted(copies: readonly Resource[], slicer: LoopSlicer): Promise<boolean> {
+  for (let i = 1; i < copies.length; i++) {
+    if (compareResources(copies[i - 1] as Resource, copies[i] as Resource) > 0) return false;
     if (i % 1024 === 0) await slicer.pause();
   }
   return true;
@@ -78,8 +65,9 @@ async function isSorted(entries: readonly Entry[], slicer: LoopSlicer): Promise<
  * The input snapshot of resources parsed from a text that claims to be their canonical encoding
  * (`texts[i]` is the JSON text `resources[i]` was parsed from, as stored by this product), without
  * copying or encoding anything: when the texts, joined as an array, hash to `claimedHash` and the
- * resources are strictly sorted, each resource is deep-frozen and its text kept as its canonical
- * encoding. Otherwise undefined: the caller builds the snapshot the ordinary way, which
+ * resources are strictly sorted, each resource is deep-frozen and its encoding known: written again
+ * by `JSON.stringify` (see keepStringifiable), or its text kept where V8 enumerates its keys out of
+ * canonical order. Otherwise undefined: the caller builds the snapshot the ordinary way, which
  * re-encodes and reports what is wrong. (A text parses to an object whose canonical encoding is
  * that text exactly when the text is canonical; the hash, which a writer computes over the
  * canonical encoding, is what says it is.)
@@ -102,7 +90,10 @@ export async function adoptCanonicalInputSnapshot(init: InputSnapshotInit, texts
   }
   if (hash.update(']').digest('hex') !== claimedHash) return undefined;
   for (let i = 0; i < resources.length; i++) {
-    keepEncoding(deepFreeze(resources[i] as Resource), texts[i] as string);
+    const r = deepFreeze(resources[i] as Resource);
+    // A parsed canonical text stringifies back to itself unless V8 reordered its keys.
+    if (stringifiesCanonically(r)) keepStringifiable(r);
+    else keepEncoding(r, texts[i] as string);
     if (slicer.due()) await slicer.yield();
   }
   return Object.freeze({ cluster: init.cluster, epoch: init.epoch, generation: init.generation, hash: claimedHash, bytes, resources: Object.freeze([...resources]) });

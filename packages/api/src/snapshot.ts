@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { canonicalCopy, canonicalJson, canonicalPieces, deepFreeze, keepEncoding, keptEncoding } from './canonical.ts';
+import { canonicalCopy, canonicalJson, canonicalPieces, deepFreeze, hasKnownEncoding, keepEncoding, keepStringifiable, keptEncoding, stringifiesCanonically } from './canonical.ts';
 import { MeshrelayError } from './errors.ts';
 import { compareResources, formatResourceKey, resourceKey, type Resource } from './resource.ts';
 import { digestResourceList } from './resumable-digest.ts';
@@ -76,7 +76,7 @@ export function sha256Hex(data: string | Uint8Array): string {
  * `canonicalJson` of such a resource (the Redis codec, the send path, deltas) is a lookup too.
  */
 const encodings = {
-  has: (resource: object): boolean => keptEncoding(resource) !== undefined,
+  has: hasKnownEncoding,
   get: keptEncoding,
   set: keepEncoding,
 };
@@ -91,7 +91,8 @@ let encodedCount = 0;
  * `resourceEncoding` joins such an encoding again from its parts. Does not mutate its argument.
  * Frozen canonical parts of `resource` (e.g. the spec of another canonical resource) are shared
  * and not re-encoded; `keepParts` remembers the encodings of the copy's larger parts for the next
- * such resource (outputs; inputs, which are not rebuilt around, leave it off to save memory).
+ * such resource (outputs; inputs, which are not rebuilt around, leave it off to save memory, and
+ * keep no text of their own where `JSON.stringify` writes it: see `keepStringifiable`).
  */
 export function canonicalResource(resource: Resource, keepParts = true): Resource {
   if (encodings.has(resource)) return resource;
@@ -103,6 +104,8 @@ export function canonicalResource(resource: Resource, keepParts = true): Resourc
   const { encoding, copy, shared: links } = canonicalCopy(resource, keepParts);
   encodedCount += 1;
   if (links) unencoded.set(copy as Resource, true);
+  // An input's copy keeps no text when a native stringify writes it again (see keepStringifiable).
+  else if (!keepParts && stringifiesCanonically(copy)) keepStringifiable(copy as Resource);
   else encodings.set(copy as Resource, encoding);
   return copy as Resource;
 }

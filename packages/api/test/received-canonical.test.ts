@@ -6,7 +6,9 @@ import {
   buildInputSnapshotInSlices,
   canonicalEncodingCount,
   canonicalJson,
+  isStringifiable,
   parseResourceArray,
+  resourceEncoding,
   type Resource,
 } from '@meshrelay/api';
 import { random } from './support/seeded-random.ts';
@@ -43,6 +45,7 @@ test('given a full snapshot whose texts are canonical, when its texts are adopte
   assert.equal(built.hash, expected.hash);
   assert.ok(built.resources.every((r, i) => r === resources[i]), 'the received objects are the snapshot\'s');
   assert.ok(Object.isFrozen(resources[0]) && Object.isFrozen((resources[0] as { spec: { containers: object[] } }).spec.containers[0]), 'adopted resources are deep-frozen');
+  assert.ok(resources.every((r, i) => isStringifiable(r) && resourceEncoding(r) === texts[i]), 'adopted resources keep no text: JSON.stringify writes their encoding again');
 });
 
 for (const [name, text] of [

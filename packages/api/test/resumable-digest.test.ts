@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
-import { buildOutputSnapshot, canonicalConcat, canonicalPart, canonicalResource, compareResources, resourceEncoding, resourceEncodingPieces, type Resource } from '../src/index.ts';
-import { checkpointCount, digestResourceList } from '../src/resumable-digest.ts';
+import { buildOutputSnapshot, canonicalConcat, canonicalJson, canonicalPart, canonicalResource, carryCheckpoints, compareResources, isStringifiable, resourceEncoding, resourceEncodingPieces, type Resource } from '../src/index.ts';
+import { checkpointCount, digestResourceList, digestResourceListInSlices } from '../src/resumable-digest.ts';
 
 /** A ServiceEntry-like resource of about `size` characters (non-ASCII in it, so bytes and characters differ). */
 function entry(name: string, size: number, salt = ''): Resource {
@@ -96,5 +96,44 @@ test('given lists of linked and plain entries, when digested, then a checkpoint 
     const largest = Math.max(...list.map((r) => Buffer.byteLength(resourceEncoding(r))));
     const atLeast = Math.floor(bytes / (256 * 1024 + largest));
     assert.ok(atLeast > 5 && checkpointCount(list) >= atLeast && checkpointCount(list) <= bytes / (256 * 1024), `${checkpointCount(list)} checkpoints for ${bytes} bytes (at least ${atLeast})`);
+  }
+});
+
+/** An input resource as the intake copies it (no parts kept); every fifth has integer-like label keys, which V8 enumerates in numeric order ("9" before "10"), not canonical. */
+function inputResource(name: string, salt = ''): Resource {
+  const labels: Record<string, string> = { app: 'a', zone: 'z' };
+  if (Number(name.slice(-1)) % 5 === 0) Object.assign(labels, { '10': 'ten', '9': 'nine' });
+  return canonicalResource({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'zürich', labels }, spec: { note: `${salt}${'é'.repeat(2000)}` } } as unknown as Resource, false);
+}
+
+/** The definition, from plain copies encoded canonically from scratch (no kept or stringified encoding). */
+function independent(list: readonly Resource[]): { hash: string; bytes: number } {
+  const text = `[${list.map((r) => canonicalJson(structuredClone(r))).join(',')}]`;
+  return { hash: createHash('sha256').update(text).digest('hex'), bytes: Buffer.byteLength(text) };
+}
+
+test('given input resources kept without their text, when lists of them are digested in slices after earlier ones, then every digest equals the definition and resumes from carried checkpoints', async () => {
+  const first = sorted(names(400).map((name) => inputResource(name)));
+  assert.ok(first.every((r) => isStringifiable(r) === (Number(r.metadata.name.slice(-1)) % 5 !== 0)), 'the copies with an integer-like key keep their text');
+  assert.equal(first.filter((r) => isStringifiable(r)).length, 320, 'resources whose keys V8 keeps in canonical order keep no text');
+  assert.deepEqual(await digestResourceListInSlices(first, resourceEncodingPieces), independent(first));
+  const count = checkpointCount(first);
+  assert.ok(count > 4, `${count} checkpoints`);
+
+  const copy = Object.freeze([...first]);
+  carryCheckpoints(first, copy);
+  assert.equal(checkpointCount(copy), count, 'a list of the same resources takes every checkpoint');
+  const changed = Object.freeze(first.map((r, i) => (i === 200 ? inputResource(r.metadata.name, 'changed') : r)));
+  carryCheckpoints(first, changed);
+  assert.ok(checkpointCount(changed) > 0 && checkpointCount(changed) < count, 'a changed list takes the checkpoints before its change only');
+
+  const random = seeded(11);
+  let previous: readonly Resource[] = copy;
+  for (let step = 0; step < 30; step++) {
+    const at = Math.floor(random() * previous.length);
+    const next = Object.freeze(previous.map((r, i) => (i === at ? inputResource(r.metadata.name, `step ${step}`) : r)));
+    assert.deepEqual(await digestResourceListInSlices(next, resourceEncodingPieces, previous), independent(next), `step ${step}`);
+    assert.deepEqual(digestResourceList(next, resourceEncodingPieces), independent(next), `step ${step}, not resumed`);
+    previous = next;
   }
 });

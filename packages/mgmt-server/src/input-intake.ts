@@ -3,6 +3,7 @@ import {
   LoopSlicer,
   MeshrelayError,
   buildInputSnapshotInSlices,
+  carryCheckpoints,
   canonicalJson,
   canonicalResource,
   formatResourceKey,
@@ -185,7 +186,10 @@ async function adoptResolved(init: InputSnapshotInit, assembled: AssembledSnapsh
     if (slicer.due()) await slicer.yield();
   }
   const { cluster, epoch, generation } = init;
-  return Object.freeze({ cluster, epoch, generation, hash: assembled.hash, bytes: assembled.canonicalBytes, resources: Object.freeze(resources) });
+  Object.freeze(resources);
+  // The resolved list was hashed with checkpoints: the next delta against this input resumes from them.
+  carryCheckpoints(assembled.resources, resources);
+  return Object.freeze({ cluster, epoch, generation, hash: assembled.hash, bytes: assembled.canonicalBytes, resources });
 }
 
 /**

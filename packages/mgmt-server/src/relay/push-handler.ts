@@ -1,5 +1,5 @@
 import type { ServerDuplexStream } from '@grpc/grpc-js';
-import { MeshrelayError, SnapshotAssembler, adoptCanonicalTexts, resolveDelta, snapshotWireBytes, toMeshrelayError, type AssembledSnapshot, type ErrorCode, type HeldResources, type relay } from '@meshrelay/api';
+import { MeshrelayError, SnapshotAssembler, adoptCanonicalTexts, canonicalResource, resolveDelta, snapshotWireBytes, toMeshrelayError, type AssembledSnapshot, type ErrorCode, type HeldResources, type relay } from '@meshrelay/api';
 import type { RelayContext } from './relay-context.ts';
 import { openRelayStream, type RelayStream } from './relay-stream.ts';
 
@@ -98,7 +98,10 @@ export function handlePush(ctx: RelayContext, call: PushCall): void {
     ctx.metrics.snapshotBytes.inc({ cluster: stream.cluster, direction: 'push', kind }, snapshotWireBytes(done.header, done.receivedBytes));
     const received = await done.finish();
     if (isResume(received) && (await resume(stream, received))) return;
-    const assembled = await resolveDelta(received, await heldBase(stream), limits);
+    // A delta's resources become canonical copies before they are merged, as the intake would
+    // make them: the input it builds is then the resolved list itself, hashed with checkpoints.
+    const upserts = received.delta ? { ...received, resources: received.resources.map((r) => canonicalResource(r, false)) } : received;
+    const assembled = await resolveDelta(upserts, await heldBase(stream), limits);
     // A full snapshot's resources whose received text is canonical keep it as their encoding:
     // intake then builds the input without copying or encoding them again.
     if (assembled.texts) await adoptCanonicalTexts(assembled.resources, assembled.texts);
