@@ -79,8 +79,9 @@ export function hasKnownEncoding(value: object): boolean {
 /**
  * Whether `JSON.stringify(value)` gives the canonical encoding of `value`, a value parsed from
  * JSON or copied by `canonicalCopy` (no `undefined` members, finite numbers): every object
- * enumerates its keys in canonical order. V8 enumerates integer-like keys first, so an object
- * holding one (a label `"8080"`, say) may not.
+ * enumerates its keys in canonical order. V8 enumerates integer-like keys first and in numeric
+ * order, so an object holding some may not (labels `"9"` and `"10"`: canonical order puts `"10"`
+ * first, V8 enumerates `"9"` first).
  */
 export function stringifiesCanonically(value: unknown): boolean {
   if (value === null || typeof value !== 'object') return true;
