@@ -52,7 +52,7 @@ export function keepEncoding(value: object, encoding: string): void {
  * canonical order, so `JSON.stringify(value)` is its canonical encoding: the encoding is written
  * again when asked for instead of kept. Inputs are held this way (see `stringifiesCanonically`):
  * at tier M the texts kept with the 600 k resources of 50 inputs held 290 MB, and writing one
- * input of 12 k resources again takes one native stringify (~10 ms), not a canonical encode.
+ * input of 12 k resources again takes native stringifies (13–16 ms), not a canonical encode.
  */
 export function keepStringifiable(value: object): void {
   stringifiable.add(value);

@@ -174,8 +174,9 @@ async function validateChanged(resources: readonly Resource[], held: InputSnapsh
 /**
  * The snapshot of a resolved delta whose resources all passed, without encoding and hashing
  * them again: resolveDelta checked that they are sorted and that their canonical encoding hashes
- * to the announced hash (`canonicalBytes`). Only the resources the delta brought are turned into
- * canonical copies (same encoding, so the same hash); the others are the held copies already.
+ * to the announced hash (`canonicalBytes`). Any resource that is not a canonical copy yet is
+ * turned into one (same encoding, so the same hash); the push handler copies a delta's resources
+ * before merging, so the list is normally the resolved one and takes its hash checkpoints.
  * Undefined when the snapshot is not such a delta's.
  */
 async function adoptResolved(init: InputSnapshotInit, assembled: AssembledSnapshot, slicer: LoopSlicer): Promise<InputSnapshot | undefined> {

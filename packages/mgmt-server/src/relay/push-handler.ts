@@ -100,10 +100,10 @@ export function handlePush(ctx: RelayContext, call: PushCall): void {
     if (isResume(received) && (await resume(stream, received))) return;
     // A delta's resources become canonical copies before they are merged, as the intake would
     // make them: the input it builds is then the resolved list itself, hashed with checkpoints.
-    const upserts = received.delta ? { ...received, resources: received.resources.map((r) => canonicalResource(r, false)) } : received;
-    const assembled = await resolveDelta(upserts, await heldBase(stream), limits);
-    // A full snapshot's resources whose received text is canonical keep it as their encoding:
-    // intake then builds the input without copying or encoding them again.
+    const copied = received.delta ? { ...received, resources: received.resources.map((r) => canonicalResource(r, false)) } : received;
+    const assembled = await resolveDelta(copied, await heldBase(stream), limits);
+    // A full snapshot's resources whose received text is canonical are marked as such (the text
+    // is not kept): intake then builds the input without copying or canonically encoding them.
     if (assembled.texts) await adoptCanonicalTexts(assembled.resources, assembled.texts);
     // Translation starts as soon as the new input is in memory, while it is written to Redis.
     const result = await ctx.intake.accept(stream.cluster, assembled, () => ctx.onInputChanged(stream.cluster));
