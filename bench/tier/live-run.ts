@@ -84,6 +84,12 @@ export interface Storm {
    */
   readonly coldTranslationMs: number | undefined;
   /**
+   * The restarted server's longest event-loop delay from its start until every agent had resynced
+   * (prom-client's nodejs_eventloop_lag_max_seconds, read first after the resync). A loop held
+   * that long completes no TLS handshake and closes no abandoned connection meanwhile.
+   */
+  readonly loopDelayMaxMs: number | undefined;
+  /**
    * What the restarted server spent validating the inputs it loaded from Redis, before its first
    * run (meshrelay_stored_input_validation_duration_seconds: its intake of stored inputs).
    */
@@ -233,8 +239,11 @@ async function reconnectStorm(plane: Plane, fleet: Fleet, names: readonly string
   // Whatever the restarted server would re-send comes after its first translation.
   let coldTranslationMs: number | undefined;
   let storedValidationMs: number | undefined;
+  let loopDelayMaxMs: number | undefined;
   for (;;) {
     const series = await scrapeMetrics(plane.metricsPort);
+    // The server's lag histogram starts over at each scrape: only the first one covers the resync.
+    if (loopDelayMaxMs === undefined) loopDelayMaxMs = (metricEndingWith(series, 'nodejs_eventloop_lag_max_seconds') ?? Number.NaN) * 1000;
     const count = metricEndingWith(series, 'translation_duration_seconds_count') ?? 0;
     if (count >= 1) {
       const sum = metricEndingWith(series, 'translation_duration_seconds_sum');
@@ -257,6 +266,7 @@ async function reconnectStorm(plane: Plane, fleet: Fleet, names: readonly string
     reApplies: fleet.of('applied', killedAt).length,
     coldTranslationMs,
     storedValidationMs,
+    loopDelayMaxMs: Number.isNaN(loopDelayMaxMs) ? undefined : loopDelayMaxMs,
   };
 }
 

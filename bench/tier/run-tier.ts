@@ -43,7 +43,8 @@ const CONNECTIONS_PER_AGENT = 3;
  * The per-address limits assume one agent per address; every agent of the bench dials from
  * 127.0.0.1, so where the tier has more agents than a limit allows, the limit is raised (and the
  * report names it). Without this, registrations of the cold start queue five at a time, and in
- * the reconnect storm the connection limit resets agents' connections before their handshake.
+ * the reconnect storm the connection limit would reset agents' connections before their handshake
+ * (an agent holds one connection, and a second for a moment while it probes a server it lost).
  */
 function loopbackPeerFlags(clusters: number): string[] {
   const flags: string[] = [];

@@ -163,6 +163,7 @@ function figureLines(r: TierReport): string[] {
     row('server RSS after convergence', mib(mem?.rssBytes), `${perUnit(mem?.rssBytes, services, endpoints)}; high-water ${mib(mem?.rssHighWaterBytes)}`, ''),
     row('server V8 heap used after convergence', mib(mem?.heapUsedBytes), perUnit(mem?.heapUsedBytes, services, endpoints), ''),
     row('reconnect storm: every agent resynced after kill -9 + restart', storm ? `${ms(storm.resyncFromRestartMs)} from restart (${ms(storm.resyncFromHealthyMs)} from /healthz; /healthz answered after ${ms(storm.healthyFromRestartMs)}, the first agent resynced after ${ms(storm.firstResyncFromRestartMs)}, half of them after ${ms(storm.medianResyncFromRestartMs)})` : '–', `cold start ${ms(live.cold?.completeOutputMs)}`, times(storm?.resyncFromRestartMs, live.cold?.completeOutputMs)),
+    row('reconnect storm: the restarted server\'s longest event-loop delay until every agent had resynced', ms(storm?.loopDelayMaxMs), `/healthz answered after ${ms(storm?.healthyFromRestartMs)}`, ''),
     row('reconnect storm: bytes re-sent to agents whose output did not change', storm ? `${storm.bytesResent} B to ${storm.agents} agents` : '–', 'target 0', ''),
     row('reconnect storm: re-applies', storm ? String(storm.reApplies) : '–', 'target 0', ''),
     row('cold full translation in the server (the restarted server\'s first run: a fresh engine over every input)', ms(storm?.coldTranslationMs), `naive: the baseline's first \`translate()\` ${ms(baseline.cold?.translateMs)}`, times(storm?.coldTranslationMs, baseline.cold?.translateMs)),

@@ -127,6 +127,23 @@ test('given a server whose connection freezes, when the heartbeat timeout passes
   assert.ok(logged(lines, /silent/));
 });
 
+test('given connection attempts that failed while the server was down, when it is back, then no attempt the agent gave up connects on its own', async (t) => {
+  const relay = await startRelay(t);
+  const { client, lines } = await startClient(t, [relay]);
+  await waitFor(() => client.status.everAccepted && client.status.pushConnected, { timeoutMs: 10_000 });
+  // A restarting server: its port accepts and resets, and comes back within a second.
+  relay.proxy.setDown(true);
+  relay.proxy.cut();
+  await waitFor(() => loggedCount(lines, /^relay connection ended/) >= 6, { timeoutMs: 10_000 });
+  await client.stop();
+  relay.proxy.setDown(false);
+  // gRPC's own reconnect backoff starts at 1 s (±20 %): a channel the agent closed after a failed
+  // attempt would connect by itself then and hold a connection no session uses, one per attempt,
+  // until the server's idle timeout. In a reconnect storm those fill --max-connections-per-peer.
+  await new Promise((resolve) => setTimeout(resolve, 2500));
+  assert.equal(relay.proxy.connections, 0, 'connections opened after the agent stopped');
+});
+
 test('given a newer agent for the same cluster, when it fences this one, then this one waits at least the fenced backoff', async (t) => {
   const relay = await startRelay(t);
   const older = await startClient(t, [relay], { fencedBackoffMs: 700 });

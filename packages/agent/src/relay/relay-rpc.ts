@@ -9,10 +9,22 @@ export interface IssuedCertificate {
   readonly notAfterUnixMs: number;
 }
 
-/** Channel options of every relay channel: no gRPC-level retries (the agent's loop owns reconnecting). */
+/**
+ * gRPC's own reconnect backoff, set out of reach. A channel makes one connection attempt; the
+ * agent's loop owns reconnecting and closes the channel after any failure. But a closed channel's
+ * subchannel still runs the backoff of its failed attempt (1 s by default), then connects on its
+ * own and holds a connection no session uses until the server's idle timeout: after a server
+ * restart every failed attempt became one, enough to fill --max-connections-per-peer and reset
+ * the agents' real attempts. Bounded so that 1.2 × it (gRPC's jitter) stays a valid timer.
+ */
+const SUBCHANNEL_BACKOFF_MS = 86_400_000;
+
+/** Channel options of every relay channel: no gRPC-level retries or reconnects (the agent's loop owns reconnecting). */
 export const RELAY_CHANNEL_OPTIONS: ChannelOptions = {
   'grpc.enable_retries': 0,
   'grpc.max_receive_message_length': 8 * 1024 * 1024,
+  'grpc.initial_reconnect_backoff_ms': SUBCHANNEL_BACKOFF_MS,
+  'grpc.max_reconnect_backoff_ms': SUBCHANNEL_BACKOFF_MS,
 };
 
 /** Server-only TLS against the relay root CA: the bootstrap channel for Register. */
