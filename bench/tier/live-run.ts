@@ -100,6 +100,8 @@ export interface LiveResults {
   processes?: number;
   cold?: ColdStart;
   memory?: Memory;
+  /** The same, once the server has been idle SETTLE_IDLE_MS after going quiet (V8 gives back the cold start's garbage by then). */
+  settledMemory?: Memory;
   /** After convergence, how long the server took to go quiet (see serverQuiet). */
   quiet?: Quiet;
   changes: ChangeSample[];
@@ -147,6 +149,13 @@ async function serverQuiet(pid: number, signal: AbortSignal): Promise<Quiet> {
   }
   return { afterMs: Date.now() - startedAt, share, reached: calm >= QUIET_WINDOWS };
 }
+
+/**
+ * How long the converged server is left idle before its settled memory is read. V8's memory
+ * reducer collects and gives back the cold start's garbage once allocation stays low; at tier M
+ * that was seen 10-20 s after the server went quiet.
+ */
+const SETTLE_IDLE_MS = 30_000;
 
 async function serverMemory(metricsPort: number, pid: number | undefined): Promise<Memory> {
   const series = await scrapeMetrics(metricsPort);
@@ -313,6 +322,10 @@ export async function runLive(runner: PhaseRunner, options: LiveOptions): Promis
     results.memory = await runner.run('server memory after convergence', () => serverMemory(plane.metricsPort, plane.server.proc.pid));
     const pid = plane.server.proc.pid;
     if (pid !== undefined) results.quiet = await runner.run('server goes quiet after convergence', (signal) => serverQuiet(pid, signal));
+    results.settledMemory = await runner.run(`server memory once settled (${SETTLE_IDLE_MS / 1000} s idle)`, async (signal) => {
+      await sleep(SETTLE_IDLE_MS, undefined, { signal });
+      return serverMemory(plane.metricsPort, plane.server.proc.pid);
+    });
     await runner.run(`${options.changes} one-endpoint changes`, async (signal) => {
       for (let i = 0; i < options.changes; i++) results.changes.push(await oneChange(agents, endpointChange(workload.shape, i), options.settleMs, signal));
     });

@@ -5,6 +5,7 @@ import { MeshrelayError } from './errors.ts';
 import { LoopSlicer } from './loop-slicer.ts';
 import { compareResources, formatResourceKey, resourceKey, type Resource } from './resource.ts';
 import { digestResourceListInSlices } from './resumable-digest.ts';
+import { deepFreezeSharingStrings, StringPool } from './string-pool.ts';
 import { canonicalResource, copyProvenance, resourceEncodingPieces, type InputSnapshot, type InputSnapshotInit, type OutputSnapshot, type OutputSnapshotInit } from './snapshot.ts';
 
 /*
@@ -65,7 +66,8 @@ async function isSorted(copies: readonly Resource[], slicer: LoopSlicer): Promis
  * The input snapshot of resources parsed from a text that claims to be their canonical encoding
  * (`texts[i]` is the JSON text `resources[i]` was parsed from, as stored by this product), without
  * copying or encoding anything: when the texts, joined as an array, hash to `claimedHash` and the
- * resources are strictly sorted, each resource is deep-frozen and its encoding known: written again
+ * resources are strictly sorted, each resource is deep-frozen (its short strings shared across the
+ * snapshot, see StringPool) and its encoding known: written again
  * by `JSON.stringify` (see keepStringifiable), or its text kept where V8 enumerates its keys out of
  * canonical order. Otherwise undefined: the caller builds the snapshot the ordinary way, which
  * re-encodes and reports what is wrong. (A text parses to an object whose canonical encoding is
@@ -89,8 +91,9 @@ export async function adoptCanonicalInputSnapshot(init: InputSnapshotInit, texts
     if (slicer.due()) await slicer.yield();
   }
   if (hash.update(']').digest('hex') !== claimedHash) return undefined;
+  const pool = new StringPool();
   for (let i = 0; i < resources.length; i++) {
-    const r = deepFreeze(resources[i] as Resource);
+    const r = deepFreezeSharingStrings(resources[i] as Resource, pool);
     // A parsed canonical text stringifies back to itself unless V8 reordered its keys.
     if (stringifiesCanonically(r)) keepStringifiable(r);
     else keepEncoding(r, texts[i] as string);
