@@ -7,8 +7,9 @@ import { deepFreezeSharingStrings, StringPool } from './string-pool.ts';
  * Takes the resources of a full snapshot received from a peer whose encoder is not trusted (an
  * agent's input): each resource whose received text is exactly its canonical encoding is
  * deep-frozen, its short string values shared across the snapshot (StringPool), and kept as one
- * that `JSON.stringify` writes canonically (see keepStringifiable; the text itself is not kept), so building the snapshot from it neither copies nor
- * canonically encodes it again (at tier M, 50 inputs of 12 k resources each). Resources whose
+ * that `JSON.stringify` writes canonically (see keepStringifiable; the text itself is not kept),
+ * so building the snapshot from it neither copies nor canonically encodes it again (at tier M,
+ * 50 inputs of 12 k resources each). Resources whose
  * text is not canonical are left alone: the ordinary build copies and encodes them, and the
  * snapshot's hash is the canonical one either way. `texts[i]` must be the JSON text
  * `resources[i]` was parsed from (AssembledSnapshot.texts); nothing is adopted when the counts
