@@ -100,7 +100,7 @@ export interface LiveResults {
   processes?: number;
   cold?: ColdStart;
   memory?: Memory;
-  /** The same, once the server has been idle SETTLE_IDLE_MS after going quiet (V8 gives back the cold start's garbage by then). */
+  /** The same, once the server has been idle SETTLE_IDLE_MS after going quiet (see there). */
   settledMemory?: Memory;
   /** After convergence, how long the server took to go quiet (see serverQuiet). */
   quiet?: Quiet;
@@ -152,8 +152,9 @@ async function serverQuiet(pid: number, signal: AbortSignal): Promise<Quiet> {
 
 /**
  * How long the converged server is left idle before its settled memory is read. V8's memory
- * reducer collects and gives back the cold start's garbage once allocation stays low; at tier M
- * that was seen 10-20 s after the server went quiet.
+ * reducer may collect the cold start's garbage and give it back once allocation stays low: at
+ * tier M one idle server went from 1,953 to 1,620 MiB RSS 10-20 s after going quiet, another
+ * kept its RSS for 45 s. The reading says which happened; it does not wait for it.
  */
 const SETTLE_IDLE_MS = 30_000;
 
