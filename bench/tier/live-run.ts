@@ -249,11 +249,10 @@ async function reconnectStorm(plane: Plane, fleet: Fleet, names: readonly string
   // Whatever the restarted server would re-send comes after its first translation.
   let coldTranslationMs: number | undefined;
   let storedValidationMs: number | undefined;
-  let loopDelayMaxMs: number | undefined;
-  for (;;) {
-    const series = await scrapeMetrics(plane.metricsPort);
-    // The server's lag histogram starts over at each scrape: only the first one covers the resync.
-    if (loopDelayMaxMs === undefined) loopDelayMaxMs = (metricEndingWith(series, 'nodejs_eventloop_lag_max_seconds') ?? Number.NaN) * 1000;
+  let series = await scrapeMetrics(plane.metricsPort);
+  // The server's lag histogram starts over at each scrape: only this first one covers the resync.
+  const lagSeconds = metricEndingWith(series, 'nodejs_eventloop_lag_max_seconds');
+  for (;; series = await scrapeMetrics(plane.metricsPort)) {
     const count = metricEndingWith(series, 'translation_duration_seconds_count') ?? 0;
     if (count >= 1) {
       const sum = metricEndingWith(series, 'translation_duration_seconds_sum');
@@ -276,7 +275,7 @@ async function reconnectStorm(plane: Plane, fleet: Fleet, names: readonly string
     reApplies: fleet.of('applied', killedAt).length,
     coldTranslationMs,
     storedValidationMs,
-    loopDelayMaxMs: Number.isNaN(loopDelayMaxMs) ? undefined : loopDelayMaxMs,
+    loopDelayMaxMs: lagSeconds === undefined ? undefined : lagSeconds * 1000,
   };
 }
 
