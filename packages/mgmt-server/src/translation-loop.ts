@@ -208,6 +208,14 @@ export class TranslationLoop {
     const { contributions } = this.#o;
     const absent = clusters.map((c) => c.metadata.name).filter((name) => !admitted.has(name));
     const carried = await contributions.carry(absent, new Date());
+    // The records are read after the inputs: a cluster whose input arrived meanwhile (through
+    // another replica, which then kept its record) is present now, not absent. Carrying it would
+    // name its current input stale in every output of this run; the next run admits it instead.
+    if (carried.size > 0 && (await store.loadInputs([...carried.keys()])).size > 0) {
+      this.#o.logger.debug({ clusters: [...carried.keys()] }, 'an absent cluster\'s input arrived during this run; translating again with it');
+      this.#again = true;
+      return;
+    }
     await this.#translate(admitted, carried, clusters, decision);
     // Kept after the outputs went out, in the background: writing a changed cluster's whole input
     // to the shared state is not what an agent waits for, nor the next run (its carry waits only
