@@ -39,6 +39,9 @@ export interface Memory {
   readonly heapUsedBytes: number | undefined;
   /** VmHWM of the server process: its RSS high-water mark. */
   readonly rssHighWaterBytes: number | undefined;
+  /** Full collections the server ran once idle after a burst of work, so far, and their total pause. */
+  readonly reclaims: number | undefined;
+  readonly reclaimSeconds: number | undefined;
 }
 
 export interface ChangeSample {
@@ -151,16 +154,22 @@ async function serverQuiet(pid: number, signal: AbortSignal): Promise<Quiet> {
 }
 
 /**
- * How long the converged server is left idle before its settled memory is read. V8's memory
- * reducer may collect the cold start's garbage and give it back once allocation stays low: at
- * tier M one idle server went from 1,953 to 1,620 MiB RSS 10-20 s after going quiet, another
- * kept its RSS for 45 s. The reading says which happened; it does not wait for it.
+ * How long the converged server is left idle before its settled memory is read. Once idle (5 s
+ * by default, --memory-reclaim-idle) after the cold start grew its heap, the server runs one full
+ * collection that returns the cold start's garbage; before it did, V8 alone gave it back in some
+ * idle runs and kept it for 45 s in others. The reading says how many reclaims had run.
  */
 const SETTLE_IDLE_MS = 30_000;
 
 async function serverMemory(metricsPort: number, pid: number | undefined): Promise<Memory> {
   const series = await scrapeMetrics(metricsPort);
-  return { rssBytes: metricEndingWith(series, 'process_resident_memory_bytes'), heapUsedBytes: metricEndingWith(series, 'nodejs_heap_size_used_bytes'), ...procMemory(pid) };
+  return {
+    rssBytes: metricEndingWith(series, 'process_resident_memory_bytes'),
+    heapUsedBytes: metricEndingWith(series, 'nodejs_heap_size_used_bytes'),
+    reclaims: metricEndingWith(series, 'meshrelay_memory_reclaim_duration_seconds_count'),
+    reclaimSeconds: metricEndingWith(series, 'meshrelay_memory_reclaim_duration_seconds_sum'),
+    ...procMemory(pid),
+  };
 }
 
 /** Starts every relay client; resolves when every agent applied an output built from all initial inputs. */

@@ -163,7 +163,7 @@ function figureLines(r: TierReport): string[] {
     row('bytes sent to agents the change did not affect', live.changes.length > 0 ? `${f.unaffectedBytes} B` : '–', 'target 0', ''),
     row('server RSS after convergence (read as every agent has its complete output)', mib(mem?.rssBytes), `${perUnit(mem?.rssBytes, services, endpoints)}; high-water ${mib(mem?.rssHighWaterBytes)}`, ''),
     row('server V8 heap used after convergence', mib(mem?.heapUsedBytes), perUnit(mem?.heapUsedBytes, services, endpoints), ''),
-    row('server RSS once settled (idle 30 s after going quiet, before the changes)', mib(settled?.rssBytes), perUnit(settled?.rssBytes, services, endpoints), ''),
+    row('server RSS once settled (idle 30 s after going quiet, before the changes)', mib(settled?.rssBytes), `${perUnit(settled?.rssBytes, services, endpoints)}; ${reclaimText(settled)}`, ''),
     row('server V8 heap used once settled', mib(settled?.heapUsedBytes), perUnit(settled?.heapUsedBytes, services, endpoints), ''),
     row('reconnect storm: every agent resynced after kill -9 + restart', storm ? `${ms(storm.resyncFromRestartMs)} from restart (${ms(storm.resyncFromHealthyMs)} from /healthz; /healthz answered after ${ms(storm.healthyFromRestartMs)}, the first agent resynced after ${ms(storm.firstResyncFromRestartMs)}, half of them after ${ms(storm.medianResyncFromRestartMs)})` : '–', `cold start ${ms(live.cold?.completeOutputMs)}`, times(storm?.resyncFromRestartMs, live.cold?.completeOutputMs)),
     row('reconnect storm: the restarted server\'s longest event-loop delay until every agent had resynced', ms(storm?.loopDelayMaxMs), `/healthz answered after ${ms(storm?.healthyFromRestartMs)}`, ''),
@@ -180,6 +180,13 @@ function figureLines(r: TierReport): string[] {
       'The baseline applies the same changes to the same inputs in this process (a fresh `translate()` of everything plus every output framed full); affected = outputs whose hash changed. Floors: medians of 5 interleaved rounds.',
     '',
   ];
+}
+
+/** The idle memory reclaims the server had run by the reading (meshrelay_memory_reclaim_duration_seconds). */
+function reclaimText(m: TierReport['live']['settledMemory']): string {
+  if (m?.reclaims === undefined) return 'idle reclaims: not reported';
+  if (m.reclaims === 0) return 'no idle reclaim had run';
+  return `${m.reclaims} idle reclaim${m.reclaims === 1 ? '' : 's'} had run, pausing the server ${ms((m.reclaimSeconds ?? 0) * 1000)} in all`;
 }
 
 function quietText(quiet: TierReport['live']['quiet']): string {

@@ -69,6 +69,7 @@ const SERVER_MAPPINGS: readonly Mapping[] = [
   ['glooMgmtServer.relay.drainRetryAfter', 2500, 'MESHRELAY_DRAIN_RETRY_AFTER', '2500'],
   ['glooMgmtServer.relay.admitRate', 120, 'MESHRELAY_RELAY_ADMIT_RATE', '120'],
   ['glooMgmtServer.translationDebounce', '250ms', 'MESHRELAY_TRANSLATION_DEBOUNCE', '250ms'],
+  ['glooMgmtServer.memoryReclaimIdle', '30s', 'MESHRELAY_MEMORY_RECLAIM_IDLE', '30s'],
   ['glooMgmtServer.vipCidr', '10.40.0.0/16', 'MESHRELAY_VIP_CIDR', '10.40.0.0/16'],
   ['glooMgmtServer.safeMode', true, 'MESHRELAY_SAFE_MODE', 'true'],
   ['glooMgmtServer.safeStartWindow', 0, 'MESHRELAY_SAFE_START_WINDOW', '0'],

@@ -32,6 +32,8 @@ export interface ServerConfig {
   readonly heartbeatIntervalMs: number;
   readonly heartbeatTimeoutMs: number;
   readonly translationDebounceMs: number;
+  /** Idle time after which heap growth since the last reclaim is collected; 0 = never. */
+  readonly memoryReclaimIdleMs: number;
   readonly vipCidr: string;
   readonly safeMode: boolean;
   readonly safeStartWindowSeconds: number;
@@ -97,6 +99,7 @@ const SPECS: readonly Spec[] = [
   { key: 'heartbeatIntervalMs', flag: 'heartbeat-interval', env: 'MESHRELAY_HEARTBEAT_INTERVAL', kind: 'duration', default: '5000', description: 'heartbeat period on relay streams: a duration (500ms, 5s) or bare ms' },
   { key: 'heartbeatTimeoutMs', flag: 'heartbeat-timeout', env: 'MESHRELAY_HEARTBEAT_TIMEOUT', kind: 'duration', default: '15000', description: 'drop a relay stream silent for this long: a duration (500ms, 15s) or bare ms' },
   { key: 'translationDebounceMs', flag: 'translation-debounce', env: 'MESHRELAY_TRANSLATION_DEBOUNCE', kind: 'duration', default: '0', description: 'coalesce input changes for this long before translating; 0 translates on the next turn of the event loop (a burst coalesces behind a running translation all the same): a duration (10ms, 1s) or bare ms' },
+  { key: 'memoryReclaimIdleMs', flag: 'memory-reclaim-idle', env: 'MESHRELAY_MEMORY_RECLAIM_IDLE', kind: 'duration', default: '5000', description: 'once the event loop has been idle this long and the heap grew by 256 MiB or more since the last reclaim (a cold start, a burst of snapshots), run one full collection so the garbage left behind goes back to the system (at 50 clusters × 1,000 services it paused the server 1-2 s); 0 never does: a duration (5s, 1m) or bare ms' },
   { key: 'vipCidr', flag: 'vip-cidr', env: 'MESHRELAY_VIP_CIDR', kind: 'string', default: '10.30.0.0/16', description: 'pool for VirtualDestination virtual IPs' },
   { key: 'safeMode', flag: 'safe-mode', env: 'MESHRELAY_SAFE_MODE', kind: 'bool', default: 'false', description: 'glooMgmtServer.safeMode: hold translation until every warm cluster is present, no timeout' },
   { key: 'safeStartWindowSeconds', flag: 'safe-start-window', env: 'MESHRELAY_SAFE_START_WINDOW', kind: 'seconds', default: '180', description: 'glooMgmtServer.safeStartWindow: without safe mode, hold at most this long after start: a duration (90s, 3m) or bare seconds (0 = no wait)' },

@@ -17,6 +17,9 @@ export class RelayMetrics {
   readonly registry = new Registry();
   readonly translationDuration: Histogram<string>;
   readonly storedInputValidationDuration: Histogram<string>;
+  /** Full collections run once idle after a burst of work (see MemoryReclaimer), and what they freed. */
+  readonly memoryReclaimDuration: Histogram<string>;
+  readonly memoryReclaimedBytes: Counter<string>;
   readonly outputPushes: Counter<'cluster'>;
   readonly snapshotsRejected: Counter<'cluster' | 'code'>;
   readonly outputsRefused: Counter<'cluster' | 'code'>;
@@ -75,6 +78,17 @@ export class RelayMetrics {
       name: 'meshrelay_stored_input_validation_duration_seconds',
       help: 'Time to validate stored inputs that no intake of this replica judged (loaded from Redis), before translating them',
       buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    this.memoryReclaimDuration = new Histogram({
+      name: 'meshrelay_memory_reclaim_duration_seconds',
+      help: 'Full collections run once the server was idle after a burst of work, by how long each paused the server',
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 4],
+      registers,
+    });
+    this.memoryReclaimedBytes = new Counter({
+      name: 'meshrelay_memory_reclaimed_bytes_total',
+      help: 'V8 heap bytes those collections freed',
       registers,
     });
     this.outputPushes = new Counter({ name: 'relay_output_pushes_total', help: 'Output snapshots sent to agents', labelNames: ['cluster'], registers });

@@ -6,6 +6,7 @@ import { createMemorySnapshotStore, createRedisSnapshotStore, type SnapshotStore
 import { createIstioValidator, type OutputValidator } from '@meshrelay/translator';
 import type { AdminCredential } from './admin-credential.ts';
 import { CarriedContributions } from './carried-contributions.ts';
+import { MemoryReclaimer } from './memory-reclaim.ts';
 import type { ServerConfig } from './config.ts';
 import { ConnectionTracker } from './connections.ts';
 import { openDurableState } from './durable-state.ts';
@@ -114,6 +115,14 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
   metrics.setStateProbes(() => loop.status().gate, () => held.list());
   metrics.setCarriedProbe(() => contributions.carried().map((c) => c.cluster));
   contributions.watch(() => loop.trigger('a carried contribution changed on another replica'));
+  const reclaimer = new MemoryReclaimer({
+    idleMs: config.memoryReclaimIdleMs,
+    logger: log.child({ component: 'memory' }),
+    onReclaim: (r) => {
+      metrics.memoryReclaimDuration.observe(r.durationMs / 1000);
+      metrics.memoryReclaimedBytes.inc(Math.max(0, r.heapUsedBefore - r.heapUsedAfter));
+    },
+  });
 
   const ctx: RelayContext = {
     ca,
@@ -214,6 +223,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
   const metricsServer = await startMetricsServer(metrics, config.metricsHost, config.metricsPort);
   const metricsPort = (metricsServer.address() as { port: number }).port;
   loop.start();
+  reclaimer.start();
   log.info({ adminToken: durable.admin.location }, `admin credential (every /api/v1 call needs it as a bearer token): ${durable.admin.location}`);
   log.info({
     relayHost: config.relayHost, relayPort: relay.port, httpHost: config.httpHost, httpPort, metricsHost: config.metricsHost, metricsPort,
@@ -250,6 +260,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
       unsubscribeRegistry();
       unsubscribeStore();
       unsubscribeSweep();
+      reclaimer.stop();
       await relay.stop();
       await loop.stop();
       await persister.close();

@@ -107,3 +107,10 @@ test('given the millisecond duration flags and the size flag with units, when pa
   assert.throws(() => parseServerConfig(['--translation-debounce', '1w'], {}), invalid(/--translation-debounce \(MESHRELAY_TRANSLATION_DEBOUNCE\): "1w" is not a duration such as 500ms, 30s, 3m, 1h, 7d, or a bare number of milliseconds/));
   assert.throws(() => parseServerConfig(['--max-snapshot-bytes', '16MB'], {}), invalid(/--max-snapshot-bytes \(MESHRELAY_MAX_SNAPSHOT_BYTES\): "16MB" is not a size such as 64KiB, 16MiB, 1GiB or a bare number of bytes/));
 });
+
+test('given the memory reclaim idle time, when parsed, then it is on by default (5 s), 0 turns it off and a bad value names the option', () => {
+  assert.equal(parseServerConfig([], {}).memoryReclaimIdleMs, 5000);
+  assert.equal(parseServerConfig(['--memory-reclaim-idle', '0'], {}).memoryReclaimIdleMs, 0);
+  assert.equal(parseServerConfig([], { MESHRELAY_MEMORY_RECLAIM_IDLE: '1m' }).memoryReclaimIdleMs, 60_000);
+  assert.throws(() => parseServerConfig(['--memory-reclaim-idle', 'soon'], {}), invalid(/--memory-reclaim-idle \(MESHRELAY_MEMORY_RECLAIM_IDLE\): "soon" is not a duration/));
+});

@@ -67,6 +67,8 @@ kubeconfig and its context (the pod's service account is the credential) and MES
   value: {{ $s.relay.admitRate | int64 | quote }}
 - name: MESHRELAY_TRANSLATION_DEBOUNCE
   value: {{ include "meshrelay.unitValue" $s.translationDebounce | quote }}
+- name: MESHRELAY_MEMORY_RECLAIM_IDLE
+  value: {{ include "meshrelay.unitValue" $s.memoryReclaimIdle | quote }}
 - name: MESHRELAY_VIP_CIDR
   value: {{ $s.vipCidr | quote }}
 - name: MESHRELAY_SAFE_MODE
