@@ -4,9 +4,9 @@
 // snapshots adopted, stored and translated, their records kept) the heap holds twice its live
 // size in garbage, and with nothing allocating afterwards no collection comes to take it back:
 // a real server sat at 2.5 GB RSS of which 1.1 GB was garbage. Once the event loop has been
-// mostly idle, and the heap not growing, for a while, and the heap has grown by a large amount
-// since the last reclaim, one full collection returns it. Growth that turns out to be live raises the baseline instead, so
-// a larger mesh does not cause a collection on every idle spell.
+// mostly idle and the heap has not grown for a while, and the heap has grown by a large amount
+// since the last reclaim, one full collection returns it. Growth that turns out to be live
+// raises the baseline instead, so a larger mesh does not cause a collection on every idle spell.
 
 import { Session } from 'node:inspector/promises';
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';

@@ -6,7 +6,6 @@ import { createMemorySnapshotStore, createRedisSnapshotStore, type SnapshotStore
 import { createIstioValidator, type OutputValidator } from '@meshrelay/translator';
 import type { AdminCredential } from './admin-credential.ts';
 import { CarriedContributions } from './carried-contributions.ts';
-import { MemoryReclaimer } from './memory-reclaim.ts';
 import type { ServerConfig } from './config.ts';
 import { ConnectionTracker } from './connections.ts';
 import { openDurableState } from './durable-state.ts';
@@ -14,6 +13,7 @@ import { HeldOutputs } from './held-outputs.ts';
 import { buildApiServer } from './http/api-server.ts';
 import { allowedHostsOf } from './http/request-guard.ts';
 import { InputIntake } from './input-intake.ts';
+import { MemoryReclaimer } from './memory-reclaim.ts';
 import { RelayMetrics } from './metrics.ts';
 import { OutputHub } from './output-hub.ts';
 import { OutputPersister } from './output-persister.ts';
