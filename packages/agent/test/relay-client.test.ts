@@ -182,8 +182,15 @@ test('given a re-registered cluster, when the old certificate is refused, then t
   const relay = await startRelay(t);
   const { client, lines } = await startClient(t, [relay]);
   await waitFor(() => client.status.everAccepted, { timeoutMs: 10_000 });
+  // The agent is kept off the server while the registry swaps the cluster (deregistration, then a
+  // new registration and token): an attempt made between the two would register with the old
+  // token, be refused, and after a few such refusals be rate limited for a minute.
+  relay.proxy.setDown(true);
+  relay.proxy.cut();
   await relay.reregister();
-  await waitFor(() => loggedCount(lines, REGISTERING) === 2 && relay.stored.length === 2, { timeoutMs: 10_000 });
+  relay.proxy.setDown(false);
+  await waitFor(() => relay.stored.length === 2, { timeoutMs: 10_000, message: 'no snapshot was stored after the re-registration' });
+  assert.equal(loggedCount(lines, REGISTERING), 2, 'it registered again with the token, once');
   assert.ok(logged(lines, /dropping the client certificate and registering again/));
 });
 
