@@ -318,6 +318,14 @@ class RedisSnapshotStore implements SnapshotStore {
     }
     for (const cluster of missing) {
       if (!table.writable()) break;
+      // Put while the clusters before it were read: memory's copy is the one (reading Redis would
+      // give an equal copy that replaces it, and every holder of the put one would keep a second).
+      const put = table.memory.get(cluster);
+      if (put !== undefined) {
+        found.set(cluster, put);
+        continue;
+      }
+      if (table.dirty.has(cluster)) continue;
       const key = table.key(cluster);
       const mark = this.#marks.begin(key);
       try {

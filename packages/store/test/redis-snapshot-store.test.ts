@@ -236,3 +236,20 @@ async function waitForSubscribers(t: TestContext, keyPrefix: string, count: numb
     message: `fewer than ${count} replicas subscribed`,
   });
 }
+
+test('redis store: given a load reading several clusters, when one of them is put while an earlier one is read, then the load returns the put snapshot itself and memory keeps it', async (t) => {
+  const keyPrefix = uniquePrefix();
+  const a = await readyRedisStoreFor(t, { url: server.url, replicaId: 'a', keyPrefix });
+  await a.store.putInput(inputOf('east'));
+  const b = await readyRedisStoreFor(t, { url: server.url, replicaId: 'b', keyPrefix });
+  const west = inputOf('west', { epoch: 'w-2', generation: 3 });
+
+  // B reads east first; west's put and its Redis write go out on B's connection before west is read.
+  const loading = b.store.loadInputs(['east', 'west']);
+  const putting = b.store.putInput(west);
+  const [loaded] = await Promise.all([loading, putting]);
+
+  assert.equal(loaded.get('west'), west, 'the put snapshot, not a copy read back from Redis');
+  assert.equal(b.store.memoryInputs().get('west'), west, 'memory keeps the put snapshot');
+  assert.deepEqual(loaded.get('east'), await a.store.getInput('east'));
+});
