@@ -2,8 +2,10 @@
 // meshrelay-agent processes on copies of examples/cluster-a and examples/cluster-b.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { waitFor } from '@meshrelay/testkit';
+import { tunedAllocatorEnvironment } from '../packages/mgmt-server/src/allocator-tuning.ts';
 import { Mesh, hasResource, virtualDestinationYaml } from './mesh.ts';
 
 interface Status {
@@ -85,4 +87,15 @@ test('given an invalid manifest in cluster-a, then the other resources still go 
   const agent = mesh.agents.get('cluster-a');
   const line = await agent?.proc.waitForLine((l) => l.includes('broken.yaml') && l.includes('spec.ports[0].port'), 10_000);
   assert.ok(line);
+});
+
+test('given the server binary on Linux, then the process it started runs with the fixed glibc mmap threshold', { skip: process.platform !== 'linux' && 'the allocator setting is for glibc on Linux' }, async (t) => {
+  const mesh = await Mesh.start(t);
+  const server = await mesh.startServer();
+  const environ = readFileSync(`/proc/${server.proc.pid}/environ`, 'utf8').split('\0');
+  const tunables = environ.find((entry) => entry.startsWith('GLIBC_TUNABLES='))?.slice('GLIBC_TUNABLES='.length);
+  // The spawned process itself (same id) carries it: the binary started itself again with it.
+  const expected = tunedAllocatorEnvironment(process.env, 'linux')?.['GLIBC_TUNABLES'] ?? process.env['GLIBC_TUNABLES'];
+  assert.equal(tunables, expected);
+  assert.match(tunables ?? '', /glibc\.malloc\.mmap_threshold=\d+/);
 });

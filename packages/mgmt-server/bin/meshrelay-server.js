@@ -5,4 +5,13 @@ import { enableCompileCache } from 'node:module';
 // binary): a restarted server loads its code in ~0.5 s instead of ~0.8 s and never loads the
 // TypeScript transpiler when its sources did not change, which shortens a reconnect storm.
 enableCompileCache(new URL('../.compile-cache', import.meta.url).pathname);
+// On Linux the server runs with a fixed glibc mmap threshold (see allocator-tuning.ts): this
+// starts the process once more, with the same id and arguments, before anything else is loaded.
+const { startWithTunedAllocator } = await import('../src/allocator-tuning.ts');
+try {
+  startWithTunedAllocator();
+} catch (err) {
+  console.error(`meshrelay-server: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(2);
+}
 await import('../src/bin/meshrelay-server.ts');
