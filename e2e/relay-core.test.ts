@@ -89,7 +89,7 @@ test('given an invalid manifest in cluster-a, then the other resources still go 
   assert.ok(line);
 });
 
-test('given the server binary on Linux, then the process it started runs with the fixed glibc mmap threshold', { skip: process.platform !== 'linux' && 'the allocator setting is for glibc on Linux' }, async (t) => {
+test('given the server binary on Linux, then the process it started runs with the fixed glibc mmap threshold', async (t) => {
   const mesh = await Mesh.start(t);
   const server = await mesh.startServer();
   const environ = readFileSync(`/proc/${server.proc.pid}/environ`, 'utf8').split('\0');
