@@ -34,6 +34,7 @@ export const ERROR_CATALOGUE = {
   MESHRELAY_ERR_SNAPSHOT_HASH_MISMATCH: { grpc: GRPC_STATUS.DATA_LOSS, http: 400, summary: 'a snapshot does not match its declared hash' },
   MESHRELAY_ERR_SNAPSHOT_STALE: { grpc: GRPC_STATUS.FAILED_PRECONDITION, http: 409, summary: 'a snapshot is older than the one already held' },
   MESHRELAY_ERR_DELTA_BASE_MISMATCH: { grpc: GRPC_STATUS.FAILED_PRECONDITION, http: 409, summary: 'a delta snapshot does not apply to the snapshot the receiver holds; send it full' },
+  MESHRELAY_ERR_DELTA_LIMIT: { grpc: GRPC_STATUS.RESOURCE_EXHAUSTED, http: 413, summary: 'a delta would cost more than a patch limit allows (operations, work, size or nesting); send it full' },
   MESHRELAY_ERR_SNAPSHOT_TIMEOUT: { grpc: GRPC_STATUS.DEADLINE_EXCEEDED, http: 408, summary: 'a snapshot did not arrive completely within the transfer deadline' },
   MESHRELAY_ERR_PROTOCOL: { grpc: GRPC_STATUS.INVALID_ARGUMENT, http: 400, summary: 'a stream message arrived out of order' },
   MESHRELAY_ERR_UNAUTHENTICATED: { grpc: GRPC_STATUS.UNAUTHENTICATED, http: 401, summary: 'the caller could not be authenticated' },
