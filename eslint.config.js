@@ -14,12 +14,13 @@ const ALLOWED_IMPORTS = {
   api: [],
   certs: ['api'],
   translator: ['api'],
+  xds: ['api'],
   store: ['api'],
   kube: ['api'],
   testkit: ['api', 'certs'],
   registry: ['api', 'certs', 'translator'],
   'mgmt-server': ['api', 'certs', 'translator', 'store', 'kube', 'registry'],
-  agent: ['api', 'certs', 'translator', 'kube'],
+  agent: ['api', 'certs', 'translator', 'kube', 'xds'],
   meshctl: ['api', 'kube', 'registry'],
 };
 // Tests may also use the other side of the protocol they test: the agent's relay tests run
