@@ -4,6 +4,7 @@ import { deltaBytes, type DeltaHeader } from './delta-header.ts';
 import { LoopSlicer } from './loop-slicer.ts';
 import { applyProvenanceChange, provenanceChange } from './provenance-delta.ts';
 import { compareResources, resourceId, type Resource } from './resource.ts';
+import { DEFAULT_PATCH_LIMITS, PatchBudget, type PatchLimits } from './patch-budget.ts';
 import { applyResourcePatch, resourcePatch, type ResourcePatch } from './resource-patch.ts';
 import { digestResourceListInSlices } from './resumable-digest.ts';
 import { isCanonicalResource, resourceEncoding, sha256Hex, type Provenance } from './snapshot.ts';
@@ -36,6 +37,8 @@ export interface HeldResources {
   readonly hash: string;
   readonly resources: readonly Resource[];
   readonly provenance?: readonly Provenance[];
+  /** The canonical size of `resources`, when known: bounds what a delta's patches may add. */
+  readonly bytes?: number;
 }
 
 /**
@@ -162,6 +165,15 @@ export async function rememberReceivedEncodings(resources: readonly Resource[], 
   }
 }
 
+/** What applyDelta holds a delta's patches to (see PatchBudget); unset fields are unbounded, or DEFAULT_PATCH_LIMITS. */
+export interface DeltaLimits {
+  readonly patch?: PatchLimits;
+  /** The snapshot byte limit: no patched resource, and not the snapshot, may grow past it. */
+  readonly maxBytes?: number;
+  /** The canonical size of the base, when known: the patches may grow it only up to maxBytes. */
+  readonly baseBytes?: number;
+}
+
 /** The result of a delta applied to its base: sorted, frozen resources and their canonical encoding's hash and size. */
 export interface AppliedDelta {
   readonly resources: readonly Resource[];
@@ -176,18 +188,20 @@ export interface AppliedDelta {
  * The base with the delta applied: sorted, frozen, with the hash and size of its canonical
  * encoding. A sorted base (a snapshot's resources are) is walked once and the few changed
  * resources are merged in; any other is sorted whole. A patch whose key the base lacks
- * or that does not apply is refused with MESHRELAY_ERR_DELTA_BASE_MISMATCH. Each resource's
+ * or that does not apply is refused with MESHRELAY_ERR_DELTA_BASE_MISMATCH, one that would pass a
+ * limit of `limits` (checked as each operation applies) with MESHRELAY_ERR_DELTA_LIMIT. Each resource's
  * encoding is remembered, so the next delta against the result encodes only what it changes.
  */
-export async function applyDelta(base: readonly Resource[], delta: ResourceDelta): Promise<AppliedDelta> {
+export async function applyDelta(base: readonly Resource[], delta: ResourceDelta, limits: DeltaLimits = {}): Promise<AppliedDelta> {
   const slicer = new LoopSlicer();
+  const budget = new PatchBudget(limits.patch ?? DEFAULT_PATCH_LIMITS, limits.maxBytes ?? Number.MAX_SAFE_INTEGER, limits.baseBytes);
   const touched = new Set<string>([...(delta.patches ?? []).map((p) => p.key), ...delta.deletedKeys, ...delta.upserts.map(idOf)]);
   const at = (isStrictlySorted(base) ? positionsBySearch(base, touched, delta.upserts) : undefined) ?? (await positionsByWalk(base, touched, slicer));
   const replaced = new Map<string, Resource | undefined>();
   for (const patch of delta.patches ?? []) {
     const old = replaced.has(patch.key) ? replaced.get(patch.key) : base[at.get(patch.key) ?? -1];
     if (!old) throw new MeshrelayError('MESHRELAY_ERR_DELTA_BASE_MISMATCH', `patch of ${patch.key}, which the snapshot held does not have`);
-    replaced.set(patch.key, applyResourcePatch(old, patch));
+    replaced.set(patch.key, await applyResourcePatch(old, patch, budget, slicer, Buffer.byteLength(heldEncoding(old))));
   }
   for (const key of delta.deletedKeys) replaced.set(key, undefined);
   for (const r of delta.upserts) replaced.set(idOf(r), r);
@@ -452,16 +466,19 @@ function chosen(kind: 'full' | 'delta', frames: SnapshotFrames): ChosenFrames {
  * is returned as is. A delta is applied to `held`; it is refused with
  * MESHRELAY_ERR_DELTA_BASE_MISMATCH when `held` is not its base or the result
  * does not hash to the announced result (the sender then sends it full), and
- * with MESHRELAY_ERR_SNAPSHOT_TOO_LARGE when the result is over the limits.
+ * with MESHRELAY_ERR_SNAPSHOT_TOO_LARGE when the result is over the limits. Its patches are
+ * held to `limits.patch` (DEFAULT_PATCH_LIMITS when unset) and the size limit as each operation
+ * applies: past one the delta is refused with MESHRELAY_ERR_DELTA_LIMIT before the value is built.
  */
-export async function resolveDelta(assembled: AssembledSnapshot, held: HeldResources | undefined, limits: AssemblyLimits): Promise<AssembledSnapshot> {
+export async function resolveDelta(assembled: AssembledSnapshot, held: HeldResources | undefined, limits: AssemblyLimits & { readonly patch?: PatchLimits }): Promise<AssembledSnapshot> {
   const delta = assembled.delta;
   if (!delta) return assembled;
   if (!held || held.hash !== delta.baseHash) {
     throw new MeshrelayError('MESHRELAY_ERR_DELTA_BASE_MISMATCH', `delta is based on ${delta.baseHash}, but the snapshot held is ${held?.hash || 'none'}`);
   }
   const provenance = delta.provenance ? applyProvenanceChange(held.provenance ?? [], { changed: assembled.provenance, ...delta.provenance }) : assembled.provenance;
-  const result = await applyDelta(held.resources, { upserts: assembled.resources, deletedKeys: delta.deletedKeys, ...(delta.patches ? { patches: delta.patches } : {}) });
+  const patchLimits = { maxBytes: limits.maxBytes, ...(limits.patch ? { patch: limits.patch } : {}), ...(held.bytes !== undefined ? { baseBytes: held.bytes } : {}) };
+  const result = await applyDelta(held.resources, { upserts: assembled.resources, deletedKeys: delta.deletedKeys, ...(delta.patches ? { patches: delta.patches } : {}) }, patchLimits);
   if (result.resources.length > limits.maxResources) {
     throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_TOO_LARGE', `snapshot after the delta has ${result.resources.length} resources; the limit is ${limits.maxResources}`);
   }

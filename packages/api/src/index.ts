@@ -70,11 +70,13 @@ export {
   rememberReceivedEncodings,
   resolveDelta,
   type ChosenFrames,
+  type DeltaLimits,
   type HeldResources,
   type ResourceDelta,
   type SendOptions,
 } from './delta.ts';
 export { applyResourcePatch, resourcePatch, resourcePatchOps, type ResourcePatch } from './resource-patch.ts';
+export { DEFAULT_PATCH_LIMITS, patchLimits, type PatchLimits } from './patch-budget.ts';
 export { applyProvenanceChange, provenanceChange, provenanceHash, type ProvenanceChange } from './provenance-delta.ts';
 export { deltaBytes, deltaOfHeader, type DeltaHeader } from './delta-header.ts';
 export { OutboundWriter, relayMessageBytes, type WritableCall } from './outbound-writer.ts';

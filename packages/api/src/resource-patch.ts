@@ -1,9 +1,10 @@
-import jsonpatch, { type Operation } from 'fast-json-patch';
+import type { Operation } from 'fast-json-patch';
+import { BoundedPatcher, PatchMismatch } from './bounded-patch.ts';
 import { canonicalJson } from './canonical.ts';
 import { MeshrelayError } from './errors.ts';
+import { LoopSlicer } from './loop-slicer.ts';
+import { DEFAULT_PATCH_LIMITS, PatchBudget } from './patch-budget.ts';
 import { isRecord, resourceId, type Resource } from './resource.ts';
-
-const { applyPatch } = jsonpatch;
 
 /** One resource of a delta's base changed in place: its key and its RFC 6902 operations as JSON text. */
 export interface ResourcePatch {
@@ -161,12 +162,16 @@ function pointerToken(key: string): string {
 }
 
 /**
- * `base` with `patch` applied, as a new object (`base`, frozen or not, is left as it is).
- * Refused with MESHRELAY_ERR_DELTA_BASE_MISMATCH when the operations are not a JSON array,
- * do not apply (a path the base lacks, a failed `test`, a prototype member), or give something
- * that is not a resource with the patch's key: each means the sender's base is not this one.
+ * `base` with `patch` applied, as a new object (`base`, frozen or not, is left as it is; the
+ * result shares the parts the patch does not change). Each operation is priced against `budget`
+ * before it is done (see BoundedPatcher): past a limit the patch is refused with
+ * MESHRELAY_ERR_DELTA_LIMIT naming it. Refused with MESHRELAY_ERR_DELTA_BASE_MISMATCH when the
+ * operations are not a JSON array, do not apply (a path the base lacks, a failed `test`, a
+ * prototype member), or give something that is not a resource with the patch's key: each means
+ * the sender's base is not this one. `baseBytes` is the canonical size of `base` when known.
+ * Gives the event loop turns between operations.
  */
-export function applyResourcePatch(base: Resource, patch: ResourcePatch): Resource {
+export async function applyResourcePatch(base: Resource, patch: ResourcePatch, budget = new PatchBudget(DEFAULT_PATCH_LIMITS, Number.MAX_SAFE_INTEGER), slicer = new LoopSlicer(), baseBytes?: number): Promise<Resource> {
   let ops: unknown;
   try {
     ops = JSON.parse(patch.ops);
@@ -174,13 +179,14 @@ export function applyResourcePatch(base: Resource, patch: ResourcePatch): Resour
     throw mismatch(patch.key, 'its operations are not JSON', err);
   }
   if (!Array.isArray(ops)) throw mismatch(patch.key, 'its operations are not a JSON array');
-  let result: unknown;
+  const patcher = new BoundedPatcher(patch.key, base, baseBytes ?? Buffer.byteLength(canonicalJson(base)), budget);
   try {
-    // Validated op by op; applied to a copy; "__proto__"/"constructor" members refused.
-    result = applyPatch(base, ops as Operation[], true, false, true).newDocument;
+    await patcher.apply(ops, slicer);
   } catch (err) {
-    throw mismatch(patch.key, (err as Error).message.split('\n')[0] ?? 'it does not apply', err);
+    if (err instanceof PatchMismatch) throw mismatch(patch.key, err.message, err);
+    throw err;
   }
+  const result = patcher.result;
   if (!isRecord(result) || typeof result['apiVersion'] !== 'string' || typeof result['kind'] !== 'string' || !isRecord(result['metadata'])) {
     throw mismatch(patch.key, 'the result is not a resource (needs apiVersion, kind, metadata)');
   }

@@ -56,29 +56,29 @@ function mutate(r: ReturnType<typeof serviceEntry>, rnd: (n: number) => number, 
   }
 }
 
-test('given random edits of a ServiceEntry, when the patch between any two versions is applied to the first, then the result has the canonical encoding of the second', () => {
+test('given random edits of a ServiceEntry, when the patch between any two versions is applied to the first, then the result has the canonical encoding of the second', async () => {
   for (let seed = 1; seed <= 200; seed++) {
     const rnd = random(seed);
     const base = serviceEntry(20 + rnd(60));
     const next = structuredClone(base);
     const edits = 1 + rnd(6);
     for (let step = 0; step < edits; step++) mutate(next, rnd, step);
-    const patched = applyResourcePatch(Object.freeze(base), { key: resourceId(next), ops: resourcePatchOps(base, next) });
+    const patched = await applyResourcePatch(Object.freeze(base), { key: resourceId(next), ops: resourcePatchOps(base, next) });
     assert.equal(canonicalJson(patched), canonicalJson(next), `seed ${seed}`);
   }
 });
 
-test('given a 500-endpoint ServiceEntry, when one endpoint in the middle goes, then its patch is one operation, far smaller than the resource', () => {
+test('given a 500-endpoint ServiceEntry, when one endpoint in the middle goes, then its patch is one operation, far smaller than the resource', async () => {
   const base = serviceEntry(500);
   const next = structuredClone(base);
   next.spec.endpoints.splice(250, 1);
   const patch = resourcePatch(base, next, canonicalJson(next));
   assert.ok(patch);
   assert.deepEqual(JSON.parse(patch.ops), [{ op: 'remove', path: '/spec/endpoints/250' }]);
-  assert.equal(canonicalJson(applyResourcePatch(base, patch)), canonicalJson(next));
+  assert.equal(canonicalJson(await applyResourcePatch(base, patch)), canonicalJson(next));
 });
 
-test('given a 500-endpoint ServiceEntry, when one endpoint\'s address changes so that it sorts 390 places later, then its patch removes it and adds it back (two operations, not one per endpoint passed)', () => {
+test('given a 500-endpoint ServiceEntry, when one endpoint\'s address changes so that it sorts 390 places later, then its patch removes it and adds it back (two operations, not one per endpoint passed)', async () => {
   const base = serviceEntry(500);
   const next = structuredClone(base);
   const [moved] = next.spec.endpoints.splice(10, 1);
@@ -89,7 +89,7 @@ test('given a 500-endpoint ServiceEntry, when one endpoint\'s address changes so
     (JSON.parse(patch.ops) as { op: string; path: string }[]).map((o) => `${o.op} ${o.path}`),
     ['remove /spec/endpoints/10', 'add /spec/endpoints/400'],
   );
-  assert.equal(canonicalJson(applyResourcePatch(base, patch)), canonicalJson(next));
+  assert.equal(canonicalJson(await applyResourcePatch(base, patch)), canonicalJson(next));
 });
 
 test('given a resource replaced by an unrelated one, when a patch is asked for, then there is none (the patch is not smaller than the resource)', () => {
@@ -107,10 +107,10 @@ for (const [name, ops] of [
   ['a result with another key', '[{"op":"replace","path":"/metadata/name","value":"other"}]'],
   ['a result that is not a resource', '[{"op":"remove","path":"/kind"}]'],
 ] as const) {
-  test(`given a patch with ${name}, when it is applied, then it is refused with MESHRELAY_ERR_DELTA_BASE_MISMATCH and the base is unchanged`, () => {
+  test(`given a patch with ${name}, when it is applied, then it is refused with MESHRELAY_ERR_DELTA_BASE_MISMATCH and the base is unchanged`, async () => {
     const base = serviceEntry(2);
     const before = canonicalJson(base);
-    assert.throws(() => applyResourcePatch(base, { key: resourceId(base), ops }), { code: 'MESHRELAY_ERR_DELTA_BASE_MISMATCH' });
+    await assert.rejects(applyResourcePatch(base, { key: resourceId(base), ops }), { code: 'MESHRELAY_ERR_DELTA_BASE_MISMATCH' });
     assert.equal(canonicalJson(base), before);
     assert.equal(({} as Record<string, unknown>)['polluted'], undefined);
   });
