@@ -1,7 +1,9 @@
 // Registration under attack, against a real meshrelay-server process over gRPC with TLS:
-// concurrent wrong tokens, a CSR built to stall a pure-JS verifier, an oversized cluster name.
+// concurrent wrong tokens, wrong tokens from many addresses, a CSR built to stall a pure-JS
+// verifier, an oversized cluster name.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { Client, credentials, Metadata, status, type ServiceError } from '@grpc/grpc-js';
@@ -18,9 +20,10 @@ interface Registrar {
   register(request: relay.v1.IRegisterRequest): Promise<ServiceError | relay.v1.IRegisterResponse>;
 }
 
-function registrar(t: { after(fn: () => void): void }, mesh: Mesh, server: ServerProc, cluster: string): Registrar {
+function registrar(t: { after(fn: () => void): void }, mesh: Mesh, server: ServerProc | number, cluster: string): Registrar {
   const ca = readFileSync(join(mesh.dir, 'credentials', cluster, 'relay-ca.pem'));
-  const client = new Client(`localhost:${server.relayPort}`, credentials.createSsl(ca));
+  const port = typeof server === 'number' ? server : server.relayPort;
+  const client = new Client(`localhost:${port}`, credentials.createSsl(ca));
   t.after(() => client.close());
   return {
     register: (request) => new Promise((resolve) => {
@@ -38,6 +41,33 @@ function tokenOf(mesh: Mesh, cluster: string): string {
 
 function codeOf(answer: ServiceError | relay.v1.IRegisterResponse): string {
   return 'code' in answer ? `${status[answer.code]} ${/MESHRELAY_ERR_[A-Z_]+/.exec(answer.details)?.[0] ?? ''}`.trim() : 'OK';
+}
+
+/**
+ * A TCP relay on 127.0.0.1 whose connections to the server leave from `localAddress`. Linux routes
+ * all of 127.0.0.0/8 to the loopback interface, so the server sees each relay as its own source
+ * address (grpc-js clients cannot choose theirs); TLS and gRPC pass through untouched.
+ */
+async function fromAddress(t: { after(fn: () => Promise<void>): void }, server: ServerProc, localAddress: string): Promise<number> {
+  const sockets = new Set<Socket>();
+  const track = (socket: Socket): Socket => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    return socket;
+  };
+  const relay = createServer((inbound) => {
+    const outbound = track(connect({ host: '127.0.0.1', port: server.relayPort, localAddress }));
+    track(inbound);
+    inbound.pipe(outbound).pipe(inbound);
+    inbound.on('error', () => outbound.destroy());
+    outbound.on('error', () => inbound.destroy());
+  });
+  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => {
+    for (const socket of sockets) socket.destroy();
+    relay.close(() => resolve());
+  }));
+  return (relay.address() as AddressInfo).port;
 }
 
 async function startOne(t: Parameters<typeof Mesh.start>[0]): Promise<{ mesh: Mesh; server: ServerProc }> {
@@ -82,4 +112,38 @@ test('given a 300-byte cluster name, when it registers, then INVALID_ARGUMENT an
   // The answer can overtake the log line on its way through the child's stdout.
   await server.proc.waitForLine((l) => l.includes('registration refused'), 10_000);
   assert.ok(!server.proc.lines.some((l) => l.includes('evilevil')), 'the name is not logged');
+});
+
+test('given five wrong tokens for east from five networks, when east\'s agent registers from a sixth with its token, then it gets its certificate', async (t) => {
+  const { mesh, server } = await startOne(t);
+  const csrPem = createCsr({ ...generateKeyPair(), cluster: 'east' });
+  const guesses = [];
+  for (let n = 1; n <= 5; n++) {
+    const port = await fromAddress(t, server, `127.${n}.0.1`);
+    guesses.push(await registrar(t, mesh, port, 'east').register({ cluster: 'east', token: `mrt_guess-${n}`, csrPem }));
+  }
+
+  const agent = await registrar(t, mesh, await fromAddress(t, server, '127.0.0.1'), 'east').register({ cluster: 'east', token: tokenOf(mesh, 'east'), csrPem });
+
+  assert.deepEqual(guesses.map(codeOf), Array<string>(5).fill('UNAUTHENTICATED MESHRELAY_ERR_TOKEN_INVALID'));
+  assert.equal(codeOf(agent), 'OK');
+  assert.match((agent as relay.v1.IRegisterResponse).certificatePem ?? '', /BEGIN CERTIFICATE/);
+});
+
+test('given one /24 whose addresses each sent one wrong token until the network\'s limit, when one more of its addresses and another network register, then the first waits and the second is answered', async (t) => {
+  const { mesh, server } = await startOne(t);
+  const csrPem = createCsr({ ...generateKeyPair(), cluster: 'east' });
+  // Five failures per address (--registration-max-failures) and four times that per network.
+  const rotated = [];
+  for (let host = 1; host <= 20; host++) {
+    const port = await fromAddress(t, server, `127.9.9.${host}`);
+    rotated.push(codeOf(await registrar(t, mesh, port, 'east').register({ cluster: 'east', token: `mrt_guess-${host}`, csrPem })));
+  }
+
+  const next = await registrar(t, mesh, await fromAddress(t, server, '127.9.9.21'), 'east').register({ cluster: 'east', token: tokenOf(mesh, 'east'), csrPem });
+  const other = await registrar(t, mesh, await fromAddress(t, server, '127.9.10.1'), 'east').register({ cluster: 'east', token: tokenOf(mesh, 'east'), csrPem });
+
+  assert.deepEqual(rotated, Array<string>(20).fill('UNAUTHENTICATED MESHRELAY_ERR_TOKEN_INVALID'));
+  assert.equal(codeOf(next), 'RESOURCE_EXHAUSTED MESHRELAY_ERR_RATE_LIMITED');
+  assert.equal(codeOf(other), 'OK');
 });

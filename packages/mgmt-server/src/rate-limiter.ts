@@ -6,32 +6,37 @@ export interface LimitedAttempt {
   succeed(): void;
 }
 
+/** A key attempts are counted under, and how many failures it may have inside the window. */
+export interface LimitKey {
+  readonly key: string;
+  readonly maxFailures: number;
+}
+
 export type AttemptDecision =
   | { readonly admitted: true; readonly attempt: LimitedAttempt }
   | { readonly admitted: false; readonly retryAfterMs: number };
 
 /**
- * Counts failures per key in a sliding window. Once a key has `maxFailures` inside `windowMs`,
+ * Counts failures per key in a sliding window. Once a key has its `maxFailures` inside `windowMs`,
  * it is blocked until the oldest failure leaves the window. Attempts still in flight count as
  * failures until they are decided: admission and counting happen in one synchronous step, so
  * any number of concurrent attempts lets at most `maxFailures` reach the check being guarded.
  * Memory is bounded by pruning keys whose window is empty.
  */
 export class FailureRateLimiter {
-  readonly #maxFailures: number;
   readonly #windowMs: number;
   readonly #failures = new Map<string, number[]>();
   readonly #inFlight = new Map<string, number>();
 
-  constructor(maxFailures: number, windowMs: number) {
-    this.#maxFailures = maxFailures;
+  constructor(windowMs: number) {
     this.#windowMs = windowMs;
   }
 
   /** Admits an attempt for every key at once, or says how long to wait when any key is at its limit. */
-  tryAttempt(keys: readonly string[], nowMs: number): AttemptDecision {
-    const wait = Math.max(0, ...keys.map((k) => this.#retryAfterMs(k, nowMs)));
+  tryAttempt(limits: readonly LimitKey[], nowMs: number): AttemptDecision {
+    const wait = Math.max(0, ...limits.map((l) => this.#retryAfterMs(l, nowMs)));
     if (wait > 0) return { admitted: false, retryAfterMs: wait };
+    const keys = limits.map((l) => l.key);
     for (const k of keys) this.#inFlight.set(k, (this.#inFlight.get(k) ?? 0) + 1);
     let decided = false;
     const decide = (outcome: (key: string) => void): void => {
@@ -54,13 +59,13 @@ export class FailureRateLimiter {
   }
 
   /** Milliseconds until the key may try again; 0 when it is not blocked. */
-  #retryAfterMs(key: string, nowMs: number): number {
+  #retryAfterMs({ key, maxFailures }: LimitKey, nowMs: number): number {
     const recent = this.#recent(key, nowMs);
     const pending = this.#inFlight.get(key) ?? 0;
-    if (recent.length + pending < this.#maxFailures) return 0;
+    if (recent.length + pending < maxFailures) return 0;
     // Blocked by attempts still in flight: they are decided within a request's lifetime.
-    if (recent.length < this.#maxFailures) return Math.min(1000, this.#windowMs);
-    return (recent[recent.length - this.#maxFailures] as number) + this.#windowMs - nowMs;
+    if (recent.length < maxFailures) return Math.min(1000, this.#windowMs);
+    return (recent[recent.length - maxFailures] as number) + this.#windowMs - nowMs;
   }
 
   #recordFailure(key: string, nowMs: number): void {

@@ -40,7 +40,7 @@ test('given a wrong token, when registering, then UNAUTHENTICATED, and repeated 
     await assert.rejects(register(server, 'a', `${token}x`), (e: { code: number; details: string }) =>
       e.code === status.UNAUTHENTICATED && /MESHRELAY_ERR_TOKEN_INVALID/.test(e.details));
   }
-  // Past the limit even the right token is refused until the window passes.
+  // Past the limit this source is refused even with the right token until the window passes.
   await assert.rejects(register(server, 'a', token), (e: { code: number; details: string }) =>
     e.code === status.RESOURCE_EXHAUSTED && /MESHRELAY_ERR_RATE_LIMITED/.test(e.details));
 });

@@ -5,13 +5,21 @@ import { revokedBefore } from '@meshrelay/registry';
 import type { FailureRateLimiter } from '../rate-limiter.ts';
 import { authenticatePeer } from './peer-identity.ts';
 import { grpcStatusError, type RelayContext } from './relay-context.ts';
+import { sourceAddressOf } from './source-address.ts';
 
 const MAX_CSR_BYTES = 16 * 1024;
 const MAX_TOKEN_BYTES = 512;
 
-function peerHost(peer: string): string {
-  const colon = peer.lastIndexOf(':');
-  return colon > 0 ? peer.slice(0, colon) : peer;
+/**
+ * A network holds several machines (and a NAT several agents), so it may fail this many times the
+ * failures one address may before the whole network waits.
+ */
+export const NETWORK_FAILURES_PER_SOURCE_FAILURE = 4;
+
+/** The registration limiter and how many failures a source address may have inside its window. */
+export interface RegistrationLimits {
+  readonly limiter: FailureRateLimiter;
+  readonly maxFailuresPerSource: number;
 }
 
 function reply<T>(ctx: RelayContext, callback: sendUnaryData<T>, work: () => Promise<T>, what: string): void {
@@ -27,23 +35,29 @@ function reply<T>(ctx: RelayContext, callback: sendUnaryData<T>, work: () => Pro
 
 /**
  * Registration.Register over server-only TLS: token + CSR in, client certificate
- * out. Failures are counted per peer address and per cluster; past the limit the
- * caller gets RESOURCE_EXHAUSTED until the window passes, whatever it sends. The
+ * out. Failures are counted per source address and per source network (/24, /64);
+ * past either limit the caller gets RESOURCE_EXHAUSTED until the window passes,
+ * whatever it sends. They are not counted per cluster: then anyone who reaches the
+ * port could lock a cluster's own agent out by sending wrong tokens in its name,
+ * and a token of 32 random bytes needs no per-cluster limit against guessing. The
  * attempt is admitted and counted in one step before any await, so concurrent
  * attempts cannot overrun the limit. A malformed cluster name is never echoed back
  * (message or log): it is attacker-chosen and may be large.
  */
 export function handleRegister(
   ctx: RelayContext,
-  limiter: FailureRateLimiter,
+  limits: RegistrationLimits,
   call: ServerUnaryCall<relay.v1.RegisterRequest, relay.v1.IRegisterResponse>,
   callback: sendUnaryData<relay.v1.IRegisterResponse>,
 ): void {
   reply(ctx, callback, async () => {
     const { cluster = '', token = '', csrPem = '' } = call.request;
     const nameOk = isValidClusterName(cluster);
-    const keys = [`peer:${peerHost(call.getPeer())}`, ...(nameOk ? [`cluster:${cluster}`] : [])];
-    const decision = limiter.tryAttempt(keys, ctx.now().getTime());
+    const source = sourceAddressOf(call.getPeer());
+    const decision = limits.limiter.tryAttempt([
+      { key: `source:${source.host}`, maxFailures: limits.maxFailuresPerSource },
+      { key: `network:${source.network}`, maxFailures: limits.maxFailuresPerSource * NETWORK_FAILURES_PER_SOURCE_FAILURE },
+    ], ctx.now().getTime());
     if (!decision.admitted) {
       throw new MeshrelayError('MESHRELAY_ERR_RATE_LIMITED', `too many failed registration attempts; retry in ${Math.ceil(decision.retryAfterMs / 1000)} s`);
     }

@@ -51,9 +51,9 @@ export async function startRelayServer(ctx: RelayContext, options: RelayServerOp
     'grpc.keepalive_permit_without_calls': 1,
     'grpc.max_connection_idle_ms': IDLE_CONNECTION_MS,
   });
-  const limiter = new FailureRateLimiter(options.registrationFailures.max, options.registrationFailures.windowMs);
+  const limits = { limiter: new FailureRateLimiter(options.registrationFailures.windowMs), maxFailuresPerSource: options.registrationFailures.max };
   server.addService(REGISTRATION_SERVICE, {
-    register: (call: Parameters<typeof handleRegister>[2], callback: Parameters<typeof handleRegister>[3]) => handleRegister(ctx, limiter, call, callback),
+    register: (call: Parameters<typeof handleRegister>[2], callback: Parameters<typeof handleRegister>[3]) => handleRegister(ctx, limits, call, callback),
   });
   server.addService(RELAY_SERVICE, {
     push: (call: Parameters<typeof handlePush>[1]) => handlePush(ctx, call),
