@@ -87,7 +87,7 @@ export class BoundedPatcher {
 
   /** Puts `value` at `path` (inserting into an array, setting an object member); `replacing` when the place was just emptied by replace. */
   #add(path: readonly string[], value: unknown, replacing = false): void {
-    const measure = this.#measure(value, this.#budget.limits.maxDepth - path.length);
+    const measure = this.#measure(value, this.#budget.limits.maxDepth - path.length, path);
     this.#budget.checkDepth(this.#key, path.length + measure.depth, formatPointer(path));
     if (path.length === 0) {
       this.#resize(measure.bytes - this.#bytes);
@@ -174,20 +174,20 @@ export class BoundedPatcher {
   }
 
   /** Canonical size and nesting of `value`; refuses it (DELTA_LIMIT) once it nests past `levelsLeft` levels or its walk passes the work left. */
-  #measure(value: unknown, levelsLeft: number): Measure {
+  #measure(value: unknown, levelsLeft: number, where: readonly string[] = []): Measure {
     if (typeof value !== 'object' || value === null) return { bytes: scalarBytes(value), depth: 0 };
     const known = this.#measures.get(value);
     if (known) {
-      if (known.depth > levelsLeft) this.#budget.checkDepth(this.#key, this.#budget.limits.maxDepth + 1, '');
+      if (known.depth > levelsLeft) this.#budget.checkDepth(this.#key, this.#budget.limits.maxDepth + 1, formatPointer(where));
       return known;
     }
-    if (levelsLeft < 1) this.#budget.checkDepth(this.#key, this.#budget.limits.maxDepth + 1, '');
+    if (levelsLeft < 1) this.#budget.checkDepth(this.#key, this.#budget.limits.maxDepth + 1, formatPointer(where));
     const entries: [string | undefined, unknown][] = Array.isArray(value) ? value.map((v) => [undefined, v]) : Object.entries(value);
     this.#budget.charge(this.#key, entries.length + 1);
     let bytes = 2 + Math.max(0, entries.length - 1);
     let depth = 0;
     for (const [k, v] of entries) {
-      const m = this.#measure(v, levelsLeft - 1);
+      const m = this.#measure(v, levelsLeft - 1, where);
       bytes += m.bytes + (k === undefined ? 0 : memberBytes(k));
       if (m.depth > depth) depth = m.depth;
     }

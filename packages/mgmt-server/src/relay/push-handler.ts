@@ -20,6 +20,8 @@ const SNAPSHOT_REFUSALS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'MESHRELAY_ERR_INVALID_RESOURCE',
   // The agent sends the snapshot full next.
   'MESHRELAY_ERR_DELTA_BASE_MISMATCH',
+  // A delta whose patches would pass a limit (before they were paid for); the input held stays.
+  'MESHRELAY_ERR_DELTA_LIMIT',
 ]);
 
 /**
