@@ -45,6 +45,11 @@ export class BoundedPatcher {
     return this.#root;
   }
 
+  /** The canonical size of `result`, as kept up to date operation by operation. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
   /** Applies `ops` in order, refusing (MeshrelayError DELTA_LIMIT, or PatchMismatch) before any limit is passed. */
   async apply(ops: readonly unknown[], slicer: LoopSlicer): Promise<void> {
     this.#budget.countOps(this.#key, ops.length);
