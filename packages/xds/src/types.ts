@@ -1,0 +1,66 @@
+import type { Resource } from '@meshrelay/api';
+
+/** What the translation reads: one cluster's applied Istio output and its own discovered workloads. */
+export interface XdsInput {
+  /** The cluster this agent serves; Istio labels every endpoint it knows with it (`topology.istio.io/cluster`). */
+  readonly cluster: string;
+  /** The cluster's network, labelled on its own Kubernetes endpoints (`topology.istio.io/network`). */
+  readonly network?: string;
+  /** Kubernetes DNS suffix of Service hosts (default `cluster.local`). */
+  readonly clusterDomain?: string;
+  /** The applied output: ServiceEntry, DestinationRule and VirtualService resources are read; others ignored. */
+  readonly output: readonly Resource[];
+  /** The discovered input: Service, EndpointSlice, Pod and Node resources are read; others ignored. */
+  readonly discovered: readonly Resource[];
+}
+
+/** Where a proxy runs, from its node's locality; decides endpoint priorities. */
+export interface ProxyLocality {
+  readonly region?: string;
+  readonly zone?: string;
+  readonly subZone?: string;
+  /** The proxy's own labels (node metadata), for failoverPriority keys other than the locality ones. */
+  readonly labels?: Readonly<Record<string, string>>;
+}
+
+/**
+ * Something a proxyless gRPC client cannot take, translated to what it takes or left out.
+ * `source` names the Istio resource (`Kind namespace/name`), `field` its path, `sources`
+ * the Gloo resources it came from (the output's `meshrelay.io/sources` ids).
+ */
+export interface XdsFinding {
+  readonly source: string;
+  readonly sources: readonly string[];
+  readonly field: string;
+  readonly message: string;
+}
+
+/** One xDS resource: its name, the proto object (snake_case fields, `@type` on Any), and a content hash. */
+export interface XdsResource {
+  readonly name: string;
+  readonly hash: string;
+  readonly body: Readonly<Record<string, unknown>>;
+}
+
+/** An endpoint as Istio sees it: address, port, the labels Istio matches subsets on, locality, weight. */
+export interface ServiceEndpoint {
+  readonly address: string;
+  readonly port: number;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly locality: string;
+  readonly weight: number;
+}
+
+/** One port of a service host. `endpoints` are those serving this port. */
+export interface ServicePort {
+  readonly number: number;
+  readonly name: string;
+  readonly endpoints: readonly ServiceEndpoint[];
+}
+
+/** A host proxies can call: a ServiceEntry host or a Kubernetes Service FQDN. */
+export interface ServiceHost {
+  readonly host: string;
+  readonly namespace: string;
+  readonly ports: readonly ServicePort[];
+}
