@@ -1,13 +1,15 @@
 // `npm start`: a real local Meshrelay — one management server, two relay agents
 // on the example clusters in examples/, and Redis when one is available
 // (REDIS_URL, or a redis-server binary on this machine; memory-only otherwise).
-// Everything it writes goes under .run/ (recreated on each start). Ctrl-C stops all.
+// Everything it writes goes under .run/ (recreated on each start; MESHRELAY_LOCAL_RUN_DIR names another
+// directory), never into the source tree: the agents write resource statuses to .run/<cluster>/status,
+// not beside the example manifests. Ctrl-C stops all.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 
 const root = resolve(import.meta.dirname, '..');
-const run = join(root, '.run');
+const run = resolve(root, process.env['MESHRELAY_LOCAL_RUN_DIR'] ?? '.run');
 const env = process.env;
 const HTTP_PORT = Number(env['MESHRELAY_HTTP_PORT'] ?? 8090);
 const RELAY_PORT = Number(env['MESHRELAY_RELAY_PORT'] ?? 9900);
@@ -131,6 +133,7 @@ async function main(): Promise<void> {
       '--token-file', join(dir, 'token'),
       '--root-ca-file', join(dir, 'relay-ca.pem'),
       '--manifests-dir', join(root, 'examples', cluster),
+      '--status-dir', join(dir, 'status'),
       '--output-dir', join(dir, 'output'),
       '--state-dir', join(dir, 'state'),
       '--health-port', '0', '--access-log-port', '0',
@@ -146,6 +149,7 @@ Meshrelay is running${redisUrl ? ` (Redis at ${redisUrl})` : ' (memory only: no 
   Prometheus metrics    http://localhost:${METRICS_PORT}/metrics   (open, bound to 127.0.0.1)
   Relay gRPC (mTLS)     localhost:${RELAY_PORT}
   Agent outputs         .run/cluster-a/output/current/   .run/cluster-b/output/current/
+  Resource statuses     .run/cluster-a/status/           .run/cluster-b/status/
   CLI                   npx meshctl cluster list        npx meshctl snapshot output cluster-b
 Edit a manifest under examples/cluster-a/ and watch .run/cluster-b/output/current/ change. Ctrl-C stops everything.
 `);

@@ -19,6 +19,7 @@ const AGENT_UNMAPPED = [
   'KUBECONFIG', 'MESHRELAY_AGENT_KUBE_CONTEXT', // in-cluster: the pod's service account
   'MESHRELAY_AGENT_LEASE_FILE', // the chart elects with a Lease, never a file
   'MESHRELAY_AGENT_LEASE_NAME', // the binary's meshrelay-agent-<cluster> is unique per cluster
+  'MESHRELAY_AGENT_STATUS_DIR', // the chart discovers through the Kubernetes API; statuses go to the resources
 ];
 /** Variables whose value the chart derives (paths, names, the downward API) rather than copies from one value. */
 const SERVER_DERIVED = [
@@ -58,6 +59,9 @@ const SERVER_MAPPINGS: readonly Mapping[] = [
   ['glooMgmtServer.relay.tokenTtl', '7d', 'MESHRELAY_TOKEN_TTL', '7d'],
   ['glooMgmtServer.relay.tokenOverlap', 600, 'MESHRELAY_TOKEN_OVERLAP', '600'],
   ['glooMgmtServer.relay.maxSnapshotBytes', '32MiB', 'MESHRELAY_MAX_SNAPSHOT_BYTES', '32MiB'],
+  ['glooMgmtServer.relay.maxDeltaPatchOps', 300, 'MESHRELAY_MAX_DELTA_PATCH_OPS', '300'],
+  ['glooMgmtServer.relay.maxResourcePatchOps', 200, 'MESHRELAY_MAX_RESOURCE_PATCH_OPS', '200'],
+  ['glooMgmtServer.relay.maxDeltaPatchWork', 5000000, 'MESHRELAY_MAX_DELTA_PATCH_WORK', '5000000'],
   ['glooMgmtServer.relay.maxResources', 1234, 'MESHRELAY_MAX_RESOURCES', '1234'],
   ['glooMgmtServer.relay.snapshotTransferTimeout', 30000, 'MESHRELAY_SNAPSHOT_TRANSFER_TIMEOUT', '30000'],
   ['glooMgmtServer.relay.maxConnectionsPerPeer', 200, 'MESHRELAY_MAX_CONNECTIONS_PER_PEER', '200'],

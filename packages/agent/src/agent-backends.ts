@@ -83,7 +83,12 @@ export function createAgentBackends(config: AgentConfig, logger: Logger, epoch?:
   const statuses: StatusWriter =
     discovery === 'kubernetes'
       ? new KubernetesStatusWriter({ kubeConfig: kube(), logger })
-      : new FileStatusWriter({ manifestsDir: requiredDir(config.manifestsDir, '--manifests-dir', 'with --discovery-provider file'), logger, generations });
+      : new FileStatusWriter({
+        manifestsDir: requiredDir(config.manifestsDir, '--manifests-dir', 'with --discovery-provider file'),
+        ...(config.statusDir !== undefined ? { statusDir: config.statusDir } : {}),
+        logger,
+        generations,
+      });
   return { provider: createProvider(), applier, createProvider, credentials, statuses };
 }
 

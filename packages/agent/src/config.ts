@@ -29,6 +29,8 @@ export interface AgentConfig {
   readonly apply?: Backend;
   /** Required with the file provider. */
   readonly manifestsDir?: string;
+  /** File provider: where resource statuses are written; default `<manifestsDir>/.meshrelay-status`. */
+  readonly statusDir?: string;
   /** Required with the file applier. */
   readonly outputDir?: string;
   /** Kubeconfig file for the kubernetes provider/applier; in-cluster configuration when absent. */
@@ -93,6 +95,7 @@ const OPTIONS: readonly OptionSpec[] = [
   { flags: '--discovery-provider <name>', description: `where input snapshots come from (${BACKENDS.join('|')})`, defaultValue: 'file' },
   { flags: '--apply <name>', description: `where output snapshots go (${BACKENDS.join('|')}; default: as --discovery-provider)` },
   { flags: '--manifests-dir <dir>', description: 'directory of YAML/JSON manifests discovered by the file provider (required with it)' },
+  { flags: '--status-dir <dir>', description: 'directory the file provider writes each Gloo resource\'s status to (default: .meshrelay-status inside --manifests-dir)' },
   { flags: '--output-dir <dir>', description: 'directory the output snapshots are written to (required with --apply file)' },
   { flags: '--kubeconfig <path>', description: 'kubeconfig of the cluster (kubernetes provider/applier; default: in-cluster service account)', env: 'KUBECONFIG' },
   { flags: '--kube-context <name>', description: 'context of the kubeconfig to use (default: its current-context)' },
@@ -239,6 +242,7 @@ function backendOptions(values: OptionValues, fieldName: FieldNamer, problems: s
   const apply = backend('apply', 'apply', discoveryProvider);
   const manifestsDir = optionalText(values['manifestsDir']);
   const outputDir = optionalText(values['outputDir']);
+  const statusDir = optionalText(values['statusDir']);
   if (discoveryProvider === 'file' && manifestsDir === undefined) problems.push(`${fieldName('manifestsDir', 'manifests-dir')} is required with --discovery-provider file`);
   if (apply === 'file' && outputDir === undefined) problems.push(`${fieldName('outputDir', 'output-dir')} is required with --apply file`);
   const kubeconfig = optionalText(values['kubeconfig']);
@@ -251,6 +255,7 @@ function backendOptions(values: OptionValues, fieldName: FieldNamer, problems: s
     discoveryProvider,
     apply,
     ...(manifestsDir !== undefined ? { manifestsDir } : {}),
+    ...(statusDir !== undefined ? { statusDir } : {}),
     ...(outputDir !== undefined ? { outputDir } : {}),
     ...(kubeconfig !== undefined ? { kubeconfig } : {}),
     ...(kubeContext !== undefined ? { kubeContext } : {}),

@@ -79,6 +79,11 @@ test('given --debounce-ms with a unit or as a bare number, when parsed, then bot
   assert.match(configError([...REQUIRED, '--debounce-ms', '2m']).message, /--debounce-ms: 2m is longer than 60000 ms/);
 });
 
+test('given --status-dir, when parsed, then the file provider\'s statuses go there; without it the config names none', () => {
+  assert.equal(parseAgentConfig([...REQUIRED, '--status-dir', '/run/east/status']).statusDir, '/run/east/status');
+  assert.equal(parseAgentConfig(REQUIRED).statusDir, undefined);
+});
+
 test('given an address without a port, when parsed, then the error names --server-address and the value', () => {
   const err = configError([...REQUIRED, '--server-address', 'x']);
   assert.equal(err.code, 'MESHRELAY_ERR_INVALID_CONFIG');

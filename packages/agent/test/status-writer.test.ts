@@ -40,6 +40,20 @@ async function manifestsDir(t: TestContext): Promise<string> {
   return dir;
 }
 
+test('given a status directory of its own, when the file writer writes, then the files are there and the manifests dir is untouched', async (t) => {
+  const dir = await manifestsDir(t);
+  const statusDir = path.join(await mkdtemp(path.join(tmpdir(), 'meshrelay-status-dir-')), 'status');
+  t.after(() => rm(path.dirname(statusDir), { recursive: true, force: true }));
+  const before = (await readdir(dir)).sort();
+  const writer = new FileStatusWriter({ manifestsDir: dir, statusDir, logger: captureLogger().logger });
+
+  await writer.write([invalidPolicy, acceptedRoute]);
+
+  assert.equal(writer.directory, statusDir);
+  assert.deepEqual((await readdir(statusDir)).sort(), ['AccessPolicy.bookinfo.reviews-lockdown.yaml', 'RouteTable.bookinfo.reviews-route.yaml']);
+  assert.deepEqual((await readdir(dir)).sort(), before);
+});
+
 test('given reported statuses, when the file writer writes them, then one status file per resource holds its approval and message but not its spec', async (t) => {
   const dir = await manifestsDir(t);
   const writer = new FileStatusWriter({ manifestsDir: dir, logger: captureLogger().logger });

@@ -12,8 +12,8 @@ export const STATUS_DIR = '.meshrelay-status';
 const HEADER = '# Written by the meshrelay agent: the status the management plane reported for this resource. Do not edit.\n';
 
 /**
- * The `file` provider's status writer: one `<manifests>/.meshrelay-status/<Kind>.<namespace>.<name>.yaml`
- * per Gloo resource, holding its identity and `status` (never the manifest's content). Each file is
+ * The `file` provider's status writer: one `<Kind>.<namespace>.<name>.yaml` in its directory
+ * (`statusDir`, by default `<manifests>/.meshrelay-status`) per Gloo resource, holding its identity and `status` (never the manifest's content). Each file is
  * written to a temporary name and renamed, so a reader sees the old or the new file, never a partial
  * one. Files of resources no longer reported are removed. The file provider skips dot-directories,
  * so these files are never read back as input. observedGeneration is the manifest's own
@@ -24,8 +24,9 @@ export class FileStatusWriter implements StatusWriter {
   readonly #logger: Logger;
   readonly #generations: ManifestGenerations | undefined;
 
-  constructor(options: { readonly manifestsDir: string; readonly logger: Logger; readonly generations?: ManifestGenerations }) {
-    this.#dir = path.join(options.manifestsDir, STATUS_DIR);
+  /** `statusDir` keeps the files out of a manifests dir that is read-only or under version control. */
+  constructor(options: { readonly manifestsDir: string; readonly statusDir?: string; readonly logger: Logger; readonly generations?: ManifestGenerations }) {
+    this.#dir = options.statusDir ?? path.join(options.manifestsDir, STATUS_DIR);
     this.#logger = options.logger;
     this.#generations = options.generations;
   }

@@ -1,4 +1,4 @@
-import { readFile, readdir } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -6,6 +6,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { isRecord } from '@meshrelay/api';
 import { startFakeKubeApiServer, type FakeKubeApiServer, type FakeKubeApiServerOptions, type FakeKubeObject, type FakeKubeRequest } from '@meshrelay/testkit';
+import { listManifestFiles } from '../../src/discovery/manifest-reader.ts';
 
 export const EXAMPLES_CLUSTER_A = fileURLToPath(new URL('../../../../examples/cluster-a', import.meta.url));
 
@@ -18,10 +19,13 @@ export async function startFakeKube(t: TestContext, options: FakeKubeApiServerOp
   return { server, kubeConfig };
 }
 
-/** Every document of every manifest in `dir`, as objects (the file provider reads the same files). */
+/**
+ * Every document of every manifest in `dir`, as objects: the files the file provider reads, chosen
+ * by its own listing (YAML/JSON names, dot-entries such as a status directory skipped).
+ */
 export async function manifestObjects(dir: string): Promise<FakeKubeObject[]> {
   const objects: FakeKubeObject[] = [];
-  for (const file of (await readdir(dir)).sort()) {
+  for (const file of await listManifestFiles(dir)) {
     for (const doc of parseAllDocuments(await readFile(path.join(dir, file), 'utf8'))) {
       const value: unknown = doc.toJS();
       if (isRecord(value)) objects.push(value as FakeKubeObject);
