@@ -380,21 +380,37 @@ export async function deltaInput(base: HeldResources | undefined, next: Target, 
   return { ...rest, provenance: change.changed, hash, encoding: payload, delta: { ...header, provenance: { removed: change.removed, hash: change.hash, ...(change.epochOfBase ? { epochOfBase: change.epochOfBase } : {}) } } };
 }
 
-/** Splits changed resources into patches (where smaller, within MAX_HEADER_PATCH_BYTES) and whole upserts. */
+/**
+ * Splits changed resources into patches (where smaller, within MAX_HEADER_PATCH_BYTES and the
+ * receiver's default operation limits, DEFAULT_PATCH_LIMITS) and whole upserts.
+ */
 function patchesOf(changed: readonly Resource[], replaced: ReadonlyMap<Resource, Resource>): { upserts: Resource[]; patched: ResourcePatch[] } {
   const upserts: Resource[] = [];
   const patched: ResourcePatch[] = [];
   let budget = MAX_HEADER_PATCH_BYTES;
+  let opsLeft = DEFAULT_PATCH_LIMITS.maxOpsPerDelta;
   for (const r of changed) {
     const old = replaced.get(r);
     const patch = old && budget > 0 ? resourcePatch(old, r, resourceEncoding(r)) : undefined;
     const cost = patch ? Buffer.byteLength(patch.key) + Buffer.byteLength(patch.ops) : 0;
-    if (patch && cost <= budget) {
+    const ops = patch ? operationCount(patch.ops) : 0;
+    if (patch && cost <= budget && ops <= Math.min(opsLeft, DEFAULT_PATCH_LIMITS.maxOpsPerResource)) {
       patched.push(patch);
       budget -= cost;
+      opsLeft -= ops;
     } else upserts.push(r);
   }
   return { upserts, patched };
+}
+
+/**
+ * Operations in a patch's JSON text, or more: each starts `{"op":` (JSON.stringify writes `op`
+ * first), and that text elsewhere (a value's own member named op) only makes the count larger.
+ */
+function operationCount(ops: string): number {
+  let count = 0;
+  for (let at = ops.indexOf('{"op":'); at >= 0; at = ops.indexOf('{"op":', at + 6)) count++;
+  return count;
 }
 
 /**

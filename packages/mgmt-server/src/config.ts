@@ -24,6 +24,11 @@ export interface ServerConfig {
   readonly tokenOverlapSeconds: number;
   readonly maxSnapshotBytes: number;
   readonly maxResources: number;
+  /** RFC 6902 operations in one input delta's patches, and in one resource's. */
+  readonly maxDeltaPatchOps: number;
+  readonly maxResourcePatchOps: number;
+  /** Items one input delta's patches may touch (walks, copies, array shifts). */
+  readonly maxDeltaPatchWork: number;
   readonly snapshotTransferTimeoutMs: number;
   readonly maxConnectionsPerPeer: number;
   readonly tlsHandshakeTimeoutMs: number;
@@ -91,6 +96,9 @@ const SPECS: readonly Spec[] = [
   { key: 'tokenOverlapSeconds', flag: 'token-overlap', env: 'MESHRELAY_TOKEN_OVERLAP', kind: 'seconds', default: '3600', description: 'how long a rotated-out token keeps working: a duration (30m, 1h) or bare seconds' },
   { key: 'maxSnapshotBytes', flag: 'max-snapshot-bytes', env: 'MESHRELAY_MAX_SNAPSHOT_BYTES', kind: 'size', default: String(16 * 1024 * 1024), description: 'largest accepted input snapshot (uncompressed): a size (16MiB, 64MiB) or bare bytes' },
   { key: 'maxResources', flag: 'max-resources', env: 'MESHRELAY_MAX_RESOURCES', kind: 'count', default: '50000', description: 'most resources per input snapshot' },
+  { key: 'maxDeltaPatchOps', flag: 'max-delta-patch-ops', env: 'MESHRELAY_MAX_DELTA_PATCH_OPS', kind: 'count', default: '4096', description: 'most RFC 6902 operations in one input delta\'s patches (an agent keeps a delta\'s patches under 64 KiB: ~2,200 operations at most)' },
+  { key: 'maxResourcePatchOps', flag: 'max-resource-patch-ops', env: 'MESHRELAY_MAX_RESOURCE_PATCH_OPS', kind: 'count', default: '2048', description: 'most RFC 6902 operations patching one resource in one input delta' },
+  { key: 'maxDeltaPatchWork', flag: 'max-delta-patch-work', env: 'MESHRELAY_MAX_DELTA_PATCH_WORK', kind: 'count', default: '4000000', description: 'most items one input delta\'s patches may touch (each container walked or copied, each array item shifted, each value measured or compared)' },
   { key: 'snapshotTransferTimeoutMs', flag: 'snapshot-transfer-timeout', env: 'MESHRELAY_SNAPSHOT_TRANSFER_TIMEOUT', kind: 'duration', default: '60000', description: 'most time from a snapshot header to its last chunk: a duration (500ms, 30s) or bare ms' },
   { key: 'maxConnectionsPerPeer', flag: 'max-connections-per-peer', env: 'MESHRELAY_MAX_CONNECTIONS_PER_PEER', kind: 'count', default: '64', description: 'concurrent relay connections admitted from one IP address (raise behind NAT)' },
   { key: 'tlsHandshakeTimeoutMs', flag: 'tls-handshake-timeout', env: 'MESHRELAY_TLS_HANDSHAKE_TIMEOUT', kind: 'duration', default: '10000', description: 'close relay connections whose TLS handshake has not finished after this long: a duration (500ms, 5s) or bare ms' },
@@ -207,6 +215,9 @@ export function parseServerConfig(argv: readonly string[], env: NodeJS.ProcessEn
   }
   if (!DNS_LABEL.test(config.namespace)) {
     throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `--namespace (MESHRELAY_NAMESPACE): "${config.namespace}" is not a DNS-1123 label`);
+  }
+  for (const [flag, value] of [['max-delta-patch-ops', config.maxDeltaPatchOps], ['max-resource-patch-ops', config.maxResourcePatchOps], ['max-delta-patch-work', config.maxDeltaPatchWork]] as const) {
+    if (value < 1 || !Number.isSafeInteger(value)) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `--${flag}: must be a whole number of at least 1`);
   }
   if (config.heartbeatTimeoutMs <= config.heartbeatIntervalMs) {
     throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', '--heartbeat-timeout must be larger than --heartbeat-interval');

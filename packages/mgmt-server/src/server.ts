@@ -1,6 +1,6 @@
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { Logger } from 'pino';
-import { GRPC_STATUS } from '@meshrelay/api';
+import { GRPC_STATUS, patchLimits } from '@meshrelay/api';
 import { generateKeyPairAsync, issueServerCertificate, type CaBundle } from '@meshrelay/certs';
 import { createMemorySnapshotStore, createRedisSnapshotStore, type SnapshotStore } from '@meshrelay/store';
 import { createIstioValidator, type OutputValidator } from '@meshrelay/translator';
@@ -141,6 +141,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     limits: {
       maxSnapshotBytes: config.maxSnapshotBytes,
       maxResources: config.maxResources,
+      patch: patchLimits({ maxOpsPerDelta: config.maxDeltaPatchOps, maxOpsPerResource: config.maxResourcePatchOps, maxWork: config.maxDeltaPatchWork }),
       heartbeatIntervalMs: config.heartbeatIntervalMs,
       heartbeatTimeoutMs: config.heartbeatTimeoutMs,
       chunkBytes: 256 * 1024,

@@ -167,8 +167,9 @@ export class PushStream {
       this.#opts.logger.warn({ cluster: snapshot.cluster, hash: snapshot.hash, ackHash: ack.hash }, 'push ack names another hash than the snapshot in flight');
     }
     this.#inFlight = undefined;
-    if (!ack.accepted && ack.errorCode === 'MESHRELAY_ERR_DELTA_BASE_MISMATCH') {
-      this.#opts.logger.warn({ cluster: snapshot.cluster, generation: snapshot.generation, reason: ack.message }, 'server does not hold the delta base; resending the snapshot full');
+    // A delta the server could not take (not its base, or past its patch limits) goes again full.
+    if (!ack.accepted && (ack.errorCode === 'MESHRELAY_ERR_DELTA_BASE_MISMATCH' || ack.errorCode === 'MESHRELAY_ERR_DELTA_LIMIT')) {
+      this.#opts.logger.warn({ cluster: snapshot.cluster, generation: snapshot.generation, code: ack.errorCode, reason: ack.message }, ack.errorCode === 'MESHRELAY_ERR_DELTA_LIMIT' ? 'server refused the delta at a patch limit; resending the snapshot full' : 'server does not hold the delta base; resending the snapshot full');
       acceptedByDeltaServers.delete(snapshot);
       this.#base = undefined;
       this.#handled = undefined;

@@ -41,6 +41,6 @@ export class OutputSender {
 
   /** True when the agent refused because it could not take a delta: the output is to go again, full. */
   wantsFull(ack: relay.v1.IAck): boolean {
-    return !ack.accepted && ack.errorCode === 'MESHRELAY_ERR_DELTA_BASE_MISMATCH';
+    return !ack.accepted && (ack.errorCode === 'MESHRELAY_ERR_DELTA_BASE_MISMATCH' || ack.errorCode === 'MESHRELAY_ERR_DELTA_LIMIT');
   }
 }

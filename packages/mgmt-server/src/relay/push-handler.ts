@@ -95,7 +95,7 @@ export function handlePush(ctx: RelayContext, call: PushCall): void {
   };
 
   const accept = async (stream: Stream, done: SnapshotAssembler): Promise<void> => {
-    const limits = { maxBytes: ctx.limits.maxSnapshotBytes, maxResources: ctx.limits.maxResources };
+    const limits = { maxBytes: ctx.limits.maxSnapshotBytes, maxResources: ctx.limits.maxResources, patch: ctx.limits.patch };
     const kind = done.header.baseHash ? 'delta' : 'full';
     ctx.metrics.snapshotBytes.inc({ cluster: stream.cluster, direction: 'push', kind }, snapshotWireBytes(done.header, done.receivedBytes));
     const received = await done.finish();

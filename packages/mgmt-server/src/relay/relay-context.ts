@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { CaBundle } from '@meshrelay/certs';
+import type { PatchLimits } from '@meshrelay/api';
 import type { BlastRadiusConfig } from '../blast-radius.ts';
 import type { CarriedContributions } from '../carried-contributions.ts';
 import type { HeldOutputs } from '../held-outputs.ts';
@@ -15,6 +16,8 @@ import type { StreamAdmission } from './stream-admission.ts';
 export interface RelayLimits {
   readonly maxSnapshotBytes: number;
   readonly maxResources: number;
+  /** What an input delta's RFC 6902 patches may cost (--max-delta-patch-ops and friends). */
+  readonly patch: PatchLimits;
   readonly heartbeatIntervalMs: number;
   readonly heartbeatTimeoutMs: number;
   readonly chunkBytes: number;

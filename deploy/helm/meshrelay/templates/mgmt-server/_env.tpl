@@ -47,6 +47,12 @@ kubeconfig and its context (the pod's service account is the credential) and MES
   value: {{ include "meshrelay.unitValue" $s.relay.maxSnapshotBytes | quote }}
 - name: MESHRELAY_MAX_RESOURCES
   value: {{ $s.relay.maxResources | int64 | quote }}
+- name: MESHRELAY_MAX_DELTA_PATCH_OPS
+  value: {{ $s.relay.maxDeltaPatchOps | int64 | quote }}
+- name: MESHRELAY_MAX_RESOURCE_PATCH_OPS
+  value: {{ $s.relay.maxResourcePatchOps | int64 | quote }}
+- name: MESHRELAY_MAX_DELTA_PATCH_WORK
+  value: {{ $s.relay.maxDeltaPatchWork | int64 | quote }}
 - name: MESHRELAY_SNAPSHOT_TRANSFER_TIMEOUT
   value: {{ include "meshrelay.unitValue" $s.relay.snapshotTransferTimeout | quote }}
 - name: MESHRELAY_MAX_CONNECTIONS_PER_PEER
