@@ -31,13 +31,20 @@ export class BoundedPatcher {
   /** Measures of containers that are not owned (they do not change). */
   readonly #measures = new WeakMap<object, Measure>();
   #root: unknown;
-  #bytes: number;
+  /** The canonical size of the base, when the resource's own size is to be checked (see constructor). */
+  readonly #baseBytes: number | undefined;
+  /** Bytes the operations so far added to the base's canonical size (negative when they took some away). */
+  #growth = 0;
 
-  /** `baseBytes` is the canonical size of `base`. */
-  constructor(key: string, base: unknown, baseBytes: number, budget: PatchBudget) {
+  /**
+   * `baseBytes` is the canonical size of `base`: given, the resource is held to the byte limit on
+   * its own; left out, only the snapshot's growth is (enough when the budget knows the size of the
+   * base snapshot, which holds the resource), and the base is never measured whole.
+   */
+  constructor(key: string, base: unknown, baseBytes: number | undefined, budget: PatchBudget) {
     this.#key = key;
     this.#root = base;
-    this.#bytes = baseBytes;
+    this.#baseBytes = baseBytes;
     this.#budget = budget;
   }
 
@@ -45,9 +52,9 @@ export class BoundedPatcher {
     return this.#root;
   }
 
-  /** The canonical size of `result`, as kept up to date operation by operation. */
+  /** The canonical size of `result`, as kept up to date operation by operation (measured when the base's size was not given). */
   get bytes(): number {
-    return this.#bytes;
+    return this.#baseBytes === undefined ? this.#measure(this.#root, Infinity).bytes : this.#baseBytes + this.#growth;
   }
 
   /** Applies `ops` in order, refusing (MeshrelayError DELTA_LIMIT, or PatchMismatch) before any limit is passed. */
@@ -92,10 +99,12 @@ export class BoundedPatcher {
 
   /** Puts `value` at `path` (inserting into an array, setting an object member); `replacing` when the place was just emptied by replace. */
   #add(path: readonly string[], value: unknown, replacing = false): void {
-    const measure = this.#measure(value, this.#budget.limits.maxDepth - path.length, path);
+    // A value larger than the room left is refused while it is measured, before the rest of it is walked.
+    const room = Math.min(this.#budget.growthLeft, this.#baseBytes === undefined ? Infinity : this.#budget.maxBytes - this.#baseBytes - this.#growth);
+    const measure = this.#measure(value, this.#budget.limits.maxDepth - path.length, path, path.length === 0 ? Infinity : room);
     this.#budget.checkDepth(this.#key, path.length + measure.depth, formatPointer(path));
     if (path.length === 0) {
-      this.#resize(measure.bytes - this.#bytes);
+      this.#resize(measure.bytes - this.bytes);
       this.#root = value;
       return;
     }
@@ -136,8 +145,8 @@ export class BoundedPatcher {
   }
 
   #resize(change: number): void {
-    this.#bytes += change;
-    this.#budget.grow(this.#key, this.#bytes, change);
+    this.#growth += change;
+    this.#budget.grow(this.#key, this.#baseBytes === undefined ? undefined : this.#baseBytes + this.#growth, change);
   }
 
   /** The value at `path`, read without copying. */
@@ -178,12 +187,20 @@ export class BoundedPatcher {
     for (const c of children) this.#disown(c);
   }
 
-  /** Canonical size and nesting of `value`; refuses it (DELTA_LIMIT) once it nests past `levelsLeft` levels or its walk passes the work left. */
-  #measure(value: unknown, levelsLeft: number, where: readonly string[] = []): Measure {
-    if (typeof value !== 'object' || value === null) return { bytes: scalarBytes(value), depth: 0 };
+  /**
+   * Canonical size and nesting of `value`; refuses it (DELTA_LIMIT) once it nests past
+   * `levelsLeft` levels, is found larger than `room` bytes, or its walk passes the work left.
+   */
+  #measure(value: unknown, levelsLeft: number, where: readonly string[] = [], room = Infinity): Measure {
+    if (typeof value !== 'object' || value === null) {
+      const bytes = scalarBytes(value);
+      if (bytes > room) this.#budget.refuseSize(this.#key, formatPointer(where));
+      return { bytes, depth: 0 };
+    }
     const known = this.#measures.get(value);
     if (known) {
       if (known.depth > levelsLeft) this.#budget.checkDepth(this.#key, this.#budget.limits.maxDepth + 1, formatPointer(where));
+      if (known.bytes > room) this.#budget.refuseSize(this.#key, formatPointer(where));
       return known;
     }
     if (levelsLeft < 1) this.#budget.checkDepth(this.#key, this.#budget.limits.maxDepth + 1, formatPointer(where));
@@ -192,8 +209,9 @@ export class BoundedPatcher {
     let bytes = 2 + Math.max(0, entries.length - 1);
     let depth = 0;
     for (const [k, v] of entries) {
-      const m = this.#measure(v, levelsLeft - 1, where);
+      const m = this.#measure(v, levelsLeft - 1, where, room - bytes);
       bytes += m.bytes + (k === undefined ? 0 : memberBytes(k));
+      if (bytes > room) this.#budget.refuseSize(this.#key, formatPointer(where));
       if (m.depth > depth) depth = m.depth;
     }
     const measure = { bytes, depth: depth + 1 };

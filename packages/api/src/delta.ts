@@ -201,7 +201,8 @@ export async function applyDelta(base: readonly Resource[], delta: ResourceDelta
   for (const patch of delta.patches ?? []) {
     const old = replaced.has(patch.key) ? replaced.get(patch.key) : base[at.get(patch.key) ?? -1];
     if (!old) throw new MeshrelayError('MESHRELAY_ERR_DELTA_BASE_MISMATCH', `patch of ${patch.key}, which the snapshot held does not have`);
-    replaced.set(patch.key, await applyResourcePatch(old, patch, budget, slicer, Buffer.byteLength(heldEncoding(old))));
+    // With the base snapshot's size known, its growth bounds each resource: none is measured whole.
+    replaced.set(patch.key, await applyResourcePatch(old, patch, budget, slicer, limits.baseBytes === undefined ? Buffer.byteLength(heldEncoding(old)) : undefined));
   }
   for (const key of delta.deletedKeys) replaced.set(key, undefined);
   for (const r of delta.upserts) replaced.set(idOf(r), r);

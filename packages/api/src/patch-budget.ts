@@ -85,11 +85,24 @@ export class PatchBudget {
     return this.limits.maxWork - this.#work;
   }
 
-  /** Takes the change of a resource's size into the snapshot's; refuses a resource or snapshot past the byte limit. */
-  grow(key: string, resourceBytes: number, change: number): void {
-    if (resourceBytes > this.maxBytes) throw limitError(key, `the resource would be over ${this.maxBytes} bytes, the snapshot byte limit`);
+  /**
+   * Takes the change of a resource's size into the snapshot's; refuses a resource (whose size is
+   * given when known) or the snapshot past the byte limit.
+   */
+  grow(key: string, resourceBytes: number | undefined, change: number): void {
+    if (resourceBytes !== undefined && resourceBytes > this.maxBytes) throw limitError(key, `the resource would be over ${this.maxBytes} bytes, the snapshot byte limit`);
     this.#growthLeft -= change;
     if (this.#growthLeft < 0) throw limitError(key, `the snapshot would be over ${this.maxBytes} bytes, the snapshot byte limit`);
+  }
+
+  /** Bytes the snapshot may still grow by. */
+  get growthLeft(): number {
+    return this.#growthLeft;
+  }
+
+  /** Refuses a value found, while it was measured, too large for the room left. */
+  refuseSize(key: string, path: string): never {
+    throw limitError(key, `the value at ${JSON.stringify(path)} would take the resource or the snapshot over ${this.maxBytes} bytes, the snapshot byte limit`);
   }
 
   /** Refuses a value whose deepest nesting, placed where it goes, is past the depth limit. */

@@ -168,7 +168,8 @@ function pointerToken(key: string): string {
  * MESHRELAY_ERR_DELTA_LIMIT naming it. Refused with MESHRELAY_ERR_DELTA_BASE_MISMATCH when the
  * operations are not a JSON array, do not apply (a path the base lacks, a failed `test`, a
  * prototype member), or give something that is not a resource with the patch's key: each means
- * the sender's base is not this one. `baseBytes` is the canonical size of `base` when known.
+ * the sender's base is not this one. `baseBytes`, the canonical size of `base`, holds the resource
+ * to `budget`'s byte limit on its own; without it only the snapshot's growth is held to it.
  * Gives the event loop turns between operations.
  */
 export async function applyResourcePatch(base: Resource, patch: ResourcePatch, budget = new PatchBudget(DEFAULT_PATCH_LIMITS, Number.MAX_SAFE_INTEGER), slicer = new LoopSlicer(), baseBytes?: number): Promise<Resource> {
@@ -179,7 +180,7 @@ export async function applyResourcePatch(base: Resource, patch: ResourcePatch, b
     throw mismatch(patch.key, 'its operations are not JSON', err);
   }
   if (!Array.isArray(ops)) throw mismatch(patch.key, 'its operations are not a JSON array');
-  const patcher = new BoundedPatcher(patch.key, base, baseBytes ?? Buffer.byteLength(canonicalJson(base)), budget);
+  const patcher = new BoundedPatcher(patch.key, base, baseBytes, budget);
   try {
     await patcher.apply(ops, slicer);
   } catch (err) {

@@ -142,7 +142,7 @@ test('given a byte limit, when copies would pass it, then the patch is refused a
   const r = resource({ blob: 'b'.repeat(1000), arr: [] });
   const budget = new PatchBudget(DEFAULT_PATCH_LIMITS, 10_000);
   const copies = Array.from({ length: 1000 }, () => ({ op: 'copy', from: '/spec/blob', path: '/spec/arr/-' }));
-  await assert.rejects(applyResourcePatch(r, patchOf(copies), budget, new LoopSlicer(), size(r)), { code: 'MESHRELAY_ERR_DELTA_LIMIT', message: /would be over 10000 bytes/ });
+  await assert.rejects(applyResourcePatch(r, patchOf(copies), budget, new LoopSlicer(), size(r)), { code: 'MESHRELAY_ERR_DELTA_LIMIT', message: /over 10000 bytes, the snapshot byte limit/ });
 });
 
 test('given a patch limit that is not a positive integer, when the limits are made, then it is refused naming the field', () => {
