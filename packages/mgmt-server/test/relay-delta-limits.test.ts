@@ -129,3 +129,20 @@ for (const levels of [150, 2000, 3000]) {
     await assertRefused(t, p, resourceId(small), [{ op: 'add', path: '/spec/deep', value: nested(levels - 2) }], /nested deeper than 100 levels/, hash);
   });
 }
+
+test('given an input, when a delta patches a resource into one a full snapshot would have refused, then the patched resource is refused the same way (the ack warns, its neighbours stay)', { timeout: 60_000 }, async (t) => {
+  const small = service('small');
+  const p = await pushing(t, [service('big'), small]);
+  const bad = { ...small, spec: { ...(small.spec as object), ports: [{ name: 'http', port: 'not-a-port', protocol: 'TCP' }] } } as Resource;
+  const result = snap(2, [service('big'), bad]);
+  sendPatch(p.stream, p.base, resourceId(small), [{ op: 'replace', path: '/spec/ports/0/port', value: 'not-a-port' }], result.hash);
+  const ack = await next(p.stream, (m) => m.ack ?? undefined, 60_000);
+  assert.equal(ack.accepted, true);
+  assert.equal(ack.warnings?.length, 1);
+  assert.match(ack.warnings?.[0] ?? '', /small.*port/);
+  assert.deepEqual((await p.server.store.getInput('a'))?.resources.map((r) => r.metadata.name), ['big']);
+  // The same content sent full is judged alike.
+  send(p.stream, encodeSnapshotFramesSync({ ...snap(3, [service('big'), bad]), encoding: snapshotEncoding(snap(3, [service('big'), bad])) }));
+  const full = await next(p.stream, (m) => m.ack ?? undefined, 60_000);
+  assert.deepEqual([full.accepted, full.warnings], [true, ack.warnings]);
+});
