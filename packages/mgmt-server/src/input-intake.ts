@@ -239,9 +239,12 @@ export class InputIntake {
   }
 
   /**
-   * `stored` is called once the new content is in the store's memory, where translation reads
-   * it, and before its write to Redis is awaited: translation need not wait for the shared cache
-   * (memory is what it translates; DESIGN §5 gives inputs no durable home but the agents).
+   * `stored` is called once a new input is in the store's memory, where translation reads it, and
+   * before its write to Redis is awaited: translation need not wait for the shared cache (memory
+   * is what it translates; DESIGN §5 gives inputs no durable home but the agents). New content, or
+   * the same content under another agent epoch or generation (a restarted agent): provenance names
+   * the input's epoch and generation, and every replica translates again when Redis tells it of
+   * either, so this one does too and the replicas name the same.
    */
   async accept(cluster: string, assembled: AssembledSnapshot, stored?: (snapshot: InputSnapshot) => void): Promise<IntakeResult> {
     const slicer = new LoopSlicer();
@@ -264,7 +267,7 @@ export class InputIntake {
     if (changed || held?.generation !== snapshot.generation || held.epoch !== snapshot.epoch) {
       // The store's memory holds the snapshot as soon as putInput is called (SnapshotStore's contract).
       const written = this.#store.putInput(snapshot);
-      if (changed) stored?.(snapshot);
+      stored?.(snapshot);
       await written;
     }
     await this.#markWarm(cluster);

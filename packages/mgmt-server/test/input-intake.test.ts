@@ -159,13 +159,22 @@ test('intake: given a changed snapshot whose write to the shared cache is slow, 
   assert.equal(result.snapshot.hash, sent.hash);
 });
 
-test('intake: given the held content sent again, then `stored` is not told (nothing to translate)', async (t) => {
+test('intake: given the held input sent again (same epoch and generation), then `stored` is not told (nothing to translate)', async (t) => {
   const before = services(5);
   const { intake, held } = await intakeHolding(t, before);
   let told = 0;
-  const result = await intake.accept(CLUSTER, { ...full(before, 2), hash: held.hash }, () => told++);
+  const result = await intake.accept(CLUSTER, { ...full(before, 1), hash: held.hash }, () => told++);
   assert.equal(result.changed, false);
   assert.equal(told, 0);
+});
+
+test('intake: given the held content from a restarted agent (new epoch), then `stored` is told with the new epoch (provenance names it)', async (t) => {
+  const before = services(5);
+  const { intake, held } = await intakeHolding(t, before);
+  const told: string[] = [];
+  const result = await intake.accept(CLUSTER, { ...full(before, 1), epoch: 'e2', hash: held.hash }, (snapshot) => told.push(`${snapshot.epoch}/${snapshot.generation}`));
+  assert.equal(result.changed, false);
+  assert.deepEqual(told, ['e2/1']);
 });
 
 test('intake: given clean snapshots, when accepted full and then as a delta, then each list is recorded as judged and translation does not judge it again', async (t) => {

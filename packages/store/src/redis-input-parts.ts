@@ -145,7 +145,7 @@ export class InputParts {
     const { cluster } = snapshot;
     const delta = base ? await computeDelta(base.resources, snapshot.resources) : { upserts: snapshot.resources, deletedKeys: [] };
     const header = JSON.stringify({ format: INPUT_PARTS_FORMAT, cluster, epoch: snapshot.epoch, generation: snapshot.generation, hash: snapshot.hash, replica: this.#replica });
-    const message = formatChangeMessage(cluster, snapshot.hash, this.#replica, false);
+    const message = formatChangeMessage(cluster, snapshot.hash, this.#replica, false, snapshot);
     const args: string[] = [snapshot.epoch, String(snapshot.generation), mode, this.#keys.inputChannel, message, formatInputVersion(snapshot)];
     args.push(base?.hash ?? '', snapshot.hash, header, String(delta.deletedKeys.length));
     for (const key of delta.deletedKeys) args.push(RESOURCE_FIELD + key);

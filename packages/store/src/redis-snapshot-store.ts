@@ -1,6 +1,6 @@
 import { MeshrelayError, type InputSnapshot, type OutputSnapshot } from '@meshrelay/api';
 import type { Logger } from 'pino';
-import { formatChangeMessage, supersedes } from './input-change.ts';
+import { formatChangeMessage, namesOtherInput, supersedes } from './input-change.ts';
 import { Listeners } from './listeners.ts';
 import { decodeInput, decodeOutput, storeKeys, type Decoded, type Raw, type StoreKeys } from './redis-codec.ts';
 import { versionOfInput, type InputVersion } from './input-version.ts';
@@ -378,7 +378,7 @@ class RedisSnapshotStore implements SnapshotStore {
       this.#mutate(this.#inputs.key(cluster));
       this.#marks.prune(this.#inputs.key(cluster), this.#idle(this.#inputs, cluster));
       this.#emitHealth();
-    } else if (this.#inputs.memory.get(cluster)?.hash !== event.hash) {
+    } else if (namesOtherInput(event, this.#inputs.memory.get(cluster))) {
       await this.#refreshInput(cluster);
     }
     this.#inputListeners.emit(event);

@@ -6,6 +6,9 @@ export interface InputChangedEvent {
   readonly cluster: string;
   /** The stored snapshot's hash; '' when `deleted`. */
   readonly hash: string;
+  /** The stored snapshot's agent epoch and generation (absent when deleted, or sent by an older replica). */
+  readonly epoch?: string;
+  readonly generation?: number;
   /** The id of the replica that made the change. */
   readonly replica: string;
   readonly deleted: boolean;

@@ -112,8 +112,8 @@ test('redis store: given two replicas listening, when each puts an input, then o
   // Pub/sub keeps publish order: once A hears of west, it would already have heard of its own east.
   await waitFor(() => seenByA.length === 1, { timeoutMs: 5000, message: 'A never heard of west' });
 
-  assert.deepEqual(seenByB, [{ cluster: 'east', hash: east.hash, replica: 'a', deleted: false }]);
-  assert.deepEqual(seenByA, [{ cluster: 'west', hash: west.hash, replica: 'b', deleted: false }]);
+  assert.deepEqual(seenByB, [{ cluster: 'east', hash: east.hash, replica: 'a', deleted: false, epoch: 'epoch-1', generation: 1 }]);
+  assert.deepEqual(seenByA, [{ cluster: 'west', hash: west.hash, replica: 'b', deleted: false, epoch: 'epoch-1', generation: 1 }]);
 });
 
 test('redis store: given B holds an older input, when A puts a newer one, then B has the newer one by the time it is told', async (t) => {
@@ -130,6 +130,27 @@ test('redis store: given B holds an older input, when A puts a newer one, then B
   await waitFor(() => generations.length === 2, { timeoutMs: 5000, message: 'B was never told of generation 2' });
   assert.deepEqual(generations, [1, 2]);
   assert.equal((await b.store.getInput('east'))?.generation, 2);
+});
+
+test('redis store: given B holds an input, when A puts the same content from a restarted agent (new epoch), then B holds the new epoch by the time it is told', async (t) => {
+  const keyPrefix = uniquePrefix();
+  const a = await readyRedisStoreFor(t, { url: server.url, replicaId: 'a', keyPrefix });
+  const b = await readyRedisStoreFor(t, { url: server.url, replicaId: 'b', keyPrefix });
+  const told: (string | undefined)[] = [];
+  b.store.onInputChanged((event) => told.push(b.store.memoryInputs().get(event.cluster)?.epoch));
+  await waitForSubscribers(t, keyPrefix, 2);
+  const before = inputOf('east', { epoch: 'agent-start-1', generation: 7 });
+  await a.store.putInput(before);
+  await waitFor(() => told.length === 1, { timeoutMs: 5000, message: 'B was never told of the first epoch' });
+
+  const restarted = inputOf('east', { epoch: 'agent-start-2', generation: 1 });
+  await a.store.putInput(restarted);
+  await waitFor(() => told.length === 2, { timeoutMs: 5000, message: 'B was never told of the second epoch' });
+
+  assert.equal(restarted.hash, before.hash, 'the same content');
+  assert.deepEqual(told, ['agent-start-1', 'agent-start-2']);
+  const held = b.store.memoryInputs().get('east');
+  assert.deepEqual({ epoch: held?.epoch, generation: held?.generation }, { epoch: 'agent-start-2', generation: 1 });
 });
 
 test('redis store: given B holds an input, when A deletes it, then B drops it and is told', async (t) => {
