@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import jsonpatch, { type Operation } from 'fast-json-patch';
 import { BoundedPatcher } from '../src/bounded-patch.ts';
-import { LoopSlicer, applyResourcePatch, canonicalJson, deepFreeze, DEFAULT_PATCH_LIMITS, patchLimits, resourceId, type Resource } from '../src/index.ts';
+import { LoopSlicer, applyResourcePatch, canonicalJson, deepFreeze, DEFAULT_PATCH_LIMITS, patchLimits, resourceId, resourcePatchOps, type Resource } from '../src/index.ts';
 import { PatchBudget } from '../src/patch-budget.ts';
 import { random } from './support/seeded-random.ts';
 
@@ -166,4 +166,29 @@ test('given a long patch, when it is applied, then the event loop gets turns bet
     running = false;
   }
   assert.ok(turns >= 100, `other work ran ${turns} times while the 200 operations were applied`);
+});
+
+/** A 500-endpoint ServiceEntry as the translator builds them (the largest resource an honest delta patches). */
+function serviceEntry(addresses: readonly string[]): Resource {
+  return {
+    apiVersion: 'networking.istio.io/v1',
+    kind: 'ServiceEntry',
+    metadata: { name: 'vd-svc-000', namespace: 'istio-system' },
+    spec: { hosts: ['svc-000.global'], ports: [{ name: 'http', number: 8080, protocol: 'HTTP' }], endpoints: addresses.map((address, i) => ({ address, labels: { app: 'svc-000', cluster: `cluster-${i % 50}` }, locality: `region-${i % 3}/zone-${i % 5}`, ports: { http: 15443 } })) },
+  };
+}
+
+test('given honest diffs of a 500-endpoint ServiceEntry (every endpoint readdressed; 60 gone and 60 new in the middle), when applied under the default limits, then each is taken', async () => {
+  const addresses = Array.from({ length: 500 }, (_, i) => `10.0.${Math.floor(i / 250)}.${i % 250}`);
+  const base = deepFreeze(serviceEntry(addresses));
+  for (const next of [
+    serviceEntry(addresses.map((a) => a.replace('10.0.', '10.1.'))),
+    serviceEntry([...addresses.slice(0, 200), ...Array.from({ length: 60 }, (_, i) => `10.9.0.${i}`), ...addresses.slice(260)]),
+  ]) {
+    const patch = { key: resourceId(next), ops: resourcePatchOps(base, next) };
+    const ops = (JSON.parse(patch.ops) as unknown[]).length;
+    assert.ok(ops >= 60, `${ops} operations`);
+    const budget = new PatchBudget(DEFAULT_PATCH_LIMITS, 16 * 1024 * 1024);
+    assert.equal(canonicalJson(await applyResourcePatch(base, patch, budget, new LoopSlicer(), size(base))), canonicalJson(next));
+  }
 });
