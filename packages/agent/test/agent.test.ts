@@ -132,9 +132,11 @@ test('given an agent that applied an output, when it restarts while every server
   const relay = await startRelay(t);
   const config = await agentConfig(t, relay);
   const first = await startAgent(t, config);
+  // The output translation built and the agent applied. The restarted agent pushes under a new
+  // epoch, which translates again (provenance names the epoch) to an output of the same hash.
   await waitFor(() => relay.stored.length === 1 && settled(relay), { timeoutMs: 10_000 });
-  const output = relay.publish([VIRTUAL_SERVICE]);
-  await waitFor(() => relay.server.connections.applied('east') === output.hash, { timeoutMs: 10_000 });
+  const output = relay.server.outputs.current('east');
+  assert.ok(output);
   await first.agent.stop();
   relay.proxy.setDown(true);
 
@@ -153,9 +155,11 @@ test('given a restarted agent holding the current output, when it reconnects, th
   const relay = await startRelay(t);
   const config = await agentConfig(t, relay);
   const first = await startAgent(t, config);
+  // The output translation built and the agent applied. The restarted agent pushes under a new
+  // epoch, which translates again (provenance names the epoch) to an output of the same hash.
   await waitFor(() => relay.stored.length === 1 && settled(relay), { timeoutMs: 10_000 });
-  const output = relay.publish([VIRTUAL_SERVICE]);
-  await waitFor(() => relay.server.connections.applied('east') === output.hash, { timeoutMs: 10_000 });
+  const output = relay.server.outputs.current('east');
+  assert.ok(output);
   await first.agent.stop();
   const pushes = await metricValue(relay, 'relay_output_pushes_total');
   const second = await startAgent(t, config);
