@@ -150,3 +150,18 @@ test('given Redis configured and then down, when checked, then the store check f
   assert.equal(store?.ok, false);
   assert.match(store.detail, /^Redis is configured but down: this replica translates from memory/);
 });
+
+test('given a relay token presented with a second key, when checked, then a failed check names the reuse and the commands that end it', async (t) => {
+  const running = await startServer(t);
+  await connectWarmCluster(t, running, 'east');
+  await waitForGateOpen(running);
+  const token = (await meshctlAt(running.url, ['cluster', 'rotate-token', 'east'])).stdout;
+  await register(running.server, 'east', tokenFrom(token));
+  await assert.rejects(register(running.server, 'east', tokenFrom(token)), (e: { details: string }) => /MESHRELAY_ERR_TOKEN_REUSED/.test(e.details));
+
+  const result = await meshctlAt(running.url, ['check']);
+
+  assert.equal(result.code, 1);
+  assert.match(result.stdout, /^\[FAIL\] cluster east relay token: presented with a second key since \S+: .*meshctl cluster rotate-token east.*meshctl cluster revoke east\)$/m);
+  assert.match(result.stdout, /\n1 of \d+ checks failed\.\n$/);
+});

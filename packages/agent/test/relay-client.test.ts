@@ -148,7 +148,9 @@ test('given a newer agent for the same cluster, when it fences this one, then th
   const relay = await startRelay(t);
   const older = await startClient(t, [relay], { fencedBackoffMs: 700 });
   await waitFor(() => older.client.status.everAccepted, { timeoutMs: 10_000 });
-  const newer = await startClient(t, [relay]);
+  // The same cluster's agent started again elsewhere with its credentials (as from the chart's
+  // shared Secret): a relay token registers one key, so a second key could not register at all.
+  const newer = await startClient(t, [relay], { stateDir: older.stateDir });
   await waitFor(() => logged(older.lines, /^FENCED/), { timeoutMs: 10_000 });
   const fencedAt = Date.now();
   await newer.client.stop();

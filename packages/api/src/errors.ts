@@ -39,6 +39,7 @@ export const ERROR_CATALOGUE = {
   MESHRELAY_ERR_PROTOCOL: { grpc: GRPC_STATUS.INVALID_ARGUMENT, http: 400, summary: 'a stream message arrived out of order' },
   MESHRELAY_ERR_UNAUTHENTICATED: { grpc: GRPC_STATUS.UNAUTHENTICATED, http: 401, summary: 'the caller could not be authenticated' },
   MESHRELAY_ERR_TOKEN_INVALID: { grpc: GRPC_STATUS.UNAUTHENTICATED, http: 401, summary: 'the relay identity token is wrong, expired or unknown' },
+  MESHRELAY_ERR_TOKEN_REUSED: { grpc: GRPC_STATUS.PERMISSION_DENIED, http: 409, summary: 'the relay identity token already registered another key' },
   MESHRELAY_ERR_CERTIFICATE_REVOKED: { grpc: GRPC_STATUS.UNAUTHENTICATED, http: 401, summary: 'the client certificate was issued before the cluster was revoked' },
   MESHRELAY_ERR_RATE_LIMITED: { grpc: GRPC_STATUS.RESOURCE_EXHAUSTED, http: 429, summary: 'too many failed attempts; wait and retry' },
   MESHRELAY_ERR_PERMISSION_DENIED: { grpc: GRPC_STATUS.PERMISSION_DENIED, http: 403, summary: 'the caller may not act on this cluster' },

@@ -21,6 +21,7 @@ import type { ClusterRegistry, RegistryChange } from '@meshrelay/registry';
 import type { RelayContext } from './relay/relay-context.ts';
 import { startRelayServer } from './relay/relay-server.ts';
 import { StreamAdmission } from './relay/stream-admission.ts';
+import { TokenBindings } from './relay/token-bindings.ts';
 import { closeRevokedStreams } from './relay/stream-certificates.ts';
 import { createRelayServerCredentials } from './relay/tls-credentials.ts';
 import { SharedHeldOutputs } from './shared-held-outputs.ts';
@@ -90,6 +91,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
   const claims = new StreamClaims(durable.documents('stream-claims'), config.replicaName, connections, log.child({ component: 'stream-claims' }));
   claims.start();
   const contributions = new CarriedContributions(durable.documents('contributions'), log.child({ component: 'contributions' }));
+  const tokenBindings = new TokenBindings(durable.documents('token-bindings'), log.child({ component: 'token-bindings' }));
   const metrics = new RelayMetrics(config.replicaName, connections);
   metrics.setRedisUpProbe(() => store.health().redisUp);
   const persister = new OutputPersister({
@@ -169,6 +171,8 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
         log.warn({ err, cluster: change.name }, 'could not drop the kept contribution of a deregistered cluster'));
       void claims.forget(change.name).catch((err: unknown) =>
         log.warn({ err, cluster: change.name }, 'could not drop the stream claims of a deregistered cluster'));
+      void tokenBindings.forget(change.name).catch((err: unknown) =>
+        log.warn({ err, cluster: change.name }, 'could not drop the relay token bindings of a deregistered cluster'));
       metrics.forgetCluster(change.name);
       void Promise.all([store.deleteInput(change.name), store.deleteOutput(change.name)]).catch((err: unknown) =>
         log.warn({ err, cluster: change.name }, 'could not drop the snapshots of a deregistered cluster'));
@@ -198,6 +202,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     port: config.relayPort,
     credentials: createRelayServerCredentials(ca.certPem, serverCert.certPem, serverCert.keyPem, config.tlsHandshakeTimeoutMs),
     registrationFailures: { max: config.registrationMaxFailures, windowMs: config.registrationFailureWindowSeconds * 1000 },
+    tokenBindings,
     maxConnectionsPerPeer: config.maxConnectionsPerPeer,
   });
   let draining = false;

@@ -63,9 +63,8 @@ export function relayTarget(server: ManagementServer): string {
   return `localhost:${server.relayPort}`;
 }
 
-/** Calls Registration.Register over server-only TLS. */
-export function register(server: ManagementServer, cluster: string, token: string, csrCluster = cluster): Promise<AgentIdentity> {
-  const keys = generateKeyPair();
+/** Calls Registration.Register over server-only TLS, with a new key pair unless `keys` is given. */
+export function register(server: ManagementServer, cluster: string, token: string, csrCluster = cluster, keys = generateKeyPair()): Promise<AgentIdentity> {
   const csrPem = createCsr({ ...keys, cluster: csrCluster });
   const client = new Client(relayTarget(server), credentials.createSsl(Buffer.from(server.ca.certPem)));
   return new Promise((resolve, reject) => {

@@ -16,6 +16,11 @@ export interface ClusterView {
   readonly trustDomain: string | null;
   readonly skipWarming: boolean;
   readonly warm: { readonly status: string; readonly reason: string; readonly since: string | null };
+  /**
+   * Set while the cluster's relay token was presented with a second key (refused) and no new
+   * token has registered since: the token may have leaked, or the agent lost its key.
+   */
+  readonly relayTokenReuse: { readonly since: string; readonly message: string } | null;
   readonly connection: {
     readonly connected: boolean;
     readonly push: number;

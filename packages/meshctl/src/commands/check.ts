@@ -108,7 +108,13 @@ function clusterChecks(clusters: Outcome<ClusterView[]>, replica: string, now: D
   if (!clusters.ok) return [{ name: 'clusters', ok: false, detail: clusters.error }];
   if (clusters.value.length === 0) return [{ name: 'clusters', ok: true, detail: 'none registered (meshctl cluster register NAME)' }];
   const sorted = [...clusters.value].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return sorted.flatMap((c) => [connectedCheck(c, replica, now), warmCheck(c)]);
+  return sorted.flatMap((c) => [connectedCheck(c, replica, now), warmCheck(c), ...tokenReuseCheck(c)]);
+}
+
+/** Listed only while the cluster's relay token was presented with a second key (refused). */
+function tokenReuseCheck(c: ClusterView): CheckResult[] {
+  if (c.relayTokenReuse === null || c.relayTokenReuse === undefined) return [];
+  return [{ name: `cluster ${c.name} relay token`, ok: false, detail: `presented with a second key since ${c.relayTokenReuse.since}: ${c.relayTokenReuse.message}` }];
 }
 
 function connectedCheck(c: ClusterView, replica: string, now: Date): CheckResult {

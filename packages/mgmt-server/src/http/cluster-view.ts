@@ -5,6 +5,7 @@ import type { ConnectionTracker } from '../connections.ts';
 import type { HeldOutputs } from '../held-outputs.ts';
 import type { RelayMetrics } from '../metrics.ts';
 import type { OutputHub } from '../output-hub.ts';
+import { RELAY_TOKEN_REUSED_CONDITION } from '../relay/token-reuse.ts';
 
 /** The operator's view of one cluster (the API's ClusterView) from this replica's parts. */
 export function clusterView(
@@ -13,6 +14,7 @@ export function clusterView(
 ): ClusterView {
   const name = cluster.metadata.name;
   const warm = clusterWarmCondition(cluster);
+  const reuse = cluster.status?.conditions?.find((c) => c.type === RELAY_TOKEN_REUSED_CONDITION && c.status === 'True');
   const conn = parts.connections.state(name);
   const connected = conn.push + conn.pull > 0;
   const input = parts.store.memoryInputs().get(name);
@@ -25,6 +27,7 @@ export function clusterView(
     trustDomain: cluster.spec.trustDomain ?? null,
     skipWarming: cluster.spec.skipWarming === true,
     warm: { status: warm?.status ?? 'Unknown', reason: warm?.reason ?? '', since: warm?.lastTransitionTime ?? null },
+    relayTokenReuse: reuse ? { since: reuse.lastTransitionTime, message: reuse.message } : null,
     connection: {
       connected,
       push: conn.push,

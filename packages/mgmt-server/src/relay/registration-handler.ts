@@ -1,11 +1,13 @@
 import type { sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
 import { MeshrelayError, isValidClusterName, toMeshrelayError, type relay } from '@meshrelay/api';
 import { signClientCsr } from '@meshrelay/certs';
-import { revokedBefore } from '@meshrelay/registry';
+import { hashToken, revokedBefore } from '@meshrelay/registry';
 import type { FailureRateLimiter } from '../rate-limiter.ts';
 import { authenticatePeer } from './peer-identity.ts';
 import { grpcStatusError, type RelayContext } from './relay-context.ts';
-import { sourceAddressOf } from './source-address.ts';
+import { sourceAddressOf, type SourceAddress } from './source-address.ts';
+import { reportTokenClaim } from './token-reuse.ts';
+import { publicKeyDigest, type TokenBindings } from './token-bindings.ts';
 
 const MAX_CSR_BYTES = 16 * 1024;
 const MAX_TOKEN_BYTES = 512;
@@ -16,10 +18,12 @@ const MAX_TOKEN_BYTES = 512;
  */
 export const NETWORK_FAILURES_PER_SOURCE_FAILURE = 4;
 
-/** The registration limiter and how many failures a source address may have inside its window. */
+/** The registration limiter, how many failures a source address may have, and the token bindings. */
 export interface RegistrationLimits {
   readonly limiter: FailureRateLimiter;
   readonly maxFailuresPerSource: number;
+  /** A token registers one key; absent, a token registers any number of keys. */
+  readonly bindings?: TokenBindings;
 }
 
 function reply<T>(ctx: RelayContext, callback: sendUnaryData<T>, work: () => Promise<T>, what: string): void {
@@ -51,8 +55,7 @@ export function handleRegister(
   callback: sendUnaryData<relay.v1.IRegisterResponse>,
 ): void {
   reply(ctx, callback, async () => {
-    const { cluster = '', token = '', csrPem = '' } = call.request;
-    const nameOk = isValidClusterName(cluster);
+    const nameOk = isValidClusterName(call.request.cluster ?? '');
     const source = sourceAddressOf(call.getPeer());
     const decision = limits.limiter.tryAttempt([
       { key: `source:${source.host}`, maxFailures: limits.maxFailuresPerSource },
@@ -61,27 +64,49 @@ export function handleRegister(
     if (!decision.admitted) {
       throw new MeshrelayError('MESHRELAY_ERR_RATE_LIMITED', `too many failed registration attempts; retry in ${Math.ceil(decision.retryAfterMs / 1000)} s`);
     }
-    const { attempt } = decision;
-    let record;
+    // Every refusal counts against the source, a second key for a used token included.
+    let refused = true;
     try {
-      checkRegisterRequest(cluster, nameOk, token, csrPem);
-      record = await ctx.registry.verifyToken(cluster, token);
-    } catch (err) {
-      attempt.fail();
-      throw err;
+      const answer = await register(ctx, limits.bindings, call.request, nameOk, source);
+      refused = false;
+      return answer;
+    } finally {
+      if (refused) decision.attempt.fail();
+      else decision.attempt.succeed();
     }
-    attempt.succeed();
-    const signed = signClientCsr(ctx.ca, csrPem, {
-      cluster,
-      trustDomain: ctx.trustDomain,
-      uid: record.metadata.uid,
-      lifetimeSeconds: ctx.clientCertLifetimeSeconds,
-      now: ctx.now(),
-      notBeforeAtLeast: revokedBefore(record),
-    });
-    ctx.logger.info({ cluster, serial: signed.serial, notAfter: signed.notAfter }, 'cluster registered its relay agent');
-    return { certificatePem: signed.certPem, caBundlePem: ctx.ca.certPem, notAfterUnixMs: signed.notAfter.getTime() };
   }, 'registration');
+}
+
+/**
+ * Checks the token, signs the CSR and binds the token to the certificate's key: a token that
+ * registered another key before is refused with MESHRELAY_ERR_TOKEN_REUSED (the certificate just
+ * signed is dropped, never sent) and the reuse is reported on the cluster.
+ */
+async function register(
+  ctx: RelayContext,
+  bindings: TokenBindings | undefined,
+  request: relay.v1.RegisterRequest,
+  nameOk: boolean,
+  source: SourceAddress,
+): Promise<relay.v1.IRegisterResponse> {
+  const { cluster = '', token = '', csrPem = '' } = request;
+  checkRegisterRequest(cluster, nameOk, token, csrPem);
+  const record = await ctx.registry.verifyToken(cluster, token);
+  const now = ctx.now();
+  const signed = signClientCsr(ctx.ca, csrPem, {
+    cluster,
+    trustDomain: ctx.trustDomain,
+    uid: record.metadata.uid,
+    lifetimeSeconds: ctx.clientCertLifetimeSeconds,
+    now,
+    notBeforeAtLeast: revokedBefore(record),
+  });
+  if (bindings) {
+    const presented = { token: hashToken(token), key: publicKeyDigest(signed.certPem), boundAt: now.toISOString(), network: source.network };
+    await reportTokenClaim(ctx, record, presented, await bindings.claim(cluster, presented));
+  }
+  ctx.logger.info({ cluster, serial: signed.serial, notAfter: signed.notAfter }, 'cluster registered its relay agent');
+  return { certificatePem: signed.certPem, caBundlePem: ctx.ca.certPem, notAfterUnixMs: signed.notAfter.getTime() };
 }
 
 function checkRegisterRequest(cluster: string, nameOk: boolean, token: string, csrPem: string): void {

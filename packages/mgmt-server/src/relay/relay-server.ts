@@ -7,6 +7,7 @@ import { handlePull } from './pull-handler.ts';
 import { handlePush } from './push-handler.ts';
 import { handleRegister, handleRenew } from './registration-handler.ts';
 import type { RelayContext } from './relay-context.ts';
+import type { TokenBindings } from './token-bindings.ts';
 
 /** How long a stopping relay server lets sessions finish before closing them. */
 const STOP_GRACE_MS = 2000;
@@ -27,6 +28,8 @@ export interface RelayServerOptions {
   /** Server credentials; their TLS handshake timeout is set by createRelayServerCredentials. */
   readonly credentials: ServerCredentials;
   readonly registrationFailures: { readonly max: number; readonly windowMs: number };
+  /** Binds each relay token to the first key it registers (single use per registration). */
+  readonly tokenBindings?: TokenBindings;
   /** Concurrent TCP connections admitted from one peer address. */
   readonly maxConnectionsPerPeer: number;
 }
@@ -51,7 +54,11 @@ export async function startRelayServer(ctx: RelayContext, options: RelayServerOp
     'grpc.keepalive_permit_without_calls': 1,
     'grpc.max_connection_idle_ms': IDLE_CONNECTION_MS,
   });
-  const limits = { limiter: new FailureRateLimiter(options.registrationFailures.windowMs), maxFailuresPerSource: options.registrationFailures.max };
+  const limits = {
+    limiter: new FailureRateLimiter(options.registrationFailures.windowMs),
+    maxFailuresPerSource: options.registrationFailures.max,
+    ...(options.tokenBindings ? { bindings: options.tokenBindings } : {}),
+  };
   server.addService(REGISTRATION_SERVICE, {
     register: (call: Parameters<typeof handleRegister>[2], callback: Parameters<typeof handleRegister>[3]) => handleRegister(ctx, limits, call, callback),
   });
