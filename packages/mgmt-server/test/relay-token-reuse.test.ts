@@ -3,6 +3,8 @@ import { test } from 'node:test';
 import { status } from '@grpc/grpc-js';
 import { generateKeyPair } from '@meshrelay/certs';
 import type { ClusterView } from '@meshrelay/registry';
+import { waitFor } from '@meshrelay/testkit';
+import { NS, kubeConfigFile, startFakeKube } from '../../registry/test/kube-harness.ts';
 import { apiGet, register, startTestServer, type TestServer } from './harness.ts';
 
 interface GrpcFailure {
@@ -95,4 +97,20 @@ test('given a cluster deregistered and registered again under its name, when its
   const registered = await register(server, 'east', fresh.token);
 
   assert.match(registered.certPem, /BEGIN CERTIFICATE/);
+});
+
+test('given two kubernetes-mode replicas, when a token registered a key through one and another key comes through the other, then it is refused and the CR status reports it', { timeout: 90_000 }, async (t) => {
+  const fake = await startFakeKube(t);
+  const kubeconfig = kubeConfigFile(t, fake);
+  const replica = (name: string) => startTestServer(t, ['--registry', 'kubernetes', '--kubeconfig', kubeconfig, '--replica-name', name]);
+  const [r0, r1] = await Promise.all([replica('r0'), replica('r1')]);
+  const { token } = await r0.registry.register('east', {});
+  await register(r0, 'east', token);
+
+  const err = await refusal(register(r1, 'east', token));
+
+  assert.equal(err.code, status.PERMISSION_DENIED);
+  assert.match(err.details, /MESHRELAY_ERR_TOKEN_REUSED/);
+  const stored = () => (fake.get('KubernetesCluster', 'east', NS)?.['status'] as { conditions?: Array<{ type: string; status: string }> } | undefined)?.conditions;
+  await waitFor(() => stored()?.some((c) => c.type === 'RelayTokenReused' && c.status === 'True') === true, { message: 'RelayTokenReused never reached the CR status' });
 });
