@@ -96,6 +96,8 @@ function installPackages(plan: PreflightPlan): void {
   if (install.status !== 0) {
     stop([`test preflight: apt-get could not install ${plan.packages.join(' ')}; nothing was run. Its last words:`, ...`${install.stderr ?? ''}`.trim().split('\n').slice(-5), `Install them yourself: ${plan.command}`]);
   }
+  const still = planPreflight().missing;
+  if (still.length > 0) stop([`test preflight: after apt-get, ${still.join(', ')} still cannot be found on PATH; nothing was run.`]);
 }
 
 function installHelm(): void {
