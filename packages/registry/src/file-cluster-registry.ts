@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { watch, type FSWatcher } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import {
@@ -20,7 +20,9 @@ import type {
   RevocationResult,
 } from './cluster-registry.ts';
 import { ClusterCache } from './cluster-cache.ts';
-import { assertClusterSpec, clusterSpecProblem } from './cluster-spec.ts';
+import { assertClusterSpec } from './cluster-spec.ts';
+import { DEFAULT_FILE_LOCK, type FileLockOptions } from './file-record-lock.ts';
+import { ClusterFiles, parseCluster } from './file-record-store.ts';
 import { formatRevocationMark, revocationMark } from './revocation.ts';
 import { issueToken, tokenMatches, type IssuedToken, type TokenRecord } from './tokens.ts';
 
@@ -31,13 +33,20 @@ export interface FileRegistryOptions {
   readonly tokenOverlapSeconds: number;
   readonly logger: Logger;
   readonly now?: () => Date;
+  /** How long a write waits for another process's lock on the record, and when a lock is abandoned. */
+  readonly lock?: Partial<FileLockOptions>;
 }
+
+/** Attempts of a write whose record changed under it (only a writer ignoring the lock does that). */
+const WRITE_ATTEMPTS = 5;
 
 /**
  * ClusterRegistry kept in a state directory: `clusters/<name>.json` holds the
- * KubernetesCluster, `tokens/<name>.json` the token hashes. Every write goes to a
- * temporary file renamed into place, so a reader never sees half a record. The
- * directory is watched, so edits by other replicas or an operator take effect live.
+ * KubernetesCluster, `tokens/<name>.json` the token hashes. Every write is compare-and-set
+ * (file-record-store.ts): under the record's lock, the change is applied to the record as it is
+ * on disk — never to this process's copy, which may miss another replica's write — and the
+ * result is renamed into place, so a reader never sees half a record. The directory is watched,
+ * so edits by other replicas or an operator take effect live.
  */
 export async function createFileClusterRegistry(options: FileRegistryOptions): Promise<ClusterRegistry> {
   const registry = new FileClusterRegistry(options);
@@ -45,10 +54,12 @@ export async function createFileClusterRegistry(options: FileRegistryOptions): P
   return registry;
 }
 
+/** A change to a record as read from disk: the record to write, or undefined to write nothing. */
+type RecordChange = (fresh: KubernetesCluster) => Promise<KubernetesCluster | undefined> | KubernetesCluster | undefined;
+
 class FileClusterRegistry implements ClusterRegistry {
   readonly #opts: FileRegistryOptions;
-  readonly #clustersDir: string;
-  readonly #tokensDir: string;
+  readonly #files: ClusterFiles;
   readonly #now: () => Date;
   readonly #cache = new ClusterCache();
   #watcher: FSWatcher | undefined;
@@ -58,16 +69,15 @@ class FileClusterRegistry implements ClusterRegistry {
 
   constructor(options: FileRegistryOptions) {
     this.#opts = options;
-    this.#clustersDir = join(options.dir, 'clusters');
-    this.#tokensDir = join(options.dir, 'tokens');
+    this.#files = new ClusterFiles(options.dir, { ...DEFAULT_FILE_LOCK, ...options.lock });
     this.#now = options.now ?? (() => new Date());
   }
 
   async init(): Promise<void> {
-    await mkdir(this.#clustersDir, { recursive: true });
-    await mkdir(this.#tokensDir, { recursive: true, mode: 0o700 });
+    await mkdir(this.#files.clustersDir, { recursive: true });
+    await mkdir(this.#files.tokensDir, { recursive: true, mode: 0o700 });
     await this.#reload();
-    this.#watcher = watch(this.#clustersDir, () => this.#scheduleReload());
+    this.#watcher = watch(this.#files.clustersDir, () => this.#scheduleReload());
     this.#watcher.on('error', (err) => this.#opts.logger.warn({ err }, 'registry watch failed; relying on polling'));
     // fs.watch can miss events (network filesystems, editors that swap files): poll as a backstop.
     this.#pollTimer = setInterval(() => this.#scheduleReload(), 2000);
@@ -87,27 +97,18 @@ class FileClusterRegistry implements ClusterRegistry {
       if (!isValidClusterName(name)) {
         throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `cluster name "${name}" is not a DNS-1123 label (lowercase letters, digits and "-", at most 63)`);
       }
-      if (this.#cache.has(name)) throw new MeshrelayError('MESHRELAY_ERR_CLUSTER_EXISTS', `cluster "${name}" is already registered`);
+      if (this.#cache.has(name)) throw exists(name);
       assertClusterSpec({ ...options });
       const now = this.#now();
-      const cluster: KubernetesCluster = {
-        apiVersion: KINDS.KubernetesCluster.apiVersion as 'admin.gloo.solo.io/v2',
-        kind: 'KubernetesCluster',
-        metadata: { name, namespace: DEFAULT_MANAGEMENT_NAMESPACE, uid: randomUUID(), creationTimestamp: now.toISOString() },
-        spec: {
-          ...(options.clusterDomain !== undefined ? { clusterDomain: options.clusterDomain } : {}),
-          ...(options.trustDomain !== undefined ? { trustDomain: options.trustDomain } : {}),
-          skipWarming: options.skipWarming ?? false,
-        },
-        status: {
-          conditions: [
-            { type: 'ClusterWarm', status: 'False', reason: 'ClusterRegistered', message: 'no input snapshot received yet', lastTransitionTime: now.toISOString() },
-          ],
-        },
-      };
-      const issued = this.#issueToken(now, undefined);
-      await this.#writeJson(join(this.#tokensDir, `${name}.json`), issued.record, 0o600);
-      await this.#writeJson(join(this.#clustersDir, `${name}.json`), cluster, 0o644);
+      const cluster = newClusterRecord(name, options, now);
+      const issued = await this.#files.locked(name, async () => {
+        // Another replica may have registered the name since this one last read the directory.
+        if (await this.#files.read(name)) throw exists(name);
+        const token = this.#issueToken(now, undefined);
+        await this.#files.writeTokens(name, token.record);
+        if (!(await this.#files.replace(name, undefined, cluster))) throw exists(name);
+        return token;
+      });
       this.#cache.apply(name, cluster);
       return { cluster: this.#cache.get(name) as KubernetesCluster, token: issued.token, tokenExpiresAt: issued.expiresAt };
     });
@@ -115,74 +116,69 @@ class FileClusterRegistry implements ClusterRegistry {
 
   deregister(name: string): Promise<void> {
     return this.#serial(async () => {
-      this.#require(name);
-      await rm(join(this.#clustersDir, `${name}.json`), { force: true });
-      await rm(join(this.#tokensDir, `${name}.json`), { force: true });
+      await this.#files.locked(name, async () => {
+        if (!(await this.#files.read(name).catch(() => this.#cache.get(name)))) {
+          this.#cache.apply(name, undefined);
+          throw notFound(name);
+        }
+        await this.#files.remove(name);
+      });
       this.#cache.apply(name, undefined);
     });
   }
 
   rotateToken(name: string): Promise<RegistrationResult> {
     return this.#serial(async () => {
-      const cluster = this.#require(name);
       const now = this.#now();
-      const existing = await this.#readTokens(name);
-      const issued = this.#issueToken(now, existing);
-      await this.#writeJson(join(this.#tokensDir, `${name}.json`), issued.record, 0o600);
-      return { cluster, token: issued.token, tokenExpiresAt: issued.expiresAt };
+      let issued: IssuedToken | undefined;
+      const cluster = await this.#change(name, async () => {
+        issued = this.#issueToken(now, await this.#files.readTokens(name));
+        await this.#files.writeTokens(name, issued.record);
+        return undefined;
+      });
+      const token = issued as IssuedToken;
+      return { cluster, token: token.token, tokenExpiresAt: token.expiresAt };
     });
   }
 
   revoke(name: string): Promise<RevocationResult> {
     return this.#serial(async () => {
-      const cluster = this.#require(name);
       const now = this.#now();
-      // The token first: once the mark is visible, agents re-register, and only with the new token.
-      const issued = issueToken(now, this.#opts.tokenTtlSeconds, 0, undefined);
-      await this.#writeJson(join(this.#tokensDir, `${name}.json`), issued.record, 0o600);
       const mark = revocationMark(now);
-      const next: KubernetesCluster = { ...cluster, spec: { ...cluster.spec, revokeCertificatesBefore: formatRevocationMark(mark) } };
-      await this.#writeJson(join(this.#clustersDir, `${name}.json`), next, 0o644);
-      this.#cache.apply(name, next);
-      return { cluster: this.#cache.get(name) as KubernetesCluster, token: issued.token, tokenExpiresAt: issued.expiresAt, revokedBefore: mark };
+      let issued: IssuedToken | undefined;
+      const cluster = await this.#change(name, async (fresh) => {
+        // The token first: once the mark is visible, agents re-register, and only with the new token.
+        issued = issueToken(now, this.#opts.tokenTtlSeconds, 0, undefined);
+        await this.#files.writeTokens(name, issued.record);
+        return { ...fresh, spec: { ...fresh.spec, revokeCertificatesBefore: formatRevocationMark(mark) } };
+      });
+      const token = issued as IssuedToken;
+      return { cluster, token: token.token, tokenExpiresAt: token.expiresAt, revokedBefore: mark };
     });
   }
 
   async verifyToken(name: string, token: string): Promise<KubernetesCluster> {
     const refused = new MeshrelayError('MESHRELAY_ERR_TOKEN_INVALID', `relay identity token refused for cluster "${name}": unknown cluster, wrong token or expired token`);
     const cluster = this.#cache.get(name);
-    const record = cluster ? await this.#readTokens(name) : undefined;
+    const record = cluster ? await this.#files.readTokens(name) : undefined;
     if (!cluster || !record || !tokenMatches(record, token, this.#now())) throw refused;
     return cluster;
   }
 
   update(name: string, update: ClusterUpdate): Promise<KubernetesCluster> {
-    return this.#serial(async () => {
-      const cluster = this.#require(name);
-      const next: KubernetesCluster = { ...cluster, spec: { ...cluster.spec, ...update } };
-      assertClusterSpec(next.spec);
-      await this.#writeJson(join(this.#clustersDir, `${name}.json`), next, 0o644);
-      this.#cache.apply(name, next);
-      return this.#cache.get(name) as KubernetesCluster;
-    });
+    const fields = Object.fromEntries(Object.entries(update).filter(([, v]) => v !== undefined));
+    return this.#serial(() => this.#change(name, (fresh) => ({ ...fresh, spec: { ...fresh.spec, ...fields } })));
   }
 
   setCondition(name: string, condition: Omit<ClusterCondition, 'lastTransitionTime'>): Promise<void> {
     return this.#serial(async () => {
-      const cluster = this.#cache.get(name);
-      if (!cluster) return;
-      const conditions = cluster.status?.conditions ?? [];
-      const old = conditions.find((c) => c.type === condition.type);
-      if (old && old.status === condition.status && old.reason === condition.reason) return;
-      const next: KubernetesCluster = {
-        ...cluster,
-        status: {
-          ...cluster.status,
-          conditions: [...conditions.filter((c) => c.type !== condition.type), { ...condition, lastTransitionTime: this.#now().toISOString() }],
-        },
-      };
-      await this.#writeJson(join(this.#clustersDir, `${name}.json`), next, 0o644);
-      this.#cache.apply(name, next);
+      const cached = this.#cache.get(name);
+      // Most calls repeat what the record already says (a condition per accepted snapshot).
+      if (!cached || withCondition(cached, condition, this.#now()) === undefined) return;
+      await this.#change(name, (fresh) => withCondition(fresh, condition, this.#now())).catch((err: unknown) => {
+        // Deregistered meanwhile: there is no condition to keep.
+        if (!(err instanceof MeshrelayError && err.code === 'MESHRELAY_ERR_CLUSTER_NOT_FOUND')) throw err;
+      });
     });
   }
 
@@ -197,22 +193,32 @@ class FileClusterRegistry implements ClusterRegistry {
     await this.#writeChain.catch(() => undefined);
   }
 
-  #require(name: string): KubernetesCluster {
-    const cluster = this.#cache.get(name);
-    if (!cluster) throw new MeshrelayError('MESHRELAY_ERR_CLUSTER_NOT_FOUND', `cluster "${name}" is not registered`);
-    return cluster;
+  /**
+   * Applies `change` to the record as it is on disk, under its lock, and writes the result as the
+   * next revision; starts again from the fresh record when the file changed under the write.
+   * Memory follows what was written (or read, when the change wrote nothing).
+   */
+  async #change(name: string, change: RecordChange): Promise<KubernetesCluster> {
+    for (let attempt = 1; attempt <= WRITE_ATTEMPTS; attempt++) {
+      const written = await this.#files.locked(name, async () => {
+        const base = await this.#files.read(name);
+        if (!base) throw notFound(name);
+        const next = await change(base.cluster);
+        if (next === undefined) return base.cluster;
+        assertClusterSpec(next.spec);
+        return (await this.#files.replace(name, base, next)) ? next : undefined;
+      });
+      if (written) {
+        this.#cache.apply(name, written);
+        return this.#cache.get(name) as KubernetesCluster;
+      }
+      this.#opts.logger.debug({ cluster: name, attempt }, 'registry record changed under the write; applying the change to the fresh record');
+    }
+    throw new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', `registry record ${this.#files.clusterPath(name)} changed under each of ${WRITE_ATTEMPTS} attempts to write it; try again`);
   }
 
   #issueToken(now: Date, existing: TokenRecord | undefined): IssuedToken {
     return issueToken(now, this.#opts.tokenTtlSeconds, this.#opts.tokenOverlapSeconds, existing);
-  }
-
-  async #readTokens(name: string): Promise<TokenRecord | undefined> {
-    try {
-      return JSON.parse(await readFile(join(this.#tokensDir, `${name}.json`), 'utf8')) as TokenRecord;
-    } catch {
-      return undefined;
-    }
   }
 
   #serial<T>(work: () => Promise<T>): Promise<T> {
@@ -220,13 +226,6 @@ class FileClusterRegistry implements ClusterRegistry {
     this.#writeChain = next.catch(() => undefined);
     return next;
   }
-
-  async #writeJson(path: string, value: unknown, mode: number): Promise<void> {
-    const tmp = `${path}.${process.pid}.${randomUUID()}.tmp`;
-    await writeFile(tmp, `${JSON.stringify(value, null, 2)}\n`, { mode });
-    await rename(tmp, path);
-  }
-
 
   #scheduleReload(): void {
     clearTimeout(this.#reloadTimer);
@@ -237,10 +236,10 @@ class FileClusterRegistry implements ClusterRegistry {
 
   async #reload(): Promise<void> {
     const seen = new Set<string>();
-    for (const file of await readdir(this.#clustersDir)) {
+    for (const file of await readdir(this.#files.clustersDir)) {
       if (!file.endsWith('.json')) continue;
       const name = file.slice(0, -'.json'.length);
-      const cluster = await this.#readCluster(join(this.#clustersDir, file), name);
+      const cluster = await this.#readCluster(join(this.#files.clustersDir, file), name);
       if (!cluster) continue;
       seen.add(name);
       this.#cache.apply(name, cluster);
@@ -250,28 +249,59 @@ class FileClusterRegistry implements ClusterRegistry {
 
   /** A malformed record is reported and ignored; the last good copy in memory stays in place. */
   async #readCluster(path: string, name: string): Promise<KubernetesCluster | undefined> {
-    let parsed: unknown;
+    let text: string;
     try {
-      parsed = JSON.parse(await readFile(path, 'utf8'));
+      text = await readFile(path, 'utf8');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      this.#opts.logger.error({ err, path }, 'registry record is not valid JSON; keeping the previous copy');
+      this.#opts.logger.error({ err, path }, 'registry record cannot be read; keeping the previous copy');
       return this.#cache.get(name);
     }
-    const cluster = parsed as KubernetesCluster;
-    const problem = describeClusterProblem(cluster, name);
-    if (problem) {
-      this.#opts.logger.error({ path, problem }, 'registry record is invalid; keeping the previous copy');
+    const parsed = parseCluster(text, name);
+    if ('problem' in parsed) {
+      this.#opts.logger.error({ path, problem: parsed.problem }, 'registry record is invalid; keeping the previous copy');
       return this.#cache.get(name);
     }
-    return cluster;
+    return parsed.cluster;
   }
 }
 
-function describeClusterProblem(c: KubernetesCluster, name: string): string | undefined {
-  if (c?.kind !== 'KubernetesCluster' || c.apiVersion !== KINDS.KubernetesCluster.apiVersion) return 'apiVersion/kind must be admin.gloo.solo.io/v2 KubernetesCluster';
-  if (c.metadata?.name !== name) return `metadata.name must be "${name}" (the file name)`;
-  if (typeof c.metadata.uid !== 'string' || c.metadata.uid === '') return 'metadata.uid is missing';
-  if (typeof c.spec !== 'object' || c.spec === null) return 'spec is missing';
-  return clusterSpecProblem(c.spec);
+function exists(name: string): MeshrelayError {
+  return new MeshrelayError('MESHRELAY_ERR_CLUSTER_EXISTS', `cluster "${name}" is already registered`);
+}
+
+function notFound(name: string): MeshrelayError {
+  return new MeshrelayError('MESHRELAY_ERR_CLUSTER_NOT_FOUND', `cluster "${name}" is not registered`);
+}
+
+function newClusterRecord(name: string, options: RegisterOptions, now: Date): KubernetesCluster {
+  return {
+    apiVersion: KINDS.KubernetesCluster.apiVersion as 'admin.gloo.solo.io/v2',
+    kind: 'KubernetesCluster',
+    metadata: { name, namespace: DEFAULT_MANAGEMENT_NAMESPACE, uid: randomUUID(), creationTimestamp: now.toISOString() },
+    spec: {
+      ...(options.clusterDomain !== undefined ? { clusterDomain: options.clusterDomain } : {}),
+      ...(options.trustDomain !== undefined ? { trustDomain: options.trustDomain } : {}),
+      skipWarming: options.skipWarming ?? false,
+    },
+    status: {
+      conditions: [
+        { type: 'ClusterWarm', status: 'False', reason: 'ClusterRegistered', message: 'no input snapshot received yet', lastTransitionTime: now.toISOString() },
+      ],
+    },
+  };
+}
+
+/** The record with the condition set (by type), or undefined when type, status and reason are already so. */
+function withCondition(cluster: KubernetesCluster, condition: Omit<ClusterCondition, 'lastTransitionTime'>, now: Date): KubernetesCluster | undefined {
+  const conditions = cluster.status?.conditions ?? [];
+  const old = conditions.find((c) => c.type === condition.type);
+  if (old && old.status === condition.status && old.reason === condition.reason) return undefined;
+  return {
+    ...cluster,
+    status: {
+      ...cluster.status,
+      conditions: [...conditions.filter((c) => c.type !== condition.type), { ...condition, lastTransitionTime: now.toISOString() }],
+    },
+  };
 }
