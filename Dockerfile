@@ -12,6 +12,7 @@ COPY package.json package-lock.json ./
 COPY packages/api/package.json packages/api/
 COPY packages/certs/package.json packages/certs/
 COPY packages/translator/package.json packages/translator/
+COPY packages/xds/package.json packages/xds/
 COPY packages/store/package.json packages/store/
 COPY packages/kube/package.json packages/kube/
 COPY packages/registry/package.json packages/registry/
