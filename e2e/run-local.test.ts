@@ -25,7 +25,6 @@ function statusFiles(dir: string): string[] {
 
 test('given npm start with its run directory elsewhere, when the agents have reported resource statuses, then they are in the run directory and examples/ is unchanged', { timeout: 180_000 }, async (t) => {
   const runDir = await mkdtemp(join(tmpdir(), 'meshrelay-run-local-'));
-  t.after(() => rm(runDir, { recursive: true, force: true }));
   const before = examplesTree();
   const env = {
     MESHRELAY_LOCAL_RUN_DIR: runDir,
@@ -36,7 +35,11 @@ test('given npm start with its run directory elsewhere, when the agents have rep
     REDIS_URL: undefined,
   };
   const run = await spawnProcess({ name: 'npm-start', command: process.execPath, args: [join(ROOT, 'scripts/run-local.ts')], cwd: ROOT, env });
-  t.after(() => run.stop(5_000));
+  // One hook, in this order: the run keeps writing statuses until it has stopped.
+  t.after(async () => {
+    await run.stop(5_000);
+    await rm(runDir, { recursive: true, force: true });
+  });
   await run.waitForLine(/Meshrelay is running/, 60_000);
 
   await waitFor(() => ['cluster-a', 'cluster-b'].every((c) => statusFiles(join(runDir, c, 'status')).length > 0), {
