@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, readlink, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { rmSync } from 'node:fs';
+import { mkdir, readdir, readlink, rename, rm, stat, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { stringify } from 'yaml';
-import { LoopSlicer, prettyJsonArrayInSlices, type Resource } from '@meshrelay/api';
+import { resourceEncoding, type Resource } from '@meshrelay/api';
+import { AppliedOutputStore } from './applied-output-store.ts';
 import type { OutputApplier } from './output-applier.ts';
-import { checkAppliedOutput, readAppliedOutput, writeAppliedOutput, type AppliedOutput } from './output-state.ts';
+import { checkAppliedOutput, type AppliedOutput } from './output-state.ts';
+import { buildVersion, type VersionDir, type VersionFiles } from './version-dir.ts';
 
 export { writeFileAtomic, type AppliedOutput } from './output-state.ts';
 
@@ -18,26 +20,34 @@ export interface OutputWriterOptions {
 
 const VERSIONS_DIR = '.versions';
 const CURRENT_LINK = 'current';
-/** Resource files written at once. */
-const PARALLEL_WRITES = 64;
 
 /**
  * Writes output snapshots into a directory atomically: every version is written
  * completely under `.versions/<hash>/` and then `current` (a symlink) is swapped
  * to it with one rename, so a reader sees a whole version or the previous one,
- * never a mix. Keeps the current and the previous version. The last applied
- * output is also persisted in the state dir so a restarted agent keeps serving
- * it while the management plane is unreachable. Calls are serialized.
+ * never a mix. Keeps the current and the previous version. A new version
+ * costs what changed: files of resources the previous version holds are hard
+ * links to its files, only changed resources are encoded as YAML and written.
+ * The last applied output is also persisted in the state dir (see
+ * AppliedOutputStore: also written at the cost of the change) so a restarted
+ * agent keeps serving it while the management plane is unreachable. Calls are serialized.
  */
 export class FileOutputWriter implements OutputApplier {
   readonly #opts: OutputWriterOptions;
   readonly #outputDir: string;
+  readonly #store: AppliedOutputStore;
   #held: AppliedOutput | undefined;
+  /** The version this writer last installed (what `current` serves) and the one before it. */
+  #version: VersionFiles | undefined;
+  #previous: VersionFiles | undefined;
+  /** The UTF-8 canonical encoding of each resource of the held output, by content hash (snapshot.json is gathered from them). */
+  #encodingByDigest = new Map<string, Buffer>();
   #queue: Promise<unknown> = Promise.resolve();
 
   constructor(options: OutputWriterOptions) {
     this.#opts = options;
     this.#outputDir = path.resolve(options.outputDir);
+    this.#store = new AppliedOutputStore(options.stateDir);
   }
 
   /** Hash of the output currently served ('' if none): what PullHello reports. */
@@ -61,9 +71,9 @@ export class FileOutputWriter implements OutputApplier {
    */
   restore(): Promise<AppliedOutput | undefined> {
     return this.#serialize(async () => {
-      const output = await readAppliedOutput(this.#opts.stateDir, this.#opts.cluster, this.#opts.logger);
+      const output = await this.#store.load(this.#opts.cluster, this.#opts.logger);
       if (!output) return undefined;
-      await this.#install(output);
+      await this.#install(output, this.#store.digestsOf(output.resources));
       this.#held = output;
       this.#opts.logger.info({ cluster: output.cluster, hash: output.hash, resources: output.resources.length }, 'restored last applied output');
       return output;
@@ -78,10 +88,11 @@ export class FileOutputWriter implements OutputApplier {
    */
   apply(output: AppliedOutput): Promise<boolean> {
     return this.#serialize(async () => {
-      const checked = await checkAppliedOutput(output, this.#opts.cluster);
+      const checked = await checkAppliedOutput(output, this.#opts.cluster, this.#held);
       if (checked.hash === this.#held?.hash && (await this.#currentTarget()) === versionLinkTarget(checked.hash)) return false;
-      await this.#install(checked);
-      await writeAppliedOutput(this.#opts.stateDir, checked);
+      const digests = this.#store.digestsOf(checked.resources);
+      await this.#install(checked, digests);
+      await this.#store.save(checked, digests);
       this.#held = checked;
       return true;
     });
@@ -98,15 +109,23 @@ export class FileOutputWriter implements OutputApplier {
     return run;
   }
 
-  async #install(output: AppliedOutput): Promise<void> {
+  /**
+   * Writes the version of `output` (`digests`: its resources' content hashes) unless it is there,
+   * and makes `current` serve it. The new version is built in a temp directory, from the
+   * previous version's directory when there is one (it is about to be pruned anyway: moved
+   * first, so no reader finds it by its name while it changes), and renamed into place whole.
+   */
+  async #install(output: AppliedOutput, digests: readonly string[]): Promise<void> {
     const versions = path.join(this.#outputDir, VERSIONS_DIR);
     await mkdir(versions, { recursive: true });
     const finalDir = path.join(versions, output.hash);
+    const files: VersionFiles = { hash: output.hash, names: resourceFileNames(output.resources), digests };
     if (!(await exists(finalDir))) {
       const tmpDir = path.join(versions, `.tmp-${output.hash.slice(0, 12)}-${randomBytes(4).toString('hex')}`);
-      await mkdir(tmpDir);
+      const recycled = await this.#claimPrevious(versions, tmpDir, output.hash);
+      const current: VersionDir | undefined = this.#version && { dir: path.join(versions, this.#version.hash), files: this.#version };
       try {
-        await writeVersion(tmpDir, output);
+        await buildVersion(tmpDir, { output, files, encodings: this.#encodings(output, digests), current, recycled });
         await rename(tmpDir, finalDir);
       } catch (err) {
         await rm(tmpDir, { recursive: true, force: true });
@@ -119,7 +138,40 @@ export class FileOutputWriter implements OutputApplier {
       await symlink(versionLinkTarget(output.hash), tmpLink);
       await rename(tmpLink, this.currentPath);
     }
+    this.#previous = this.#version?.hash !== output.hash && previous === versionLinkTarget(this.#version?.hash ?? '') ? this.#version : undefined;
+    this.#version = files;
     await this.#prune(new Set([output.hash, path.basename(previous ?? '')]));
+  }
+
+  /**
+   * Moves the previous version's directory (not served) to `tmpDir` and gives what it holds, or
+   * makes `tmpDir` empty when there is none to recycle.
+   */
+  async #claimPrevious(versions: string, tmpDir: string, hash: string): Promise<VersionDir | undefined> {
+    const previous = this.#previous;
+    this.#previous = undefined;
+    if (previous && previous.hash !== hash && previous.hash !== this.#version?.hash) {
+      try {
+        await rename(path.join(versions, previous.hash), tmpDir);
+        return { dir: tmpDir, files: previous };
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      }
+    }
+    await mkdir(tmpDir);
+    return undefined;
+  }
+
+  /** The encodings of `output`'s resources, in order; only the held output's are kept afterwards. */
+  #encodings(output: AppliedOutput, digests: readonly string[]): Buffer[] {
+    const kept = new Map<string, Buffer>();
+    const encodings = digests.map((d, i) => {
+      const e = kept.get(d) ?? this.#encodingByDigest.get(d) ?? Buffer.from(resourceEncoding(output.resources[i] as Resource));
+      kept.set(d, e);
+      return e;
+    });
+    this.#encodingByDigest = kept;
+    return encodings;
   }
 
   async #currentTarget(): Promise<string | undefined> {
@@ -128,8 +180,9 @@ export class FileOutputWriter implements OutputApplier {
 
   async #prune(keep: ReadonlySet<string>): Promise<void> {
     const versions = path.join(this.#outputDir, VERSIONS_DIR);
+    // Synchronous for the reason links are (see writeVersion): a version is hundreds of entries.
     for (const name of await readdir(versions)) {
-      if (!keep.has(name)) await rm(path.join(versions, name), { recursive: true, force: true });
+      if (!keep.has(name)) rmSync(path.join(versions, name), { recursive: true, force: true });
     }
   }
 }
@@ -138,36 +191,16 @@ function versionLinkTarget(hash: string): string {
   return path.join(VERSIONS_DIR, hash);
 }
 
-/**
- * One `<kind>.<namespace>.<name>.yaml` per resource plus `snapshot.json`. YAML
- * and JSON are rendered in slices that give the event loop a turn every ~20 ms:
- * rendering a large output takes seconds, which must not hold heartbeats up.
- */
-async function writeVersion(dir: string, output: AppliedOutput): Promise<void> {
-  const slicer = new LoopSlicer();
+/** The file name of each resource of a version, in order: `<kind>.<namespace>.<name>.yaml`, the apiVersion in front for a second kind of that name. */
+function resourceFileNames(resources: readonly Resource[]): string[] {
   const used = new Set<string>();
-  const files: [string, string][] = [];
-  for (const resource of output.resources) {
+  return resources.map((resource) => {
     let name = resourceFileName(resource);
     // Same kind and name in two API groups: keep both, the second carries its apiVersion.
     if (used.has(name)) name = `${safe(resource.apiVersion)}.${name}`;
     used.add(name);
-    files.push([name, stringify(resource)]);
-    if (slicer.due()) await slicer.yield();
-  }
-  // Rendered first, written after (no write can fail unobserved while the loop takes its turns),
-  // a bounded number at a time: thousands of writes at once flood the loop with their completions.
-  for (let i = 0; i < files.length; i += PARALLEL_WRITES) {
-    await Promise.all(files.slice(i, i + PARALLEL_WRITES).map(([name, text]) => writeFile(path.join(dir, name), text)));
-  }
-  await writeFile(path.join(dir, 'snapshot.json'), `${await snapshotJson(output, slicer)}\n`);
-}
-
-/** JSON.stringify({ cluster, hash, provenance, resources }, null, 2), the resources rendered in slices. */
-async function snapshotJson(output: AppliedOutput, slicer: LoopSlicer): Promise<string> {
-  const { cluster, hash, provenance } = output;
-  const head = JSON.stringify({ cluster, hash, provenance }, null, 2);
-  return `${head.slice(0, -2)},\n  "resources": ${await prettyJsonArrayInSlices(output.resources, 2, 1, slicer)}\n}`;
+    return name;
+  });
 }
 
 export function resourceFileName(resource: Resource): string {
