@@ -188,3 +188,64 @@ test('given an output whose resources do not hash to its hash, when applied, the
   await assert.rejects(applier.apply({ ...out, resources: [serviceEntry('ratings')] }), (err: unknown) => err instanceof MeshrelayError && err.code === 'MESHRELAY_ERR_SNAPSHOT_HASH_MISMATCH');
   assert.equal(server.requests.length, 0);
 });
+
+const patches = (server: FakeKubeApiServer, from: number): FakeKubeRequest[] => server.requests.slice(from).filter((r) => r.method === 'PATCH');
+
+test('given an applied output, when one resource of it changes, then only that resource is applied and nothing is listed or deleted', async (t) => {
+  const { server, kubeConfig } = await startFakeKube(t);
+  const { applier } = await makeApplier(t, kubeConfig);
+  const services = ['details', 'productpage', 'ratings', 'reviews'];
+  await applier.apply(output([...services.map((n) => serviceEntry(n)), destinationRule('reviews')]));
+  const before = server.requests.length;
+  await applier.apply(output([...services.map((n) => serviceEntry(n, n === 'ratings' ? 9191 : 9080)), destinationRule('reviews')]));
+  const sent = server.requests.slice(before);
+  assert.deepEqual(
+    sent.map((r) => `${r.method} ${r.path}`),
+    ['PATCH /apis/networking.istio.io/v1/namespaces/istio-system/serviceentries/ratings'],
+  );
+  assert.equal((server.get('ServiceEntry', 'ratings', 'istio-system')?.['spec'] as { ports: Array<{ number: number }> }).ports[0]?.number, 9191);
+});
+
+test('given an applied output, when a resource is added, then only it is applied and owned objects are listed for pruning', async (t) => {
+  const { server, kubeConfig } = await startFakeKube(t);
+  const { applier } = await makeApplier(t, kubeConfig);
+  await applier.apply(output([serviceEntry('reviews'), serviceEntry('ratings')]));
+  const before = server.requests.length;
+  await applier.apply(output([serviceEntry('reviews'), serviceEntry('ratings'), serviceEntry('details')]));
+  assert.deepEqual(patches(server, before).map((r) => r.path), ['/apis/networking.istio.io/v1/namespaces/istio-system/serviceentries/details']);
+  assert.equal(server.requests.slice(before).filter((r) => r.method === 'GET').length, APPLIED_KINDS.length, 'one ownership list per kind');
+  assert.deepEqual(names(server, 'ServiceEntry'), ['details', 'ratings', 'reviews']);
+});
+
+test('given a new leadership term (stop, or a restore), when the next output is applied, then every resource is applied again', async (t) => {
+  const { server, kubeConfig } = await startFakeKube(t);
+  const { applier, stateDir } = await makeApplier(t, kubeConfig);
+  await applier.apply(output([serviceEntry('reviews'), serviceEntry('ratings')]));
+  // Another replica may have led in between: what this one applied before proves nothing about the cluster now.
+  await applier.stop();
+  let before = server.requests.length;
+  await applier.apply(output([serviceEntry('reviews', 9191), serviceEntry('ratings')]));
+  assert.equal(patches(server, before).length, 2);
+  await applier.stop();
+  const { applier: restarted } = await makeApplier(t, kubeConfig, { stateDir });
+  await restarted.restore();
+  before = server.requests.length;
+  await restarted.apply(output([serviceEntry('reviews', 9292), serviceEntry('ratings')]));
+  assert.equal(patches(server, before).length, 2);
+  before = server.requests.length;
+  await restarted.apply(output([serviceEntry('reviews', 9393), serviceEntry('ratings')]));
+  assert.equal(patches(server, before).length, 1, 'within a term only the change is applied');
+});
+
+test('given a failed change, when it is retried, then the changed resources are applied again until one apply completes', async (t) => {
+  const { server, kubeConfig } = await startFakeKube(t);
+  const { applier } = await makeApplier(t, kubeConfig);
+  await applier.apply(output([serviceEntry('reviews'), serviceEntry('ratings')]));
+  server.failNext(1, 500, { match: (r) => r.method === 'PATCH' && r.path.endsWith('/serviceentries/ratings') });
+  const changed = output([serviceEntry('reviews', 9191), serviceEntry('ratings', 9191)]);
+  await assert.rejects(applier.apply(changed));
+  const before = server.requests.length;
+  assert.equal(await applier.apply(changed), true);
+  assert.deepEqual(patches(server, before).map((r) => r.path.split('/').pop()).sort(), ['ratings', 'reviews']);
+  assert.equal(applier.heldHash, changed.hash);
+});

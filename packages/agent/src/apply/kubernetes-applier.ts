@@ -3,8 +3,10 @@ import type { Logger } from 'pino';
 import { Backoff, isRecord, MeshrelayError, OWNER_LABEL, OWNER_LABEL_VALUE, resourceId, type BackoffOptions, type Resource } from '@meshrelay/api';
 import { APPLIED_KINDS, collectionPath, findAppliedKind, objectPath, type KubeKind } from '../kube/kube-kinds.ts';
 import { KubeHttpClient, statusCodeOf } from '../kube/kube-http.ts';
+import { AppliedOutputStore } from './applied-output-store.ts';
 import type { OutputApplier } from './output-applier.ts';
-import { checkAppliedOutput, readAppliedOutput, writeAppliedOutput, type AppliedOutput } from './output-state.ts';
+import { checkAppliedOutput, type AppliedOutput } from './output-state.ts';
+import { runLimited } from './run-limited.ts';
 
 export const DEFAULT_FIELD_MANAGER = 'meshrelay-agent';
 
@@ -30,6 +32,9 @@ export interface ApplyReport {
   readonly pruned: readonly string[];
 }
 
+/** What this leadership term applied last: the content hash of each resource, by resource id. */
+type AppliedDigests = ReadonlyMap<string, string>;
+
 /**
  * The `kubernetes` applier: server-side applies every output resource
  * (`application/apply-patch+yaml`, one field manager, force) with the ownership
@@ -40,13 +45,23 @@ export interface ApplyReport {
  * A failed or partial apply prunes nothing, keeps the previous output held, and
  * is retried in the background until it succeeds or a newer output arrives.
  * The last applied output is persisted like the file writer's. Calls are serialized.
+ *
+ * A change costs what it changes: once an output was applied and pruned in full in this
+ * leadership term, the next one applies only resources whose content (hash) differs from what
+ * was applied, and lists for pruning only when the set of resources changed (with the same set,
+ * nothing can have become stale since the last complete prune). The first apply of a term
+ * (after start, restore() or stop()) is complete: another replica may have led in between, so
+ * what this replica applied before proves nothing about the cluster now.
  */
 export class KubernetesOutputApplier implements OutputApplier {
   readonly #opts: KubernetesApplierOptions;
   readonly #http: KubeHttpClient;
   readonly #fieldManager: string;
   readonly #retryBackoff: Backoff | undefined;
+  readonly #store: AppliedOutputStore;
   #held: AppliedOutput | undefined;
+  /** Set by a complete apply in this term; what the next apply is the difference to. */
+  #applied: AppliedDigests | undefined;
   #desired: AppliedOutput | undefined;
   #retryTimer: NodeJS.Timeout | undefined;
   #queue: Promise<unknown> = Promise.resolve();
@@ -56,6 +71,7 @@ export class KubernetesOutputApplier implements OutputApplier {
     this.#http = new KubeHttpClient(options.kubeConfig, options.requestTimeoutMs !== undefined ? { timeoutMs: options.requestTimeoutMs } : {});
     this.#fieldManager = options.fieldManager ?? DEFAULT_FIELD_MANAGER;
     this.#retryBackoff = options.retry === false ? undefined : new Backoff({ baseMs: 1_000, capMs: 60_000, ...options.retry });
+    this.#store = new AppliedOutputStore(options.stateDir);
   }
 
   get heldHash(): string {
@@ -69,7 +85,8 @@ export class KubernetesOutputApplier implements OutputApplier {
   /** Loads the persisted last applied output; sends nothing (the cluster still holds what was applied). */
   restore(): Promise<AppliedOutput | undefined> {
     return this.#serialize(async () => {
-      const output = await readAppliedOutput(this.#opts.stateDir, this.#opts.cluster, this.#opts.logger);
+      const output = await this.#store.load(this.#opts.cluster, this.#opts.logger);
+      this.#applied = undefined;
       if (output) {
         this.#held = output;
         this.#opts.logger.info({ cluster: output.cluster, hash: output.hash, resources: output.resources.length }, 'restored last applied output');
@@ -87,7 +104,7 @@ export class KubernetesOutputApplier implements OutputApplier {
    */
   apply(output: AppliedOutput): Promise<boolean> {
     return this.#serialize(async () => {
-      const checked = await checkAppliedOutput(output, this.#opts.cluster);
+      const checked = await checkAppliedOutput(output, this.#opts.cluster, this.#held);
       if (checked.hash === this.#held?.hash) {
         this.#desired = undefined;
         clearTimeout(this.#retryTimer);
@@ -104,6 +121,7 @@ export class KubernetesOutputApplier implements OutputApplier {
     this.#desired = undefined;
     clearTimeout(this.#retryTimer);
     await this.#queue;
+    this.#applied = undefined;
   }
 
   #serialize<T>(task: () => Promise<T>): Promise<T> {
@@ -114,8 +132,10 @@ export class KubernetesOutputApplier implements OutputApplier {
 
   async #applyDesired(output: AppliedOutput): Promise<boolean> {
     try {
-      const report = await this.#applyAndPrune(output);
-      await writeAppliedOutput(this.#opts.stateDir, output);
+      const digests = this.#store.digestsOf(output.resources);
+      const report = await this.#applyAndPrune(output, digests);
+      await this.#store.save(output, digests);
+      this.#applied = new Map(output.resources.map((r, i) => [resourceId(r), digests[i] as string]));
       this.#held = output;
       this.#desired = undefined;
       this.#retryBackoff?.reset();
@@ -140,9 +160,13 @@ export class KubernetesOutputApplier implements OutputApplier {
     }, delay);
   }
 
-  async #applyAndPrune(output: AppliedOutput): Promise<ApplyReport> {
+  /** Applies what changed since this term's last complete apply (everything without one), then prunes if the set of resources changed. */
+  async #applyAndPrune(output: AppliedOutput, digests: readonly string[]): Promise<ApplyReport> {
+    const applied = this.#applied;
+    const ids = output.resources.map(resourceId);
+    const changed = applied ? output.resources.filter((_, i) => applied.get(ids[i] as string) !== digests[i]) : output.resources;
     const failures: string[] = [];
-    await runLimited(output.resources, this.#opts.concurrency ?? 8, async (resource) => {
+    await runLimited(changed, this.#opts.concurrency ?? 8, async (resource) => {
       try {
         await this.#applyOne(resource);
       } catch (err) {
@@ -152,11 +176,12 @@ export class KubernetesOutputApplier implements OutputApplier {
     if (failures.length > 0) {
       throw new MeshrelayError(
         'MESHRELAY_ERR_UNAVAILABLE',
-        `${failures.length} of ${output.resources.length} output resources could not be applied; nothing was pruned: ${summarize(failures)}`,
+        `${failures.length} of ${changed.length} changed output resources could not be applied; nothing was pruned: ${summarize(failures)}`,
       );
     }
-    const pruned = await this.#prune(output);
-    return { applied: output.resources.length, pruned };
+    const sameSet = applied !== undefined && applied.size === ids.length && ids.every((id) => applied.has(id));
+    const pruned = sameSet ? [] : await this.#prune(output);
+    return { applied: changed.length, pruned };
   }
 
   async #applyOne(resource: Resource): Promise<void> {
@@ -271,16 +296,4 @@ function withOwnerLabel(resource: Resource): Resource {
 function summarize(failures: readonly string[]): string {
   const shown = failures.slice(0, 5).join('; ');
   return failures.length > 5 ? `${shown}; and ${failures.length - 5} more` : shown;
-}
-
-/** Runs `fn` over `items` with at most `limit` in flight. */
-async function runLimited<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const item = items[next++] as T;
-      await fn(item);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(Math.max(1, limit), items.length) }, worker));
 }
