@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
-import { readFile, readdir, readlink, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, readlink, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
+import { parse } from 'yaml';
 import { MeshrelayError, buildOutputSnapshot, type OutputSnapshot, type Resource } from '@meshrelay/api';
 import { FileOutputWriter } from '../src/apply/output-writer.ts';
 import { captureLogger, tempDir } from './support/fixtures.ts';
@@ -126,4 +127,58 @@ test('given no state at all, when restoring, then nothing is held', async (t) =>
   const writer = make();
   assert.equal(await writer.restore(), undefined);
   assert.equal(writer.heldHash, '');
+});
+
+const inode = async (file: string): Promise<number> => (await stat(file)).ino;
+
+test('given an applied output, when one resource changes, then only its file is written: the others are the same files', async (t) => {
+  const { outputDir, stateDir, writer } = await setup(t);
+  const v1 = output(virtualService('a'), virtualService('b'), virtualService('c'));
+  const v2 = output(virtualService('a'), virtualService('b', 'moved.global'), virtualService('c'));
+  await writer.apply(v1);
+  const stateFiles = new Set(await readdir(path.join(stateDir, 'resources')));
+  await writer.apply(v2);
+  const file = (v: OutputSnapshot, name: string) => path.join(outputDir, '.versions', v.hash, `VirtualService.bookinfo.${name}.yaml`);
+  assert.equal(await inode(file(v2, 'a')), await inode(file(v1, 'a')));
+  assert.equal(await inode(file(v2, 'c')), await inode(file(v1, 'c')));
+  assert.notEqual(await inode(file(v2, 'b')), await inode(file(v1, 'b')));
+  assert.match(await readFile(file(v2, 'b'), 'utf8'), /- moved.global/);
+  assert.match(await readFile(file(v1, 'b'), 'utf8'), /- b.global/, 'the previous version is untouched');
+  const written = (await readdir(path.join(stateDir, 'resources'))).filter((f) => !stateFiles.has(f));
+  assert.equal(written.length, 1, 'one state file written, for the changed resource');
+});
+
+test('given many one-resource changes, when each is applied, then current and previous versions always hold exactly their outputs', async (t) => {
+  const { outputDir, writer } = await setup(t);
+  const hosts = ['a.global', 'b.global', 'c.global'];
+  const applied: OutputSnapshot[] = [];
+  for (let k = 0; k < 9; k++) {
+    // Flips one host back and forth, adds and drops a resource: recycled directories must match their new output.
+    hosts[k % 3] = k % 2 === 0 ? `v${k}.global` : 'a.global';
+    const extra = k % 4 === 0 ? [virtualService('extra')] : [];
+    const v = output(...hosts.map((h, i) => virtualService(`svc-${i}`, h)), ...extra);
+    await writer.apply(v);
+    applied.push(v);
+    for (const version of applied.slice(-2)) {
+      const dir = path.join(outputDir, '.versions', version.hash);
+      const files = (await readdir(dir)).filter((f) => f !== 'snapshot.json').sort();
+      assert.deepEqual(files, version.resources.map((r) => `VirtualService.bookinfo.${r.metadata.name}.yaml`).sort());
+      for (const r of version.resources) {
+        assert.deepEqual(parse(await readFile(path.join(dir, `VirtualService.bookinfo.${r.metadata.name}.yaml`), 'utf8')), r);
+      }
+      assert.equal((JSON.parse(await readFile(path.join(dir, 'snapshot.json'), 'utf8')) as { hash: string }).hash, version.hash);
+    }
+  }
+});
+
+test('given the whole-output state file of an earlier release, when restoring, then it is served and the next apply replaces it', async (t) => {
+  const { outputDir, stateDir, make } = await setup(t);
+  const out = output(virtualService('reviews'));
+  await mkdir(stateDir, { recursive: true });
+  await writeFile(path.join(stateDir, 'last-output.json'), JSON.stringify({ cluster: out.cluster, hash: out.hash, provenance: out.provenance, resources: out.resources }));
+  const writer = make();
+  assert.equal((await writer.restore())?.hash, out.hash);
+  assert.equal(await readlink(path.join(outputDir, 'current')), path.join('.versions', out.hash));
+  await writer.apply(output(virtualService('ratings')));
+  assert.deepEqual((await readdir(stateDir)).sort(), ['applied-output.json', 'resources']);
 });
