@@ -38,6 +38,8 @@ export class AppliedOutputStore {
   #digests = new Map<Resource, string>();
   /** Content files known to be in the resources dir (what the last save or load found or wrote). */
   #stored: Set<string> | undefined;
+  /** Whether an earlier release's whole-output file may still be there (removed by the first save). */
+  #legacyMayExist = true;
 
   constructor(stateDir: string) {
     this.#dir = stateDir;
@@ -127,7 +129,8 @@ export class AppliedOutputStore {
       await rm(this.#contentFile(d), { force: true });
       stored.delete(d);
     });
-    await rm(path.join(this.#dir, LEGACY_STATE_FILE), { force: true });
+    if (this.#legacyMayExist) await rm(path.join(this.#dir, LEGACY_STATE_FILE), { force: true });
+    this.#legacyMayExist = false;
   }
 
   #contentFile(digest: string): string {
