@@ -1,8 +1,9 @@
 /**
- * The Gloo resources of all admitted clusters, validated and de-duplicated. Gloo resources
- * are global: a VirtualDestination, RouteTable or policy defined in one cluster applies to
- * the whole mesh, so two clusters defining the same kind/namespace/name conflict. The copy
- * from the lexicographically first cluster wins and the others are reported.
+ * The Gloo resources of all admitted clusters, validated and de-duplicated. A name belongs to
+ * a workspace: a VirtualDestination, RouteTable or policy is identified by its workspace and
+ * kind/namespace/name, so another workspace defining the same name never replaces it. Two
+ * clusters of one workspace defining the same name clash: the copy from the lexicographically
+ * first cluster is used and both are reported, each naming the other.
  */
 import { KINDS, formatResourceKey, isKind, resourceKey, type KindRef, type Resource } from '@meshrelay/api';
 import type {
@@ -74,7 +75,23 @@ export function isGlooKind(r: Resource): boolean {
 }
 
 function compareOwned(a: Owned<unknown>, b: Owned<unknown>): number {
-  return a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+  return a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0;
+}
+
+/** A clash inside one workspace, on both resources: the one used gets a WARNING, the other is INVALID. */
+function reportClash(first: Owned<unknown>, cluster: string, r: Resource, problems: ProblemSink): void {
+  const where = first.workspace === '' ? '' : ` of workspace ${first.workspace}`;
+  problems.add({
+    cluster,
+    resource: formatResourceKey(resourceKey(r)),
+    reason: `also defined in cluster ${first.cluster}${where}; the definition from ${first.cluster} is used`,
+    approval: 'INVALID',
+  });
+  problems.add({
+    cluster: first.cluster,
+    resource: describeOwned(first),
+    reason: `also defined in cluster ${cluster}${where}; this definition is used and the one from ${cluster} is ignored`,
+  });
 }
 
 /**
@@ -89,18 +106,14 @@ export function buildInventory(perCluster: ReadonlyMap<string, readonly Resource
       if (!ref) continue;
       const seen = byKind.get(ref) as Map<string, Owned<unknown>>;
       const namespace = r.metadata.namespace ?? '';
-      const id = `${namespace}/${r.metadata.name}`;
+      const workspace = workspaceOf(cluster, namespace) ?? '';
+      const id = `${workspace}\u0000${namespace}/${r.metadata.name}`;
       const first = seen.get(id);
       if (first) {
-        problems.add({
-          cluster,
-          resource: formatResourceKey(resourceKey(r)),
-          reason: `also defined in cluster ${first.cluster}; the definition from ${first.cluster} is used`,
-          approval: 'INVALID',
-        });
+        reportClash(first, cluster, r, problems);
         continue;
       }
-      seen.set(id, { source: sourceId(r, cluster), workspace: workspaceOf(cluster, namespace) ?? '', cluster, namespace, name: r.metadata.name, labels: r.metadata.labels ?? {}, resource: r, spec: r.spec });
+      seen.set(id, { source: sourceId(r, cluster), workspace, cluster, namespace, name: r.metadata.name, labels: r.metadata.labels ?? {}, resource: r, spec: r.spec });
     }
   }
   const sorted = <T>(ref: KindRef): Owned<T>[] => [...(byKind.get(ref) as Map<string, Owned<T>>).values()].sort(compareOwned);

@@ -21,6 +21,7 @@ import { buildVirtualService, type RouteContext } from './virtual-service.ts';
 import type { VirtualDestinationModel } from './virtual-destinations.ts';
 import { isolationDeny, isolationOutputs, scopeCandidates, type ScopeCache } from './workspace-outputs.ts';
 import type { WorkspaceModel, WorkspaceSettingsSpec } from './workspaces.ts';
+import { groupByName, type ByName } from './workspace-names.ts';
 
 export interface CandidateContext {
   readonly input: TranslationInput;
@@ -28,7 +29,8 @@ export interface CandidateContext {
   readonly problems: ProblemSink;
   readonly inventory: Inventory;
   readonly models: readonly VirtualDestinationModel[];
-  readonly modelByKey: ReadonlyMap<string, VirtualDestinationModel>;
+  /** VirtualDestination models by `namespace/name` (one per workspace using the name). */
+  readonly modelByKey: ByName<VirtualDestinationModel>;
   readonly demands: SubsetDemands;
   readonly settings: readonly Owned<WorkspaceSettingsSpec>[];
   readonly owners: ReadonlyMap<string, string>;
@@ -149,7 +151,7 @@ export function* candidateOutputs(name: string, ctx: CandidateContext): Generato
   const consumer = contexts.get(name) as ClusterContext;
   const index = indexByName.get(name);
   const indexes = [...indexByName.values()];
-  const routeCtx: RouteContext = { consumer, virtualDestinations: ctx.modelByKey, externalServices: new Map(inventory.externalServices.map((es) => [`${es.namespace}/${es.name}`, es])), virtualGateways: new Map(inventory.virtualGateways.map((vg) => [`${vg.namespace}/${vg.name}`, vg])), routeTables: inventory.routeTables, routePolicies: ctx.routePolicies, indexes, workspaces: model, problems };
+  const routeCtx: RouteContext = { consumer, virtualDestinations: ctx.modelByKey, externalServices: groupByName(inventory.externalServices, (es) => `${es.namespace}/${es.name}`), virtualGateways: groupByName(inventory.virtualGateways, (vg) => `${vg.namespace}/${vg.name}`), routeTables: inventory.routeTables, routePolicies: ctx.routePolicies, indexes, workspaces: model, problems };
   const stable = (s: Sourced): Sourced => stableSourced(memo, name, s);
   const consumerKey = contextKey(consumer);
   const entries = yield* serviceEntries(consumer, ctx);

@@ -30,6 +30,7 @@ import { resolveBackend, resolveVirtualDestination, type VirtualDestinationModel
 import { admitWorkspaces, keepOwned } from './workspace-outputs.ts';
 import { buildWorkspaceModel, type WorkspaceModel } from './workspaces.ts';
 import { sameContent } from './same-content.ts';
+import { groupByName, ownFirst } from './workspace-names.ts';
 
 /** Everything a VirtualDestination's resolution reads of the resource itself. */
 function ownedKey(vd: Owned<VirtualDestinationSpec>): string {
@@ -134,14 +135,14 @@ export function* translationSteps(input: TranslationInput, validator: OutputVali
   const { workspaces: owners, objects: ownerObjects } = sourceOwners(inventory, settings, model);
   const federated = settings.flatMap((ws) => (owners.has(ws.source) ? federatedDestinations(ws, owners.get(ws.source) ?? '', indexes) : []));
   const models = yield* resolveAll([...inventory.virtualDestinations, ...federated], indexes, model, workspaceKey, memo, problems);
-  const modelByKey = new Map(models.map((m) => [m.key, m]));
+  const modelByKey = groupByName(models, (m) => m.key);
   const accessCtx: AccessContext = { indexes, virtualDestinations: models, clusters: [...contexts.values()], workspaceOf: model.workspaceOf, problems };
   const demands = collectSubsets(inventory.routeTables, problems);
   const shared = (yield* sharedOutputs(inventory, models, demands, accessCtx, problems)).map((s) => stableSourced(memo, 'shared', s));
   const lookup: DestinationLookup = (rt, ref) => {
     if (ref.kind === 'VIRTUAL_DESTINATION') {
-      const vd = modelByKey.get(`${ref.ref.namespace ?? rt.namespace}/${ref.ref.name}`);
-      return vd ? { name: vd.owned.name, namespace: vd.owned.namespace, cluster: vd.owned.cluster, labels: vd.owned.labels, workspace: vd.owned.workspace } : undefined;
+      const vd = ownFirst(modelByKey.get(`${ref.ref.namespace ?? rt.namespace}/${ref.ref.name}`), rt.workspace, (m) => m.owned.workspace, (m) => model.visible(m.owned.workspace, rt.workspace, 'VIRTUAL_DESTINATION', m.owned))?.owned;
+      return vd ? { name: vd.name, namespace: vd.namespace, cluster: vd.cluster, labels: vd.labels, workspace: vd.workspace } : undefined;
     }
     return findService(rt, ref, indexes);
   };

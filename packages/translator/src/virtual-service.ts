@@ -15,6 +15,7 @@ import { escapeRegex, routePolicyFields, type RoutePolicySet } from './route-pol
 import type { ClusterContext } from './service-entry.ts';
 import type { VirtualDestinationModel } from './virtual-destinations.ts';
 import { fillWeights } from './weights.ts';
+import { ownFirst, type ByName } from './workspace-names.ts';
 
 /** Where a reference without namespace or cluster is resolved from: the resource that makes it. */
 export interface Home {
@@ -25,14 +26,15 @@ export interface Home {
 
 export interface RouteContext {
   readonly consumer: ClusterContext;
-  readonly virtualDestinations: ReadonlyMap<string, VirtualDestinationModel>;
+  /** VirtualDestinations by `namespace/name` (one per workspace using the name). */
+  readonly virtualDestinations: ByName<VirtualDestinationModel>;
   /** Every RouteTable (delegation targets) and the route policies of each. */
   readonly routeTables: readonly Owned<RouteTableSpec>[];
   readonly routePolicies: ReadonlyMap<Owned<RouteTableSpec>, readonly RoutePolicySet[]>;
   /** VirtualGateways by `namespace/name`. */
-  readonly virtualGateways: ReadonlyMap<string, Owned<VirtualGatewaySpec>>;
+  readonly virtualGateways: ByName<Owned<VirtualGatewaySpec>>;
   /** ExternalServices by `namespace/name`. */
-  readonly externalServices: ReadonlyMap<string, Owned<ExternalServiceSpec>>;
+  readonly externalServices: ByName<Owned<ExternalServiceSpec>>;
   /** Indexes in sorted cluster order. */
   readonly indexes: readonly ClusterIndex[];
   /** What a workspace may reference. */
@@ -89,7 +91,7 @@ type Resolved = { host: string; port?: number } | { error: string };
 
 function resolveVirtualDestination(rt: Home, ref: DestinationReference, ctx: RouteContext): Resolved {
   const key = objectKey(ref.ref.namespace ?? rt.namespace, ref.ref.name);
-  const vd = ctx.virtualDestinations.get(key);
+  const vd = ownFirst(ctx.virtualDestinations.get(key), rt.workspace, (v) => v.owned.workspace, (v) => canSee(rt, v.owned.workspace, 'VIRTUAL_DESTINATION', ctx, v.owned));
   if (!vd) return { error: `VirtualDestination ${key} not found` };
   if (!canSee(rt, vd.owned.workspace, 'VIRTUAL_DESTINATION', ctx, vd.owned)) return { error: `VirtualDestination ${key} is not exported to this workspace` };
   const host = vd.hosts[0] as string;
@@ -120,7 +122,7 @@ function resolveService(rt: Home, ref: DestinationReference, ctx: RouteContext):
 
 function resolveExternalService(rt: Home, ref: DestinationReference, ctx: RouteContext): Resolved {
   const key = objectKey(ref.ref.namespace ?? rt.namespace, ref.ref.name);
-  const es = ctx.externalServices.get(key);
+  const es = ownFirst(ctx.externalServices.get(key), rt.workspace, (e) => e.workspace, (e) => canSee(rt, e.workspace, 'EXTERNAL_SERVICE', ctx, e));
   if (!es) return { error: `ExternalService ${key} not found` };
   if (!canSee(rt, es.workspace, 'EXTERNAL_SERVICE', ctx, es)) return { error: `ExternalService ${key} is not exported to this workspace` };
   const host = es.spec.hosts[0] as string;
@@ -294,7 +296,7 @@ function binding(rt: Owned<RouteTableSpec>, ctx: RouteContext): Binding | undefi
   const gateways: string[] = [];
   (rt.spec.virtualGateways ?? []).forEach((ref) => {
     const key = objectKey(ref.namespace ?? rt.namespace, ref.name);
-    const vg = ctx.virtualGateways.get(key);
+    const vg = ownFirst(ctx.virtualGateways.get(key), rt.workspace, (g) => g.workspace, (g) => ctx.workspaces.visible(rt.workspace, g.workspace, 'ROUTE_TABLE', rt));
     // A gateway of another workspace serves this route table only when the route table is exported to it.
     if (vg && ctx.workspaces.visible(rt.workspace, vg.workspace, 'ROUTE_TABLE', rt)) gateways.push(...gatewayRefs(vg, ctx.consumer.name));
     else ctx.problems.add({ cluster: rt.cluster, resource: describeOwned(rt), reason: `VirtualGateway ${key} not found; not bound to it` });

@@ -105,7 +105,7 @@ describe('translate', () => {
     assert.equal((se.spec as { addresses?: unknown }).addresses, undefined);
   });
 
-  it('given the same VirtualDestination in two clusters, when translated, then the first cluster wins and the other is reported', () => {
+  it('given the same VirtualDestination in two clusters, when translated, then the first cluster wins and both are reported', () => {
     const mesh = twoClusterMesh();
     const copy = { ...reviewsDestination(), spec: { ...(reviewsDestination().spec as object), hosts: ['other.mesh'] } };
     mesh.get('cluster-b')?.push(copy);
@@ -113,6 +113,11 @@ describe('translate', () => {
     const se = find(result.outputs.get('cluster-b'), 'ServiceEntry', 'reviews-global-vd');
     assert.deepEqual((se.spec as { hosts: string[] }).hosts, ['reviews-global.mesh']);
     assert.deepEqual(result.problems, [
+      {
+        cluster: 'cluster-a',
+        resource: 'VirtualDestination.networking.gloo.solo.io/v2 bookinfo/reviews-global',
+        reason: 'also defined in cluster cluster-b; this definition is used and the one from cluster-b is ignored',
+      },
       {
         cluster: 'cluster-b',
         resource: 'VirtualDestination.networking.gloo.solo.io/v2 bookinfo/reviews-global',
