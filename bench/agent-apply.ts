@@ -13,7 +13,7 @@
  * Each is the median over `runs` fresh writers (new temp dirs), so no run reuses another's files.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
@@ -107,6 +107,8 @@ async function main(): Promise<void> {
     resources: RESOURCES,
     outputBytes: first.bytes,
     runs: RUNS,
+    // Other work on the machine inflates CPU time (caches, frequency): the load says how much there was.
+    loadAverage1m: round(loadavg()[0] ?? 0),
     baselineFullApplyCpuMs: round(median(full)),
     firstChangeCpuMs: round(median(change)),
     steadyChangeCpuMs: round(median(steady)),
