@@ -30,6 +30,7 @@ import { resolveBackend, resolveVirtualDestination, type VirtualDestinationModel
 import { admitWorkspaces, keepOwned } from './workspace-outputs.ts';
 import { buildWorkspaceModel, type WorkspaceModel } from './workspaces.ts';
 import { sameContent } from './same-content.ts';
+import { reportEmptySelectors } from './selector-checks.ts';
 import { groupByName, ownFirst } from './workspace-names.ts';
 
 /** Everything a VirtualDestination's resolution reads of the resource itself. */
@@ -132,6 +133,7 @@ export function* translationSteps(input: TranslationInput, validator: OutputVali
   const indexByName = new Map(indexes.map((i) => [i.cluster, i]));
   const contexts = new Map(knownNames.map((name) => [name, clusterContext(name, infoByName.get(name), indexByName.get(name))]));
   const inventory = buildInventory(ownedGloo, problems, model.workspaceOf);
+  reportEmptySelectors(ownedGloo, input.workspaces ?? [], managed, model, knownNames, problems);
   const { workspaces: owners, objects: ownerObjects } = sourceOwners(inventory, settings, model);
   const federated = settings.flatMap((ws) => (owners.has(ws.source) ? federatedDestinations(ws, owners.get(ws.source) ?? '', indexes) : []));
   const models = yield* resolveAll([...inventory.virtualDestinations, ...federated], indexes, model, workspaceKey, memo, problems);

@@ -51,7 +51,8 @@ export interface WorkspaceInfo {
   readonly settings?: Owned<WorkspaceSettingsSpec>;
 }
 
-function glob(pattern: string | undefined, value: string): boolean {
+/** A name pattern where `*` matches any run of characters; empty or missing matches everything. */
+export function glob(pattern: string | undefined, value: string): boolean {
   if (pattern === undefined || pattern === '' || pattern === '*') return true;
   const re = new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`);
   return re.test(value);
