@@ -182,3 +182,15 @@ test('given the whole-output state file of an earlier release, when restoring, t
   await writer.apply(output(virtualService('ratings')));
   assert.deepEqual((await readdir(stateDir)).sort(), ['applied-output.json', 'resources']);
 });
+
+test('given a stray file in the previous version, when that directory is recycled into a new version, then the new version holds only its output', async (t) => {
+  const { outputDir, writer } = await setup(t);
+  const [v1, v2, v3] = [output(virtualService('a', 'x1.global')), output(virtualService('a', 'x2.global')), output(virtualService('a', 'x3.global'))];
+  await writer.apply(v1);
+  await writer.apply(v2);
+  await writeFile(path.join(outputDir, '.versions', v1.hash, 'stray.yaml'), 'kind: Stray\n');
+  await writer.apply(v3);
+  assert.deepEqual((await readdir(path.join(outputDir, '.versions', v3.hash))).sort(), ['VirtualService.bookinfo.a.yaml', 'snapshot.json']);
+  assert.match(await readFile(path.join(outputDir, '.versions', v3.hash, 'VirtualService.bookinfo.a.yaml'), 'utf8'), /- x3.global/);
+  assert.match(await readFile(path.join(outputDir, '.versions', v2.hash, 'VirtualService.bookinfo.a.yaml'), 'utf8'), /- x2.global/);
+});

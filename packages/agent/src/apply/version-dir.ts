@@ -1,4 +1,4 @@
-import { linkSync, rmSync } from 'node:fs';
+import { linkSync, readdirSync, rmSync } from 'node:fs';
 import { open, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { LoopSlicer, type Resource } from '@meshrelay/api';
@@ -66,23 +66,25 @@ export async function buildVersion(dir: string, build: VersionBuild): Promise<vo
     if (slicer.due()) await slicer.yield();
   }
   // Rendered first, written after (no write can fail unobserved while the loop takes its turns).
-  await runLimited(writes, PARALLEL_WRITES, async ([name, text]) => writeFile(path.join(dir, name), text));
+  // 'wx': a name is never written through (a file there could be a link shared with a served version).
+  await runLimited(writes, PARALLEL_WRITES, async ([name, text]) => writeFile(path.join(dir, name), text, { flag: 'wx' }));
   await writeSnapshotJson(path.join(dir, SNAPSHOT_FILE), output, build.encodings);
 }
 
-/** Removes from a recycled `dir` every file `next` does not hold unchanged; gives the indexes (in `next`) of the files kept. */
+/**
+ * Removes from a recycled `dir` every entry `next` does not hold unchanged (what `had` lists
+ * with another content, snapshot.json, and anything it does not list); gives the indexes (in
+ * `next`) of the files kept.
+ */
 function clearChanged(dir: string, had: VersionFiles, next: VersionFiles): Set<number> {
-  const wanted = new Map(next.names.map((n, i) => [n, next.digests[i] as string]));
-  const kept = new Map<string, number>();
-  had.names.forEach((name, j) => {
-    if (wanted.get(name) === had.digests[j]) kept.set(name, j);
-    else rmSync(path.join(dir, name), { force: true });
-  });
-  rmSync(path.join(dir, SNAPSHOT_FILE), { force: true });
+  const hadDigest = new Map(had.names.map((n, j) => [n, had.digests[j] as string]));
+  const index = new Map(next.names.map((n, i) => [n, i]));
   const present = new Set<number>();
-  next.names.forEach((name, i) => {
-    if (kept.has(name)) present.add(i);
-  });
+  for (const name of readdirSync(dir)) {
+    const i = index.get(name);
+    if (i !== undefined && hadDigest.get(name) === next.digests[i]) present.add(i);
+    else rmSync(path.join(dir, name), { recursive: true, force: true });
+  }
   return present;
 }
 
@@ -112,7 +114,7 @@ async function writeSnapshotJson(file: string, output: AppliedOutput, encodings:
     parts.push(e);
   });
   parts.push(Buffer.from(']}\n'));
-  const handle = await open(file, 'w');
+  const handle = await open(file, 'wx');
   try {
     for (let i = 0; i < parts.length; i += IOV_MAX) {
       const chunk = parts.slice(i, i + IOV_MAX);
