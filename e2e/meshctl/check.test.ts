@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { startRedisServer, waitFor } from '@meshrelay/testkit';
 import { mtlsClient, next, openPull, openPush, pushSnapshot, register, service } from '../../packages/mgmt-server/test/harness.ts';
@@ -49,8 +52,10 @@ test('given a connected warm cluster, when checked, then every check passes and 
   assert.equal(result.stderr, '');
   const lines = result.stdout.trimEnd().split('\n');
   const summary = lines.pop();
-  assert.equal(summary, `All ${lines.length} checks passed.`);
-  assert.ok(lines.every((l) => l.startsWith('[ok]   ')), result.stdout);
+  assert.equal(summary, `All ${lines.length} checks passed (1 with a warning).`);
+  // Without --workspaces-file the implicit global workspace is named: a warning, not a failure.
+  assert.ok(lines.every((l) => l.startsWith('[ok]   ') || l.startsWith('[warn] workspaces: ')), result.stdout);
+  assert.match(result.stdout, /^\[warn\] workspaces: implicit global workspace: no Workspace is defined \(--workspaces-file unset\): .*any cluster can define routes for any host, including other clusters' \*\.cluster\.local Services, and AccessPolicies every cluster applies/m);
   assert.match(result.stdout, /^\[ok\] {3}cluster east connected: streams open on replica meshctl-test: 1 push, 1 pull$/m);
   assert.match(result.stdout, /^\[ok\] {3}cluster east warm: ClusterWarm=True \(FirstSnapshotReceived\) since \S+$/m);
   assert.match(result.stdout, /^\[ok\] {3}store: memory only \(no Redis: inputs are not shared between replicas\)$/m);
@@ -84,7 +89,7 @@ test('given a never-connected cluster, when checked with -o json, then the answe
   assert.equal(report.ok, false);
   assert.deepEqual(Object.keys(report).sort(), ['checks', 'ok']);
   for (const c of report.checks) {
-    assert.deepEqual(Object.keys(c).sort(), ['detail', 'name', 'ok']);
+    assert.deepEqual(Object.keys(c).sort(), c.name === 'workspaces' ? ['detail', 'name', 'ok', 'warn'] : ['detail', 'name', 'ok']);
     assert.equal(typeof c.detail, 'string');
   }
   const verdicts = Object.fromEntries(report.checks.map((c) => [c.name, c.ok]));
@@ -92,12 +97,36 @@ test('given a never-connected cluster, when checked with -o json, then the answe
     'server reachable': true,
     'server ready': true,
     store: true,
+    workspaces: true,
     'cluster east connected': false,
     'cluster east warm': false,
     'safe mode': true,
     'held outputs': true,
     resources: true,
   });
+});
+
+test('given a --workspaces-file, when checked, then the workspaces line names them and is not a warning', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'meshctl-workspaces-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'workspaces.yaml');
+  const workspace = (name: string): string => `apiVersion: admin.gloo.solo.io/v2\nkind: Workspace\nmetadata: { name: ${name}, namespace: gloo-mesh }\nspec:\n  workloadClusters: [{ name: east }]\n`;
+  await writeFile(file, `${workspace('team-b')}---\n${workspace('team-a')}`);
+  const running = await startServer(t, ['--workspaces-file', file]);
+
+  const { report } = await checkJson(running.url);
+
+  assert.deepEqual(report.checks.find((c) => c.name === 'workspaces'), { name: 'workspaces', ok: true, detail: '2 defined (team-a, team-b)' });
+  const status = await apiGet<{ workspaces: unknown }>(running, '/api/v1/status');
+  assert.deepEqual(status.workspaces, { mode: 'defined', names: ['team-a', 'team-b'], notice: null });
+});
+
+test('given no --workspaces-file, when the status is read, then the API names the implicit global workspace and what it allows', async (t) => {
+  const running = await startServer(t);
+  const status = await apiGet<{ workspaces: { mode: string; names: string[]; notice: string } }>(running, '/api/v1/status');
+  assert.equal(status.workspaces.mode, 'implicit-global');
+  assert.deepEqual(status.workspaces.names, []);
+  assert.match(status.workspaces.notice, /one implicit global workspace, so any cluster can define routes for any host/);
 });
 
 test('given a disconnected cluster with skip-warming, when checked, then its connection fails with a note that translation does not wait', async (t) => {

@@ -56,6 +56,8 @@ export interface ServerStatus {
     readonly admitted: readonly { readonly cluster: string; readonly inputHash: string }[];
   };
   readonly clusters: number;
+  /** The Workspaces the server runs with (absent from servers before this field). */
+  readonly workspaces?: { readonly mode: 'implicit-global' | 'defined'; readonly names: readonly string[]; readonly notice: string | null };
 }
 
 export interface HealthResponse {

@@ -27,7 +27,7 @@ import { createRelayServerCredentials } from './relay/tls-credentials.ts';
 import { SharedHeldOutputs } from './shared-held-outputs.ts';
 import { StreamClaims } from './stream-claims.ts';
 import { TranslationLoop } from './translation-loop.ts';
-import { loadWorkspacesFile } from './workspaces-file.ts';
+import { describeWorkspaces, loadWorkspacesFile } from './workspaces-file.ts';
 
 export interface ManagementServer {
   readonly relayPort: number;
@@ -99,6 +99,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     logger: log.child({ component: 'output-persister' }),
     onFailure: (cluster) => metrics.outputWriteFailures.inc({ cluster }),
   });
+  const workspaces = config.workspacesFile === undefined ? [] : loadWorkspacesFile(config.workspacesFile);
   const loop = new TranslationLoop({
     registry,
     store,
@@ -112,7 +113,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     contributions,
     debounceMs: config.translationDebounceMs,
     uptimeMs: () => Date.now() - startedAt,
-    workspaces: config.workspacesFile === undefined ? [] : loadWorkspacesFile(config.workspacesFile),
+    workspaces,
   });
   metrics.setStateProbes(() => loop.status().gate, () => held.list());
   metrics.setCarriedProbe(() => contributions.carried().map((c) => c.cluster));
@@ -223,6 +224,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     allowedHosts: allowedHostsOf({ httpHost: config.httpHost, serverHosts: config.serverHosts, advertiseAddress: config.advertiseAddress, extra: config.httpAllowedHosts }),
     logger: log,
     ready: () => !draining,
+    workspaces: describeWorkspaces(workspaces),
   });
   await api.listen({ host: config.httpHost, port: config.httpPort });
   const httpPort = (api.server.address() as { port: number }).port;

@@ -27,3 +27,24 @@ export function loadWorkspacesFile(path: string): Resource[] {
   });
   return out;
 }
+
+/** What the API and UI say about the management plane's Workspaces. */
+export interface WorkspacesView {
+  /** `implicit-global`: no --workspaces-file (or an empty one), one workspace owns every namespace. */
+  readonly mode: 'implicit-global' | 'defined';
+  /** Names of the Workspaces read from the file (the translator judges each one; see their statuses). */
+  readonly names: readonly string[];
+  /** Set in implicit-global mode: what that mode allows, in an operator's words. */
+  readonly notice: string | null;
+}
+
+/** Why the implicit global workspace needs care: every cluster speaks for every other. */
+export const IMPLICIT_GLOBAL_NOTICE =
+  'no Workspace is defined (--workspaces-file unset): every namespace of every cluster is in one implicit global workspace, so any cluster can define routes for any host, including other clusters\' *.cluster.local Services, and AccessPolicies every cluster applies';
+
+/** Describes the Workspaces a server runs with (`[]` = none defined). */
+export function describeWorkspaces(workspaces: readonly Resource[]): WorkspacesView {
+  const names = [...new Set(workspaces.filter((w) => w.kind === 'Workspace').map((w) => w.metadata.name))].sort();
+  if (names.length === 0) return { mode: 'implicit-global', names: [], notice: IMPLICIT_GLOBAL_NOTICE };
+  return { mode: 'defined', names, notice: null };
+}

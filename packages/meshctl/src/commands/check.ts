@@ -11,6 +11,8 @@ export interface CheckResult {
   readonly name: string;
   readonly ok: boolean;
   readonly detail: string;
+  /** A passed check that still deserves a look (printed as [warn]; the exit code stays 0). */
+  readonly warn?: boolean;
 }
 
 /** Every verdict, and whether all of them passed. */
@@ -59,6 +61,7 @@ export async function runChecks(client: ApiClient, now: Date = new Date()): Prom
     { name: 'server reachable', ok: true, detail: `${client.server} answers (replica ${replica})` },
     readyCheck(ready),
     storeCheck(status),
+    ...workspacesCheck(status),
     ...clusterChecks(clusters, replica, now),
     safeModeCheck(safeMode, now),
     ...heldChecks(held, now),
@@ -68,10 +71,12 @@ export async function runChecks(client: ApiClient, now: Date = new Date()): Prom
 
 /** One "[ok]"/"[FAIL]" line per check, then a summary line. */
 export function renderCheckReport(r: CheckReport): string {
-  const lines = r.checks.map((c) => `${(c.ok ? '[ok]' : '[FAIL]').padEnd(6)} ${c.name}: ${c.detail}`);
+  const lines = r.checks.map((c) => `${(c.ok ? (c.warn ? '[warn]' : '[ok]') : '[FAIL]').padEnd(6)} ${c.name}: ${c.detail}`);
   const failed = r.checks.filter((c) => !c.ok).length;
   const total = r.checks.length;
-  lines.push(failed === 0 ? `All ${total} checks passed.` : `${failed} of ${total} checks failed.`);
+  const warned = r.checks.filter((c) => c.ok && c.warn).length;
+  const warnings = warned === 0 ? '' : ` (${warned} with a warning)`;
+  lines.push(failed === 0 ? `All ${total} checks passed${warnings}.` : `${failed} of ${total} checks failed.`);
   return lines.join('\n') + '\n';
 }
 
@@ -102,6 +107,18 @@ function storeCheck(status: Outcome<ServerStatus>): CheckResult {
   const pending = pendingWriteBack > 0 ? `; ${pendingWriteBack} ${pendingWriteBack === 1 ? 'snapshot waits' : 'snapshots wait'} to be written back` : '';
   if (!redisUp) return { name, ok: false, detail: `Redis is configured but down: this replica translates from memory${pending}` };
   return { name, ok: true, detail: `Redis is up${pending}` };
+}
+
+/**
+ * Names the implicit global workspace as such: a warning, not a failure, since it is the
+ * default and a single-team mesh may want it; the operator should know what it allows.
+ */
+function workspacesCheck(status: Outcome<ServerStatus>): CheckResult[] {
+  const name = 'workspaces';
+  if (!status.ok || status.value.workspaces === undefined) return [];
+  const { mode, names, notice } = status.value.workspaces;
+  if (mode === 'implicit-global') return [{ name, ok: true, warn: true, detail: `implicit global workspace: ${notice ?? 'no Workspace is defined'}; define Workspaces with --workspaces-file to scope each team` }];
+  return [{ name, ok: true, detail: `${names.length} defined (${names.join(', ')})` }];
 }
 
 function clusterChecks(clusters: Outcome<ClusterView[]>, replica: string, now: Date): CheckResult[] {

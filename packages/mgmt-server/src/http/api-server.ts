@@ -10,6 +10,7 @@ import type { SharedHeldOutputs } from '../shared-held-outputs.ts';
 import type { OutputHub } from '../output-hub.ts';
 import type { ClusterRegistry, ClusterUpdate, RevocationResponse } from '@meshrelay/registry';
 import type { TranslationLoop } from '../translation-loop.ts';
+import type { WorkspacesView } from '../workspaces-file.ts';
 import { clusterView } from './cluster-view.ts';
 import { registerRequestGuard } from './request-guard.ts';
 import { listResources, parseResourceFilter } from './resource-view.ts';
@@ -35,6 +36,8 @@ export interface ApiDeps {
   readonly allowedHosts: ReadonlySet<string>;
   readonly logger: Logger;
   readonly ready: () => boolean;
+  /** The Workspaces the server runs with; the implicit global workspace is named as such. */
+  readonly workspaces: WorkspacesView;
 }
 
 const NAME_PARAMS = {
@@ -109,6 +112,7 @@ export function buildApiServer(deps: ApiDeps) {
     store: deps.store.health(),
     translation: deps.loop.status(),
     clusters: deps.registry.list().length,
+    workspaces: deps.workspaces,
   }));
 
   app.get('/api/v1/safe-mode', async () => safeModeView(deps.loop, deps.contributions));
