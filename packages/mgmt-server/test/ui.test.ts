@@ -2,6 +2,9 @@
 // server: banners appear and go away as the server's state changes, without a
 // reload. Screenshots land in test-artifacts/ui/ for a human look.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import type { Page } from 'playwright-core';
 import { openBrowserPage, saveScreenshot, statusFixture, waitFor } from '@meshrelay/testkit';
@@ -260,4 +263,27 @@ test('given the Resources view open, when a config with a good RouteTable and an
   assert.match(routeCells[6] ?? '', /^VirtualService bookinfo\/\S+ → cluster-a$/);
   assert.match(await page.locator('#resources-title').innerText(), /Resources \(2\)\s+1 not applied as written/);
   await screenshot(page, 'resources-view');
+});
+
+test('given no --workspaces-file, then a notice names the implicit global workspace and what it allows; with Workspaces defined there is none', async (t) => {
+  const implicit = await startTestServer(t);
+  const page = await openPage(t, implicit);
+  const banner = page.locator('#workspaces-banner');
+  await banner.waitFor({ state: 'visible', timeout: UI_TIMEOUT_MS });
+  assert.equal(await banner.getAttribute('role'), 'status');
+  const text = await banner.innerText();
+  assert.match(text, /Implicit global workspace: no Workspace is defined/);
+  assert.match(text, /any cluster can define routes for any host, including other clusters' \*\.cluster\.local Services, and AccessPolicies every cluster applies/);
+  assert.match(text, /--workspaces-file FILE/);
+  await screenshot(page, 'implicit-global-workspace');
+
+  const dir = mkdtempSync(join(tmpdir(), 'meshrelay-ui-workspaces-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'workspaces.yaml');
+  writeFileSync(file, 'apiVersion: admin.gloo.solo.io/v2\nkind: Workspace\nmetadata: { name: team-a, namespace: gloo-mesh }\nspec:\n  workloadClusters: [{ name: east }]\n');
+  const defined = await startTestServer(t, ['--workspaces-file', file]);
+  const scoped = await openPage(t, defined);
+  await scoped.locator('#replica').filter({ hasText: 'test-0' }).waitFor({ timeout: UI_TIMEOUT_MS });
+  await waitFor(async () => (await apiGet<{ workspaces: { mode: string } }>(defined, '/api/v1/status')).workspaces.mode === 'defined', { message: 'the status to name the defined workspaces' });
+  assert.equal(await scoped.locator('#workspaces-banner').isVisible(), false);
 });

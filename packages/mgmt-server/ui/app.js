@@ -225,6 +225,7 @@ function render() {
     renderSafeMode(safeMode, clusters);
     renderHeld(held);
     renderStaleContributions(safeMode.staleContributions ?? []);
+    renderWorkspaces(status.workspaces);
     renderClusters(clusters, safeMode, held);
     renderResources(state.data.resources);
     renderSnapshotView();
@@ -337,6 +338,23 @@ function renderStaleContributions(stale) {
         ' input ', h('code', { title: entry.inputHash }, short(entry.inputHash)), ` (generation ${entry.generation}), carried since `, when(entry.since), '.'),
       h('p', null, 'Let it go: ', command(`meshctl cluster forget-contribution ${entry.cluster}`))))),
   ]);
+}
+
+/** The server's notice as a sentence: capital first, full stop last. */
+function sentence(text) {
+  return text === '' ? '' : `${text[0].toUpperCase()}${text.slice(1)}${text.endsWith('.') ? '' : '.'}`;
+}
+
+// Without Workspaces every cluster speaks for every other: say so while it lasts.
+function renderWorkspaces(workspaces) {
+  const el = $('workspaces-banner');
+  const implicit = workspaces?.mode === 'implicit-global';
+  el.hidden = !implicit;
+  update(el, implicit ? workspaces : null, () => implicit ? [
+    h('h2', { id: 'workspaces-title' }, 'Implicit global workspace: no Workspace is defined'),
+    h('p', null, sentence(workspaces.notice ?? '')),
+    h('p', null, 'Define Workspaces in a file and start the server with ', command('--workspaces-file FILE'), ' to give each team its own namespaces and names.'),
+  ] : []);
 }
 
 function renderClusters(clusters, safeMode, held) {
