@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { Command, Option } from 'commander';
 import { DNS_LABEL, MeshrelayError, parseByteSize, parseDuration } from '@meshrelay/api';
 import { assertAdminToken } from './admin-credential.ts';
+import { assertRedisConfig } from './redis-endpoint-config.ts';
 
 /** The management server's one typed configuration, from flags and environment variables. */
 export interface ServerConfig {
@@ -15,6 +16,17 @@ export interface ServerConfig {
   readonly metricsPort: number;
   readonly stateDir: string;
   readonly redisUrl: string | undefined;
+  /** Sentinels (host:port) to ask for the primary; with redisSentinelMaster instead of redisUrl. */
+  readonly redisSentinels: readonly string[];
+  readonly redisSentinelMaster: string | undefined;
+  readonly redisSentinelPasswordFile: string | undefined;
+  readonly redisUsername: string | undefined;
+  readonly redisPasswordFile: string | undefined;
+  readonly redisTls: boolean;
+  readonly redisTlsCaFile: string | undefined;
+  readonly redisTlsCertFile: string | undefined;
+  readonly redisTlsKeyFile: string | undefined;
+  readonly redisTlsServerName: string | undefined;
   readonly replicaName: string;
   readonly trustDomain: string;
   readonly serverHosts: readonly string[];
@@ -87,6 +99,16 @@ const SPECS: readonly Spec[] = [
   { key: 'metricsPort', flag: 'metrics-port', env: 'MESHRELAY_METRICS_PORT', kind: 'port', default: '9091', description: 'Prometheus /metrics port' },
   { key: 'stateDir', flag: 'state-dir', env: 'MESHRELAY_STATE_DIR', kind: 'string', default: '.meshrelay/server', description: 'durable state: cluster registry, token hashes, relay CA, VIP allocations' },
   { key: 'redisUrl', flag: 'redis-url', env: 'REDIS_URL', kind: 'string', description: 'Redis shared by all replicas (e.g. redis://127.0.0.1:6379); unset = memory only' },
+  { key: 'redisSentinels', flag: 'redis-sentinels', env: 'MESHRELAY_REDIS_SENTINELS', kind: 'list', default: '', description: 'Redis Sentinel processes to ask for the primary (host:port, comma-separated); with --redis-sentinel-master, instead of --redis-url' },
+  { key: 'redisSentinelMaster', flag: 'redis-sentinel-master', env: 'MESHRELAY_REDIS_SENTINEL_MASTER', kind: 'string', description: 'name the sentinels monitor the primary under (sentinel monitor NAME ...)' },
+  { key: 'redisSentinelPasswordFile', flag: 'redis-sentinel-password-file', env: 'MESHRELAY_REDIS_SENTINEL_PASSWORD_FILE', kind: 'string', description: 'file holding the sentinels\' password (requirepass of the sentinels), e.g. a mounted Secret' },
+  { key: 'redisUsername', flag: 'redis-username', env: 'MESHRELAY_REDIS_USERNAME', kind: 'string', description: 'Redis ACL user (default: the URL\'s, else "default")' },
+  { key: 'redisPasswordFile', flag: 'redis-password-file', env: 'MESHRELAY_REDIS_PASSWORD_FILE', kind: 'string', description: 'file holding the Redis password (e.g. a mounted Secret); wins over a password in --redis-url' },
+  { key: 'redisTls', flag: 'redis-tls', env: 'MESHRELAY_REDIS_TLS', kind: 'bool', default: 'false', description: 'speak TLS to Redis and the sentinels (a rediss:// URL implies it)' },
+  { key: 'redisTlsCaFile', flag: 'redis-tls-ca-file', env: 'MESHRELAY_REDIS_TLS_CA_FILE', kind: 'string', description: 'CA bundle (PEM) that verifies Redis\'s certificate; unset = the system\'s roots' },
+  { key: 'redisTlsCertFile', flag: 'redis-tls-cert-file', env: 'MESHRELAY_REDIS_TLS_CERT_FILE', kind: 'string', description: 'client certificate (PEM) for a Redis that asks for one; with --redis-tls-key-file' },
+  { key: 'redisTlsKeyFile', flag: 'redis-tls-key-file', env: 'MESHRELAY_REDIS_TLS_KEY_FILE', kind: 'string', description: 'private key (PEM) of --redis-tls-cert-file' },
+  { key: 'redisTlsServerName', flag: 'redis-tls-server-name', env: 'MESHRELAY_REDIS_TLS_SERVER_NAME', kind: 'string', description: 'name Redis\'s certificate is checked against when it differs from the host dialled' },
   { key: 'replicaName', flag: 'replica-name', env: 'POD_NAME', kind: 'string', default: `${hostname()}-${process.pid}`, description: 'this replica\'s name (the "pod" label on metrics)' },
   { key: 'trustDomain', flag: 'trust-domain', env: 'MESHRELAY_TRUST_DOMAIN', kind: 'string', default: 'meshrelay.local', description: 'SPIFFE trust domain of relay client certificates' },
   { key: 'serverHosts', flag: 'server-hosts', env: 'MESHRELAY_SERVER_HOSTS', kind: 'list', default: '', description: 'extra DNS names/IPs for the relay server certificate (comma-separated)' },
@@ -229,8 +251,6 @@ export function parseServerConfig(argv: readonly string[], env: NodeJS.ProcessEn
     throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', '--admin-token (MESHRELAY_ADMIN_TOKEN) and --admin-token-file (MESHRELAY_ADMIN_TOKEN_FILE): give one, not both');
   }
   if (config.adminToken !== undefined) assertAdminToken(config.adminToken, '--admin-token (MESHRELAY_ADMIN_TOKEN)');
-  if (config.redisUrl !== undefined && !/^rediss?:\/\//.test(config.redisUrl)) {
-    throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `--redis-url (REDIS_URL): "${config.redisUrl}" must start with redis:// or rediss://`);
-  }
+  assertRedisConfig(config);
   return Object.freeze(config);
 }

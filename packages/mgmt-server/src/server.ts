@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { GRPC_STATUS, patchLimits } from '@meshrelay/api';
 import { generateKeyPairAsync, issueServerCertificate, type CaBundle } from '@meshrelay/certs';
 import { createMemorySnapshotStore, createRedisSnapshotStore, type SnapshotStore } from '@meshrelay/store';
+import { loadRedisEndpoint, redisConfigured } from './redis-endpoint-config.ts';
 import { createIstioValidator, type OutputValidator } from '@meshrelay/translator';
 import type { AdminCredential } from './admin-credential.ts';
 import { CarriedContributions } from './carried-contributions.ts';
@@ -77,8 +78,10 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
   const serverCert = issueServerCertificate(ca, { hosts, lifetimeSeconds: SERVER_CERT_LIFETIME_SECONDS, now: now(), keyPair: await serverKey });
 
   let store: SnapshotStore;
-  if (config.redisUrl) {
-    store = createRedisSnapshotStore({ url: config.redisUrl, replicaId: config.replicaName, logger: log });
+  if (redisConfigured(config)) {
+    // Unreadable credential or certificate files stop the start here, naming the flag.
+    const endpoint = await loadRedisEndpoint(config);
+    store = createRedisSnapshotStore({ url: config.redisUrl ?? '', endpoint, replicaId: config.replicaName, logger: log });
   } else {
     log.warn('no REDIS_URL: running memory-only; inputs are not shared between replicas and are lost on restart');
     store = createMemorySnapshotStore();
@@ -197,7 +200,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
 
   // Agents reconnecting after a restart resume by the version Redis holds: answered before the
   // store's first connection, each would be refused and send its whole input again.
-  if (config.redisUrl) await firstRedisConnection(store, REDIS_START_WAIT_MS, log);
+  if (redisConfigured(config)) await firstRedisConnection(store, REDIS_START_WAIT_MS, log);
   const relay = await startRelayServer(ctx, {
     host: config.relayHost,
     port: config.relayPort,
@@ -235,7 +238,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
   log.info({ adminToken: durable.admin.location }, `admin credential (every /api/v1 call needs it as a bearer token): ${durable.admin.location}`);
   log.info({
     relayHost: config.relayHost, relayPort: relay.port, httpHost: config.httpHost, httpPort, metricsHost: config.metricsHost, metricsPort,
-    registry: config.registry, stateDir: config.stateDir, redis: config.redisUrl ? 'on' : 'off',
+    registry: config.registry, stateDir: config.stateDir, redis: redisConfigured(config) ? 'on' : 'off',
   }, 'management server started');
 
   return {

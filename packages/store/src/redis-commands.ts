@@ -1,9 +1,12 @@
 import { Redis } from 'ioredis';
+import { endpointClientOptions, usesSentinel, type RedisEndpoint } from './redis-endpoint.ts';
 import { parseInputVersion, type InputVersion } from './input-version.ts';
 import type { Raw } from './redis-codec.ts';
 
 export interface RedisClientOptions {
+  /** Ignored when `endpoint` names sentinels. */
   readonly url: string;
+  readonly endpoint?: RedisEndpoint;
   readonly connectionName: string;
   readonly commandTimeoutMs: number;
   readonly maxReconnectDelayMs: number;
@@ -16,7 +19,8 @@ export interface RedisClientOptions {
  * The store writes back what Redis missed itself, on 'ready'.
  */
 export function createRedisClient(options: RedisClientOptions): Redis {
-  return new Redis(options.url, {
+  const clientOptions = {
+    ...endpointClientOptions(options.endpoint),
     connectionName: options.connectionName,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
@@ -24,7 +28,8 @@ export function createRedisClient(options: RedisClientOptions): Redis {
     autoResubscribe: false,
     commandTimeout: options.commandTimeoutMs,
     retryStrategy: (attempt: number) => Math.min(50 * 2 ** Math.min(attempt, 16), options.maxReconnectDelayMs),
-  });
+  };
+  return usesSentinel(options.endpoint) ? new Redis(clientOptions) : new Redis(options.url, clientOptions);
 }
 
 /**

@@ -2,10 +2,13 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { parseChangeMessage } from './input-change.ts';
 import { createRedisClient } from './redis-commands.ts';
+import type { RedisEndpoint } from './redis-endpoint.ts';
 import type { InputChangedEvent } from './snapshot-store.ts';
 
 export interface RedisLinkOptions {
   readonly url: string;
+  /** Sentinel, credentials, TLS (see RedisEndpoint). */
+  readonly endpoint?: RedisEndpoint;
   readonly replicaId: string;
   /** The channel of "input changed" messages. */
   readonly channel: string;
@@ -48,7 +51,7 @@ export class RedisLink {
   constructor(options: RedisLinkOptions, events: RedisLinkEvents) {
     this.#options = options;
     this.#events = events;
-    const clientOptions = { url: options.url, commandTimeoutMs: options.commandTimeoutMs, maxReconnectDelayMs: options.maxReconnectDelayMs };
+    const clientOptions = { url: options.url, endpoint: options.endpoint, commandTimeoutMs: options.commandTimeoutMs, maxReconnectDelayMs: options.maxReconnectDelayMs };
     this.command = createRedisClient({ ...clientOptions, connectionName: `meshrelay-store-${options.replicaId}` });
     // A multi-MiB write queued behind others needs longer than a small command; a hung Redis still ends it.
     this.bulk = createRedisClient({ ...clientOptions, commandTimeoutMs: options.commandTimeoutMs * BULK_TIMEOUT_FACTOR, connectionName: `meshrelay-store-${options.replicaId}-bulk` });

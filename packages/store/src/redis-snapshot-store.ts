@@ -9,11 +9,14 @@ import { MutationMarks } from './mutation-marks.ts';
 import { InputParts, decodeInputParts } from './redis-input-parts.ts';
 import { OutputParts, decodeOutputParts } from './redis-output-parts.ts';
 import { RedisLink } from './redis-link.ts';
+import { usesSentinel, type RedisEndpoint } from './redis-endpoint.ts';
 import type { HealthListener, InputChangedEvent, InputChangedListener, SnapshotStore, StoreHealth } from './snapshot-store.ts';
 
 export interface RedisStoreOptions {
-  /** `redis://host:port[/db]`. */
+  /** `redis://host:port[/db]`; may be empty when `endpoint` names sentinels. */
   readonly url: string;
+  /** Sentinel, credentials, TLS; its values win over the URL's. */
+  readonly endpoint?: RedisEndpoint;
   /** This management replica's id: written with each value and on each change message. */
   readonly replicaId: string;
   /** Prefix of every key and channel; default 'meshrelay'. */
@@ -34,10 +37,10 @@ export interface RedisStoreOptions {
  * redis-output-parts.ts); a format-1 value at `<prefix>:input:<cluster>` or
  * `<prefix>:output:<cluster>` is still read. Channel `<prefix>:input-changed`.
  * Connects in the background: the store is usable at once, and health says when Redis is up.
- * Throws MESHRELAY_ERR_INVALID_CONFIG when url or replicaId is empty.
+ * Throws MESHRELAY_ERR_INVALID_CONFIG when replicaId is empty, or url is and no sentinels are named.
  */
 export function createRedisSnapshotStore(options: RedisStoreOptions): SnapshotStore {
-  if (options.url === '') throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', 'redis store: url is empty');
+  if (options.url === '' && !usesSentinel(options.endpoint)) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', 'redis store: url is empty');
   if (options.replicaId === '') throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', 'redis store: replicaId is empty');
   return new RedisSnapshotStore(options);
 }
@@ -92,6 +95,7 @@ class RedisSnapshotStore implements SnapshotStore {
     this.#link = new RedisLink(
       {
         url: options.url,
+        ...(options.endpoint !== undefined ? { endpoint: options.endpoint } : {}),
         replicaId: options.replicaId,
         channel: this.#keys.inputChannel,
         commandTimeoutMs: options.commandTimeoutMs ?? 2000,
