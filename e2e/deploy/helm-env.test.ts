@@ -23,7 +23,7 @@ const AGENT_UNMAPPED = [
 ];
 /** Variables whose value the chart derives (paths, names, the downward API) rather than copies from one value. */
 const SERVER_DERIVED = [
-  'POD_NAME', 'REDIS_URL', 'MESHRELAY_NAMESPACE', 'MESHRELAY_STATE_DIR', 'MESHRELAY_SERVER_HOSTS', 'MESHRELAY_ADVERTISE_ADDRESS', 'MESHRELAY_HTTP_ALLOWED_HOSTS',
+  'POD_NAME', 'REDIS_URL', 'MESHRELAY_REDIS_TLS_KEY_FILE', 'MESHRELAY_NAMESPACE', 'MESHRELAY_STATE_DIR', 'MESHRELAY_SERVER_HOSTS', 'MESHRELAY_ADVERTISE_ADDRESS', 'MESHRELAY_HTTP_ALLOWED_HOSTS',
 ];
 const AGENT_DERIVED = [
   'MESHRELAY_AGENT_REPLICA_ID', 'MESHRELAY_AGENT_LEASE_NAMESPACE', 'MESHRELAY_AGENT_TOKEN_FILE', 'MESHRELAY_AGENT_ROOT_CA_FILE',
@@ -82,6 +82,19 @@ const SERVER_MAPPINGS: readonly Mapping[] = [
   ['glooMgmtServer.adminToken.secretName', 'meshrelay-admin', 'MESHRELAY_ADMIN_TOKEN_FILE', '/etc/meshrelay/admin-token/token'],
   ['glooMgmtServer.logLevel', 'debug', 'MESHRELAY_LOG_LEVEL', 'debug'],
   ['redis.external.url', 'redis://cache.example.org:6379', 'REDIS_URL', 'redis://cache.example.org:6379'],
+  ['redis.external.username', 'meshrelay', 'MESHRELAY_REDIS_USERNAME', 'meshrelay'],
+  ['redis.external.passwordSecret.name', 'redis-auth', 'MESHRELAY_REDIS_PASSWORD_FILE', '/etc/meshrelay/redis-password/password'],
+  ['redis.external.tls.enabled', true, 'MESHRELAY_REDIS_TLS', 'true'],
+  ['redis.external.tls.secretName', 'redis-tls', 'MESHRELAY_REDIS_TLS_CA_FILE', '/etc/meshrelay/redis-tls/ca.crt'],
+  ['redis.external.tls.clientCertificate', true, 'MESHRELAY_REDIS_TLS_CERT_FILE', '/etc/meshrelay/redis-tls/tls.crt'],
+  ['redis.external.tls.serverName', 'redis.example.org', 'MESHRELAY_REDIS_TLS_SERVER_NAME', 'redis.example.org'],
+];
+
+/** Sentinel replaces the URL, so its values render in a second sample. */
+const SERVER_SENTINEL_MAPPINGS: readonly Mapping[] = [
+  ['redis.external.sentinel.hosts', ['s1.example.org:26379', '[fd00::1]:26379'], 'MESHRELAY_REDIS_SENTINELS', 's1.example.org:26379,[fd00::1]:26379'],
+  ['redis.external.sentinel.masterName', 'mymaster', 'MESHRELAY_REDIS_SENTINEL_MASTER', 'mymaster'],
+  ['redis.external.sentinel.passwordSecret.name', 'sentinel-auth', 'MESHRELAY_REDIS_SENTINEL_PASSWORD_FILE', '/etc/meshrelay/redis-sentinel-password/password'],
 ];
 
 const AGENT_COMMON_MAPPINGS: readonly Mapping[] = [
@@ -175,10 +188,19 @@ for (const [sample, { mappings, base }] of Object.entries(AGENT_SAMPLES)) {
   });
 }
 
+test('given the Redis Sentinel values set to a sample, when the chart renders, then they replace REDIS_URL and the server accepts them', async () => {
+  const env = await serverEnv(valuesOf(SERVER_SENTINEL_MAPPINGS, SERVER_BASE));
+  for (const [path, , name, expected] of SERVER_SENTINEL_MAPPINGS) assert.equal(env.get(name), expected, `${path} -> ${name}`);
+  assert.equal(env.has('REDIS_URL'), false, 'the sentinels name the primary; no URL beside them');
+  const config = parseServerConfig([], asProcessEnv(env));
+  assert.deepEqual(config.redisSentinels, ['s1.example.org:26379', '[fd00::1]:26379']);
+});
+
 test('given the server container, when its variables are compared with meshrelay-server, then each is an option it reads and each option is mapped', async () => {
   const env = await serverEnv(valuesOf(SERVER_MAPPINGS, SERVER_BASE));
-  assert.deepEqual([...env.keys()].filter((name) => !SERVER_ENV.has(name)), [], 'the chart sets variables meshrelay-server does not read');
-  const unmapped = [...SERVER_ENV.keys()].filter((name) => !env.has(name) && !SERVER_UNMAPPED.includes(name));
+  const sentinelEnv = await serverEnv(valuesOf(SERVER_SENTINEL_MAPPINGS, SERVER_BASE));
+  assert.deepEqual([...env.keys(), ...sentinelEnv.keys()].filter((name) => !SERVER_ENV.has(name)), [], 'the chart sets variables meshrelay-server does not read');
+  const unmapped = [...SERVER_ENV.keys()].filter((name) => !env.has(name) && !sentinelEnv.has(name) && !SERVER_UNMAPPED.includes(name));
   assert.deepEqual(unmapped, [], 'meshrelay-server options without a chart value');
   const mapped = new Set([...SERVER_MAPPINGS.map((m) => m[2]), ...SERVER_DERIVED]);
   assert.deepEqual([...env.keys()].filter((name) => !mapped.has(name)), [], 'variables set by the chart without a mapping in this test');

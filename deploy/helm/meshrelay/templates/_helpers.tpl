@@ -99,6 +99,73 @@ host, and relay.serverHosts. The certificate must name whatever host an agent di
 {{- $hosts | uniq | join "," -}}
 {{- end -}}
 
+{{/*
+How the server reaches Redis, as EnvVars: the embedded Redis Service, or an external Redis by URL
+(or URL Secret) or through Sentinel, with credentials and TLS files from mounted Secrets.
+*/}}
+{{- define "meshrelay.redisEnv" -}}
+{{- $x := .Values.redis.external -}}
+{{- if and (not .Values.redis.deploy) $x.sentinel.hosts }}
+- name: MESHRELAY_REDIS_SENTINELS
+  value: {{ join "," $x.sentinel.hosts | quote }}
+- name: MESHRELAY_REDIS_SENTINEL_MASTER
+  value: {{ required "redis.external.sentinel.masterName is required with redis.external.sentinel.hosts" $x.sentinel.masterName | quote }}
+{{- if $x.sentinel.passwordSecret.name }}
+- name: MESHRELAY_REDIS_SENTINEL_PASSWORD_FILE
+  value: {{ printf "%s/%s" (include "meshrelay.redisSentinelPasswordDir" .) $x.sentinel.passwordSecret.key | quote }}
+{{- end }}
+{{- else }}
+{{ include "meshrelay.redisUrlEnv" . }}
+{{- end }}
+{{- if not .Values.redis.deploy }}
+{{- if $x.username }}
+- name: MESHRELAY_REDIS_USERNAME
+  value: {{ $x.username | quote }}
+{{- end }}
+{{- if $x.passwordSecret.name }}
+- name: MESHRELAY_REDIS_PASSWORD_FILE
+  value: {{ printf "%s/%s" (include "meshrelay.redisPasswordDir" .) $x.passwordSecret.key | quote }}
+{{- end }}
+{{- if $x.tls.enabled }}
+- name: MESHRELAY_REDIS_TLS
+  value: "true"
+{{- if $x.tls.secretName }}
+- name: MESHRELAY_REDIS_TLS_CA_FILE
+  value: {{ printf "%s/ca.crt" (include "meshrelay.redisTlsDir" .) | quote }}
+{{- if $x.tls.clientCertificate }}
+- name: MESHRELAY_REDIS_TLS_CERT_FILE
+  value: {{ printf "%s/tls.crt" (include "meshrelay.redisTlsDir" .) | quote }}
+- name: MESHRELAY_REDIS_TLS_KEY_FILE
+  value: {{ printf "%s/tls.key" (include "meshrelay.redisTlsDir" .) | quote }}
+{{- end }}
+{{- end }}
+{{- if $x.tls.serverName }}
+- name: MESHRELAY_REDIS_TLS_SERVER_NAME
+  value: {{ $x.tls.serverName | quote }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end -}}
+{{- define "meshrelay.redisPasswordDir" -}}/etc/meshrelay/redis-password{{- end -}}
+{{- define "meshrelay.redisSentinelPasswordDir" -}}/etc/meshrelay/redis-sentinel-password{{- end -}}
+{{- define "meshrelay.redisTlsDir" -}}/etc/meshrelay/redis-tls{{- end -}}
+
+{{/* The Secret volumes of the Redis credentials and TLS files (external Redis only), as "name: secret" pairs. */}}
+{{- define "meshrelay.redisSecretVolumes" -}}
+{{- $x := .Values.redis.external -}}
+{{- if not .Values.redis.deploy }}
+{{- if and $x.sentinel.hosts $x.sentinel.passwordSecret.name }}
+- {{ list "redis-sentinel-password" $x.sentinel.passwordSecret.name (include "meshrelay.redisSentinelPasswordDir" .) | join "|" }}
+{{- end }}
+{{- if $x.passwordSecret.name }}
+- {{ list "redis-password" $x.passwordSecret.name (include "meshrelay.redisPasswordDir" .) | join "|" }}
+{{- end }}
+{{- if and $x.tls.enabled $x.tls.secretName }}
+- {{ list "redis-tls" $x.tls.secretName (include "meshrelay.redisTlsDir" .) | join "|" }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
 {{/* REDIS_URL as an EnvVar: the embedded Redis Service, an external URL, or a Secret. */}}
 {{- define "meshrelay.redisUrlEnv" -}}
 - name: REDIS_URL

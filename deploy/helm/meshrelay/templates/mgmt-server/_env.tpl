@@ -10,7 +10,7 @@ kubeconfig and its context (the pod's service account is the credential) and MES
   valueFrom:
     fieldRef:
       fieldPath: metadata.name
-{{ include "meshrelay.redisUrlEnv" . }}
+{{ include "meshrelay.redisEnv" . }}
 - name: MESHRELAY_RELAY_HOST
   value: {{ $s.relay.host | quote }}
 - name: MESHRELAY_RELAY_PORT
