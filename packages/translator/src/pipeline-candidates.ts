@@ -21,7 +21,7 @@ import { buildVirtualService, type RouteContext } from './virtual-service.ts';
 import type { VirtualDestinationModel } from './virtual-destinations.ts';
 import { isolationDeny, isolationOutputs, scopeCandidates, type ScopeCache } from './workspace-outputs.ts';
 import type { WorkspaceModel, WorkspaceSettingsSpec } from './workspaces.ts';
-import { groupByName, type ByName } from './workspace-names.ts';
+import { groupByName, homeFirst, type ByName } from './workspace-names.ts';
 
 export interface CandidateContext {
   readonly input: TranslationInput;
@@ -183,7 +183,8 @@ export function* candidateOutputs(name: string, ctx: CandidateContext): Generato
       .flatMap((ws) => isolationOutputs(owners.get(ws.source) ?? '', consumer, indexByName, model, contexts).map((r) => stable(sourced(r, ws.source)))),
   ];
   const reads = { consumer: name, world: ctx.routeWorld, index: index ? memo.id(index) : 0 };
-  return scopeKept(all, reads, ctx.scopeDecisions, (list) => scopeCandidates(list, name, index, model, owners, ctx.ownerObjects, ctx.scopeCache));
+  const scoped = scopeKept(all, reads, ctx.scopeDecisions, (list) => scopeCandidates(list, name, index, model, owners, ctx.ownerObjects, ctx.scopeCache));
+  return homeFirst(scoped, name, model.defined, model.workspaceOf, (source) => owners.get(source));
 }
 
 /** The deny-by-default outputs of a security resource in one cluster (cached per run). */

@@ -28,3 +28,36 @@ export function ownFirst<T>(list: readonly T[] | undefined, home: string | undef
   if (!list || list.length === 0) return undefined;
   return list.find((item) => workspaceOf(item) === (home ?? '')) ?? list.find(usable) ?? list[0];
 }
+
+/** What `homeFirst` reads of an output: the resource and the source that owns it (first). */
+interface Candidate {
+  readonly resource: { readonly kind: string; readonly metadata: { readonly name: string; readonly namespace?: string } };
+  readonly sources: readonly string[];
+}
+
+/**
+ * Orders same-named outputs for `consumer` so the one from the workspace owning their namespace
+ * there comes first (the first is kept): an imported resource never replaces the output of a
+ * resource the consumer's own workspace defines under the same name. Without a clash, or
+ * without workspaces, the list is returned as it is.
+ */
+export function homeFirst<T extends Candidate>(list: readonly T[], consumer: string, defined: boolean, workspaceOf: (cluster: string, namespace: string) => string | undefined, ownerOf: (source: string) => string | undefined): readonly T[] {
+  if (!defined) return list;
+  const firstAt = new Map<string, number>();
+  let out: T[] | undefined;
+  list.forEach((s, i) => {
+    const key = `${s.resource.kind}/${s.resource.metadata.namespace ?? ''}/${s.resource.metadata.name}`;
+    const first = firstAt.get(key);
+    if (first === undefined) {
+      firstAt.set(key, i);
+      return;
+    }
+    const home = workspaceOf(consumer, s.resource.metadata.namespace ?? '');
+    const current = (out ?? list)[first] as T;
+    if (ownerOf(s.sources[0] ?? '') !== home || ownerOf(current.sources[0] ?? '') === home) return;
+    out ??= [...list];
+    out[first] = s;
+    out[i] = current;
+  });
+  return out ?? list;
+}

@@ -69,6 +69,21 @@ describe('workspace names', { timeout: 120_000 }, () => {
     assert.deepEqual((entry?.spec as { hosts?: string[] } | undefined)?.hosts, ['reviews.global']);
   });
 
+  it("given team-a importing team-b's VirtualDestinations, when team-b defines team-a's VirtualDestination name, then cluster-a keeps its own and team-b's is reported", () => {
+    const { perCluster, input } = rowSix();
+    const settings = (name: string, namespace: string, spec: object): Resource => ({ apiVersion: 'admin.gloo.solo.io/v2', kind: 'WorkspaceSettings', metadata: { name, namespace }, spec });
+    const mesh = new Map(perCluster);
+    mesh.set('cluster-a', [...(perCluster.get('cluster-a') ?? []), settings('team-a', 'bookinfo', { importFrom: [{ workspaces: [{ name: 'team-b' }] }] })]);
+    mesh.set('apps-b', [...(perCluster.get('apps-b') ?? []), settings('team-b', 'web', { exportTo: [{ workspaces: [{ name: 'team-a' }] }] })]);
+    const result = translate({ ...input, inputs: snapshotsOf(mesh) }, validator);
+    const entry = result.outputs.get('cluster-a')?.resources.find((r) => r.kind === 'ServiceEntry');
+    assert.deepEqual((entry?.spec as { hosts?: string[] } | undefined)?.hosts, ['reviews.global']);
+    assert.equal(statusOf(result, 'VirtualDestination/bookinfo/reviews-global@cluster-a')?.approval, 'ACCEPTED');
+    const imported = statusOf(result, 'VirtualDestination/bookinfo/reviews-global@apps-b');
+    assert.equal(imported?.approval, 'WARNING');
+    assert.match(imported?.message ?? '', /output ServiceEntry\.networking\.istio\.io\/v1 bookinfo\/reviews-global-vd in cluster cluster-a is also produced by another resource/);
+  });
+
   it('given the row-six inputs, when the incremental engine runs them after another world, then its result is the full translation byte for byte', async () => {
     const { perCluster, input } = rowSix();
     const engine = new IncrementalTranslator(validator);
