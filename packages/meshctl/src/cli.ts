@@ -10,6 +10,7 @@ import { addGetCommand } from './commands/get.ts';
 import { addOutputCommands } from './commands/output.ts';
 import { addSafeModeCommands } from './commands/safe-mode.ts';
 import { addSnapshotCommands } from './commands/snapshot.ts';
+import { addXdsCommands } from './commands/xds.ts';
 import { ApiError, describeFailure } from './http-client.ts';
 
 /** Exit codes: 0 success, 1 the server or the machine failed the request (or a check failed), 2 the command line is wrong. */
@@ -66,6 +67,7 @@ function buildProgram(ctx: CliContext, holdHelp: (text: string) => void): Comman
   addOutputCommands(program, ctx);
   addSnapshotCommands(program, ctx);
   addDashboardCommand(program, ctx);
+  addXdsCommands(program, ctx);
   addDebugCommands(program, ctx, VERSION);
   return program;
 }

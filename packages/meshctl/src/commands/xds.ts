@@ -1,0 +1,124 @@
+import { InvalidArgumentError, type Command } from 'commander';
+import { MeshrelayError, isRecord } from '@meshrelay/api';
+import type { CliContext } from '../cli-context.ts';
+import { formatAge, renderTable, shortHash } from '../format.ts';
+
+/** The gRPC xDS bootstrap a proxyless workload reads (GRPC_XDS_BOOTSTRAP or GRPC_XDS_BOOTSTRAP_CONFIG). */
+export interface XdsBootstrap {
+  readonly xds_servers: readonly { readonly server_uri: string; readonly channel_creds: readonly { readonly type: string }[]; readonly server_features: readonly string[] }[];
+  readonly node: { readonly id: string; readonly locality?: { readonly region: string; readonly zone?: string; readonly sub_zone?: string } };
+}
+
+function parseAgentAddress(value: string): string {
+  if (!/^[^\s/]+:\d{1,5}$/.test(value) || Number(value.slice(value.lastIndexOf(':') + 1)) > 65_535) {
+    throw new InvalidArgumentError(`"${value}" is not host:port (the agent's --xds-host/--xds-port)`);
+  }
+  return value;
+}
+
+function parseLocality(value: string): readonly string[] {
+  const parts = value.split('/');
+  if (parts.length > 3 || parts.some((p) => p === '' || /\s/.test(p))) throw new InvalidArgumentError(`"${value}" is not region[/zone[/subzone]]`);
+  return parts;
+}
+
+/**
+ * A ready bootstrap: the agent's ADS address over plaintext (the workload-facing channel
+ * stays on loopback or the pod, as istio-agent's does), xDS v3, the node id and locality.
+ * The locality decides which endpoints the workload prefers when failover is configured.
+ */
+export function buildXdsBootstrap(agentAddress: string, nodeId: string, locality?: readonly string[]): XdsBootstrap {
+  const [region, zone, subZone] = locality ?? [];
+  return {
+    xds_servers: [{ server_uri: agentAddress, channel_creds: [{ type: 'insecure' }], server_features: ['xds_v3'] }],
+    node: {
+      id: nodeId,
+      ...(region !== undefined ? { locality: { region, ...(zone !== undefined ? { zone } : {}), ...(subZone !== undefined ? { sub_zone: subZone } : {}) } } : {}),
+    },
+  };
+}
+
+/** One connected proxy as an agent's GET /xds/proxies reports it. */
+export interface ProxyRow {
+  readonly nodeId: string;
+  readonly locality: string;
+  readonly subscribed: Readonly<Record<string, readonly string[]>>;
+  readonly acked: Readonly<Record<string, string>>;
+  readonly nacks: number;
+  readonly lastNack: { readonly type: string; readonly reason: string; readonly at: string } | undefined;
+}
+
+/** Reads the agent's answer (an array, or `{proxies: [...]}`) leniently into rows; throws when it is neither. */
+export function parseProxies(body: unknown): ProxyRow[] {
+  const list = Array.isArray(body) ? body : isRecord(body) && Array.isArray(body['proxies']) ? body['proxies'] : undefined;
+  if (list === undefined) throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', 'the agent answered /xds/proxies with something that is not a list of proxies');
+  return list.filter(isRecord).map((p) => {
+    const loc = isRecord(p['locality']) ? p['locality'] : {};
+    const locality = [loc['region'], loc['zone'], loc['subZone'] ?? loc['sub_zone']].filter((x) => typeof x === 'string' && x !== '').join('/');
+    const acked = isRecord(p['acked']) ? p['acked'] : isRecord(p['ackedVersion']) ? p['ackedVersion'] : {};
+    const nack = isRecord(p['lastNack']) ? p['lastNack'] : undefined;
+    return {
+      nodeId: typeof p['nodeId'] === 'string' ? p['nodeId'] : '',
+      locality,
+      subscribed: isRecord(p['subscribed']) ? (p['subscribed'] as Record<string, string[]>) : {},
+      acked: acked as Record<string, string>,
+      nacks: typeof p['nacks'] === 'number' ? p['nacks'] : 0,
+      lastNack: nack ? { type: String(nack['type'] ?? nack['typeUrl'] ?? ''), reason: String(nack['reason'] ?? ''), at: String(nack['at'] ?? '') } : undefined,
+    };
+  });
+}
+
+const TYPES = ['lds', 'rds', 'cds', 'eds'];
+
+/** A table: node, locality, subscribed counts and ACKed version per type, NACKs and the last one's reason. */
+export function renderProxies(rows: readonly ProxyRow[], now: Date): string {
+  if (rows.length === 0) return 'No proxies are connected to this agent.\n';
+  return renderTable(
+    ['NODE', 'LOCALITY', ...TYPES.map((t) => t.toUpperCase()), 'NACKS', 'LAST NACK'],
+    rows.map((r) => [
+      r.nodeId,
+      r.locality === '' ? '-' : r.locality,
+      ...TYPES.map((t) => (r.subscribed[t] === undefined ? '-' : `${r.subscribed[t]?.length ?? 0}@${shortHash(r.acked[t] || '-', 8)}`)),
+      String(r.nacks),
+      r.lastNack ? `${r.lastNack.type.split('.').pop() ?? ''} ${formatAge(r.lastNack.at, now)} ago: ${r.lastNack.reason}` : '-',
+    ]),
+  );
+}
+
+async function fetchProxies(agentUrl: string, timeoutMs: number): Promise<unknown> {
+  const url = `${agentUrl.replace(/\/+$/, '')}/xds/proxies`;
+  let res: Response;
+  try {
+    res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+  } catch (err) {
+    throw new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', `cannot reach the agent at ${url}: ${(err as Error).message}`, { cause: err });
+  }
+  if (!res.ok) throw new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', `the agent answered ${url} with HTTP ${res.status}`);
+  return res.json();
+}
+
+/** Adds `xds bootstrap` and `proxy list`. */
+export function addXdsCommands(program: Command, ctx: CliContext): void {
+  const xds = program.command('xds').description("proxyless gRPC workloads and the agent's xDS server");
+  xds
+    .command('bootstrap')
+    .description('print a gRPC xDS bootstrap (JSON) for a workload: set GRPC_XDS_BOOTSTRAP_CONFIG to it and dial xds:///<host>:<port>')
+    .requiredOption('--agent-address <host:port>', "the agent's xDS address (its --xds-host:--xds-port)", parseAgentAddress)
+    .requiredOption('--node-id <id>', 'the workload\'s node id (any string; istio-style sidecar~<ip>~<pod>.<ns>~<ns>.svc.cluster.local)')
+    .option('--locality <region/zone>', 'where the workload runs: region[/zone[/subzone]] (decides locality failover)', parseLocality)
+    .action((flags: { agentAddress: string; nodeId: string; locality?: readonly string[] }) => {
+      ctx.printJson(buildXdsBootstrap(flags.agentAddress, flags.nodeId, flags.locality));
+    });
+
+  const proxy = program.command('proxy').description('proxies connected to an agent over xDS');
+  proxy
+    .command('list')
+    .description("connected proxies of one agent: node id, locality, subscribed names and ACKed version per type, NACKs (reads the agent's health port)")
+    .requiredOption('--agent <url>', "the agent's health/status URL, e.g. http://127.0.0.1:9977 (the management server does not carry proxy lists yet)")
+    .action(async (flags: { agent: string }, cmd: Command) => {
+      const g = ctx.globals(cmd);
+      const rows = parseProxies(await fetchProxies(flags.agent, g.timeoutMs));
+      if (g.output === 'json') return ctx.printJson(rows);
+      ctx.print(renderProxies(rows, ctx.now()));
+    });
+}
