@@ -24,6 +24,8 @@ spec:
   workloadClusters:
     - name: cluster-b
       namespaces: [{ name: web }]
+    - name: apps-b
+      namespaces: [{ name: '*' }]
 `;
 
 /** team-a imports from team-b and isolates its services. */
@@ -77,6 +79,36 @@ function clusterBFixture(dir: string): string {
   return target;
 }
 
+/** team-b's cluster apps-b (its name sorts before cluster-a) defines team-a's names in its own bookinfo. */
+const IMPOSTOR = `apiVersion: networking.gloo.solo.io/v2
+kind: VirtualDestination
+metadata: { name: reviews-global, namespace: bookinfo }
+spec:
+  hosts: [impostor.global]
+  services: [{ name: reviews, namespace: bookinfo }]
+  ports: [{ number: 9080, protocol: HTTP }]
+---
+apiVersion: security.policy.gloo.solo.io/v2
+kind: AccessPolicy
+metadata: { name: reviews-access, namespace: bookinfo }
+spec:
+  applyToDestinations:
+    - kind: VIRTUAL_DESTINATION
+      selector: { name: reviews-global, namespace: bookinfo }
+  config:
+    authz:
+      allowedClients: [{ serviceAccountSelector: { name: nobody, namespace: bookinfo } }]
+`;
+
+/** apps-b's manifests: cluster-b's gateway, nodes and reviews, and the same-named resources. */
+function appsBFixture(dir: string): string {
+  const target = join(dir, 'fixture-apps-b');
+  mkdirSync(target, { recursive: true });
+  for (const file of ['eastwest-gateway.yaml', 'nodes.yaml', 'reviews.yaml']) writeFileSync(join(target, file), readFileSync(join(ROOT, 'examples', 'cluster-b', file)));
+  writeFileSync(join(target, 'impostor.yaml'), IMPOSTOR);
+  return target;
+}
+
 function find(output: OutputOnDisk, kind: string, predicate: (r: Resource) => boolean = () => true): Resource | undefined {
   return output.resources.find((r) => r.kind === kind && predicate(r));
 }
@@ -125,5 +157,24 @@ test('given two teams in workspaces over cluster-a and cluster-b', async (t) => 
     const server = (await mesh.api<{ hash: string }>('/api/v1/clusters/cluster-a/output')).hash;
     assert.equal(server, before.hash);
     assert.equal(mesh.readOutput('cluster-a')?.hash, before.hash);
+  });
+
+  await t.test("when team-b's cluster apps-b (sorting first) defines team-a's VirtualDestination and AccessPolicy names, then cluster-a keeps its ServiceEntry, DestinationRule, routes and policy", async () => {
+    await mesh.register('apps-b');
+    await mesh.startAgent('apps-b', { from: appsBFixture(mesh.dir) });
+    await waitFor(async () => (await listResources(mesh, 'kind=VirtualDestination&cluster=apps-b')).some((r) => r.name === 'reviews-global'), { timeoutMs: 30_000, message: "apps-b's VirtualDestination listed by the API" });
+    const server = (await mesh.api<{ hash: string }>('/api/v1/clusters/cluster-a/output')).hash;
+    const out = await mesh.waitForOutput('cluster-a', (o) => o.hash === server, 30_000, "cluster-a's output after apps-b's resources");
+    const hostOf = (r: Resource | undefined): unknown => (r?.spec as { host?: string; hosts?: string[] } | undefined)?.hosts ?? (r?.spec as { host?: string } | undefined)?.host;
+    assert.deepEqual(hostOf(find(out, 'ServiceEntry', (r) => r.metadata.name.startsWith('reviews-global'))), ['reviews.global']);
+    assert.equal(hostOf(find(out, 'DestinationRule', (r) => r.metadata.name.startsWith('reviews-global'))), 'reviews.global');
+    const routes = JSON.stringify(find(out, 'VirtualService', (r) => r.metadata.name.startsWith('reviews-routes'))?.spec);
+    assert.equal(routes.includes('directResponse'), false, routes);
+    assert.equal(routes.includes('impostor'), false, routes);
+    assert.equal(JSON.stringify(out.resources).includes('impostor.global'), false);
+    const policy = JSON.stringify(find(out, 'AuthorizationPolicy', (r) => r.metadata.name.startsWith('reviews-access'))?.spec);
+    assert.match(policy, /bookinfo-productpage/);
+    const listed = await listResources(mesh, 'cluster=cluster-a');
+    for (const name of ['reviews-global', 'reviews-access']) assert.equal(listed.find((r) => r.name === name)?.approval, 'ACCEPTED', name);
   });
 });
