@@ -7,6 +7,7 @@ import { createAgentMetrics, type AgentMetrics } from './observability/agent-met
 import type { AgentConfig } from './config.ts';
 import type { DiscoveryProvider } from './discovery/discovery-provider.ts';
 import { HealthServer, type AgentStatus } from './health-server.ts';
+import { XdsFeed } from './xds/xds-feed.ts';
 import { LeaderDuties } from './leader/leader-duties.ts';
 import { createAgentElector } from './leader/leader-election.ts';
 import { LeaderTermProvider } from './leader/leader-term-provider.ts';
@@ -43,6 +44,7 @@ export class Agent {
   readonly #duties: LeaderDuties;
   readonly #accessLog: AccessLogSink;
   readonly #statuses: StatusReporter;
+  readonly #xds: XdsFeed;
   #started = false;
 
   constructor(config: AgentConfig, logger: Logger, tuning: AgentTuning = {}) {
@@ -90,7 +92,16 @@ export class Agent {
         },
       },
     });
+    this.#xds = new XdsFeed({
+      cluster,
+      port: config.xdsPort ?? 0,
+      host: config.xdsHost ?? '127.0.0.1',
+      ...(config.xdsSocket !== undefined ? { socket: config.xdsSocket } : {}),
+      registry: this.#metrics.registry,
+      logger,
+    });
     this.#provider.onSnapshot((snapshot) => {
+      this.#xds.discovered(snapshot.resources);
       this.#metrics.inputGeneration.set(snapshot.generation);
       this.#relay.snapshotAvailable();
     });
@@ -99,6 +110,7 @@ export class Agent {
       host: tuning.healthHost ?? config.healthHost ?? '0.0.0.0',
       status: () => this.status(),
       registry: this.#metrics.registry,
+      xdsProxies: () => this.#xds.proxies(),
     });
     this.#accessLog = new AccessLogSink({
       port: config.accessLogPort,
@@ -144,6 +156,7 @@ export class Agent {
     this.#started = true;
     await this.#health.start();
     await this.#accessLog.start();
+    await this.#xds.start();
     // Without an election this starts the duties at once (and rejects on failure); with one, when the lease is won.
     await this.#duties.start();
     const { cluster, leaderElection } = this.#config;
@@ -154,6 +167,7 @@ export class Agent {
   async stop(): Promise<void> {
     await this.#duties.stop();
     await this.#accessLog.stop();
+    await this.#xds.stop();
     await this.#health.stop();
     this.#logger.info({ cluster: this.#config.cluster }, 'relay agent stopped');
   }
@@ -164,9 +178,11 @@ export class Agent {
    * Stops early once `stillLeading()` turns false.
    */
   async #startLeaderDuties(stillLeading: () => boolean): Promise<void> {
-    await this.#writer.restore();
+    const restored = await this.#writer.restore();
+    if (restored !== undefined) this.#xds.output(restored.resources);
     if (!stillLeading()) return;
     await this.#provider.start();
+    if (this.#provider.current !== undefined) this.#xds.discovered(this.#provider.current.resources);
     this.#metrics.inputGeneration.set(this.#provider.current?.generation ?? 0);
     if (stillLeading()) this.#relay.start();
   }
@@ -203,6 +219,7 @@ export class Agent {
     const changed = await this.#writer.apply({ cluster, hash: output.hash, provenance: output.provenance, resources: output.resources });
     const fields = { cluster, hash: output.hash, resources: output.resources.length, provenance: output.provenance };
     if (changed) {
+      this.#xds.output(output.resources);
       this.#metrics.outputsApplied.inc();
       this.#logger.info(fields, 'output applied');
     } else {

@@ -62,6 +62,12 @@ export interface AgentConfig {
   readonly accessLogPort: number;
   /** Address the access-log sink listens on (default 0.0.0.0: the cluster's sidecars send to it over the pod network). */
   readonly accessLogHost?: string;
+  /** Port of the aggregated xDS server for proxyless gRPC clients (0 = off unless --xds-socket is set). */
+  readonly xdsPort?: number;
+  /** Default 127.0.0.1: the clients run on this node; set the pod IP to serve the cluster. */
+  readonly xdsHost?: string;
+  /** A Unix socket the xDS server listens on as well (or alone). */
+  readonly xdsSocket?: string;
   /** How replicas of one cluster pick the one that relays: not at all (`none`), a lease file, or a Kubernetes Lease. */
   readonly leaderElection: LeaderElectionMode;
   /** Required with `--leader-election file`; every replica of the cluster names the same file. */
@@ -116,6 +122,9 @@ const OPTIONS: readonly OptionSpec[] = [
   { flags: '--max-snapshot-bytes <size>', description: 'largest snapshot sent or accepted: a size (16MiB, 64MiB) or bare bytes; 64MiB holds a tier L output (~47 MiB)', defaultValue: '64MiB' },
   { flags: '--access-log-port <port>', description: 'port of the Envoy gRPC access-log sink served by every replica: plaintext, takes access logs and only counts them into /metrics (0 = random)', defaultValue: '9978' },
   { flags: '--access-log-host <host>', description: "address the access-log sink listens on (the cluster's sidecars reach it over the pod network; 127.0.0.1 when none send to it)", defaultValue: '0.0.0.0' },
+  { flags: '--xds-port <port>', description: 'port of the aggregated xDS server (plaintext) proxyless gRPC clients read routes and endpoints from (0 = off)', defaultValue: '0' },
+  { flags: '--xds-host <host>', description: 'address the xDS server listens on', defaultValue: '127.0.0.1' },
+  { flags: '--xds-socket <path>', description: 'Unix socket the xDS server listens on, with or without --xds-port' },
   { flags: '--leader-election <mode>', description: `how replicas elect the one that relays (${LEADER_ELECTION_MODES.join('|')})`, defaultValue: 'none' },
   { flags: '--lease-file <path>', description: 'lease file shared by the replicas (required with --leader-election file)' },
   { flags: '--lease-name <name>', description: 'name of the coordination.k8s.io Lease (default: meshrelay-agent-<cluster>)' },
@@ -217,10 +226,16 @@ export function validateAgentOptions(values: OptionValues, fieldName: FieldNamer
     maxSnapshotBytes: field('maxSnapshotBytes', 'max-snapshot-bytes', parseByteSize, 64 * 1024 * 1024),
     accessLogPort: field('accessLogPort', 'access-log-port', (raw) => parseWholeNumber(raw, 0, 65_535), 9978),
     accessLogHost: field('accessLogHost', 'access-log-host', parseListenHost, '0.0.0.0'),
+    xdsPort: field('xdsPort', 'xds-port', (raw) => parseWholeNumber(raw, 0, 65_535), 0),
+    xdsHost: field('xdsHost', 'xds-host', parseListenHost, '127.0.0.1'),
+    ...(optionalText(values['xdsSocket']) !== undefined ? { xdsSocket: optionalText(values['xdsSocket']) as string } : {}),
     ...leaderElectionOptions(values, fieldName, problems, cluster),
   };
   if (config.accessLogPort !== 0 && config.accessLogPort === config.healthPort) {
     problems.push(`${fieldName('accessLogPort', 'access-log-port')}: ${config.accessLogPort} is already --health-port`);
+  }
+  if (config.xdsPort !== undefined && config.xdsPort !== 0 && (config.xdsPort === config.healthPort || config.xdsPort === config.accessLogPort)) {
+    problems.push(`${fieldName('xdsPort', 'xds-port')}: ${config.xdsPort} is already --health-port or --access-log-port`);
   }
   if (config.heartbeatTimeoutMs <= config.heartbeatIntervalMs) {
     problems.push(`${fieldName('heartbeatTimeout', 'heartbeat-timeout')}: must be longer than --heartbeat-interval (${config.heartbeatIntervalMs} ms)`);

@@ -31,6 +31,8 @@ export interface HealthServerOptions {
   readonly host?: string;
   readonly status: () => AgentStatus;
   readonly registry: Registry;
+  /** What `GET /xds/proxies` lists: the proxies on the agent's ADS server (empty when it is off). */
+  readonly xdsProxies?: () => readonly unknown[];
 }
 
 /**
@@ -97,6 +99,8 @@ export class HealthServer {
         return this.#ready(res);
       case '/status':
         return send(res, 200, statusBody(this.#opts.status()));
+      case '/xds/proxies':
+        return send(res, 200, this.#opts.xdsProxies?.() ?? []);
       case '/metrics': {
         const body = await this.#opts.registry.metrics();
         res.writeHead(200, { 'content-type': this.#opts.registry.contentType });

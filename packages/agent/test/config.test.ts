@@ -43,6 +43,8 @@ test('given only the required flags, when parsed, then every default applies', (
       maxSnapshotBytes: 64 * 1024 * 1024,
       accessLogPort: 9978,
       accessLogHost: '0.0.0.0',
+      xdsPort: 0,
+      xdsHost: '127.0.0.1',
       leaderElection: 'none',
       leaseName: 'meshrelay-agent-east',
       leaseNamespace: 'gloo-mesh',

@@ -1,0 +1,72 @@
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { Resource } from '@meshrelay/api';
+import { AdsServer } from './ads-server.ts';
+import type { ProxyStatus } from './ads-stream.ts';
+
+export interface XdsFeedOptions {
+  readonly cluster: string;
+  readonly port: number;
+  readonly host: string;
+  readonly socket?: string;
+  readonly registry: Registry;
+  readonly logger: Logger;
+}
+
+/**
+ * Feeds the ADS server from what the agent holds: the applied output (restored at
+ * start, so proxies are served while the relay is down) and the cluster's own
+ * discovered Services, EndpointSlices, Pods and Nodes. Off unless a port or a socket is set.
+ */
+export class XdsFeed {
+  readonly #opts: XdsFeedOptions;
+  readonly #server: AdsServer | undefined;
+  #output: readonly Resource[] = [];
+  #discovered: readonly Resource[] = [];
+
+  constructor(opts: XdsFeedOptions) {
+    this.#opts = opts;
+    const enabled = opts.port !== 0 || opts.socket !== undefined;
+    this.#server = enabled
+      ? new AdsServer({ ...(opts.port !== 0 ? { port: opts.port, host: opts.host } : {}), ...(opts.socket !== undefined ? { socket: opts.socket } : {}), registry: opts.registry, logger: opts.logger })
+      : undefined;
+  }
+
+  get server(): AdsServer | undefined {
+    return this.#server;
+  }
+
+  async start(): Promise<void> {
+    await this.#server?.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.#server?.stop();
+  }
+
+  /** A new applied output (or the one restored at start). */
+  output(resources: readonly Resource[]): void {
+    this.#output = resources;
+    this.#refresh();
+  }
+
+  /** A new discovered snapshot of the cluster. */
+  discovered(resources: readonly Resource[]): void {
+    this.#discovered = resources;
+    this.#refresh();
+  }
+
+  proxies(): ProxyStatus[] {
+    return this.#server?.proxies() ?? [];
+  }
+
+  #refresh(): void {
+    if (this.#server === undefined) return;
+    try {
+      this.#server.updateFrom({ cluster: this.#opts.cluster, output: this.#output, discovered: this.#discovered });
+    } catch (err) {
+      // A translation failure keeps the last good config served; the next input retries.
+      this.#opts.logger.error({ err }, 'xds translation failed; the last good config stays served');
+    }
+  }
+}
