@@ -16,7 +16,7 @@ export const DEFAULT_HOST_SUFFIX = 'mesh.internal';
 const PROTOCOLS = ['http2', 'https', 'http', 'grpc', 'mongo', 'tls', 'tcp'] as const;
 
 /** Istio's protocol selection by port name prefix (`http-web` is HTTP); TCP when unnamed. */
-function protocolOf(port: ServicePort): string {
+export function protocolOf(port: ServicePort): string {
   const prefix = port.name.split('-')[0] ?? '';
   const known = PROTOCOLS.find((p) => p === prefix);
   return (known ?? 'tcp').toUpperCase();

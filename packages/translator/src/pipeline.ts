@@ -12,6 +12,7 @@ import type { AccessContext } from './authorization-policy.ts';
 import { indexCluster, type ClusterIndex } from './cluster-index.ts';
 import { emitSteps, type ClusterEmit } from './emit.ts';
 import { federatedDestinations } from './federation.ts';
+import { clusterDestinationDemands, clusterDestinations } from './cluster-destinations.ts';
 import type { VirtualDestinationSpec } from './gloo-types.ts';
 import { buildInventory, type Owned } from './inventory.ts';
 import type { OutputValidator } from './istio-validator.ts';
@@ -136,10 +137,10 @@ export function* translationSteps(input: TranslationInput, validator: OutputVali
   reportEmptySelectors(ownedGloo, input.workspaces ?? [], managed, model, knownNames, problems);
   const { workspaces: owners, objects: ownerObjects } = sourceOwners(inventory, settings, model);
   const federated = settings.flatMap((ws) => (owners.has(ws.source) ? federatedDestinations(ws, owners.get(ws.source) ?? '', indexes) : []));
-  const models = yield* resolveAll([...inventory.virtualDestinations, ...federated], indexes, model, workspaceKey, memo, problems);
+  const models = yield* resolveAll([...inventory.virtualDestinations, ...federated, ...clusterDestinations(inventory.routeTables, indexes)], indexes, model, workspaceKey, memo, problems);
   const modelByKey = groupByName(models, (m) => m.key);
   const accessCtx: AccessContext = { indexes, virtualDestinations: models, clusters: [...contexts.values()], workspaceOf: model.workspaceOf, problems };
-  const demands = collectSubsets(inventory.routeTables, problems);
+  const demands = new Map([...collectSubsets(inventory.routeTables, problems), ...clusterDestinationDemands(inventory.routeTables)]);
   const shared = (yield* sharedOutputs(inventory, models, demands, accessCtx, problems)).map((s) => stableSourced(memo, 'shared', s));
   const lookup: DestinationLookup = (rt, ref) => {
     if (ref.kind === 'VIRTUAL_DESTINATION') {

@@ -15,6 +15,7 @@ import { escapeRegex, routePolicyFields, type RoutePolicySet } from './route-pol
 import type { ClusterContext } from './service-entry.ts';
 import type { VirtualDestinationModel } from './virtual-destinations.ts';
 import { fillWeights } from './weights.ts';
+import { clusterDestinationName, isRemoteServiceRef } from './cluster-destinations.ts';
 import { ownFirst, type ByName } from './workspace-names.ts';
 
 /** Where a reference without namespace or cluster is resolved from: the resource that makes it. */
@@ -135,7 +136,22 @@ function resolveExternalService(rt: Home, ref: DestinationReference, ctx: RouteC
   return { host };
 }
 
+/**
+ * A Service in another named cluster is reached through the implicit VirtualDestination built
+ * for it (see cluster-destinations.ts): the local host's endpoints are only this cluster's.
+ */
+function resolveRemoteService(rt: Home, ref: DestinationReference, ctx: RouteContext): Resolved {
+  const service = resolveService(rt, ref, ctx);
+  if ('error' in service) return service;
+  const namespace = ref.ref.namespace ?? rt.namespace;
+  const name = clusterDestinationName(ref.ref.name, ref.ref.cluster as string);
+  const vd = ctx.virtualDestinations.get(objectKey(namespace, name))?.[0];
+  if (!vd) return { error: `Service ${objectKey(namespace, ref.ref.name)} not found in cluster ${String(ref.ref.cluster)}` };
+  return { host: vd.hosts[0] as string, ...(service.port !== undefined ? { port: service.port } : {}) };
+}
+
 export function resolveDestination(rt: Home, ref: DestinationReference, ctx: RouteContext): Resolved {
+  if (isRemoteServiceRef(ref, ctx.consumer.name)) return resolveRemoteService(rt, ref, ctx);
   switch (ref.kind ?? 'SERVICE') {
     case 'VIRTUAL_DESTINATION':
       return resolveVirtualDestination(rt, ref, ctx);
@@ -207,7 +223,9 @@ function httpRoute(rt: Owned<RouteTableSpec>, route: HttpRoute, index: number, p
     const ok = r as { host: string; port?: number };
     const destination: Record<string, unknown> = { host: ok.host };
     if (ok.port !== undefined) destination['port'] = { number: ok.port };
-    const labels = subsetLabels(refs[i] as DestinationReference);
+    const ref = refs[i] as DestinationReference;
+    // The host of a Service in another cluster holds only that cluster's endpoints: no cluster label to select by.
+    const labels = isRemoteServiceRef(ref, ctx.consumer.name) ? { ...(ref.subset ?? {}) } : subsetLabels(ref);
     if ((refs[i]?.kind ?? 'SERVICE') !== 'EXTERNAL_SERVICE' && Object.keys(labels).length > 0) destination['subset'] = subsetName(labels);
     return refs.length > 1 ? { destination, weight: weights[i] } : { destination };
   });
