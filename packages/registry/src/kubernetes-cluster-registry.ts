@@ -19,7 +19,7 @@
 // outside the server (kubectl, meshctl), so N replicas do not race for it.
 
 import {
-  PatchStrategy, makeInformer, setHeaderOptions, type Informer, type KubeConfig, type KubernetesListObject, type ObjectCache,
+  makeInformer, type Informer, type KubeConfig, type KubernetesListObject, type ObjectCache,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import {
@@ -36,6 +36,7 @@ import {
   kubeFailure, readTokenRecord, registryApis, tokenSecretName, type KubernetesClusterObject, type KubernetesRegistryApis,
 } from './kubernetes-objects.ts';
 import { revokeClusterInKubernetes } from './kubernetes-revocation.ts';
+import { changeClusterSpec } from './kubernetes-spec-change.ts';
 import { KubernetesTokenRotation } from './kubernetes-token-rotation.ts';
 import { tokenMatches } from './tokens.ts';
 
@@ -201,20 +202,11 @@ class KubernetesClusterRegistry implements ClusterRegistry {
   }
 
   async update(name: string, update: ClusterUpdate): Promise<KubernetesCluster> {
-    this.#require(name);
-    const { namespace } = this.#opts;
-    const spec = Object.fromEntries(Object.entries(update).filter(([, v]) => v !== undefined));
-    assertClusterSpec(spec);
-    try {
-      const patched = await this.#apis.custom.patchNamespacedCustomObject(
-        { ...KUBERNETES_CLUSTER_API, namespace, name, body: { spec } },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-      ) as KubernetesClusterObject;
-      this.#observe(patched);
-    } catch (err) {
-      if (kubeErrorCode(err) === 404) throw new MeshrelayError('MESHRELAY_ERR_CLUSTER_NOT_FOUND', `cluster "${name}" is not registered`, { cause: err });
-      throw kubeFailure(err, `patch KubernetesCluster ${namespace}/${name}`);
-    }
+    const { metadata } = this.#require(name);
+    const fields = Object.fromEntries(Object.entries(update).filter(([, v]) => v !== undefined));
+    assertClusterSpec(fields);
+    const written = await changeClusterSpec(this.#apis, this.#opts.namespace, { name, uid: metadata.uid }, (spec) => ({ ...spec, ...fields }));
+    this.#observe(written);
     return this.#require(name);
   }
 
