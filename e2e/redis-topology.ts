@@ -1,12 +1,11 @@
 // Real Redis topologies for end-to-end tests: a primary with a replica watched by three Sentinel
-// processes, and a TLS-only Redis with a password and client certificates. Every process is a
+// processes (`redis-server --sentinel`: the redis-server package is all they need), and a TLS-only Redis with a password and client certificates. Every process is a
 // real redis-server; every one is stopped and every directory removed through the test context.
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
-import { freePort, spawnProcess, waitFor, type ProcessHandle } from '@meshrelay/testkit';
+import { createTestPki, freePort, spawnProcess, waitFor, type ProcessHandle } from '@meshrelay/testkit';
 
 const READY = /Ready to accept connections/;
 export const SENTINEL_MASTER = 'meshrelay-primary';
@@ -63,7 +62,7 @@ export async function startSentinelTopology(t: TestContext): Promise<SentinelTop
       `sentinel parallel-syncs ${SENTINEL_MASTER} 1`,
       '',
     ].join('\n'));
-    sentinels.push(await startRedis(t, `redis-sentinel-${i}:${port}`, [conf, '--sentinel']));
+    sentinels.push(await startRedis(t, `sentinel-${i}:${port}`, [conf, '--sentinel']));
     ports.push(port);
   }
   for (const sentinel of sentinels) {
@@ -87,18 +86,16 @@ export interface TlsRedis {
 
 /**
  * A redis-server that listens on TLS only (`--port 0 --tls-port P`), asks every client for a
- * certificate signed by its CA, and requires a password. Certificates come from openssl: a CA, a
- * server certificate for localhost and 127.0.0.1, and a client certificate.
+ * certificate signed by its CA, and requires a password. Certificates come from the project's own
+ * PKI fixtures: a CA, a server certificate for localhost and 127.0.0.1, and a client certificate.
  */
 export async function startTlsRedis(t: TestContext): Promise<TlsRedis> {
   const dir = tempDir(t, 'meshrelay-redis-tls-');
   const f = (name: string) => join(dir, name);
-  const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-  ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', f('ca.key'), '-out', f('ca.crt'), '-days', '1', '-subj', '/CN=redis test CA');
-  for (const [name, ext] of [['server', 'subjectAltName=DNS:localhost,IP:127.0.0.1'], ['client', 'extendedKeyUsage=clientAuth']] as const) {
-    ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', f(`${name}.key`), '-out', f(`${name}.csr`), '-subj', `/CN=${name}`);
-    writeFileSync(f(`${name}.ext`), `${ext}\n`);
-    ssl('x509', '-req', '-in', f(`${name}.csr`), '-CA', f('ca.crt'), '-CAkey', f('ca.key'), '-CAcreateserial', '-out', f(`${name}.crt`), '-days', '1', '-extfile', f(`${name}.ext`));
+  const pki = createTestPki({ clusters: ['redis-client'] });
+  const client = pki.clientCerts['redis-client']!;
+  for (const [name, pem] of [['ca.crt', pki.ca.certPem], ['server.crt', pki.serverCert.certPem], ['server.key', pki.serverCert.keyPem], ['client.crt', client.certPem], ['client.key', client.keyPem]] as const) {
+    writeFileSync(f(name), pem, { mode: 0o600 });
   }
   const password = 'a-redis-password-from-a-file';
   writeFileSync(f('password'), `${password}\n`, { mode: 0o600 });
