@@ -107,6 +107,8 @@ export class TranslationLoop {
   readonly #engine: IncrementalTranslator;
   /** Last good outputs of security resources, fed back so a broken AccessPolicy fails closed. */
   #securityOutputs: ReadonlyMap<string, readonly ProducedOutput[]> = new Map();
+  /** Which cluster's definition of each Gloo name was used, fed back so a clash keeps it. */
+  #nameOwners: ReadonlyMap<string, string> = new Map();
   /** What the last completed run translated. */
   #lastRun: RunInputs | undefined;
   readonly #statusListeners = new Set<(s: TranslationStatus) => void>();
@@ -264,10 +266,11 @@ export class TranslationLoop {
       return;
     }
     const end = this.#o.metrics.translationDuration.startTimer();
-    const input = { inputs, clusters: infos, vips, previousSecurityOutputs: this.#securityOutputs, workspaces: this.#o.workspaces ?? [] };
+    const input = { inputs, clusters: infos, vips, previousSecurityOutputs: this.#securityOutputs, previousNameOwners: this.#nameOwners, workspaces: this.#o.workspaces ?? [] };
     const result = await this.#engine.run(input);
     end();
     this.#securityOutputs = result.securityOutputs;
+    this.#nameOwners = result.nameOwners;
     this.#o.metrics.translationProblems.set(result.problems.length);
     for (const problem of result.problems) this.#o.logger.warn({ ...problem }, 'translation problem');
     for (const built of result.outputs.values()) {

@@ -39,6 +39,8 @@ export interface Owned<T> {
 }
 
 export interface Inventory {
+  /** The cluster whose definition is used, by `nameOwnerKey`: pass back as `previousNameOwners`. */
+  readonly owners: ReadonlyMap<string, string>;
   readonly virtualDestinations: readonly Owned<VirtualDestinationSpec>[];
   readonly routeTables: readonly Owned<RouteTableSpec>[];
   readonly accessPolicies: readonly Owned<AccessPolicySpec>[];
@@ -94,30 +96,49 @@ function reportClash(first: Owned<unknown>, cluster: string, r: Resource, proble
   });
 }
 
+/** The key of a name in `Inventory.owners` / `previousOwners`: kind, workspace, namespace/name. */
+export function nameOwnerKey(kind: string, workspace: string, namespace: string, name: string): string {
+  return `${kind}\u0000${workspace}\u0000${namespace}/${name}`;
+}
+
 /**
- * Collects Gloo resources from `perCluster` (cluster name -> validated resources), visiting
- * clusters in sorted order so the winner of a conflict does not depend on map order.
+ * Collects Gloo resources from `perCluster` (cluster name -> validated resources). When clusters
+ * of one workspace define the same name, the cluster whose definition was used last time
+ * (`previousOwners`) keeps it, so a newcomer never replaces what was emitted; otherwise the
+ * first cluster by name is used. Clusters are visited in sorted order so the result does not
+ * depend on map order.
  */
-export function buildInventory(perCluster: ReadonlyMap<string, readonly Resource[]>, problems: ProblemSink, workspaceOf: (cluster: string, namespace: string) => string | undefined = () => ''): Inventory {
-  const byKind = new Map<KindRef, Map<string, Owned<unknown>>>(GLOO_KINDS.map((k) => [k, new Map()]));
+export function buildInventory(perCluster: ReadonlyMap<string, readonly Resource[]>, problems: ProblemSink, workspaceOf: (cluster: string, namespace: string) => string | undefined = () => '', previousOwners: ReadonlyMap<string, string> = new Map()): Inventory {
+  const defined = new Map<KindRef, Map<string, Owned<unknown>[]>>(GLOO_KINDS.map((k) => [k, new Map()]));
   for (const cluster of [...perCluster.keys()].sort()) {
     for (const r of perCluster.get(cluster) ?? []) {
       const ref = GLOO_KINDS.find((k) => isKind(r, k));
       if (!ref) continue;
-      const seen = byKind.get(ref) as Map<string, Owned<unknown>>;
       const namespace = r.metadata.namespace ?? '';
       const workspace = workspaceOf(cluster, namespace) ?? '';
-      const id = `${workspace}\u0000${namespace}/${r.metadata.name}`;
-      const first = seen.get(id);
-      if (first) {
-        reportClash(first, cluster, r, problems);
-        continue;
-      }
-      seen.set(id, { source: sourceId(r, cluster), workspace, cluster, namespace, name: r.metadata.name, labels: r.metadata.labels ?? {}, resource: r, spec: r.spec });
+      const id = nameOwnerKey(ref.kind, workspace, namespace, r.metadata.name);
+      const seen = defined.get(ref) as Map<string, Owned<unknown>[]>;
+      const list = seen.get(id) ?? [];
+      list.push({ source: sourceId(r, cluster), workspace, cluster, namespace, name: r.metadata.name, labels: r.metadata.labels ?? {}, resource: r, spec: r.spec });
+      seen.set(id, list);
     }
+  }
+  const owners = new Map<string, string>();
+  const byKind = new Map<KindRef, Map<string, Owned<unknown>>>();
+  for (const [ref, seen] of defined) {
+    const used = new Map<string, Owned<unknown>>();
+    for (const [id, list] of seen) {
+      const previous = previousOwners.get(id);
+      const winner = list.find((o) => o.cluster === previous) ?? (list[0] as Owned<unknown>);
+      for (const other of list) if (other !== winner) reportClash(winner, other.cluster, other.resource, problems);
+      used.set(id, winner);
+      owners.set(id, winner.cluster);
+    }
+    byKind.set(ref, used);
   }
   const sorted = <T>(ref: KindRef): Owned<T>[] => [...(byKind.get(ref) as Map<string, Owned<T>>).values()].sort(compareOwned);
   return {
+    owners,
     virtualDestinations: sorted<VirtualDestinationSpec>(KINDS.VirtualDestination),
     routeTables: sorted<RouteTableSpec>(KINDS.RouteTable),
     accessPolicies: sorted<AccessPolicySpec>(KINDS.AccessPolicy),

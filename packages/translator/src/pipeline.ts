@@ -133,7 +133,7 @@ export function* translationSteps(input: TranslationInput, validator: OutputVali
   }
   const indexByName = new Map(indexes.map((i) => [i.cluster, i]));
   const contexts = new Map(knownNames.map((name) => [name, clusterContext(name, infoByName.get(name), indexByName.get(name))]));
-  const inventory = buildInventory(ownedGloo, problems, model.workspaceOf);
+  const inventory = buildInventory(ownedGloo, problems, model.workspaceOf, input.previousNameOwners);
   reportEmptySelectors(ownedGloo, input.workspaces ?? [], managed, model, knownNames, problems);
   const { workspaces: owners, objects: ownerObjects } = sourceOwners(inventory, settings, model);
   const federated = settings.flatMap((ws) => (owners.has(ws.source) ? federatedDestinations(ws, owners.get(ws.source) ?? '', indexes) : []));
@@ -170,5 +170,5 @@ export function* translationSteps(input: TranslationInput, validator: OutputVali
     previous: (cluster) => memo.last<ClusterEmit>('emit', cluster),
     record: (cluster, emitted) => void memo.keep('emit', cluster, emitted, () => false),
   });
-  return { outputs: emitted.outputs, problems: problems.sorted(), statuses: book.statuses(memo), securityOutputs: emitted.securityOutputs };
+  return { outputs: emitted.outputs, problems: problems.sorted(), statuses: book.statuses(memo), securityOutputs: emitted.securityOutputs, nameOwners: inventory.owners };
 }

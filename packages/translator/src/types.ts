@@ -35,6 +35,11 @@ export interface TranslationInput {
    */
   readonly previousSecurityOutputs?: ReadonlyMap<string, readonly ProducedOutput[]>;
   /**
+   * The previous result's `nameOwners`: when clusters of one workspace define the same name, the
+   * cluster whose definition was used keeps it (the last good translation stays).
+   */
+  readonly previousNameOwners?: ReadonlyMap<string, string>;
+  /**
    * Workspaces, defined on the management plane (admin.gloo.solo.io/v2 Workspace resources).
    * None: one implicit workspace owns every namespace of every cluster.
    */
@@ -96,4 +101,6 @@ export interface TranslationResult {
   readonly statuses: readonly ResourceStatus[];
   /** The good outputs of each security-relevant resource, to pass back as `previousSecurityOutputs`. */
   readonly securityOutputs: ReadonlyMap<string, readonly ProducedOutput[]>;
+  /** The cluster whose definition of each Gloo name is used, to pass back as `previousNameOwners`. */
+  readonly nameOwners: ReadonlyMap<string, string>;
 }

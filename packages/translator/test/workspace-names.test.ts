@@ -69,6 +69,30 @@ describe('workspace names', { timeout: 120_000 }, () => {
     assert.deepEqual((entry?.spec as { hosts?: string[] } | undefined)?.hosts, ['reviews.global']);
   });
 
+  it('given one cluster of a workspace defining a name, when a cluster sorting first defines it too, then the used definition stays and the newcomer is reported', async () => {
+    const { perCluster, input } = rowSix();
+    const workspaces = (input.workspaces ?? []).map((w) => (w.metadata.name === 'team-a' ? { ...w, spec: { workloadClusters: [{ name: 'cluster-*', namespaces: [{ name: 'bookinfo' }] }] } } : w));
+    const mesh = new Map(perCluster);
+    mesh.set('cluster-c', (perCluster.get('apps-b') ?? []).filter((r) => r.kind === 'VirtualDestination' || r.kind === 'Service'));
+    const withoutA = new Map(mesh);
+    withoutA.set('cluster-a', (perCluster.get('cluster-a') ?? []).filter((r) => r.kind !== 'VirtualDestination'));
+    const hosts = (result: TranslationResult): unknown => (result.outputs.get('cluster-a')?.resources.find((r) => r.kind === 'ServiceEntry')?.spec as { hosts?: string[] } | undefined)?.hosts;
+    const before = translate({ ...input, workspaces, inputs: snapshotsOf(withoutA) }, validator);
+    assert.deepEqual(hosts(before), ['ratings.global']);
+    const next = { ...input, workspaces, inputs: snapshotsOf(mesh), previousNameOwners: before.nameOwners };
+    const after = translate(next, validator);
+    assert.deepEqual(hosts(after), ['ratings.global']);
+    const newcomer = statusOf(after, 'VirtualDestination/bookinfo/reviews-global@cluster-a');
+    assert.equal(newcomer?.approval, 'INVALID');
+    assert.match(newcomer?.message ?? '', /also defined in cluster cluster-c of workspace team-a; the definition from cluster-c is used/);
+    const kept = statusOf(after, 'VirtualDestination/bookinfo/reviews-global@cluster-c');
+    assert.equal(kept?.approval, 'WARNING');
+    assert.match(kept?.message ?? '', /also defined in cluster cluster-a of workspace team-a; this definition is used/);
+    const engine = new IncrementalTranslator(validator);
+    await engine.run({ ...input, workspaces, inputs: snapshotsOf(withoutA) });
+    assert.equal(renderResult(await engine.run(next)), renderResult(after));
+  });
+
   it("given team-a importing team-b's VirtualDestinations, when team-b defines team-a's VirtualDestination name, then cluster-a keeps its own and team-b's is reported", () => {
     const { perCluster, input } = rowSix();
     const settings = (name: string, namespace: string, spec: object): Resource => ({ apiVersion: 'admin.gloo.solo.io/v2', kind: 'WorkspaceSettings', metadata: { name, namespace }, spec });
