@@ -2,6 +2,7 @@
 // failover; and they reach a TLS-only Redis with a client certificate and a password from a file.
 // Real redis-server, redis-server --sentinel, meshrelay-server and meshrelay-agent processes.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { test } from 'node:test';
 import { waitFor } from '@meshrelay/testkit';
 import { hasResource, Mesh, virtualDestinationYaml, type ServerProc } from './mesh.ts';
@@ -75,6 +76,31 @@ test('given servers that reach Redis through Sentinel, when the primary is kille
       timeoutMs: 20_000, intervalMs: 200, message: `the promoted primary does not hold ${c}'s latest input`,
     });
   }
+});
+
+test('given servers on Sentinel, when an operator fails over while the old primary stays up, then the servers move to the new primary and keep writing there', { timeout: 180_000 }, async (t) => {
+  const topology = await startSentinelTopology(t);
+  const mesh = await Mesh.start(t, { redis: false, serverFlags: ['--redis-sentinels', topology.sentinelList, '--redis-sentinel-master', SENTINEL_MASTER] });
+  const s0 = await mesh.startServer('mgmt-0');
+  await waitForRedisUp(mesh, [s0], 'Redis (through Sentinel) is not up');
+  for (const c of CLUSTERS) await mesh.register(c);
+  for (const c of CLUSTERS) await mesh.startAgent(c, { from: c, servers: [s0] });
+  for (const c of CLUSTERS) await mesh.waitForOutput(c, (o) => o.provenance.length === CLUSTERS.length, 30_000, `first output of ${c}`);
+  const switched = topology.sentinels[0]!.waitForLine(new RegExp(`\\+switch-master ${SENTINEL_MASTER} .* 127\\.0\\.0\\.1 ${topology.replicaPort}$`), 60_000);
+  // The sentinels demote the old primary and disconnect its clients; it stays up, read-only.
+  const sentinelPort = topology.sentinelList.split(',')[0]!.split(':')[1]!;
+  execFileSync('redis-cli', ['-p', sentinelPort, 'SENTINEL', 'FAILOVER', SENTINEL_MASTER]);
+  await switched;
+  assert.ok(topology.primary.running, 'the old primary is still up');
+  mesh.writeManifest('cluster-a', 'vd-after-switch.yaml', virtualDestinationYaml('after-switch', 'after-switch.global'));
+  await waitForRedisUp(mesh, [s0], 'did not reconnect to the new primary');
+  await waitForConvergence(mesh, s0, ['after-switch']);
+  const fresh = await mesh.startServer('mgmt-fresh');
+  const held = (await clusterView(mesh, 'cluster-a', s0)).input?.hash;
+  assert.ok(held);
+  await waitFor(async () => (await clusterView(mesh, 'cluster-a', fresh)).input?.hash === held, {
+    timeoutMs: 20_000, intervalMs: 200, message: 'the new primary does not hold cluster-a\'s input written after the switch',
+  });
 });
 
 test('given a TLS-only Redis that asks for a client certificate and a password, when a server is given the CA, the client pair and a password file, then it stores inputs a second server reads back', { timeout: 180_000 }, async (t) => {
