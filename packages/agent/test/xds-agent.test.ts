@@ -1,0 +1,68 @@
+/**
+ * The agent serves xDS from what it discovered while the relay is down (headless), on its
+ * --xds-socket, and lists the connected proxy at GET /xds/proxies on its health port.
+ */
+import assert from 'node:assert/strict';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { test } from 'node:test';
+import { credentials, type ClientDuplexStream } from '@grpc/grpc-js';
+import { LISTENER_TYPE } from '@meshrelay/xds';
+import { Agent } from '../src/agent.ts';
+import { loadAdsService } from '../src/xds/ads-protos.ts';
+import type { ProxyStatus } from '../src/xds/ads-stream.ts';
+import { captureLogger, serviceYaml, tempDir } from './support/fixtures.ts';
+import { startRelay } from './support/relay-harness.ts';
+
+interface Response { version_info: string; nonce: string; resources: Record<string, unknown>[] }
+
+test('given an agent with --xds-socket and the relay down, when a proxy subscribes, then it gets the discovered Service and is listed at /xds/proxies', { timeout: 120_000 }, async (t) => {
+  const relay = await startRelay(t);
+  relay.proxy.setDown(true);
+  const root = await tempDir(t);
+  const manifestsDir = path.join(root, 'manifests');
+  await mkdir(manifestsDir);
+  await writeFile(path.join(manifestsDir, 'reviews.yaml'), serviceYaml('reviews'));
+  await writeFile(path.join(root, 'ca.pem'), relay.caPem);
+  await writeFile(path.join(root, 'token'), `${relay.token}\n`);
+  const socket = path.join(root, 'xds.sock');
+  const { logger } = captureLogger();
+  const agent = new Agent({
+    cluster: 'east', serverAddresses: [relay.address], tokenFile: path.join(root, 'token'), rootCaFile: path.join(root, 'ca.pem'),
+    manifestsDir, outputDir: path.join(root, 'output'), stateDir: path.join(root, 'state'), credentialsNamespace: 'gloo-mesh',
+    debounceMs: 20, rescanIntervalMs: 60_000, healthPort: 0, heartbeatIntervalMs: 100, heartbeatTimeoutMs: 600, logLevel: 'debug',
+    maxSnapshotBytes: 1024 * 1024, accessLogPort: 0, xdsSocket: socket, leaderElection: 'none', leaseName: 'meshrelay-agent-east',
+    leaseNamespace: 'gloo-mesh', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, replicaId: 'east-0',
+  }, logger, { backoff: { baseMs: 20, capMs: 200 }, defaultMetrics: false, healthHost: '127.0.0.1' });
+  await agent.start();
+  t.after(() => agent.stop());
+
+  const Ads = loadAdsService();
+  const client = new Ads(`unix:${socket}`, credentials.createInsecure());
+  const call = (client as unknown as { StreamAggregatedResources(): ClientDuplexStream<unknown, Response> }).StreamAggregatedResources();
+  t.after(() => {
+    call.cancel();
+    client.close();
+  });
+  call.on('error', () => undefined);
+  const first = new Promise<Response>((resolve) => call.once('data', resolve));
+  call.write({ node: { id: 'proxy-1', locality: { region: 'eu' } }, type_url: LISTENER_TYPE, resource_names: [] });
+  const lds = await first;
+  assert.deepEqual(lds.resources.map((r) => r['name']), ['reviews.bookinfo.svc.cluster.local:9080']);
+  call.write({ type_url: LISTENER_TYPE, resource_names: [], version_info: lds.version_info, response_nonce: lds.nonce });
+
+  const deadline = Date.now() + 10_000;
+  let proxies: ProxyStatus[] = [];
+  while (Date.now() < deadline) {
+    proxies = (await (await fetch(`http://127.0.0.1:${agent.healthPort}/xds/proxies`)).json()) as ProxyStatus[];
+    if (proxies[0]?.ackedVersion['lds'] === lds.version_info) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.equal(proxies.length, 1);
+  assert.equal(proxies[0]?.nodeId, 'proxy-1');
+  assert.deepEqual(proxies[0]?.subscribed, { lds: [] });
+  assert.equal(proxies[0]?.ackedVersion['lds'], lds.version_info);
+  const metrics = await (await fetch(`http://127.0.0.1:${agent.healthPort}/metrics`)).text();
+  assert.match(metrics, /meshrelay_xds_connected_proxies\{cluster="east"\} 1/);
+  assert.match(metrics, /meshrelay_xds_pushes_total\{type="lds",cluster="east"\} 1/);
+});
