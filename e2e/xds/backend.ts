@@ -1,0 +1,27 @@
+/**
+ * A real gRPC backend process: answers `Who/Ask` with its identity. Run as
+ * `node e2e/xds/backend.ts '<identity JSON>' <port>`; it binds identity.address:port and prints
+ * `backend listening <address>:<port>` once it serves. SIGTERM stops it.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { WHO_SERVICE, type Identity } from './who.ts';
+
+const identity = JSON.parse(process.argv[2] ?? '{}') as Identity;
+const port = Number(process.argv[3]);
+if (!identity.address || !Number.isInteger(port) || port <= 0) {
+  console.error('usage: backend.ts <identity JSON with cluster, version, locality, address> <port>');
+  process.exit(2);
+}
+
+const server = new grpc.Server();
+server.addService(WHO_SERVICE, {
+  Ask: (_call: grpc.ServerUnaryCall<unknown, Identity>, callback: grpc.sendUnaryData<Identity>) => callback(null, identity),
+});
+server.bindAsync(`${identity.address}:${port}`, grpc.ServerCredentials.createInsecure(), (err, bound) => {
+  if (err) {
+    console.error(`backend cannot bind ${identity.address}:${port}: ${err.message}`);
+    process.exit(1);
+  }
+  console.log(`backend listening ${identity.address}:${bound}`);
+});
+process.on('SIGTERM', () => server.tryShutdown(() => process.exit(0)));

@@ -1,0 +1,45 @@
+/**
+ * A real proxyless gRPC client process: reads its bootstrap from GRPC_XDS_BOOTSTRAP_CONFIG,
+ * registers grpc-js-xds, makes `calls` calls to `target` (e.g. xds:///reviews.bookinfo.svc.cluster.local:9080)
+ * and prints one JSON line: answers counted per backend identity, failures per gRPC status code.
+ * Usage: client.ts <target> <calls> [header=value ...]
+ */
+import * as grpc from '@grpc/grpc-js';
+import * as xds from '@grpc/grpc-js-xds';
+import { WHO_PATH, identityKey, type Identity } from './who.ts';
+
+const [target, callsText, ...headerArgs] = process.argv.slice(2);
+const calls = Number(callsText);
+if (!target || !Number.isInteger(calls) || calls <= 0) {
+  console.error('usage: client.ts <xds:///host:port> <calls> [header=value ...]');
+  process.exit(2);
+}
+xds.register();
+
+const metadata = new grpc.Metadata();
+for (const arg of headerArgs) {
+  const at = arg.indexOf('=');
+  metadata.set(arg.slice(0, at), arg.slice(at + 1));
+}
+
+const client = new grpc.Client(target, grpc.credentials.createInsecure());
+const encode = (): Buffer => Buffer.from('{}');
+const decode = (bytes: Buffer): Identity => JSON.parse(bytes.toString('utf8')) as Identity;
+
+function ask(): Promise<{ key: string } | { code: number }> {
+  return new Promise((resolve) => {
+    client.makeUnaryRequest(WHO_PATH, encode, decode, {}, metadata, { deadline: Date.now() + 10_000 }, (err, res) => resolve(err || !res ? { code: err?.code ?? -1 } : { key: identityKey(res) }));
+  });
+}
+
+const counts: Record<string, number> = {};
+const errors: Record<string, number> = {};
+// Sequential calls: each pick is the balancer's, not an artefact of concurrency.
+for (let i = 0; i < calls; i++) {
+  const r = await ask();
+  if ('key' in r) counts[r.key] = (counts[r.key] ?? 0) + 1;
+  else errors[String(r.code)] = (errors[String(r.code)] ?? 0) + 1;
+}
+console.log(JSON.stringify({ counts, errors }));
+client.close();
+process.exit(0);

@@ -1,0 +1,168 @@
+/**
+ * A test world for proxyless gRPC end to end: redis-server, a real meshrelay-server, a real
+ * agent per cluster serving xDS (`--xds-port`), real gRPC backend processes on loopback
+ * addresses (127.0.0.N, one port for all), each registered in its cluster's manifests as a
+ * ready EndpointSlice endpoint of a Pod labelled with its version, on a Node of its locality.
+ * Clients are real grpc-js-xds processes whose bootstrap points at their cluster's agent.
+ */
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import type { TestContext } from 'node:test';
+import { promisify } from 'node:util';
+import { freePort, spawnProcess, waitFor, type ProcessHandle } from '@meshrelay/testkit';
+import { Mesh } from '../mesh.ts';
+import type { Identity } from './who.ts';
+
+const run = promisify(execFile);
+const HERE = import.meta.dirname;
+export const SERVICE_PORT = 9080;
+export const NAMESPACE = 'bookinfo';
+
+export interface BackendSpec {
+  readonly service: string;
+  readonly cluster: string;
+  readonly version: string;
+  /** Last octet of its 127.0.0.N address: distinct per backend in the world. */
+  readonly octet: number;
+}
+
+export interface Backend extends BackendSpec {
+  readonly address: string;
+  proc: ProcessHandle;
+}
+
+export interface Picks {
+  readonly counts: Record<string, number>;
+  readonly errors: Record<string, number>;
+}
+
+/** Region and zone of each cluster's single Node. */
+const LOCALITY: Readonly<Record<string, { region: string; zone: string }>> = {
+  'cluster-a': { region: 'us-east', zone: 'us-east-1a' },
+  'cluster-b': { region: 'us-west', zone: 'us-west-2a' },
+};
+
+function nodeYaml(cluster: string): string {
+  const l = LOCALITY[cluster] as { region: string; zone: string };
+  return `apiVersion: v1\nkind: Node\nmetadata:\n  name: node-${cluster}\n  labels:\n    topology.kubernetes.io/region: ${l.region}\n    topology.kubernetes.io/zone: ${l.zone}\n`;
+}
+
+/** A Service, its EndpointSlice and Pods for the backends of one service in one cluster. */
+export function serviceYaml(service: string, cluster: string, backends: readonly BackendSpec[], backendPort: number): string {
+  const pod = (b: BackendSpec): string => `${service}-${b.version}-${b.octet}`;
+  const docs = [
+    `apiVersion: v1\nkind: Service\nmetadata: { name: ${service}, namespace: ${NAMESPACE}, labels: { app: ${service} } }\nspec:\n  selector: { app: ${service} }\n  ports:\n    - { name: grpc, port: ${SERVICE_PORT}, targetPort: ${backendPort}, protocol: TCP }\n`,
+    `apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata:\n  name: ${service}-slice\n  namespace: ${NAMESPACE}\n  labels: { kubernetes.io/service-name: ${service} }\naddressType: IPv4\nports:\n  - { name: grpc, port: ${backendPort}, protocol: TCP }\nendpoints:\n${backends
+      .map((b) => `  - addresses: ["127.0.0.${b.octet}"]\n    conditions: { ready: true }\n    nodeName: node-${cluster}\n    targetRef: { kind: Pod, name: ${pod(b)}, namespace: ${NAMESPACE} }\n`)
+      .join('')}`,
+    ...backends.map(
+      (b) =>
+        `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${pod(b)}\n  namespace: ${NAMESPACE}\n  labels: { app: ${service}, version: ${b.version} }\nspec: { serviceAccountName: ${service}, nodeName: node-${cluster} }\nstatus: { phase: Running, podIP: 127.0.0.${b.octet}, podIPs: [{ ip: 127.0.0.${b.octet} }] }\n`,
+    ),
+  ];
+  return docs.join('---\n');
+}
+
+export class XdsWorld {
+  readonly mesh: Mesh;
+  readonly backendPort: number;
+  readonly xdsPorts = new Map<string, number>();
+  readonly backends: Backend[] = [];
+  readonly #clients = new Set<ReturnType<typeof execFile>>();
+
+  private constructor(mesh: Mesh, backendPort: number) {
+    this.mesh = mesh;
+    this.backendPort = backendPort;
+  }
+
+  /** Starts redis, a server and one xDS-serving agent per cluster; stops everything in t.after. */
+  static async start(t: TestContext, clusters: readonly string[]): Promise<XdsWorld> {
+    const mesh = await Mesh.start(t);
+    const world = new XdsWorld(mesh, await freePort());
+    t.after(() => world.stopBackends());
+    await mesh.startServer();
+    for (const cluster of clusters) await mesh.register(cluster);
+    for (const cluster of clusters) {
+      const port = await freePort();
+      world.xdsPorts.set(cluster, port);
+      const agent = await mesh.startAgent(cluster, { extraFlags: ['--xds-port', String(port)] });
+      await agent.proc.waitForLine(/xds server listening/, 30_000);
+      mesh.writeManifest(cluster, 'node.yaml', nodeYaml(cluster));
+    }
+    return world;
+  }
+
+  /** Starts backend processes and registers every service's backends in its cluster's manifests. */
+  async addBackends(specs: readonly BackendSpec[]): Promise<void> {
+    for (const spec of specs) {
+      const address = `127.0.0.${spec.octet}`;
+      const identity: Identity = { cluster: spec.cluster, version: spec.version, locality: JSON.stringify(LOCALITY[spec.cluster]), address };
+      const proc = await spawnProcess({ name: `backend-${spec.service}-${spec.octet}`, command: process.execPath, args: [join(HERE, 'backend.ts'), JSON.stringify(identity), String(this.backendPort)] });
+      this.backends.push({ ...spec, address, proc });
+      await proc.waitForLine(/backend listening/, 30_000);
+    }
+    this.writeServices();
+  }
+
+  /** Rewrites each (cluster, service) manifest from the backends registered now. */
+  writeServices(): void {
+    const groups = new Map<string, Backend[]>();
+    for (const b of this.backends) groups.set(`${b.cluster}\u0000${b.service}`, [...(groups.get(`${b.cluster}\u0000${b.service}`) ?? []), b]);
+    for (const [key, list] of groups) {
+      const [cluster, service] = key.split('\u0000') as [string, string];
+      this.mesh.writeManifest(cluster, `svc-${service}.yaml`, serviceYaml(service, cluster, list, this.backendPort));
+    }
+  }
+
+  /** The bootstrap a client of `cluster` uses: its agent's xDS port and the cluster's locality. */
+  bootstrap(cluster: string): string {
+    const l = LOCALITY[cluster] as { region: string; zone: string };
+    return JSON.stringify({
+      xds_servers: [{ server_uri: `localhost:${this.xdsPorts.get(cluster) ?? 0}`, channel_creds: [{ type: 'insecure' }], server_features: ['xds_v3'] }],
+      node: { id: `sidecar~127.0.0.1~client.${NAMESPACE}~${NAMESPACE}.svc.cluster.local`, locality: { region: l.region, zone: l.zone } },
+    });
+  }
+
+  /** Runs one client process in `cluster` making `calls` calls to `host` with `headers`; returns its counts. */
+  async call(cluster: string, host: string, calls: number, headers: Readonly<Record<string, string>> = {}): Promise<Picks> {
+    const args = [join(HERE, 'client.ts'), `xds:///${host}:${SERVICE_PORT}`, String(calls), ...Object.entries(headers).map(([k, v]) => `${k}=${v}`)];
+    const { stdout } = await run(process.execPath, args, { env: { ...process.env, GRPC_XDS_BOOTSTRAP_CONFIG: this.bootstrap(cluster) }, timeout: 170_000, maxBuffer: 1 << 20 });
+    const last = stdout.trim().split('\n').pop() ?? '{}';
+    return JSON.parse(last) as Picks;
+  }
+
+  /** Calls until `check` holds on a small sample (the config is still travelling), within a deadline. */
+  async until(cluster: string, host: string, check: (p: Picks) => boolean, headers: Readonly<Record<string, string>> = {}, timeoutMs = 90_000): Promise<Picks> {
+    let last: Picks = { counts: {}, errors: {} };
+    await waitFor(async () => check((last = await this.call(cluster, host, 20, headers))), {
+      timeoutMs,
+      intervalMs: 200,
+      message: `calls from ${cluster} to ${host} never met the condition; last picks ${JSON.stringify(last)}`,
+    });
+    return last;
+  }
+
+  async stopBackends(): Promise<void> {
+    for (const b of this.backends) if (b.proc.running) await b.proc.stop();
+  }
+}
+
+/** Picks summed by the version part of the identity key (`cluster/version/address`). */
+export function byVersion(p: Picks): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [key, n] of Object.entries(p.counts)) {
+    const version = key.split('/')[1] ?? '';
+    out[version] = (out[version] ?? 0) + n;
+  }
+  return out;
+}
+
+/** Picks summed by cluster. */
+export function byCluster(p: Picks): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [key, n] of Object.entries(p.counts)) {
+    const cluster = key.split('/')[0] ?? '';
+    out[cluster] = (out[cluster] ?? 0) + n;
+  }
+  return out;
+}
