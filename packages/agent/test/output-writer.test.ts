@@ -194,3 +194,14 @@ test('given a stray file in the previous version, when that directory is recycle
   assert.match(await readFile(path.join(outputDir, '.versions', v3.hash, 'VirtualService.bookinfo.a.yaml'), 'utf8'), /- x3.global/);
   assert.match(await readFile(path.join(outputDir, '.versions', v2.hash, 'VirtualService.bookinfo.a.yaml'), 'utf8'), /- x2.global/);
 });
+
+test('given resources whose names differ only in characters a file name cannot hold, when applied, then each gets a file of its own', async (t) => {
+  const { outputDir, writer } = await setup(t);
+  const names = ['reviews:v1', 'reviews@v1', 'reviews_v1'];
+  const out = output(...names.map((name) => virtualService(name, 'reviews.global')));
+  assert.equal(await writer.apply(out), true);
+  const files = (await readdir(path.join(outputDir, 'current'))).filter((f) => f.endsWith('.yaml'));
+  assert.equal(files.length, 3, `three files, got ${files.join(', ')}`);
+  const written = await Promise.all(files.map(async (f) => (parse(await readFile(path.join(outputDir, 'current', f), 'utf8')) as Resource).metadata.name));
+  assert.deepEqual(written.sort(), [...names].sort());
+});

@@ -1,9 +1,9 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { mkdir, readdir, readlink, rename, rm, stat, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { resourceEncoding, type Resource } from '@meshrelay/api';
+import { resourceEncoding, resourceId, type Resource } from '@meshrelay/api';
 import { AppliedOutputStore } from './applied-output-store.ts';
 import type { OutputApplier } from './output-applier.ts';
 import { checkAppliedOutput, type AppliedOutput } from './output-state.ts';
@@ -198,6 +198,9 @@ function resourceFileNames(resources: readonly Resource[]): string[] {
     let name = resourceFileName(resource);
     // Same kind and name in two API groups: keep both, the second carries its apiVersion.
     if (used.has(name)) name = `${safe(resource.apiVersion)}.${name}`;
+    // Names that differ only in characters a file name cannot hold map to one name: each
+    // further one carries a digest of its key, so no resource's file replaces another's.
+    if (used.has(name)) name = `${name.slice(0, -'.yaml'.length)}.${createHash('sha256').update(resourceId(resource)).digest('hex').slice(0, 16)}.yaml`;
     used.add(name);
     return name;
   });
