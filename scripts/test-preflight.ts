@@ -8,7 +8,7 @@
 //   MESHRELAY_TEST_PREFLIGHT=off     skip the check
 //   --plan                           print what it would do as JSON and change nothing
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, readdirSync, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync } from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -18,13 +18,11 @@ interface Requirement {
   readonly command: string;
   /** The Debian package that provides it. */
   readonly aptPackage: string;
-  /** Whether any test uses it; absent means the suite always does. */
-  readonly usedWhen?: () => boolean;
 }
 
 const REQUIREMENTS: readonly Requirement[] = [
   { command: 'redis-server', aptPackage: 'redis-server' },
-  { command: 'redis-sentinel', aptPackage: 'redis-sentinel', usedWhen: () => testsMention('redis-sentinel') },
+  // Sentinel tests run `redis-server --sentinel`: the same package.
   // packages/testkit's browser helper launches this path.
   { command: '/usr/bin/chromium', aptPackage: 'chromium' },
   { command: 'prometheus', aptPackage: 'prometheus' },
@@ -56,20 +54,8 @@ function onPath(command: string): boolean {
   });
 }
 
-/** Whether a test file under e2e/, bench/test or a package's test/ names `text`. */
-function testsMention(text: string): boolean {
-  const dirs = ['e2e', 'bench/test', ...readdirSync(join(ROOT, 'packages')).map((p) => join('packages', p, 'test'))];
-  return dirs.some((dir) => {
-    const full = join(ROOT, dir);
-    if (!existsSync(full)) return false;
-    return readdirSync(full, { recursive: true, encoding: 'utf8' })
-      .filter((f) => f.endsWith('.ts') && !f.includes('dist-types'))
-      .some((f) => readFileSync(join(full, f), 'utf8').includes(text));
-  });
-}
-
 function planPreflight(): PreflightPlan {
-  const missing = REQUIREMENTS.filter((r) => (r.usedWhen?.() ?? true) && !onPath(r.command));
+  const missing = REQUIREMENTS.filter((r) => !onPath(r.command));
   const packages = [...new Set(missing.map((r) => r.aptPackage))];
   const asRoot = process.getuid?.() === 0 && process.env['MESHRELAY_TEST_PREFLIGHT'] !== 'check';
   const canInstall = asRoot && onPath('apt-get');
