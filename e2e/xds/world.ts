@@ -96,12 +96,33 @@ export class XdsWorld {
   async addBackends(specs: readonly BackendSpec[]): Promise<void> {
     for (const spec of specs) {
       const address = `127.0.0.${spec.octet}`;
-      const identity: Identity = { cluster: spec.cluster, version: spec.version, locality: JSON.stringify(LOCALITY[spec.cluster]), address };
-      const proc = await spawnProcess({ name: `backend-${spec.service}-${spec.octet}`, command: process.execPath, args: [join(HERE, 'backend.ts'), JSON.stringify(identity), String(this.backendPort)] });
-      this.backends.push({ ...spec, address, proc });
-      await proc.waitForLine(/backend listening/, 30_000);
+      this.backends.push({ ...spec, address, proc: await this.#spawn(spec, address) });
     }
     this.writeServices();
+  }
+
+  async #spawn(spec: BackendSpec, address: string): Promise<ProcessHandle> {
+    const identity: Identity = { cluster: spec.cluster, version: spec.version, locality: JSON.stringify(LOCALITY[spec.cluster]), address };
+    const proc = await spawnProcess({ name: `backend-${spec.service}-${spec.octet}`, command: process.execPath, args: [join(HERE, 'backend.ts'), JSON.stringify(identity), String(this.backendPort)] });
+    await proc.waitForLine(/backend listening/, 30_000);
+    return proc;
+  }
+
+  #backend(octet: number): Backend {
+    const found = this.backends.find((b) => b.octet === octet);
+    if (!found) throw new Error(`no backend 127.0.0.${octet} in this world`);
+    return found;
+  }
+
+  /** Stops a backend process; it stays registered (ready) in the manifests, as a crashed pod does until probes notice. */
+  async stopBackend(octet: number): Promise<void> {
+    await this.#backend(octet).proc.stop();
+  }
+
+  /** Starts a stopped backend again on the same address. */
+  async restartBackend(octet: number): Promise<void> {
+    const b = this.#backend(octet);
+    b.proc = await this.#spawn(b, b.address);
   }
 
   /** Rewrites each (cluster, service) manifest from the backends registered now. */
