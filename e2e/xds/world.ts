@@ -125,6 +125,14 @@ export class XdsWorld {
     b.proc = await this.#spawn(b, b.address);
   }
 
+  /** Stops a backend and takes it out of its cluster's manifests (its EndpointSlice endpoint goes). */
+  async removeBackend(octet: number): Promise<void> {
+    const b = this.#backend(octet);
+    await b.proc.stop();
+    this.backends.splice(this.backends.indexOf(b), 1);
+    this.writeServices();
+  }
+
   /** Rewrites each (cluster, service) manifest from the backends registered now. */
   writeServices(): void {
     const groups = new Map<string, Backend[]>();
