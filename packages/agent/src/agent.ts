@@ -111,6 +111,7 @@ export class Agent {
       status: () => this.status(),
       registry: this.#metrics.registry,
       xdsProxies: () => this.#xds.proxies(),
+      xdsFindings: () => this.#xds.findings(),
     });
     this.#accessLog = new AccessLogSink({
       port: config.accessLogPort,

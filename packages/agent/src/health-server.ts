@@ -33,6 +33,8 @@ export interface HealthServerOptions {
   readonly registry: Registry;
   /** What `GET /xds/proxies` lists: the proxies on the agent's ADS server (empty when it is off). */
   readonly xdsProxies?: () => readonly unknown[];
+  /** What `GET /xds/findings` lists: what the xDS translation could not give gRPC clients. */
+  readonly xdsFindings?: () => readonly unknown[];
 }
 
 /**
@@ -101,6 +103,8 @@ export class HealthServer {
         return send(res, 200, statusBody(this.#opts.status()));
       case '/xds/proxies':
         return send(res, 200, this.#opts.xdsProxies?.() ?? []);
+      case '/xds/findings':
+        return send(res, 200, this.#opts.xdsFindings?.() ?? []);
       case '/metrics': {
         const body = await this.#opts.registry.metrics();
         res.writeHead(200, { 'content-type': this.#opts.registry.contentType });

@@ -15,7 +15,7 @@ import type { AgentConfig } from '../src/config.ts';
 import { loadAdsService } from '../src/xds/ads-protos.ts';
 import type { ProxyStatus } from '../src/xds/ads-stream.ts';
 import { captureLogger, serviceYaml, tempDir } from './support/fixtures.ts';
-import { startRelay } from './support/relay-harness.ts';
+import { settled, startRelay } from './support/relay-harness.ts';
 
 interface Response { version_info: string; nonce: string; resources: Record<string, unknown>[] }
 
@@ -24,6 +24,14 @@ const RATINGS_ENTRY: Resource = {
   kind: 'ServiceEntry',
   metadata: { name: 'ratings', namespace: 'bookinfo' },
   spec: { hosts: ['ratings.global'], resolution: 'STATIC', ports: [{ name: 'grpc', number: 9080, protocol: 'GRPC' }], endpoints: [{ address: '127.0.0.7' }] },
+};
+
+/** LEAST_REQUEST is not available to gRPC clients: a finding, served at /xds/findings. */
+const RATINGS_RULE: Resource = {
+  apiVersion: 'networking.istio.io/v1',
+  kind: 'DestinationRule',
+  metadata: { name: 'ratings', namespace: 'bookinfo' },
+  spec: { host: 'ratings.global', trafficPolicy: { loadBalancer: { simple: 'LEAST_REQUEST' } } },
 };
 
 async function setup(t: TestContext) {
@@ -127,16 +135,21 @@ test('given an agent serving xDS, when an output arrives and the agent restarts 
   const { relay, config, socket } = await setup(t);
   const first = await startAgent(t, config);
   const before = watchListeners(t, socket);
-  await waitFor(() => before.seen.length >= 1 && relay.stored.length === 1, { timeoutMs: 10_000 });
+  // The server's own answer to the input comes first; an output published before it would be replaced.
+  await waitFor(() => before.seen.length >= 1 && relay.stored.length === 1 && settled(relay), { timeoutMs: 10_000 });
   assert.deepEqual(before.seen[0], ['reviews.bookinfo.svc.cluster.local:9080']);
-  const output = relay.publish([RATINGS_ENTRY], [{ cluster: 'east', inputHash: relay.stored[0]?.hash ?? '' }]);
+  const output = relay.publish([RATINGS_ENTRY, RATINGS_RULE], [{ cluster: 'east', inputHash: relay.stored[0]?.hash ?? '' }]);
   await waitFor(() => relay.server.connections.applied('east') === output.hash, { timeoutMs: 10_000 });
   await waitFor(() => before.seen.some((names) => names.includes('ratings.global:9080')), { timeoutMs: 10_000 });
+  const findings = (await (await fetch(`http://127.0.0.1:${first.healthPort}/xds/findings`)).json()) as { source: string; field: string }[];
+  assert.deepEqual(findings.map((f) => [f.source, f.field]), [['DestinationRule bookinfo/ratings', 'spec.trafficPolicy.loadBalancer.simple']]);
   before.stop();
   await first.stop();
 
   relay.proxy.setDown(true);
   await startAgent(t, config);
   const after = watchListeners(t, socket);
-  await waitFor(() => after.seen.some((names) => names.includes('ratings.global:9080')), { timeoutMs: 10_000 });
+  await waitFor(() => after.seen.some((names) => names.includes('ratings.global:9080')), { timeoutMs: 10_000 }).catch((err: unknown) => {
+    throw new Error(`after the restart the proxy saw ${JSON.stringify(after.seen)}`, { cause: err });
+  });
 });

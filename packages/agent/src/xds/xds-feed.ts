@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Resource } from '@meshrelay/api';
+import type { XdsFinding } from '@meshrelay/xds';
 import { AdsServer } from './ads-server.ts';
 import type { ProxyStatus } from './ads-stream.ts';
 
@@ -54,6 +55,11 @@ export class XdsFeed {
   discovered(resources: readonly Resource[]): void {
     this.#discovered = resources;
     this.#refresh();
+  }
+
+  /** What the current config's translation could not give gRPC clients (logged as `xds findings` too). */
+  findings(): readonly XdsFinding[] {
+    return this.#server?.config.findings ?? [];
   }
 
   proxies(): ProxyStatus[] {
