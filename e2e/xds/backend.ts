@@ -15,7 +15,12 @@ if (!identity.address || !Number.isInteger(port) || port <= 0) {
 
 const server = new grpc.Server();
 server.addService(WHO_SERVICE, {
-  Ask: (_call: grpc.ServerUnaryCall<unknown, Identity>, callback: grpc.sendUnaryData<Identity>) => callback(null, identity),
+  // `x-sleep-ms` makes the answer late, so a route timeout can be seen to cut it.
+  Ask: (call: grpc.ServerUnaryCall<unknown, Identity>, callback: grpc.sendUnaryData<Identity>) => {
+    const sleep = Number(call.metadata.get('x-sleep-ms')[0] ?? 0);
+    if (sleep > 0) setTimeout(() => callback(null, identity), sleep);
+    else callback(null, identity);
+  },
 });
 server.bindAsync(`${identity.address}:${port}`, grpc.ServerCredentials.createInsecure(), (err, bound) => {
   if (err) {

@@ -15,6 +15,8 @@ if (!target || !Number.isInteger(calls) || calls <= 0) {
   process.exit(2);
 }
 xds.register();
+// Each call's own deadline (CLIENT_DEADLINE_MS), so a delay longer than it shows as DEADLINE_EXCEEDED.
+const DEADLINE_MS = Number(process.env['CLIENT_DEADLINE_MS'] ?? 10_000);
 
 const metadata = new grpc.Metadata();
 for (const arg of headerArgs) {
@@ -28,7 +30,7 @@ const decode = (bytes: Buffer): Identity => JSON.parse(bytes.toString('utf8')) a
 
 function ask(): Promise<{ key: string } | { code: number }> {
   return new Promise((resolve) => {
-    client.makeUnaryRequest(WHO_PATH, encode, decode, {}, metadata, { deadline: Date.now() + 10_000 }, (err, res) => resolve(err || !res ? { code: err?.code ?? -1 } : { key: identityKey(res) }));
+    client.makeUnaryRequest(WHO_PATH, encode, decode, {}, metadata, { deadline: Date.now() + DEADLINE_MS }, (err, res) => resolve(err || !res ? { code: err?.code ?? -1 } : { key: identityKey(res) }));
   });
 }
 

@@ -153,9 +153,9 @@ export class XdsWorld {
   }
 
   /** Runs one client process in `cluster` making `calls` calls to `host` with `headers`; returns its counts. */
-  async call(cluster: string, host: string, calls: number, headers: Readonly<Record<string, string>> = {}): Promise<Picks> {
+  async call(cluster: string, host: string, calls: number, headers: Readonly<Record<string, string>> = {}, deadlineMs = 10_000): Promise<Picks> {
     const args = [join(HERE, 'client.ts'), `xds:///${host}:${SERVICE_PORT}`, String(calls), ...Object.entries(headers).map(([k, v]) => `${k}=${v}`)];
-    const { stdout } = await run(process.execPath, args, { env: { ...process.env, GRPC_XDS_BOOTSTRAP_CONFIG: this.bootstrap(cluster) }, timeout: 170_000, maxBuffer: 1 << 20 });
+    const { stdout } = await run(process.execPath, args, { env: { ...process.env, GRPC_XDS_BOOTSTRAP_CONFIG: this.bootstrap(cluster), CLIENT_DEADLINE_MS: String(deadlineMs) }, timeout: 170_000, maxBuffer: 1 << 20 });
     const last = stdout.trim().split('\n').pop() ?? '{}';
     return JSON.parse(last) as Picks;
   }

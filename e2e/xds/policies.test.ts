@@ -1,0 +1,79 @@
+// Gloo route policies as a proxyless gRPC client lives them: FaultInjectionPolicy (abort share,
+// delay) and RetryTimeoutPolicy (request timeout), applied to routes by route labels.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { NAMESPACE, XdsWorld, type Picks } from './world.ts';
+
+const HOST = `orders.${NAMESPACE}.svc.cluster.local`;
+const UNAVAILABLE = '14';
+const DEADLINE_EXCEEDED = '4';
+
+const route = (name: string): string => `    - name: ${name}
+      labels: { case: ${name} }
+      matchers: [{ headers: [{ name: x-case, value: ${name} }] }]
+      forwardTo: { destinations: [{ ref: { name: orders, namespace: ${NAMESPACE} } }] }
+`;
+
+const MANIFESTS = `apiVersion: networking.gloo.solo.io/v2
+kind: RouteTable
+metadata: { name: orders, namespace: ${NAMESPACE} }
+spec:
+  hosts: [${HOST}]
+  http:
+${route('abort')}${route('delay')}${route('timeout')}    - name: plain
+      forwardTo: { destinations: [{ ref: { name: orders, namespace: ${NAMESPACE} } }] }
+---
+apiVersion: resilience.policy.gloo.solo.io/v2
+kind: FaultInjectionPolicy
+metadata: { name: half-abort, namespace: ${NAMESPACE} }
+spec:
+  applyToRoutes: [{ route: { labels: { case: abort } } }]
+  config:
+    abort: { httpStatus: 503, percentage: 50 }
+---
+apiVersion: resilience.policy.gloo.solo.io/v2
+kind: FaultInjectionPolicy
+metadata: { name: slow, namespace: ${NAMESPACE} }
+spec:
+  applyToRoutes: [{ route: { labels: { case: delay } } }]
+  config:
+    delay: { fixedDelay: 4s, percentage: 100 }
+---
+apiVersion: resilience.policy.gloo.solo.io/v2
+kind: RetryTimeoutPolicy
+metadata: { name: short, namespace: ${NAMESPACE} }
+spec:
+  applyToRoutes: [{ route: { labels: { case: timeout } } }]
+  config:
+    requestTimeout: 1s
+`;
+
+const answered = (p: Picks): number => Object.values(p.counts).reduce((a, b) => a + b, 0);
+
+test('route policies through the agent', { timeout: 600_000 }, async (t) => {
+  const world = await XdsWorld.start(t, ['cluster-a']);
+  await world.addBackends([{ service: 'orders', cluster: 'cluster-a', version: 'v1', octet: 71 }]);
+  world.mesh.writeManifest('cluster-a', 'orders-policies.yaml', MANIFESTS);
+
+  await t.test('given a 50 % abort with 503, when 2,000 calls are made, then 50 % within 5 points fail UNAVAILABLE and the rest answer', async (sub) => {
+    await world.until('cluster-a', HOST, (p) => (p.errors[UNAVAILABLE] ?? 0) > 0 && answered(p) > 0, { 'x-case': 'abort' });
+    const picks = await world.call('cluster-a', HOST, 2000, { 'x-case': 'abort' });
+    const share = (picks.errors[UNAVAILABLE] ?? 0) / 2000;
+    sub.diagnostic(`aborted share over 2,000 calls: ${(share * 100).toFixed(1)} %`);
+    assert.equal(answered(picks) + (picks.errors[UNAVAILABLE] ?? 0), 2000, JSON.stringify(picks));
+    assert.ok(Math.abs(share - 0.5) <= 0.05, `aborted share ${share.toFixed(3)}`);
+  });
+
+  await t.test('given a 4 s delay on every call, when the caller allows 2 s, then each call exceeds its deadline while the plain route answers', async () => {
+    await world.until('cluster-a', HOST, (p) => answered(p) === 20, { 'x-case': 'plain' });
+    const delayed = await world.call('cluster-a', HOST, 3, { 'x-case': 'delay' }, 2_000);
+    assert.deepEqual(delayed, { counts: {}, errors: { [DEADLINE_EXCEEDED]: 3 } });
+  });
+
+  await t.test('given a 1 s request timeout, when the backend answers after 3 s, then the call ends DEADLINE_EXCEEDED; a quick answer passes', async () => {
+    const slow = await world.call('cluster-a', HOST, 3, { 'x-case': 'timeout', 'x-sleep-ms': '3000' });
+    assert.deepEqual(slow, { counts: {}, errors: { [DEADLINE_EXCEEDED]: 3 } });
+    const quick = await world.call('cluster-a', HOST, 3, { 'x-case': 'timeout' });
+    assert.equal(answered(quick), 3, JSON.stringify(quick));
+  });
+});
