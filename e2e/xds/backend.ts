@@ -13,10 +13,17 @@ if (!identity.address || !Number.isInteger(port) || port <= 0) {
   process.exit(2);
 }
 
+let served = 0;
 const server = new grpc.Server();
 server.addService(WHO_SERVICE, {
   // `x-sleep-ms` makes the answer late, so a route timeout can be seen to cut it.
   Ask: (call: grpc.ServerUnaryCall<unknown, Identity>, callback: grpc.sendUnaryData<Identity>) => {
+    // `x-fail-every: N` fails all but every N-th call UNAVAILABLE, so retries can be seen to recover them.
+    const failEvery = Number(call.metadata.get('x-fail-every')[0] ?? 0);
+    if (failEvery > 0 && ++served % failEvery !== 0) {
+      callback({ code: grpc.status.UNAVAILABLE, details: 'failing on purpose' });
+      return;
+    }
     const sleep = Number(call.metadata.get('x-sleep-ms')[0] ?? 0);
     if (sleep > 0) setTimeout(() => callback(null, identity), sleep);
     else callback(null, identity);

@@ -20,7 +20,7 @@ metadata: { name: orders, namespace: ${NAMESPACE} }
 spec:
   hosts: [${HOST}]
   http:
-${route('abort')}${route('delay')}${route('timeout')}    - name: plain
+${route('abort')}${route('delay')}${route('timeout')}${route('retry')}    - name: plain
       forwardTo: { destinations: [{ ref: { name: orders, namespace: ${NAMESPACE} } }] }
 ---
 apiVersion: resilience.policy.gloo.solo.io/v2
@@ -46,6 +46,14 @@ spec:
   applyToRoutes: [{ route: { labels: { case: timeout } } }]
   config:
     requestTimeout: 1s
+---
+apiVersion: resilience.policy.gloo.solo.io/v2
+kind: RetryTimeoutPolicy
+metadata: { name: retry-unavailable, namespace: ${NAMESPACE} }
+spec:
+  applyToRoutes: [{ route: { labels: { case: retry } } }]
+  config:
+    retries: { attempts: 2, retryOn: unavailable }
 `;
 
 const answered = (p: Picks): number => Object.values(p.counts).reduce((a, b) => a + b, 0);
@@ -75,5 +83,12 @@ test('route policies through the agent', { timeout: 600_000 }, async (t) => {
     assert.deepEqual(slow, { counts: {}, errors: { [DEADLINE_EXCEEDED]: 3 } });
     const quick = await world.call('cluster-a', HOST, 3, { 'x-case': 'timeout' });
     assert.equal(answered(quick), 3, JSON.stringify(quick));
+  });
+
+  await t.test('given 2 retries on unavailable, when every other answer fails, then every call succeeds; without retries half fail', async () => {
+    const retried = await world.call('cluster-a', HOST, 40, { 'x-case': 'retry', 'x-fail-every': '2' });
+    assert.deepEqual({ answered: answered(retried), errors: retried.errors }, { answered: 40, errors: {} });
+    const plain = await world.call('cluster-a', HOST, 40, { 'x-case': 'plain', 'x-fail-every': '2' });
+    assert.equal(plain.errors[UNAVAILABLE], 20, JSON.stringify(plain));
   });
 });
