@@ -4,6 +4,12 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { NAMESPACE, XdsWorld, type Picks } from './world.ts';
 
+interface Finding {
+  readonly source: string;
+  readonly field: string;
+  readonly message: string;
+}
+
 const HOST = `orders.${NAMESPACE}.svc.cluster.local`;
 const UNAVAILABLE = '14';
 const DEADLINE_EXCEEDED = '4';
@@ -20,7 +26,10 @@ metadata: { name: orders, namespace: ${NAMESPACE} }
 spec:
   hosts: [${HOST}]
   http:
-${route('abort')}${route('delay')}${route('timeout')}${route('retry')}    - name: plain
+${route('abort')}${route('delay')}${route('timeout')}${route('retry')}    - name: moved
+      matchers: [{ headers: [{ name: x-case, value: moved }] }]
+      redirect: { hostRedirect: elsewhere.example, responseCode: MOVED_PERMANENTLY }
+    - name: plain
       forwardTo: { destinations: [{ ref: { name: orders, namespace: ${NAMESPACE} } }] }
 ---
 apiVersion: resilience.policy.gloo.solo.io/v2
@@ -90,5 +99,16 @@ test('route policies through the agent', { timeout: 600_000 }, async (t) => {
     assert.deepEqual({ answered: answered(retried), errors: retried.errors }, { answered: 40, errors: {} });
     const plain = await world.call('cluster-a', HOST, 40, { 'x-case': 'plain', 'x-fail-every': '2' });
     assert.equal(plain.errors[UNAVAILABLE], 20, JSON.stringify(plain));
+  });
+
+  await t.test('given a redirect route gRPC cannot take, when the config is served, then it is left out, reported at /xds/findings, and the other routes answer', async () => {
+    const agent = world.mesh.agents.get('cluster-a');
+    assert.ok(agent);
+    const started = await agent.proc.waitForLine(/"relay agent started"/, 30_000);
+    const port = (JSON.parse(started) as { healthPort: number }).healthPort;
+    const findings = (await (await fetch(`http://127.0.0.1:${port}/xds/findings`)).json()) as Finding[];
+    assert.ok(findings.some((f) => /redirect/i.test(`${f.field} ${f.message}`) && f.source.includes('orders')), JSON.stringify(findings));
+    const plain = await world.call('cluster-a', HOST, 5, { 'x-case': 'plain' });
+    assert.equal(answered(plain), 5, JSON.stringify(plain));
   });
 });
