@@ -109,6 +109,9 @@ const AGENT_COMMON_MAPPINGS: readonly Mapping[] = [
   ['glooAgent.accessLog.port', 9989, 'MESHRELAY_AGENT_ACCESS_LOG_PORT', '9989'],
   ['glooAgent.healthHost', '127.0.0.1', 'MESHRELAY_AGENT_HEALTH_HOST', '127.0.0.1'],
   ['glooAgent.accessLog.host', '127.0.0.1', 'MESHRELAY_AGENT_ACCESS_LOG_HOST', '127.0.0.1'],
+  ['glooAgent.xds.host', '0.0.0.0', 'MESHRELAY_AGENT_XDS_HOST', '0.0.0.0'],
+  ['glooAgent.xds.port', 15010, 'MESHRELAY_AGENT_XDS_PORT', '15010'],
+  ['glooAgent.xds.socket', '/var/run/meshrelay/xds.sock', 'MESHRELAY_AGENT_XDS_SOCKET', '/var/run/meshrelay/xds.sock'],
   ['glooAgent.logLevel', 'warn', 'MESHRELAY_AGENT_LOG_LEVEL', 'warn'],
 ];
 

@@ -69,6 +69,14 @@ pod's service account).
   value: {{ $a.accessLog.host | quote }}
 - name: MESHRELAY_AGENT_ACCESS_LOG_PORT
   value: {{ $a.accessLog.port | int | quote }}
+- name: MESHRELAY_AGENT_XDS_HOST
+  value: {{ $a.xds.host | quote }}
+- name: MESHRELAY_AGENT_XDS_PORT
+  value: {{ $a.xds.port | int | quote }}
+{{- if $a.xds.socket }}
+- name: MESHRELAY_AGENT_XDS_SOCKET
+  value: {{ $a.xds.socket | quote }}
+{{- end }}
 - name: MESHRELAY_AGENT_HEARTBEAT_INTERVAL
   value: {{ $a.relay.heartbeatInterval | quote }}
 - name: MESHRELAY_AGENT_HEARTBEAT_TIMEOUT
