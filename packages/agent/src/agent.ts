@@ -7,6 +7,7 @@ import { createAgentMetrics, type AgentMetrics } from './observability/agent-met
 import type { AgentConfig } from './config.ts';
 import type { DiscoveryProvider } from './discovery/discovery-provider.ts';
 import { HealthServer, type AgentStatus } from './health-server.ts';
+import { DataPlaneReporter, buildDataPlaneReport } from './xds/data-plane-reporter.ts';
 import { XdsFeed } from './xds/xds-feed.ts';
 import { LeaderDuties } from './leader/leader-duties.ts';
 import { createAgentElector } from './leader/leader-election.ts';
@@ -45,6 +46,7 @@ export class Agent {
   readonly #accessLog: AccessLogSink;
   readonly #statuses: StatusReporter;
   readonly #xds: XdsFeed;
+  readonly #dataPlane: DataPlaneReporter;
   #started = false;
 
   constructor(config: AgentConfig, logger: Logger, tuning: AgentTuning = {}) {
@@ -82,6 +84,7 @@ export class Agent {
       ...(tuning.healthyAfterMs !== undefined ? { healthyAfterMs: tuning.healthyAfterMs } : {}),
       ...(tuning.renewCheckIntervalMs !== undefined ? { renewCheckIntervalMs: tuning.renewCheckIntervalMs } : {}),
       events: {
+        onPullOpen: () => this.#dataPlane.streamOpened(),
         onConnectionChange: (s) => {
           this.#metrics.pushConnected.set(s.pushConnected ? 1 : 0);
           this.#metrics.pullConnected.set(s.pullConnected ? 1 : 0);
@@ -100,6 +103,11 @@ export class Agent {
       registry: this.#metrics.registry,
       logger,
     });
+    this.#dataPlane = new DataPlaneReporter({
+      build: () => buildDataPlaneReport(this.#xds.serving, this.#xds.proxies(), this.#xds.findings(), Date.now()),
+      send: (report) => this.#relay.sendDataPlane(report),
+    });
+    this.#xds.onChange(() => this.#dataPlane.changed());
     this.#provider.onSnapshot((snapshot) => {
       this.#xds.discovered(snapshot.resources);
       this.#metrics.inputGeneration.set(snapshot.generation);
@@ -167,6 +175,7 @@ export class Agent {
   /** Stops the leader duties (then releases the lease), and closes the access-log sink and the health server; idempotent. */
   async stop(): Promise<void> {
     await this.#duties.stop();
+    this.#dataPlane.stop();
     await this.#accessLog.stop();
     await this.#xds.stop();
     await this.#health.stop();

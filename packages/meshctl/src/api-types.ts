@@ -108,3 +108,26 @@ export interface ResourceQuery {
   readonly cluster?: string;
   readonly approval?: string;
 }
+
+/** One proxy on a cluster agent's xDS server, as GET /api/v1/xds/proxies reports it. */
+export interface DataPlaneProxyView {
+  readonly nodeId: string;
+  readonly locality: string;
+  /** By type (lds, rds, cds, eds): some subscribed names, how many in all, the last ACKed version. */
+  readonly types: Readonly<Record<string, { readonly names: readonly string[]; readonly subscribed: number; readonly ackedVersion: string }>>;
+  readonly nacks: number;
+  readonly lastNack?: { readonly typeUrl: string; readonly version: string; readonly reason: string; readonly at: string };
+}
+
+/** One cluster's data plane: its agent's last report (`reported: false` when it never sent one). */
+export interface DataPlaneView {
+  readonly cluster: string;
+  readonly reported: boolean;
+  readonly replica?: string;
+  readonly receivedAt?: string;
+  readonly agentConnected: boolean;
+  readonly serving: boolean;
+  readonly proxies: readonly DataPlaneProxyView[];
+  readonly proxiesNotListed: number;
+  readonly findings: readonly { readonly source: string; readonly sources: readonly string[]; readonly field: string; readonly message: string }[];
+}

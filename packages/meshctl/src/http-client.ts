@@ -3,6 +3,7 @@ import type { RevocationResponse } from '@meshrelay/registry';
 import type {
   ClusterUpdateRequest,
   ClusterView,
+  DataPlaneView,
   HealthResponse,
   HeldOutput,
   InputSnapshot,
@@ -88,6 +89,8 @@ export interface ApiClient {
   listResources(query?: ResourceQuery): Promise<ResourceView[]>;
   /** POST /api/v1/clusters/:name/contribution/release: stop carrying an absent cluster's last known contribution. */
   forgetContribution(cluster: string): Promise<{ cluster: string; inputHash: string }>;
+  /** GET /api/v1/xds/proxies: per cluster, what its agent reports of its proxies; rejects with MESHRELAY_ERR_CLUSTER_NOT_FOUND for an unknown cluster. */
+  dataPlane(cluster?: string): Promise<DataPlaneView[]>;
   health(): Promise<HealthResponse>;
   /** Resolves for both ready (200) and not ready (503) answers. */
   ready(): Promise<ReadyResponse>;
@@ -192,6 +195,12 @@ class HttpApiClient implements ApiClient {
 
   safeMode(): Promise<SafeModeStatus> {
     return this.#call('GET', '/api/v1/safe-mode');
+  }
+
+  async dataPlane(name?: string): Promise<DataPlaneView[]> {
+    const query = name === undefined ? '' : `?cluster=${encodeURIComponent(name)}`;
+    const answer = await this.#call<{ clusters: DataPlaneView[] }>('GET', `/api/v1/xds/proxies${query}`);
+    return answer.clusters;
   }
 
   async heldOutputs(): Promise<HeldOutput[]> {

@@ -25,6 +25,9 @@ import { StreamAdmission } from './relay/stream-admission.ts';
 import { TokenBindings } from './relay/token-bindings.ts';
 import { closeRevokedStreams } from './relay/stream-certificates.ts';
 import { createRelayServerCredentials } from './relay/tls-credentials.ts';
+import { DataPlaneReports } from './data-plane-reports.ts';
+import { DataPlaneStatusView } from './data-plane-status.ts';
+import { registerDataPlaneMetrics } from './http/data-plane-view.ts';
 import { SharedHeldOutputs } from './shared-held-outputs.ts';
 import { StreamClaims } from './stream-claims.ts';
 import { TranslationLoop } from './translation-loop.ts';
@@ -94,8 +97,12 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
   const claims = new StreamClaims(durable.documents('stream-claims'), config.replicaName, connections, log.child({ component: 'stream-claims' }));
   claims.start();
   const contributions = new CarriedContributions(durable.documents('contributions'), log.child({ component: 'contributions' }));
+  const dataPlane = new DataPlaneReports(durable.documents('data-plane'), config.replicaName, log.child({ component: 'data-plane' }));
+  dataPlane.start();
+  const dataPlaneStatuses = new DataPlaneStatusView();
   const tokenBindings = new TokenBindings(durable.documents('token-bindings'), log.child({ component: 'token-bindings' }));
   const metrics = new RelayMetrics(config.replicaName, connections);
+  registerDataPlaneMetrics(metrics.registry, dataPlane);
   metrics.setRedisUpProbe(() => store.health().redisUp);
   const persister = new OutputPersister({
     store,
@@ -130,6 +137,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     },
   });
 
+  const resourceStatuses = () => dataPlaneStatuses.view(loop.status().resources, dataPlane.version, () => dataPlane.list());
   const ctx: RelayContext = {
     ca,
     trustDomain: config.trustDomain,
@@ -156,10 +164,19 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     logger: log.child({ component: 'relay' }),
     now,
     onInputChanged: (cluster) => loop.trigger(`input from ${cluster}`),
+    // Statuses carry what agents report their proxies cannot take (data-plane-status.ts).
     resourceStatuses: {
-      current: () => (loop.status().lastRunAt === undefined ? undefined : loop.status().resources),
-      subscribe: (listener) => loop.onStatus(() => listener()),
+      current: () => (loop.status().lastRunAt === undefined ? undefined : resourceStatuses()),
+      subscribe: (listener) => {
+        const stopLoop = loop.onStatus(() => listener());
+        const stopDataPlane = dataPlane.onChange(listener);
+        return () => {
+          stopLoop();
+          stopDataPlane();
+        };
+      },
     },
+    dataPlane,
   };
 
   const unsubscribeRegistry = registry.onChange((change: RegistryChange) => {
@@ -171,6 +188,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
       outputs.forget(change.name);
       persister.forget(change.name);
       held.forget(change.name);
+      dataPlane.forget(change.name);
       void contributions.forget(change.name).catch((err: unknown) =>
         log.warn({ err, cluster: change.name }, 'could not drop the kept contribution of a deregistered cluster'));
       void claims.forget(change.name).catch((err: unknown) =>
@@ -219,6 +237,8 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     held,
     sharedHeld,
     contributions,
+    dataPlane,
+    resourceStatuses,
     metrics,
     replica: config.replicaName,
     relayAddress: config.advertiseAddress ?? `localhost:${relay.port}`,
@@ -277,6 +297,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
       await persister.close();
       contributions.stop();
       await sharedHeld.stop();
+      await dataPlane.stop();
       await claims.stop();
       await api.close();
       await new Promise<void>((resolve) => metricsServer.close(() => resolve()));

@@ -105,6 +105,11 @@ export class PullStream {
     this.#call.cancel();
   }
 
+  /** Tells the server what the agent's xDS server sees (see DataPlaneReporter). */
+  sendDataPlane(report: relay.v1.IDataPlaneReport): void {
+    this.#write({ dataPlane: report });
+  }
+
   /** Resolves once every output received so far has been applied (or refused). */
   settled(): Promise<void> {
     return this.#applying;

@@ -58,6 +58,8 @@ export interface RelayClientEvents {
   onSnapshotAcked?(snapshot: InputSnapshot, ack: PushAck): void;
   /** An output arrived complete (before it is applied): its kind and the bytes it took on the wire. */
   onOutputReceived?(received: ReceivedOutput): void;
+  /** A Pull stream opened (the server answered it): per-stream reports start over. */
+  onPullOpen?(): void;
 }
 
 export interface PushRecord {
@@ -101,6 +103,8 @@ export class RelayClient {
   #loop: Promise<void> | undefined;
   #endSession: ((outcome: SessionOutcome) => void) | undefined;
   #push: PushStream | undefined;
+  #pull: PullStream | undefined;
+  #pullOpen = false;
   /** The last snapshot a server refused; new streams do not send it again. */
   #refused: InputSnapshot | undefined;
   #status: RelayClientStatus = {
@@ -123,6 +127,16 @@ export class RelayClient {
 
   get status(): RelayClientStatus {
     return this.#status;
+  }
+
+  /**
+   * Sends `report` on the open Pull stream; false when none is open (the caller sends
+   * again when the next one opens: see RelayClientEvents.onPullOpen).
+   */
+  sendDataPlane(report: relay.v1.IDataPlaneReport): boolean {
+    if (this.#pull === undefined || !this.#pullOpen) return false;
+    this.#pull.sendDataPlane(report);
+    return true;
   }
 
   /**
@@ -294,6 +308,7 @@ export class RelayClient {
       }
       this.#push = this.#openPush(client, address, finish);
       pull = this.#openPull(client, address, finish);
+      this.#pull = pull;
       renewTimer = setInterval(() => {
         if (this.#creds && needsRenewal(this.#creds, this.#now())) void this.#renew(client).then((o) => o && finish(o));
       }, this.#opts.renewCheckIntervalMs ?? 60_000);
@@ -303,6 +318,8 @@ export class RelayClient {
       this.#endSession = undefined;
       this.#push?.close();
       this.#push = undefined;
+      this.#pull = undefined;
+      this.#pullOpen = false;
       pull?.close();
       await pull?.settled();
       client.close();
@@ -338,7 +355,11 @@ export class RelayClient {
       heartbeatIntervalMs: this.#opts.heartbeatIntervalMs,
       heartbeatTimeoutMs: this.#opts.heartbeatTimeoutMs,
       logger: this.#opts.logger,
-      onOpen: () => this.#setStatus({ address, pullConnected: true }),
+      onOpen: () => {
+        this.#pullOpen = true;
+        this.#setStatus({ address, pullConnected: true });
+        this.#opts.events?.onPullOpen?.();
+      },
       ...(this.#opts.applyStatuses ? { onStatuses: this.#opts.applyStatuses } : {}),
       onReceived: (received) => this.#opts.events?.onOutputReceived?.(received),
       onEnd: finish,

@@ -32,6 +32,7 @@ export class AdsServer {
   readonly #pushes: Counter<'type'>;
   readonly #nacks: Counter<'type'>;
   readonly #duration: Histogram;
+  readonly #listeners = new Set<() => void>();
   #config: XdsConfig = EMPTY;
   #addresses: string[] = [];
   #stopped = false;
@@ -98,6 +99,21 @@ export class AdsServer {
   setConfig(config: XdsConfig): void {
     this.#config = config;
     for (const stream of this.#streams) stream.update(config);
+    this.#changed();
+  }
+
+  /**
+   * Calls `listener` (synchronously; it must not throw) whenever what `proxies()` or the
+   * config's findings show may have changed: a stream opened or ended, a request (ACK,
+   * NACK, subscription) arrived, a config was set. Returns the unsubscribe function.
+   */
+  onChange(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  #changed(): void {
+    for (const listener of this.#listeners) listener();
   }
 
   /** What `/xds/proxies` shows: one entry per open stream. */
@@ -134,6 +150,7 @@ export class AdsServer {
     const end = (): void => {
       if (!this.#streams.delete(stream)) return;
       this.#connected.set(this.#streams.size);
+      this.#changed();
     };
     call.on('data', (req: DiscoveryRequest) => {
       // The node names the proxy in /xds/proxies and decides its endpoints' priorities.
@@ -143,6 +160,7 @@ export class AdsServer {
         return;
       }
       stream.receive(req);
+      this.#changed();
     });
     call.on('end', () => {
       end();

@@ -66,6 +66,16 @@ export class XdsFeed {
     return this.#server?.proxies() ?? [];
   }
 
+  /** Whether proxies can connect at all (a port or a socket is set). */
+  get serving(): boolean {
+    return this.#server !== undefined;
+  }
+
+  /** See AdsServer.onChange; never called when the server is off. */
+  onChange(listener: () => void): () => void {
+    return this.#server?.onChange(listener) ?? (() => {});
+  }
+
   #refresh(): void {
     if (this.#server === undefined) return;
     try {

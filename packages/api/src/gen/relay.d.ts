@@ -1778,6 +1778,9 @@ export namespace relay {
 
             /** PullRequest heartbeat */
             heartbeat?: (relay.v1.IHeartbeat|null);
+
+            /** PullRequest dataPlane */
+            dataPlane?: (relay.v1.IDataPlaneReport|null);
         }
 
         /** Represents a PullRequest. */
@@ -1798,8 +1801,11 @@ export namespace relay {
             /** PullRequest heartbeat. */
             public heartbeat?: (relay.v1.IHeartbeat|null);
 
+            /** PullRequest dataPlane. */
+            public dataPlane?: (relay.v1.IDataPlaneReport|null);
+
             /** PullRequest message. */
-            public message?: ("hello"|"ack"|"heartbeat");
+            public message?: ("hello"|"ack"|"heartbeat"|"dataPlane");
 
             /**
              * Creates a new PullRequest instance using the specified properties.
@@ -1873,6 +1879,587 @@ export namespace relay {
 
             /**
              * Gets the default type url for PullRequest
+             * @param [typeUrlPrefix] your custom typeUrlPrefix(default "type.googleapis.com")
+             * @returns The default type url
+             */
+            public static getTypeUrl(typeUrlPrefix?: string): string;
+        }
+
+        /** Properties of a DataPlaneReport. */
+        interface IDataPlaneReport {
+
+            /** DataPlaneReport sentUnixMs */
+            sentUnixMs?: (number|null);
+
+            /** DataPlaneReport proxies */
+            proxies?: (relay.v1.IXdsProxy[]|null);
+
+            /** DataPlaneReport findings */
+            findings?: (relay.v1.IXdsFinding[]|null);
+
+            /** DataPlaneReport proxiesNotListed */
+            proxiesNotListed?: (number|null);
+
+            /** DataPlaneReport serving */
+            serving?: (boolean|null);
+        }
+
+        /** Represents a DataPlaneReport. */
+        class DataPlaneReport implements IDataPlaneReport {
+
+            /**
+             * Constructs a new DataPlaneReport.
+             * @param [p] Properties to set
+             */
+            constructor(p?: relay.v1.IDataPlaneReport);
+
+            /** DataPlaneReport sentUnixMs. */
+            public sentUnixMs: number;
+
+            /** DataPlaneReport proxies. */
+            public proxies: relay.v1.IXdsProxy[];
+
+            /** DataPlaneReport findings. */
+            public findings: relay.v1.IXdsFinding[];
+
+            /** DataPlaneReport proxiesNotListed. */
+            public proxiesNotListed: number;
+
+            /** DataPlaneReport serving. */
+            public serving: boolean;
+
+            /**
+             * Creates a new DataPlaneReport instance using the specified properties.
+             * @param [properties] Properties to set
+             * @returns DataPlaneReport instance
+             */
+            public static create(properties?: relay.v1.IDataPlaneReport): relay.v1.DataPlaneReport;
+
+            /**
+             * Encodes the specified DataPlaneReport message. Does not implicitly {@link relay.v1.DataPlaneReport.verify|verify} messages.
+             * @param m DataPlaneReport message or plain object to encode
+             * @param [w] Writer to encode to
+             * @returns Writer
+             */
+            public static encode(m: relay.v1.IDataPlaneReport, w?: $protobuf.Writer): $protobuf.Writer;
+
+            /**
+             * Encodes the specified DataPlaneReport message, length delimited. Does not implicitly {@link relay.v1.DataPlaneReport.verify|verify} messages.
+             * @param message DataPlaneReport message or plain object to encode
+             * @param [writer] Writer to encode to
+             * @returns Writer
+             */
+            public static encodeDelimited(message: relay.v1.IDataPlaneReport, writer?: $protobuf.Writer): $protobuf.Writer;
+
+            /**
+             * Decodes a DataPlaneReport message from the specified reader or buffer.
+             * @param r Reader or buffer to decode from
+             * @param [l] Message length if known beforehand
+             * @returns DataPlaneReport
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): relay.v1.DataPlaneReport;
+
+            /**
+             * Decodes a DataPlaneReport message from the specified reader or buffer, length delimited.
+             * @param reader Reader or buffer to decode from
+             * @returns DataPlaneReport
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            public static decodeDelimited(reader: ($protobuf.Reader|Uint8Array)): relay.v1.DataPlaneReport;
+
+            /**
+             * Verifies a DataPlaneReport message.
+             * @param m Plain object to verify
+             * @returns `null` if valid, otherwise the reason why it is not
+             */
+            public static verify(m: { [k: string]: any }): (string|null);
+
+            /**
+             * Creates a DataPlaneReport message from a plain object. Also converts values to their respective internal types.
+             * @param d Plain object
+             * @returns DataPlaneReport
+             */
+            public static fromObject(d: { [k: string]: any }): relay.v1.DataPlaneReport;
+
+            /**
+             * Creates a plain object from a DataPlaneReport message. Also converts values to other types if specified.
+             * @param m DataPlaneReport
+             * @param [o] Conversion options
+             * @returns Plain object
+             */
+            public static toObject(m: relay.v1.DataPlaneReport, o?: $protobuf.IConversionOptions): { [k: string]: any };
+
+            /**
+             * Converts this DataPlaneReport to JSON.
+             * @returns JSON object
+             */
+            public toJSON(): { [k: string]: any };
+
+            /**
+             * Gets the default type url for DataPlaneReport
+             * @param [typeUrlPrefix] your custom typeUrlPrefix(default "type.googleapis.com")
+             * @returns The default type url
+             */
+            public static getTypeUrl(typeUrlPrefix?: string): string;
+        }
+
+        /** Properties of a XdsProxy. */
+        interface IXdsProxy {
+
+            /** XdsProxy nodeId */
+            nodeId?: (string|null);
+
+            /** XdsProxy locality */
+            locality?: (string|null);
+
+            /** XdsProxy types */
+            types?: ({ [k: string]: relay.v1.IXdsTypeState }|null);
+
+            /** XdsProxy nacks */
+            nacks?: (number|null);
+
+            /** XdsProxy lastNack */
+            lastNack?: (relay.v1.IXdsNack|null);
+        }
+
+        /** Represents a XdsProxy. */
+        class XdsProxy implements IXdsProxy {
+
+            /**
+             * Constructs a new XdsProxy.
+             * @param [p] Properties to set
+             */
+            constructor(p?: relay.v1.IXdsProxy);
+
+            /** XdsProxy nodeId. */
+            public nodeId: string;
+
+            /** XdsProxy locality. */
+            public locality: string;
+
+            /** XdsProxy types. */
+            public types: { [k: string]: relay.v1.IXdsTypeState };
+
+            /** XdsProxy nacks. */
+            public nacks: number;
+
+            /** XdsProxy lastNack. */
+            public lastNack?: (relay.v1.IXdsNack|null);
+
+            /**
+             * Creates a new XdsProxy instance using the specified properties.
+             * @param [properties] Properties to set
+             * @returns XdsProxy instance
+             */
+            public static create(properties?: relay.v1.IXdsProxy): relay.v1.XdsProxy;
+
+            /**
+             * Encodes the specified XdsProxy message. Does not implicitly {@link relay.v1.XdsProxy.verify|verify} messages.
+             * @param m XdsProxy message or plain object to encode
+             * @param [w] Writer to encode to
+             * @returns Writer
+             */
+            public static encode(m: relay.v1.IXdsProxy, w?: $protobuf.Writer): $protobuf.Writer;
+
+            /**
+             * Encodes the specified XdsProxy message, length delimited. Does not implicitly {@link relay.v1.XdsProxy.verify|verify} messages.
+             * @param message XdsProxy message or plain object to encode
+             * @param [writer] Writer to encode to
+             * @returns Writer
+             */
+            public static encodeDelimited(message: relay.v1.IXdsProxy, writer?: $protobuf.Writer): $protobuf.Writer;
+
+            /**
+             * Decodes a XdsProxy message from the specified reader or buffer.
+             * @param r Reader or buffer to decode from
+             * @param [l] Message length if known beforehand
+             * @returns XdsProxy
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): relay.v1.XdsProxy;
+
+            /**
+             * Decodes a XdsProxy message from the specified reader or buffer, length delimited.
+             * @param reader Reader or buffer to decode from
+             * @returns XdsProxy
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            public static decodeDelimited(reader: ($protobuf.Reader|Uint8Array)): relay.v1.XdsProxy;
+
+            /**
+             * Verifies a XdsProxy message.
+             * @param m Plain object to verify
+             * @returns `null` if valid, otherwise the reason why it is not
+             */
+            public static verify(m: { [k: string]: any }): (string|null);
+
+            /**
+             * Creates a XdsProxy message from a plain object. Also converts values to their respective internal types.
+             * @param d Plain object
+             * @returns XdsProxy
+             */
+            public static fromObject(d: { [k: string]: any }): relay.v1.XdsProxy;
+
+            /**
+             * Creates a plain object from a XdsProxy message. Also converts values to other types if specified.
+             * @param m XdsProxy
+             * @param [o] Conversion options
+             * @returns Plain object
+             */
+            public static toObject(m: relay.v1.XdsProxy, o?: $protobuf.IConversionOptions): { [k: string]: any };
+
+            /**
+             * Converts this XdsProxy to JSON.
+             * @returns JSON object
+             */
+            public toJSON(): { [k: string]: any };
+
+            /**
+             * Gets the default type url for XdsProxy
+             * @param [typeUrlPrefix] your custom typeUrlPrefix(default "type.googleapis.com")
+             * @returns The default type url
+             */
+            public static getTypeUrl(typeUrlPrefix?: string): string;
+        }
+
+        /** Properties of a XdsTypeState. */
+        interface IXdsTypeState {
+
+            /** XdsTypeState names */
+            names?: (string[]|null);
+
+            /** XdsTypeState subscribed */
+            subscribed?: (number|null);
+
+            /** XdsTypeState ackedVersion */
+            ackedVersion?: (string|null);
+        }
+
+        /** Represents a XdsTypeState. */
+        class XdsTypeState implements IXdsTypeState {
+
+            /**
+             * Constructs a new XdsTypeState.
+             * @param [p] Properties to set
+             */
+            constructor(p?: relay.v1.IXdsTypeState);
+
+            /** XdsTypeState names. */
+            public names: string[];
+
+            /** XdsTypeState subscribed. */
+            public subscribed: number;
+
+            /** XdsTypeState ackedVersion. */
+            public ackedVersion: string;
+
+            /**
+             * Creates a new XdsTypeState instance using the specified properties.
+             * @param [properties] Properties to set
+             * @returns XdsTypeState instance
+             */
+            public static create(properties?: relay.v1.IXdsTypeState): relay.v1.XdsTypeState;
+
+            /**
+             * Encodes the specified XdsTypeState message. Does not implicitly {@link relay.v1.XdsTypeState.verify|verify} messages.
+             * @param m XdsTypeState message or plain object to encode
+             * @param [w] Writer to encode to
+             * @returns Writer
+             */
+            public static encode(m: relay.v1.IXdsTypeState, w?: $protobuf.Writer): $protobuf.Writer;
+
+            /**
+             * Encodes the specified XdsTypeState message, length delimited. Does not implicitly {@link relay.v1.XdsTypeState.verify|verify} messages.
+             * @param message XdsTypeState message or plain object to encode
+             * @param [writer] Writer to encode to
+             * @returns Writer
+             */
+            public static encodeDelimited(message: relay.v1.IXdsTypeState, writer?: $protobuf.Writer): $protobuf.Writer;
+
+            /**
+             * Decodes a XdsTypeState message from the specified reader or buffer.
+             * @param r Reader or buffer to decode from
+             * @param [l] Message length if known beforehand
+             * @returns XdsTypeState
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): relay.v1.XdsTypeState;
+
+            /**
+             * Decodes a XdsTypeState message from the specified reader or buffer, length delimited.
+             * @param reader Reader or buffer to decode from
+             * @returns XdsTypeState
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            public static decodeDelimited(reader: ($protobuf.Reader|Uint8Array)): relay.v1.XdsTypeState;
+
+            /**
+             * Verifies a XdsTypeState message.
+             * @param m Plain object to verify
+             * @returns `null` if valid, otherwise the reason why it is not
+             */
+            public static verify(m: { [k: string]: any }): (string|null);
+
+            /**
+             * Creates a XdsTypeState message from a plain object. Also converts values to their respective internal types.
+             * @param d Plain object
+             * @returns XdsTypeState
+             */
+            public static fromObject(d: { [k: string]: any }): relay.v1.XdsTypeState;
+
+            /**
+             * Creates a plain object from a XdsTypeState message. Also converts values to other types if specified.
+             * @param m XdsTypeState
+             * @param [o] Conversion options
+             * @returns Plain object
+             */
+            public static toObject(m: relay.v1.XdsTypeState, o?: $protobuf.IConversionOptions): { [k: string]: any };
+
+            /**
+             * Converts this XdsTypeState to JSON.
+             * @returns JSON object
+             */
+            public toJSON(): { [k: string]: any };
+
+            /**
+             * Gets the default type url for XdsTypeState
+             * @param [typeUrlPrefix] your custom typeUrlPrefix(default "type.googleapis.com")
+             * @returns The default type url
+             */
+            public static getTypeUrl(typeUrlPrefix?: string): string;
+        }
+
+        /** Properties of a XdsNack. */
+        interface IXdsNack {
+
+            /** XdsNack typeUrl */
+            typeUrl?: (string|null);
+
+            /** XdsNack version */
+            version?: (string|null);
+
+            /** XdsNack reason */
+            reason?: (string|null);
+
+            /** XdsNack atUnixMs */
+            atUnixMs?: (number|null);
+        }
+
+        /** Represents a XdsNack. */
+        class XdsNack implements IXdsNack {
+
+            /**
+             * Constructs a new XdsNack.
+             * @param [p] Properties to set
+             */
+            constructor(p?: relay.v1.IXdsNack);
+
+            /** XdsNack typeUrl. */
+            public typeUrl: string;
+
+            /** XdsNack version. */
+            public version: string;
+
+            /** XdsNack reason. */
+            public reason: string;
+
+            /** XdsNack atUnixMs. */
+            public atUnixMs: number;
+
+            /**
+             * Creates a new XdsNack instance using the specified properties.
+             * @param [properties] Properties to set
+             * @returns XdsNack instance
+             */
+            public static create(properties?: relay.v1.IXdsNack): relay.v1.XdsNack;
+
+            /**
+             * Encodes the specified XdsNack message. Does not implicitly {@link relay.v1.XdsNack.verify|verify} messages.
+             * @param m XdsNack message or plain object to encode
+             * @param [w] Writer to encode to
+             * @returns Writer
+             */
+            public static encode(m: relay.v1.IXdsNack, w?: $protobuf.Writer): $protobuf.Writer;
+
+            /**
+             * Encodes the specified XdsNack message, length delimited. Does not implicitly {@link relay.v1.XdsNack.verify|verify} messages.
+             * @param message XdsNack message or plain object to encode
+             * @param [writer] Writer to encode to
+             * @returns Writer
+             */
+            public static encodeDelimited(message: relay.v1.IXdsNack, writer?: $protobuf.Writer): $protobuf.Writer;
+
+            /**
+             * Decodes a XdsNack message from the specified reader or buffer.
+             * @param r Reader or buffer to decode from
+             * @param [l] Message length if known beforehand
+             * @returns XdsNack
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): relay.v1.XdsNack;
+
+            /**
+             * Decodes a XdsNack message from the specified reader or buffer, length delimited.
+             * @param reader Reader or buffer to decode from
+             * @returns XdsNack
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            public static decodeDelimited(reader: ($protobuf.Reader|Uint8Array)): relay.v1.XdsNack;
+
+            /**
+             * Verifies a XdsNack message.
+             * @param m Plain object to verify
+             * @returns `null` if valid, otherwise the reason why it is not
+             */
+            public static verify(m: { [k: string]: any }): (string|null);
+
+            /**
+             * Creates a XdsNack message from a plain object. Also converts values to their respective internal types.
+             * @param d Plain object
+             * @returns XdsNack
+             */
+            public static fromObject(d: { [k: string]: any }): relay.v1.XdsNack;
+
+            /**
+             * Creates a plain object from a XdsNack message. Also converts values to other types if specified.
+             * @param m XdsNack
+             * @param [o] Conversion options
+             * @returns Plain object
+             */
+            public static toObject(m: relay.v1.XdsNack, o?: $protobuf.IConversionOptions): { [k: string]: any };
+
+            /**
+             * Converts this XdsNack to JSON.
+             * @returns JSON object
+             */
+            public toJSON(): { [k: string]: any };
+
+            /**
+             * Gets the default type url for XdsNack
+             * @param [typeUrlPrefix] your custom typeUrlPrefix(default "type.googleapis.com")
+             * @returns The default type url
+             */
+            public static getTypeUrl(typeUrlPrefix?: string): string;
+        }
+
+        /** Properties of a XdsFinding. */
+        interface IXdsFinding {
+
+            /** XdsFinding source */
+            source?: (string|null);
+
+            /** XdsFinding sources */
+            sources?: (string[]|null);
+
+            /** XdsFinding field */
+            field?: (string|null);
+
+            /** XdsFinding message */
+            message?: (string|null);
+        }
+
+        /** Represents a XdsFinding. */
+        class XdsFinding implements IXdsFinding {
+
+            /**
+             * Constructs a new XdsFinding.
+             * @param [p] Properties to set
+             */
+            constructor(p?: relay.v1.IXdsFinding);
+
+            /** XdsFinding source. */
+            public source: string;
+
+            /** XdsFinding sources. */
+            public sources: string[];
+
+            /** XdsFinding field. */
+            public field: string;
+
+            /** XdsFinding message. */
+            public message: string;
+
+            /**
+             * Creates a new XdsFinding instance using the specified properties.
+             * @param [properties] Properties to set
+             * @returns XdsFinding instance
+             */
+            public static create(properties?: relay.v1.IXdsFinding): relay.v1.XdsFinding;
+
+            /**
+             * Encodes the specified XdsFinding message. Does not implicitly {@link relay.v1.XdsFinding.verify|verify} messages.
+             * @param m XdsFinding message or plain object to encode
+             * @param [w] Writer to encode to
+             * @returns Writer
+             */
+            public static encode(m: relay.v1.IXdsFinding, w?: $protobuf.Writer): $protobuf.Writer;
+
+            /**
+             * Encodes the specified XdsFinding message, length delimited. Does not implicitly {@link relay.v1.XdsFinding.verify|verify} messages.
+             * @param message XdsFinding message or plain object to encode
+             * @param [writer] Writer to encode to
+             * @returns Writer
+             */
+            public static encodeDelimited(message: relay.v1.IXdsFinding, writer?: $protobuf.Writer): $protobuf.Writer;
+
+            /**
+             * Decodes a XdsFinding message from the specified reader or buffer.
+             * @param r Reader or buffer to decode from
+             * @param [l] Message length if known beforehand
+             * @returns XdsFinding
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): relay.v1.XdsFinding;
+
+            /**
+             * Decodes a XdsFinding message from the specified reader or buffer, length delimited.
+             * @param reader Reader or buffer to decode from
+             * @returns XdsFinding
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            public static decodeDelimited(reader: ($protobuf.Reader|Uint8Array)): relay.v1.XdsFinding;
+
+            /**
+             * Verifies a XdsFinding message.
+             * @param m Plain object to verify
+             * @returns `null` if valid, otherwise the reason why it is not
+             */
+            public static verify(m: { [k: string]: any }): (string|null);
+
+            /**
+             * Creates a XdsFinding message from a plain object. Also converts values to their respective internal types.
+             * @param d Plain object
+             * @returns XdsFinding
+             */
+            public static fromObject(d: { [k: string]: any }): relay.v1.XdsFinding;
+
+            /**
+             * Creates a plain object from a XdsFinding message. Also converts values to other types if specified.
+             * @param m XdsFinding
+             * @param [o] Conversion options
+             * @returns Plain object
+             */
+            public static toObject(m: relay.v1.XdsFinding, o?: $protobuf.IConversionOptions): { [k: string]: any };
+
+            /**
+             * Converts this XdsFinding to JSON.
+             * @returns JSON object
+             */
+            public toJSON(): { [k: string]: any };
+
+            /**
+             * Gets the default type url for XdsFinding
              * @param [typeUrlPrefix] your custom typeUrlPrefix(default "type.googleapis.com")
              * @returns The default type url
              */

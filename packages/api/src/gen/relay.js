@@ -5177,6 +5177,7 @@ export const relay = $root.relay = (() => {
              * @property {relay.v1.IPullHello|null} [hello] PullRequest hello
              * @property {relay.v1.IAck|null} [ack] PullRequest ack
              * @property {relay.v1.IHeartbeat|null} [heartbeat] PullRequest heartbeat
+             * @property {relay.v1.IDataPlaneReport|null} [dataPlane] PullRequest dataPlane
              */
 
             /**
@@ -5218,17 +5219,25 @@ export const relay = $root.relay = (() => {
              */
             PullRequest.prototype.heartbeat = null;
 
+            /**
+             * PullRequest dataPlane.
+             * @member {relay.v1.IDataPlaneReport|null|undefined} dataPlane
+             * @memberof relay.v1.PullRequest
+             * @instance
+             */
+            PullRequest.prototype.dataPlane = null;
+
             // OneOf field names bound to virtual getters and setters
             let $oneOfFields;
 
             /**
              * PullRequest message.
-             * @member {"hello"|"ack"|"heartbeat"|undefined} message
+             * @member {"hello"|"ack"|"heartbeat"|"dataPlane"|undefined} message
              * @memberof relay.v1.PullRequest
              * @instance
              */
             Object.defineProperty(PullRequest.prototype, "message", {
-                get: $util.oneOfGetter($oneOfFields = ["hello", "ack", "heartbeat"]),
+                get: $util.oneOfGetter($oneOfFields = ["hello", "ack", "heartbeat", "dataPlane"]),
                 set: $util.oneOfSetter($oneOfFields)
             });
 
@@ -5266,6 +5275,8 @@ export const relay = $root.relay = (() => {
                     $root.relay.v1.Ack.encode(m.ack, w.uint32(18).fork(), q + 1).ldelim();
                 if (m.heartbeat != null && Object.hasOwnProperty.call(m, "heartbeat"))
                     $root.relay.v1.Heartbeat.encode(m.heartbeat, w.uint32(26).fork(), q + 1).ldelim();
+                if (m.dataPlane != null && Object.hasOwnProperty.call(m, "dataPlane"))
+                    $root.relay.v1.DataPlaneReport.encode(m.dataPlane, w.uint32(34).fork(), q + 1).ldelim();
                 return w;
             };
 
@@ -5326,6 +5337,10 @@ export const relay = $root.relay = (() => {
                         }
                     case 3: {
                             m.heartbeat = $root.relay.v1.Heartbeat.decode(r, r.uint32(), undefined, n + 1);
+                            break;
+                        }
+                    case 4: {
+                            m.dataPlane = $root.relay.v1.DataPlaneReport.decode(r, r.uint32(), undefined, n + 1);
                             break;
                         }
                     default:
@@ -5401,6 +5416,16 @@ export const relay = $root.relay = (() => {
                             return "heartbeat." + e;
                     }
                 }
+                if (m.dataPlane != null && Object.hasOwnProperty.call(m, "dataPlane")) {
+                    if (p.message === 1)
+                        return "message: multiple values";
+                    p.message = 1;
+                    {
+                        var e = $root.relay.v1.DataPlaneReport.verify(m.dataPlane, n + 1);
+                        if (e)
+                            return "dataPlane." + e;
+                    }
+                }
                 return null;
             };
 
@@ -5437,6 +5462,11 @@ export const relay = $root.relay = (() => {
                         throw TypeError(".relay.v1.PullRequest.heartbeat: object expected");
                     m.heartbeat = $root.relay.v1.Heartbeat.fromObject(d.heartbeat, n + 1);
                 }
+                if (d.dataPlane != null) {
+                    if (!$util.isObject(d.dataPlane))
+                        throw TypeError(".relay.v1.PullRequest.dataPlane: object expected");
+                    m.dataPlane = $root.relay.v1.DataPlaneReport.fromObject(d.dataPlane, n + 1);
+                }
                 return m;
             };
 
@@ -5472,6 +5502,11 @@ export const relay = $root.relay = (() => {
                     if (o.oneofs)
                         d.message = "heartbeat";
                 }
+                if (m.dataPlane != null && Object.hasOwnProperty.call(m, "dataPlane")) {
+                    d.dataPlane = $root.relay.v1.DataPlaneReport.toObject(m.dataPlane, o, q + 1);
+                    if (o.oneofs)
+                        d.message = "dataPlane";
+                }
                 return d;
             };
 
@@ -5502,6 +5537,1846 @@ export const relay = $root.relay = (() => {
             };
 
             return PullRequest;
+        })();
+
+        v1.DataPlaneReport = (function() {
+
+            /**
+             * Properties of a DataPlaneReport.
+             * @memberof relay.v1
+             * @interface IDataPlaneReport
+             * @property {number|null} [sentUnixMs] DataPlaneReport sentUnixMs
+             * @property {Array.<relay.v1.IXdsProxy>|null} [proxies] DataPlaneReport proxies
+             * @property {Array.<relay.v1.IXdsFinding>|null} [findings] DataPlaneReport findings
+             * @property {number|null} [proxiesNotListed] DataPlaneReport proxiesNotListed
+             * @property {boolean|null} [serving] DataPlaneReport serving
+             */
+
+            /**
+             * Constructs a new DataPlaneReport.
+             * @memberof relay.v1
+             * @classdesc Represents a DataPlaneReport.
+             * @implements IDataPlaneReport
+             * @constructor
+             * @param {relay.v1.IDataPlaneReport=} [p] Properties to set
+             */
+            function DataPlaneReport(p) {
+                this.proxies = [];
+                this.findings = [];
+                if (p)
+                    for (var ks = Object.keys(p), i = 0; i < ks.length; ++i)
+                        if (p[ks[i]] != null && ks[i] !== "__proto__")
+                            this[ks[i]] = p[ks[i]];
+            }
+
+            /**
+             * DataPlaneReport sentUnixMs.
+             * @member {number} sentUnixMs
+             * @memberof relay.v1.DataPlaneReport
+             * @instance
+             */
+            DataPlaneReport.prototype.sentUnixMs = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+
+            /**
+             * DataPlaneReport proxies.
+             * @member {Array.<relay.v1.IXdsProxy>} proxies
+             * @memberof relay.v1.DataPlaneReport
+             * @instance
+             */
+            DataPlaneReport.prototype.proxies = $util.emptyArray;
+
+            /**
+             * DataPlaneReport findings.
+             * @member {Array.<relay.v1.IXdsFinding>} findings
+             * @memberof relay.v1.DataPlaneReport
+             * @instance
+             */
+            DataPlaneReport.prototype.findings = $util.emptyArray;
+
+            /**
+             * DataPlaneReport proxiesNotListed.
+             * @member {number} proxiesNotListed
+             * @memberof relay.v1.DataPlaneReport
+             * @instance
+             */
+            DataPlaneReport.prototype.proxiesNotListed = 0;
+
+            /**
+             * DataPlaneReport serving.
+             * @member {boolean} serving
+             * @memberof relay.v1.DataPlaneReport
+             * @instance
+             */
+            DataPlaneReport.prototype.serving = false;
+
+            /**
+             * Creates a new DataPlaneReport instance using the specified properties.
+             * @function create
+             * @memberof relay.v1.DataPlaneReport
+             * @static
+             * @param {relay.v1.IDataPlaneReport=} [properties] Properties to set
+             * @returns {relay.v1.DataPlaneReport} DataPlaneReport instance
+             */
+            DataPlaneReport.create = function create(properties) {
+                return new DataPlaneReport(properties);
+            };
+
+            /**
+             * Encodes the specified DataPlaneReport message. Does not implicitly {@link relay.v1.DataPlaneReport.verify|verify} messages.
+             * @function encode
+             * @memberof relay.v1.DataPlaneReport
+             * @static
+             * @param {relay.v1.IDataPlaneReport} m DataPlaneReport message or plain object to encode
+             * @param {$protobuf.Writer} [w] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            DataPlaneReport.encode = function encode(m, w, q) {
+                if (!w)
+                    w = $Writer.create();
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                if (m.sentUnixMs != null && Object.hasOwnProperty.call(m, "sentUnixMs"))
+                    w.uint32(8).int64(m.sentUnixMs);
+                if (m.proxies != null && m.proxies.length) {
+                    for (var i = 0; i < m.proxies.length; ++i)
+                        $root.relay.v1.XdsProxy.encode(m.proxies[i], w.uint32(18).fork(), q + 1).ldelim();
+                }
+                if (m.findings != null && m.findings.length) {
+                    for (var i = 0; i < m.findings.length; ++i)
+                        $root.relay.v1.XdsFinding.encode(m.findings[i], w.uint32(26).fork(), q + 1).ldelim();
+                }
+                if (m.proxiesNotListed != null && Object.hasOwnProperty.call(m, "proxiesNotListed"))
+                    w.uint32(32).uint32(m.proxiesNotListed);
+                if (m.serving != null && Object.hasOwnProperty.call(m, "serving"))
+                    w.uint32(40).bool(m.serving);
+                return w;
+            };
+
+            /**
+             * Encodes the specified DataPlaneReport message, length delimited. Does not implicitly {@link relay.v1.DataPlaneReport.verify|verify} messages.
+             * @function encodeDelimited
+             * @memberof relay.v1.DataPlaneReport
+             * @static
+             * @param {relay.v1.IDataPlaneReport} message DataPlaneReport message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            DataPlaneReport.encodeDelimited = function encodeDelimited(message, writer) {
+                return this.encode(message, writer).ldelim();
+            };
+
+            /**
+             * Decodes a DataPlaneReport message from the specified reader or buffer.
+             * @function decode
+             * @memberof relay.v1.DataPlaneReport
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} r Reader or buffer to decode from
+             * @param {number} [l] Message length if known beforehand
+             * @returns {relay.v1.DataPlaneReport} DataPlaneReport
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            DataPlaneReport.decode = function decode(r, l, e, n) {
+                if (!(r instanceof $Reader))
+                    r = $Reader.create(r);
+                if (n === undefined)
+                    n = 0;
+                if (n > $Reader.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var c, m;
+                if (l === undefined)
+                    c = r.len;
+                else {
+                    c = r.pos + l;
+                    if (c > r.len)
+                        throw RangeError("index out of range");
+                    l = r.len;
+                    r.len = c;
+                }
+                m = new $root.relay.v1.DataPlaneReport();
+                while (r.pos < c) {
+                    var t = r.uint32();
+                    if (t === e)
+                        break;
+                    switch (t >>> 3) {
+                    case 1: {
+                            m.sentUnixMs = r.int64();
+                            break;
+                        }
+                    case 2: {
+                            if (!(m.proxies && m.proxies.length))
+                                m.proxies = [];
+                            m.proxies.push($root.relay.v1.XdsProxy.decode(r, r.uint32(), undefined, n + 1));
+                            break;
+                        }
+                    case 3: {
+                            if (!(m.findings && m.findings.length))
+                                m.findings = [];
+                            m.findings.push($root.relay.v1.XdsFinding.decode(r, r.uint32(), undefined, n + 1));
+                            break;
+                        }
+                    case 4: {
+                            m.proxiesNotListed = r.uint32();
+                            break;
+                        }
+                    case 5: {
+                            m.serving = r.bool();
+                            break;
+                        }
+                    default:
+                        r.skipType(t & 7, n);
+                        break;
+                    }
+                }
+                if (l !== undefined) {
+                    if (r.pos !== c)
+                        throw RangeError("index out of range");
+                    r.len = l;
+                }
+                return m;
+            };
+
+            /**
+             * Decodes a DataPlaneReport message from the specified reader or buffer, length delimited.
+             * @function decodeDelimited
+             * @memberof relay.v1.DataPlaneReport
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @returns {relay.v1.DataPlaneReport} DataPlaneReport
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            DataPlaneReport.decodeDelimited = function decodeDelimited(reader) {
+                if (!(reader instanceof $Reader))
+                    reader = new $Reader(reader);
+                return this.decode(reader, reader.uint32());
+            };
+
+            /**
+             * Verifies a DataPlaneReport message.
+             * @function verify
+             * @memberof relay.v1.DataPlaneReport
+             * @static
+             * @param {Object.<string,*>} m Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            DataPlaneReport.verify = function verify(m, n) {
+                if (typeof m !== "object" || m === null)
+                    return "object expected";
+                if (n === undefined)
+                    n = 0;
+                if (n > $util.recursionLimit)
+                    return "maximum nesting depth exceeded";
+                if (m.sentUnixMs != null && Object.hasOwnProperty.call(m, "sentUnixMs")) {
+                    if (!$util.isInteger(m.sentUnixMs) && !(m.sentUnixMs && $util.isInteger(m.sentUnixMs.low) && $util.isInteger(m.sentUnixMs.high)))
+                        return "sentUnixMs: integer|Long expected";
+                }
+                if (m.proxies != null && Object.hasOwnProperty.call(m, "proxies")) {
+                    if (!Array.isArray(m.proxies))
+                        return "proxies: array expected";
+                    for (var i = 0; i < m.proxies.length; ++i) {
+                        {
+                            var e = $root.relay.v1.XdsProxy.verify(m.proxies[i], n + 1);
+                            if (e)
+                                return "proxies." + e;
+                        }
+                    }
+                }
+                if (m.findings != null && Object.hasOwnProperty.call(m, "findings")) {
+                    if (!Array.isArray(m.findings))
+                        return "findings: array expected";
+                    for (var i = 0; i < m.findings.length; ++i) {
+                        {
+                            var e = $root.relay.v1.XdsFinding.verify(m.findings[i], n + 1);
+                            if (e)
+                                return "findings." + e;
+                        }
+                    }
+                }
+                if (m.proxiesNotListed != null && Object.hasOwnProperty.call(m, "proxiesNotListed")) {
+                    if (!$util.isInteger(m.proxiesNotListed))
+                        return "proxiesNotListed: integer expected";
+                }
+                if (m.serving != null && Object.hasOwnProperty.call(m, "serving")) {
+                    if (typeof m.serving !== "boolean")
+                        return "serving: boolean expected";
+                }
+                return null;
+            };
+
+            /**
+             * Creates a DataPlaneReport message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof relay.v1.DataPlaneReport
+             * @static
+             * @param {Object.<string,*>} d Plain object
+             * @returns {relay.v1.DataPlaneReport} DataPlaneReport
+             */
+            DataPlaneReport.fromObject = function fromObject(d, n) {
+                if (d instanceof $root.relay.v1.DataPlaneReport)
+                    return d;
+                if (!$util.isObject(d))
+                    throw TypeError(".relay.v1.DataPlaneReport: object expected");
+                if (n === undefined)
+                    n = 0;
+                if (n > $util.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var m = new $root.relay.v1.DataPlaneReport();
+                if (d.sentUnixMs != null) {
+                    if ($util.Long)
+                        m.sentUnixMs = $util.Long.fromValue(d.sentUnixMs, false);
+                    else if (typeof d.sentUnixMs === "string")
+                        m.sentUnixMs = parseInt(d.sentUnixMs, 10);
+                    else if (typeof d.sentUnixMs === "number")
+                        m.sentUnixMs = d.sentUnixMs;
+                    else if (typeof d.sentUnixMs === "object")
+                        m.sentUnixMs = new $util.LongBits(d.sentUnixMs.low >>> 0, d.sentUnixMs.high >>> 0).toNumber();
+                }
+                if (d.proxies) {
+                    if (!Array.isArray(d.proxies))
+                        throw TypeError(".relay.v1.DataPlaneReport.proxies: array expected");
+                    m.proxies = [];
+                    for (var i = 0; i < d.proxies.length; ++i) {
+                        if (!$util.isObject(d.proxies[i]))
+                            throw TypeError(".relay.v1.DataPlaneReport.proxies: object expected");
+                        m.proxies[i] = $root.relay.v1.XdsProxy.fromObject(d.proxies[i], n + 1);
+                    }
+                }
+                if (d.findings) {
+                    if (!Array.isArray(d.findings))
+                        throw TypeError(".relay.v1.DataPlaneReport.findings: array expected");
+                    m.findings = [];
+                    for (var i = 0; i < d.findings.length; ++i) {
+                        if (!$util.isObject(d.findings[i]))
+                            throw TypeError(".relay.v1.DataPlaneReport.findings: object expected");
+                        m.findings[i] = $root.relay.v1.XdsFinding.fromObject(d.findings[i], n + 1);
+                    }
+                }
+                if (d.proxiesNotListed != null) {
+                    m.proxiesNotListed = d.proxiesNotListed >>> 0;
+                }
+                if (d.serving != null) {
+                    m.serving = Boolean(d.serving);
+                }
+                return m;
+            };
+
+            /**
+             * Creates a plain object from a DataPlaneReport message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof relay.v1.DataPlaneReport
+             * @static
+             * @param {relay.v1.DataPlaneReport} m DataPlaneReport
+             * @param {$protobuf.IConversionOptions} [o] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            DataPlaneReport.toObject = function toObject(m, o, q) {
+                if (!o)
+                    o = {};
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                var d = {};
+                if (o.arrays || o.defaults) {
+                    d.proxies = [];
+                    d.findings = [];
+                }
+                if (o.defaults) {
+                    if ($util.Long) {
+                        var n = new $util.Long(0, 0, false);
+                        d.sentUnixMs = o.longs === String ? n.toString() : o.longs === Number ? n.toNumber() : typeof BigInt !== "undefined" && o.longs === BigInt ? n.toBigInt() : n;
+                    } else
+                        d.sentUnixMs = o.longs === String ? "0" : typeof BigInt !== "undefined" && o.longs === BigInt ? BigInt("0") : 0;
+                    d.proxiesNotListed = 0;
+                    d.serving = false;
+                }
+                if (m.sentUnixMs != null && Object.hasOwnProperty.call(m, "sentUnixMs")) {
+                    if (typeof BigInt !== "undefined" && o.longs === BigInt)
+                        d.sentUnixMs = typeof m.sentUnixMs === "number" ? BigInt(m.sentUnixMs) : $util.Long.fromBits(m.sentUnixMs.low >>> 0, m.sentUnixMs.high >>> 0, false).toBigInt();
+                    else if (typeof m.sentUnixMs === "number")
+                        d.sentUnixMs = o.longs === String ? String(m.sentUnixMs) : m.sentUnixMs;
+                    else
+                        d.sentUnixMs = o.longs === String ? $util.Long.prototype.toString.call(m.sentUnixMs) : o.longs === Number ? new $util.LongBits(m.sentUnixMs.low >>> 0, m.sentUnixMs.high >>> 0).toNumber() : m.sentUnixMs;
+                }
+                if (m.proxies && m.proxies.length) {
+                    d.proxies = [];
+                    for (var j = 0; j < m.proxies.length; ++j) {
+                        d.proxies[j] = $root.relay.v1.XdsProxy.toObject(m.proxies[j], o, q + 1);
+                    }
+                }
+                if (m.findings && m.findings.length) {
+                    d.findings = [];
+                    for (var j = 0; j < m.findings.length; ++j) {
+                        d.findings[j] = $root.relay.v1.XdsFinding.toObject(m.findings[j], o, q + 1);
+                    }
+                }
+                if (m.proxiesNotListed != null && Object.hasOwnProperty.call(m, "proxiesNotListed")) {
+                    d.proxiesNotListed = m.proxiesNotListed;
+                }
+                if (m.serving != null && Object.hasOwnProperty.call(m, "serving")) {
+                    d.serving = m.serving;
+                }
+                return d;
+            };
+
+            /**
+             * Converts this DataPlaneReport to JSON.
+             * @function toJSON
+             * @memberof relay.v1.DataPlaneReport
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            DataPlaneReport.prototype.toJSON = function toJSON() {
+                return this.constructor.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            /**
+             * Gets the default type url for DataPlaneReport
+             * @function getTypeUrl
+             * @memberof relay.v1.DataPlaneReport
+             * @static
+             * @param {string} [typeUrlPrefix] your custom typeUrlPrefix(default "type.googleapis.com")
+             * @returns {string} The default type url
+             */
+            DataPlaneReport.getTypeUrl = function getTypeUrl(typeUrlPrefix) {
+                if (typeUrlPrefix === undefined) {
+                    typeUrlPrefix = "type.googleapis.com";
+                }
+                return typeUrlPrefix + "/relay.v1.DataPlaneReport";
+            };
+
+            return DataPlaneReport;
+        })();
+
+        v1.XdsProxy = (function() {
+
+            /**
+             * Properties of a XdsProxy.
+             * @memberof relay.v1
+             * @interface IXdsProxy
+             * @property {string|null} [nodeId] XdsProxy nodeId
+             * @property {string|null} [locality] XdsProxy locality
+             * @property {Object.<string,relay.v1.IXdsTypeState>|null} [types] XdsProxy types
+             * @property {number|null} [nacks] XdsProxy nacks
+             * @property {relay.v1.IXdsNack|null} [lastNack] XdsProxy lastNack
+             */
+
+            /**
+             * Constructs a new XdsProxy.
+             * @memberof relay.v1
+             * @classdesc Represents a XdsProxy.
+             * @implements IXdsProxy
+             * @constructor
+             * @param {relay.v1.IXdsProxy=} [p] Properties to set
+             */
+            function XdsProxy(p) {
+                this.types = {};
+                if (p)
+                    for (var ks = Object.keys(p), i = 0; i < ks.length; ++i)
+                        if (p[ks[i]] != null && ks[i] !== "__proto__")
+                            this[ks[i]] = p[ks[i]];
+            }
+
+            /**
+             * XdsProxy nodeId.
+             * @member {string} nodeId
+             * @memberof relay.v1.XdsProxy
+             * @instance
+             */
+            XdsProxy.prototype.nodeId = "";
+
+            /**
+             * XdsProxy locality.
+             * @member {string} locality
+             * @memberof relay.v1.XdsProxy
+             * @instance
+             */
+            XdsProxy.prototype.locality = "";
+
+            /**
+             * XdsProxy types.
+             * @member {Object.<string,relay.v1.IXdsTypeState>} types
+             * @memberof relay.v1.XdsProxy
+             * @instance
+             */
+            XdsProxy.prototype.types = $util.emptyObject;
+
+            /**
+             * XdsProxy nacks.
+             * @member {number} nacks
+             * @memberof relay.v1.XdsProxy
+             * @instance
+             */
+            XdsProxy.prototype.nacks = $util.Long ? $util.Long.fromBits(0,0,true) : 0;
+
+            /**
+             * XdsProxy lastNack.
+             * @member {relay.v1.IXdsNack|null|undefined} lastNack
+             * @memberof relay.v1.XdsProxy
+             * @instance
+             */
+            XdsProxy.prototype.lastNack = null;
+
+            /**
+             * Creates a new XdsProxy instance using the specified properties.
+             * @function create
+             * @memberof relay.v1.XdsProxy
+             * @static
+             * @param {relay.v1.IXdsProxy=} [properties] Properties to set
+             * @returns {relay.v1.XdsProxy} XdsProxy instance
+             */
+            XdsProxy.create = function create(properties) {
+                return new XdsProxy(properties);
+            };
+
+            /**
+             * Encodes the specified XdsProxy message. Does not implicitly {@link relay.v1.XdsProxy.verify|verify} messages.
+             * @function encode
+             * @memberof relay.v1.XdsProxy
+             * @static
+             * @param {relay.v1.IXdsProxy} m XdsProxy message or plain object to encode
+             * @param {$protobuf.Writer} [w] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            XdsProxy.encode = function encode(m, w, q) {
+                if (!w)
+                    w = $Writer.create();
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                if (m.nodeId != null && Object.hasOwnProperty.call(m, "nodeId"))
+                    w.uint32(10).string(m.nodeId);
+                if (m.locality != null && Object.hasOwnProperty.call(m, "locality"))
+                    w.uint32(18).string(m.locality);
+                if (m.types != null && Object.hasOwnProperty.call(m, "types")) {
+                    for (var ks = Object.keys(m.types), i = 0; i < ks.length; ++i) {
+                        w.uint32(26).fork().uint32(10).string(ks[i]);
+                        $root.relay.v1.XdsTypeState.encode(m.types[ks[i]], w.uint32(18).fork(), q + 1).ldelim().ldelim();
+                    }
+                }
+                if (m.nacks != null && Object.hasOwnProperty.call(m, "nacks"))
+                    w.uint32(32).uint64(m.nacks);
+                if (m.lastNack != null && Object.hasOwnProperty.call(m, "lastNack"))
+                    $root.relay.v1.XdsNack.encode(m.lastNack, w.uint32(42).fork(), q + 1).ldelim();
+                return w;
+            };
+
+            /**
+             * Encodes the specified XdsProxy message, length delimited. Does not implicitly {@link relay.v1.XdsProxy.verify|verify} messages.
+             * @function encodeDelimited
+             * @memberof relay.v1.XdsProxy
+             * @static
+             * @param {relay.v1.IXdsProxy} message XdsProxy message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            XdsProxy.encodeDelimited = function encodeDelimited(message, writer) {
+                return this.encode(message, writer).ldelim();
+            };
+
+            /**
+             * Decodes a XdsProxy message from the specified reader or buffer.
+             * @function decode
+             * @memberof relay.v1.XdsProxy
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} r Reader or buffer to decode from
+             * @param {number} [l] Message length if known beforehand
+             * @returns {relay.v1.XdsProxy} XdsProxy
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            XdsProxy.decode = function decode(r, l, e, n) {
+                if (!(r instanceof $Reader))
+                    r = $Reader.create(r);
+                if (n === undefined)
+                    n = 0;
+                if (n > $Reader.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var c, m, k, value;
+                if (l === undefined)
+                    c = r.len;
+                else {
+                    c = r.pos + l;
+                    if (c > r.len)
+                        throw RangeError("index out of range");
+                    l = r.len;
+                    r.len = c;
+                }
+                m = new $root.relay.v1.XdsProxy();
+                while (r.pos < c) {
+                    var t = r.uint32();
+                    if (t === e)
+                        break;
+                    switch (t >>> 3) {
+                    case 1: {
+                            m.nodeId = r.string();
+                            break;
+                        }
+                    case 2: {
+                            m.locality = r.string();
+                            break;
+                        }
+                    case 3: {
+                            if (m.types === $util.emptyObject)
+                                m.types = {};
+                            var c2 = r.uint32() + r.pos;
+                            if (c2 > r.len)
+                                throw RangeError("index out of range");
+                            r.len = c2;
+                            k = "";
+                            value = null;
+                            while (r.pos < c2) {
+                                var tag2 = r.uint32();
+                                switch (tag2 >>> 3) {
+                                case 1:
+                                    k = r.string();
+                                    break;
+                                case 2:
+                                    value = $root.relay.v1.XdsTypeState.decode(r, r.uint32(), undefined, n + 1);
+                                    break;
+                                default:
+                                    r.skipType(tag2 & 7, n);
+                                    break;
+                                }
+                            }
+                            if (r.pos !== c2)
+                                throw RangeError("index out of range");
+                            r.len = c;
+                            if (k === "__proto__")
+                                $util.makeProp(m.types, k);
+                            m.types[k] = value;
+                            break;
+                        }
+                    case 4: {
+                            m.nacks = r.uint64();
+                            break;
+                        }
+                    case 5: {
+                            m.lastNack = $root.relay.v1.XdsNack.decode(r, r.uint32(), undefined, n + 1);
+                            break;
+                        }
+                    default:
+                        r.skipType(t & 7, n);
+                        break;
+                    }
+                }
+                if (l !== undefined) {
+                    if (r.pos !== c)
+                        throw RangeError("index out of range");
+                    r.len = l;
+                }
+                return m;
+            };
+
+            /**
+             * Decodes a XdsProxy message from the specified reader or buffer, length delimited.
+             * @function decodeDelimited
+             * @memberof relay.v1.XdsProxy
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @returns {relay.v1.XdsProxy} XdsProxy
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            XdsProxy.decodeDelimited = function decodeDelimited(reader) {
+                if (!(reader instanceof $Reader))
+                    reader = new $Reader(reader);
+                return this.decode(reader, reader.uint32());
+            };
+
+            /**
+             * Verifies a XdsProxy message.
+             * @function verify
+             * @memberof relay.v1.XdsProxy
+             * @static
+             * @param {Object.<string,*>} m Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            XdsProxy.verify = function verify(m, n) {
+                if (typeof m !== "object" || m === null)
+                    return "object expected";
+                if (n === undefined)
+                    n = 0;
+                if (n > $util.recursionLimit)
+                    return "maximum nesting depth exceeded";
+                if (m.nodeId != null && Object.hasOwnProperty.call(m, "nodeId")) {
+                    if (!$util.isString(m.nodeId))
+                        return "nodeId: string expected";
+                }
+                if (m.locality != null && Object.hasOwnProperty.call(m, "locality")) {
+                    if (!$util.isString(m.locality))
+                        return "locality: string expected";
+                }
+                if (m.types != null && Object.hasOwnProperty.call(m, "types")) {
+                    if (!$util.isObject(m.types))
+                        return "types: object expected";
+                    var k = Object.keys(m.types);
+                    for (var i = 0; i < k.length; ++i) {
+                        {
+                            var e = $root.relay.v1.XdsTypeState.verify(m.types[k[i]], n + 1);
+                            if (e)
+                                return "types." + e;
+                        }
+                    }
+                }
+                if (m.nacks != null && Object.hasOwnProperty.call(m, "nacks")) {
+                    if (!$util.isInteger(m.nacks) && !(m.nacks && $util.isInteger(m.nacks.low) && $util.isInteger(m.nacks.high)))
+                        return "nacks: integer|Long expected";
+                }
+                if (m.lastNack != null && Object.hasOwnProperty.call(m, "lastNack")) {
+                    {
+                        var e = $root.relay.v1.XdsNack.verify(m.lastNack, n + 1);
+                        if (e)
+                            return "lastNack." + e;
+                    }
+                }
+                return null;
+            };
+
+            /**
+             * Creates a XdsProxy message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof relay.v1.XdsProxy
+             * @static
+             * @param {Object.<string,*>} d Plain object
+             * @returns {relay.v1.XdsProxy} XdsProxy
+             */
+            XdsProxy.fromObject = function fromObject(d, n) {
+                if (d instanceof $root.relay.v1.XdsProxy)
+                    return d;
+                if (!$util.isObject(d))
+                    throw TypeError(".relay.v1.XdsProxy: object expected");
+                if (n === undefined)
+                    n = 0;
+                if (n > $util.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var m = new $root.relay.v1.XdsProxy();
+                if (d.nodeId != null) {
+                    m.nodeId = String(d.nodeId);
+                }
+                if (d.locality != null) {
+                    m.locality = String(d.locality);
+                }
+                if (d.types) {
+                    if (!$util.isObject(d.types))
+                        throw TypeError(".relay.v1.XdsProxy.types: object expected");
+                    m.types = {};
+                    for (var ks = Object.keys(d.types), i = 0; i < ks.length; ++i) {
+                        if (ks[i] === "__proto__")
+                            $util.makeProp(m.types, ks[i]);
+                        if (!$util.isObject(d.types[ks[i]]))
+                            throw TypeError(".relay.v1.XdsProxy.types: object expected");
+                        m.types[ks[i]] = $root.relay.v1.XdsTypeState.fromObject(d.types[ks[i]], n + 1);
+                    }
+                }
+                if (d.nacks != null) {
+                    if ($util.Long)
+                        m.nacks = $util.Long.fromValue(d.nacks, true);
+                    else if (typeof d.nacks === "string")
+                        m.nacks = parseInt(d.nacks, 10);
+                    else if (typeof d.nacks === "number")
+                        m.nacks = d.nacks;
+                    else if (typeof d.nacks === "object")
+                        m.nacks = new $util.LongBits(d.nacks.low >>> 0, d.nacks.high >>> 0).toNumber(true);
+                }
+                if (d.lastNack != null) {
+                    if (!$util.isObject(d.lastNack))
+                        throw TypeError(".relay.v1.XdsProxy.lastNack: object expected");
+                    m.lastNack = $root.relay.v1.XdsNack.fromObject(d.lastNack, n + 1);
+                }
+                return m;
+            };
+
+            /**
+             * Creates a plain object from a XdsProxy message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof relay.v1.XdsProxy
+             * @static
+             * @param {relay.v1.XdsProxy} m XdsProxy
+             * @param {$protobuf.IConversionOptions} [o] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            XdsProxy.toObject = function toObject(m, o, q) {
+                if (!o)
+                    o = {};
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                var d = {};
+                if (o.objects || o.defaults) {
+                    d.types = {};
+                }
+                if (o.defaults) {
+                    d.nodeId = "";
+                    d.locality = "";
+                    if ($util.Long) {
+                        var n = new $util.Long(0, 0, true);
+                        d.nacks = o.longs === String ? n.toString() : o.longs === Number ? n.toNumber() : typeof BigInt !== "undefined" && o.longs === BigInt ? n.toBigInt() : n;
+                    } else
+                        d.nacks = o.longs === String ? "0" : typeof BigInt !== "undefined" && o.longs === BigInt ? BigInt("0") : 0;
+                    d.lastNack = null;
+                }
+                if (m.nodeId != null && Object.hasOwnProperty.call(m, "nodeId")) {
+                    d.nodeId = m.nodeId;
+                }
+                if (m.locality != null && Object.hasOwnProperty.call(m, "locality")) {
+                    d.locality = m.locality;
+                }
+                var ks2;
+                if (m.types && (ks2 = Object.keys(m.types)).length) {
+                    d.types = {};
+                    for (var j = 0; j < ks2.length; ++j) {
+                        if (ks2[j] === "__proto__")
+                            $util.makeProp(d.types, ks2[j]);
+                        d.types[ks2[j]] = $root.relay.v1.XdsTypeState.toObject(m.types[ks2[j]], o, q + 1);
+                    }
+                }
+                if (m.nacks != null && Object.hasOwnProperty.call(m, "nacks")) {
+                    if (typeof BigInt !== "undefined" && o.longs === BigInt)
+                        d.nacks = typeof m.nacks === "number" ? BigInt(m.nacks) : $util.Long.fromBits(m.nacks.low >>> 0, m.nacks.high >>> 0, true).toBigInt();
+                    else if (typeof m.nacks === "number")
+                        d.nacks = o.longs === String ? String(m.nacks) : m.nacks;
+                    else
+                        d.nacks = o.longs === String ? $util.Long.prototype.toString.call(m.nacks) : o.longs === Number ? new $util.LongBits(m.nacks.low >>> 0, m.nacks.high >>> 0).toNumber(true) : m.nacks;
+                }
+                if (m.lastNack != null && Object.hasOwnProperty.call(m, "lastNack")) {
+                    d.lastNack = $root.relay.v1.XdsNack.toObject(m.lastNack, o, q + 1);
+                }
+                return d;
+            };
+
+            /**
+             * Converts this XdsProxy to JSON.
+             * @function toJSON
+             * @memberof relay.v1.XdsProxy
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            XdsProxy.prototype.toJSON = function toJSON() {
+                return this.constructor.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            /**
+             * Gets the default type url for XdsProxy
+             * @function getTypeUrl
+             * @memberof relay.v1.XdsProxy
+             * @static
+             * @param {string} [typeUrlPrefix] your custom typeUrlPrefix(default "type.googleapis.com")
+             * @returns {string} The default type url
+             */
+            XdsProxy.getTypeUrl = function getTypeUrl(typeUrlPrefix) {
+                if (typeUrlPrefix === undefined) {
+                    typeUrlPrefix = "type.googleapis.com";
+                }
+                return typeUrlPrefix + "/relay.v1.XdsProxy";
+            };
+
+            return XdsProxy;
+        })();
+
+        v1.XdsTypeState = (function() {
+
+            /**
+             * Properties of a XdsTypeState.
+             * @memberof relay.v1
+             * @interface IXdsTypeState
+             * @property {Array.<string>|null} [names] XdsTypeState names
+             * @property {number|null} [subscribed] XdsTypeState subscribed
+             * @property {string|null} [ackedVersion] XdsTypeState ackedVersion
+             */
+
+            /**
+             * Constructs a new XdsTypeState.
+             * @memberof relay.v1
+             * @classdesc Represents a XdsTypeState.
+             * @implements IXdsTypeState
+             * @constructor
+             * @param {relay.v1.IXdsTypeState=} [p] Properties to set
+             */
+            function XdsTypeState(p) {
+                this.names = [];
+                if (p)
+                    for (var ks = Object.keys(p), i = 0; i < ks.length; ++i)
+                        if (p[ks[i]] != null && ks[i] !== "__proto__")
+                            this[ks[i]] = p[ks[i]];
+            }
+
+            /**
+             * XdsTypeState names.
+             * @member {Array.<string>} names
+             * @memberof relay.v1.XdsTypeState
+             * @instance
+             */
+            XdsTypeState.prototype.names = $util.emptyArray;
+
+            /**
+             * XdsTypeState subscribed.
+             * @member {number} subscribed
+             * @memberof relay.v1.XdsTypeState
+             * @instance
+             */
+            XdsTypeState.prototype.subscribed = 0;
+
+            /**
+             * XdsTypeState ackedVersion.
+             * @member {string} ackedVersion
+             * @memberof relay.v1.XdsTypeState
+             * @instance
+             */
+            XdsTypeState.prototype.ackedVersion = "";
+
+            /**
+             * Creates a new XdsTypeState instance using the specified properties.
+             * @function create
+             * @memberof relay.v1.XdsTypeState
+             * @static
+             * @param {relay.v1.IXdsTypeState=} [properties] Properties to set
+             * @returns {relay.v1.XdsTypeState} XdsTypeState instance
+             */
+            XdsTypeState.create = function create(properties) {
+                return new XdsTypeState(properties);
+            };
+
+            /**
+             * Encodes the specified XdsTypeState message. Does not implicitly {@link relay.v1.XdsTypeState.verify|verify} messages.
+             * @function encode
+             * @memberof relay.v1.XdsTypeState
+             * @static
+             * @param {relay.v1.IXdsTypeState} m XdsTypeState message or plain object to encode
+             * @param {$protobuf.Writer} [w] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            XdsTypeState.encode = function encode(m, w, q) {
+                if (!w)
+                    w = $Writer.create();
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                if (m.names != null && m.names.length) {
+                    for (var i = 0; i < m.names.length; ++i)
+                        w.uint32(10).string(m.names[i]);
+                }
+                if (m.subscribed != null && Object.hasOwnProperty.call(m, "subscribed"))
+                    w.uint32(16).uint32(m.subscribed);
+                if (m.ackedVersion != null && Object.hasOwnProperty.call(m, "ackedVersion"))
+                    w.uint32(26).string(m.ackedVersion);
+                return w;
+            };
+
+            /**
+             * Encodes the specified XdsTypeState message, length delimited. Does not implicitly {@link relay.v1.XdsTypeState.verify|verify} messages.
+             * @function encodeDelimited
+             * @memberof relay.v1.XdsTypeState
+             * @static
+             * @param {relay.v1.IXdsTypeState} message XdsTypeState message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            XdsTypeState.encodeDelimited = function encodeDelimited(message, writer) {
+                return this.encode(message, writer).ldelim();
+            };
+
+            /**
+             * Decodes a XdsTypeState message from the specified reader or buffer.
+             * @function decode
+             * @memberof relay.v1.XdsTypeState
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} r Reader or buffer to decode from
+             * @param {number} [l] Message length if known beforehand
+             * @returns {relay.v1.XdsTypeState} XdsTypeState
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            XdsTypeState.decode = function decode(r, l, e, n) {
+                if (!(r instanceof $Reader))
+                    r = $Reader.create(r);
+                if (n === undefined)
+                    n = 0;
+                if (n > $Reader.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var c, m;
+                if (l === undefined)
+                    c = r.len;
+                else {
+                    c = r.pos + l;
+                    if (c > r.len)
+                        throw RangeError("index out of range");
+                    l = r.len;
+                    r.len = c;
+                }
+                m = new $root.relay.v1.XdsTypeState();
+                while (r.pos < c) {
+                    var t = r.uint32();
+                    if (t === e)
+                        break;
+                    switch (t >>> 3) {
+                    case 1: {
+                            if (!(m.names && m.names.length))
+                                m.names = [];
+                            m.names.push(r.string());
+                            break;
+                        }
+                    case 2: {
+                            m.subscribed = r.uint32();
+                            break;
+                        }
+                    case 3: {
+                            m.ackedVersion = r.string();
+                            break;
+                        }
+                    default:
+                        r.skipType(t & 7, n);
+                        break;
+                    }
+                }
+                if (l !== undefined) {
+                    if (r.pos !== c)
+                        throw RangeError("index out of range");
+                    r.len = l;
+                }
+                return m;
+            };
+
+            /**
+             * Decodes a XdsTypeState message from the specified reader or buffer, length delimited.
+             * @function decodeDelimited
+             * @memberof relay.v1.XdsTypeState
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @returns {relay.v1.XdsTypeState} XdsTypeState
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            XdsTypeState.decodeDelimited = function decodeDelimited(reader) {
+                if (!(reader instanceof $Reader))
+                    reader = new $Reader(reader);
+                return this.decode(reader, reader.uint32());
+            };
+
+            /**
+             * Verifies a XdsTypeState message.
+             * @function verify
+             * @memberof relay.v1.XdsTypeState
+             * @static
+             * @param {Object.<string,*>} m Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            XdsTypeState.verify = function verify(m, n) {
+                if (typeof m !== "object" || m === null)
+                    return "object expected";
+                if (n === undefined)
+                    n = 0;
+                if (n > $util.recursionLimit)
+                    return "maximum nesting depth exceeded";
+                if (m.names != null && Object.hasOwnProperty.call(m, "names")) {
+                    if (!Array.isArray(m.names))
+                        return "names: array expected";
+                    for (var i = 0; i < m.names.length; ++i) {
+                        if (!$util.isString(m.names[i]))
+                            return "names: string[] expected";
+                    }
+                }
+                if (m.subscribed != null && Object.hasOwnProperty.call(m, "subscribed")) {
+                    if (!$util.isInteger(m.subscribed))
+                        return "subscribed: integer expected";
+                }
+                if (m.ackedVersion != null && Object.hasOwnProperty.call(m, "ackedVersion")) {
+                    if (!$util.isString(m.ackedVersion))
+                        return "ackedVersion: string expected";
+                }
+                return null;
+            };
+
+            /**
+             * Creates a XdsTypeState message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof relay.v1.XdsTypeState
+             * @static
+             * @param {Object.<string,*>} d Plain object
+             * @returns {relay.v1.XdsTypeState} XdsTypeState
+             */
+            XdsTypeState.fromObject = function fromObject(d, n) {
+                if (d instanceof $root.relay.v1.XdsTypeState)
+                    return d;
+                if (!$util.isObject(d))
+                    throw TypeError(".relay.v1.XdsTypeState: object expected");
+                if (n === undefined)
+                    n = 0;
+                if (n > $util.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var m = new $root.relay.v1.XdsTypeState();
+                if (d.names) {
+                    if (!Array.isArray(d.names))
+                        throw TypeError(".relay.v1.XdsTypeState.names: array expected");
+                    m.names = [];
+                    for (var i = 0; i < d.names.length; ++i) {
+                        m.names[i] = String(d.names[i]);
+                    }
+                }
+                if (d.subscribed != null) {
+                    m.subscribed = d.subscribed >>> 0;
+                }
+                if (d.ackedVersion != null) {
+                    m.ackedVersion = String(d.ackedVersion);
+                }
+                return m;
+            };
+
+            /**
+             * Creates a plain object from a XdsTypeState message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof relay.v1.XdsTypeState
+             * @static
+             * @param {relay.v1.XdsTypeState} m XdsTypeState
+             * @param {$protobuf.IConversionOptions} [o] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            XdsTypeState.toObject = function toObject(m, o, q) {
+                if (!o)
+                    o = {};
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                var d = {};
+                if (o.arrays || o.defaults) {
+                    d.names = [];
+                }
+                if (o.defaults) {
+                    d.subscribed = 0;
+                    d.ackedVersion = "";
+                }
+                if (m.names && m.names.length) {
+                    d.names = [];
+                    for (var j = 0; j < m.names.length; ++j) {
+                        d.names[j] = m.names[j];
+                    }
+                }
+                if (m.subscribed != null && Object.hasOwnProperty.call(m, "subscribed")) {
+                    d.subscribed = m.subscribed;
+                }
+                if (m.ackedVersion != null && Object.hasOwnProperty.call(m, "ackedVersion")) {
+                    d.ackedVersion = m.ackedVersion;
+                }
+                return d;
+            };
+
+            /**
+             * Converts this XdsTypeState to JSON.
+             * @function toJSON
+             * @memberof relay.v1.XdsTypeState
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            XdsTypeState.prototype.toJSON = function toJSON() {
+                return this.constructor.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            /**
+             * Gets the default type url for XdsTypeState
+             * @function getTypeUrl
+             * @memberof relay.v1.XdsTypeState
+             * @static
+             * @param {string} [typeUrlPrefix] your custom typeUrlPrefix(default "type.googleapis.com")
+             * @returns {string} The default type url
+             */
+            XdsTypeState.getTypeUrl = function getTypeUrl(typeUrlPrefix) {
+                if (typeUrlPrefix === undefined) {
+                    typeUrlPrefix = "type.googleapis.com";
+                }
+                return typeUrlPrefix + "/relay.v1.XdsTypeState";
+            };
+
+            return XdsTypeState;
+        })();
+
+        v1.XdsNack = (function() {
+
+            /**
+             * Properties of a XdsNack.
+             * @memberof relay.v1
+             * @interface IXdsNack
+             * @property {string|null} [typeUrl] XdsNack typeUrl
+             * @property {string|null} [version] XdsNack version
+             * @property {string|null} [reason] XdsNack reason
+             * @property {number|null} [atUnixMs] XdsNack atUnixMs
+             */
+
+            /**
+             * Constructs a new XdsNack.
+             * @memberof relay.v1
+             * @classdesc Represents a XdsNack.
+             * @implements IXdsNack
+             * @constructor
+             * @param {relay.v1.IXdsNack=} [p] Properties to set
+             */
+            function XdsNack(p) {
+                if (p)
+                    for (var ks = Object.keys(p), i = 0; i < ks.length; ++i)
+                        if (p[ks[i]] != null && ks[i] !== "__proto__")
+                            this[ks[i]] = p[ks[i]];
+            }
+
+            /**
+             * XdsNack typeUrl.
+             * @member {string} typeUrl
+             * @memberof relay.v1.XdsNack
+             * @instance
+             */
+            XdsNack.prototype.typeUrl = "";
+
+            /**
+             * XdsNack version.
+             * @member {string} version
+             * @memberof relay.v1.XdsNack
+             * @instance
+             */
+            XdsNack.prototype.version = "";
+
+            /**
+             * XdsNack reason.
+             * @member {string} reason
+             * @memberof relay.v1.XdsNack
+             * @instance
+             */
+            XdsNack.prototype.reason = "";
+
+            /**
+             * XdsNack atUnixMs.
+             * @member {number} atUnixMs
+             * @memberof relay.v1.XdsNack
+             * @instance
+             */
+            XdsNack.prototype.atUnixMs = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+
+            /**
+             * Creates a new XdsNack instance using the specified properties.
+             * @function create
+             * @memberof relay.v1.XdsNack
+             * @static
+             * @param {relay.v1.IXdsNack=} [properties] Properties to set
+             * @returns {relay.v1.XdsNack} XdsNack instance
+             */
+            XdsNack.create = function create(properties) {
+                return new XdsNack(properties);
+            };
+
+            /**
+             * Encodes the specified XdsNack message. Does not implicitly {@link relay.v1.XdsNack.verify|verify} messages.
+             * @function encode
+             * @memberof relay.v1.XdsNack
+             * @static
+             * @param {relay.v1.IXdsNack} m XdsNack message or plain object to encode
+             * @param {$protobuf.Writer} [w] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            XdsNack.encode = function encode(m, w, q) {
+                if (!w)
+                    w = $Writer.create();
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                if (m.typeUrl != null && Object.hasOwnProperty.call(m, "typeUrl"))
+                    w.uint32(10).string(m.typeUrl);
+                if (m.version != null && Object.hasOwnProperty.call(m, "version"))
+                    w.uint32(18).string(m.version);
+                if (m.reason != null && Object.hasOwnProperty.call(m, "reason"))
+                    w.uint32(26).string(m.reason);
+                if (m.atUnixMs != null && Object.hasOwnProperty.call(m, "atUnixMs"))
+                    w.uint32(32).int64(m.atUnixMs);
+                return w;
+            };
+
+            /**
+             * Encodes the specified XdsNack message, length delimited. Does not implicitly {@link relay.v1.XdsNack.verify|verify} messages.
+             * @function encodeDelimited
+             * @memberof relay.v1.XdsNack
+             * @static
+             * @param {relay.v1.IXdsNack} message XdsNack message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            XdsNack.encodeDelimited = function encodeDelimited(message, writer) {
+                return this.encode(message, writer).ldelim();
+            };
+
+            /**
+             * Decodes a XdsNack message from the specified reader or buffer.
+             * @function decode
+             * @memberof relay.v1.XdsNack
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} r Reader or buffer to decode from
+             * @param {number} [l] Message length if known beforehand
+             * @returns {relay.v1.XdsNack} XdsNack
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            XdsNack.decode = function decode(r, l, e, n) {
+                if (!(r instanceof $Reader))
+                    r = $Reader.create(r);
+                if (n === undefined)
+                    n = 0;
+                if (n > $Reader.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var c, m;
+                if (l === undefined)
+                    c = r.len;
+                else {
+                    c = r.pos + l;
+                    if (c > r.len)
+                        throw RangeError("index out of range");
+                    l = r.len;
+                    r.len = c;
+                }
+                m = new $root.relay.v1.XdsNack();
+                while (r.pos < c) {
+                    var t = r.uint32();
+                    if (t === e)
+                        break;
+                    switch (t >>> 3) {
+                    case 1: {
+                            m.typeUrl = r.string();
+                            break;
+                        }
+                    case 2: {
+                            m.version = r.string();
+                            break;
+                        }
+                    case 3: {
+                            m.reason = r.string();
+                            break;
+                        }
+                    case 4: {
+                            m.atUnixMs = r.int64();
+                            break;
+                        }
+                    default:
+                        r.skipType(t & 7, n);
+                        break;
+                    }
+                }
+                if (l !== undefined) {
+                    if (r.pos !== c)
+                        throw RangeError("index out of range");
+                    r.len = l;
+                }
+                return m;
+            };
+
+            /**
+             * Decodes a XdsNack message from the specified reader or buffer, length delimited.
+             * @function decodeDelimited
+             * @memberof relay.v1.XdsNack
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @returns {relay.v1.XdsNack} XdsNack
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            XdsNack.decodeDelimited = function decodeDelimited(reader) {
+                if (!(reader instanceof $Reader))
+                    reader = new $Reader(reader);
+                return this.decode(reader, reader.uint32());
+            };
+
+            /**
+             * Verifies a XdsNack message.
+             * @function verify
+             * @memberof relay.v1.XdsNack
+             * @static
+             * @param {Object.<string,*>} m Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            XdsNack.verify = function verify(m, n) {
+                if (typeof m !== "object" || m === null)
+                    return "object expected";
+                if (n === undefined)
+                    n = 0;
+                if (n > $util.recursionLimit)
+                    return "maximum nesting depth exceeded";
+                if (m.typeUrl != null && Object.hasOwnProperty.call(m, "typeUrl")) {
+                    if (!$util.isString(m.typeUrl))
+                        return "typeUrl: string expected";
+                }
+                if (m.version != null && Object.hasOwnProperty.call(m, "version")) {
+                    if (!$util.isString(m.version))
+                        return "version: string expected";
+                }
+                if (m.reason != null && Object.hasOwnProperty.call(m, "reason")) {
+                    if (!$util.isString(m.reason))
+                        return "reason: string expected";
+                }
+                if (m.atUnixMs != null && Object.hasOwnProperty.call(m, "atUnixMs")) {
+                    if (!$util.isInteger(m.atUnixMs) && !(m.atUnixMs && $util.isInteger(m.atUnixMs.low) && $util.isInteger(m.atUnixMs.high)))
+                        return "atUnixMs: integer|Long expected";
+                }
+                return null;
+            };
+
+            /**
+             * Creates a XdsNack message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof relay.v1.XdsNack
+             * @static
+             * @param {Object.<string,*>} d Plain object
+             * @returns {relay.v1.XdsNack} XdsNack
+             */
+            XdsNack.fromObject = function fromObject(d, n) {
+                if (d instanceof $root.relay.v1.XdsNack)
+                    return d;
+                if (!$util.isObject(d))
+                    throw TypeError(".relay.v1.XdsNack: object expected");
+                if (n === undefined)
+                    n = 0;
+                if (n > $util.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var m = new $root.relay.v1.XdsNack();
+                if (d.typeUrl != null) {
+                    m.typeUrl = String(d.typeUrl);
+                }
+                if (d.version != null) {
+                    m.version = String(d.version);
+                }
+                if (d.reason != null) {
+                    m.reason = String(d.reason);
+                }
+                if (d.atUnixMs != null) {
+                    if ($util.Long)
+                        m.atUnixMs = $util.Long.fromValue(d.atUnixMs, false);
+                    else if (typeof d.atUnixMs === "string")
+                        m.atUnixMs = parseInt(d.atUnixMs, 10);
+                    else if (typeof d.atUnixMs === "number")
+                        m.atUnixMs = d.atUnixMs;
+                    else if (typeof d.atUnixMs === "object")
+                        m.atUnixMs = new $util.LongBits(d.atUnixMs.low >>> 0, d.atUnixMs.high >>> 0).toNumber();
+                }
+                return m;
+            };
+
+            /**
+             * Creates a plain object from a XdsNack message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof relay.v1.XdsNack
+             * @static
+             * @param {relay.v1.XdsNack} m XdsNack
+             * @param {$protobuf.IConversionOptions} [o] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            XdsNack.toObject = function toObject(m, o, q) {
+                if (!o)
+                    o = {};
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                var d = {};
+                if (o.defaults) {
+                    d.typeUrl = "";
+                    d.version = "";
+                    d.reason = "";
+                    if ($util.Long) {
+                        var n = new $util.Long(0, 0, false);
+                        d.atUnixMs = o.longs === String ? n.toString() : o.longs === Number ? n.toNumber() : typeof BigInt !== "undefined" && o.longs === BigInt ? n.toBigInt() : n;
+                    } else
+                        d.atUnixMs = o.longs === String ? "0" : typeof BigInt !== "undefined" && o.longs === BigInt ? BigInt("0") : 0;
+                }
+                if (m.typeUrl != null && Object.hasOwnProperty.call(m, "typeUrl")) {
+                    d.typeUrl = m.typeUrl;
+                }
+                if (m.version != null && Object.hasOwnProperty.call(m, "version")) {
+                    d.version = m.version;
+                }
+                if (m.reason != null && Object.hasOwnProperty.call(m, "reason")) {
+                    d.reason = m.reason;
+                }
+                if (m.atUnixMs != null && Object.hasOwnProperty.call(m, "atUnixMs")) {
+                    if (typeof BigInt !== "undefined" && o.longs === BigInt)
+                        d.atUnixMs = typeof m.atUnixMs === "number" ? BigInt(m.atUnixMs) : $util.Long.fromBits(m.atUnixMs.low >>> 0, m.atUnixMs.high >>> 0, false).toBigInt();
+                    else if (typeof m.atUnixMs === "number")
+                        d.atUnixMs = o.longs === String ? String(m.atUnixMs) : m.atUnixMs;
+                    else
+                        d.atUnixMs = o.longs === String ? $util.Long.prototype.toString.call(m.atUnixMs) : o.longs === Number ? new $util.LongBits(m.atUnixMs.low >>> 0, m.atUnixMs.high >>> 0).toNumber() : m.atUnixMs;
+                }
+                return d;
+            };
+
+            /**
+             * Converts this XdsNack to JSON.
+             * @function toJSON
+             * @memberof relay.v1.XdsNack
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            XdsNack.prototype.toJSON = function toJSON() {
+                return this.constructor.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            /**
+             * Gets the default type url for XdsNack
+             * @function getTypeUrl
+             * @memberof relay.v1.XdsNack
+             * @static
+             * @param {string} [typeUrlPrefix] your custom typeUrlPrefix(default "type.googleapis.com")
+             * @returns {string} The default type url
+             */
+            XdsNack.getTypeUrl = function getTypeUrl(typeUrlPrefix) {
+                if (typeUrlPrefix === undefined) {
+                    typeUrlPrefix = "type.googleapis.com";
+                }
+                return typeUrlPrefix + "/relay.v1.XdsNack";
+            };
+
+            return XdsNack;
+        })();
+
+        v1.XdsFinding = (function() {
+
+            /**
+             * Properties of a XdsFinding.
+             * @memberof relay.v1
+             * @interface IXdsFinding
+             * @property {string|null} [source] XdsFinding source
+             * @property {Array.<string>|null} [sources] XdsFinding sources
+             * @property {string|null} [field] XdsFinding field
+             * @property {string|null} [message] XdsFinding message
+             */
+
+            /**
+             * Constructs a new XdsFinding.
+             * @memberof relay.v1
+             * @classdesc Represents a XdsFinding.
+             * @implements IXdsFinding
+             * @constructor
+             * @param {relay.v1.IXdsFinding=} [p] Properties to set
+             */
+            function XdsFinding(p) {
+                this.sources = [];
+                if (p)
+                    for (var ks = Object.keys(p), i = 0; i < ks.length; ++i)
+                        if (p[ks[i]] != null && ks[i] !== "__proto__")
+                            this[ks[i]] = p[ks[i]];
+            }
+
+            /**
+             * XdsFinding source.
+             * @member {string} source
+             * @memberof relay.v1.XdsFinding
+             * @instance
+             */
+            XdsFinding.prototype.source = "";
+
+            /**
+             * XdsFinding sources.
+             * @member {Array.<string>} sources
+             * @memberof relay.v1.XdsFinding
+             * @instance
+             */
+            XdsFinding.prototype.sources = $util.emptyArray;
+
+            /**
+             * XdsFinding field.
+             * @member {string} field
+             * @memberof relay.v1.XdsFinding
+             * @instance
+             */
+            XdsFinding.prototype.field = "";
+
+            /**
+             * XdsFinding message.
+             * @member {string} message
+             * @memberof relay.v1.XdsFinding
+             * @instance
+             */
+            XdsFinding.prototype.message = "";
+
+            /**
+             * Creates a new XdsFinding instance using the specified properties.
+             * @function create
+             * @memberof relay.v1.XdsFinding
+             * @static
+             * @param {relay.v1.IXdsFinding=} [properties] Properties to set
+             * @returns {relay.v1.XdsFinding} XdsFinding instance
+             */
+            XdsFinding.create = function create(properties) {
+                return new XdsFinding(properties);
+            };
+
+            /**
+             * Encodes the specified XdsFinding message. Does not implicitly {@link relay.v1.XdsFinding.verify|verify} messages.
+             * @function encode
+             * @memberof relay.v1.XdsFinding
+             * @static
+             * @param {relay.v1.IXdsFinding} m XdsFinding message or plain object to encode
+             * @param {$protobuf.Writer} [w] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            XdsFinding.encode = function encode(m, w, q) {
+                if (!w)
+                    w = $Writer.create();
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                if (m.source != null && Object.hasOwnProperty.call(m, "source"))
+                    w.uint32(10).string(m.source);
+                if (m.sources != null && m.sources.length) {
+                    for (var i = 0; i < m.sources.length; ++i)
+                        w.uint32(18).string(m.sources[i]);
+                }
+                if (m.field != null && Object.hasOwnProperty.call(m, "field"))
+                    w.uint32(26).string(m.field);
+                if (m.message != null && Object.hasOwnProperty.call(m, "message"))
+                    w.uint32(34).string(m.message);
+                return w;
+            };
+
+            /**
+             * Encodes the specified XdsFinding message, length delimited. Does not implicitly {@link relay.v1.XdsFinding.verify|verify} messages.
+             * @function encodeDelimited
+             * @memberof relay.v1.XdsFinding
+             * @static
+             * @param {relay.v1.IXdsFinding} message XdsFinding message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            XdsFinding.encodeDelimited = function encodeDelimited(message, writer) {
+                return this.encode(message, writer).ldelim();
+            };
+
+            /**
+             * Decodes a XdsFinding message from the specified reader or buffer.
+             * @function decode
+             * @memberof relay.v1.XdsFinding
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} r Reader or buffer to decode from
+             * @param {number} [l] Message length if known beforehand
+             * @returns {relay.v1.XdsFinding} XdsFinding
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            XdsFinding.decode = function decode(r, l, e, n) {
+                if (!(r instanceof $Reader))
+                    r = $Reader.create(r);
+                if (n === undefined)
+                    n = 0;
+                if (n > $Reader.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var c, m;
+                if (l === undefined)
+                    c = r.len;
+                else {
+                    c = r.pos + l;
+                    if (c > r.len)
+                        throw RangeError("index out of range");
+                    l = r.len;
+                    r.len = c;
+                }
+                m = new $root.relay.v1.XdsFinding();
+                while (r.pos < c) {
+                    var t = r.uint32();
+                    if (t === e)
+                        break;
+                    switch (t >>> 3) {
+                    case 1: {
+                            m.source = r.string();
+                            break;
+                        }
+                    case 2: {
+                            if (!(m.sources && m.sources.length))
+                                m.sources = [];
+                            m.sources.push(r.string());
+                            break;
+                        }
+                    case 3: {
+                            m.field = r.string();
+                            break;
+                        }
+                    case 4: {
+                            m.message = r.string();
+                            break;
+                        }
+                    default:
+                        r.skipType(t & 7, n);
+                        break;
+                    }
+                }
+                if (l !== undefined) {
+                    if (r.pos !== c)
+                        throw RangeError("index out of range");
+                    r.len = l;
+                }
+                return m;
+            };
+
+            /**
+             * Decodes a XdsFinding message from the specified reader or buffer, length delimited.
+             * @function decodeDelimited
+             * @memberof relay.v1.XdsFinding
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @returns {relay.v1.XdsFinding} XdsFinding
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            XdsFinding.decodeDelimited = function decodeDelimited(reader) {
+                if (!(reader instanceof $Reader))
+                    reader = new $Reader(reader);
+                return this.decode(reader, reader.uint32());
+            };
+
+            /**
+             * Verifies a XdsFinding message.
+             * @function verify
+             * @memberof relay.v1.XdsFinding
+             * @static
+             * @param {Object.<string,*>} m Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            XdsFinding.verify = function verify(m, n) {
+                if (typeof m !== "object" || m === null)
+                    return "object expected";
+                if (n === undefined)
+                    n = 0;
+                if (n > $util.recursionLimit)
+                    return "maximum nesting depth exceeded";
+                if (m.source != null && Object.hasOwnProperty.call(m, "source")) {
+                    if (!$util.isString(m.source))
+                        return "source: string expected";
+                }
+                if (m.sources != null && Object.hasOwnProperty.call(m, "sources")) {
+                    if (!Array.isArray(m.sources))
+                        return "sources: array expected";
+                    for (var i = 0; i < m.sources.length; ++i) {
+                        if (!$util.isString(m.sources[i]))
+                            return "sources: string[] expected";
+                    }
+                }
+                if (m.field != null && Object.hasOwnProperty.call(m, "field")) {
+                    if (!$util.isString(m.field))
+                        return "field: string expected";
+                }
+                if (m.message != null && Object.hasOwnProperty.call(m, "message")) {
+                    if (!$util.isString(m.message))
+                        return "message: string expected";
+                }
+                return null;
+            };
+
+            /**
+             * Creates a XdsFinding message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof relay.v1.XdsFinding
+             * @static
+             * @param {Object.<string,*>} d Plain object
+             * @returns {relay.v1.XdsFinding} XdsFinding
+             */
+            XdsFinding.fromObject = function fromObject(d, n) {
+                if (d instanceof $root.relay.v1.XdsFinding)
+                    return d;
+                if (!$util.isObject(d))
+                    throw TypeError(".relay.v1.XdsFinding: object expected");
+                if (n === undefined)
+                    n = 0;
+                if (n > $util.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var m = new $root.relay.v1.XdsFinding();
+                if (d.source != null) {
+                    m.source = String(d.source);
+                }
+                if (d.sources) {
+                    if (!Array.isArray(d.sources))
+                        throw TypeError(".relay.v1.XdsFinding.sources: array expected");
+                    m.sources = [];
+                    for (var i = 0; i < d.sources.length; ++i) {
+                        m.sources[i] = String(d.sources[i]);
+                    }
+                }
+                if (d.field != null) {
+                    m.field = String(d.field);
+                }
+                if (d.message != null) {
+                    m.message = String(d.message);
+                }
+                return m;
+            };
+
+            /**
+             * Creates a plain object from a XdsFinding message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof relay.v1.XdsFinding
+             * @static
+             * @param {relay.v1.XdsFinding} m XdsFinding
+             * @param {$protobuf.IConversionOptions} [o] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            XdsFinding.toObject = function toObject(m, o, q) {
+                if (!o)
+                    o = {};
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                var d = {};
+                if (o.arrays || o.defaults) {
+                    d.sources = [];
+                }
+                if (o.defaults) {
+                    d.source = "";
+                    d.field = "";
+                    d.message = "";
+                }
+                if (m.source != null && Object.hasOwnProperty.call(m, "source")) {
+                    d.source = m.source;
+                }
+                if (m.sources && m.sources.length) {
+                    d.sources = [];
+                    for (var j = 0; j < m.sources.length; ++j) {
+                        d.sources[j] = m.sources[j];
+                    }
+                }
+                if (m.field != null && Object.hasOwnProperty.call(m, "field")) {
+                    d.field = m.field;
+                }
+                if (m.message != null && Object.hasOwnProperty.call(m, "message")) {
+                    d.message = m.message;
+                }
+                return d;
+            };
+
+            /**
+             * Converts this XdsFinding to JSON.
+             * @function toJSON
+             * @memberof relay.v1.XdsFinding
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            XdsFinding.prototype.toJSON = function toJSON() {
+                return this.constructor.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            /**
+             * Gets the default type url for XdsFinding
+             * @function getTypeUrl
+             * @memberof relay.v1.XdsFinding
+             * @static
+             * @param {string} [typeUrlPrefix] your custom typeUrlPrefix(default "type.googleapis.com")
+             * @returns {string} The default type url
+             */
+            XdsFinding.getTypeUrl = function getTypeUrl(typeUrlPrefix) {
+                if (typeUrlPrefix === undefined) {
+                    typeUrlPrefix = "type.googleapis.com";
+                }
+                return typeUrlPrefix + "/relay.v1.XdsFinding";
+            };
+
+            return XdsFinding;
         })();
 
         v1.PullResponse = (function() {

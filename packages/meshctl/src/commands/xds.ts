@@ -1,5 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { MeshrelayError, isRecord } from '@meshrelay/api';
+import type { DataPlaneView } from '../api-types.ts';
 import type { CliContext } from '../cli-context.ts';
 import { formatAge, renderTable, shortHash } from '../format.ts';
 
@@ -38,11 +39,14 @@ export function buildXdsBootstrap(agentAddress: string, nodeId: string, locality
   };
 }
 
-/** One connected proxy as an agent's GET /xds/proxies reports it. */
+/** One connected proxy, from an agent's GET /xds/proxies or the server's GET /api/v1/xds/proxies. */
 export interface ProxyRow {
+  /** The cluster whose agent serves it (rows read through the management server). */
+  readonly cluster?: string;
   readonly nodeId: string;
   readonly locality: string;
-  readonly subscribed: Readonly<Record<string, readonly string[]>>;
+  /** How many names the proxy subscribed, by type (lds, rds, cds, eds). */
+  readonly subscribed: Readonly<Record<string, number>>;
   readonly acked: Readonly<Record<string, string>>;
   readonly nacks: number;
   readonly lastNack: { readonly type: string; readonly reason: string; readonly at: string } | undefined;
@@ -57,10 +61,11 @@ export function parseProxies(body: unknown): ProxyRow[] {
     const locality = [loc['region'], loc['zone'], loc['subZone'] ?? loc['sub_zone']].filter((x) => typeof x === 'string' && x !== '').join('/');
     const acked = isRecord(p['acked']) ? p['acked'] : isRecord(p['ackedVersion']) ? p['ackedVersion'] : {};
     const nack = isRecord(p['lastNack']) ? p['lastNack'] : undefined;
+    const subscribed = isRecord(p['subscribed']) ? p['subscribed'] : {};
     return {
       nodeId: typeof p['nodeId'] === 'string' ? p['nodeId'] : '',
       locality,
-      subscribed: isRecord(p['subscribed']) ? (p['subscribed'] as Record<string, string[]>) : {},
+      subscribed: Object.fromEntries(Object.entries(subscribed).map(([type, names]) => [type, Array.isArray(names) ? names.length : 0])),
       acked: acked as Record<string, string>,
       nacks: typeof p['nacks'] === 'number' ? p['nacks'] : 0,
       lastNack: nack ? { type: String(nack['type'] ?? nack['typeUrl'] ?? ''), reason: String(nack['reason'] ?? ''), at: String(nack['at'] ?? '') } : undefined,
@@ -68,17 +73,47 @@ export function parseProxies(body: unknown): ProxyRow[] {
   });
 }
 
+/** Rows of the server's answer: every reported proxy of every cluster, with its cluster. */
+export function rowsOfDataPlane(views: readonly DataPlaneView[]): ProxyRow[] {
+  return views.flatMap((v) =>
+    v.proxies.map((p) => ({
+      cluster: v.cluster,
+      nodeId: p.nodeId,
+      locality: p.locality,
+      subscribed: Object.fromEntries(Object.entries(p.types).map(([type, t]) => [type, t.subscribed])),
+      acked: Object.fromEntries(Object.entries(p.types).map(([type, t]) => [type, t.ackedVersion])),
+      nacks: p.nacks,
+      lastNack: p.lastNack ? { type: p.lastNack.typeUrl, reason: p.lastNack.reason, at: p.lastNack.at } : undefined,
+    })),
+  );
+}
+
+/** One line per cluster that has something to say beyond its proxies: not reporting, disconnected, clipped, findings. */
+export function dataPlaneNotes(views: readonly DataPlaneView[], now: Date): string {
+  const lines: string[] = [];
+  for (const v of views) {
+    if (!v.reported) lines.push(`${v.cluster}: no report from its agent (not connected, or not serving xDS: --xds-port/--xds-socket)`);
+    else if (!v.serving) lines.push(`${v.cluster}: its agent does not serve xDS (--xds-port/--xds-socket unset)`);
+    else if (!v.agentConnected) lines.push(`${v.cluster}: agent disconnected; proxies as reported ${formatAge(v.receivedAt ?? '', now)} ago`);
+    if (v.proxiesNotListed > 0) lines.push(`${v.cluster}: ${v.proxiesNotListed} more proxies connected, not listed`);
+    for (const f of v.findings) lines.push(`${v.cluster}: cannot take ${f.source} ${f.field}: ${f.message}`);
+  }
+  return lines.length === 0 ? '' : `\n${lines.join('\n')}\n`;
+}
+
 const TYPES = ['lds', 'rds', 'cds', 'eds'];
 
 /** A table: node, locality, subscribed counts and ACKed version per type, NACKs and the last one's reason. */
-export function renderProxies(rows: readonly ProxyRow[], now: Date): string {
-  if (rows.length === 0) return 'No proxies are connected to this agent.\n';
+export function renderProxies(rows: readonly ProxyRow[], now: Date, empty = 'No proxies are connected to this agent.'): string {
+  if (rows.length === 0) return `${empty}\n`;
+  const withCluster = rows.some((r) => r.cluster !== undefined);
   return renderTable(
-    ['NODE', 'LOCALITY', ...TYPES.map((t) => t.toUpperCase()), 'NACKS', 'LAST NACK'],
+    [...(withCluster ? ['CLUSTER'] : []), 'NODE', 'LOCALITY', ...TYPES.map((t) => t.toUpperCase()), 'NACKS', 'LAST NACK'],
     rows.map((r) => [
+      ...(withCluster ? [r.cluster ?? '-'] : []),
       r.nodeId,
       r.locality === '' ? '-' : r.locality,
-      ...TYPES.map((t) => (r.subscribed[t] === undefined ? '-' : `${r.subscribed[t]?.length ?? 0}@${shortHash(r.acked[t] || '-', 8)}`)),
+      ...TYPES.map((t) => (r.subscribed[t] === undefined ? '-' : `${r.subscribed[t] ?? 0}@${shortHash(r.acked[t] || '-', 8)}`)),
       String(r.nacks),
       r.lastNack ? `${r.lastNack.type.split('.').pop() ?? ''} ${formatAge(r.lastNack.at, now)} ago: ${r.lastNack.reason}` : '-',
     ]),
@@ -110,15 +145,23 @@ export function addXdsCommands(program: Command, ctx: CliContext): void {
       ctx.printJson(buildXdsBootstrap(flags.agentAddress, flags.nodeId, flags.locality));
     });
 
-  const proxy = program.command('proxy').description('proxies connected to an agent over xDS');
+  const proxy = program.command('proxy').description('proxies connected to the agents over xDS');
   proxy
     .command('list')
-    .description("connected proxies of one agent: node id, locality, subscribed names and ACKed version per type, NACKs (reads the agent's health port)")
-    .requiredOption('--agent <url>', "the agent's health/status URL, e.g. http://127.0.0.1:9977 (the management server does not carry proxy lists yet)")
-    .action(async (flags: { agent: string }, cmd: Command) => {
+    .description('connected proxies: node id, locality, subscribed names and ACKed version per type, NACKs with the last reason, and what they cannot take')
+    .option('--cluster <name>', 'only this cluster (read through the management server)')
+    .option('--agent <url>', "ask one agent directly on its health port instead, e.g. http://127.0.0.1:9977")
+    .action(async (flags: { cluster?: string; agent?: string }, cmd: Command) => {
       const g = ctx.globals(cmd);
-      const rows = parseProxies(await fetchProxies(flags.agent, g.timeoutMs));
-      if (g.output === 'json') return ctx.printJson(rows);
-      ctx.print(renderProxies(rows, ctx.now()));
+      if (flags.agent !== undefined && flags.cluster !== undefined) throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', '--agent and --cluster exclude each other: --agent asks one agent, --cluster asks the management server');
+      if (flags.agent !== undefined) {
+        const rows = parseProxies(await fetchProxies(flags.agent, g.timeoutMs));
+        if (g.output === 'json') return ctx.printJson(rows);
+        return ctx.print(renderProxies(rows, ctx.now()));
+      }
+      const views = await ctx.client(cmd).dataPlane(flags.cluster);
+      if (g.output === 'json') return ctx.printJson(views);
+      const where = flags.cluster === undefined ? 'any cluster' : `cluster ${flags.cluster}`;
+      ctx.print(renderProxies(rowsOfDataPlane(views), ctx.now(), `No proxies are connected in ${where}.`) + dataPlaneNotes(views, ctx.now()));
     });
 }

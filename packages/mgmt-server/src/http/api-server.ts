@@ -2,7 +2,9 @@ import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { DNS_NAME_MAX_LENGTH, DNS_NAME_PATTERN, MeshrelayError, toMeshrelayError } from '@meshrelay/api';
 import type { SnapshotStore } from '@meshrelay/store';
+import type { ResourceStatus } from '@meshrelay/translator';
 import type { CarriedContributions } from '../carried-contributions.ts';
+import type { DataPlaneReports } from '../data-plane-reports.ts';
 import type { ConnectionTracker } from '../connections.ts';
 import type { HeldOutputs } from '../held-outputs.ts';
 import type { RelayMetrics } from '../metrics.ts';
@@ -12,6 +14,7 @@ import type { ClusterRegistry, ClusterUpdate, RevocationResponse } from '@meshre
 import type { TranslationLoop } from '../translation-loop.ts';
 import type { WorkspacesView } from '../workspaces-file.ts';
 import { clusterView } from './cluster-view.ts';
+import { registerDataPlaneRoutes } from './data-plane-view.ts';
 import { registerRequestGuard } from './request-guard.ts';
 import { listResources, parseResourceFilter } from './resource-view.ts';
 import { registerUiRoutes } from './ui-routes.ts';
@@ -26,6 +29,10 @@ export interface ApiDeps {
   /** Held outputs of every replica, and releases that reach the replica holding one. */
   readonly sharedHeld: SharedHeldOutputs;
   readonly contributions: CarriedContributions;
+  /** What agents report of their proxies (GET /api/v1/xds/proxies). */
+  readonly dataPlane?: DataPlaneReports;
+  /** The statuses the API shows (the translation's, with the data plane's findings); default the translation's. */
+  readonly resourceStatuses?: () => readonly ResourceStatus[];
   readonly metrics: RelayMetrics;
   readonly replica: string;
   readonly relayAddress: string;
@@ -115,10 +122,12 @@ export function buildApiServer(deps: ApiDeps) {
     workspaces: deps.workspaces,
   }));
 
+  if (deps.dataPlane) registerDataPlaneRoutes(app, deps.dataPlane, deps.registry);
+
   app.get('/api/v1/safe-mode', async () => safeModeView(deps.loop, deps.contributions));
 
   app.get('/api/v1/resources', async (req) => {
-    const statuses = deps.loop.status().resources;
+    const statuses = deps.resourceStatuses?.() ?? deps.loop.status().resources;
     return { resources: listResources(statuses, parseResourceFilter(req.query as Record<string, unknown>, statuses)) };
   });
 

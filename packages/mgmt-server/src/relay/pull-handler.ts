@@ -37,6 +37,8 @@ export function handlePull(ctx: RelayContext, call: PullCall): void {
   /** Hash of the last output the agent refused: not sent again until another output came. */
   let refused: string | undefined;
   const unsubscribes: (() => void)[] = [];
+  /** The cluster, once its agent reported its data plane on this stream (its record is marked disconnected at the end). */
+  let reportedBy: string | undefined;
   const sender = new OutputSender(ctx.limits.chunkBytes);
 
   /** The blast-radius guard: true when the output may go to this agent now. */
@@ -139,7 +141,14 @@ export function handlePull(ctx: RelayContext, call: PullCall): void {
     (message, stream) => {
       if (message.hello) onHello(stream, message.hello);
       else if (message.ack) onAck(stream, message.ack);
+      else if (message.dataPlane) {
+        reportedBy = stream.cluster;
+        ctx.dataPlane?.record(stream.cluster, message.dataPlane, ctx.now());
+      }
     },
-    () => unsubscribes.forEach((u) => u()),
+    () => {
+      unsubscribes.forEach((u) => u());
+      if (reportedBy !== undefined) ctx.dataPlane?.disconnected(reportedBy);
+    },
   );
 }

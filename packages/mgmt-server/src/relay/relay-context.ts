@@ -11,6 +11,7 @@ import type { RelayMetrics } from '../metrics.ts';
 import type { OutputHub } from '../output-hub.ts';
 import type { ClusterRegistry } from '@meshrelay/registry';
 import type { ResourceStatusSource } from './status-feed.ts';
+import type { DataPlaneReports } from '../data-plane-reports.ts';
 import type { StreamAdmission } from './stream-admission.ts';
 
 export interface RelayLimits {
@@ -49,6 +50,8 @@ export interface RelayContext {
   readonly onInputChanged: (cluster: string) => void;
   /** Resource statuses for agents (sent on their Pull streams); none are sent when absent. */
   readonly resourceStatuses?: ResourceStatusSource;
+  /** Where agents' data-plane reports go (see DataPlaneReports); absent, they are ignored. */
+  readonly dataPlane?: DataPlaneReports;
 }
 
 /** A gRPC status for a stream or unary error, with the catalogue code leading the message. */
