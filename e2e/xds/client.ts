@@ -2,16 +2,19 @@
  * A real proxyless gRPC client process: reads its bootstrap from GRPC_XDS_BOOTSTRAP_CONFIG,
  * registers grpc-js-xds, makes `calls` calls to `target` (e.g. xds:///reviews.bookinfo.svc.cluster.local:9080)
  * and prints one JSON line: answers counted per backend identity, failures per gRPC status code.
- * Usage: client.ts <target> <calls> [header=value ...]
+ * With `forever` instead of a count it keeps calling on the same channel (so on the xDS config it
+ * holds) until stopped, printing the running totals as a `picks {...}` line every 250 ms.
+ * Usage: client.ts <target> <calls|forever> [header=value ...]
  */
 import * as grpc from '@grpc/grpc-js';
 import * as xds from '@grpc/grpc-js-xds';
 import { WHO_PATH, identityKey, type Identity } from './who.ts';
 
 const [target, callsText, ...headerArgs] = process.argv.slice(2);
-const calls = Number(callsText);
-if (!target || !Number.isInteger(calls) || calls <= 0) {
-  console.error('usage: client.ts <xds:///host:port> <calls> [header=value ...]');
+const forever = callsText === 'forever';
+const calls = forever ? Number.POSITIVE_INFINITY : Number(callsText);
+if (!target || !(forever || (Number.isInteger(calls) && calls > 0))) {
+  console.error('usage: client.ts <xds:///host:port> <calls|forever> [header=value ...]');
   process.exit(2);
 }
 xds.register();
@@ -36,11 +39,14 @@ function ask(): Promise<{ key: string } | { code: number }> {
 
 const counts: Record<string, number> = {};
 const errors: Record<string, number> = {};
+if (forever) setInterval(() => console.log(`picks ${JSON.stringify({ counts, errors })}`), 250);
 // Sequential calls: each pick is the balancer's, not an artefact of concurrency.
 for (let i = 0; i < calls; i++) {
   const r = await ask();
   if ('key' in r) counts[r.key] = (counts[r.key] ?? 0) + 1;
   else errors[String(r.code)] = (errors[String(r.code)] ?? 0) + 1;
+  // A long-running client paces itself: a failing call returns at once and must not spin a core.
+  if (forever) await new Promise((resolve) => setTimeout(resolve, 10));
 }
 console.log(JSON.stringify({ counts, errors }));
 client.close();

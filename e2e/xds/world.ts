@@ -31,6 +31,12 @@ export interface Backend extends BackendSpec {
   proc: ProcessHandle;
 }
 
+/** A long-running client: its running totals (see XdsWorld.session). */
+export interface ClientSession {
+  readonly proc: ProcessHandle;
+  latest(): Picks;
+}
+
 export interface Picks {
   readonly counts: Record<string, number>;
   readonly errors: Record<string, number>;
@@ -158,6 +164,26 @@ export class XdsWorld {
     const { stdout } = await run(process.execPath, args, { env: { ...process.env, GRPC_XDS_BOOTSTRAP_CONFIG: this.bootstrap(cluster), CLIENT_DEADLINE_MS: String(deadlineMs) }, timeout: 170_000, maxBuffer: 1 << 20 });
     const last = stdout.trim().split('\n').pop() ?? '{}';
     return JSON.parse(last) as Picks;
+  }
+
+  /**
+   * Starts a client process in `cluster` that calls `host` until stopped, on one channel (so it
+   * keeps the xDS config it holds, as a long-lived workload does). `env` adds to its environment
+   * (e.g. a grpc-js-xds feature switched off). Stopped in t.after.
+   */
+  async session(t: TestContext, cluster: string, host: string, env: Readonly<Record<string, string>> = {}): Promise<ClientSession> {
+    const proc = await spawnProcess({
+      name: `client-${cluster}`,
+      command: process.execPath,
+      args: [join(HERE, 'client.ts'), `xds:///${host}:${SERVICE_PORT}`, 'forever'],
+      env: { ...process.env, ...env, GRPC_XDS_BOOTSTRAP_CONFIG: this.bootstrap(cluster), CLIENT_DEADLINE_MS: '2000' },
+    });
+    t.after(() => proc.stop());
+    const latest = (): Picks => {
+      const line = [...proc.lines].reverse().find((l) => l.startsWith('picks '));
+      return line === undefined ? { counts: {}, errors: {} } : (JSON.parse(line.slice('picks '.length)) as Picks);
+    };
+    return { proc, latest };
   }
 
   /** Calls until `check` holds on a small sample (the config is still travelling), within a deadline. */

@@ -8,6 +8,9 @@ import type { ServiceHost } from './types.ts';
 /** Load-balancing algorithms a gRPC client has besides ROUND_ROBIN and RING_HASH: none. */
 const SIMPLE_AS_ROUND_ROBIN = new Set(['LEAST_REQUEST', 'LEAST_CONN', 'RANDOM', 'PASSTHROUGH']);
 
+/** gRPC clients refuse (NACK) a hash ring bigger than this (grpc-js-xds, as gRPC's A42 design says). */
+export const MAX_RING_SIZE = 8_388_608;
+
 /** The path of a policy field in the DestinationRule: the subset's own policy when it sets the field. */
 type WhereOf = (field: string) => string;
 
@@ -17,11 +20,18 @@ function lbFields(rule: HostRule | undefined, policy: Policy, whereOf: WhereOf, 
   if (simple !== undefined && SIMPLE_AS_ROUND_ROBIN.has(simple) && rule) {
     findings.add(rule.resource, `${whereOf('loadBalancer')}.loadBalancer.simple`, `${simple} is not available to gRPC clients; ROUND_ROBIN is used`);
   }
+  const where = `${whereOf('loadBalancer')}.loadBalancer`;
+  if (lb['warmupDurationSecs'] !== undefined && rule) findings.add(rule.resource, `${where}.warmupDurationSecs`, 'slow start is not available to gRPC clients; new endpoints get their full share at once');
   if (!isRecord(lb['consistentHash'])) return { lb_policy: 'ROUND_ROBIN' };
   const hash = lb['consistentHash'];
-  if (isRecord(hash['maglev']) && rule) findings.add(rule.resource, `${whereOf('loadBalancer')}.loadBalancer.consistentHash.maglev`, 'Maglev is not available to gRPC clients; a hash ring is used');
+  if (isRecord(hash['maglev']) && rule) findings.add(rule.resource, `${where}.consistentHash.maglev`, 'Maglev is not available to gRPC clients; a hash ring is used');
   const ring = isRecord(hash['ringHash']) ? hash['ringHash'] : {};
-  const minimum = typeof ring['minimumRingSize'] === 'number' ? ring['minimumRingSize'] : typeof hash['minimumRingSize'] === 'number' ? hash['minimumRingSize'] : undefined;
+  const field = typeof ring['minimumRingSize'] === 'number' ? 'ringHash.minimumRingSize' : 'minimumRingSize';
+  let minimum = typeof ring['minimumRingSize'] === 'number' ? ring['minimumRingSize'] : typeof hash['minimumRingSize'] === 'number' ? hash['minimumRingSize'] : undefined;
+  if (minimum !== undefined && minimum > MAX_RING_SIZE) {
+    if (rule) findings.add(rule.resource, `${where}.consistentHash.${field}`, `gRPC clients refuse a hash ring over ${MAX_RING_SIZE} entries; ${MAX_RING_SIZE} is used`);
+    minimum = MAX_RING_SIZE;
+  }
   return { lb_policy: 'RING_HASH', ring_hash_lb_config: { hash_function: 'XX_HASH', ...(minimum !== undefined ? { minimum_ring_size: { value: minimum } } : {}) } };
 }
 

@@ -161,7 +161,11 @@ export function buildRouteConfiguration(host: string, port: number, services: re
     const http = Array.isArray((vs.spec as Json)['http']) ? ((vs.spec as Json)['http'] as unknown[]).filter(isRecord) : [];
     http.forEach((h, i) => routes.push(...httpRoutes(h, i, vs, port, ctx)));
   }
-  if (services.length === 0) routes.push({ name: 'default', match: { prefix: '/' }, route: { cluster: clusterName(host, port) } });
+  if (services.length === 0) {
+    const cluster = clusterName(host, port);
+    const hashing = hashPolicy(cluster, 'the default route', ctx);
+    routes.push({ name: 'default', match: { prefix: '/' }, route: { cluster, ...(hashing.length > 0 ? { hash_policy: hashing } : {}) } });
+  }
   const name = listenerName(host, port);
   const body = { name, virtual_hosts: [{ name, domains: [host, name], routes }] };
   return { body, usesFault: routes.some((r) => r['typed_per_filter_config'] !== undefined) };
