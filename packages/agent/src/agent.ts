@@ -133,7 +133,10 @@ export class Agent {
       startDuties: (stillLeading) => this.#startLeaderDuties(stillLeading),
       stopDuties: () => this.#stopLeaderDuties(),
       logger,
-      onLeadershipChange: (leader) => this.#metrics.leader.set(leader ? 1 : 0),
+      onLeadershipChange: (leader) => {
+        this.#metrics.leader.set(leader ? 1 : 0);
+        this.#xds.leading(leader);
+      },
       retryAfterFailureMs: config.leaseDurationMs,
     });
   }

@@ -187,3 +187,44 @@ test('given a stream whose first request has no node, then it is closed with INV
   call.write({ type_url: LISTENER_TYPE, resource_names: ['x:1'] });
   assert.equal(await closed, 3);
 });
+
+test('given no config yet, when a proxy subscribes, then it is held (never told its listener is missing) and answered once the config comes', { timeout: 30_000 }, async (t) => {
+  const { server } = await startServer();
+  t.after(() => server.stop());
+  const stream = openStream(server.port);
+  t.after(stream.close);
+  stream.send({ node, type_url: LISTENER_TYPE, resource_names: ['reviews.global:9080'] });
+  await new Promise((r) => setTimeout(r, 500));
+  assert.equal(stream.pending(), 0, 'a proxy was answered before the agent had a config');
+  server.setConfig(config(['127.0.0.1']));
+  const lds = await stream.next();
+  assert.deepEqual(lds.resources.map((r) => r['name']), ['reviews.global:9080']);
+});
+
+test('given a replica that stops leading, then open streams end UNAVAILABLE and new ones are refused until it leads again', { timeout: 30_000 }, async (t) => {
+  const { server } = await startServer();
+  t.after(() => server.stop());
+  server.setConfig(config(['127.0.0.1']));
+  const open = openStream(server.port);
+  t.after(open.close);
+  open.send({ node, type_url: LISTENER_TYPE, resource_names: ['reviews.global:9080'] });
+  await open.next();
+  const ended = new Promise<{ code: number; details: string }>((resolve) => open.call.on('status', resolve));
+  server.setLeading(false);
+  const status = await ended;
+  assert.equal(status.code, 14);
+  assert.match(status.details, /does not lead/);
+  assert.equal(server.proxies().length, 0);
+
+  const refused = openStream(server.port);
+  t.after(refused.close);
+  const refusedStatus = new Promise<{ code: number }>((resolve) => refused.call.on('status', resolve));
+  refused.send({ node, type_url: LISTENER_TYPE, resource_names: ['reviews.global:9080'] });
+  assert.equal((await refusedStatus).code, 14);
+
+  server.setLeading(true);
+  const again = openStream(server.port);
+  t.after(again.close);
+  again.send({ node, type_url: LISTENER_TYPE, resource_names: ['reviews.global:9080'] });
+  assert.deepEqual((await again.next()).resources.map((r) => r['name']), ['reviews.global:9080']);
+});

@@ -33,7 +33,10 @@ export class AdsServer {
   readonly #nacks: Counter<'type'>;
   readonly #duration: Histogram;
   readonly #listeners = new Set<() => void>();
-  #config: XdsConfig = EMPTY;
+  /** Undefined until the first config: streams are held, never answered with an empty config. */
+  #config: XdsConfig | undefined;
+  /** Why new streams are refused (this replica does not lead); undefined while it serves. */
+  #refusal: string | undefined;
   #addresses: string[] = [];
   #stopped = false;
 
@@ -82,9 +85,23 @@ export class AdsServer {
     return tcp === undefined ? 0 : Number(tcp.slice(tcp.lastIndexOf(':') + 1));
   }
 
-  /** The config streams are served from now. */
+  /** The config streams are served from now (empty before the first). */
   get config(): XdsConfig {
-    return this.#config;
+    return this.#config ?? EMPTY;
+  }
+
+  /**
+   * Whether this replica leads its cluster. A follower holds no config of its own, so rather
+   * than hold a proxy on a stream it can never answer, it refuses streams (UNAVAILABLE) and
+   * ends the open ones: the proxy keeps what it has and reconnects until it reaches the leader.
+   */
+  setLeading(leading: boolean): void {
+    if (leading) {
+      this.#refusal = undefined;
+      return;
+    }
+    this.#refusal = 'this agent replica does not lead its cluster and serves no xDS; reconnect to reach the leader';
+    for (const stream of [...this.#streams]) stream.end(this.#refusal);
   }
 
   /** Translates `input` and serves the result (see `update`). */
@@ -135,6 +152,10 @@ export class AdsServer {
   }
 
   #serve(call: AdsCall): void {
+    if (this.#refusal !== undefined) {
+      call.emit('error', { code: status.UNAVAILABLE, details: this.#refusal });
+      return;
+    }
     const stream = new AdsStream(call, this.#config, {
       onPush: (typeUrl, seconds) => {
         this.#pushes.inc({ type: TYPE_LABELS[typeUrl] });

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ServerDuplexStream } from '@grpc/grpc-js';
+import { status, type ServerDuplexStream } from '@grpc/grpc-js';
 import { CLUSTER_TYPE, ENDPOINT_TYPE, LISTENER_TYPE, ROUTE_TYPE, loadAssignmentsFor, type ProxyLocality, type XdsConfig, type XdsResource } from '@meshrelay/xds';
 import type { DiscoveryRequest, DiscoveryResponse } from './ads-protos.ts';
 
@@ -78,14 +78,15 @@ export class AdsStream {
   readonly #call: AdsCall;
   readonly #hooks: StreamHooks;
   readonly #types = new Map<string, TypeState>();
-  #config: XdsConfig;
+  /** Undefined until the agent has a config: requests are held (answered once it comes), never answered empty. */
+  #config: XdsConfig | undefined;
   #nonce = 0;
   nodeId = '';
   locality: ProxyLocality = {};
   lastNack: NackRecord | undefined;
   nacks = 0;
 
-  constructor(call: AdsCall, config: XdsConfig, hooks: StreamHooks) {
+  constructor(call: AdsCall, config: XdsConfig | undefined, hooks: StreamHooks) {
     this.#call = call;
     this.#config = config;
     this.#hooks = hooks;
@@ -120,11 +121,18 @@ export class AdsStream {
 
   /** Takes a new config; pushes each type whose subscribed resources changed. */
   update(config: XdsConfig): void {
+    // The first config answers every request held so far, even one whose answer is empty.
+    const first = this.#config === undefined;
     this.#config = config;
     for (const typeUrl of PUSH_ORDER) {
       const state = this.#types.get(typeUrl);
-      if (state !== undefined) this.#send(typeUrl, state, false);
+      if (state !== undefined) this.#send(typeUrl, state, first);
     }
+  }
+
+  /** Ends the stream with UNAVAILABLE: the client reconnects (keeping what it holds meanwhile). */
+  end(details: string): void {
+    this.#call.emit('error', { code: status.UNAVAILABLE, details });
   }
 
   status(): ProxyStatus {
@@ -143,8 +151,7 @@ export class AdsStream {
     this.#hooks.onNack(this.lastNack);
   }
 
-  #resources(typeUrl: string, names: readonly string[]): Map<string, XdsResource> {
-    const c = this.#config;
+  #resources(c: XdsConfig, typeUrl: string, names: readonly string[]): Map<string, XdsResource> {
     if (typeUrl === LISTENER_TYPE) return pick(c.listeners, names, true);
     if (typeUrl === CLUSTER_TYPE) return pick(c.clusters, names, true);
     if (typeUrl === ROUTE_TYPE) return pick(c.routes, names, false);
@@ -152,8 +159,9 @@ export class AdsStream {
   }
 
   #send(typeUrl: string, state: TypeState, force: boolean): void {
+    if (this.#config === undefined) return;
     const started = process.hrtime.bigint();
-    const resources = this.#resources(typeUrl, state.names);
+    const resources = this.#resources(this.#config, typeUrl, state.names);
     if (!force && sameSent(state.sent, resources)) return;
     this.#nonce += 1;
     state.version = versionOf(resources);

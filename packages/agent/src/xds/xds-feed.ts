@@ -24,6 +24,8 @@ export class XdsFeed {
   readonly #server: AdsServer | undefined;
   #output: readonly Resource[] = [];
   #discovered: readonly Resource[] = [];
+  /** No config is served before the cluster's own workloads are known: a partial one would say hosts do not exist. */
+  #haveDiscovered = false;
 
   constructor(opts: XdsFeedOptions) {
     this.#opts = opts;
@@ -54,6 +56,7 @@ export class XdsFeed {
   /** A new discovered snapshot of the cluster. */
   discovered(resources: readonly Resource[]): void {
     this.#discovered = resources;
+    this.#haveDiscovered = true;
     this.#refresh();
   }
 
@@ -76,8 +79,13 @@ export class XdsFeed {
     return this.#server?.onChange(listener) ?? (() => {});
   }
 
+  /** See AdsServer.setLeading. */
+  leading(leading: boolean): void {
+    this.#server?.setLeading(leading);
+  }
+
   #refresh(): void {
-    if (this.#server === undefined) return;
+    if (this.#server === undefined || !this.#haveDiscovered) return;
     try {
       this.#server.updateFrom({ cluster: this.#opts.cluster, output: this.#output, discovered: this.#discovered });
     } catch (err) {
