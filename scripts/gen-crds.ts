@@ -20,6 +20,7 @@ import { WORKSPACE_SETTINGS_SPEC, WORKSPACE_SPEC } from '../packages/translator/
 import {
   ACCESS_POLICY_SPEC,
   FAILOVER_POLICY_SPEC,
+  LOAD_BALANCER_POLICY_SPEC,
   OUTLIER_DETECTION_POLICY_SPEC,
   RETRY_TIMEOUT_POLICY_SPEC,
 } from '../packages/translator/src/schemas/policies.ts';
@@ -179,6 +180,7 @@ const SOURCES: readonly CrdSource[] = [
   glooKind(KINDS.RetryTimeoutPolicy, 'retrytimeoutpolicies', RETRY_TIMEOUT_POLICY_SPEC),
   glooKind(KINDS.FaultInjectionPolicy, 'faultinjectionpolicies', FAULT_INJECTION_POLICY_SPEC),
   glooKind(KINDS.HeaderManipulationPolicy, 'headermanipulationpolicies', HEADER_MANIPULATION_POLICY_SPEC),
+  glooKind(KINDS.LoadBalancerPolicy, 'loadbalancerpolicies', LOAD_BALANCER_POLICY_SPEC),
   glooKind(KINDS.MirrorPolicy, 'mirrorpolicies', MIRROR_POLICY_SPEC),
   glooKind(KINDS.CORSPolicy, 'corspolicies', CORS_POLICY_SPEC),
   glooKind(KINDS.ExternalService, 'externalservices', EXTERNAL_SERVICE_SPEC),

@@ -20,7 +20,7 @@ const DISCOVERED: readonly (readonly [string, string])[] = [
   ['networking.gloo.solo.io', 'virtualdestinations'], ['networking.gloo.solo.io', 'routetables'], ['security.policy.gloo.solo.io', 'accesspolicies'],
   ['resilience.policy.gloo.solo.io', 'failoverpolicies'], ['resilience.policy.gloo.solo.io', 'outlierdetectionpolicies'], ['resilience.policy.gloo.solo.io', 'retrytimeoutpolicies'],
   ['resilience.policy.gloo.solo.io', 'faultinjectionpolicies'], ['security.policy.gloo.solo.io', 'corspolicies'],
-  ['trafficcontrol.policy.gloo.solo.io', 'headermanipulationpolicies'], ['trafficcontrol.policy.gloo.solo.io', 'mirrorpolicies'],
+  ['trafficcontrol.policy.gloo.solo.io', 'headermanipulationpolicies'], ['trafficcontrol.policy.gloo.solo.io', 'loadbalancerpolicies'], ['trafficcontrol.policy.gloo.solo.io', 'mirrorpolicies'],
   ['networking.gloo.solo.io', 'externalservices'], ['networking.gloo.solo.io', 'externalendpoints'], ['networking.gloo.solo.io', 'virtualgateways'],
   ['admin.gloo.solo.io', 'workspacesettings'],
 ];

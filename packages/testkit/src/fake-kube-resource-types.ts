@@ -55,6 +55,7 @@ export const FAKE_KUBE_RESOURCE_TYPES: readonly FakeKubeResourceType[] = [
   custom('resilience.policy.gloo.solo.io', 'v2', 'retrytimeoutpolicies', 'RetryTimeoutPolicy'),
   custom('resilience.policy.gloo.solo.io', 'v2', 'faultinjectionpolicies', 'FaultInjectionPolicy'),
   custom('trafficcontrol.policy.gloo.solo.io', 'v2', 'headermanipulationpolicies', 'HeaderManipulationPolicy'),
+  custom('trafficcontrol.policy.gloo.solo.io', 'v2', 'loadbalancerpolicies', 'LoadBalancerPolicy'),
   custom('trafficcontrol.policy.gloo.solo.io', 'v2', 'mirrorpolicies', 'MirrorPolicy'),
   custom('security.policy.gloo.solo.io', 'v2', 'corspolicies', 'CORSPolicy'),
   custom('networking.gloo.solo.io', 'v2', 'externalservices', 'ExternalService'),

@@ -1,9 +1,9 @@
 /**
- * Which FailoverPolicy and OutlierDetectionPolicy apply to each VirtualDestination, and the
- * DestinationRule fields they become. One policy of each kind applies to a destination: the
+ * Which FailoverPolicy, OutlierDetectionPolicy and LoadBalancerPolicy apply to each
+ * VirtualDestination, and the DestinationRule fields they become. One policy of each kind applies to a destination: the
  * first by (namespace, name); the others are reported.
  */
-import type { DestinationSelector, FailoverPolicySpec, Locality, OutlierDetectionPolicySpec } from './gloo-types.ts';
+import type { DestinationSelector, FailoverPolicySpec, LoadBalancerPolicySpec, Locality, OutlierDetectionPolicySpec } from './gloo-types.ts';
 import { describeOwned, type Owned } from './inventory.ts';
 import type { ProblemSink } from './problems.ts';
 import { matchesObjectSelector } from './selectors.ts';
@@ -16,6 +16,7 @@ export const DEFAULT_OUTLIER_DETECTION = { consecutive5xxErrors: 5, interval: '1
 export interface DestinationPolicies {
   readonly failover?: Owned<FailoverPolicySpec>;
   readonly outlierDetection?: Owned<OutlierDetectionPolicySpec>;
+  readonly loadBalancer?: Owned<LoadBalancerPolicySpec>;
 }
 
 interface DestinationPolicy {
@@ -62,9 +63,24 @@ export function policiesFor(
   vd: VirtualDestinationModel,
   failover: readonly Owned<FailoverPolicySpec>[],
   outlier: readonly Owned<OutlierDetectionPolicySpec>[],
+  loadBalancer: readonly Owned<LoadBalancerPolicySpec>[],
   problems: ProblemSink,
 ): DestinationPolicies {
-  return { failover: pickPolicy(failover, vd, problems), outlierDetection: pickPolicy(outlier, vd, problems) };
+  return { failover: pickPolicy(failover, vd, problems), outlierDetection: pickPolicy(outlier, vd, problems), loadBalancer: pickPolicy(loadBalancer, vd, problems) };
+}
+
+/**
+ * LoadBalancerPolicy config -> the Istio loadBalancer fields it sets (simple or consistentHash,
+ * warmupDurationSecs); UNSPECIFIED sets nothing. healthyPanicThreshold and updateMergeWindow
+ * have no Istio field: they are reported by the schema's unimplemented marks.
+ */
+export function loadBalancerSettings(spec: LoadBalancerPolicySpec): Record<string, unknown> {
+  const c = spec.config;
+  const out: Record<string, unknown> = {};
+  if (c.simple !== undefined && c.simple !== 'UNSPECIFIED') out['simple'] = c.simple;
+  if (c.consistentHash !== undefined) out['consistentHash'] = { ...c.consistentHash };
+  if (c.warmupDurationSecs !== undefined) out['warmupDurationSecs'] = c.warmupDurationSecs;
+  return out;
 }
 
 /** Istio's locality string for a Gloo locality, with `*` for the parts not given. */

@@ -1,6 +1,6 @@
-/** VirtualDestination (+ FailoverPolicy, OutlierDetectionPolicy) -> DestinationRules, one per host. */
+/** VirtualDestination (+ FailoverPolicy, OutlierDetectionPolicy, LoadBalancerPolicy) -> DestinationRules, one per host. */
 import { KINDS, type Resource } from '@meshrelay/api';
-import { localityLbSetting, outlierDetection, type DestinationPolicies } from './destination-policies.ts';
+import { loadBalancerSettings, localityLbSetting, outlierDetection, type DestinationPolicies } from './destination-policies.ts';
 import { outputMetadata, virtualDestinationOutputName } from './names.ts';
 import type { VirtualDestinationModel } from './virtual-destinations.ts';
 
@@ -11,7 +11,11 @@ import type { VirtualDestinationModel } from './virtual-destinations.ts';
  */
 export function buildDestinationRules(vd: VirtualDestinationModel, policies: DestinationPolicies, subsets: readonly Record<string, unknown>[] = []): Resource[] {
   const trafficPolicy: Record<string, unknown> = { tls: { mode: 'ISTIO_MUTUAL' } };
-  if (policies.failover) trafficPolicy['loadBalancer'] = { localityLbSetting: localityLbSetting(policies.failover.spec) };
+  const loadBalancer = {
+    ...(policies.loadBalancer ? loadBalancerSettings(policies.loadBalancer.spec) : {}),
+    ...(policies.failover ? { localityLbSetting: localityLbSetting(policies.failover.spec) } : {}),
+  };
+  if (Object.keys(loadBalancer).length > 0) trafficPolicy['loadBalancer'] = loadBalancer;
   if (policies.outlierDetection || policies.failover) trafficPolicy['outlierDetection'] = outlierDetection(policies.outlierDetection?.spec);
   return vd.hosts.map((host, i) => ({
     apiVersion: KINDS.DestinationRule.apiVersion,

@@ -163,6 +163,23 @@ export interface OutlierDetectionPolicySpec {
   };
 }
 
+/** trafficcontrol.policy.gloo.solo.io/v2 LoadBalancerPolicy: how a destination's endpoints are picked. */
+export interface LoadBalancerPolicySpec {
+  readonly applyToDestinations?: readonly DestinationSelector[];
+  readonly config: {
+    readonly simple?: 'UNSPECIFIED' | 'RANDOM' | 'PASSTHROUGH' | 'ROUND_ROBIN' | 'LEAST_REQUEST';
+    readonly consistentHash?: {
+      readonly httpHeaderName?: string;
+      readonly httpCookie?: { readonly name: string; readonly path?: string; readonly ttl?: string };
+      readonly useSourceIp?: boolean;
+      readonly httpQueryParameterName?: string;
+    };
+    readonly warmupDurationSecs?: string;
+    readonly healthyPanicThreshold?: number;
+    readonly updateMergeWindow?: string;
+  };
+}
+
 export interface RouteSelector {
   readonly route?: { readonly labels?: StringMap; readonly namespace?: string; readonly cluster?: string; readonly workspace?: string };
   readonly withDestinations?: DestinationSelector;

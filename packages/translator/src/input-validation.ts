@@ -8,7 +8,7 @@ import { DNS_LABEL, DNS_SUBDOMAIN, KINDS, MESH_CONFIG_NAMESPACE, findInputKind, 
 import { CONFIG_MAP, ENDPOINTS, ENDPOINT_SLICE, NODE, POD, SERVICE } from './schemas/core.ts';
 import type { JsonSchema } from './schemas/gloo-common.ts';
 import { VIRTUAL_DESTINATION_SPEC, ROUTE_TABLE_SPEC } from './schemas/networking.ts';
-import { ACCESS_POLICY_SPEC, FAILOVER_POLICY_SPEC, OUTLIER_DETECTION_POLICY_SPEC, RETRY_TIMEOUT_POLICY_SPEC } from './schemas/policies.ts';
+import { ACCESS_POLICY_SPEC, FAILOVER_POLICY_SPEC, LOAD_BALANCER_POLICY_SPEC, OUTLIER_DETECTION_POLICY_SPEC, RETRY_TIMEOUT_POLICY_SPEC } from './schemas/policies.ts';
 import { EXTERNAL_ENDPOINT_SPEC, EXTERNAL_SERVICE_SPEC, VIRTUAL_GATEWAY_SPEC } from './schemas/external.ts';
 import { CORS_POLICY_SPEC, FAULT_INJECTION_POLICY_SPEC, HEADER_MANIPULATION_POLICY_SPEC, MIRROR_POLICY_SPEC } from './schemas/route-policies.ts';
 import { WORKSPACE_SETTINGS_SPEC, WORKSPACE_SPEC } from './schemas/workspace.ts';
@@ -39,6 +39,7 @@ const KIND_SCHEMAS = new Map<string, KindSchema>([
   [kindId(KINDS.RetryTimeoutPolicy), { target: 'spec', schema: RETRY_TIMEOUT_POLICY_SPEC }],
   [kindId(KINDS.FaultInjectionPolicy), { target: 'spec', schema: FAULT_INJECTION_POLICY_SPEC }],
   [kindId(KINDS.HeaderManipulationPolicy), { target: 'spec', schema: HEADER_MANIPULATION_POLICY_SPEC }],
+  [kindId(KINDS.LoadBalancerPolicy), { target: 'spec', schema: LOAD_BALANCER_POLICY_SPEC }],
   [kindId(KINDS.CORSPolicy), { target: 'spec', schema: CORS_POLICY_SPEC }],
   [kindId(KINDS.MirrorPolicy), { target: 'spec', schema: MIRROR_POLICY_SPEC }],
   [kindId(KINDS.ExternalService), { target: 'spec', schema: EXTERNAL_SERVICE_SPEC }],

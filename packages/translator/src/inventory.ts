@@ -16,6 +16,7 @@ import type {
   HeaderManipulationPolicySpec,
   MirrorPolicySpec,
   OutlierDetectionPolicySpec,
+  LoadBalancerPolicySpec,
   RetryTimeoutPolicySpec,
   RouteTableSpec,
   VirtualDestinationSpec,
@@ -46,6 +47,7 @@ export interface Inventory {
   readonly accessPolicies: readonly Owned<AccessPolicySpec>[];
   readonly failoverPolicies: readonly Owned<FailoverPolicySpec>[];
   readonly outlierDetectionPolicies: readonly Owned<OutlierDetectionPolicySpec>[];
+  readonly loadBalancerPolicies: readonly Owned<LoadBalancerPolicySpec>[];
   readonly retryTimeoutPolicies: readonly Owned<RetryTimeoutPolicySpec>[];
   readonly faultInjectionPolicies: readonly Owned<FaultInjectionPolicySpec>[];
   readonly headerManipulationPolicies: readonly Owned<HeaderManipulationPolicySpec>[];
@@ -62,6 +64,7 @@ const GLOO_KINDS: readonly KindRef[] = [
   KINDS.AccessPolicy,
   KINDS.FailoverPolicy,
   KINDS.OutlierDetectionPolicy,
+  KINDS.LoadBalancerPolicy,
   KINDS.RetryTimeoutPolicy,
   KINDS.FaultInjectionPolicy,
   KINDS.HeaderManipulationPolicy,
@@ -144,6 +147,7 @@ export function buildInventory(perCluster: ReadonlyMap<string, readonly Resource
     accessPolicies: sorted<AccessPolicySpec>(KINDS.AccessPolicy),
     failoverPolicies: sorted<FailoverPolicySpec>(KINDS.FailoverPolicy),
     outlierDetectionPolicies: sorted<OutlierDetectionPolicySpec>(KINDS.OutlierDetectionPolicy),
+    loadBalancerPolicies: sorted<LoadBalancerPolicySpec>(KINDS.LoadBalancerPolicy),
     retryTimeoutPolicies: sorted<RetryTimeoutPolicySpec>(KINDS.RetryTimeoutPolicy),
     faultInjectionPolicies: sorted<FaultInjectionPolicySpec>(KINDS.FaultInjectionPolicy),
     headerManipulationPolicies: sorted<HeaderManipulationPolicySpec>(KINDS.HeaderManipulationPolicy),

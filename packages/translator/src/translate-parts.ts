@@ -35,10 +35,10 @@ export function clusterContext(name: string, info: ClusterInfo | undefined, inde
 export function* sharedOutputs(inventory: Inventory, models: readonly VirtualDestinationModel[], demands: SubsetDemands, accessCtx: AccessContext, problems: ProblemSink): Generator<void, Sourced[]> {
   const out: Sourced[] = [];
   for (const vd of models) {
-    const policies = policiesFor(vd, inventory.failoverPolicies, inventory.outlierDetectionPolicies, problems);
+    const policies = policiesFor(vd, inventory.failoverPolicies, inventory.outlierDetectionPolicies, inventory.loadBalancerPolicies, problems);
     const demand = demands.get(demandKey('VIRTUAL_DESTINATION', vd.owned.namespace, vd.owned.name));
     for (const dr of buildDestinationRules(vd, policies, subsetList(demand))) {
-      out.push(sourced(dr, vd.owned.source, policies.failover?.source, policies.outlierDetection?.source, ...(demand?.sources ?? [])));
+      out.push(sourced(dr, vd.owned.source, policies.failover?.source, policies.outlierDetection?.source, policies.loadBalancer?.source, ...(demand?.sources ?? [])));
     }
     yield;
   }

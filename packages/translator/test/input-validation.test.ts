@@ -32,6 +32,7 @@ describe('validateInputResource', () => {
     ['a FailoverPolicy', buildGloo('FailoverPolicy', { name: 'fp', namespace: 'bookinfo', spec: { config: { localityMappings: [{ from: { region: 'a' }, to: [{ region: 'b', weight: 100 }] }] } } })],
     ['an OutlierDetectionPolicy', buildGloo('OutlierDetectionPolicy', { name: 'od', namespace: 'bookinfo', spec: { config: { interval: '1s500ms' } } })],
     ['a RetryTimeoutPolicy', buildGloo('RetryTimeoutPolicy', { name: 'rp', namespace: 'bookinfo', spec: { config: { requestTimeout: '1.5s' } } })],
+    ['a LoadBalancerPolicy', buildGloo('LoadBalancerPolicy', { name: 'lb', namespace: 'bookinfo', spec: { config: { consistentHash: { httpCookie: { name: 'session', ttl: '60s' } }, warmupDurationSecs: '30s' } } })],
   ];
   for (const [what, r] of valid) {
     it(`given ${what} with valid fields, when validated, then no problem is reported`, () => {
@@ -75,6 +76,8 @@ describe('validateInputResource', () => {
       'spec.config',
       /both localityMappings and priorityLabels/,
     ],
+    ['a LoadBalancerPolicy with both simple and consistentHash', buildGloo('LoadBalancerPolicy', { name: 'lb', namespace: 'n', spec: { config: { simple: 'ROUND_ROBIN', consistentHash: { useSourceIp: true } } } }), 'spec.config', /must not set both simple and consistentHash/],
+    ['a LoadBalancerPolicy with an unknown algorithm', buildGloo('LoadBalancerPolicy', { name: 'lb', namespace: 'n', spec: { config: { simple: 'LEAST_CONN' } } }), 'spec.config.simple', /must be one of/],
     ['an OutlierDetectionPolicy with a bad duration', buildGloo('OutlierDetectionPolicy', { name: 'od', namespace: 'n', spec: { config: { interval: '10 seconds' } } }), 'spec.config.interval', /pattern/],
     ['a RetryTimeoutPolicy with neither retries nor timeout', buildGloo('RetryTimeoutPolicy', { name: 'rp', namespace: 'n', spec: { config: {} } }), 'spec.config', /at least one of retries, requestTimeout/],
     ['a RetryTimeoutPolicy with negative attempts', buildGloo('RetryTimeoutPolicy', { name: 'rp', namespace: 'n', spec: { config: { retries: { attempts: -1 } } } }), 'spec.config.retries.attempts', />= 0/],

@@ -28,6 +28,7 @@ export const WATCHED_KINDS: readonly KubeKind[] = [
   kubeKind(KINDS.RetryTimeoutPolicy, 'retrytimeoutpolicies'),
   kubeKind(KINDS.FaultInjectionPolicy, 'faultinjectionpolicies'),
   kubeKind(KINDS.HeaderManipulationPolicy, 'headermanipulationpolicies'),
+  kubeKind(KINDS.LoadBalancerPolicy, 'loadbalancerpolicies'),
   kubeKind(KINDS.MirrorPolicy, 'mirrorpolicies'),
   kubeKind(KINDS.CORSPolicy, 'corspolicies'),
   kubeKind(KINDS.ExternalService, 'externalservices'),

@@ -16,6 +16,7 @@ import {
   UINT32,
   closedObject,
   listOf,
+  unimplemented,
   unimplementedSecurity,
   type JsonSchema,
 } from './gloo-common.ts';
@@ -93,6 +94,37 @@ export const OUTLIER_DETECTION_POLICY_SPEC = closedObject(
       baseEjectionTime: DURATION,
       maxEjectionPercent: { type: 'integer', minimum: 0, maximum: 100 },
     }),
+  },
+  { required: ['config'] },
+);
+
+/** LoadBalancerPolicySpec.Config.ConsistentHashLB: exactly one hash key. */
+const CONSISTENT_HASH = closedObject(
+  {
+    httpHeaderName: STRING,
+    httpCookie: closedObject({ name: STRING, path: STRING, ttl: DURATION }, { required: ['name'] }),
+    useSourceIp: BOOLEAN,
+    httpQueryParameterName: STRING,
+  },
+  { oneOf: [{ required: ['httpHeaderName'] }, { required: ['httpCookie'] }, { required: ['useSourceIp'] }, { required: ['httpQueryParameterName'] }] },
+);
+
+/** trafficcontrol.policy.gloo.solo.io/v2 LoadBalancerPolicy (policy/v2/trafficcontrol/load_balancer_policy.proto). */
+export const LOAD_BALANCER_POLICY_SPEC = closedObject(
+  {
+    applyToDestinations: listOf(DESTINATION_SELECTOR),
+    config: closedObject(
+      {
+        simple: { enum: ['UNSPECIFIED', 'RANDOM', 'PASSTHROUGH', 'ROUND_ROBIN', 'LEAST_REQUEST'] },
+        consistentHash: CONSISTENT_HASH,
+        warmupDurationSecs: DURATION,
+        // Istio's DestinationRule has no place for these two.
+        healthyPanicThreshold: unimplemented({ type: 'number', minimum: 0, maximum: 100 }),
+        updateMergeWindow: unimplemented(DURATION),
+      },
+      // lb_policy is a oneof in the proto.
+      { not: { required: ['simple', 'consistentHash'] } },
+    ),
   },
   { required: ['config'] },
 );
