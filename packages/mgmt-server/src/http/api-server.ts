@@ -17,6 +17,7 @@ import { clusterView } from './cluster-view.ts';
 import { registerDataPlaneRoutes } from './data-plane-view.ts';
 import { registerRequestGuard } from './request-guard.ts';
 import { listResources, parseResourceFilter } from './resource-view.ts';
+import { registerTopologyRoutes } from './topology-view.ts';
 import { registerUiRoutes } from './ui-routes.ts';
 
 export interface ApiDeps {
@@ -123,6 +124,7 @@ export function buildApiServer(deps: ApiDeps) {
   }));
 
   if (deps.dataPlane) registerDataPlaneRoutes(app, deps.dataPlane, deps.registry);
+  registerTopologyRoutes(app, deps);
 
   app.get('/api/v1/safe-mode', async () => safeModeView(deps.loop, deps.contributions));
 
