@@ -2,6 +2,7 @@
 // delay) and RetryTimeoutPolicy (request timeout), applied to routes by route labels.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { waitFor } from '@meshrelay/testkit';
 import { NAMESPACE, XdsWorld, type Picks } from './world.ts';
 
 interface Finding {
@@ -110,5 +111,16 @@ test('route policies through the agent', { timeout: 600_000 }, async (t) => {
     assert.ok(findings.some((f) => /redirect/i.test(`${f.field} ${f.message}`) && f.source.includes('orders')), JSON.stringify(findings));
     const plain = await world.call('cluster-a', HOST, 5, { 'x-case': 'plain' });
     assert.equal(answered(plain), 5, JSON.stringify(plain));
+  });
+
+  await t.test('given that finding, when the RouteTable is read where its owners look, then it is WARNING for cluster-a naming the redirect', async () => {
+    let row: { approval: string; message: string; clusters: Record<string, { approval: string }> } | undefined;
+    await waitFor(async () => {
+      const { resources } = await world.mesh.api<{ resources: { name: string; approval: string; message: string; clusters: Record<string, { approval: string }> }[] }>('/api/v1/resources?kind=RouteTable&name=orders');
+      row = resources[0];
+      return row?.approval === 'WARNING';
+    }, { timeoutMs: 60_000, intervalMs: 500, message: 'the RouteTable never turned WARNING' });
+    assert.match(row?.message ?? '', /proxies in cluster-a cannot take .*spec\.http\[\d+\]\.redirect/);
+    assert.equal(row?.clusters['cluster-a']?.approval, 'WARNING');
   });
 });
