@@ -62,6 +62,8 @@ export const FAKE_KUBE_RESOURCE_TYPES: readonly FakeKubeResourceType[] = [
   custom('networking.gloo.solo.io', 'v2', 'externalendpoints', 'ExternalEndpoint'),
   custom('networking.gloo.solo.io', 'v2', 'virtualgateways', 'VirtualGateway'),
   custom('admin.gloo.solo.io', 'v2', 'workspacesettings', 'WorkspaceSettings'),
+  custom('admin.gloo.solo.io', 'v2', 'workspaces', 'Workspace'),
+  custom('admin.gloo.solo.io', 'v2', 'roottrustpolicies', 'RootTrustPolicy'),
 ];
 
 /** `v1` or `group/version`, as in an object's apiVersion. */
