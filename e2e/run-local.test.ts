@@ -1,8 +1,10 @@
 // `npm start` (scripts/run-local.ts) runs a server and two agents on examples/: everything it writes
 // belongs to its run directory. Statuses written beside the example manifests once broke the kube
 // provider's tests that read that folder, and dirtied a source tree nobody looks at (git-ignored).
+// It also runs the proxyless gRPC demo (examples/grpc-demo/): the agents serve xDS, and a
+// grpc-js-xds client in cluster-a reaches the greeters of both clusters through greeter.global.
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -23,6 +25,11 @@ function statusFiles(dir: string): string[] {
   return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.yaml')) : [];
 }
 
+/** The clusters named in the demo client's log lines `call N: <cluster> answered (...)`. */
+function answeredBy(log: string): Set<string> {
+  return new Set([...log.matchAll(/call \d+: (\S+) answered/g)].map((m) => m[1] as string));
+}
+
 test('given npm start with its run directory elsewhere, when the agents have reported resource statuses, then they are in the run directory and examples/ is unchanged', { timeout: 180_000 }, async (t) => {
   const runDir = await mkdtemp(join(tmpdir(), 'meshrelay-run-local-'));
   const before = examplesTree();
@@ -32,6 +39,7 @@ test('given npm start with its run directory elsewhere, when the agents have rep
     MESHRELAY_RELAY_PORT: String(await freePort()),
     MESHRELAY_METRICS_PORT: String(await freePort()),
     MESHRELAY_LOCAL_REDIS_PORT: String(await freePort()),
+    MESHRELAY_XDS_PORTS: `${await freePort()},${await freePort()}`,
     REDIS_URL: undefined,
   };
   const run = await spawnProcess({ name: 'npm-start', command: process.execPath, args: [join(ROOT, 'scripts/run-local.ts')], cwd: ROOT, env });
@@ -49,4 +57,12 @@ test('given npm start with its run directory elsewhere, when the agents have rep
 
   assert.deepEqual(examplesTree(), before);
   assert.equal(existsSync(join(ROOT, 'examples', 'cluster-a', '.meshrelay-status')), false);
+
+  await t.test('when the gRPC demo client calls greeter.global through cluster-a\'s agent, then both clusters\' greeters answer, on stdout and in its log', async () => {
+    await run.waitForLine(/\[grpc-demo\] call \d+: cluster-a answered \(127\.0\.0\.71:17071\)/, 60_000);
+    await run.waitForLine(/\[grpc-demo\] call \d+: cluster-b answered \(127\.0\.0\.72:17071\)/, 60_000);
+    const log = join(runDir, 'grpc-demo', 'client.log');
+    await waitFor(() => existsSync(log) && answeredBy(readFileSync(log, 'utf8')).size === 2, { timeoutMs: 10_000, message: `${log} does not show answers from both clusters` });
+    assert.deepEqual([...answeredBy(readFileSync(log, 'utf8'))].sort(), ['cluster-a', 'cluster-b']);
+  });
 });

@@ -1,11 +1,13 @@
 // `npm start`: a real local Meshrelay — one management server, two relay agents
 // on the example clusters in examples/, and Redis when one is available
-// (REDIS_URL, or a redis-server binary on this machine; memory-only otherwise).
+// (REDIS_URL, or a redis-server binary on this machine; memory-only otherwise). Each agent serves
+// xDS, and the proxyless gRPC demo (examples/grpc-demo/) runs on it: a greeter per cluster and a
+// grpc-js-xds client in cluster-a that logs which cluster answered each call.
 // Everything it writes goes under .run/ (recreated on each start; MESHRELAY_LOCAL_RUN_DIR names another
 // directory), never into the source tree: the agents write resource statuses to .run/<cluster>/status,
 // not beside the example manifests. Ctrl-C stops all.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 
 const root = resolve(import.meta.dirname, '..');
@@ -16,9 +18,15 @@ const RELAY_PORT = Number(env['MESHRELAY_RELAY_PORT'] ?? 9900);
 const METRICS_PORT = Number(env['MESHRELAY_METRICS_PORT'] ?? 9091);
 const REDIS_PORT = Number(env['MESHRELAY_LOCAL_REDIS_PORT'] ?? 6379);
 const CLUSTERS = ['cluster-a', 'cluster-b'];
+/** Each agent's xDS port, in CLUSTERS order (MESHRELAY_XDS_PORTS=PORT_A,PORT_B). */
+const XDS_PORTS = (env['MESHRELAY_XDS_PORTS'] ?? '9610,9611').split(',').map(Number);
 const children: ChildProcess[] = [];
 
-function start(name: string, command: string, args: string[], extraEnv: Record<string, string> = {}): ChildProcess {
+/**
+ * Starts a child whose output is prefixed with its name. When it exits the whole run stops,
+ * unless it is `optional` (the gRPC demo): then the rest keeps running without it.
+ */
+function start(name: string, command: string, args: string[], extraEnv: Record<string, string> = {}, optional = false): ChildProcess {
   const child = spawn(command, args, { cwd: root, env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   const prefix = `[${name}] `;
@@ -32,7 +40,9 @@ function start(name: string, command: string, args: string[], extraEnv: Record<s
     });
   }
   child.on('exit', (code, signal) => {
-    if (!stopping) {
+    if (!stopping && optional) {
+      console.error(`${prefix}exited (${signal ?? code}); the gRPC demo is off, everything else keeps running`);
+    } else if (!stopping) {
       console.error(`${prefix}exited (${signal ?? code}); stopping everything`);
       void stopAll(1);
     }
@@ -95,7 +105,40 @@ async function chooseRedis(): Promise<string | undefined> {
   return `redis://127.0.0.1:${REDIS_PORT}`;
 }
 
+const MANIFEST = /^[^.].*\.(ya?ml|json)$/i;
+
+/**
+ * The manifests an agent reads: links to every file of examples/<cluster>/ and of
+ * examples/grpc-demo/<cluster>/ (the demo's workloads stay out of the example clusters, whose
+ * contents other checks rely on). The agent follows these links and rescans them every 2 s,
+ * so an edit under examples/ still reaches it at once.
+ */
+function composeManifests(cluster: string): string {
+  const dir = join(run, cluster, 'manifests');
+  mkdirSync(dir, { recursive: true });
+  for (const [source, prefix] of [[join(root, 'examples', cluster), ''], [join(root, 'examples', 'grpc-demo', cluster), 'grpc-demo-']] as const) {
+    for (const file of readdirSync(source).filter((f) => MANIFEST.test(f))) symlinkSync(join(source, file), join(dir, prefix + file));
+  }
+  return dir;
+}
+
+/** examples/workspaces.yaml and the demo's Workspace as one --workspaces-file. */
+function composeWorkspaces(): string {
+  const file = join(run, 'workspaces.yaml');
+  const parts = ['workspaces.yaml', 'grpc-demo/workspaces.yaml'].map((f) => readFileSync(join(root, 'examples', f), 'utf8').trimEnd());
+  writeFileSync(file, `${parts.join('\n---\n')}\n`);
+  return file;
+}
+
+/** The demo's greeters listen at the addresses examples/grpc-demo/<cluster>/greeter.yaml registers. */
+function startGreeters(node: string): void {
+  for (const cluster of CLUSTERS) start(`greeter ${cluster}`, node, ['examples/grpc-demo/server.ts', cluster], {}, true);
+}
+
 async function main(): Promise<void> {
+  if (XDS_PORTS.length !== CLUSTERS.length || XDS_PORTS.some((p) => !Number.isInteger(p) || p <= 0 || p > 65_535)) {
+    throw new Error(`MESHRELAY_XDS_PORTS must be ${CLUSTERS.length} ports separated by a comma, not "${env['MESHRELAY_XDS_PORTS'] ?? ''}"`);
+  }
   rmSync(run, { recursive: true, force: true });
   mkdirSync(run, { recursive: true });
   const redisUrl = await chooseRedis();
@@ -106,7 +149,7 @@ async function main(): Promise<void> {
     '--state-dir', stateDir,
     '--relay-port', String(RELAY_PORT), '--http-port', String(HTTP_PORT), '--metrics-port', String(METRICS_PORT),
     '--replica-name', 'mgmt-0',
-    '--workspaces-file', join(root, 'examples', 'workspaces.yaml'),
+    '--workspaces-file', composeWorkspaces(),
   ], redisUrl ? { REDIS_URL: redisUrl } : {});
   const api = `http://localhost:${HTTP_PORT}`;
   await waitFor(`${api}/healthz`, 30_000);
@@ -114,7 +157,8 @@ async function main(): Promise<void> {
   const adminTokenFile = join(stateDir, 'admin-token');
   const adminToken = readFileSync(adminTokenFile, 'utf8').trim();
 
-  for (const cluster of CLUSTERS) {
+  startGreeters(node);
+  for (const [i, cluster] of CLUSTERS.entries()) {
     const res = await fetch(`${api}/api/v1/clusters`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
@@ -132,13 +176,18 @@ async function main(): Promise<void> {
       '--server-address', reg.relay.address,
       '--token-file', join(dir, 'token'),
       '--root-ca-file', join(dir, 'relay-ca.pem'),
-      '--manifests-dir', join(root, 'examples', cluster),
+      '--manifests-dir', composeManifests(cluster), '--follow-external-symlinks', 'true', '--rescan-interval', '2s',
       '--status-dir', join(dir, 'status'),
       '--output-dir', join(dir, 'output'),
       '--state-dir', join(dir, 'state'),
       '--health-port', '0', '--access-log-port', '0',
+      '--xds-port', String(XDS_PORTS[i]),
     ]);
   }
+  // The client needs no wait: until cluster-a's agent serves the greeter's config, its calls fail and it retries.
+  mkdirSync(join(run, 'grpc-demo'), { recursive: true });
+  const demoLog = join(run, 'grpc-demo', 'client.log');
+  start('grpc-demo', node, ['examples/grpc-demo/client.ts', String(XDS_PORTS[0]), demoLog], {}, true);
 
   console.log(`
 Meshrelay is running${redisUrl ? ` (Redis at ${redisUrl})` : ' (memory only: no REDIS_URL and no redis-server found)'}.
@@ -148,6 +197,9 @@ Meshrelay is running${redisUrl ? ` (Redis at ${redisUrl})` : ' (memory only: no 
                         --state-dir ${stateDir} or MESHRELAY_ADMIN_TOKEN_FILE=${adminTokenFile})
   Prometheus metrics    http://localhost:${METRICS_PORT}/metrics   (open, bound to 127.0.0.1)
   Relay gRPC (mTLS)     localhost:${RELAY_PORT}
+  xDS (proxyless gRPC)  ${CLUSTERS.map((c, i) => `localhost:${XDS_PORTS[i]} (${c})`).join('   ')}
+  gRPC demo             a grpc-js-xds client in cluster-a calls greeter.global every second;
+                        the greeters of both clusters answer (${relative(root, demoLog)}, examples/grpc-demo/)
   Agent outputs         .run/cluster-a/output/current/   .run/cluster-b/output/current/
   Resource statuses     .run/cluster-a/status/           .run/cluster-b/status/
   CLI                   npx meshctl cluster list        npx meshctl snapshot output cluster-b
