@@ -44,3 +44,6 @@ export { FileOutputWriter, resourceFileName, writeFileAtomic, type AppliedOutput
 export { RelayClient, type PushRecord, type RelayClientEvents, type RelayClientOptions, type RelayClientStatus } from './relay/relay-client.ts';
 export type { PushAck } from './relay/push-stream.ts';
 export type { SessionOutcome } from './relay/session-outcome.ts';
+export { AdsServer, type AdsServerOptions } from './xds/ads-server.ts';
+export { ADS_PROTO_OPTIONS, loadAdsService, type DiscoveryRequest, type DiscoveryResponse } from './xds/ads-protos.ts';
+export type { ProxyStatus } from './xds/ads-stream.ts';
