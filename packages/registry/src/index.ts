@@ -43,3 +43,10 @@ export { DirectoryDocumentStore } from './directory-document-store.ts';
 export {
   KubernetesDocumentStore, MAX_CHUNK_BYTES, SHARED_DOCUMENT_LABEL, SHARED_DOCUMENT_NAME_ANNOTATION, SHARED_STATE_LABEL, SHARED_STATE_PART_LABEL,
 } from './kubernetes-document-store.ts';
+export { KubernetesResourceWatch, startKubernetesResourceWatch, type KubernetesResourceWatchOptions, type WatchedObjects, type WatchedResourceKind } from './kubernetes-resource-watch.ts';
+export { WORKSPACE_API, WorkspaceSet, judgeWorkspace, startKubernetesWorkspaces, type KubernetesWorkspaceOptions, type WorkspaceSource } from './kubernetes-workspaces.ts';
+export { NOT_ACTED_ON, parseRootTrustPolicy, type CertOptions, type MgmtServerCa, type RootTrustPolicy } from './root-trust-policy.ts';
+export {
+  ROOT_TRUST_POLICY_API, RootTrustPolicySet, startKubernetesRootTrustPolicy,
+  type KubernetesRootTrustPolicyOptions, type RootTrustPolicySource, type RootTrustPolicyState,
+} from './kubernetes-root-trust-policy.ts';
