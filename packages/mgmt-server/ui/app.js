@@ -9,6 +9,9 @@
 // keeps it in this tab's session storage (never a cookie, so no other site can
 // make the browser send it) and asks again when the server refuses it.
 
+import { badge, h, nodes, short } from './dom.js';
+import { topologyContent } from './topology.js';
+
 const DEFAULT_POLL_MS = 1000;
 const MIN_POLL_MS = 100;
 
@@ -16,7 +19,7 @@ const pollMs = readPollInterval(new URLSearchParams(location.search).get('poll')
 const fetchTimeoutMs = Math.max(3 * pollMs, 3000);
 
 const state = {
-  /** The last complete answer from the server: { status, safeMode, clusters, held, resources }. */
+  /** The last complete answer from the server: { status, safeMode, clusters, held, resources, topology }. */
   data: null,
   lastOkAt: null,
   failingSince: null,
@@ -41,25 +44,7 @@ function readPollInterval(raw) {
 
 // ---- DOM and formatting helpers -------------------------------------------
 
-/** Creates an element; `attrs` values of null/false are skipped, children may be strings, nodes, arrays or null. */
-function h(tag, attrs, ...children) {
-  const el = document.createElement(tag);
-  for (const [name, value] of Object.entries(attrs ?? {})) {
-    if (value === null || value === undefined || value === false) continue;
-    if (name.startsWith('on')) el.addEventListener(name.slice(2), value);
-    else el.setAttribute(name, value === true ? '' : String(value));
-  }
-  el.append(...nodes(children));
-  return el;
-}
-
-/** Flattens children and drops the empty ones (null, undefined, false). */
-function nodes(children) {
-  return [children].flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false);
-}
-
 const $ = (id) => document.getElementById(id);
-const short = (hash) => (hash ? hash.slice(0, 12) : '');
 const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 function formatAbsolute(iso) {
@@ -107,10 +92,6 @@ function describeFailure(err) {
   return err instanceof Error ? err.message : String(err);
 }
 
-function badge(kind, text) {
-  return h('span', { class: `badge badge-${kind}` }, text);
-}
-
 function command(text) {
   return h('code', { class: 'command' }, text);
 }
@@ -156,11 +137,11 @@ async function poll(generation) {
   if (generation !== pollGeneration) return;
   try {
     const answers = await Promise.all(
-      ['/api/v1/status', '/api/v1/safe-mode', '/api/v1/clusters', '/api/v1/outputs/held', '/api/v1/resources'].map(getJson),
+      ['/api/v1/status', '/api/v1/safe-mode', '/api/v1/clusters', '/api/v1/outputs/held', '/api/v1/resources', '/api/v1/topology'].map(getJson),
     );
     if (generation !== pollGeneration) return;
-    const [status, safeMode, clusters, held, resources] = answers;
-    state.data = { status, safeMode, clusters: clusters.clusters, held: held.held, resources: resources.resources };
+    const [status, safeMode, clusters, held, resources, topology] = answers;
+    state.data = { status, safeMode, clusters: clusters.clusters, held: held.held, resources: resources.resources, topology };
     state.lastOkAt = new Date().toISOString();
     state.failingSince = null;
     state.error = null;
@@ -227,6 +208,7 @@ function render() {
     renderStaleContributions(safeMode.staleContributions ?? []);
     renderWorkspaces(status.workspaces);
     renderClusters(clusters, safeMode, held);
+    update($('topology'), state.data.topology, () => topologyContent(state.data.topology));
     renderResources(state.data.resources);
     renderSnapshotView();
     document.title = `${safeMode.active ? 'SAFE MODE · ' : ''}${held.length > 0 ? 'HELD OUTPUT · ' : ''}Meshrelay management`;
