@@ -69,7 +69,7 @@ export interface ServerConfig {
   /** Kubeconfig file (kubernetes registry); unset = in-cluster service account. */
   readonly kubeconfig: string | undefined;
   readonly kubeContext: string | undefined;
-  /** YAML file of the management plane's Gloo Workspaces; unset = one implicit workspace. */
+  /** YAML file of the management plane's Gloo Workspaces; unset = Workspace CRs (kubernetes registry) or one implicit workspace. */
   readonly workspacesFile: string | undefined;
 }
 
@@ -143,7 +143,7 @@ const SPECS: readonly Spec[] = [
   { key: 'namespace', flag: 'namespace', env: 'MESHRELAY_NAMESPACE', kind: 'string', default: 'gloo-mesh', description: 'management namespace of the kubernetes registry' },
   { key: 'kubeconfig', flag: 'kubeconfig', env: 'KUBECONFIG', kind: 'string', description: 'kubeconfig file for the kubernetes registry (one path); unset = in-cluster service account' },
   { key: 'kubeContext', flag: 'kube-context', env: 'MESHRELAY_KUBE_CONTEXT', kind: 'string', description: 'context of --kubeconfig (default: its current-context)' },
-  { key: 'workspacesFile', flag: 'workspaces-file', env: 'MESHRELAY_WORKSPACES_FILE', kind: 'string', description: 'YAML file of Gloo Workspaces (admin.gloo.solo.io/v2), read at start; unset = one implicit workspace owning every namespace' },
+  { key: 'workspacesFile', flag: 'workspaces-file', env: 'MESHRELAY_WORKSPACES_FILE', kind: 'string', description: 'YAML file of Gloo Workspaces (admin.gloo.solo.io/v2), read at start; unset = Workspace CRs in --namespace with --registry kubernetes, else one implicit workspace owning every namespace' },
   { key: 'logLevel', flag: 'log-level', env: 'MESHRELAY_LOG_LEVEL', kind: 'string', default: 'info', description: 'trace|debug|info|warn|error' },
 ];
 

@@ -31,7 +31,7 @@ import { registerDataPlaneMetrics } from './http/data-plane-view.ts';
 import { SharedHeldOutputs } from './shared-held-outputs.ts';
 import { StreamClaims } from './stream-claims.ts';
 import { TranslationLoop } from './translation-loop.ts';
-import { describeWorkspaces, loadWorkspacesFile } from './workspaces-file.ts';
+import { liveWorkspacesView, openManagementResources, type ManagementResources } from './management-resources.ts';
 
 export interface ManagementServer {
   readonly relayPort: number;
@@ -54,6 +54,8 @@ export interface ManagementServer {
   debugCounts(): Readonly<Record<string, number>>;
   /** The last known contributions of absent clusters (DESIGN §13). */
   readonly contributions: CarriedContributions;
+  /** The management plane's Workspaces and RootTrustPolicy (file or Workspace CRs). */
+  readonly management: ManagementResources;
   /** Tells every connected agent to move elsewhere (go-away with retry-after), then stops. */
   stop(): Promise<void>;
 }
@@ -79,6 +81,11 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
   const { ca, registry } = durable;
   const hosts = ['localhost', '127.0.0.1', '::1', ...config.serverHosts];
   const serverCert = issueServerCertificate(ca, { hosts, lifetimeSeconds: SERVER_CERT_LIFETIME_SECONDS, now: now(), keyPair: await serverKey });
+  // Before anything translates: Workspace CRs that cannot be listed stop the start here.
+  const management = await openManagementResources(config, log).catch(async (err: unknown) => {
+    await durable.close();
+    throw err;
+  });
 
   let store: SnapshotStore;
   if (redisConfigured(config)) {
@@ -109,7 +116,6 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     logger: log.child({ component: 'output-persister' }),
     onFailure: (cluster) => metrics.outputWriteFailures.inc({ cluster }),
   });
-  const workspaces = config.workspacesFile === undefined ? [] : loadWorkspacesFile(config.workspacesFile);
   const loop = new TranslationLoop({
     registry,
     store,
@@ -123,8 +129,9 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     contributions,
     debounceMs: config.translationDebounceMs,
     uptimeMs: () => Date.now() - startedAt,
-    workspaces,
+    workspaces: () => management.workspaces(),
   });
+  const unsubscribeWorkspaces = management.onWorkspacesChange((reason) => loop.trigger(reason));
   metrics.setStateProbes(() => loop.status().gate, () => held.list());
   metrics.setCarriedProbe(() => contributions.carried().map((c) => c.cluster));
   contributions.watch(() => loop.trigger('a carried contribution changed on another replica'));
@@ -247,7 +254,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     allowedHosts: allowedHostsOf({ httpHost: config.httpHost, serverHosts: config.serverHosts, advertiseAddress: config.advertiseAddress, extra: config.httpAllowedHosts }),
     logger: log,
     ready: () => !draining,
-    workspaces: describeWorkspaces(workspaces),
+    workspaces: liveWorkspacesView(management),
   });
   await api.listen({ host: config.httpHost, port: config.httpPort });
   const httpPort = (api.server.address() as { port: number }).port;
@@ -283,6 +290,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
       streams: connections.streams().length,
     }),
     contributions,
+    management,
     stop: async () => {
       draining = true;
       const streams = connections.streams();
@@ -291,6 +299,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
       unsubscribeRegistry();
       unsubscribeStore();
       unsubscribeSweep();
+      unsubscribeWorkspaces();
       reclaimer.stop();
       await relay.stop();
       await loop.stop();
@@ -302,6 +311,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
       await api.close();
       await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
       await store.close();
+      await management.close();
       await durable.close();
       log.info('management server stopped');
     },

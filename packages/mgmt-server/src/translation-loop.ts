@@ -35,8 +35,11 @@ export interface TranslationLoopOptions {
   readonly debounceMs: number;
   /** Milliseconds since this replica started (the gate's clock). */
   readonly uptimeMs: () => number;
-  /** The management plane's Gloo Workspaces; none = one implicit workspace. */
-  readonly workspaces?: readonly Resource[];
+  /**
+   * The management plane's Gloo Workspaces, read at each run; none = one implicit workspace. A
+   * new array (by identity) is a change: a trigger after it translates again.
+   */
+  readonly workspaces?: () => readonly Resource[];
 }
 
 export interface TranslationStatus {
@@ -75,13 +78,14 @@ interface RunInputs {
   readonly stale: ReadonlySet<string>;
   readonly clusters: string;
   readonly vips: string;
+  readonly workspaces: readonly Resource[];
 }
 
 function sameRunInputs(a: RunInputs, b: RunInputs): boolean {
   if (a.inputs.size !== b.inputs.size || a.stale.size !== b.stale.size) return false;
   for (const [cluster, input] of a.inputs) if (b.inputs.get(cluster) !== input) return false;
   for (const cluster of a.stale) if (!b.stale.has(cluster)) return false;
-  return a.clusters === b.clusters && a.vips === b.vips;
+  return a.clusters === b.clusters && a.vips === b.vips && a.workspaces === b.workspaces;
 }
 
 /**
@@ -258,7 +262,8 @@ export class TranslationLoop {
     }));
     // A trigger that changed nothing translation reads (an agent's ack of a write that a run already
     // took in, a condition in the registry) would give the last run's result again: skip it.
-    const run: RunInputs = { inputs, stale: staleClusters, clusters: JSON.stringify(infos), vips: JSON.stringify([...vips].sort()) };
+    const workspaces = this.#o.workspaces?.() ?? [];
+    const run: RunInputs = { inputs, stale: staleClusters, clusters: JSON.stringify(infos), vips: JSON.stringify([...vips].sort()), workspaces };
     if (this.#lastRun !== undefined && sameRunInputs(this.#lastRun, run)) {
       this.#o.logger.debug('nothing translation reads changed since the last run; not translated again');
       // The gate's account of why it is open may have moved on (e.g. to already-open).
@@ -266,7 +271,7 @@ export class TranslationLoop {
       return;
     }
     const end = this.#o.metrics.translationDuration.startTimer();
-    const input = { inputs, clusters: infos, vips, previousSecurityOutputs: this.#securityOutputs, previousNameOwners: this.#nameOwners, workspaces: this.#o.workspaces ?? [] };
+    const input = { inputs, clusters: infos, vips, previousSecurityOutputs: this.#securityOutputs, previousNameOwners: this.#nameOwners, workspaces };
     const result = await this.#engine.run(input);
     end();
     this.#securityOutputs = result.securityOutputs;
