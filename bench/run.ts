@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: translates tier S and measures, in the same process and run, the floor of
  * turning its outputs into bytes (JSON.stringify, canonical JSON, protobuf wire frames).
+ * Then the agent's file apply of a one-resource change against its full apply (agent-apply.ts).
  * Writes bench/RESULTS.md and prints the same text. Exits non-zero if any run's output is
  * wrong (a cluster missing, a translation problem, a changed output digest).
  */
@@ -8,6 +9,7 @@ import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { MeshrelayError, sha256Hex, snapshotEncoding, type OutputSnapshot } from '@meshrelay/api';
 import { DEFAULT_VIP_CIDR, allocateVips, createIstioValidator, translate, virtualDestinationKeys, type TranslationResult } from '@meshrelay/translator';
+import { agentApplySection, measureAgentApply } from './agent-apply.ts';
 import { canonicalizeOutputs, checkWireRoundTrip, frameOutputs, stringifyOutputs } from './floor.ts';
 import { deltaBytesSection } from './delta-bytes.ts';
 import { measureInterleaved, type MeasureOptions, type Measurement, type Task } from './measure.ts';
@@ -15,6 +17,7 @@ import { describeMachine, renderResults, type Figure, type OutputSizes } from '.
 import { writeResultsSection } from './results-file.ts';
 import { runTier } from './tier/run-tier.ts';
 import { tierS, type Workload } from './workload.ts';
+import { runXdsBench } from './xds.ts';
 
 /** V8 keeps optimising translate() for a dozen calls; warm-up rounds let the medians describe the steady state. */
 const OPTIONS: MeasureOptions = { warmups: 10, runs: 31 };
@@ -184,9 +187,15 @@ async function main(): Promise<void> {
   const report = `${text}\n\n${await deltaBytesSection()}`;
   writeResultsSection(RESULTS_PATH, 'in-process', report);
   console.log(report);
+  // The agent's apply: a one-resource change against the full apply of the same output, same run.
+  const agentApply = agentApplySection(await measureAgentApply());
+  writeResultsSection(RESULTS_PATH, 'agent-apply', agentApply);
+  console.log(`\n${agentApply}`);
   console.error(`wrote ${RESULTS_PATH}`);
 }
 
-// With flags (`npm run bench -- --tier S|M|L …`) it is the tier bench with real processes; without, the in-process figures.
-if (process.argv.length > 2) await runTier(process.argv.slice(2));
+// With flags (`npm run bench -- --tier S|M|L …`) it is the tier bench with real processes; `--xds …` the
+// agent's ADS server (bench/xds.ts); without, the in-process figures.
+if (process.argv[2] === '--xds') await runXdsBench(process.argv.slice(3), RESULTS_PATH);
+else if (process.argv.length > 2) await runTier(process.argv.slice(2));
 else await main();
