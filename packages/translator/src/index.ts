@@ -1,7 +1,7 @@
-export { isCleanInputList, judgedClean, recordCleanInputs, validateInputResource, validateInputResources, type InputProblem, type InputValidationResult } from './input-validation.ts';
-export { createIstioValidator, type IstioValidatorOptions, type OutputValidator } from './istio-validator.ts';
-export { IncrementalTranslator, type IncrementalTranslatorOptions } from './incremental-translator.ts';
-export { translate } from './translate.ts';
+export { isCleanInputList, judgedClean, recordCleanInputs, validateInputResource, validateInputResources, type InputProblem, type InputValidationResult } from './gloo/input-validation.ts';
+export { createIstioValidator, type IstioValidatorOptions, type OutputValidator } from './istio/istio-validator.ts';
+export { IncrementalTranslator, type IncrementalTranslatorOptions } from './engine/incremental-translator.ts';
+export { translate } from './engine/translate.ts';
 export type {
   Approval,
   ClusterInfo,
@@ -12,6 +12,6 @@ export type {
   TranslationInput,
   TranslationProblem,
   TranslationResult,
-} from './types.ts';
-export { DEFAULT_VIP_CIDR, allocateVips, virtualDestinationKeys } from './vip-allocator.ts';
-export { sameElements } from './same-content.ts';
+} from './engine/types.ts';
+export { DEFAULT_VIP_CIDR, allocateVips, virtualDestinationKeys } from './istio/vip-allocator.ts';
+export { sameElements } from './engine/same-content.ts';

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { isRecord } from '@meshrelay/api';
-import { v1VersionOf } from '../src/crd-versions.ts';
+import { v1VersionOf } from '../src/istio/crd-versions.ts';
 
 const bundle = readFileSync(new URL('../schemas/istio-crd-all.gen.yaml', import.meta.url), 'utf8');
 const documents = bundle.split(/^---[ \t]*$/m).filter((doc) => doc.trim() !== '');

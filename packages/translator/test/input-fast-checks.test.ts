@@ -4,10 +4,10 @@ import { describe, it } from 'node:test';
 import { Ajv } from 'ajv';
 import { KINDS, type KindRef, type Resource } from '@meshrelay/api';
 import { buildEndpointSlice, buildNode, buildPod, buildService } from '@meshrelay/testkit';
-import { quickCheckOf } from '../src/input-fast-checks.ts';
+import { quickCheckOf } from '../src/gloo/input-fast-checks.ts';
 import { validateInputResource } from '../src/index.ts';
-import { ENDPOINT_SLICE, POD, SERVICE } from '../src/schemas/core.ts';
-import type { JsonSchema } from '../src/schemas/gloo-common.ts';
+import { ENDPOINT_SLICE, POD, SERVICE } from '../src/gloo/schemas/core.ts';
+import type { JsonSchema } from '../src/gloo/schemas/gloo-common.ts';
 
 const pod = (): Resource => buildPod({ name: 'p', namespace: 'bookinfo', ip: '10.0.0.7', node: 'n1', serviceAccount: 'reviews' });
 const podCheck = quickCheckOf(KINDS.Pod) as (r: object) => boolean;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { canonicalResource, type Resource } from '@meshrelay/api';
-import { RunMemo } from '../src/translation-memo.ts';
+import { RunMemo } from '../src/engine/translation-memo.ts';
 
 const serviceEntry = (address: string): Resource =>
   ({ apiVersion: 'networking.istio.io/v1', kind: 'ServiceEntry', metadata: { name: 'svc', namespace: 'ns' }, spec: { hosts: ['svc.global'], endpoints: [{ address }] } }) as unknown as Resource;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ProblemSink } from '../src/problems.ts';
-import { RunMemo } from '../src/translation-memo.ts';
+import { ProblemSink } from '../src/engine/problems.ts';
+import { RunMemo } from '../src/engine/translation-memo.ts';
 
 /** A computation that counts its calls and reports one problem naming its key. */
 function counted() {

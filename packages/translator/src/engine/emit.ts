@@ -6,12 +6,12 @@
  * else gets its deny-by-default outputs.
  */
 import { formatResourceKey, isCanonicalResource, resourceKey, type OutputSnapshot, type Provenance, type Resource } from '@meshrelay/api';
-import type { OutputValidator } from './istio-validator.ts';
+import type { OutputValidator } from '../istio/istio-validator.ts';
 import type { ProblemSink } from './problems.ts';
 import { annotate, sameCandidates, sourced, type Sourced } from './sources.ts';
 import type { ProducedRef, StatusBook } from './status-book.ts';
 import type { ProducedOutput } from './types.ts';
-import { isScopedCopy } from './workspace-outputs.ts';
+import { isScopedCopy } from '../workspaces/workspace-outputs.ts';
 
 export interface EmitInput {
   /** Candidate outputs per admitted cluster (sorted cluster names as keys). */

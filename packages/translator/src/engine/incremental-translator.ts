@@ -5,7 +5,7 @@
  * outputs); see translation-memo.ts for what is reused and how.
  */
 import { MeshrelayError } from '@meshrelay/api';
-import type { OutputValidator } from './istio-validator.ts';
+import type { OutputValidator } from '../istio/istio-validator.ts';
 import { translationSteps } from './pipeline.ts';
 import { RunMemo } from './translation-memo.ts';
 import type { TranslationInput, TranslationResult } from './types.ts';

@@ -1,27 +1,27 @@
 /** The candidate outputs of one consuming cluster, and the deny-by-default outputs of security resources. */
 import { KINDS, formatResourceKey, isKind, resourceEncoding, resourceKey, sha256Hex, type Resource } from '@meshrelay/api';
-import type { SecurityResource } from './admission.ts';
-import type { AccessContext } from './authorization-policy.ts';
-import type { ClusterIndex, EastWestGateway } from './cluster-index.ts';
-import type { Inventory, Owned } from './inventory.ts';
+import type { SecurityResource } from '../gloo/admission.ts';
+import type { AccessContext } from '../istio/authorization-policy.ts';
+import type { ClusterIndex, EastWestGateway } from '../gloo/cluster-index.ts';
+import type { Inventory, Owned } from '../gloo/inventory.ts';
 import type { ProblemSink } from './problems.ts';
-import type { RoutePolicySet } from './route-policy-fields.ts';
-import type { RouteTableSpec } from './gloo-types.ts';
-import { denyByDefault } from './security-fallback.ts';
-import { buildServiceEntry, type ClusterContext } from './service-entry.ts';
+import type { RoutePolicySet } from '../istio/route-policy-fields.ts';
+import type { RouteTableSpec } from '../gloo/gloo-types.ts';
+import { denyByDefault } from '../istio/security-fallback.ts';
+import { buildServiceEntry, type ClusterContext } from '../istio/service-entry.ts';
 import { scopeKept, type ScopeDecisions } from './scope-memo.ts';
-import type { Selectable } from './selectors.ts';
+import type { Selectable } from '../gloo/selectors.ts';
 import { sourced, type Sourced } from './sources.ts';
-import { demandKey, subsetKeys, type SubsetDemands } from './subsets.ts';
+import { demandKey, subsetKeys, type SubsetDemands } from '../istio/subsets.ts';
 import { serviceSubsetRules } from './translate-parts.ts';
 import type { MemoRow, TranslationMemo } from './translation-memo.ts';
 import type { TranslationInput } from './types.ts';
-import { buildGateways } from './virtual-gateway.ts';
-import { buildVirtualService, type RouteContext } from './virtual-service.ts';
-import type { VirtualDestinationModel } from './virtual-destinations.ts';
-import { isolationDeny, isolationOutputs, scopeCandidates, type ScopeCache } from './workspace-outputs.ts';
-import type { WorkspaceModel, WorkspaceSettingsSpec } from './workspaces.ts';
-import { groupByName, homeFirst, type ByName } from './workspace-names.ts';
+import { buildGateways } from '../istio/virtual-gateway.ts';
+import { buildVirtualService, type RouteContext } from '../istio/virtual-service.ts';
+import type { VirtualDestinationModel } from '../gloo/virtual-destinations.ts';
+import { isolationDeny, isolationOutputs, scopeCandidates, type ScopeCache } from '../workspaces/workspace-outputs.ts';
+import type { WorkspaceModel, WorkspaceSettingsSpec } from '../workspaces/workspaces.ts';
+import { groupByName, homeFirst, type ByName } from '../workspaces/workspace-names.ts';
 
 export interface CandidateContext {
   readonly input: TranslationInput;

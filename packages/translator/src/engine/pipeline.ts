@@ -6,33 +6,33 @@
  * Equal inputs give equal results whatever the memo (see translation-memo.ts).
  */
 import { KINDS, canonicalJson, isKind, resourceEncoding, sha256Hex, type Provenance, type Resource } from '@meshrelay/api';
-import { admitCluster, registerGloo, type AdmittedCluster, type SecurityResource } from './admission.ts';
-import { isGlooResource } from './input-validation.ts';
-import type { AccessContext } from './authorization-policy.ts';
-import { indexCluster, type ClusterIndex } from './cluster-index.ts';
+import { admitCluster, registerGloo, type AdmittedCluster, type SecurityResource } from '../gloo/admission.ts';
+import { isGlooResource } from '../gloo/input-validation.ts';
+import type { AccessContext } from '../istio/authorization-policy.ts';
+import { indexCluster, type ClusterIndex } from '../gloo/cluster-index.ts';
 import { emitSteps, type ClusterEmit } from './emit.ts';
-import { federatedDestinations } from './federation.ts';
-import { clusterDestinationDemands, clusterDestinations } from './cluster-destinations.ts';
-import type { VirtualDestinationSpec } from './gloo-types.ts';
-import { buildInventory, type Owned } from './inventory.ts';
-import type { OutputValidator } from './istio-validator.ts';
+import { federatedDestinations } from '../workspaces/federation.ts';
+import { clusterDestinationDemands, clusterDestinations } from '../istio/cluster-destinations.ts';
+import type { VirtualDestinationSpec } from '../gloo/gloo-types.ts';
+import { buildInventory, type Owned } from '../gloo/inventory.ts';
+import type { OutputValidator } from '../istio/istio-validator.ts';
 import { ProblemSink } from './problems.ts';
 import type { Sourced } from './sources.ts';
-import type { DestinationLookup } from './route-policies.ts';
-import { routePolicySets } from './route-policy-fields.ts';
+import type { DestinationLookup } from '../gloo/route-policies.ts';
+import { routePolicySets } from '../istio/route-policy-fields.ts';
 import { candidateOutputs, denyByDefaultOf, stableSourced, type CandidateContext } from './pipeline-candidates.ts';
 import { StatusBook } from './status-book.ts';
-import { collectSubsets } from './subsets.ts';
+import { collectSubsets } from '../istio/subsets.ts';
 import { clusterContext, reportOrphanRouteTables, sharedOutputs, sourceOwners, workspaceSettings } from './translate-parts.ts';
 import type { TranslationMemo } from './translation-memo.ts';
 import type { TranslationInput, TranslationResult } from './types.ts';
-import { findService } from './virtual-service.ts';
-import { resolveBackend, resolveVirtualDestination, type VirtualDestinationModel } from './virtual-destinations.ts';
-import { admitWorkspaces, keepOwned } from './workspace-outputs.ts';
-import { buildWorkspaceModel, type WorkspaceModel } from './workspaces.ts';
+import { findService } from '../istio/virtual-service.ts';
+import { resolveBackend, resolveVirtualDestination, type VirtualDestinationModel } from '../gloo/virtual-destinations.ts';
+import { admitWorkspaces, keepOwned } from '../workspaces/workspace-outputs.ts';
+import { buildWorkspaceModel, type WorkspaceModel } from '../workspaces/workspaces.ts';
 import { sameContent } from './same-content.ts';
-import { reportEmptySelectors } from './selector-checks.ts';
-import { groupByName, ownFirst } from './workspace-names.ts';
+import { reportEmptySelectors } from '../workspaces/selector-checks.ts';
+import { groupByName, ownFirst } from '../workspaces/workspace-names.ts';
 
 /** Everything a VirtualDestination's resolution reads of the resource itself. */
 function ownedKey(vd: Owned<VirtualDestinationSpec>): string {

@@ -1,21 +1,21 @@
 /** The translation stages that are the same for a one-shot and an incremental translation. */
 import { KINDS, isKind, type Resource } from '@meshrelay/api';
-import { buildAuthorizationPolicies, buildPeerAuthentications, type AccessContext } from './authorization-policy.ts';
-import type { ClusterIndex } from './cluster-index.ts';
-import { policiesFor } from './destination-policies.ts';
-import { buildDestinationRules } from './destination-rule.ts';
-import { buildExternalDestinationRules, buildExternalServiceEntry, buildWorkloadEntry } from './external-service.ts';
-import { describeOwned, type Inventory, type Owned } from './inventory.ts';
-import { delegatedTables } from './delegation.ts';
-import type { RouteTableSpec } from './gloo-types.ts';
+import { buildAuthorizationPolicies, buildPeerAuthentications, type AccessContext } from '../istio/authorization-policy.ts';
+import type { ClusterIndex } from '../gloo/cluster-index.ts';
+import { policiesFor } from '../istio/destination-policies.ts';
+import { buildDestinationRules } from '../istio/destination-rule.ts';
+import { buildExternalDestinationRules, buildExternalServiceEntry, buildWorkloadEntry } from '../istio/external-service.ts';
+import { describeOwned, type Inventory, type Owned } from '../gloo/inventory.ts';
+import { delegatedTables } from '../gloo/delegation.ts';
+import type { RouteTableSpec } from '../gloo/gloo-types.ts';
 import type { ProblemSink } from './problems.ts';
-import type { ClusterContext } from './service-entry.ts';
-import type { Selectable } from './selectors.ts';
+import type { ClusterContext } from '../istio/service-entry.ts';
+import type { Selectable } from '../gloo/selectors.ts';
 import { sourceId, sourced, type Sourced } from './sources.ts';
-import type { WorkspaceModel, WorkspaceSettingsSpec } from './workspaces.ts';
-import { buildServiceSubsetRule, demandKey, subsetList, type SubsetDemands } from './subsets.ts';
+import type { WorkspaceModel, WorkspaceSettingsSpec } from '../workspaces/workspaces.ts';
+import { buildServiceSubsetRule, demandKey, subsetList, type SubsetDemands } from '../istio/subsets.ts';
 import type { ClusterInfo } from './types.ts';
-import type { VirtualDestinationModel } from './virtual-destinations.ts';
+import type { VirtualDestinationModel } from '../gloo/virtual-destinations.ts';
 
 const DEFAULT_CLUSTER_DOMAIN = 'cluster.local';
 /** Istio's default meshConfig.trustDomain. */

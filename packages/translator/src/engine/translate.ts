@@ -4,7 +4,7 @@
  * Pure: no I/O, no clock, no randomness; clusters, resources and policies are visited in
  * sorted order, so equal inputs give byte-identical outputs (equal hashes) on every machine.
  */
-import type { OutputValidator } from './istio-validator.ts';
+import type { OutputValidator } from '../istio/istio-validator.ts';
 import { translationSteps } from './pipeline.ts';
 import { FRESH } from './translation-memo.ts';
 import type { TranslationInput, TranslationResult } from './types.ts';

@@ -9,7 +9,7 @@ import { buildOutputSnapshot, copyProvenance, isCanonicalResource, unencodedCano
 import { ProblemSink } from './problems.ts';
 import { sameContent } from './same-content.ts';
 import type { ScopeDecisions } from './scope-memo.ts';
-import type { ScopeCache } from './workspace-outputs.ts';
+import type { ScopeCache } from '../workspaces/workspace-outputs.ts';
 
 export interface TranslationMemo {
   /**

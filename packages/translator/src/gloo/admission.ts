@@ -1,8 +1,8 @@
 /** Admission of input resources into a translation (see admit). */
 import { KINDS, findInputKind, formatResourceKey, isCanonicalResource, isKind, isMeshConfigMap, isRecord, resourceKey, type Resource } from '@meshrelay/api';
 import { isCleanInputList, isGlooResource, unimplementedFieldsOf, validateInputResource } from './input-validation.ts';
-import type { ProblemSink } from './problems.ts';
-import type { StatusBook } from './status-book.ts';
+import type { ProblemSink } from '../engine/problems.ts';
+import type { StatusBook } from '../engine/status-book.ts';
 
 /** Whether a resource asks for serviceIsolation (read leniently: it may be invalid). */
 function asksIsolation(r: Resource): boolean {

@@ -22,12 +22,12 @@ import type {
   VirtualDestinationSpec,
   VirtualGatewaySpec,
 } from './gloo-types.ts';
-import type { ProblemSink } from './problems.ts';
-import { sourceId } from './sources.ts';
+import type { ProblemSink } from '../engine/problems.ts';
+import { sourceId } from '../engine/sources.ts';
 
 /** A Gloo resource with the cluster it was found in and its (validated) spec. */
 export interface Owned<T> {
-  /** `Kind/namespace/name@cluster` (see sources.ts). */
+  /** `Kind/namespace/name@cluster` (see engine/sources.ts). */
   readonly source: string;
   /** The workspace owning its cluster and namespace ('' = the implicit one). */
   readonly workspace: string;

@@ -12,7 +12,7 @@ export interface RoutePolicySpec {
   readonly applyToRoutes?: readonly RouteSelector[];
 }
 import { describeOwned, type Owned } from './inventory.ts';
-import type { ProblemSink } from './problems.ts';
+import type { ProblemSink } from '../engine/problems.ts';
 import { hasLabels, matchesObjectSelector, type Selectable } from './selectors.ts';
 
 /** Looks up what a forwardTo destination refers to (for label/cluster matching). */

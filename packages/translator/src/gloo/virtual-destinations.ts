@@ -7,9 +7,9 @@ import type { ClusterIndex, ServiceEndpoint, ServiceInfo, ServicePort } from './
 import { objectKey } from './cluster-index.ts';
 import type { ObjectSelector, StringMap, VirtualDestinationPort, VirtualDestinationSpec } from './gloo-types.ts';
 import { describeOwned, type Owned } from './inventory.ts';
-import type { ProblemSink } from './problems.ts';
+import type { ProblemSink } from '../engine/problems.ts';
 import { matchesObjectSelector } from './selectors.ts';
-import type { WorkspaceModel } from './workspaces.ts';
+import type { WorkspaceModel } from '../workspaces/workspaces.ts';
 
 export const CLUSTER_LABEL = 'topology.istio.io/cluster';
 const REGION_LABEL = 'topology.kubernetes.io/region';

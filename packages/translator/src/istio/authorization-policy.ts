@@ -8,16 +8,16 @@
  * AccessPolicy's namespace; its name then carries the AccessPolicy's namespace (see names.ts).
  */
 import { KINDS, type Resource } from '@meshrelay/api';
-import type { ClusterIndex, ServiceInfo } from './cluster-index.ts';
-import { objectKey } from './cluster-index.ts';
-import type { AccessPolicySpec, Authorization, IdentitySelector, ObjectSelector, StringMap } from './gloo-types.ts';
-import { describeOwned, type Owned } from './inventory.ts';
+import type { ClusterIndex, ServiceInfo } from '../gloo/cluster-index.ts';
+import { objectKey } from '../gloo/cluster-index.ts';
+import type { AccessPolicySpec, Authorization, IdentitySelector, ObjectSelector, StringMap } from '../gloo/gloo-types.ts';
+import { describeOwned, type Owned } from '../gloo/inventory.ts';
 import { accessPolicyOutputName, outputMetadata } from './names.ts';
-import type { ProblemSink } from './problems.ts';
-import { sameContent } from './same-content.ts';
-import { hasLabels, matchesObjectSelector } from './selectors.ts';
+import type { ProblemSink } from '../engine/problems.ts';
+import { sameContent } from '../engine/same-content.ts';
+import { hasLabels, matchesObjectSelector } from '../gloo/selectors.ts';
 import type { ClusterContext } from './service-entry.ts';
-import { selectorCandidates, type VirtualDestinationModel } from './virtual-destinations.ts';
+import { selectorCandidates, type VirtualDestinationModel } from '../gloo/virtual-destinations.ts';
 
 /** Istio's per-policy dry-run switch. */
 const DRY_RUN_ANNOTATION = 'istio.io/dry-run';

@@ -6,11 +6,11 @@
  * `<name>.<namespace>.svc.<cluster>.global`, built as an implicit VirtualDestination backed
  * by that one cluster's Service, so its ServiceEntry carries that cluster's endpoints.
  */
-import type { ClusterIndex } from './cluster-index.ts';
-import { objectKey } from './cluster-index.ts';
-import { protocolOf } from './federation.ts';
-import type { DestinationReference, RouteTableSpec, StringMap, VirtualDestinationSpec } from './gloo-types.ts';
-import type { Owned } from './inventory.ts';
+import type { ClusterIndex } from '../gloo/cluster-index.ts';
+import { objectKey } from '../gloo/cluster-index.ts';
+import { protocolOf } from '../workspaces/federation.ts';
+import type { DestinationReference, RouteTableSpec, StringMap, VirtualDestinationSpec } from '../gloo/gloo-types.ts';
+import type { Owned } from '../gloo/inventory.ts';
 import { demandKey, subsetName, type SubsetDemand } from './subsets.ts';
 
 /** The host a Service of one named cluster is reached by from other clusters. */

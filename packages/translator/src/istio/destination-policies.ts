@@ -3,12 +3,12 @@
  * VirtualDestination, and the DestinationRule fields they become. One policy of each kind applies to a destination: the
  * first by (namespace, name); the others are reported.
  */
-import type { DestinationSelector, FailoverPolicySpec, LoadBalancerPolicySpec, Locality, OutlierDetectionPolicySpec } from './gloo-types.ts';
-import { describeOwned, type Owned } from './inventory.ts';
-import type { ProblemSink } from './problems.ts';
-import { matchesObjectSelector } from './selectors.ts';
-import type { VirtualDestinationModel } from './virtual-destinations.ts';
-import { fillWeights } from './weights.ts';
+import type { DestinationSelector, FailoverPolicySpec, LoadBalancerPolicySpec, Locality, OutlierDetectionPolicySpec } from '../gloo/gloo-types.ts';
+import { describeOwned, type Owned } from '../gloo/inventory.ts';
+import type { ProblemSink } from '../engine/problems.ts';
+import { matchesObjectSelector } from '../gloo/selectors.ts';
+import type { VirtualDestinationModel } from '../gloo/virtual-destinations.ts';
+import { fillWeights } from '../gloo/weights.ts';
 
 /** Gloo's documented OutlierDetectionPolicy defaults; also used when failover is configured without one (Istio needs it). */
 export const DEFAULT_OUTLIER_DETECTION = { consecutive5xxErrors: 5, interval: '10s', baseEjectionTime: '30s', maxEjectionPercent: 100 } as const;

@@ -2,7 +2,7 @@
 import { KINDS, type Resource } from '@meshrelay/api';
 import { loadBalancerSettings, localityLbSetting, outlierDetection, type DestinationPolicies } from './destination-policies.ts';
 import { outputMetadata, virtualDestinationOutputName } from './names.ts';
-import type { VirtualDestinationModel } from './virtual-destinations.ts';
+import type { VirtualDestinationModel } from '../gloo/virtual-destinations.ts';
 
 /**
  * Traffic to a VirtualDestination is always mutual TLS (the remote gateway routes on the SNI

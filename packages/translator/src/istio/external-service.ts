@@ -5,10 +5,10 @@
  */
 import { isIP } from 'node:net';
 import { KINDS, type Resource } from '@meshrelay/api';
-import type { ExternalEndpointSpec, ExternalServicePort, ExternalServiceSpec } from './gloo-types.ts';
-import type { Owned } from './inventory.ts';
+import type { ExternalEndpointSpec, ExternalServicePort, ExternalServiceSpec } from '../gloo/gloo-types.ts';
+import type { Owned } from '../gloo/inventory.ts';
 import { outputMetadata, outputName } from './names.ts';
-import { hasLabels } from './selectors.ts';
+import { hasLabels } from '../gloo/selectors.ts';
 
 export function externalServiceOutputName(name: string, hostIndex = 0): string {
   return hostIndex === 0 ? outputName(name, 'es') : outputName(name, 'es', String(hostIndex));

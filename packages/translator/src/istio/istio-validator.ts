@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { DNS_LABEL, DNS_SUBDOMAIN, KINDS, MeshrelayError, concatParts, isCanonicalPart, isRecord, type Resource } from '@meshrelay/api';
 import { v1VersionOf } from './crd-versions.ts';
-import { problemsFromAjv } from './schema-errors.ts';
+import { problemsFromAjv } from '../gloo/schema-errors.ts';
 import { checkPortRanges, hasPortRangeProblems } from './port-ranges.ts';
 
 /** Checks one output resource. */
@@ -25,7 +25,7 @@ export interface IstioValidatorOptions {
   readonly precompile?: boolean;
 }
 
-const DEFAULT_CRD_FILE = new URL('../schemas/istio-crd-all.gen.yaml', import.meta.url);
+const DEFAULT_CRD_FILE = new URL('../../schemas/istio-crd-all.gen.yaml', import.meta.url);
 
 const SERVICE_ENTRY_ID = `${KINDS.ServiceEntry.apiVersion}/${KINDS.ServiceEntry.kind}`;
 /** Stands in for each endpoint in a ServiceEntry's skeleton (the endpoint schema requires no field). */

@@ -3,7 +3,7 @@
  * (x-kubernetes-validations), which a JSON-schema validator does not evaluate.
  */
 import { isRecord } from '@meshrelay/api';
-import { joinPath, type InputProblem } from './schema-errors.ts';
+import { joinPath, type InputProblem } from '../gloo/schema-errors.ts';
 
 const PORT_MESSAGE = 'port must be between 1 and 65535';
 

@@ -3,10 +3,10 @@
  * RetryTimeoutPolicy -> retries/timeout, FaultInjectionPolicy -> fault,
  * HeaderManipulationPolicy -> headers, CORSPolicy -> corsPolicy, MirrorPolicy -> mirror.
  */
-import type { CorsPolicySpec, FaultInjectionPolicySpec, HeaderManipulationPolicySpec, MirrorPolicySpec, RetryTimeoutPolicySpec, RouteTableSpec, StringMatch } from './gloo-types.ts';
-import type { Inventory, Owned } from './inventory.ts';
-import type { ProblemSink } from './problems.ts';
-import { retryFields, routePoliciesFor, type DestinationLookup } from './route-policies.ts';
+import type { CorsPolicySpec, FaultInjectionPolicySpec, HeaderManipulationPolicySpec, MirrorPolicySpec, RetryTimeoutPolicySpec, RouteTableSpec, StringMatch } from '../gloo/gloo-types.ts';
+import type { Inventory, Owned } from '../gloo/inventory.ts';
+import type { ProblemSink } from '../engine/problems.ts';
+import { retryFields, routePoliciesFor, type DestinationLookup } from '../gloo/route-policies.ts';
 
 export interface RoutePolicySet {
   readonly retry?: Owned<RetryTimeoutPolicySpec>;

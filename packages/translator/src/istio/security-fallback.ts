@@ -5,8 +5,8 @@
  */
 import { KINDS, isRecord, type Resource } from '@meshrelay/api';
 import { policyTargets, type AccessContext } from './authorization-policy.ts';
-import type { AccessPolicySpec } from './gloo-types.ts';
-import type { Owned } from './inventory.ts';
+import type { AccessPolicySpec } from '../gloo/gloo-types.ts';
+import type { Owned } from '../gloo/inventory.ts';
 import { accessPolicyOutputName, outputMetadata } from './names.ts';
 
 const STRING_FIELDS = ['name', 'namespace', 'cluster', 'workspace'] as const;

@@ -1,10 +1,10 @@
 /** VirtualDestination -> ServiceEntry, as seen from one consuming cluster. */
 import { isIP } from 'node:net';
 import { KINDS, canonicalConcat, canonicalPart, type Resource } from '@meshrelay/api';
-import type { ClusterIndex } from './cluster-index.ts';
+import type { ClusterIndex } from '../gloo/cluster-index.ts';
 import { virtualDestinationOutputName, outputMetadata } from './names.ts';
-import { CLUSTER_LABEL, type Backend, type VirtualDestinationModel } from './virtual-destinations.ts';
-import { sameElements } from './same-content.ts';
+import { CLUSTER_LABEL, type Backend, type VirtualDestinationModel } from '../gloo/virtual-destinations.ts';
+import { sameElements } from '../engine/same-content.ts';
 
 export interface ClusterContext {
   readonly name: string;

@@ -6,12 +6,12 @@
  */
 import { createHash } from 'node:crypto';
 import { KINDS, type Resource } from '@meshrelay/api';
-import { objectKey } from './cluster-index.ts';
-import type { DestinationReference, RouteTableSpec, StringMap } from './gloo-types.ts';
-import { describeOwned, type Owned } from './inventory.ts';
+import { objectKey } from '../gloo/cluster-index.ts';
+import type { DestinationReference, RouteTableSpec, StringMap } from '../gloo/gloo-types.ts';
+import { describeOwned, type Owned } from '../gloo/inventory.ts';
 import { outputMetadata, outputName } from './names.ts';
-import type { ProblemSink } from './problems.ts';
-import { CLUSTER_LABEL } from './virtual-destinations.ts';
+import type { ProblemSink } from '../engine/problems.ts';
+import { CLUSTER_LABEL } from '../gloo/virtual-destinations.ts';
 
 /** The labels a destination reference selects its endpoints by (empty: the whole destination). */
 export function subsetLabels(ref: DestinationReference): Record<string, string> {

@@ -4,10 +4,10 @@
  * through `virtualGateways` (see virtual-service.ts).
  */
 import { KINDS, type Resource } from '@meshrelay/api';
-import type { VirtualGatewayListener, VirtualGatewaySpec } from './gloo-types.ts';
-import { describeOwned, type Owned } from './inventory.ts';
+import type { VirtualGatewayListener, VirtualGatewaySpec } from '../gloo/gloo-types.ts';
+import { describeOwned, type Owned } from '../gloo/inventory.ts';
 import { outputMetadata, outputName } from './names.ts';
-import type { ProblemSink } from './problems.ts';
+import type { ProblemSink } from '../engine/problems.ts';
 
 export function virtualGatewayOutputName(name: string, workloadIndex = 0): string {
   return workloadIndex === 0 ? outputName(name, 'vg') : outputName(name, 'vg', String(workloadIndex));

@@ -1,22 +1,22 @@
 /** RouteTable (+ RetryTimeoutPolicy) -> VirtualService, as seen from one consuming cluster. */
 import { KINDS, type Resource } from '@meshrelay/api';
-import type { ClusterIndex, ServiceInfo } from './cluster-index.ts';
-import { objectKey } from './cluster-index.ts';
-import type { DestinationReference, ExternalServiceSpec, ForwardToAction, VirtualGatewaySpec, HttpRequestMatcher, HttpRoute, RedirectResponseCode, RouteTableSpec, StringMatch } from './gloo-types.ts';
-import { describeOwned, type Owned } from './inventory.ts';
+import type { ClusterIndex, ServiceInfo } from '../gloo/cluster-index.ts';
+import { objectKey } from '../gloo/cluster-index.ts';
+import type { DestinationReference, ExternalServiceSpec, ForwardToAction, VirtualGatewaySpec, HttpRequestMatcher, HttpRoute, RedirectResponseCode, RouteTableSpec, StringMatch } from '../gloo/gloo-types.ts';
+import { describeOwned, type Owned } from '../gloo/inventory.ts';
 import { outputMetadata, routeTableOutputName } from './names.ts';
-import type { ProblemSink } from './problems.ts';
-import { delegatedTables, mergeMatchers, specificity } from './delegation.ts';
+import type { ProblemSink } from '../engine/problems.ts';
+import { delegatedTables, mergeMatchers, specificity } from '../gloo/delegation.ts';
 import { gatewayRefs } from './virtual-gateway.ts';
-import type { ExportKind, WorkspaceModel } from './workspaces.ts';
-import { hasLabels, type Selectable } from './selectors.ts';
+import type { ExportKind, WorkspaceModel } from '../workspaces/workspaces.ts';
+import { hasLabels, type Selectable } from '../gloo/selectors.ts';
 import { subsetLabels, subsetName } from './subsets.ts';
 import { escapeRegex, routePolicyFields, type RoutePolicySet } from './route-policy-fields.ts';
 import type { ClusterContext } from './service-entry.ts';
-import type { VirtualDestinationModel } from './virtual-destinations.ts';
-import { fillWeights } from './weights.ts';
+import type { VirtualDestinationModel } from '../gloo/virtual-destinations.ts';
+import { fillWeights } from '../gloo/weights.ts';
 import { clusterDestinationName, isRemoteServiceRef } from './cluster-destinations.ts';
-import { ownFirst, type ByName } from './workspace-names.ts';
+import { ownFirst, type ByName } from '../workspaces/workspace-names.ts';
 
 /** Where a reference without namespace or cluster is resolved from: the resource that makes it. */
 export interface Home {

@@ -4,10 +4,10 @@
  * importers as `<name>.<namespace>.svc.<hostSuffix>`, built as an implicit VirtualDestination
  * (`<name>-federated`) owned by the WorkspaceSettings.
  */
-import type { ClusterIndex, ServicePort } from './cluster-index.ts';
-import type { VirtualDestinationSpec } from './gloo-types.ts';
-import type { Owned } from './inventory.ts';
-import { matchesObjectSelector } from './selectors.ts';
+import type { ClusterIndex, ServicePort } from '../gloo/cluster-index.ts';
+import type { VirtualDestinationSpec } from '../gloo/gloo-types.ts';
+import type { Owned } from '../gloo/inventory.ts';
+import { matchesObjectSelector } from '../gloo/selectors.ts';
 import type { WorkspaceSettingsSpec } from './workspaces.ts';
 
 /** Gloo's default federation host suffix. */

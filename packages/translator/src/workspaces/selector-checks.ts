@@ -5,8 +5,8 @@
  * is accepted by the schema but silently does nothing, which is how careless scopes go unseen.
  */
 import { formatResourceKey, isRecord, resourceKey, type Resource } from '@meshrelay/api';
-import { isGlooResource } from './input-validation.ts';
-import type { ProblemSink } from './problems.ts';
+import { isGlooResource } from '../gloo/input-validation.ts';
+import type { ProblemSink } from '../engine/problems.ts';
 import { MANAGEMENT_CLUSTER, type ManagementWorkspace } from './workspace-outputs.ts';
 import { glob, type WorkspaceModel, type WorkspaceSettingsSpec, type WorkspaceSpec } from './workspaces.ts';
 

@@ -5,14 +5,14 @@
  * the workspace and the workspaces importing its services).
  */
 import { KINDS, deepFreeze, formatResourceKey, isKind, isRecord, resourceKey, type Resource } from '@meshrelay/api';
-import type { ClusterIndex } from './cluster-index.ts';
-import { isGlooResource, validateInputResource } from './input-validation.ts';
-import { outputMetadata, outputName } from './names.ts';
-import type { ProblemSink } from './problems.ts';
-import type { Selectable } from './selectors.ts';
-import type { Sourced } from './sources.ts';
-import type { StatusBook } from './status-book.ts';
-import type { ClusterContext } from './service-entry.ts';
+import type { ClusterIndex } from '../gloo/cluster-index.ts';
+import { isGlooResource, validateInputResource } from '../gloo/input-validation.ts';
+import { outputMetadata, outputName } from '../istio/names.ts';
+import type { ProblemSink } from '../engine/problems.ts';
+import type { Selectable } from '../gloo/selectors.ts';
+import type { Sourced } from '../engine/sources.ts';
+import type { StatusBook } from '../engine/status-book.ts';
+import type { ClusterContext } from '../istio/service-entry.ts';
 import type { ExportKind, WorkspaceModel, WorkspaceSpec } from './workspaces.ts';
 
 /** Where management-plane resources (Workspaces) are said to live in source ids. */
@@ -94,7 +94,7 @@ function exportTo(existing: unknown, namespaces: readonly string[] | '*', own: s
  */
 /**
  * Scoped copies by original and `exportTo`: clusters that get the same copy share one object,
- * so a shared output is still validated once (emit.ts caches verdicts by object).
+ * so a shared output is still validated once (engine/emit.ts caches verdicts by object).
  */
 /** exportTo-scoped copies by the output they copy and the exportTo list (kept as long as the output lives). */
 export type ScopeCache = WeakMap<Resource, Map<string, Resource>>;

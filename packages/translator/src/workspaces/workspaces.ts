@@ -6,11 +6,11 @@
  * namespace; it sees its own workspace and what it imports from workspaces exporting to it.
  * With no Workspace defined there is one implicit workspace owning everything.
  */
-import type { EastWestGatewaySelector } from './cluster-index.ts';
-import type { StringMap } from './gloo-types.ts';
-import type { Owned } from './inventory.ts';
-import type { ProblemSink } from './problems.ts';
-import { hasLabels, type Selectable } from './selectors.ts';
+import type { EastWestGatewaySelector } from '../gloo/cluster-index.ts';
+import type { StringMap } from '../gloo/gloo-types.ts';
+import type { Owned } from '../gloo/inventory.ts';
+import type { ProblemSink } from '../engine/problems.ts';
+import { hasLabels, type Selectable } from '../gloo/selectors.ts';
 
 export type ExportKind = 'ROUTE_TABLE' | 'SERVICE' | 'VIRTUAL_DESTINATION' | 'EXTERNAL_SERVICE';
 
