@@ -9,6 +9,8 @@ import type { TopologyView } from '../src/http/topology-view.ts';
 import { apiGet, mtlsClient, next, openPush, pushSnapshot, registerCluster, service, startTestServer, virtualDestination, type PushStream, type TestServer } from './harness.ts';
 
 const DESTINATION = 'VirtualDestination/default/checkout@east';
+/** The relay clients here send no heartbeats: the server must not close their streams while a test looks. */
+const PATIENT = ['--heartbeat-timeout', '60s'];
 
 function checkoutEndpoints(ip: string): Resource {
   return buildEndpointSlice({ service: 'checkout', namespace: 'default', ports: [{ name: 'http', port: 8080 }], endpoints: [{ ip }] });
@@ -25,7 +27,7 @@ async function connect(t: TestContext, server: TestServer, cluster: string, reso
 
 /** east defines checkout and backs it; west backs it too; north is registered and never connects. */
 async function twoExporters(t: TestContext): Promise<{ server: TestServer; west: PushStream }> {
-  const server = await startTestServer(t);
+  const server = await startTestServer(t, PATIENT);
   await connect(t, server, 'east', [service('checkout'), checkoutEndpoints('10.1.0.5'), virtualDestination('checkout')]);
   const west = await connect(t, server, 'west', [service('checkout'), checkoutEndpoints('10.2.0.5')]);
   await server.registry.register('north', {});

@@ -187,8 +187,25 @@ function legend() {
     sample('disconnected', 'disconnected: the consumer\'s agent is away'));
 }
 
+// Past a few dozen destinations a drawing is no longer read; the Resources view lists them all.
+const MAX_DRAWN = 40;
+
+/** The view limited to MAX_DRAWN destinations, those with an edge that is not current first. */
+function drawnPart(view) {
+  if (view.destinations.length <= MAX_DRAWN) return view;
+  const troubled = new Set(view.edges.filter((e) => e.state !== 'current').map((e) => (e.role === 'export' ? e.to : e.from)));
+  const kept = new Set([...view.destinations].sort((a, b) => Number(troubled.has(b.id)) - Number(troubled.has(a.id)) || (a.id < b.id ? -1 : 1))
+    .slice(0, MAX_DRAWN).map((d) => d.id));
+  return { ...view, destinations: view.destinations.filter((d) => kept.has(d.id)), edges: view.edges.filter((e) => kept.has(e.role === 'export' ? e.to : e.from)) };
+}
+
 /** The content of the Topology section for one answer of GET /api/v1/topology. */
 export function topologyContent(view) {
   if (view.clusters.length === 0) return h('p', { class: 'muted' }, 'No cluster is registered.');
-  return [h('div', { class: 'topology-wrap' }, drawing(view)), legend(), h('h3', null, 'Needs attention'), attention(view)];
+  const drawn = drawnPart(view);
+  return [
+    drawn === view ? null : h('p', { class: 'muted', id: 'topology-limit' },
+      `Drawing ${drawn.destinations.length} of ${view.destinations.length} VirtualDestinations, those with stale, carried, held or disconnected edges first.`),
+    h('div', { class: 'topology-wrap' }, drawing(drawn)), legend(), h('h3', null, 'Needs attention'), attention(view),
+  ];
 }
