@@ -54,6 +54,7 @@ export function createAgentBackends(config: AgentConfig, logger: Logger, epoch?:
           validate: validateInputResource,
           logger,
           namespaces: config.watchNamespaces ?? [],
+          ...(config.istioNamespace !== undefined ? { istioNamespace: config.istioNamespace } : {}),
           debounceMs: config.debounceMs,
           ...(epoch !== undefined ? { epoch } : {}),
         })

@@ -38,6 +38,8 @@ export interface AgentConfig {
   readonly kubeContext?: string;
   /** Namespaces the kubernetes provider watches; empty or absent = all. */
   readonly watchNamespaces?: readonly string[];
+  /** Namespace of Istio's mesh config ConfigMap `istio` the kubernetes provider reads the trust domain from (default istio-system). */
+  readonly istioNamespace?: string;
   readonly stateDir: string;
   /** When set, the client key and certificate live in this Secret (shared by replicas and restarts) instead of the state dir. */
   readonly credentialsSecret?: string;
@@ -106,6 +108,7 @@ const OPTIONS: readonly OptionSpec[] = [
   { flags: '--kubeconfig <path>', description: 'kubeconfig of the cluster (kubernetes provider/applier; default: in-cluster service account)', env: 'KUBECONFIG' },
   { flags: '--kube-context <name>', description: 'context of the kubeconfig to use (default: its current-context)' },
   { flags: '--watch-namespaces <list>', description: 'comma-separated namespaces the kubernetes provider watches (default: all)' },
+  { flags: '--istio-namespace <namespace>', description: 'namespace of Istio\'s mesh config ConfigMap `istio`, whose trustDomain the kubernetes provider reports', defaultValue: 'istio-system' },
   { flags: '--state-dir <dir>', description: 'directory for the client key, certificate and last applied output (required)' },
   { flags: '--credentials-secret <name>', description: 'Secret holding the client key and certificate instead of the state dir (kubeconfig as --kubeconfig; default: none)' },
   { flags: '--credentials-namespace <namespace>', description: 'namespace of --credentials-secret', defaultValue: 'gloo-mesh' },
@@ -266,6 +269,8 @@ function backendOptions(values: OptionValues, fieldName: FieldNamer, problems: s
   for (const namespace of watchNamespaces) {
     if (!DNS_LABEL.test(namespace)) problems.push(`${fieldName('watchNamespaces', 'watch-namespaces')}: "${namespace}" is not a namespace name (DNS-1123 label)`);
   }
+  const istioNamespace = optionalText(values['istioNamespace']) ?? 'istio-system';
+  if (!DNS_LABEL.test(istioNamespace)) problems.push(`${fieldName('istioNamespace', 'istio-namespace')}: "${istioNamespace}" is not a namespace name (DNS-1123 label)`);
   return {
     discoveryProvider,
     apply,
@@ -275,6 +280,7 @@ function backendOptions(values: OptionValues, fieldName: FieldNamer, problems: s
     ...(kubeconfig !== undefined ? { kubeconfig } : {}),
     ...(kubeContext !== undefined ? { kubeContext } : {}),
     watchNamespaces,
+    istioNamespace,
   };
 }
 

@@ -28,6 +28,7 @@ test('given only the required flags, when parsed, then every default applies', (
       manifestsDir: '/m',
       outputDir: '/o',
       watchNamespaces: [],
+      istioNamespace: 'istio-system',
       stateDir: '/s',
       credentialsNamespace: 'gloo-mesh',
       debounceMs: 100,

@@ -6,7 +6,8 @@ import type { DiscoveryProvider } from './discovery-provider.ts';
 import { compareInputProblems, logNewInputProblems, type InputProblem } from './input-problem.ts';
 import { toInputResource, type InputConversion, type ResourceValidator } from './input-resource.ts';
 import { KindWatch } from './kube-kind-watch.ts';
-import { WATCHED_KINDS, objectPath, type KubeKind } from '../kube/kube-kinds.ts';
+import { MeshConfigTracker } from './mesh-config.ts';
+import { MESH_CONFIG_KIND, WATCHED_KINDS, collectionPath, objectPath, type KubeKind } from '../kube/kube-kinds.ts';
 import { KubeHttpClient } from '../kube/kube-http.ts';
 
 export interface KubernetesProviderOptions {
@@ -16,6 +17,8 @@ export interface KubernetesProviderOptions {
   readonly logger: Logger;
   /** Namespaces to watch; empty or undefined = all. Nodes are cluster-scoped and always watched. */
   readonly namespaces?: readonly string[];
+  /** Where Istio's mesh config ConfigMap `istio` is, for the trust domain (default istio-system; watched whatever `namespaces` says). */
+  readonly istioNamespace?: string;
   /** Quiet time after the last change before a new snapshot is built (default 100 ms). */
   readonly debounceMs?: number;
   /** How long start() waits for every kind's first list (default 120 s, like controller-runtime's cache sync timeout). */
@@ -30,7 +33,8 @@ export interface KubernetesProviderOptions {
 
 /**
  * The `kubernetes` discovery provider: informers (list + watch) on Services,
- * EndpointSlices, Pods, Nodes and the Gloo kinds become the cluster's input
+ * EndpointSlices, Pods, Nodes and the Gloo kinds, and on the ConfigMaps of the
+ * Istio namespace for the trust domain (mesh-config.ts), become the cluster's input
  * snapshot. Every object goes through the same conversion as a manifest
  * document (toInputResource), so the same objects give the same snapshot hash
  * as the file provider. A snapshot is built only once every kind has been
@@ -44,6 +48,9 @@ export class KubernetesDiscoveryProvider implements DiscoveryProvider {
   readonly #listeners = new Set<(snapshot: InputSnapshot) => void>();
   readonly #conversions = new WeakMap<KubernetesObject, InputConversion>();
   #watches: KindWatch[] = [];
+  #meshConfigWatch: KindWatch | undefined;
+  #meshConfig: MeshConfigTracker | undefined;
+  #trustDomain: string | undefined;
   #current: InputSnapshot | undefined;
   #problems: readonly InputProblem[] = [];
   #debounceTimer: NodeJS.Timeout | undefined;
@@ -69,6 +76,11 @@ export class KubernetesDiscoveryProvider implements DiscoveryProvider {
     return this.#problems;
   }
 
+  /** The trust domain Istio's mesh config sets (the last good one while it is malformed); undefined = Istio's default. */
+  get trustDomain(): string | undefined {
+    return this.#trustDomain;
+  }
+
   onSnapshot(listener: (snapshot: InputSnapshot) => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
@@ -85,19 +97,21 @@ export class KubernetesDiscoveryProvider implements DiscoveryProvider {
     if (this.#watches.length > 0) return;
     if (this.#stopped) throw new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', 'the kubernetes provider was stopped');
     const http = new KubeHttpClient(this.#opts.kubeConfig);
-    this.#watches = watchTargets(this.#opts.namespaces).map(
-      ({ kind, namespace }) =>
-        new KindWatch({
-          kubeConfig: this.#opts.kubeConfig,
-          http,
-          kind,
-          ...(namespace !== undefined ? { namespace } : {}),
-          logger: this.#opts.logger,
-          ...(this.#opts.backoff ? { backoff: this.#opts.backoff } : {}),
-          ...(this.#opts.missingKindRetryMs !== undefined ? { missingRetryMs: this.#opts.missingKindRetryMs } : {}),
-          onChange: () => this.#changed(),
-        }),
-    );
+    const watchOf = (kind: KubeKind, namespace: string | undefined): KindWatch =>
+      new KindWatch({
+        kubeConfig: this.#opts.kubeConfig,
+        http,
+        kind,
+        ...(namespace !== undefined ? { namespace } : {}),
+        logger: this.#opts.logger,
+        ...(this.#opts.backoff ? { backoff: this.#opts.backoff } : {}),
+        ...(this.#opts.missingKindRetryMs !== undefined ? { missingRetryMs: this.#opts.missingKindRetryMs } : {}),
+        onChange: () => this.#changed(),
+      });
+    const istioNamespace = this.#opts.istioNamespace ?? 'istio-system';
+    this.#meshConfigWatch = watchOf(MESH_CONFIG_KIND, istioNamespace);
+    this.#meshConfig = new MeshConfigTracker(istioNamespace, `${collectionPath(MESH_CONFIG_KIND, istioNamespace)}/istio`);
+    this.#watches = [...watchTargets(this.#opts.namespaces).map(({ kind, namespace }) => watchOf(kind, namespace)), this.#meshConfigWatch];
     const timeoutMs = this.#opts.syncTimeoutMs ?? 120_000;
     let timer: NodeJS.Timeout | undefined;
     const outcome = await new Promise<'synced' | 'stopped' | 'timeout'>((resolve) => {
@@ -163,6 +177,12 @@ export class KubernetesDiscoveryProvider implements DiscoveryProvider {
     for (const watch of this.#watches) {
       const kindProblem = watch.problem();
       if (kindProblem) problems.push(kindProblem);
+      if (watch === this.#meshConfigWatch) {
+        const mesh = this.#readMeshConfig(watch);
+        if (mesh.problem) problems.push(mesh.problem);
+        if (mesh.resource) resources.push(mesh.resource);
+        continue;
+      }
       for (const obj of watch.objects()) {
         const conversion = this.#convert(obj, watch.kind);
         if ('problems' in conversion) {
@@ -176,6 +196,16 @@ export class KubernetesDiscoveryProvider implements DiscoveryProvider {
     }
     this.#setProblems(problems.sort(compareInputProblems));
     this.#publishIfChanged(resources);
+  }
+
+  /** The mesh config's part of a snapshot; a change of trust domain is logged once. */
+  #readMeshConfig(watch: KindWatch): { resource?: Resource; problem?: InputProblem } {
+    const reading = (this.#meshConfig as MeshConfigTracker).read(watch.objects());
+    if (reading.trustDomain !== this.#trustDomain) {
+      this.#opts.logger.info({ cluster: this.#opts.cluster, trustDomain: reading.trustDomain ?? null }, reading.trustDomain === undefined ? 'Istio mesh config sets no trust domain: Istio\'s default applies' : 'trust domain from Istio\'s mesh config');
+      this.#trustDomain = reading.trustDomain;
+    }
+    return { ...(reading.resource ? { resource: reading.resource } : {}), ...(reading.problem ? { problem: reading.problem } : {}) };
   }
 
   /** Conversions are cached per API object (a changed object is a new object), so a rebuild re-validates only what changed. */

@@ -37,6 +37,12 @@ export const WATCHED_KINDS: readonly KubeKind[] = [
   kubeKind(KINDS.WorkspaceSettings, 'workspacesettings'),
 ];
 
+/**
+ * ConfigMaps, watched in the Istio namespace only, for Istio's mesh config (the trust domain):
+ * not in WATCHED_KINDS, which would read every ConfigMap of every watched namespace.
+ */
+export const MESH_CONFIG_KIND: KubeKind = kubeKind(KINDS.ConfigMap, 'configmaps');
+
 /** What the kubernetes applier writes (and may prune): the Istio kinds of output snapshots. */
 export const APPLIED_KINDS: readonly KubeKind[] = [
   kubeKind(KINDS.ServiceEntry, 'serviceentries'),
