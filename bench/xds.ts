@@ -69,12 +69,16 @@ class ServerProcess {
 
   constructor() {
     this.child = fork(SERVER_CHILD, [], { execArgv: ['--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
-    this.child.on('message', (e: ServerEvent) => {
-      const waiter = this.#waiter;
-      this.#waiter = undefined;
-      if (waiter) waiter(e);
-      else this.#queue.push(e);
-    });
+    this.child.on('message', (e: ServerEvent) => this.#deliver(e));
+    // A server that dies answers whatever is awaited with why, instead of leaving the bench hanging.
+    this.child.on('exit', (code, signal) => this.#deliver({ t: 'failed', message: `the server process exited (${signal ?? code})` }));
+  }
+
+  #deliver(e: ServerEvent): void {
+    const waiter = this.#waiter;
+    this.#waiter = undefined;
+    if (waiter) waiter(e);
+    else this.#queue.push(e);
   }
 
   next<T extends ServerEvent['t']>(t: T): Promise<Extract<ServerEvent, { t: T }>> {
