@@ -1,5 +1,5 @@
 // A real Prometheus (Debian's `prometheus` package) scraping management
-// replicas, for checking the operator queries the README documents.
+// replicas, for checking the operator queries docs/operating/safe-mode.md documents.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

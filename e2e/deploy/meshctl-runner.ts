@@ -1,5 +1,5 @@
 // Runs `meshctl cluster register NAME --kubeconfig F` for real against the Kubernetes API test
-// double of @meshrelay/testkit, so the chart's notes and the README can be checked against what
+// double of @meshrelay/testkit, so the chart's notes and the operator docs can be checked against what
 // meshctl actually prints, and meshctl's printed commands against what the chart accepts.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
