@@ -99,8 +99,9 @@ function denied(requests: readonly ResourceRequest[], roles: readonly KubeObject
 test('given a server and an agent running with the chart\'s environment, when a cluster registers, relays, rotates its token and deregisters, then every API request is allowed by the chart\'s RBAC', { timeout: 90_000 }, async (t) => {
   const dir = tempDir(t);
   const mgmtApi = await startFake(t, ['default', NS]);
-  const workloadApi = await startFake(t, ['default', NS, 'bookinfo', 'istio-gateways']);
+  const workloadApi = await startFake(t, ['default', NS, 'bookinfo', 'istio-gateways', 'istio-system']);
   seedWorkloadCluster(workloadApi);
+  workloadApi.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'istio', namespace: 'istio-system' }, data: { mesh: 'trustDomain: a.example\n' } });
   const serverObjects = await renderChart({});
   const agentObjects = await renderChart(AGENT_VALUES);
   const [relayPort, httpPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
@@ -155,11 +156,16 @@ test('given a server and an agent running with the chart\'s environment, when a 
   const agentRequests = requestsOf(workloadApi);
   for (const expected of ['create admin.gloo.solo.io/kubernetesclusters in gloo-mesh', 'update admin.gloo.solo.io/kubernetesclusters/status in gloo-mesh', 'create core/secrets in gloo-mesh', 'update coordination.k8s.io/leases in gloo-mesh',
     // Shared state (stream claims, held outputs, kept contributions) in ConfigMaps.
-    'list core/configmaps in gloo-mesh', 'update core/configmaps in gloo-mesh', 'delete core/configmaps in gloo-mesh']) {
+    'list core/configmaps in gloo-mesh', 'update core/configmaps in gloo-mesh', 'delete core/configmaps in gloo-mesh',
+    // The management plane's Workspaces and RootTrustPolicy, followed from their CRs.
+    'list admin.gloo.solo.io/workspaces in gloo-mesh', 'watch admin.gloo.solo.io/workspaces in gloo-mesh', 'list admin.gloo.solo.io/roottrustpolicies in gloo-mesh',
+    'watch admin.gloo.solo.io/roottrustpolicies in gloo-mesh']) {
     assert.ok(serverRequests.map(describeRequest).includes(expected), `the server never made "${expected}": the scenario did not exercise it`);
   }
   for (const expected of ['watch core/services (cluster-wide)', 'patch networking.istio.io/serviceentries in bookinfo', 'update coordination.k8s.io/leases in gloo-mesh', 'create core/secrets in gloo-mesh', 'get core/secrets in gloo-mesh',
-    'get networking.gloo.solo.io/virtualdestinations/status in bookinfo', 'patch networking.gloo.solo.io/virtualdestinations/status in bookinfo']) {
+    'get networking.gloo.solo.io/virtualdestinations/status in bookinfo', 'patch networking.gloo.solo.io/virtualdestinations/status in bookinfo',
+    // Istio's mesh config, for the trust domain.
+    'list core/configmaps in istio-system', 'watch core/configmaps in istio-system']) {
     assert.ok(agentRequests.map(describeRequest).includes(expected), `the agent never made "${expected}": the scenario did not exercise it`);
   }
   const serverRoles = [...objectsOfKind(serverObjects, 'Role'), ...objectsOfKind(serverObjects, 'ClusterRole')];

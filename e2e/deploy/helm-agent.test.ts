@@ -142,7 +142,7 @@ test('given one agent replica without election, when the chart renders, then it 
   const env = containerEnv(findObject(objects, 'Deployment', 'meshrelay-agent'), 'agent');
   assert.equal(env.get('MESHRELAY_AGENT_LEADER_ELECTION'), 'none');
   assert.deepEqual([...env.keys()].filter((name) => name.startsWith('MESHRELAY_AGENT_LEASE') || name === 'MESHRELAY_AGENT_RENEW_DEADLINE'), []);
-  assert.deepEqual(objectsOfKind(objects, 'Role').map((r) => r.metadata.name), ['meshrelay-agent-credentials'], 'no leader-election Role');
+  assert.deepEqual(objectsOfKind(objects, 'Role').map((r) => r.metadata.name).sort(), ['meshrelay-agent-credentials', 'meshrelay-agent-mesh-config'], 'no leader-election Role');
 });
 
 test('given the agent, when the chart renders, then every replica serves the access-log sink on 9978 behind a gRPC Service', async () => {

@@ -127,6 +127,7 @@ const AGENT_SAMPLES: Readonly<Record<string, { readonly mappings: readonly Mappi
       ...AGENT_COMMON_MAPPINGS,
       ['glooAgent.discovery.provider', 'kubernetes', 'MESHRELAY_AGENT_DISCOVERY_PROVIDER', 'kubernetes'],
       ['glooAgent.discovery.watchNamespaces', ['team-a', 'team-b'], 'MESHRELAY_AGENT_WATCH_NAMESPACES', 'team-a,team-b'],
+      ['glooAgent.discovery.istioNamespace', 'istio-config', 'MESHRELAY_AGENT_ISTIO_NAMESPACE', 'istio-config'],
       ['glooAgent.apply', 'file', 'MESHRELAY_AGENT_APPLY', 'file'],
       ['glooAgent.leaderElection.enabled', true, 'MESHRELAY_AGENT_LEADER_ELECTION', 'kubernetes'],
       ['glooAgent.leaderElection.leaseDuration', '30s', 'MESHRELAY_AGENT_LEASE_DURATION', '30s'],

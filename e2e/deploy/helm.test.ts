@@ -196,7 +196,10 @@ test('given the default server, when the chart renders, then its Role grants exa
   assert.deepEqual(rbacVerbs(rules, '', 'secrets'), ['create', 'delete', 'get', 'list', 'update']);
   assert.deepEqual(rbacVerbs(rules, '', 'configmaps'), ['create', 'delete', 'get', 'list', 'update']);
   assert.deepEqual(rbacVerbs(rules, 'coordination.k8s.io', 'leases'), ['create', 'get', 'update']);
-  assert.equal(rules.length, 5, 'a rule beyond the registry\'s needs');
+  // Read only: the management plane's Workspaces and RootTrustPolicy, followed from their CRs.
+  assert.deepEqual(rbacVerbs(rules, 'admin.gloo.solo.io', 'workspaces'), ['list', 'watch']);
+  assert.deepEqual(rbacVerbs(rules, 'admin.gloo.solo.io', 'roottrustpolicies'), ['list', 'watch']);
+  assert.equal(rules.length, 6, 'a rule beyond the registry\'s needs');
   const binding = findObject(objects, 'RoleBinding', MGMT);
   assert.deepEqual(asList(binding['subjects']), [{ kind: 'ServiceAccount', name: MGMT, namespace: 'mesh-mgmt' }]);
 });

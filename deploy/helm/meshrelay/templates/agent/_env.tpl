@@ -51,6 +51,10 @@ pod's service account).
 - name: MESHRELAY_AGENT_WATCH_NAMESPACES
   value: {{ join "," . | quote }}
 {{- end }}
+{{- if eq $a.discovery.provider "kubernetes" }}
+- name: MESHRELAY_AGENT_ISTIO_NAMESPACE
+  value: {{ $a.discovery.istioNamespace | quote }}
+{{- end }}
 - name: MESHRELAY_AGENT_STATE_DIR
   value: {{ include "meshrelay.agent.stateDir" . | quote }}
 {{- with $a.relay.credentialsSecret }}
