@@ -29,7 +29,7 @@ import { spawnProcess, type ProcessHandle } from '@meshrelay/testkit';
 import { cpuSeconds, procStatus } from './proc-stats.ts';
 import { TIERS, generateWorkload, type WorkloadShape } from './workload.ts';
 
-const AGENT_BIN = fileURLToPath(new URL('../packages/agent/bin/meshrelay-agent.js', import.meta.url));
+export const AGENT_BIN = fileURLToPath(new URL('../packages/agent/bin/meshrelay-agent.js', import.meta.url));
 
 
 /** Groups a cluster's resources into manifest files the way an operator's repository would. */
@@ -50,7 +50,8 @@ export function manifestFiles(resources: readonly Resource[]): Map<string, Resou
   return files;
 }
 
-async function writeManifests(dir: string, resources: readonly Resource[]): Promise<number> {
+/** Writes the manifest files of `resources` under `dir`; resolves to how many files. */
+export async function writeManifests(dir: string, resources: readonly Resource[]): Promise<number> {
   const files = manifestFiles(resources);
   for (const [file, list] of files) {
     await mkdir(path.dirname(path.join(dir, file)), { recursive: true });
@@ -84,7 +85,7 @@ export interface AgentFootprint {
 }
 
 /** `meshrelay-agent --help`: loads (and so compiles into the binary's compile cache) every module a start loads. */
-async function warmCompileCache(): Promise<void> {
+export async function warmCompileCache(): Promise<void> {
   const help = await spawnProcess({ command: process.execPath, args: [AGENT_BIN, '--help'], name: 'meshrelay-agent --help' });
   const { code, signal } = await help.exited;
   if (code !== 0) throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `meshrelay-agent --help exited with ${String(code ?? signal)}`);

@@ -53,3 +53,11 @@ export function applyEndpointChange(resources: readonly Resource[], change: Endp
   }
   return out;
 }
+
+/** The first `count` change indexes whose cluster runs no real agent (those clusters' inputs come from manifests, not a load generator). */
+export function loadGeneratorChangeIndexes(shape: WorkloadShape, count: number, realClusters: ReadonlySet<string>): number[] {
+  const out: number[] = [];
+  if (realClusters.size >= shape.clusters) return out;
+  for (let i = 0; out.length < count; i++) if (!realClusters.has(endpointChange(shape, i).cluster)) out.push(i);
+  return out;
+}

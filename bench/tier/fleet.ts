@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { MeshrelayError } from '@meshrelay/api';
 import type { WorkloadShape } from '../workload.ts';
+import type { KindChange } from './change-kinds.ts';
 import type { EndpointChange } from './endpoint-change.ts';
 import type { LoadGeneratorCommand, LoadGeneratorEvent, LoadGeneratorPlan } from './load-generator.ts';
 import { stopChild, type RegisteredCluster, type ServerProcess } from './processes.ts';
@@ -23,10 +24,12 @@ export class Fleet {
   #exited: string | undefined;
 
   /** Forks `processes` load generators, clusters dealt round-robin; resolves once all generated their inputs. */
-  static async start(options: { shape: WorkloadShape; address: string; caPem: string; clusters: readonly RegisteredCluster[]; processes: number; signal: AbortSignal }): Promise<Fleet> {
+  static async start(options: { shape: WorkloadShape; address: string; caPem: string; clusters: readonly RegisteredCluster[]; processes: number; signal: AbortSignal; skip?: ReadonlySet<string> }): Promise<Fleet> {
+    // Clusters in `skip` run real agents instead; the rest keep their index in the workload.
+    const dealt = options.clusters.map((c, index) => ({ ...c, index })).filter((c) => options.skip?.has(c.name) !== true);
     const fleet = new Fleet();
     for (let p = 0; p < options.processes; p++) {
-      const clusters = options.clusters.map((c, index) => ({ ...c, index })).filter((c) => c.index % options.processes === p);
+      const clusters = dealt.filter((_, i) => i % options.processes === p);
       if (clusters.length === 0) continue;
       const plan: LoadGeneratorPlan = { shape: options.shape, address: options.address, caPem: options.caPem, clusters };
       const child = fork(LOAD_GENERATOR, [], { env: { ...process.env, TIER_BENCH_PLAN: JSON.stringify(plan) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -46,9 +49,17 @@ export class Fleet {
     return this.events.filter((e): e is EventOf<T> => e.t === t && ('at' in e ? e.at >= after : true));
   }
 
-  /** Starts every relay client. */
-  startClients(): void {
-    this.#broadcast({ t: 'start' });
+  /** Another reason a wait must fail (e.g. a real agent process ended), checked with the others. */
+  alsoWatch: (() => string | undefined) | undefined;
+
+  /** Starts every relay client, or only those of `clusters`. */
+  startClients(clusters?: readonly string[]): void {
+    this.#broadcast(clusters === undefined ? { t: 'start' } : { t: 'start', clusters });
+  }
+
+  /** The owner of the cluster offers its input with `change` applied. */
+  kindChange(change: KindChange): void {
+    this.#broadcast({ t: 'kind-change', change });
   }
 
   /** Every load generator watches for the new address; the owner of the cluster pushes the changed snapshot. */
@@ -63,6 +74,8 @@ export class Fleet {
       if (signal.aborted) throw new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', `stopped waiting until ${describe()}`);
       const serverEnded = this.server?.ended;
       if (serverEnded !== undefined) throw new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', `meshrelay-server ${serverEnded} while waiting until ${describe()}`);
+      const other = this.alsoWatch?.();
+      if (other !== undefined) throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `${other} while waiting until ${describe()}`);
       if (this.#exited !== undefined) throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `${this.#exited} while waiting until ${describe()}`);
       await sleep(10);
     }

@@ -11,6 +11,9 @@ import { startRedisServer, type RedisServerHandle } from '@meshrelay/testkit';
 import { cpuSeconds, procStatus } from '../proc-stats.ts';
 import type { Workload } from '../workload.ts';
 import { endpointChange, type EndpointChange } from './endpoint-change.ts';
+import { RealAgents } from './real-agents.ts';
+import { RssSampler, type RssHighWater } from './rss-sampler.ts';
+import { oneKindChange, staggeredStart, type KindChangeSample, type StaggeredStart } from './whole-path.ts';
 import { Fleet } from './fleet.ts';
 import { provenanceDigest } from './load-generator.ts';
 import type { PhaseRunner } from './phases.ts';
@@ -26,6 +29,15 @@ export interface LiveOptions {
   readonly settleMs: number;
   /** Server flags besides ports, state dir, admin token and Redis (the bench keeps every other default). */
   readonly serverFlags: readonly string[];
+  /** Clusters that run a real `meshrelay-agent` process instead of a load generator's relay client. */
+  readonly realAgents: readonly string[];
+  /** Indexes of the one-endpoint changes (endpointChange) to make: none on a real agent's cluster. */
+  readonly changeIndexes: readonly number[];
+  /** Changes of each kind (change-kinds.ts), and the clusters they target in turn. */
+  readonly kindChanges: number;
+  readonly kindTargets: readonly number[];
+  /** Window over which the clusters' inputs arrive at the cold start (0: all at once). */
+  readonly staggerMs: number;
 }
 
 export interface ColdStart {
@@ -109,6 +121,11 @@ export interface LiveResults {
   quiet?: Quiet;
   changes: ChangeSample[];
   storm?: Storm;
+  /** The clusters that ran real agents. */
+  realAgents?: readonly string[];
+  staggered?: StaggeredStart;
+  kindChanges: KindChangeSample[];
+  rss?: RssHighWater;
 }
 
 function procMemory(pid: number | undefined): Pick<Memory, 'rssHighWaterBytes'> {
@@ -138,7 +155,7 @@ const QUIET_LIMIT_MS = 120_000;
  * QUIET_SHARE of a core for QUIET_WINDOWS windows in a row. The changes are then measured against a
  * server in its steady state, not against the tail of the cold start. Gives up after QUIET_LIMIT_MS.
  */
-async function serverQuiet(pid: number, signal: AbortSignal): Promise<Quiet> {
+export async function serverQuiet(pid: number, signal: AbortSignal): Promise<Quiet> {
   const startedAt = Date.now();
   let calm = 0;
   let share = 1;
@@ -312,22 +329,30 @@ async function stopPlane(plane: Plane): Promise<void> {
 
 /** Runs the live phases on `runner`; what was measured before a failure or timeout stays in the result. */
 export async function runLive(runner: PhaseRunner, options: LiveOptions): Promise<LiveResults> {
-  const results: LiveResults = { changes: [] };
+  const results: LiveResults = { changes: [], kindChanges: [], realAgents: options.realAgents };
   const { workload } = options;
   const names = workload.clusters.map((c) => c.name);
   const plane = await runner.run('start redis-server and meshrelay-server', () => startPlane(options));
   if (!plane) return results;
+  const sampler = new RssSampler(() => plane.server.proc.pid, () => runner.current);
+  const realRoot = await mkdtemp(join(tmpdir(), 'meshrelay-tier-agents-'));
   let fleet: Fleet | undefined;
+  let real: RealAgents | undefined;
   try {
-    fleet = await runner.run('register clusters, start load generators', async (signal) => {
+    fleet = await runner.run('register clusters, start load generators, write the real agents\' manifests', async (signal) => {
       const { clusters, caPem } = await registerClusters(plane.httpPort, ADMIN_TOKEN, names);
-      return Fleet.start({ shape: workload.shape, address: `localhost:${plane.relayPort}`, caPem, clusters, processes: options.processes, signal });
+      const address = `localhost:${plane.relayPort}`;
+      const started = await Fleet.start({ shape: workload.shape, address, caPem, clusters, processes: options.processes, signal, skip: new Set(options.realAgents) });
+      const inputs = options.realAgents.map((c) => workload.inputs.get(c)).filter((i) => i !== undefined);
+      if (inputs.length > 0) real = await RealAgents.prepare({ root: realRoot, inputs, clusters, caPem, address, events: started.events });
+      return started;
     });
     if (!fleet) return results;
     const agents = fleet;
     agents.server = plane.server;
+    agents.alsoWatch = () => real?.ended;
     results.processes = agents.processes;
-    results.cold = await runner.run('cold start', (signal) => coldStart(agents, workload, signal));
+    await coldStartPhase(runner, agents, real, options, results);
     results.memory = await runner.run('server memory after convergence', () => serverMemory(plane.metricsPort, plane.server.proc.pid));
     const pid = plane.server.proc.pid;
     if (pid !== undefined) results.quiet = await runner.run('server goes quiet after convergence', (signal) => serverQuiet(pid, signal));
@@ -335,14 +360,40 @@ export async function runLive(runner: PhaseRunner, options: LiveOptions): Promis
       await sleep(SETTLE_IDLE_MS, undefined, { signal });
       return serverMemory(plane.metricsPort, plane.server.proc.pid);
     });
-    await runner.run(`${options.changes} one-endpoint changes`, async (signal) => {
-      for (let i = 0; i < options.changes; i++) results.changes.push(await oneChange(agents, endpointChange(workload.shape, i), options.settleMs, signal));
+    const context = { fleet: agents, real, workload, serverPid: () => plane.server.proc.pid, metricsPort: plane.metricsPort, targets: options.kindTargets };
+    for (const kind of ['address', 'readiness'] as const) {
+      await runner.run(`${options.kindChanges} ${kind} changes (whole path)`, async (signal) => {
+        // Readiness flips go in unready/ready pairs (an even count), so the endpoints end ready for the changes after them.
+        const count = kind === 'readiness' ? options.kindChanges + (options.kindChanges % 2) : options.kindChanges;
+        for (let i = 0; i < count; i++) results.kindChanges.push(await oneKindChange(context, kind, i, signal));
+      });
+    }
+    await runner.run(`${options.changeIndexes.length} one-endpoint changes`, async (signal) => {
+      for (const i of options.changeIndexes) results.changes.push(await oneChange(agents, endpointChange(workload.shape, i), options.settleMs, signal));
     });
     // The storm needs a converged plane, not every change: it still runs after the change phase stopped.
-    results.storm = await runner.run('reconnect storm (kill -9, restart, Redis kept)', (signal) => reconnectStorm(plane, agents, names, options.settleMs, signal), { always: results.cold !== undefined });
+    // Real agents log no pull-stream opening: the resync is timed on the load generators' clusters.
+    const relayClients = names.filter((n) => !options.realAgents.includes(n));
+    results.storm = await runner.run('reconnect storm (kill -9, restart, Redis kept)', (signal) => reconnectStorm(plane, agents, relayClients, options.settleMs, signal), { always: results.cold !== undefined });
   } finally {
+    results.rss = sampler.stop();
+    await real?.stop();
     await fleet?.stop();
     await stopPlane(plane);
+    await rm(realRoot, { recursive: true, force: true });
   }
   return results;
+}
+
+/** All at once (every relay client and real agent started together) or staggered over options.staggerMs. */
+async function coldStartPhase(runner: PhaseRunner, fleet: Fleet, real: RealAgents | undefined, options: LiveOptions, results: LiveResults): Promise<void> {
+  if (options.staggerMs > 0) {
+    results.staggered = await runner.run(`cold start, inputs arriving over ${options.staggerMs / 1000} s`, (signal) => staggeredStart(fleet, real, options.workload, options.staggerMs, signal));
+    if (results.staggered) results.cold = { firstOutputMs: results.staggered.firstOutputMs, completeOutputMs: results.staggered.completeOutputMs };
+    return;
+  }
+  results.cold = await runner.run('cold start', (signal) => {
+    for (const c of real?.clusters ?? []) real?.start(c);
+    return coldStart(fleet, options.workload, signal);
+  });
 }

@@ -16,6 +16,7 @@ import { parseAgentConfig } from '../../packages/agent/src/config.ts';
 import { FileCredentialStore } from '../../packages/agent/src/credentials/credential-store.ts';
 import { RelayClient } from '../../packages/agent/src/relay/relay-client.ts';
 import { generateClusterInput, type WorkloadShape } from '../workload.ts';
+import { applyKindChange, type KindChange } from './change-kinds.ts';
 import { applyEndpointChange, type EndpointChange } from './endpoint-change.ts';
 import type { RegisteredCluster } from './processes.ts';
 
@@ -28,7 +29,11 @@ export interface LoadGeneratorPlan {
 }
 
 /** Parent → load generator. */
-export type LoadGeneratorCommand = { readonly t: 'start' } | { readonly t: 'change'; readonly change: EndpointChange } | { readonly t: 'stop' };
+export type LoadGeneratorCommand =
+  | { readonly t: 'start'; readonly clusters?: readonly string[] }
+  | { readonly t: 'change'; readonly change: EndpointChange }
+  | { readonly t: 'kind-change'; readonly change: KindChange }
+  | { readonly t: 'stop' };
 
 /** Load generator → parent; `at` is Unix ms on this machine's clock. */
 export type LoadGeneratorEvent =
@@ -67,7 +72,8 @@ function startClusters(plan: LoadGeneratorPlan, dir: string, watched: readonly s
       const at = Date.now();
       // Looking for the watched addresses happens after the apply finished, off its timed path.
       setImmediate(() => {
-        const text = JSON.stringify(output.resources);
+        // Nothing watched yet (cold start, the kind changes): no need to encode the output to search it.
+        const text = watched.length === 0 ? '' : JSON.stringify(output.resources);
         const found = watched.filter((a) => text.includes(`"${a}"`));
         send({ t: 'applied', cluster: name, hash: output.hash, provenance: provenanceDigest(output.provenance), found, resources: output.resources.length, at });
       });
@@ -102,6 +108,15 @@ function startClusters(plan: LoadGeneratorPlan, dir: string, watched: readonly s
   return states;
 }
 
+/** Offers the next generation of a cluster's input with `edit` applied (no-op for a cluster this process does not run). */
+function offer(state: ClusterState | undefined, edit: (resources: InputSnapshot['resources']) => InputSnapshot['resources']): void {
+  if (!state) return;
+  const before = state.latest;
+  state.latest = buildInputSnapshot({ cluster: before.cluster, epoch: before.epoch, generation: before.generation + 1, resources: edit(before.resources) });
+  send({ t: 'offered', cluster: before.cluster, generation: state.latest.generation, at: Date.now() });
+  state.client.snapshotAvailable();
+}
+
 async function main(): Promise<void> {
   const plan = JSON.parse(process.env['TIER_BENCH_PLAN'] ?? '{}') as LoadGeneratorPlan;
   const dir = mkdtempSync(join(tmpdir(), 'meshrelay-tier-load-'));
@@ -110,16 +125,15 @@ async function main(): Promise<void> {
   const states = startClusters(plan, dir, watched);
   send({ t: 'ready', generatedMs: performance.now() - generatedAt });
   process.on('message', (command: LoadGeneratorCommand) => {
-    if (command.t === 'start') for (const s of states.values()) s.client.start();
+    if (command.t === 'start') {
+      // Without a list every client starts; with one (a staggered cold start), only those named here.
+      for (const [name, s] of states) if (command.clusters === undefined || command.clusters.includes(name)) s.client.start();
+    }
     if (command.t === 'change') {
       watched.push(command.change.address);
-      const state = states.get(command.change.cluster);
-      if (!state) return;
-      const before = state.latest;
-      state.latest = buildInputSnapshot({ cluster: before.cluster, epoch: before.epoch, generation: before.generation + 1, resources: applyEndpointChange(before.resources, command.change) });
-      send({ t: 'offered', cluster: before.cluster, generation: state.latest.generation, at: Date.now() });
-      state.client.snapshotAvailable();
+      offer(states.get(command.change.cluster), (resources) => applyEndpointChange(resources, command.change));
     }
+    if (command.t === 'kind-change') offer(states.get(command.change.cluster), (resources) => applyKindChange(resources, command.change));
     if (command.t === 'stop') {
       void Promise.all([...states.values()].map((s) => s.client.stop())).then(() => {
         rmSync(dir, { recursive: true, force: true });

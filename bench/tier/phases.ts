@@ -39,6 +39,13 @@ export class PhaseRunner {
     this.limitMs = limitMs;
   }
 
+  /** The phase running now (the last one started), for samplers that say when something happened. */
+  get current(): string | undefined {
+    return this.#current;
+  }
+
+  #current: string | undefined;
+
   /** Where the run stopped (phase and reason), or undefined when every phase so far finished. */
   get stoppedAt(): string | undefined {
     return this.#stopped;
@@ -60,6 +67,7 @@ export class PhaseRunner {
         reject(new PhaseTimeoutError(name, limitMs));
       }, limitMs);
     });
+    this.#current = name;
     console.error(`phase ${name}: started (limit ${(limitMs / 1000).toFixed(0)} s)`);
     const working = work(controller.signal);
     try {

@@ -14,7 +14,10 @@ import { MeshrelayError } from '@meshrelay/api';
 import { measureAgentFootprint, type AgentFootprint } from '../agent-footprint.ts';
 import { describeMachine } from '../report.ts';
 import { writeResultsSection } from '../results-file.ts';
-import { TIERS, generateWorkload, type Workload, type WorkloadShape } from '../workload.ts';
+import { fullApplyCpuMs } from '../agent-apply.ts';
+import { TIERS, clusterName, generateWorkload, type Workload, type WorkloadShape } from '../workload.ts';
+import { changeTargets, realAgentIndexes } from './change-kinds.ts';
+import { loadGeneratorChangeIndexes } from './endpoint-change.ts';
 import { NaivePlane, largestOutput, measureFloors, type Baseline } from './baseline.ts';
 import { assertWorkloadFits } from './memory-budget.ts';
 import { runLive, type LiveResults } from './live-run.ts';
@@ -23,10 +26,11 @@ import { renderTierSection } from './tier-report.ts';
 
 const DEFAULT_RESULTS = fileURLToPath(new URL('../RESULTS.md', import.meta.url));
 /** Per tier: load-generator processes, phase time limit (s). */
-const TIER_DEFAULTS: Readonly<Record<string, { processes: number; phaseSeconds: number }>> = {
-  S: { processes: 2, phaseSeconds: 120 },
-  M: { processes: 5, phaseSeconds: 1200 },
-  L: { processes: 8, phaseSeconds: 2400 },
+/** Per tier: load-generator processes, phase time limit (s), real agents, cold-start arrival window (s). */
+const TIER_DEFAULTS: Readonly<Record<string, { processes: number; phaseSeconds: number; realAgents: number; staggerSeconds: number }>> = {
+  S: { processes: 2, phaseSeconds: 120, realAgents: 3, staggerSeconds: 10 },
+  M: { processes: 5, phaseSeconds: 1200, realAgents: 3, staggerSeconds: 120 },
+  L: { processes: 8, phaseSeconds: 2400, realAgents: 3, staggerSeconds: 120 },
 };
 /** Connections the server admits from one address by default; the bench's agents all come from loopback. */
 const DEFAULT_MAX_CONNECTIONS_PER_PEER = 64;
@@ -67,6 +71,12 @@ export interface TierOptions {
   readonly footprintSettleMs: number;
   readonly resultsPath: string;
   readonly serverFlags: readonly string[];
+  /** Clusters running a real `meshrelay-agent` (at most all but one: the one-endpoint changes need a relay client). */
+  readonly realAgents: readonly string[];
+  readonly realAgentIndexes: readonly number[];
+  /** Changes of each kind (address, readiness) on the whole path. */
+  readonly kindChanges: number;
+  readonly staggerSeconds: number;
 }
 
 function wholeNumber(flag: string, raw: string | undefined, fallback: number, min = 0): number {
@@ -83,7 +93,7 @@ export function parseTierOptions(argv: readonly string[]): TierOptions {
     options: {
       tier: { type: 'string' }, clusters: { type: 'string' }, services: { type: 'string' }, endpoints: { type: 'string' }, nodes: { type: 'string' },
       changes: { type: 'string' }, 'baseline-changes': { type: 'string' }, processes: { type: 'string' }, 'phase-timeout': { type: 'string' },
-      'settle-ms': { type: 'string' }, 'footprint-idle-seconds': { type: 'string' }, 'footprint-settle-ms': { type: 'string' }, results: { type: 'string' },
+      'settle-ms': { type: 'string' }, 'real-agents': { type: 'string' }, 'kind-changes': { type: 'string' }, 'stagger-seconds': { type: 'string' }, 'footprint-idle-seconds': { type: 'string' }, 'footprint-settle-ms': { type: 'string' }, results: { type: 'string' },
     },
   });
   const tier = (values.tier ?? '').toUpperCase();
@@ -99,6 +109,7 @@ export function parseTierOptions(argv: readonly string[]): TierOptions {
   };
   const changes = wholeNumber('changes', values.changes, 20, 1);
   const custom = JSON.stringify(shape) !== JSON.stringify(base);
+  const realIndexes = realAgentIndexes(shape.clusters, Math.min(wholeNumber('real-agents', values['real-agents'], defaults.realAgents), shape.clusters - 1));
   return {
     tier,
     custom,
@@ -112,20 +123,34 @@ export function parseTierOptions(argv: readonly string[]): TierOptions {
     footprintSettleMs: wholeNumber('footprint-settle-ms', values['footprint-settle-ms'], 10_000),
     resultsPath: values.results ?? DEFAULT_RESULTS,
     serverFlags: loopbackPeerFlags(shape.clusters),
+    realAgents: realIndexes.map(clusterName),
+    realAgentIndexes: realIndexes,
+    kindChanges: wholeNumber('kind-changes', values['kind-changes'], 10),
+    staggerSeconds: wholeNumber('stagger-seconds', values['stagger-seconds'], defaults.staggerSeconds),
   };
 }
 
-async function runBaseline(runner: PhaseRunner, workload: Workload, options: TierOptions): Promise<Baseline> {
+async function runBaseline(runner: PhaseRunner, workload: Workload, options: TierOptions, changeIndexes: readonly number[]): Promise<Baseline> {
   const baseline: Baseline = { changes: [] };
   const plane = new NaivePlane(workload);
   await runner.run('baseline: naive full recompute + full resend', async (signal) => {
     baseline.cold = await plane.recompute();
     baseline.largestOutput = largestOutput(plane.outputs, baseline.cold.fullBytes);
-    for (let i = 0; i < options.baselineChanges && !signal.aborted; i++) baseline.changes.push(await plane.change(i));
+    for (const i of changeIndexes.slice(0, options.baselineChanges)) {
+      if (signal.aborted) break;
+      baseline.changes.push(await plane.change(i));
+    }
   }, { always: true });
   if (plane.outputs.size > 0) {
     const oneCluster = workload.clusters[0]?.name as string;
     await runner.run('encoding floors of the same outputs', () => Promise.resolve(measureFloors(plane.outputs, oneCluster, 5)).then((f) => (baseline.floors = f)), { always: true });
+    // The real agents' CPU per change is compared with a full apply of the same output (the first real agent's).
+    const output = plane.outputs.get(options.realAgents[0] ?? '');
+    if (output) {
+      await runner.run('baseline: full file apply of a real agent\'s output', async () => {
+        baseline.agentFullApply = { cluster: output.cluster, resources: output.resources.length, bytes: output.bytes, cpuSeconds: (await fullApplyCpuMs(output)) / 1000 };
+      }, { always: true });
+    }
   }
   return baseline;
 }
@@ -140,12 +165,16 @@ export async function runTier(argv: readonly string[]): Promise<string> {
     assertWorkloadFits(options.shape);
     return generateWorkload(options.shape);
   });
-  let live: LiveResults = { changes: [] };
+  let live: LiveResults = { changes: [], kindChanges: [] };
   let baseline: Baseline = { changes: [] };
   let footprint: AgentFootprint | undefined;
   if (workload) {
-    live = await runLive(runner, { workload, changes: options.changes, processes: options.processes, settleMs: options.settleMs, serverFlags: options.serverFlags });
-    baseline = await runBaseline(runner, workload, options);
+    const changeIndexes = loadGeneratorChangeIndexes(options.shape, options.changes, new Set(options.realAgents));
+    live = await runLive(runner, {
+      workload, changes: options.changes, processes: options.processes, settleMs: options.settleMs, serverFlags: options.serverFlags,
+      realAgents: options.realAgents, changeIndexes, kindChanges: options.kindChanges, kindTargets: changeTargets(options.shape.clusters, options.realAgentIndexes), staggerMs: options.staggerSeconds * 1000,
+    });
+    baseline = await runBaseline(runner, workload, options, changeIndexes);
   }
   if (options.footprintIdleSeconds > 0) {
     footprint = await runner.run('agent footprint (one real agent process)', () => measureAgentFootprint(options.shape, options.footprintIdleSeconds, { settleMs: options.footprintSettleMs }), { always: true });

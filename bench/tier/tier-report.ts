@@ -6,6 +6,7 @@ import type { Workload } from '../workload.ts';
 import type { Baseline } from './baseline.ts';
 import type { ChangeStages, LiveResults } from './live-run.ts';
 import type { PhaseRecord } from './phases.ts';
+import { wholePathLines } from './tier-report-path.ts';
 import type { TierOptions } from './run-tier.ts';
 
 export interface TierReport {
@@ -92,7 +93,7 @@ function processLines(r: TierReport): string[] {
   return [
     '## Processes',
     '',
-    `One redis-server, one \`meshrelay-server\` child process (${flags}, \`--redis-url\`, admin token, state dir in a temp dir), ${r.live.processes ?? r.options.processes} load-generator processes running ${r.options.shape.clusters} relay clients (the agent's own \`RelayClient\`, mTLS, the agent's default heartbeats and limits), dealt round-robin; the baseline and floors run in the bench process after the live phases; the agent footprint is one \`meshrelay-agent\` process.`,
+    `One redis-server, one \`meshrelay-server\` child process (${flags}, \`--redis-url\`, admin token, state dir in a temp dir), ${r.live.processes ?? r.options.processes} load-generator processes running ${r.options.shape.clusters - r.options.realAgents.length} relay clients (the agent's own \`RelayClient\`, mTLS, the agent's default heartbeats and limits), dealt round-robin; ${r.options.realAgents.length} real \`meshrelay-agent\` processes (${r.options.realAgents.join(', ') || 'none'}; see the whole path below); the baseline and floors run in the bench process after the live phases; the agent footprint is one \`meshrelay-agent\` process.`,
     '',
     '| phase | status | seconds | |',
     '|---|---|---:|---|',
@@ -251,5 +252,5 @@ function sampleLines(r: TierReport): string[] {
 }
 
 export function renderTierSection(r: TierReport): string {
-  return [...header(r), ...workloadLines(r), ...processLines(r), ...figureLines(r), ...footprintLines(r), ...targetLines(r), ...sampleLines(r)].join('\n');
+  return [...header(r), ...workloadLines(r), ...processLines(r), ...figureLines(r), ...wholePathLines(r), ...footprintLines(r), ...targetLines(r), ...sampleLines(r)].join('\n');
 }
