@@ -89,6 +89,7 @@ test('given three clusters with real agents, then the topology draws who backs a
   }
   assert.equal(await page.locator('#topology g[data-side="export"][data-state="ok"]').count(), 3);
   assert.match(await page.locator('#topology-attention').innerText(), /Every contribution is current/);
+  assert.match(await page.locator('#topology-plane').innerText(), /Replica mgmt-0: translating 3 clusters, 4 VirtualDestinations\./);
   await saveScreenshot(page, 'ui', 'topology-current');
 
   // Redis and the server restart while cluster-c's agent is gone: its last known contribution is carried.
@@ -97,9 +98,11 @@ test('given three clusters with real agents, then the topology draws who backs a
   await mesh.redis?.kill();
   await mesh.redis?.restart();
   await mesh.restartServer(server);
-  const carried = await waitForEdges(page, (e) => e.filter((x) => x.startsWith('export')).every((x) => x.endsWith(x.startsWith('export cluster-c') ? ': carried' : ': current')),
-    'cluster-a and cluster-b did not return while cluster-c was drawn as carried');
-  assert.equal(carried.filter((e) => e.startsWith('export cluster-c')).length, 3);
+  // Right after the restart no output exists yet: wait for all seven export edges, cluster-c's carried, the others back.
+  await waitForEdges(page, (e) => {
+    const exports = e.filter((x) => x.startsWith('export'));
+    return exports.length === 7 && exports.every((x) => x.endsWith(x.startsWith('export cluster-c') ? ': carried' : ': current'));
+  }, 'cluster-a and cluster-b did not return while cluster-c was drawn as carried');
   await page.locator('#topology-attention [data-cluster="cluster-c"][data-attention="carried"]').waitFor();
   assert.equal(await page.locator('#topology g[data-cluster="cluster-c"][data-side="export"]').getAttribute('data-state'), 'warn');
 

@@ -42,6 +42,7 @@ test('given safe mode holding for a warm cluster without input, then the topolog
   await west.waitFor();
   assert.equal(await west.getAttribute('data-state'), 'bad');
   assert.match(await west.textContent() ?? '', /safe mode waits for it/);
+  assert.match(await page.locator('#topology-plane').innerText(), /Replica test-0: safe mode translation is halted, waiting for west\./);
   assert.equal(await page.locator('#topology g[data-cluster="east"][data-side="export"]').getAttribute('data-state'), 'ok');
   assert.match(await page.locator('#topology-attention [data-cluster="west"][data-attention="holding"]').innerText(), /safe mode holds translation/);
   // Nothing was translated while the gate holds: no output holds a destination yet.

@@ -187,6 +187,14 @@ function legend() {
     sample('disconnected', 'disconnected: the consumer\'s agent is away'));
 }
 
+/** The plane's own state on this replica: is translation running, or what does safe mode wait for. */
+function planeLine(view) {
+  const { active, missing } = view.safeMode;
+  return h('p', { id: 'topology-plane', 'data-safe-mode': active ? 'held' : 'open' }, `Replica ${view.replica}: `,
+    active ? [badge('bad', 'safe mode'), ` translation is halted, waiting for ${missing.length > 0 ? missing.join(', ') : 'the safe-start window'}.`]
+      : [badge('ok', 'translating'), ` ${count(view.clusters.length, 'cluster')}, ${count(view.destinations.length, 'VirtualDestination')}.`]);
+}
+
 // Past a few dozen destinations a drawing is no longer read; the Resources view lists them all.
 const MAX_DRAWN = 40;
 
@@ -204,6 +212,7 @@ export function topologyContent(view) {
   if (view.clusters.length === 0) return h('p', { class: 'muted' }, 'No cluster is registered.');
   const drawn = drawnPart(view);
   return [
+    planeLine(view),
     drawn === view ? null : h('p', { class: 'muted', id: 'topology-limit' },
       `Drawing ${drawn.destinations.length} of ${view.destinations.length} VirtualDestinations, those with stale, carried, held or disconnected edges first.`),
     h('div', { class: 'topology-wrap' }, drawing(drawn)), legend(), h('h3', null, 'Needs attention'), attention(view),
