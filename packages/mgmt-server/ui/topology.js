@@ -70,7 +70,12 @@ function connectionText(c) {
 function clusterState(c, side) {
   if (c.holdingTranslation) return ['safe mode waits for it', 'bad'];
   if (side === 'export') {
-    return { current: ['input current', 'ok'], stale: ['stale input (agent away)', 'warn'], carried: [`carried input ${short(c.carried?.inputHash)}`, 'warn'], none: ['no input', 'neutral'] }[c.contribution];
+    return {
+      current: ['input current', 'ok'],
+      stale: ['stale input (agent away)', 'warn'],
+      carried: [`carried input ${short(c.carried?.inputHash)}`, 'warn'],
+      none: ['no input', 'neutral'],
+    }[c.contribution];
   }
   if (c.heldOutput) return [`output held ${short(c.heldOutput.hash)}`, 'warn'];
   return c.connected ? ['receiving outputs', 'ok'] : ['not receiving (agent away)', 'bad'];
@@ -98,8 +103,8 @@ function destinationNode(d, y, byName) {
     { 'data-destination': d.id }, `VirtualDestination ${d.namespace}/${d.name}, defined in ${d.definedIn}; hosts ${d.hosts.join(', ')}`);
 }
 
-// A third of the way along its curve, a label sits where edges of one source have fanned out
-// by a row's share but edges of the next source have not arrived yet: labels do not overlap.
+// A third of the way along its curve, a label sits near its exporter, where that exporter's
+// edges have begun to fan out and the next exporter's edges have not arrived yet.
 const LABEL_T = 0.3;
 
 /** The point at LABEL_T on the curve M x1 a C mid a, mid b, x2 b, lifted above the line. */
