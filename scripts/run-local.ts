@@ -7,7 +7,7 @@
 // directory), never into the source tree: the agents write resource statuses to .run/<cluster>/status,
 // not beside the example manifests. Ctrl-C stops all.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, watch, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 
 const root = resolve(import.meta.dirname, '..');
@@ -110,14 +110,30 @@ const MANIFEST = /^[^.].*\.(ya?ml|json)$/i;
 /**
  * The manifests an agent reads: links to every file of examples/<cluster>/ and of
  * examples/grpc-demo/<cluster>/ (the demo's workloads stay out of the example clusters, whose
- * contents other checks rely on). The agent follows these links and rescans them every 2 s,
- * so an edit under examples/ still reaches it at once.
+ * contents other checks rely on). The agent follows these links and rescans them every 2 s, so an
+ * edit under examples/ still reaches it at once; a file added or removed there is linked or
+ * unlinked as it happens.
  */
 function composeManifests(cluster: string): string {
   const dir = join(run, cluster, 'manifests');
   mkdirSync(dir, { recursive: true });
   for (const [source, prefix] of [[join(root, 'examples', cluster), ''], [join(root, 'examples', 'grpc-demo', cluster), 'grpc-demo-']] as const) {
-    for (const file of readdirSync(source).filter((f) => MANIFEST.test(f))) symlinkSync(join(source, file), join(dir, prefix + file));
+    const relink = (): void => {
+      const wanted = new Set(readdirSync(source).filter((f) => MANIFEST.test(f)));
+      for (const link of readdirSync(dir).filter((f) => f.startsWith(prefix) && (prefix !== '' || !f.startsWith('grpc-demo-')))) {
+        if (!wanted.has(link.slice(prefix.length))) rmSync(join(dir, link), { force: true });
+      }
+      for (const file of wanted) if (!existsSync(join(dir, prefix + file))) symlinkSync(join(source, file), join(dir, prefix + file));
+    };
+    relink();
+    watch(source, () => {
+      try {
+        relink();
+      } catch (err) {
+        // A file renamed or removed while being linked: the next event relinks it.
+        console.error(`run-local: linking ${source} into ${dir}: ${(err as Error).message}`);
+      }
+    }).unref();
   }
   return dir;
 }
