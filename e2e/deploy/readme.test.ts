@@ -128,3 +128,24 @@ test('given the error catalogue, when docs/reference/errors.md is read, then eve
   }
   assert.deepEqual(documented.map(([name]) => name?.replaceAll('`', '')).filter((name) => !(name !== undefined && name in ERROR_CATALOGUE)), []);
 });
+
+/** meshctl's own help for `args`: the names of the commands it lists. */
+async function meshctlCommands(args: readonly string[]): Promise<string[]> {
+  let out = '';
+  const io = { stdout: { write: (s: string) => (out += s, true) }, stderr: { write: (s: string) => (out += s, true) }, env: {} };
+  assert.equal(await runMeshctl([...args, '--help'], io), 0, out);
+  const commands = out.slice(out.indexOf('\nCommands:\n'));
+  return [...commands.matchAll(/^ {2}([a-z][a-z-]*)/gm)].map((m) => m[1] ?? '').filter((name) => name !== 'help');
+}
+
+test('given meshctl\'s own help, when compared with docs/reference/meshctl.md, then every command and subcommand has a row', async () => {
+  const rows = doc('docs/reference/meshctl.md').split('\n').filter((line) => line.startsWith('| `meshctl '));
+  const paths: string[] = [];
+  for (const command of await meshctlCommands([])) {
+    const subcommands = await meshctlCommands([command]);
+    paths.push(...(subcommands.length === 0 ? [command] : subcommands.map((sub) => `${command} ${sub}`)));
+  }
+  assert.ok(paths.length >= 15, `expected meshctl's commands, found ${paths.join(', ')}`);
+  assert.deepEqual(paths.filter((path) => !rows.some((row) => row.includes(`\`meshctl ${path}\``) || row.includes(`\`meshctl ${path} `))), []);
+});
+
