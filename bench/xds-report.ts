@@ -64,7 +64,8 @@ export function renderXdsSection(r: XdsReport): string {
     '',
     'The real `AdsServer` of the agent runs in a process of its own, fed the cluster\'s config as the agent feeds it; the streams connect before it has a config (the agent holds them until its first), so the first full push answers every stream at once. ' +
       'Times run in the server process from setting the config (for a change: from taking the changed input, rebuild included) until the last stream\'s ACK of it arrived. ' +
-      'Bytes are serialized DiscoveryResponses a raw stream received (gRPC and HTTP/2 framing not counted). RSS is the server process\'s VmRSS after two full GCs.',
+      'Bytes are serialized DiscoveryResponses a raw stream received (gRPC and HTTP/2 framing not counted). RSS is the server process\'s VmRSS after two full GCs. ' +
+      'The raw streams share the bench process\'s one event loop, so on a loaded machine an ACK also waits for the streams handled before it.',
   ];
   for (const t of r.tiers) {
     lines.push('', `## Tier ${t.tier}`, '', workloadLine(t), '', '| figure | measured | baseline (same run) | ratio |', '|---|---|---|---:|', ...figureRows(t));
