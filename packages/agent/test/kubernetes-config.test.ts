@@ -62,6 +62,12 @@ test('given a watch namespace that is not a DNS label, when parsed, then the err
   assert.match(err.message, /--watch-namespaces: "Bad_NS" is not a namespace name/);
 });
 
+test('given --istio-namespace, when parsed, then it names where the mesh config is read; one that is not a DNS label is refused naming the flag', () => {
+  assert.equal(parseAgentConfig([...BASE, '--discovery-provider', 'kubernetes', '--istio-namespace', 'istio-config']).istioNamespace, 'istio-config');
+  const err = configError([...BASE, '--discovery-provider', 'kubernetes', '--istio-namespace', 'Istio_System']);
+  assert.match(err.message, /--istio-namespace: "Istio_System" is not a namespace name/);
+});
+
 test('given KUBECONFIG and MESHRELAY_AGENT_DISCOVERY_PROVIDER in the environment, when parsed, then they configure the kubernetes backends', (t) => {
   withEnv(t, 'KUBECONFIG', '/env/kubeconfig');
   withEnv(t, 'MESHRELAY_AGENT_DISCOVERY_PROVIDER', 'kubernetes');
