@@ -1,5 +1,6 @@
 // `npm run bench -- --tier …` end to end on a tiny custom tier: real redis-server, a real
-// meshrelay-server process, load-generator processes of relay clients, a real agent process.
+// meshrelay-server process, load-generator processes of relay clients, real agent processes (two
+// clusters' discovery and apply, and the footprint's).
 // Asserts what the run measured and wrote, never how fast it was.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -20,13 +21,21 @@ function figure(section: string, label: string): string {
   return row.split('|')[2]?.trim() ?? '';
 }
 
+/** The "Whole-path changes" lines of a section. */
+function wholePathChanges(section: string): string[] {
+  return section.split('\n').filter((l) => /^- (address|readiness) #\d+ /.test(l));
+}
+
 test('given a results file with an in-process section, when the tier bench runs a tiny custom tier, then it writes a complete section of its own and keeps the other', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'bench-tier-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const results = join(dir, 'RESULTS.md');
   await writeFile(results, IN_PROCESS);
-  const args = ['bench/run.ts', '--tier', 'S', '--clusters', '3', '--services', '20', '--endpoints', '2', '--changes', '20', '--settle-ms', '100', '--footprint-idle-seconds', '1', '--footprint-settle-ms', '200', '--results', results];
-  await run(process.execPath, args, { cwd: ROOT, timeout: 170_000, maxBuffer: 16 * 1024 * 1024 });
+  const args = [
+    'bench/run.ts', '--tier', 'S', '--clusters', '3', '--services', '20', '--endpoints', '2', '--changes', '20', '--settle-ms', '100', '--footprint-idle-seconds', '1', '--footprint-settle-ms', '200',
+    '--real-agents', '2', '--kind-changes', '2', '--stagger-seconds', '1', '--results', results,
+  ];
+  await run(process.execPath, args, { cwd: ROOT, timeout: 280_000, maxBuffer: 16 * 1024 * 1024 });
   const text = await readFile(results, 'utf8');
 
   assert.ok(text.startsWith(IN_PROCESS.trim()), 'the in-process section is kept, first');
@@ -37,11 +46,25 @@ test('given a results file with an in-process section, when the tier bench runs 
   assert.match(figure(section, 'one endpoint changed'), /\(n = 20\)$/);
   assert.match(figure(section, 'bytes on the wire per affected agent'), /^p50 [\d.]+ KiB/);
   assert.equal(figure(section, 'bytes sent to agents the change did not affect'), '0 B');
-  assert.equal(figure(section, 'reconnect storm: bytes re-sent'), '0 B to 3 agents');
+  // The storm's resync is timed on the relay clients' clusters (real agents log no pull-stream opening).
+  assert.equal(figure(section, 'reconnect storm: bytes re-sent'), '0 B to 1 agents');
   assert.equal(figure(section, 'reconnect storm: re-applies'), '0');
   assert.match(figure(section, 'server RSS after convergence'), /^[\d.]+ MiB$/);
   assert.equal(section.split('\n').filter((l) => /^- #\d+ cluster-\d\/svc-\d+ → 10\.99\./.test(l)).length, 20, 'every change is listed');
   assert.match(section, /## Light agent \(issue 11\.5\)\n\nOne `meshrelay-agent` process/);
+
+  // The whole path: two clusters run real agents; both change kinds went through their manifests.
+  assert.match(section, /Real agents: cluster-0, cluster-2 each run as a `meshrelay-agent` process/);
+  const changes = wholePathChanges(section);
+  assert.equal(changes.length, 4, 'two address changes and a readiness unready/ready pair');
+  assert.match(changes[0] ?? '', /^- address #0 cluster-0\/svc-000 → 10\.98\.0\.1 \(manifest edit, real agent\): 1 agents applied/);
+  assert.match(changes[1] ?? '', /^- address #1 cluster-1\/svc-000 → 10\.98\.0\.2 \(offered by a relay client\): 1 agents applied/);
+  // The readiness flip changes every cluster's output: every agent, real or not, applied it.
+  assert.match(changes[2] ?? '', /^- readiness #0 cluster-0\/svc-000 ready false \(manifest edit, real agent\): 3 agents applied/);
+  assert.match(changes[3] ?? '', /^- readiness #1 cluster-0\/svc-000 ready true \(manifest edit, real agent\): 3 agents applied/);
+  assert.match(figure(section, '… changes that sent bytes to an agent whose output did not change'), /^0$/);
+  assert.match(figure(section, 'staggered cold start'), /^\d+ ms \(real agents \d+ ms; last input accepted \d+ ms into the window\)$/);
+  assert.match(figure(section, 'server RSS, sampled every 500 ms'), /^high-water \(VmHWM\) [\d.]+ MiB, first read during "[^"]+"; highest sample [\d.]+ MiB during "[^"]+", \d+ s into the run \(\d+ samples\)$/);
 });
 
 test('given a tier whose inputs would not fit in the bench process, when it runs, then the section says the workload phase stopped and why, and nothing else ran', async (t) => {

@@ -13,7 +13,7 @@ import type { Workload } from '../workload.ts';
 import { endpointChange, type EndpointChange } from './endpoint-change.ts';
 import { RealAgents } from './real-agents.ts';
 import { RssSampler, type RssHighWater } from './rss-sampler.ts';
-import { oneKindChange, staggeredStart, type KindChangeSample, type StaggeredStart } from './whole-path.ts';
+import { kindChangePhases, staggeredStart, type KindChangeSample, type StaggeredStart } from './whole-path.ts';
 import { Fleet } from './fleet.ts';
 import { provenanceDigest } from './load-generator.ts';
 import type { PhaseRunner } from './phases.ts';
@@ -361,13 +361,7 @@ export async function runLive(runner: PhaseRunner, options: LiveOptions): Promis
       return serverMemory(plane.metricsPort, plane.server.proc.pid);
     });
     const context = { fleet: agents, real, workload, serverPid: () => plane.server.proc.pid, metricsPort: plane.metricsPort, targets: options.kindTargets };
-    for (const kind of ['address', 'readiness'] as const) {
-      await runner.run(`${options.kindChanges} ${kind} changes (whole path)`, async (signal) => {
-        // Readiness flips go in unready/ready pairs (an even count), so the endpoints end ready for the changes after them.
-        const count = kind === 'readiness' ? options.kindChanges + (options.kindChanges % 2) : options.kindChanges;
-        for (let i = 0; i < count; i++) results.kindChanges.push(await oneKindChange(context, kind, i, signal));
-      });
-    }
+    await kindChangePhases(runner, context, options.kindChanges, results.kindChanges);
     await runner.run(`${options.changeIndexes.length} one-endpoint changes`, async (signal) => {
       for (const i of options.changeIndexes) results.changes.push(await oneChange(agents, endpointChange(workload.shape, i), options.settleMs, signal));
     });

@@ -11,8 +11,10 @@ import type { Workload } from '../workload.ts';
 import { kindChange, type ChangeKind, type KindChange } from './change-kinds.ts';
 import type { Fleet } from './fleet.ts';
 import { provenanceDigest } from './load-generator.ts';
+import type { PhaseRunner } from './phases.ts';
 import { scrapeMetrics } from './processes.ts';
 import type { RealAgents } from './real-agents.ts';
+import { profiled } from './server-profile.ts';
 
 export interface StaggeredStart {
   readonly windowMs: number;
@@ -154,4 +156,18 @@ export async function oneKindChange(ctx: KindChangeContext, kind: ChangeKind, in
   const bytes = new Map([...bytesAfter].map(([c, v]) => [c, v - (bytesBefore.get(c) ?? 0)] as const).filter(([, v]) => v > 0));
   const appliedMs = new Map(expected.map((c) => [c, (appliedAt(c) as number) - madeAt]));
   return { change, viaRealAgent, expected, appliedMs, serverCpuSeconds, agentCpuSeconds, bytes, quietAfterMs };
+}
+
+/** The address changes, then the readiness changes (under the server's profiler when asked, see server-profile.ts), each kind a phase. */
+export async function kindChangePhases(runner: PhaseRunner, context: KindChangeContext, changes: number, into: KindChangeSample[]): Promise<void> {
+  for (const kind of ['address', 'readiness'] as const) {
+    // Readiness flips go in unready/ready pairs (an even count), so the endpoints end ready for the changes after them.
+    const count = kind === 'readiness' ? changes + (changes % 2) : changes;
+    await runner.run(`${count} ${kind} changes (whole path)`, async (signal) => {
+      const all = async () => {
+        for (let i = 0; i < count; i++) into.push(await oneKindChange(context, kind, i, signal));
+      };
+      await (kind === 'readiness' ? profiled(all) : all());
+    });
+  }
 }
