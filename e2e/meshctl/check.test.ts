@@ -118,7 +118,7 @@ test('given a --workspaces-file, when checked, then the workspaces line names th
 
   assert.deepEqual(report.checks.find((c) => c.name === 'workspaces'), { name: 'workspaces', ok: true, detail: '2 defined (team-a, team-b)' });
   const status = await apiGet<{ workspaces: unknown }>(running, '/api/v1/status');
-  assert.deepEqual(status.workspaces, { mode: 'defined', names: ['team-a', 'team-b'], notice: null });
+  assert.deepEqual(status.workspaces, { mode: 'defined', source: 'file', names: ['team-a', 'team-b'], notice: null, problems: [] });
 });
 
 test('given no --workspaces-file, when the status is read, then the API names the implicit global workspace and what it allows', async (t) => {
