@@ -22,6 +22,8 @@ export interface ManagementResources {
   workspacesView(): WorkspacesView;
   /** The RootTrustPolicy read from the API; undefined without the kubernetes registry. */
   rootTrustPolicy(): RootTrustPolicyState | undefined;
+  /** Called with the new state after the RootTrustPolicy read changed (kubernetes registry only). */
+  onRootTrustPolicyChange(listener: (state: RootTrustPolicyState) => void): () => void;
   /** Called with a reason after the Workspaces in force (or their problems) changed. */
   onWorkspacesChange(listener: (reason: string) => void): () => void;
   close(): Promise<void>;
@@ -47,7 +49,12 @@ export async function openManagementResources(config: ManagementResourcesConfig,
   reportTrust(trust, logger);
   if (fromFile !== undefined) {
     logger.info({ file: config.workspacesFile }, 'Workspaces from --workspaces-file; Workspace CRs in the management namespace are not read');
-    return { ...staticResources(fromFile, 'file'), rootTrustPolicy: () => trust.current(), close: () => trust.close() };
+    return {
+      ...staticResources(fromFile, 'file'),
+      rootTrustPolicy: () => trust.current(),
+      onRootTrustPolicyChange: (listener) => trust.onChange(listener),
+      close: () => trust.close(),
+    };
   }
   let workspaces: WorkspaceSource;
   try {
@@ -61,6 +68,7 @@ export async function openManagementResources(config: ManagementResourcesConfig,
     workspaces: () => workspaces.list(),
     workspacesView: () => describeWorkspaces(workspaces.list(), 'kubernetes', workspaces.problems()),
     rootTrustPolicy: () => trust.current(),
+    onRootTrustPolicyChange: (listener) => trust.onChange(listener),
     onWorkspacesChange: (listener) => workspaces.onChange(() => listener('Workspace CRs changed')),
     close: async () => {
       await workspaces.close();
@@ -75,6 +83,7 @@ function staticResources(workspaces: readonly Resource[], source: WorkspacesSour
     workspaces: () => workspaces,
     workspacesView: () => view,
     rootTrustPolicy: () => undefined,
+    onRootTrustPolicyChange: () => () => undefined,
     onWorkspacesChange: () => () => undefined,
     close: async () => undefined,
   };

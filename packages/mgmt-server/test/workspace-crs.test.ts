@@ -101,4 +101,11 @@ test('given a RootTrustPolicy CR, when a kubernetes-mode server starts, then it 
   assert.deepEqual(state?.policy?.mgmtServerCa, { type: 'secretRef', secretRef: { name: 'root-ca', namespace: NS } });
   assert.deepEqual(state?.policy?.intermediateCertOptions, { ttlDays: 30 });
   assert.match(state?.note ?? '', /not acted on yet/);
+
+  const seen: string[] = [];
+  server.management.onRootTrustPolicyChange((s) => seen.push(s.problems.join()));
+  fake.put({ apiVersion: 'admin.gloo.solo.io/v2', kind: 'RootTrustPolicy', metadata: { name: 'root', namespace: NS }, spec: { config: { intermediateCertOptions: { rsaKeySizeBytes: 1024 } } } });
+  await waitFor(() => seen.length > 0, { timeoutMs: 10_000, message: 'the invalid edit was not reported' });
+  assert.match(seen[0] ?? '', /RootTrustPolicy gloo-mesh\/root: spec\.config\.intermediateCertOptions\.rsaKeySizeBytes: .*; its previous valid version is kept/);
+  assert.deepEqual(server.management.rootTrustPolicy()?.policy?.intermediateCertOptions, { ttlDays: 30 });
 });
