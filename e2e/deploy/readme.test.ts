@@ -149,3 +149,12 @@ test('given meshctl\'s own help, when compared with docs/reference/meshctl.md, t
   assert.deepEqual(paths.filter((path) => !rows.some((row) => row.includes(`\`meshctl ${path}\``) || row.includes(`\`meshctl ${path} `))), []);
 });
 
+test('given the safe-mode page\'s Prometheus queries, when compared with the fault suite, then each is a query a real Prometheus answers there', () => {
+  const page = doc('docs/operating/safe-mode.md');
+  const block = /The queries Gloo operators already run[\s\S]*?```\n([\s\S]*?)```/.exec(page)?.[1] ?? '';
+  const queries = block.split('\n').filter((line) => line.trim() !== '');
+  assert.equal(queries.length, 2, 'the page shows the two Gloo operator queries');
+  const faults = doc('e2e/faults/restart.test.ts');
+  for (const query of queries) assert.ok(faults.includes(`'${query}'`), `e2e/faults/restart.test.ts does not run ${query}`);
+});
+
