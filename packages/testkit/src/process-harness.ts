@@ -1,5 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /** How a child process ended: an exit code, or the signal that ended it. */
 export interface ProcessExit {
@@ -266,17 +269,68 @@ export async function waitFor(condition: () => boolean | Promise<boolean>, optio
 }
 
 /**
- * A TCP port on 127.0.0.1 that was free a moment ago (bound on port 0, then released).
- * Another process may take it before the caller binds it; callers that can retry should.
+ * Ports handed to child processes come from below the kernel's ephemeral range (32768 and up on
+ * Linux), so no outgoing connection can take one between the pick and the child's bind; and each is
+ * claimed with a file only one process can create, so test files running side by side never pick
+ * the same one. A claim is released when its process exits; one left by a process that died is
+ * taken over.
  */
-export async function freePort(): Promise<number> {
+const PORT_RANGE = { first: 20_000, last: 32_000 } as const;
+const CLAIM_DIR = join(tmpdir(), 'meshrelay-test-ports');
+const claimed = new Set<number>();
+let releaseOnExit = false;
+
+function claimPort(port: number): boolean {
+  const file = join(CLAIM_DIR, String(port));
+  try {
+    writeFileSync(file, String(process.pid), { flag: 'wx' });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    const owner = Number(readFileSync(file, 'utf8'));
+    if (owner === process.pid || isAlive(owner)) return false;
+    // The owner died without releasing it: take it over (one winner, by the rename below).
+    const mine = `${file}.${process.pid}`;
+    writeFileSync(mine, String(process.pid));
+    renameSync(mine, file);
+    if (Number(readFileSync(file, 'utf8')) !== process.pid) return false;
+  }
+  claimed.add(port);
+  if (!releaseOnExit) {
+    releaseOnExit = true;
+    process.once('exit', () => {
+      for (const p of claimed) rmSync(join(CLAIM_DIR, String(p)), { force: true });
+    });
+  }
+  return true;
+}
+
+function isAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function canBind(port: number): Promise<boolean> {
   const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
+  return new Promise((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('freePort: the server has no TCP address');
-  return address.port;
+}
+
+/** A TCP port on 127.0.0.1 that is free now and that no other test process will pick. */
+export async function freePort(): Promise<number> {
+  mkdirSync(CLAIM_DIR, { recursive: true });
+  const span = PORT_RANGE.last - PORT_RANGE.first + 1;
+  const offset = Math.floor(Math.random() * span);
+  for (let i = 0; i < span; i++) {
+    const port = PORT_RANGE.first + ((offset + i) % span);
+    if (claimed.has(port) || !claimPort(port)) continue;
+    if (await canBind(port)) return port;
+  }
+  throw new Error(`freePort: no free port in ${PORT_RANGE.first}-${PORT_RANGE.last}`);
 }

@@ -113,3 +113,20 @@ test('given freePort, when its port is bound, then the bind succeeds', async (t)
   t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
   assert.ok(port > 0);
 });
+
+test('given several processes picking ports at once, then no port is handed out twice and none is in the ephemeral range', { timeout: 60_000 }, async (t) => {
+  const script = `import { freePort } from ${JSON.stringify(new URL('../src/index.ts', import.meta.url).href)};
+const ports = [];
+for (let i = 0; i < 40; i++) ports.push(await freePort());
+console.log('ports ' + JSON.stringify(ports));
+await new Promise((r) => setTimeout(r, 1500));`;
+  const children = await Promise.all(
+    [1, 2, 3].map((n) => spawnProcess({ name: `picker-${n}`, command: process.execPath, args: ['--input-type=module', '-e', script] })),
+  );
+  t.after(() => Promise.all(children.map((c) => c.stop())));
+  const lists = await Promise.all(children.map(async (c) => JSON.parse((await c.waitForLine(/^ports /, 30_000)).slice(6)) as number[]));
+  const all = lists.flat();
+  assert.equal(all.length, 120);
+  assert.equal(new Set(all).size, 120, 'a port was handed to two processes');
+  assert.ok(all.every((p) => p >= 20_000 && p < 32_768), `a port outside 20000-32767: ${all.filter((p) => p < 20_000 || p >= 32_768).join(', ')}`);
+});
