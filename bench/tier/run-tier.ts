@@ -1,8 +1,11 @@
 /**
  * `npm run bench -- --tier S|M|L [options]`: the tier bench with real processes. Phases, each
  * under a time limit: workload generation; redis-server + meshrelay-server (default flags);
- * cluster registration over the HTTP API; load generators (RelayClients over mTLS); cold start;
- * server memory; one-endpoint changes; a kill -9 reconnect storm; then, in this process, the
+ * cluster registration over the HTTP API; load generators (RelayClients over mTLS) and, for a
+ * sample of clusters (--real-agents N), real `meshrelay-agent` processes (file discovery, file
+ * apply); a cold start with the inputs arriving over --stagger-seconds; server memory; address and
+ * readiness changes on the whole path (--kind-changes N of each, whole-path.ts); one-endpoint
+ * changes; a kill -9 reconnect storm (server RSS is sampled every 500 ms throughout); then, in this process, the
  * naive full recompute + full resend baseline of the same changes and the encoding floors of the
  * same outputs; finally one real agent process's footprint. Writes the tier's section of
  * bench/RESULTS.md with whatever was measured and, if a phase failed or timed out, where and why.
