@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { startRedisServer, waitFor } from '@meshrelay/testkit';
+import { startFakeKubeApiServer, startRedisServer, waitFor } from '@meshrelay/testkit';
 import { mtlsClient, next, openPull, openPush, pushSnapshot, register, service } from '../../packages/mgmt-server/test/harness.ts';
 import type { CheckReport } from '@meshrelay/meshctl';
 import { UNUSED_TOKEN_ENV, apiGet, closedPortUrl, meshctlAt, startServer, tokenFrom, type RunningServer } from './harness.ts';
@@ -119,6 +119,25 @@ test('given a --workspaces-file, when checked, then the workspaces line names th
   assert.deepEqual(report.checks.find((c) => c.name === 'workspaces'), { name: 'workspaces', ok: true, detail: '2 defined (team-a, team-b)' });
   const status = await apiGet<{ workspaces: unknown }>(running, '/api/v1/status');
   assert.deepEqual(status.workspaces, { mode: 'defined', source: 'file', names: ['team-a', 'team-b'], notice: null, problems: [] });
+});
+
+test('given Workspace CRs with the kubernetes registry, one of them invalid, when checked, then the workspaces line names the valid ones and warns naming the invalid one', async (t) => {
+  const kube = await startFakeKubeApiServer();
+  t.after(() => kube.stop());
+  const workspace = (name: string, spec: unknown) => ({ apiVersion: 'admin.gloo.solo.io/v2', kind: 'Workspace', metadata: { name, namespace: 'gloo-mesh' }, spec });
+  kube.put(workspace('web', { workloadClusters: [{ name: 'east' }] }));
+  kube.put(workspace('team', { workloadClusters: 'east' }));
+  const dir = await mkdtemp(join(tmpdir(), 'meshctl-kube-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  await writeFile(join(dir, 'kubeconfig'), kube.kubeConfigYaml(), { mode: 0o600 });
+  const running = await startServer(t, ['--registry', 'kubernetes', '--kubeconfig', join(dir, 'kubeconfig')]);
+
+  const { code, report } = await checkJson(running.url);
+
+  const check = report.checks.find((c) => c.name === 'workspaces');
+  assert.equal(check?.warn, true);
+  assert.match(check?.detail ?? '', /^1 defined \(web\); 1 invalid: Workspace gloo-mesh\/team: spec\.workloadClusters: .*; not in force \(it never was valid\)$/);
+  assert.equal(code, 0, 'a warning, not a failure');
 });
 
 test('given no --workspaces-file, when the status is read, then the API names the implicit global workspace and what it allows', async (t) => {

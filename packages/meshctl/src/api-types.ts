@@ -57,7 +57,15 @@ export interface ServerStatus {
   };
   readonly clusters: number;
   /** The Workspaces the server runs with (absent from servers before this field). */
-  readonly workspaces?: { readonly mode: 'implicit-global' | 'defined'; readonly names: readonly string[]; readonly notice: string | null };
+  readonly workspaces?: {
+    readonly mode: 'implicit-global' | 'defined';
+    readonly names: readonly string[];
+    readonly notice: string | null;
+    /** Where they come from (absent from servers before this field). */
+    readonly source?: 'file' | 'kubernetes' | 'none';
+    /** Workspace CRs not (or only in a previous version) in force. */
+    readonly problems?: readonly string[];
+  };
 }
 
 export interface HealthResponse {

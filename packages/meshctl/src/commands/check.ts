@@ -116,9 +116,11 @@ function storeCheck(status: Outcome<ServerStatus>): CheckResult {
 function workspacesCheck(status: Outcome<ServerStatus>): CheckResult[] {
   const name = 'workspaces';
   if (!status.ok || status.value.workspaces === undefined) return [];
-  const { mode, names, notice } = status.value.workspaces;
-  if (mode === 'implicit-global') return [{ name, ok: true, warn: true, detail: `implicit global workspace: ${notice ?? 'no Workspace is defined'}; define Workspaces with --workspaces-file to scope each team` }];
-  return [{ name, ok: true, detail: `${names.length} defined (${names.join(', ')})` }];
+  const { mode, names, notice, source, problems = [] } = status.value.workspaces;
+  const invalid = problems.length === 0 ? '' : `; ${problems.length} invalid: ${problems.join('; ')}`;
+  const how = source === 'kubernetes' ? 'apply Workspace CRs in the management namespace' : 'define Workspaces with --workspaces-file';
+  if (mode === 'implicit-global') return [{ name, ok: true, warn: true, detail: `implicit global workspace: ${notice ?? 'no Workspace is defined'}; ${how} to scope each team${invalid}` }];
+  return [{ name, ok: true, ...(invalid === '' ? {} : { warn: true }), detail: `${names.length} defined (${names.join(', ')})${invalid}` }];
 }
 
 function clusterChecks(clusters: Outcome<ClusterView[]>, replica: string, now: Date): CheckResult[] {
