@@ -3,9 +3,10 @@
 // one they accept. The README links to these pages (docs/operating, docs/reference); it keeps only
 // the tour, and the size a first reader takes in (checked here too).
 import assert from 'node:assert/strict';
-import { readFileSync, statSync } from 'node:fs';
+import { globSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
+import { parse } from 'yaml';
 import { ERROR_CATALOGUE, GRPC_STATUS } from '@meshrelay/api';
 import { runMeshctl } from '@meshrelay/meshctl';
 import { freePort } from '@meshrelay/testkit';
@@ -156,5 +157,21 @@ test('given the safe-mode page\'s Prometheus queries, when compared with the fau
   assert.equal(queries.length, 2, 'the page shows the two Gloo operator queries');
   const faults = doc('e2e/faults/restart.test.ts');
   for (const query of queries) assert.ok(faults.includes(`'${query}'`), `e2e/faults/restart.test.ts does not run ${query}`);
+});
+
+/** `a.{b,c}.d` as `a.b.d` and `a.c.d`. */
+function expandBraces(path: string): string[] {
+  const m = /\{([^}]+)\}/.exec(path);
+  return m ? (m[1] ?? '').split(',').flatMap((alt) => expandBraces(path.replace(m[0], alt))) : [path];
+}
+
+test('given the Helm values the operating pages name, when looked up in the chart\'s values.yaml, then each exists', () => {
+  const values = parse(doc('deploy/helm/meshrelay/values.yaml')) as Record<string, unknown>;
+  const has = (path: string): boolean => path.split('.').reduce<unknown>((node, key) =>
+    (node !== null && typeof node === 'object' && key in node ? (node as Record<string, unknown>)[key] : undefined), values) !== undefined;
+  const named = globSync('docs/operating/*.md', { cwd: ROOT }).flatMap((page) =>
+    [...doc(page).matchAll(/`((?:glooMgmtServer|glooAgent|redis)\.[A-Za-z0-9_.{},]+)`/g)].flatMap((m) => expandBraces(m[1] ?? '').map((path) => `${page}: ${path}`)));
+  assert.ok(named.length >= 25, `expected the chart's values in the operating pages, found ${named.length}`);
+  assert.deepEqual(named.filter((entry) => !has(entry.split(': ')[1] ?? '')), []);
 });
 
