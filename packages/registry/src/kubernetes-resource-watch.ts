@@ -65,6 +65,7 @@ export class KubernetesResourceWatch {
   #lastError: unknown;
   #closed = false;
   #synced: (() => void) | undefined;
+  #reportPending = false;
 
   constructor(options: KubernetesResourceWatchOptions, onObjects: (current: WatchedObjects) => void) {
     this.#opts = options;
@@ -86,10 +87,10 @@ export class KubernetesResourceWatch {
       this.#served = true;
       this.#failures = 0;
       // The informer applies a list after this promise settles; report the set once it has.
-      setImmediate(() => this.#report());
+      this.#scheduleReport();
       return list;
     });
-    for (const event of ['add', 'update', 'delete'] as const) this.#informer.on(event, () => this.#report());
+    for (const event of ['add', 'update', 'delete'] as const) this.#informer.on(event, () => this.#scheduleReport());
     this.#informer.on('error', (err) => this.#scheduleRestart(err));
   }
 
@@ -130,6 +131,19 @@ export class KubernetesResourceWatch {
     if (this.#closed) return;
     this.#onObjects({ objects: [], served: false });
     this.#synced?.();
+  }
+
+  /**
+   * One report per turn of the event loop: a list applies its items one event at a time, and a
+   * consumer must not see the set half applied (a Workspace missing from it would be dropped).
+   */
+  #scheduleReport(): void {
+    if (this.#reportPending) return;
+    this.#reportPending = true;
+    setImmediate(() => {
+      this.#reportPending = false;
+      this.#report();
+    });
   }
 
   #report(): void {

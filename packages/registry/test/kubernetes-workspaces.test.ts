@@ -78,6 +78,8 @@ test('given a dropped watch and a compacted history, when the source lists again
   fake.put(workspace('bookinfo'));
   const source = await startWorkspaces(t, fake);
   await waitFor(() => fake.openWatchCount === 1);
+  const seen: string[][] = [];
+  source.onChange(() => seen.push(names(source)));
   fake.closeWatches();
   fake.put(workspace('web', [{ name: 'web-2' }]));
   fake.remove('Workspace', 'bookinfo', NS);
@@ -85,6 +87,7 @@ test('given a dropped watch and a compacted history, when the source lists again
   await waitFor(() => names(source).join() === 'web' && JSON.stringify(namespacesOf(source, 'web')).includes('web-2'), {
     message: `after the 410: ${JSON.stringify(source.list())}`,
   });
+  assert.deepEqual(seen, [['web']], 'the new list is applied at once, never half');
 });
 
 test('given list errors, when the watch breaks, then the source backs off, recovers and sees later changes', TIMEOUT, async (t) => {
