@@ -228,3 +228,25 @@ test('given a replica that stops leading, then open streams end UNAVAILABLE and 
   again.send({ node, type_url: LISTENER_TYPE, resource_names: ['reviews.global:9080'] });
   assert.deepEqual((await again.next()).resources.map((r) => r['name']), ['reviews.global:9080']);
 });
+
+test('given a proxy watching two endpoint resources, when one changes, then the push carries only that one; a new subscription gets all', { timeout: 30_000 }, async (t) => {
+  const { server } = await startServer();
+  t.after(() => server.stop());
+  server.setConfig(config(['127.0.0.1']));
+  const s = openStream(server.port);
+  t.after(s.close);
+  const names = [REVIEWS_CLUSTER, 'outbound|9080||ratings.global'];
+  s.send({ node, type_url: ENDPOINT_TYPE, resource_names: names });
+  const first = await s.next();
+  assert.equal(first.resources.length, 2);
+  s.send({ type_url: ENDPOINT_TYPE, resource_names: names, version_info: first.version_info, response_nonce: first.nonce });
+  server.setConfig(config(['127.0.0.1', '127.0.0.2']));
+  const change = await s.next();
+  assert.deepEqual(change.resources.map((r) => r['cluster_name']), [REVIEWS_CLUSTER]);
+  assert.notEqual(change.version_info, first.version_info);
+  s.send({ type_url: ENDPOINT_TYPE, resource_names: names, version_info: change.version_info, response_nonce: change.nonce });
+  // Subscribing to a third name is a new request: it is answered with everything subscribed.
+  s.send({ type_url: ENDPOINT_TYPE, resource_names: [...names, 'outbound|9080||nothing.global'], version_info: change.version_info, response_nonce: change.nonce });
+  const resubscribed = await s.next();
+  assert.equal(resubscribed.resources.length, 2);
+});

@@ -163,11 +163,15 @@ export class AdsStream {
     const started = process.hrtime.bigint();
     const resources = this.#resources(this.#config, typeUrl, state.names);
     if (!force && sameSent(state.sent, resources)) return;
+    // Route and endpoint responses need not repeat what the client holds (only Listener and
+    // Cluster responses must be complete): a change carries just the resources that changed.
+    const changedOnly = !force && (typeUrl === ROUTE_TYPE || typeUrl === ENDPOINT_TYPE);
+    const carried = changedOnly ? [...resources.values()].filter((r) => state.sent.get(r.name) !== r.hash) : [...resources.values()];
     this.#nonce += 1;
     state.version = versionOf(resources);
     state.nonce = String(this.#nonce);
     state.sent = new Map([...resources].map(([name, r]) => [name, r.hash]));
-    const body = [...resources.values()].map((r) => ({ '@type': typeUrl, ...r.body }));
+    const body = carried.map((r) => ({ '@type': typeUrl, ...r.body }));
     this.#call.write({ version_info: state.version, resources: body, type_url: typeUrl, nonce: state.nonce });
     this.#hooks.onPush(typeUrl, Number(process.hrtime.bigint() - started) / 1e9);
   }
