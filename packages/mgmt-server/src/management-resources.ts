@@ -65,8 +65,11 @@ export async function openManagementResources(config: ManagementResourcesConfig,
   }
   logger.info({ namespace: config.namespace, workspaces: workspaces.list().map((w) => w.metadata.name) }, 'Workspaces from Workspace CRs in the management namespace');
   return {
-    workspaces: () => workspaces.list(),
-    workspacesView: () => describeWorkspaces(workspaces.list(), 'kubernetes', workspaces.problems()),
+    workspaces: () => (noneValid(workspaces) ? NO_VALID_WORKSPACE : workspaces.list()),
+    workspacesView: () =>
+      noneValid(workspaces)
+        ? { mode: 'defined', source: 'kubernetes', names: [], notice: NONE_VALID_NOTICE, problems: workspaces.problems() }
+        : describeWorkspaces(workspaces.list(), 'kubernetes', workspaces.problems()),
     rootTrustPolicy: () => trust.current(),
     onRootTrustPolicyChange: (listener) => trust.onChange(listener),
     onWorkspacesChange: (listener) => workspaces.onChange(() => listener('Workspace CRs changed')),
@@ -76,6 +79,29 @@ export async function openManagementResources(config: ManagementResourcesConfig,
     },
   };
 }
+
+/**
+ * Workspace CRs exist but none was ever valid. Falling back to the implicit global workspace would
+ * open every namespace to every other — the opposite of what the operator's Workspaces ask for — so
+ * a Workspace that owns nothing is in force instead: no Gloo resource belongs to a workspace, each
+ * is reported so, and the blast-radius guard holds outputs that would lose much.
+ */
+function noneValid(source: WorkspaceSource): boolean {
+  return source.list().length === 0 && source.problems().length > 0;
+}
+
+const NO_VALID_WORKSPACE: readonly Resource[] = Object.freeze([
+  Object.freeze({
+    apiVersion: 'admin.gloo.solo.io/v2',
+    kind: 'Workspace',
+    metadata: Object.freeze({ name: 'meshrelay-no-valid-workspace', namespace: 'meshrelay-none' }),
+    spec: Object.freeze({ workloadClusters: [{ name: 'meshrelay-no-valid-workspace', namespaces: [{ name: 'meshrelay-none' }] }] }),
+  }) as Resource,
+]);
+
+const NONE_VALID_NOTICE =
+  'Workspace CRs exist but none is valid: no workspace is in force, so no Gloo resource is translated ' +
+  '(the plane does not fall back to one global workspace); fix the Workspaces named in problems';
 
 function staticResources(workspaces: readonly Resource[], source: WorkspacesSourceKind): ManagementResources {
   const view = describeWorkspaces(workspaces, source);

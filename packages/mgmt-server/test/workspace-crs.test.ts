@@ -81,6 +81,24 @@ test('given a Workspace CR in force, when it is changed to an invalid one, then 
   assert.equal(server.outputs.current('a')?.hash, output, 'the output is the one the previous Workspace gave');
 });
 
+test('given only a Workspace CR that was never valid, then nothing falls back to the implicit global workspace: no workspace is in force and nothing is translated', TIMEOUT, async (t) => {
+  const fake = await startFakeKube(t);
+  fake.put({ ...workspaceCr('team', []), spec: { workloadClusters: [{ name: 'a', namespaces: [{ name: 'default' }] }], importFrom: 'everything' } });
+  const server = await kubeServer(t, fake);
+  await pushPolicy(t, server);
+  await waitFor(() => policyStatus(server) !== undefined, { timeoutMs: 10_000, message: 'the AccessPolicy was never judged' });
+  const view = (await apiGet<{ workspaces: WorkspacesView }>(server, '/api/v1/status')).workspaces;
+  assert.equal(view.mode, 'defined');
+  assert.deepEqual(view.names, []);
+  assert.match(view.notice ?? '', /none is valid: no workspace is in force/);
+  assert.match(view.problems[0] ?? '', /^Workspace gloo-mesh\/team: spec.*importFrom/);
+  assert.match(policyStatus(server)?.message ?? '', /belongs to no workspace/);
+  assert.ok(!(server.outputs.current('a')?.resources ?? []).some((r) => r.kind === 'AuthorizationPolicy'), 'the policy was translated as if one global workspace owned it');
+
+  fake.put(workspaceCr('team', [{ name: 'default' }]));
+  await waitFor(() => policyStatus(server)?.approval === 'ACCEPTED', { timeoutMs: 10_000, message: `after the fix: ${JSON.stringify(policyStatus(server))}` });
+});
+
 test('given --workspaces-file with the kubernetes registry, when the server runs, then the file\'s Workspaces are in force and the CRs are not read', TIMEOUT, async (t) => {
   const fake = await startFakeKube(t);
   fake.put(workspaceCr('from-cr', [{ name: 'default' }]));
