@@ -123,9 +123,14 @@ export class RealAgents {
     return at;
   }
 
+  /** SIGTERM, then SIGKILL for an agent still running 10 s later. */
   async stop(): Promise<void> {
     await Promise.all([...this.#agents.values()].map(async (a) => {
-      if (a.proc) await stopChild(a.proc, 'SIGTERM');
+      if (!a.proc) return;
+      const proc = a.proc;
+      const late = setTimeout(() => proc.kill('SIGKILL'), 10_000);
+      await stopChild(proc, 'SIGTERM');
+      clearTimeout(late);
     }));
   }
 

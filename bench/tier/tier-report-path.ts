@@ -112,7 +112,7 @@ export function wholePathLines(r: TierReport): string[] {
     ...kindRows(r, 'readiness', readiness),
     row('server RSS, sampled every 500 ms over the whole run', rss ? `high-water (VmHWM) ${mib(rss.hwmKiB * 1024)}, first read during "${rss.hwmPhase}"; highest sample ${mib(rss.maxRssKiB * 1024)} during "${rss.maxPhase}", ${rss.maxAtSeconds.toFixed(0)} s into the run (${rss.samples} samples)` : '–', `settled ${mib(live.settledMemory?.rssBytes)}`, times(rss ? rss.hwmKiB * 1024 : undefined, live.settledMemory?.rssBytes)),
     '',
-    'CPU-seconds = utime + stime of /proc/<pid>/stat, read once the server and the real agents had been under 5 % of a core for 1.5 s before the change, and again once they were that quiet after the last apply (the span includes heartbeats and idle work, a few ms per second). Bytes = the server\'s `relay_snapshot_bytes_total{direction="pull"}` per cluster over the same span.',
+    'CPU-seconds = utime + stime of /proc/<pid>/stat, read once the server and the real agents had been under 10 % of a core for 1.5 s (or 30 s had passed) before the change, and again once they were that quiet after the last apply (the span includes heartbeats and idle work, a few ms per second). Bytes = the server\'s `relay_snapshot_bytes_total{direction="pull"}` per cluster over the same span.',
     '',
     '### Targets (issue 26, set for tier M)',
     '',

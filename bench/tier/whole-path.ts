@@ -76,10 +76,10 @@ export interface KindChangeSample {
 }
 
 /** Quiet = every watched process under QUIET_SHARE of a core for QUIET_WINDOWS windows of QUIET_WINDOW_MS in a row (at most QUIET_LIMIT_MS). */
-const QUIET_SHARE = 0.05;
+const QUIET_SHARE = 0.1;
 const QUIET_WINDOW_MS = 500;
 const QUIET_WINDOWS = 3;
-const QUIET_LIMIT_MS = 120_000;
+const QUIET_LIMIT_MS = 30_000;
 
 async function quiet(pids: readonly number[], signal: AbortSignal): Promise<void> {
   const startedAt = Date.now();
