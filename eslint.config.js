@@ -33,12 +33,15 @@ function forbidden(pkg, allowed, where) {
   return {
     files: [`packages/${pkg}/${where}/**/*.ts`],
     rules: {
-      'no-restricted-imports': ['error', {
-        patterns: denied.map((other) => ({
-          group: [`@meshrelay/${other}`, `@meshrelay/${other}/*`, `**/${other}/src/**`, `**/${other}/test/**`],
-          message: `@meshrelay/${pkg} (${where}/) must not depend on @meshrelay/${other}: dependencies point api -> certs/translator -> store/kube/registry -> mgmt-server/agent -> meshctl (see ALLOWED_IMPORTS in eslint.config.js)`,
-        })),
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: denied.map((other) => ({
+            group: [`@meshrelay/${other}`, `@meshrelay/${other}/*`, `**/${other}/src/**`, `**/${other}/test/**`],
+            message: `@meshrelay/${pkg} (${where}/) must not depend on @meshrelay/${other}: dependencies point api -> certs/translator -> store/kube/registry -> mgmt-server/agent -> meshctl (see ALLOWED_IMPORTS in eslint.config.js)`,
+          })),
+        },
+      ],
     },
   };
 }
@@ -51,7 +54,18 @@ function packageBoundaries() {
 }
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '**/dist-types/**', '**/gen/**', '.tools/**', '.run/**', 'test-artifacts/**', 'bench/.tmp/**', 'packages/mgmt-server/ui/**'] },
+  {
+    ignores: [
+      '**/node_modules/**',
+      '**/dist-types/**',
+      '**/gen/**',
+      '.tools/**',
+      '.run/**',
+      'test-artifacts/**',
+      'bench/.tmp/**',
+      'packages/mgmt-server/ui/**',
+    ],
+  },
   {
     files: ['**/*.ts'],
     extends: [tseslint.configs.base],
@@ -84,7 +98,11 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-floating-promises': [
         'error',
-        { allowForKnownSafeCalls: [{ from: 'package', name: ['test', 'it', 'describe', 'suite'], package: 'node:test' }] },
+        {
+          allowForKnownSafeCalls: [
+            { from: 'package', name: ['test', 'it', 'describe', 'suite'], package: 'node:test' },
+          ],
+        },
       ],
     },
   },

@@ -12,7 +12,8 @@ import { promisify } from 'node:util';
 import { ROOT } from './mesh.ts';
 
 const run = promisify(execFile);
-const IN_PROCESS = '<!-- bench-section:in-process -->\n# Meshrelay benchmark results\n\n(an earlier in-process run)\n<!-- /bench-section:in-process -->\n';
+const IN_PROCESS =
+  '<!-- bench-section:in-process -->\n# Meshrelay benchmark results\n\n(an earlier in-process run)\n<!-- /bench-section:in-process -->\n';
 
 /** The value cell of the figures row whose label starts with `label`. */
 function figure(section: string, label: string): string {
@@ -32,14 +33,39 @@ test('given a results file with an in-process section, when the tier bench runs 
   const results = join(dir, 'RESULTS.md');
   await writeFile(results, IN_PROCESS);
   const args = [
-    'bench/run.ts', '--tier', 'S', '--clusters', '3', '--services', '20', '--endpoints', '2', '--changes', '20', '--settle-ms', '100', '--footprint-idle-seconds', '1', '--footprint-settle-ms', '200',
-    '--real-agents', '2', '--kind-changes', '2', '--stagger-seconds', '1', '--results', results,
+    'bench/run.ts',
+    '--tier',
+    'S',
+    '--clusters',
+    '3',
+    '--services',
+    '20',
+    '--endpoints',
+    '2',
+    '--changes',
+    '20',
+    '--settle-ms',
+    '100',
+    '--footprint-idle-seconds',
+    '1',
+    '--footprint-settle-ms',
+    '200',
+    '--real-agents',
+    '2',
+    '--kind-changes',
+    '2',
+    '--stagger-seconds',
+    '1',
+    '--results',
+    results,
   ];
   await run(process.execPath, args, { cwd: ROOT, timeout: 280_000, maxBuffer: 16 * 1024 * 1024 });
   const text = await readFile(results, 'utf8');
 
   assert.ok(text.startsWith(IN_PROCESS.trim()), 'the in-process section is kept, first');
-  const section = /<!-- bench-section:tier-custom -->\n([\s\S]*?)\n<!-- \/bench-section:tier-custom -->/.exec(text)?.[1];
+  const section = /<!-- bench-section:tier-custom -->\n([\s\S]*?)\n<!-- \/bench-section:tier-custom -->/.exec(
+    text,
+  )?.[1];
   assert.ok(section, 'a tier-custom section is written');
   assert.match(section, /\*\*Every phase finished\.\*\*/);
   assert.match(figure(section, 'cold start: every agent applied its first complete output'), /^\d+ ms$/);
@@ -50,21 +76,43 @@ test('given a results file with an in-process section, when the tier bench runs 
   assert.equal(figure(section, 'reconnect storm: bytes re-sent'), '0 B to 1 agents');
   assert.equal(figure(section, 'reconnect storm: re-applies'), '0');
   assert.match(figure(section, 'server RSS after convergence'), /^[\d.]+ MiB$/);
-  assert.equal(section.split('\n').filter((l) => /^- #\d+ cluster-\d\/svc-\d+ → 10\.99\./.test(l)).length, 20, 'every change is listed');
+  assert.equal(
+    section.split('\n').filter((l) => /^- #\d+ cluster-\d\/svc-\d+ → 10\.99\./.test(l)).length,
+    20,
+    'every change is listed',
+  );
   assert.match(section, /## Light agent \(issue 11\.5\)\n\nOne `meshrelay-agent` process/);
 
   // The whole path: two clusters run real agents; both change kinds went through their manifests.
   assert.match(section, /Real agents: cluster-0, cluster-2 each run as a `meshrelay-agent` process/);
   const changes = wholePathChanges(section);
   assert.equal(changes.length, 4, 'two address changes and a readiness unready/ready pair');
-  assert.match(changes[0] ?? '', /^- address #0 cluster-0\/svc-000 → 10\.98\.0\.1 \(manifest edit, real agent\): 1 agents applied/);
-  assert.match(changes[1] ?? '', /^- address #1 cluster-1\/svc-000 → 10\.98\.0\.2 \(offered by a relay client\): 1 agents applied/);
+  assert.match(
+    changes[0] ?? '',
+    /^- address #0 cluster-0\/svc-000 → 10\.98\.0\.1 \(manifest edit, real agent\): 1 agents applied/,
+  );
+  assert.match(
+    changes[1] ?? '',
+    /^- address #1 cluster-1\/svc-000 → 10\.98\.0\.2 \(offered by a relay client\): 1 agents applied/,
+  );
   // The readiness flip changes every cluster's output: every agent, real or not, applied it.
-  assert.match(changes[2] ?? '', /^- readiness #0 cluster-0\/svc-000 ready false \(manifest edit, real agent\): 3 agents applied/);
-  assert.match(changes[3] ?? '', /^- readiness #1 cluster-0\/svc-000 ready true \(manifest edit, real agent\): 3 agents applied/);
+  assert.match(
+    changes[2] ?? '',
+    /^- readiness #0 cluster-0\/svc-000 ready false \(manifest edit, real agent\): 3 agents applied/,
+  );
+  assert.match(
+    changes[3] ?? '',
+    /^- readiness #1 cluster-0\/svc-000 ready true \(manifest edit, real agent\): 3 agents applied/,
+  );
   assert.match(figure(section, '… changes that sent bytes to an agent whose output did not change'), /^0$/);
-  assert.match(figure(section, 'staggered cold start'), /^\d+ ms \(real agents \d+ ms; last input accepted \d+ ms into the window\)$/);
-  assert.match(figure(section, 'server RSS, sampled every 500 ms'), /^high-water \(VmHWM\) [\d.]+ MiB, first read during "[^"]+"; highest sample [\d.]+ MiB during "[^"]+", \d+ s into the run \(\d+ samples\)$/);
+  assert.match(
+    figure(section, 'staggered cold start'),
+    /^\d+ ms \(real agents \d+ ms; last input accepted \d+ ms into the window\)$/,
+  );
+  assert.match(
+    figure(section, 'server RSS, sampled every 500 ms'),
+    /^high-water \(VmHWM\) [\d.]+ MiB, first read during "[^"]+"; highest sample [\d.]+ MiB during "[^"]+", \d+ s into the run \(\d+ samples\)$/,
+  );
 });
 
 test('given a tier whose inputs would not fit in the bench process, when it runs, then the section says the workload phase stopped and why, and nothing else ran', async (t) => {
@@ -73,12 +121,28 @@ test('given a tier whose inputs would not fit in the bench process, when it runs
   const results = join(dir, 'RESULTS.md');
   await writeFile(results, IN_PROCESS);
   // A 160 MiB heap: 200 tier S clusters project to more than the 40 % of it the inputs may take.
-  const args = ['--max-old-space-size=160', 'bench/run.ts', '--tier', 'S', '--clusters', '200', '--footprint-idle-seconds', '0', '--results', results];
+  const args = [
+    '--max-old-space-size=160',
+    'bench/run.ts',
+    '--tier',
+    'S',
+    '--clusters',
+    '200',
+    '--footprint-idle-seconds',
+    '0',
+    '--results',
+    results,
+  ];
   await run(process.execPath, args, { cwd: ROOT, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 });
-  const section = /<!-- bench-section:tier-custom -->\n([\s\S]*?)\n<!-- \/bench-section:tier-custom -->/.exec(await readFile(results, 'utf8'))?.[1];
+  const section = /<!-- bench-section:tier-custom -->\n([\s\S]*?)\n<!-- \/bench-section:tier-custom -->/.exec(
+    await readFile(results, 'utf8'),
+  )?.[1];
 
   assert.ok(section, 'a tier-custom section is written');
   assert.match(section, /\*\*The run stopped at phase generate workload: the workload does not fit in this process/);
-  assert.match(section, /the workload does not fit in this process: one cluster's inputs keep \d+ MiB of heap, so 200 clusters would keep/);
+  assert.match(
+    section,
+    /the workload does not fit in this process: one cluster's inputs keep \d+ MiB of heap, so 200 clusters would keep/,
+  );
   assert.match(figure(section, 'cold start: every agent applied its first output'), /^–$/);
 });

@@ -17,7 +17,11 @@ function glooSourcesIn(cluster: string): string[] {
   const dir = join(ROOT, 'examples', cluster);
   return readdirSync(dir)
     .filter((f) => f.endsWith('.yaml'))
-    .flatMap((f) => parseAllDocuments(readFileSync(join(dir, f), 'utf8')).map((d) => d.toJS() as { apiVersion?: string; kind: string; metadata: { name: string; namespace?: string } } | null))
+    .flatMap((f) =>
+      parseAllDocuments(readFileSync(join(dir, f), 'utf8')).map(
+        (d) => d.toJS() as { apiVersion?: string; kind: string; metadata: { name: string; namespace?: string } } | null,
+      ),
+    )
     .filter((r) => r !== null && (r.apiVersion ?? '').includes('gloo.solo.io/'))
     .map((r) => `${r?.kind}/${r?.metadata.namespace ?? ''}/${r?.metadata.name}@${cluster}`);
 }
@@ -27,31 +31,48 @@ test('given examples/ run as npm start runs them', async (t) => {
   await mesh.startServer('mgmt-0', ['--workspaces-file', join(ROOT, 'examples', 'workspaces.yaml')]);
   for (const cluster of CLUSTERS) await mesh.register(cluster);
   for (const cluster of CLUSTERS) await mesh.startAgent(cluster, { from: cluster });
-  for (const cluster of CLUSTERS) await mesh.waitForOutput(cluster, (o) => o.provenance.length === 2, 30_000, `first output of ${cluster}`);
+  for (const cluster of CLUSTERS)
+    await mesh.waitForOutput(cluster, (o) => o.provenance.length === 2, 30_000, `first output of ${cluster}`);
   const expected = CLUSTERS.flatMap(glooSourcesIn);
   let listed: ListedResource[] = [];
-  await waitFor(async () => {
-    listed = await listResources(mesh);
-    const ids = new Set(listed.map((r) => r.source));
-    return expected.every((id) => ids.has(id));
-  }, { timeoutMs: 30_000, message: 'every Gloo resource of examples/ listed by the API' });
+  await waitFor(
+    async () => {
+      listed = await listResources(mesh);
+      const ids = new Set(listed.map((r) => r.source));
+      return expected.every((id) => ids.has(id));
+    },
+    { timeoutMs: 30_000, message: 'every Gloo resource of examples/ listed by the API' },
+  );
 
   await t.test('when the API lists the resources, then every one is ACCEPTED', () => {
-    assert.ok(expected.length > 0, "examples/ define Gloo resources");
-    assert.deepEqual(listed.filter((r) => r.approval !== 'ACCEPTED').map((r) => `${r.source}: ${r.approval} ${r.message}`), []);
-    assert.ok(listed.some((r) => r.kind === 'Workspace'), 'the Workspaces of --workspaces-file are listed too');
+    assert.ok(expected.length > 0, 'examples/ define Gloo resources');
+    assert.deepEqual(
+      listed.filter((r) => r.approval !== 'ACCEPTED').map((r) => `${r.source}: ${r.approval} ${r.message}`),
+      [],
+    );
+    assert.ok(
+      listed.some((r) => r.kind === 'Workspace'),
+      'the Workspaces of --workspaces-file are listed too',
+    );
   });
 
-  await t.test('when the agents apply their outputs, then every output names the listed Gloo resources it came from', () => {
-    const ids = new Set(listed.map((r) => r.source));
-    for (const cluster of CLUSTERS) {
-      const output = mesh.readOutput(cluster);
-      assert.ok(output && output.resources.length > 0, `${cluster} has an applied output`);
-      for (const r of output.resources) {
-        const sources = r.metadata.annotations?.[SOURCES_ANNOTATION];
-        assert.ok(sources, `${cluster}: ${r.kind} ${r.metadata.namespace}/${r.metadata.name} has no ${SOURCES_ANNOTATION}`);
-        for (const id of sources.split(',')) assert.ok(ids.has(id), `${cluster}: ${r.kind} ${r.metadata.name} names ${id}, which the API does not list`);
+  await t.test(
+    'when the agents apply their outputs, then every output names the listed Gloo resources it came from',
+    () => {
+      const ids = new Set(listed.map((r) => r.source));
+      for (const cluster of CLUSTERS) {
+        const output = mesh.readOutput(cluster);
+        assert.ok(output && output.resources.length > 0, `${cluster} has an applied output`);
+        for (const r of output.resources) {
+          const sources = r.metadata.annotations?.[SOURCES_ANNOTATION];
+          assert.ok(
+            sources,
+            `${cluster}: ${r.kind} ${r.metadata.namespace}/${r.metadata.name} has no ${SOURCES_ANNOTATION}`,
+          );
+          for (const id of sources.split(','))
+            assert.ok(ids.has(id), `${cluster}: ${r.kind} ${r.metadata.name} names ${id}, which the API does not list`);
+        }
       }
-    }
-  });
+    },
+  );
 });

@@ -52,8 +52,15 @@ test('given an AccessPolicy with a field Gloo does not define, when its agent re
   const mesh = await twoClusterMesh(t);
   mesh.writeManifest('cluster-a', 'broken-policy.yaml', BROKEN_POLICY);
   for (const cluster of ['cluster-a', 'cluster-b']) {
-    const out = await mesh.waitForOutput(cluster, (o) => hasResource(o, 'AuthorizationPolicy', 'reviews-locked'), 30_000, `deny-by-default in ${cluster}`);
-    const ap = out.resources.find((r) => r.kind === 'AuthorizationPolicy' && r.metadata.name.includes('reviews-locked'));
+    const out = await mesh.waitForOutput(
+      cluster,
+      (o) => hasResource(o, 'AuthorizationPolicy', 'reviews-locked'),
+      30_000,
+      `deny-by-default in ${cluster}`,
+    );
+    const ap = out.resources.find(
+      (r) => r.kind === 'AuthorizationPolicy' && r.metadata.name.includes('reviews-locked'),
+    );
     assert.deepEqual(ap?.spec, { selector: { matchLabels: { app: 'reviews' } } });
     assert.equal(ap?.metadata.annotations?.[SOURCES_ANNOTATION], 'AccessPolicy/bookinfo/reviews-locked@cluster-a');
   }
@@ -63,6 +70,14 @@ test("given an AccessPolicy in cluster-b whose selector.namespace is any string,
   const mesh = await twoClusterMesh(t);
   mesh.writeManifest('cluster-b', 'odd-policy.yaml', ODD_NAMESPACE_POLICY);
   mesh.writeManifest('cluster-a', 'vd-ratings.yaml', virtualDestinationYaml('ratings', 'ratings.global'));
-  const out = await mesh.waitForOutput('cluster-a', (o) => hasResource(o, 'ServiceEntry', 'ratings'), 30_000, 'the ratings destination in cluster-a');
-  assert.equal(out.resources.some((r) => r.metadata.name.startsWith('odd-')), false);
+  const out = await mesh.waitForOutput(
+    'cluster-a',
+    (o) => hasResource(o, 'ServiceEntry', 'ratings'),
+    30_000,
+    'the ratings destination in cluster-a',
+  );
+  assert.equal(
+    out.resources.some((r) => r.metadata.name.startsWith('odd-')),
+    false,
+  );
 });

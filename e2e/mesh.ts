@@ -74,7 +74,12 @@ export class Mesh {
   /** Each server's flags other than where it keeps its state (those may change at a restart). */
   readonly #baseArgs = new Map<string, readonly string[]>();
 
-  private constructor(dir: string, redis: RedisServerHandle | undefined, serverFlags: readonly string[], kube: FakeKubeApiServer | undefined) {
+  private constructor(
+    dir: string,
+    redis: RedisServerHandle | undefined,
+    serverFlags: readonly string[],
+    kube: FakeKubeApiServer | undefined,
+  ) {
     this.dir = dir;
     this.redis = redis;
     this.kube = kube;
@@ -102,8 +107,14 @@ export class Mesh {
     const kubeconfig = join(this.dir, 'kubeconfig');
     if (!existsSync(kubeconfig)) writeFileSync(kubeconfig, this.kube.kubeConfigYaml(), { mode: 0o600 });
     return [
-      '--state-dir', join(this.dir, `server-state-${name}-${this.#serverStarts++}`),
-      '--registry', 'kubernetes', '--kubeconfig', kubeconfig, '--namespace', MESH_NAMESPACE,
+      '--state-dir',
+      join(this.dir, `server-state-${name}-${this.#serverStarts++}`),
+      '--registry',
+      'kubernetes',
+      '--kubeconfig',
+      kubeconfig,
+      '--namespace',
+      MESH_NAMESPACE,
     ];
   }
 
@@ -111,17 +122,48 @@ export class Mesh {
   async startServer(name = `mgmt-${this.servers.length}`, extraFlags: readonly string[] = []): Promise<ServerProc> {
     const [relayPort, httpPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
     const base = [
-      '--relay-host', '127.0.0.1', '--http-host', '127.0.0.1',
-      '--relay-port', String(relayPort), '--http-port', String(httpPort), '--metrics-port', String(metricsPort),
-      '--replica-name', name,
-      '--heartbeat-interval', '300', '--heartbeat-timeout', '2000', '--translation-debounce', '20',
-      '--safe-start-window', '0', '--log-level', 'debug',
-      ...this.#serverFlags, ...extraFlags,
+      '--relay-host',
+      '127.0.0.1',
+      '--http-host',
+      '127.0.0.1',
+      '--relay-port',
+      String(relayPort),
+      '--http-port',
+      String(httpPort),
+      '--metrics-port',
+      String(metricsPort),
+      '--replica-name',
+      name,
+      '--heartbeat-interval',
+      '300',
+      '--heartbeat-timeout',
+      '2000',
+      '--translation-debounce',
+      '20',
+      '--safe-start-window',
+      '0',
+      '--log-level',
+      'debug',
+      ...this.#serverFlags,
+      ...extraFlags,
     ];
     this.#baseArgs.set(name, base);
     const args = [SERVER_BIN, ...this.#stateFlags(name), ...base];
-    const proc = await spawnProcess({ name, command: process.execPath, args, env: this.redis ? { REDIS_URL: this.redis.url } : { REDIS_URL: undefined } });
-    const server: ServerProc = { name, proc, relayPort, httpPort, metricsPort, api: `http://127.0.0.1:${httpPort}`, args };
+    const proc = await spawnProcess({
+      name,
+      command: process.execPath,
+      args,
+      env: this.redis ? { REDIS_URL: this.redis.url } : { REDIS_URL: undefined },
+    });
+    const server: ServerProc = {
+      name,
+      proc,
+      relayPort,
+      httpPort,
+      metricsPort,
+      api: `http://127.0.0.1:${httpPort}`,
+      args,
+    };
     await proc.waitForLine(/management server started/, 30_000);
     this.servers.push(server);
     return server;
@@ -167,16 +209,27 @@ export class Mesh {
   async waitForAppliedLogged(cluster: string, timeoutMs = 10_000): Promise<void> {
     const agent = this.agents.get(cluster);
     if (!agent) throw new Error(`no agent for ${cluster}`);
-    await waitFor(() => {
-      const hash = this.readOutput(cluster)?.hash;
-      return hash !== undefined && agent.proc.lines.some((l) => l.includes('"output applied"') && l.includes(`"hash":"${hash}"`));
-    }, { timeoutMs, intervalMs: 50, message: `${cluster}'s agent did not log applying the output on disk within ${timeoutMs} ms` });
+    await waitFor(
+      () => {
+        const hash = this.readOutput(cluster)?.hash;
+        return (
+          hash !== undefined &&
+          agent.proc.lines.some((l) => l.includes('"output applied"') && l.includes(`"hash":"${hash}"`))
+        );
+      },
+      {
+        timeoutMs,
+        intervalMs: 50,
+        message: `${cluster}'s agent did not log applying the output on disk within ${timeoutMs} ms`,
+      },
+    );
   }
 
   /** The admin token the servers created on first start: in their shared state directory, or (kubernetes) a Secret. */
   adminToken(): string {
     if (!this.kube) return readFileSync(join(this.#stateDir, 'admin-token'), 'utf8').trim();
-    const data = this.kube.get('Secret', 'meshrelay-admin-token', MESH_NAMESPACE)?.['data'] as Record<string, string> | undefined;
+    const data = this.kube.get('Secret', 'meshrelay-admin-token', MESH_NAMESPACE)?.['data'] as
+      Record<string, string> | undefined;
     if (data?.['token'] === undefined) throw new Error('no admin token Secret in the fake kube-apiserver');
     return Buffer.from(data['token'], 'base64').toString('utf8').trim();
   }
@@ -217,7 +270,13 @@ export class Mesh {
    */
   async startAgent(
     cluster: string,
-    options: { from?: string; servers?: readonly ServerProc[]; keepDirs?: boolean; name?: string; extraFlags?: readonly string[] } = {},
+    options: {
+      from?: string;
+      servers?: readonly ServerProc[];
+      keepDirs?: boolean;
+      name?: string;
+      extraFlags?: readonly string[];
+    } = {},
   ): Promise<AgentProc> {
     const creds = this.#credentials.get(cluster);
     if (!creds) throw new Error(`cluster ${cluster} was not registered in this mesh`);
@@ -228,7 +287,10 @@ export class Mesh {
     if (!options.keepDirs || !existsSync(manifestsDir)) {
       rmSync(base, { recursive: true, force: true });
       mkdirSync(manifestsDir, { recursive: true });
-      if (options.from) cpSync(isAbsolute(options.from) ? options.from : join(ROOT, 'examples', options.from), manifestsDir, { recursive: true });
+      if (options.from)
+        cpSync(isAbsolute(options.from) ? options.from : join(ROOT, 'examples', options.from), manifestsDir, {
+          recursive: true,
+        });
     }
     const servers = options.servers ?? this.servers;
     const name = options.name ?? cluster;
@@ -236,12 +298,33 @@ export class Mesh {
       name: `agent-${name}`,
       command: process.execPath,
       args: [
-        AGENT_BIN, '--cluster', cluster,
-        '--server-address', servers.map((s) => `localhost:${s.relayPort}`).join(','),
-        '--token-file', creds.tokenFile, '--root-ca-file', creds.caFile,
-        '--manifests-dir', manifestsDir, '--output-dir', outputDir, '--state-dir', stateDir,
-        '--health-port', '0', '--access-log-port', '0', '--heartbeat-interval', '300ms', '--heartbeat-timeout', '2s', '--debounce-ms', '50',
-        '--log-level', 'debug',
+        AGENT_BIN,
+        '--cluster',
+        cluster,
+        '--server-address',
+        servers.map((s) => `localhost:${s.relayPort}`).join(','),
+        '--token-file',
+        creds.tokenFile,
+        '--root-ca-file',
+        creds.caFile,
+        '--manifests-dir',
+        manifestsDir,
+        '--output-dir',
+        outputDir,
+        '--state-dir',
+        stateDir,
+        '--health-port',
+        '0',
+        '--access-log-port',
+        '0',
+        '--heartbeat-interval',
+        '300ms',
+        '--heartbeat-timeout',
+        '2s',
+        '--debounce-ms',
+        '50',
+        '--log-level',
+        'debug',
         ...(options.extraFlags ?? []),
       ],
     });
@@ -263,12 +346,20 @@ export class Mesh {
   }
 
   /** Polls until the agent's applied output satisfies `check`; returns it. */
-  async waitForOutput(cluster: string, check: (o: OutputOnDisk) => boolean, timeoutMs = 20_000, message = `output of ${cluster}`): Promise<OutputOnDisk> {
+  async waitForOutput(
+    cluster: string,
+    check: (o: OutputOnDisk) => boolean,
+    timeoutMs = 20_000,
+    message = `output of ${cluster}`,
+  ): Promise<OutputOnDisk> {
     let found: OutputOnDisk | undefined;
-    await waitFor(() => {
-      found = this.readOutput(cluster);
-      return found !== undefined && check(found);
-    }, { timeoutMs, intervalMs: 100, message: `${message} did not arrive within ${timeoutMs} ms` });
+    await waitFor(
+      () => {
+        found = this.readOutput(cluster);
+        return found !== undefined && check(found);
+      },
+      { timeoutMs, intervalMs: 100, message: `${message} did not arrive within ${timeoutMs} ms` },
+    );
     return found as OutputOnDisk;
   }
 
@@ -279,13 +370,20 @@ export class Mesh {
   }
 
   async api<T>(path: string, server = this.#anyServer(), init?: RequestInit): Promise<T> {
-    const res = await fetch(`${server.api}${path}`, { ...init, headers: { ...(init?.headers as Record<string, string> | undefined), ...this.authorization() } });
+    const res = await fetch(`${server.api}${path}`, {
+      ...init,
+      headers: { ...(init?.headers as Record<string, string> | undefined), ...this.authorization() },
+    });
     if (!res.ok) throw new Error(`${init?.method ?? 'GET'} ${path}: ${res.status} ${await res.text()}`);
     return (res.status === 204 ? undefined : await res.json()) as T;
   }
 
   async patchCluster(cluster: string, body: Record<string, unknown>, server = this.#anyServer()): Promise<void> {
-    await this.api(`/api/v1/clusters/${cluster}`, server, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    await this.api(`/api/v1/clusters/${cluster}`, server, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
   }
 
   /** Prints the last lines of every process (E2E_DEBUG=N), to see why a scenario failed. */

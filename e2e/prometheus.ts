@@ -49,13 +49,16 @@ scrape_configs:
       rmSync(dir, { recursive: true, force: true });
     });
     const prom = new Prometheus(`http://127.0.0.1:${port}`, proc);
-    await waitFor(async () => {
-      try {
-        return (await fetch(`${prom.url}/-/ready`)).ok;
-      } catch {
-        return false;
-      }
-    }, { timeoutMs: 30_000, intervalMs: 200, message: 'prometheus did not become ready' });
+    await waitFor(
+      async () => {
+        try {
+          return (await fetch(`${prom.url}/-/ready`)).ok;
+        } catch {
+          return false;
+        }
+      },
+      { timeoutMs: 30_000, intervalMs: 200, message: 'prometheus did not become ready' },
+    );
     return prom;
   }
 

@@ -41,12 +41,28 @@ async function startRedis(t: TestContext, name: string, args: readonly string[])
  */
 export async function startSentinelTopology(t: TestContext): Promise<SentinelTopology> {
   const dir = tempDir(t, 'meshrelay-sentinel-');
-  const plain = (port: number, data: string) => ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', data];
+  const plain = (port: number, data: string) => [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--dir',
+    data,
+  ];
   const primaryPort = await freePort();
   const primary = await startRedis(t, `redis-primary:${primaryPort}`, plain(primaryPort, dir));
   await primary.waitForLine(READY, 10_000);
   const replicaPort = await freePort();
-  const replica = await startRedis(t, `redis-replica:${replicaPort}`, [...plain(replicaPort, dir), '--replicaof', '127.0.0.1', String(primaryPort)]);
+  const replica = await startRedis(t, `redis-replica:${replicaPort}`, [
+    ...plain(replicaPort, dir),
+    '--replicaof',
+    '127.0.0.1',
+    String(primaryPort),
+  ]);
   await replica.waitForLine(/MASTER <-> REPLICA sync: Finished with success/, 15_000);
   const sentinels: ProcessHandle[] = [];
   const ports: number[] = [];
@@ -54,14 +70,19 @@ export async function startSentinelTopology(t: TestContext): Promise<SentinelTop
     const port = await freePort();
     // Sentinel rewrites its configuration file as it learns the topology: one writable file each.
     const conf = join(dir, `sentinel-${i}.conf`);
-    writeFileSync(conf, [
-      `port ${port}`, 'bind 127.0.0.1', `dir ${dir}`,
-      `sentinel monitor ${SENTINEL_MASTER} 127.0.0.1 ${primaryPort} 2`,
-      `sentinel down-after-milliseconds ${SENTINEL_MASTER} 1000`,
-      `sentinel failover-timeout ${SENTINEL_MASTER} 3000`,
-      `sentinel parallel-syncs ${SENTINEL_MASTER} 1`,
-      '',
-    ].join('\n'));
+    writeFileSync(
+      conf,
+      [
+        `port ${port}`,
+        'bind 127.0.0.1',
+        `dir ${dir}`,
+        `sentinel monitor ${SENTINEL_MASTER} 127.0.0.1 ${primaryPort} 2`,
+        `sentinel down-after-milliseconds ${SENTINEL_MASTER} 1000`,
+        `sentinel failover-timeout ${SENTINEL_MASTER} 3000`,
+        `sentinel parallel-syncs ${SENTINEL_MASTER} 1`,
+        '',
+      ].join('\n'),
+    );
     sentinels.push(await startRedis(t, `sentinel-${i}:${port}`, [conf, '--sentinel']));
     ports.push(port);
   }
@@ -69,10 +90,19 @@ export async function startSentinelTopology(t: TestContext): Promise<SentinelTop
     await sentinel.waitForLine(/\+slave slave 127\.0\.0\.1:/, 20_000);
     // Two other sentinels seen: a quorum can form and one of them can be elected leader.
     await waitFor(() => sentinel.lines.filter((l) => /\+sentinel sentinel /.test(l)).length >= 2, {
-      timeoutMs: 20_000, intervalMs: 100, message: `${sentinel.name} did not see the other two sentinels`,
+      timeoutMs: 20_000,
+      intervalMs: 100,
+      message: `${sentinel.name} did not see the other two sentinels`,
     });
   }
-  return { primary, primaryPort, replica, replicaPort, sentinels, sentinelList: ports.map((p) => `127.0.0.1:${p}`).join(',') };
+  return {
+    primary,
+    primaryPort,
+    replica,
+    replicaPort,
+    sentinels,
+    sentinelList: ports.map((p) => `127.0.0.1:${p}`).join(','),
+  };
 }
 
 export interface TlsRedis {
@@ -94,17 +124,49 @@ export async function startTlsRedis(t: TestContext): Promise<TlsRedis> {
   const f = (name: string) => join(dir, name);
   const pki = createTestPki({ clusters: ['redis-client'] });
   const client = pki.clientCerts['redis-client']!;
-  for (const [name, pem] of [['ca.crt', pki.ca.certPem], ['server.crt', pki.serverCert.certPem], ['server.key', pki.serverCert.keyPem], ['client.crt', client.certPem], ['client.key', client.keyPem]] as const) {
+  for (const [name, pem] of [
+    ['ca.crt', pki.ca.certPem],
+    ['server.crt', pki.serverCert.certPem],
+    ['server.key', pki.serverCert.keyPem],
+    ['client.crt', client.certPem],
+    ['client.key', client.keyPem],
+  ] as const) {
     writeFileSync(f(name), pem, { mode: 0o600 });
   }
   const password = 'a-redis-password-from-a-file';
   writeFileSync(f('password'), `${password}\n`, { mode: 0o600 });
   const port = await freePort();
   const proc = await startRedis(t, `redis-tls:${port}`, [
-    '--port', '0', '--tls-port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir,
-    '--tls-cert-file', f('server.crt'), '--tls-key-file', f('server.key'), '--tls-ca-cert-file', f('ca.crt'),
-    '--tls-auth-clients', 'yes', '--requirepass', password,
+    '--port',
+    '0',
+    '--tls-port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--dir',
+    dir,
+    '--tls-cert-file',
+    f('server.crt'),
+    '--tls-key-file',
+    f('server.key'),
+    '--tls-ca-cert-file',
+    f('ca.crt'),
+    '--tls-auth-clients',
+    'yes',
+    '--requirepass',
+    password,
   ]);
   await proc.waitForLine(READY, 10_000);
-  return { proc, port, caFile: f('ca.crt'), clientCertFile: f('client.crt'), clientKeyFile: f('client.key'), passwordFile: f('password') };
+  return {
+    proc,
+    port,
+    caFile: f('ca.crt'),
+    clientCertFile: f('client.crt'),
+    clientKeyFile: f('client.key'),
+    passwordFile: f('password'),
+  };
 }

@@ -20,18 +20,30 @@ interface Registrar {
   register(request: relay.v1.IRegisterRequest): Promise<ServiceError | relay.v1.IRegisterResponse>;
 }
 
-function registrar(t: { after(fn: () => void): void }, mesh: Mesh, server: ServerProc | number, cluster: string): Registrar {
+function registrar(
+  t: { after(fn: () => void): void },
+  mesh: Mesh,
+  server: ServerProc | number,
+  cluster: string,
+): Registrar {
   const ca = readFileSync(join(mesh.dir, 'credentials', cluster, 'relay-ca.pem'));
   const port = typeof server === 'number' ? server : server.relayPort;
   const client = new Client(`localhost:${port}`, credentials.createSsl(ca));
   t.after(() => client.close());
   return {
-    register: (request) => new Promise((resolve) => {
-      const m = REGISTRATION_SERVICE.register;
-      client.makeUnaryRequest(m.path, m.requestSerialize, m.responseDeserialize, request, new Metadata(),
-        { deadline: Date.now() + ANSWER_DEADLINE_MS },
-        (err: ServiceError | null, res?: relay.v1.IRegisterResponse) => resolve(err ?? res ?? {}));
-    }),
+    register: (request) =>
+      new Promise((resolve) => {
+        const m = REGISTRATION_SERVICE.register;
+        client.makeUnaryRequest(
+          m.path,
+          m.requestSerialize,
+          m.responseDeserialize,
+          request,
+          new Metadata(),
+          { deadline: Date.now() + ANSWER_DEADLINE_MS },
+          (err: ServiceError | null, res?: relay.v1.IRegisterResponse) => resolve(err ?? res ?? {}),
+        );
+      }),
   };
 }
 
@@ -40,7 +52,9 @@ function tokenOf(mesh: Mesh, cluster: string): string {
 }
 
 function codeOf(answer: ServiceError | relay.v1.IRegisterResponse): string {
-  return 'code' in answer ? `${status[answer.code]} ${/MESHRELAY_ERR_[A-Z_]+/.exec(answer.details)?.[0] ?? ''}`.trim() : 'OK';
+  return 'code' in answer
+    ? `${status[answer.code]} ${/MESHRELAY_ERR_[A-Z_]+/.exec(answer.details)?.[0] ?? ''}`.trim()
+    : 'OK';
 }
 
 /**
@@ -48,7 +62,11 @@ function codeOf(answer: ServiceError | relay.v1.IRegisterResponse): string {
  * all of 127.0.0.0/8 to the loopback interface, so the server sees each relay as its own source
  * address (grpc-js clients cannot choose theirs); TLS and gRPC pass through untouched.
  */
-async function fromAddress(t: { after(fn: () => Promise<void>): void }, server: ServerProc, localAddress: string): Promise<number> {
+async function fromAddress(
+  t: { after(fn: () => Promise<void>): void },
+  server: ServerProc,
+  localAddress: string,
+): Promise<number> {
   const sockets = new Set<Socket>();
   const track = (socket: Socket): Socket => {
     sockets.add(socket);
@@ -63,10 +81,13 @@ async function fromAddress(t: { after(fn: () => Promise<void>): void }, server: 
     outbound.on('error', () => inbound.destroy());
   });
   await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => {
-    for (const socket of sockets) socket.destroy();
-    relay.close(() => resolve());
-  }));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        relay.close(() => resolve());
+      }),
+  );
   return (relay.address() as AddressInfo).port;
 }
 
@@ -82,7 +103,9 @@ test('given a limit of 5 failures, when 60 wrong tokens arrive at once, then at 
   const keys = generateKeyPair();
   const csrPem = createCsr({ ...keys, cluster: 'east' });
   const client = registrar(t, mesh, server, 'east');
-  const answers = await Promise.all(Array.from({ length: 60 }, (_, i) => client.register({ cluster: 'east', token: `mrt_wrong-${i}`, csrPem })));
+  const answers = await Promise.all(
+    Array.from({ length: 60 }, (_, i) => client.register({ cluster: 'east', token: `mrt_wrong-${i}`, csrPem })),
+  );
   const counts = new Map<string, number>();
   for (const a of answers) counts.set(codeOf(a), (counts.get(codeOf(a)) ?? 0) + 1);
   const verified = counts.get('UNAUTHENTICATED MESHRELAY_ERR_TOKEN_INVALID') ?? 0;
@@ -96,7 +119,11 @@ test('given a valid token, when the CSR carries a huge RSA exponent and modulus,
   const client = registrar(t, mesh, server, 'east');
   const hostile = csrWithPublicKey('east', allOnes(16_384), allOnes(4096));
   const attack = client.register({ cluster: 'east', token: tokenOf(mesh, 'east'), csrPem: hostile });
-  const other = client.register({ cluster: 'west', token: 'mrt_not-the-token', csrPem: createCsr({ ...generateKeyPair(), cluster: 'west' }) });
+  const other = client.register({
+    cluster: 'west',
+    token: 'mrt_not-the-token',
+    csrPem: createCsr({ ...generateKeyPair(), cluster: 'west' }),
+  });
   const [refused, answered] = await Promise.all([attack, other]);
   assert.equal(codeOf(refused), 'INVALID_ARGUMENT MESHRELAY_ERR_CERTIFICATE');
   assert.match((refused as ServiceError).details, /exponent is not 65537/);
@@ -114,7 +141,7 @@ test('given a 300-byte cluster name, when it registers, then INVALID_ARGUMENT an
   assert.ok(!server.proc.lines.some((l) => l.includes('evilevil')), 'the name is not logged');
 });
 
-test('given five wrong tokens for east from five networks, when east\'s agent registers from a sixth with its token, then it gets its certificate', async (t) => {
+test("given five wrong tokens for east from five networks, when east's agent registers from a sixth with its token, then it gets its certificate", async (t) => {
   const { mesh, server } = await startOne(t);
   const csrPem = createCsr({ ...generateKeyPair(), cluster: 'east' });
   const guesses = [];
@@ -123,25 +150,39 @@ test('given five wrong tokens for east from five networks, when east\'s agent re
     guesses.push(await registrar(t, mesh, port, 'east').register({ cluster: 'east', token: `mrt_guess-${n}`, csrPem }));
   }
 
-  const agent = await registrar(t, mesh, await fromAddress(t, server, '127.0.0.1'), 'east').register({ cluster: 'east', token: tokenOf(mesh, 'east'), csrPem });
+  const agent = await registrar(t, mesh, await fromAddress(t, server, '127.0.0.1'), 'east').register({
+    cluster: 'east',
+    token: tokenOf(mesh, 'east'),
+    csrPem,
+  });
 
   assert.deepEqual(guesses.map(codeOf), Array<string>(5).fill('UNAUTHENTICATED MESHRELAY_ERR_TOKEN_INVALID'));
   assert.equal(codeOf(agent), 'OK');
   assert.match((agent as relay.v1.IRegisterResponse).certificatePem ?? '', /BEGIN CERTIFICATE/);
 });
 
-test('given one /24 whose addresses each sent one wrong token until the network\'s limit, when one more of its addresses and another network register, then the first waits and the second is answered', async (t) => {
+test("given one /24 whose addresses each sent one wrong token until the network's limit, when one more of its addresses and another network register, then the first waits and the second is answered", async (t) => {
   const { mesh, server } = await startOne(t);
   const csrPem = createCsr({ ...generateKeyPair(), cluster: 'east' });
   // Five failures per address (--registration-max-failures) and four times that per network.
   const rotated = [];
   for (let host = 1; host <= 20; host++) {
     const port = await fromAddress(t, server, `127.9.9.${host}`);
-    rotated.push(codeOf(await registrar(t, mesh, port, 'east').register({ cluster: 'east', token: `mrt_guess-${host}`, csrPem })));
+    rotated.push(
+      codeOf(await registrar(t, mesh, port, 'east').register({ cluster: 'east', token: `mrt_guess-${host}`, csrPem })),
+    );
   }
 
-  const next = await registrar(t, mesh, await fromAddress(t, server, '127.9.9.21'), 'east').register({ cluster: 'east', token: tokenOf(mesh, 'east'), csrPem });
-  const other = await registrar(t, mesh, await fromAddress(t, server, '127.9.10.1'), 'east').register({ cluster: 'east', token: tokenOf(mesh, 'east'), csrPem });
+  const next = await registrar(t, mesh, await fromAddress(t, server, '127.9.9.21'), 'east').register({
+    cluster: 'east',
+    token: tokenOf(mesh, 'east'),
+    csrPem,
+  });
+  const other = await registrar(t, mesh, await fromAddress(t, server, '127.9.10.1'), 'east').register({
+    cluster: 'east',
+    token: tokenOf(mesh, 'east'),
+    csrPem,
+  });
 
   assert.deepEqual(rotated, Array<string>(20).fill('UNAUTHENTICATED MESHRELAY_ERR_TOKEN_INVALID'));
   assert.equal(codeOf(next), 'RESOURCE_EXHAUSTED MESHRELAY_ERR_RATE_LIMITED');

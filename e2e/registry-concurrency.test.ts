@@ -23,7 +23,9 @@ interface Registered {
 
 async function registerCluster(mesh: Mesh, server: ServerProc, name: string): Promise<Registered> {
   const reg = await mesh.api<{ token: string; relay: { caBundlePem: string } }>('/api/v1/clusters', server, {
-    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name }),
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name }),
   });
   return { token: reg.token, caPem: reg.relay.caBundlePem };
 }
@@ -63,13 +65,17 @@ test(`given two replicas sharing a state directory, when A revokes a cluster whi
     const { token, caPem } = await registerCluster(mesh, a, name);
     const old = await registerAt(a, caPem, name, token);
     // B must know the cluster before it can edit it.
-    await waitFor(async () => (await fetch(`${b.api}/api/v1/clusters/${name}`, { headers: mesh.authorization() })).ok,
-      { timeoutMs: 10_000, message: `${b.name} to see ${name}` });
+    await waitFor(async () => (await fetch(`${b.api}/api/v1/clusters/${name}`, { headers: mesh.authorization() })).ok, {
+      timeoutMs: 10_000,
+      message: `${b.name} to see ${name}`,
+    });
     const [revoked] = await Promise.all([
       mesh.api<RevocationResponse>(`/api/v1/clusters/${name}/revoke`, a, { method: 'POST' }),
       editRepeatedly(mesh, b, name),
     ]);
-    const onDisk = JSON.parse(readFileSync(join(mesh.dir, 'server-state', 'registry', 'clusters', `${name}.json`), 'utf8')) as { spec: Record<string, unknown> };
+    const onDisk = JSON.parse(
+      readFileSync(join(mesh.dir, 'server-state', 'registry', 'clusters', `${name}.json`), 'utf8'),
+    ) as { spec: Record<string, unknown> };
     const mark = onDisk.spec['revokeCertificatesBefore'];
     if (mark === undefined || Date.parse(String(mark)) !== Date.parse(revoked.revokedBefore)) {
       lost.push(`try ${i}: mark on disk ${String(mark)}, answered ${revoked.revokedBefore}`);
@@ -78,8 +84,14 @@ test(`given two replicas sharing a state directory, when A revokes a cluster whi
     assert.equal(onDisk.spec['skipWarming'], (EDITS_PER_TRY - 1) % 2 === 0, `try ${i}: B's last edit is on disk too`);
     for (const server of [a, b]) {
       let outcome = '';
-      await waitFor(async () => /MESHRELAY_ERR_CERTIFICATE_REVOKED/.test(outcome = await pushOutcome(t, server, caPem, old)),
-        { timeoutMs: 15_000, intervalMs: 250, message: `try ${i}: ${server.name} to refuse the revoked certificate (last outcome: ${outcome})` }).catch(() => {
+      await waitFor(
+        async () => /MESHRELAY_ERR_CERTIFICATE_REVOKED/.test((outcome = await pushOutcome(t, server, caPem, old))),
+        {
+          timeoutMs: 15_000,
+          intervalMs: 250,
+          message: `try ${i}: ${server.name} to refuse the revoked certificate (last outcome: ${outcome})`,
+        },
+      ).catch(() => {
         lost.push(`try ${i}: ${server.name} answered the revoked certificate with "${outcome}"`);
       });
     }

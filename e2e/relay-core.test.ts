@@ -26,7 +26,7 @@ async function twoClusterMesh(t: Parameters<typeof Mesh.start>[0]): Promise<Mesh
   return mesh;
 }
 
-test('given two clusters, when cluster-a adds a VirtualDestination, then it reaches cluster-b\'s output directory', async (t) => {
+test("given two clusters, when cluster-a adds a VirtualDestination, then it reaches cluster-b's output directory", async (t) => {
   const mesh = await twoClusterMesh(t);
   const before = mesh.readOutput('cluster-b');
   mesh.writeManifest('cluster-a', 'vd-ratings.yaml', virtualDestinationYaml('ratings', 'ratings.global'));
@@ -35,10 +35,13 @@ test('given two clusters, when cluster-a adds a VirtualDestination, then it reac
   // Provenance names both clusters' current inputs, as the server holds them.
   const inputA = await mesh.api<{ hash: string }>('/api/v1/clusters/cluster-a/input');
   const inputB = await mesh.api<{ hash: string }>('/api/v1/clusters/cluster-b/input');
-  assert.deepEqual(after.provenance.map((p) => ({ cluster: p.cluster, inputHash: p.inputHash })), [
-    { cluster: 'cluster-a', inputHash: inputA.hash },
-    { cluster: 'cluster-b', inputHash: inputB.hash },
-  ]);
+  assert.deepEqual(
+    after.provenance.map((p) => ({ cluster: p.cluster, inputHash: p.inputHash })),
+    [
+      { cluster: 'cluster-a', inputHash: inputA.hash },
+      { cluster: 'cluster-b', inputHash: inputB.hash },
+    ],
+  );
   // The output the server holds is byte-for-byte what the agent applied.
   const served = await mesh.api<{ hash: string }>('/api/v1/clusters/cluster-b/output');
   assert.equal(served.hash, after.hash);
@@ -49,7 +52,10 @@ test('given Redis is killed, when cluster-a changes, then the change still reach
   const redis = mesh.redis;
   assert.ok(redis);
   await redis.kill();
-  await waitFor(async () => !(await mesh.api<Status>('/api/v1/status')).store.redisUp, { timeoutMs: 10_000, message: 'server did not notice Redis going down' });
+  await waitFor(async () => !(await mesh.api<Status>('/api/v1/status')).store.redisUp, {
+    timeoutMs: 10_000,
+    message: 'server did not notice Redis going down',
+  });
 
   mesh.writeManifest('cluster-a', 'vd-details.yaml', virtualDestinationYaml('details', 'details.global'));
   const out = await mesh.waitForOutput('cluster-b', (o) => hasResource(o, 'ServiceEntry', 'details'));
@@ -63,7 +69,10 @@ test('given Redis is killed, when cluster-a changes, then the change still reach
   for (const p of out.provenance) {
     assert.equal(p.inputHash, (await mesh.api<{ hash: string }>(`/api/v1/clusters/${p.cluster}/input`)).hash);
   }
-  assert.deepEqual(out.provenance.map((p) => p.cluster), ['cluster-a', 'cluster-b']);
+  assert.deepEqual(
+    out.provenance.map((p) => p.cluster),
+    ['cluster-a', 'cluster-b'],
+  );
 
   await redis.restart();
   const heldA = await mesh.api<{ hash: string }>('/api/v1/clusters/cluster-a/input');
@@ -72,20 +81,30 @@ test('given Redis is killed, when cluster-a changes, then the change still reach
   await client.connect();
   await waitFor(async () => (await client.hget('meshrelay:input-parts:cluster-a', '#hash')) === heldA.hash, {
     timeoutMs: 20_000,
-    message: 'cluster-a\'s input was not written back to Redis',
+    message: "cluster-a's input was not written back to Redis",
   });
-  await waitFor(async () => (await mesh.api<Status>('/api/v1/status')).store.pendingWriteBack === 0, { timeoutMs: 10_000, message: 'write-back did not finish' });
+  await waitFor(async () => (await mesh.api<Status>('/api/v1/status')).store.pendingWriteBack === 0, {
+    timeoutMs: 10_000,
+    message: 'write-back did not finish',
+  });
   assert.match(await mesh.metrics(server), /meshrelay_redis_up\{pod="mgmt-0"\} 1/);
   assert.equal(await client.exists('meshrelay:input-parts:cluster-b'), 1);
 });
 
 test('given an invalid manifest in cluster-a, then the other resources still go up and the agent names the file and field', async (t) => {
   const mesh = await twoClusterMesh(t);
-  mesh.writeManifest('cluster-a', 'broken.yaml', 'apiVersion: v1\nkind: Service\nmetadata:\n  name: broken\n  namespace: default\nspec:\n  ports:\n    - port: 99999\n');
+  mesh.writeManifest(
+    'cluster-a',
+    'broken.yaml',
+    'apiVersion: v1\nkind: Service\nmetadata:\n  name: broken\n  namespace: default\nspec:\n  ports:\n    - port: 99999\n',
+  );
   mesh.writeManifest('cluster-a', 'vd-reviews2.yaml', virtualDestinationYaml('reviews2', 'reviews2.global'));
   await mesh.waitForOutput('cluster-b', (o) => hasResource(o, 'ServiceEntry', 'reviews2'));
   const agent = mesh.agents.get('cluster-a');
-  const line = await agent?.proc.waitForLine((l) => l.includes('broken.yaml') && l.includes('spec.ports[0].port'), 10_000);
+  const line = await agent?.proc.waitForLine(
+    (l) => l.includes('broken.yaml') && l.includes('spec.ports[0].port'),
+    10_000,
+  );
   assert.ok(line);
 });
 

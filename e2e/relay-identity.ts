@@ -16,21 +16,41 @@ function target(server: ServerProc): string {
   return `localhost:${server.relayPort}`;
 }
 
-function unary<Req, Res>(client: Client, method: typeof REGISTRATION_SERVICE.register | typeof RELAY_SERVICE.renew, request: Req): Promise<Res> {
+function unary<Req, Res>(
+  client: Client,
+  method: typeof REGISTRATION_SERVICE.register | typeof RELAY_SERVICE.renew,
+  request: Req,
+): Promise<Res> {
   return new Promise((resolve, reject) => {
-    client.makeUnaryRequest(method.path, method.requestSerialize as (r: Req) => Buffer, method.responseDeserialize as (b: Buffer) => Res, request,
-      (err: ServiceError | null, res?: Res) => (err ? reject(err) : resolve(res as Res)));
+    client.makeUnaryRequest(
+      method.path,
+      method.requestSerialize as (r: Req) => Buffer,
+      method.responseDeserialize as (b: Buffer) => Res,
+      request,
+      (err: ServiceError | null, res?: Res) => (err ? reject(err) : resolve(res as Res)),
+    );
   });
 }
 
 /** Registers `cluster` with `token` at `server` and returns the issued identity. */
-export async function registerAt(server: ServerProc, caPem: string, cluster: string, token: string): Promise<RelayIdentity> {
+export async function registerAt(
+  server: ServerProc,
+  caPem: string,
+  cluster: string,
+  token: string,
+): Promise<RelayIdentity> {
   const keys = generateKeyPair();
   const client = new Client(target(server), credentials.createSsl(Buffer.from(caPem)));
   try {
-    const res = await unary<relay.v1.IRegisterRequest, relay.v1.IRegisterResponse>(client, REGISTRATION_SERVICE.register, {
-      cluster, token, csrPem: createCsr({ ...keys, cluster }),
-    });
+    const res = await unary<relay.v1.IRegisterRequest, relay.v1.IRegisterResponse>(
+      client,
+      REGISTRATION_SERVICE.register,
+      {
+        cluster,
+        token,
+        csrPem: createCsr({ ...keys, cluster }),
+      },
+    );
     return { cluster, keyPem: keys.privateKeyPem, certPem: res.certificatePem ?? '' };
   } finally {
     client.close();
@@ -39,12 +59,17 @@ export async function registerAt(server: ServerProc, caPem: string, cluster: str
 
 /** An mTLS client of `server` presenting `id`; closed after the test. */
 export function mtlsClientOf(t: TestContext, server: ServerProc, caPem: string, id: RelayIdentity): Client {
-  const client = new Client(target(server), credentials.createSsl(Buffer.from(caPem), Buffer.from(id.keyPem), Buffer.from(id.certPem)));
+  const client = new Client(
+    target(server),
+    credentials.createSsl(Buffer.from(caPem), Buffer.from(id.keyPem), Buffer.from(id.certPem)),
+  );
   t.after(() => client.close());
   return client;
 }
 
 /** Relay.Renew over `client` (its certificate is the one being renewed). */
 export function renewOver(client: Client, cluster: string): Promise<relay.v1.IRenewResponse> {
-  return unary<relay.v1.IRenewRequest, relay.v1.IRenewResponse>(client, RELAY_SERVICE.renew, { csrPem: createCsr({ ...generateKeyPair(), cluster }) });
+  return unary<relay.v1.IRenewRequest, relay.v1.IRenewResponse>(client, RELAY_SERVICE.renew, {
+    csrPem: createCsr({ ...generateKeyPair(), cluster }),
+  });
 }

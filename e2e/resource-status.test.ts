@@ -42,17 +42,26 @@ test('given a good RouteTable and an AccessPolicy using an unsupported security 
   await mesh.register('cluster-a');
   const agent = await mesh.startAgent('cluster-a', { from: 'cluster-a' });
   // examples/cluster-a already defines the reviews Service the fixture routes to.
-  for (const r of statusFixture().filter((r) => r.kind !== 'Service')) mesh.writeManifest('cluster-a', `status-${r.kind.toLowerCase()}-${r.metadata.name}.yaml`, JSON.stringify(r));
+  for (const r of statusFixture().filter((r) => r.kind !== 'Service'))
+    mesh.writeManifest('cluster-a', `status-${r.kind.toLowerCase()}-${r.metadata.name}.yaml`, JSON.stringify(r));
 
   // The API lists both, with their approvals.
   let listed: Listed[] = [];
-  await waitFor(async () => {
-    listed = (await mesh.api<{ resources: Listed[] }>('/api/v1/resources?cluster=cluster-a')).resources.filter((r) => FIXTURE_NAMES.has(r.name));
-    return listed.length === 2;
-  }, { timeoutMs: 30_000, message: 'both fixture resources listed by the API' });
+  await waitFor(
+    async () => {
+      listed = (await mesh.api<{ resources: Listed[] }>('/api/v1/resources?cluster=cluster-a')).resources.filter((r) =>
+        FIXTURE_NAMES.has(r.name),
+      );
+      return listed.length === 2;
+    },
+    { timeoutMs: 30_000, message: 'both fixture resources listed by the API' },
+  );
   const byKind = new Map(listed.map((r) => [r.kind, r]));
   assert.equal(byKind.get('RouteTable')?.approval, 'ACCEPTED');
-  assert.deepEqual(byKind.get('RouteTable')?.outputs.map((o) => o.kind), ['VirtualService']);
+  assert.deepEqual(
+    byKind.get('RouteTable')?.outputs.map((o) => o.kind),
+    ['VirtualService'],
+  );
   assert.equal(byKind.get('AccessPolicy')?.approval, 'INVALID');
   assert.match(byKind.get('AccessPolicy')?.message ?? '', /enforcementLayers/);
 
@@ -67,9 +76,12 @@ test('given a good RouteTable and an AccessPolicy using an unsupported security 
   // cluster-a's agent wrote the status file beside its manifests.
   const file = join(agent.manifestsDir, '.meshrelay-status', 'AccessPolicy.bookinfo.reviews-lockdown.yaml');
   let written: { status?: { state?: { approval?: string; message?: string } } } = {};
-  await waitFor(async () => {
-    written = parse(await readFile(file, 'utf8')) as typeof written;
-    return written.status?.state?.approval === 'INVALID';
-  }, { timeoutMs: 20_000, message: `the agent wrote ${file} with approval INVALID` });
+  await waitFor(
+    async () => {
+      written = parse(await readFile(file, 'utf8')) as typeof written;
+      return written.status?.state?.approval === 'INVALID';
+    },
+    { timeoutMs: 20_000, message: `the agent wrote ${file} with approval INVALID` },
+  );
   assert.match(written.status?.state?.message ?? '', /enforcementLayers/);
 });

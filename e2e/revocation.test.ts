@@ -68,10 +68,16 @@ test('given a revoked cluster, when its old certificate asks to be renewed on ei
   await revoke(r.mesh, r.b, 'east');
   for (const server of [r.a, r.b]) {
     // Replica A learns of the revocation through the shared state directory.
-    await waitFor(async () => {
-      const refused = await renewOver(mtlsClientOf(t, server, r.caPem, old), 'east').then(() => undefined, (e: ServiceError) => e);
-      return refused?.code === status.UNAUTHENTICATED && /MESHRELAY_ERR_CERTIFICATE_REVOKED/.test(refused.details);
-    }, { timeoutMs: 15_000, message: `${server.name} to refuse Renew with the revoked certificate` });
+    await waitFor(
+      async () => {
+        const refused = await renewOver(mtlsClientOf(t, server, r.caPem, old), 'east').then(
+          () => undefined,
+          (e: ServiceError) => e,
+        );
+        return refused?.code === status.UNAUTHENTICATED && /MESHRELAY_ERR_CERTIFICATE_REVOKED/.test(refused.details);
+      },
+      { timeoutMs: 15_000, message: `${server.name} to refuse Renew with the revoked certificate` },
+    );
   }
 });
 
@@ -79,31 +85,46 @@ test('given a revoked cluster, when registering with the old token or the new on
   const r = await twoReplicas(t);
   const oldToken = readFileSync(tokenFile(r.mesh, 'east'), 'utf8');
   const revoked = await revoke(r.mesh, r.a, 'east');
-  await assert.rejects(registerAt(r.a, r.caPem, 'east', oldToken), (e: ServiceError) => e.code === status.UNAUTHENTICATED);
+  await assert.rejects(
+    registerAt(r.a, r.caPem, 'east', oldToken),
+    (e: ServiceError) => e.code === status.UNAUTHENTICATED,
+  );
   const fresh = await registerAt(r.a, r.caPem, 'east', revoked.token);
   for (const server of [r.a, r.b]) {
-    await waitFor(async () => {
-      const stream = openPush(mtlsClientOf(t, server, r.caPem, fresh));
-      pushSnapshot(stream, 'east', 1, [service('web')]);
-      const ack = await next(stream, (m) => m.ack ?? undefined).catch(() => undefined);
-      stream.end();
-      return ack?.accepted === true;
-    }, { timeoutMs: 15_000, message: `${server.name} to accept the certificate issued after the revocation` });
+    await waitFor(
+      async () => {
+        const stream = openPush(mtlsClientOf(t, server, r.caPem, fresh));
+        pushSnapshot(stream, 'east', 1, [service('web')]);
+        const ack = await next(stream, (m) => m.ack ?? undefined).catch(() => undefined);
+        stream.end();
+        return ack?.accepted === true;
+      },
+      { timeoutMs: 15_000, message: `${server.name} to accept the certificate issued after the revocation` },
+    );
   }
 });
 
 test('given a running agent, when its cluster is revoked and it is handed the new token, then it re-registers and pushes again', async (t) => {
   const r = await twoReplicas(t);
   const agent = await r.mesh.startAgent('east', { from: 'cluster-a', servers: [r.a] });
-  const registrations = () => agent.proc.lines.filter((l) => l.includes('registered; client certificate issued')).length;
-  await waitFor(() => registrations() === 1 && agent.proc.lines.some((l) => l.includes('snapshot acked')), { timeoutMs: 30_000, message: 'the agent to register and push' });
+  const registrations = () =>
+    agent.proc.lines.filter((l) => l.includes('registered; client certificate issued')).length;
+  await waitFor(() => registrations() === 1 && agent.proc.lines.some((l) => l.includes('snapshot acked')), {
+    timeoutMs: 30_000,
+    message: 'the agent to register and push',
+  });
   const revoked = await revoke(r.mesh, r.b, 'east');
   writeFileSync(tokenFile(r.mesh, 'east'), revoked.token);
   await agent.proc.waitForLine(/MESHRELAY_ERR_CERTIFICATE_REVOKED/, 30_000);
-  await waitFor(() => registrations() === 2, { timeoutMs: 60_000, message: 'the agent to register again with the new token' });
+  await waitFor(() => registrations() === 2, {
+    timeoutMs: 60_000,
+    message: 'the agent to register again with the new token',
+  });
   const reRegistered = agent.proc.lines.findLastIndex((l) => l.includes('registered; client certificate issued'));
-  await waitFor(() => agent.proc.lines.slice(reRegistered).some((l) => l.includes('snapshot acked')),
-    { timeoutMs: 30_000, message: 'the agent to push again with its new certificate' });
+  await waitFor(() => agent.proc.lines.slice(reRegistered).some((l) => l.includes('snapshot acked')), {
+    timeoutMs: 30_000,
+    message: 'the agent to push again with its new certificate',
+  });
 });
 
 test('given a client certificate that lives 3 s, when its stream stays open, then the server closes it at expiry', async (t) => {

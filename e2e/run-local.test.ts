@@ -30,39 +30,55 @@ function answeredBy(log: string): Set<string> {
   return new Set([...log.matchAll(/call \d+: (\S+) answered/g)].map((m) => m[1] as string));
 }
 
-test('given npm start with its run directory elsewhere, when the agents have reported resource statuses, then they are in the run directory and examples/ is unchanged', { timeout: 180_000 }, async (t) => {
-  const runDir = await mkdtemp(join(tmpdir(), 'meshrelay-run-local-'));
-  const before = examplesTree();
-  const env = {
-    MESHRELAY_LOCAL_RUN_DIR: runDir,
-    MESHRELAY_HTTP_PORT: String(await freePort()),
-    MESHRELAY_RELAY_PORT: String(await freePort()),
-    MESHRELAY_METRICS_PORT: String(await freePort()),
-    MESHRELAY_LOCAL_REDIS_PORT: String(await freePort()),
-    MESHRELAY_XDS_PORTS: `${await freePort()},${await freePort()}`,
-    REDIS_URL: undefined,
-  };
-  const run = await spawnProcess({ name: 'npm-start', command: process.execPath, args: [join(ROOT, 'scripts/run-local.ts')], cwd: ROOT, env });
-  // One hook, in this order: the run keeps writing statuses until it has stopped.
-  t.after(async () => {
-    await run.stop(5_000);
-    await rm(runDir, { recursive: true, force: true });
-  });
-  await run.waitForLine(/Meshrelay is running/, 60_000);
+test(
+  'given npm start with its run directory elsewhere, when the agents have reported resource statuses, then they are in the run directory and examples/ is unchanged',
+  { timeout: 180_000 },
+  async (t) => {
+    const runDir = await mkdtemp(join(tmpdir(), 'meshrelay-run-local-'));
+    const before = examplesTree();
+    const env = {
+      MESHRELAY_LOCAL_RUN_DIR: runDir,
+      MESHRELAY_HTTP_PORT: String(await freePort()),
+      MESHRELAY_RELAY_PORT: String(await freePort()),
+      MESHRELAY_METRICS_PORT: String(await freePort()),
+      MESHRELAY_LOCAL_REDIS_PORT: String(await freePort()),
+      MESHRELAY_XDS_PORTS: `${await freePort()},${await freePort()}`,
+      REDIS_URL: undefined,
+    };
+    const run = await spawnProcess({
+      name: 'npm-start',
+      command: process.execPath,
+      args: [join(ROOT, 'scripts/run-local.ts')],
+      cwd: ROOT,
+      env,
+    });
+    // One hook, in this order: the run keeps writing statuses until it has stopped.
+    t.after(async () => {
+      await run.stop(5_000);
+      await rm(runDir, { recursive: true, force: true });
+    });
+    await run.waitForLine(/Meshrelay is running/, 60_000);
 
-  await waitFor(() => ['cluster-a', 'cluster-b'].every((c) => statusFiles(join(runDir, c, 'status')).length > 0), {
-    timeoutMs: 60_000,
-    message: `no resource statuses under ${runDir}/<cluster>/status`,
-  });
+    await waitFor(() => ['cluster-a', 'cluster-b'].every((c) => statusFiles(join(runDir, c, 'status')).length > 0), {
+      timeoutMs: 60_000,
+      message: `no resource statuses under ${runDir}/<cluster>/status`,
+    });
 
-  assert.deepEqual(examplesTree(), before);
-  assert.equal(existsSync(join(ROOT, 'examples', 'cluster-a', '.meshrelay-status')), false);
+    assert.deepEqual(examplesTree(), before);
+    assert.equal(existsSync(join(ROOT, 'examples', 'cluster-a', '.meshrelay-status')), false);
 
-  await t.test('when the gRPC demo client calls greeter.global through cluster-a\'s agent, then both clusters\' greeters answer, on stdout and in its log', async () => {
-    await run.waitForLine(/\[grpc-demo\] call \d+: cluster-a answered \(127\.0\.0\.71:17071\)/, 60_000);
-    await run.waitForLine(/\[grpc-demo\] call \d+: cluster-b answered \(127\.0\.0\.72:17071\)/, 60_000);
-    const log = join(runDir, 'grpc-demo', 'client.log');
-    await waitFor(() => existsSync(log) && answeredBy(readFileSync(log, 'utf8')).size === 2, { timeoutMs: 10_000, message: `${log} does not show answers from both clusters` });
-    assert.deepEqual([...answeredBy(readFileSync(log, 'utf8'))].sort(), ['cluster-a', 'cluster-b']);
-  });
-});
+    await t.test(
+      "when the gRPC demo client calls greeter.global through cluster-a's agent, then both clusters' greeters answer, on stdout and in its log",
+      async () => {
+        await run.waitForLine(/\[grpc-demo\] call \d+: cluster-a answered \(127\.0\.0\.71:17071\)/, 60_000);
+        await run.waitForLine(/\[grpc-demo\] call \d+: cluster-b answered \(127\.0\.0\.72:17071\)/, 60_000);
+        const log = join(runDir, 'grpc-demo', 'client.log');
+        await waitFor(() => existsSync(log) && answeredBy(readFileSync(log, 'utf8')).size === 2, {
+          timeoutMs: 10_000,
+          message: `${log} does not show answers from both clusters`,
+        });
+        assert.deepEqual([...answeredBy(readFileSync(log, 'utf8'))].sort(), ['cluster-a', 'cluster-b']);
+      },
+    );
+  },
+);

@@ -33,7 +33,9 @@ spec:
 const SOURCE = 'AccessPolicy/bookinfo/reviews-callers@cluster-b';
 
 function callersPolicy(output: OutputOnDisk): Resource | undefined {
-  return output.resources.find((r) => r.kind === 'AuthorizationPolicy' && r.metadata.annotations?.[SOURCES_ANNOTATION] === SOURCE);
+  return output.resources.find(
+    (r) => r.kind === 'AuthorizationPolicy' && r.metadata.annotations?.[SOURCES_ANNOTATION] === SOURCE,
+  );
 }
 
 function principalsOf(policy: Resource | undefined): string[] {
@@ -62,11 +64,17 @@ test('given cluster-a whose Istio mesh config sets trustDomain a.example and clu
   );
   const principals = principalsOf(callersPolicy(out)).sort();
 
-  await t.test("when cluster-b's AccessPolicy allows a service account of cluster-a, then its principal is in a.example, from cluster-a's mesh config", () => {
-    assert.equal(principals[0], 'a.example/ns/bookinfo/sa/bookinfo-productpage');
-  });
+  await t.test(
+    "when cluster-b's AccessPolicy allows a service account of cluster-a, then its principal is in a.example, from cluster-a's mesh config",
+    () => {
+      assert.equal(principals[0], 'a.example/ns/bookinfo/sa/bookinfo-productpage');
+    },
+  );
 
-  await t.test("when cluster-b's AccessPolicy allows a service account of cluster-c, then its principal is in the registered c.example, not the one in cluster-c's mesh config", () => {
-    assert.equal(principals[1], 'c.example/ns/bookinfo/sa/bookinfo-reviews');
-  });
+  await t.test(
+    "when cluster-b's AccessPolicy allows a service account of cluster-c, then its principal is in the registered c.example, not the one in cluster-c's mesh config",
+    () => {
+      assert.equal(principals[1], 'c.example/ns/bookinfo/sa/bookinfo-reviews');
+    },
+  );
 });

@@ -26,7 +26,13 @@ const children: ChildProcess[] = [];
  * Starts a child whose output is prefixed with its name. When it exits the whole run stops,
  * unless it is `optional` (the gRPC demo): then the rest keeps running without it.
  */
-function start(name: string, command: string, args: string[], extraEnv: Record<string, string> = {}, optional = false): ChildProcess {
+function start(
+  name: string,
+  command: string,
+  args: string[],
+  extraEnv: Record<string, string> = {},
+  optional = false,
+): ChildProcess {
   const child = spawn(command, args, { cwd: root, env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   const prefix = `[${name}] `;
@@ -54,9 +60,17 @@ function start(name: string, command: string, args: string[], extraEnv: Record<s
 function summarize(line: string): string {
   try {
     const rec = JSON.parse(line) as Record<string, unknown>;
-    const level = ({ 20: 'debug', 30: 'info', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' } as Record<number, string>)[rec['level'] as number] ?? '';
+    const level =
+      ({ 20: 'debug', 30: 'info', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' } as Record<number, string>)[
+        rec['level'] as number
+      ] ?? '';
     const keep = ['cluster', 'generation', 'hash', 'resources', 'reason', 'code', 'missing', 'relayPort', 'httpPort'];
-    const extras = keep.filter((k) => rec[k] !== undefined).map((k) => `${k}=${typeof rec[k] === 'string' && k === 'hash' ? String(rec[k]).slice(0, 12) : JSON.stringify(rec[k])}`);
+    const extras = keep
+      .filter((k) => rec[k] !== undefined)
+      .map(
+        (k) =>
+          `${k}=${typeof rec[k] === 'string' && k === 'hash' ? String(rec[k]).slice(0, 12) : JSON.stringify(rec[k])}`,
+      );
     return `${level} ${String(rec['msg'])} ${extras.join(' ')}`.trim();
   } catch {
     return line;
@@ -92,7 +106,18 @@ async function chooseRedis(): Promise<string | undefined> {
   if (env['REDIS_URL']) return env['REDIS_URL'];
   if (spawnSync('redis-server', ['--version']).status !== 0) return undefined;
   mkdirSync(join(run, 'redis'), { recursive: true });
-  const redis = start('redis', 'redis-server', ['--port', String(REDIS_PORT), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', join(run, 'redis')]);
+  const redis = start('redis', 'redis-server', [
+    '--port',
+    String(REDIS_PORT),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--dir',
+    join(run, 'redis'),
+  ]);
   await new Promise<void>((ok, fail) => {
     const timer = setTimeout(() => fail(new Error('redis-server did not start')), 10_000);
     redis.stdout?.on('data', (d: Buffer) => {
@@ -117,13 +142,19 @@ const MANIFEST = /^[^.].*\.(ya?ml|json)$/i;
 function composeManifests(cluster: string): string {
   const dir = join(run, cluster, 'manifests');
   mkdirSync(dir, { recursive: true });
-  for (const [source, prefix] of [[join(root, 'examples', cluster), ''], [join(root, 'examples', 'grpc-demo', cluster), 'grpc-demo-']] as const) {
+  for (const [source, prefix] of [
+    [join(root, 'examples', cluster), ''],
+    [join(root, 'examples', 'grpc-demo', cluster), 'grpc-demo-'],
+  ] as const) {
     const relink = (): void => {
       const wanted = new Set(readdirSync(source).filter((f) => MANIFEST.test(f)));
-      for (const link of readdirSync(dir).filter((f) => f.startsWith(prefix) && (prefix !== '' || !f.startsWith('grpc-demo-')))) {
+      for (const link of readdirSync(dir).filter(
+        (f) => f.startsWith(prefix) && (prefix !== '' || !f.startsWith('grpc-demo-')),
+      )) {
         if (!wanted.has(link.slice(prefix.length))) rmSync(join(dir, link), { force: true });
       }
-      for (const file of wanted) if (!existsSync(join(dir, prefix + file))) symlinkSync(join(source, file), join(dir, prefix + file));
+      for (const file of wanted)
+        if (!existsSync(join(dir, prefix + file))) symlinkSync(join(source, file), join(dir, prefix + file));
     };
     relink();
     watch(source, () => {
@@ -141,32 +172,50 @@ function composeManifests(cluster: string): string {
 /** examples/workspaces.yaml and the demo's Workspace as one --workspaces-file. */
 function composeWorkspaces(): string {
   const file = join(run, 'workspaces.yaml');
-  const parts = ['workspaces.yaml', 'grpc-demo/workspaces.yaml'].map((f) => readFileSync(join(root, 'examples', f), 'utf8').trimEnd());
+  const parts = ['workspaces.yaml', 'grpc-demo/workspaces.yaml'].map((f) =>
+    readFileSync(join(root, 'examples', f), 'utf8').trimEnd(),
+  );
   writeFileSync(file, `${parts.join('\n---\n')}\n`);
   return file;
 }
 
 /** The demo's greeters listen at the addresses examples/grpc-demo/<cluster>/greeter.yaml registers. */
 function startGreeters(node: string): void {
-  for (const cluster of CLUSTERS) start(`greeter ${cluster}`, node, ['examples/grpc-demo/server.ts', cluster], {}, true);
+  for (const cluster of CLUSTERS)
+    start(`greeter ${cluster}`, node, ['examples/grpc-demo/server.ts', cluster], {}, true);
 }
 
 async function main(): Promise<void> {
   if (XDS_PORTS.length !== CLUSTERS.length || XDS_PORTS.some((p) => !Number.isInteger(p) || p <= 0 || p > 65_535)) {
-    throw new Error(`MESHRELAY_XDS_PORTS must be ${CLUSTERS.length} ports separated by a comma, not "${env['MESHRELAY_XDS_PORTS'] ?? ''}"`);
+    throw new Error(
+      `MESHRELAY_XDS_PORTS must be ${CLUSTERS.length} ports separated by a comma, not "${env['MESHRELAY_XDS_PORTS'] ?? ''}"`,
+    );
   }
   rmSync(run, { recursive: true, force: true });
   mkdirSync(run, { recursive: true });
   const redisUrl = await chooseRedis();
   const node = process.execPath;
   const stateDir = join(run, 'server');
-  start('server', node, [
-    'packages/mgmt-server/bin/meshrelay-server.js',
-    '--state-dir', stateDir,
-    '--relay-port', String(RELAY_PORT), '--http-port', String(HTTP_PORT), '--metrics-port', String(METRICS_PORT),
-    '--replica-name', 'mgmt-0',
-    '--workspaces-file', composeWorkspaces(),
-  ], redisUrl ? { REDIS_URL: redisUrl } : {});
+  start(
+    'server',
+    node,
+    [
+      'packages/mgmt-server/bin/meshrelay-server.js',
+      '--state-dir',
+      stateDir,
+      '--relay-port',
+      String(RELAY_PORT),
+      '--http-port',
+      String(HTTP_PORT),
+      '--metrics-port',
+      String(METRICS_PORT),
+      '--replica-name',
+      'mgmt-0',
+      '--workspaces-file',
+      composeWorkspaces(),
+    ],
+    redisUrl ? { REDIS_URL: redisUrl } : {},
+  );
   const api = `http://localhost:${HTTP_PORT}`;
   await waitFor(`${api}/healthz`, 30_000);
   // The server created its admin credential in its state directory on start; every API call needs it.
@@ -188,16 +237,32 @@ async function main(): Promise<void> {
     writeFileSync(join(dir, 'relay-ca.pem'), reg.relay.caBundlePem);
     start(cluster, node, [
       'packages/agent/bin/meshrelay-agent.js',
-      '--cluster', cluster,
-      '--server-address', reg.relay.address,
-      '--token-file', join(dir, 'token'),
-      '--root-ca-file', join(dir, 'relay-ca.pem'),
-      '--manifests-dir', composeManifests(cluster), '--follow-external-symlinks', 'true', '--rescan-interval', '2s',
-      '--status-dir', join(dir, 'status'),
-      '--output-dir', join(dir, 'output'),
-      '--state-dir', join(dir, 'state'),
-      '--health-port', '0', '--access-log-port', '0',
-      '--xds-port', String(XDS_PORTS[i]),
+      '--cluster',
+      cluster,
+      '--server-address',
+      reg.relay.address,
+      '--token-file',
+      join(dir, 'token'),
+      '--root-ca-file',
+      join(dir, 'relay-ca.pem'),
+      '--manifests-dir',
+      composeManifests(cluster),
+      '--follow-external-symlinks',
+      'true',
+      '--rescan-interval',
+      '2s',
+      '--status-dir',
+      join(dir, 'status'),
+      '--output-dir',
+      join(dir, 'output'),
+      '--state-dir',
+      join(dir, 'state'),
+      '--health-port',
+      '0',
+      '--access-log-port',
+      '0',
+      '--xds-port',
+      String(XDS_PORTS[i]),
     ]);
   }
   // The client needs no wait: until cluster-a's agent serves the greeter's config, its calls fail and it retries.

@@ -17,10 +17,12 @@ const PATTERNS = ['packages/*/test/**/*.test.ts', 'bench/test/*.test.ts', 'e2e/*
 /** Files that run alone; each with the reason. */
 const SERIAL: Readonly<Record<string, string>> = {
   'bench/test/tier-m-heartbeat.test.ts': 'tier M cold translation; heartbeats must never pause for a second',
-  'packages/mgmt-server/test/intake-responsiveness.test.ts': 'heartbeat and /healthz pause limits during a 16 MiB intake',
+  'packages/mgmt-server/test/intake-responsiveness.test.ts':
+    'heartbeat and /healthz pause limits during a 16 MiB intake',
   'packages/agent/test/output-responsiveness.test.ts': 'heartbeat and /healthz pause limits during an 8 MiB apply',
   'packages/mgmt-server/test/relay-idle-connections.test.ts': 'idle timeouts measured against the clock',
-  'packages/mgmt-server/test/translation-heartbeat.test.ts': 'a 100 ms timer must never wait a second during a cold translation',
+  'packages/mgmt-server/test/translation-heartbeat.test.ts':
+    'a 100 ms timer must never wait a second during a cold translation',
   'packages/mgmt-server/test/relay-delta-limits.test.ts': 'heartbeats keep their timing while a delta is refused',
   'packages/agent/test/pull-stream-limits.test.ts': "the agent's heartbeats keep their timing while a delta is refused",
   'packages/agent/test/agent-leader.test.ts': 'lease durations and renew deadlines measured against the clock',
@@ -44,7 +46,9 @@ const serial = files.filter((f) => SERIAL[f] !== undefined);
 const parallel = files.filter((f) => SERIAL[f] === undefined);
 const concurrency = Number(process.env['MESHRELAY_TEST_CONCURRENCY'] ?? availableParallelism() + 1);
 if (!Number.isInteger(concurrency) || concurrency < 1) {
-  console.error(`MESHRELAY_TEST_CONCURRENCY must be a whole number of files at once, not "${process.env['MESHRELAY_TEST_CONCURRENCY']}"`);
+  console.error(
+    `MESHRELAY_TEST_CONCURRENCY must be a whole number of files at once, not "${process.env['MESHRELAY_TEST_CONCURRENCY']}"`,
+  );
   process.exit(2);
 }
 
@@ -53,10 +57,19 @@ function phase(title: string, list: readonly string[], filesAtOnce: number): num
   const started = Date.now();
   const result = spawnSync(
     process.execPath,
-    ['--test', '--test-timeout=300000', '--import', './scripts/test-exit-watchdog.ts', `--test-concurrency=${filesAtOnce}`, ...list],
+    [
+      '--test',
+      '--test-timeout=300000',
+      '--import',
+      './scripts/test-exit-watchdog.ts',
+      `--test-concurrency=${filesAtOnce}`,
+      ...list,
+    ],
     { cwd: root, stdio: 'inherit' },
   );
-  console.log(`# ${title}: ${result.status === 0 ? 'passed' : 'FAILED'} in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  console.log(
+    `# ${title}: ${result.status === 0 ? 'passed' : 'FAILED'} in ${((Date.now() - started) / 1000).toFixed(0)} s`,
+  );
   return result.status ?? 1;
 }
 

@@ -14,7 +14,9 @@ if (process.env['NODE_TEST_CONTEXT'] !== undefined) {
   after(() => {
     setTimeout(() => {
       const open = process.getActiveResourcesInfo().join(', ');
-      process.stderr.write(`test-exit-watchdog: ${process.argv[1] ?? 'a test file'} still running ${GRACE_MS / 1000} s after its tests ended (open: ${open}); ending it\n`);
+      process.stderr.write(
+        `test-exit-watchdog: ${process.argv[1] ?? 'a test file'} still running ${GRACE_MS / 1000} s after its tests ended (open: ${open}); ending it\n`,
+      );
       process.exit();
     }, GRACE_MS).unref();
   });

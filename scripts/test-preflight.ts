@@ -43,7 +43,12 @@ interface PreflightPlan {
 }
 
 function onPath(command: string): boolean {
-  const candidates = command.startsWith('/') ? [command] : (process.env['PATH'] ?? '').split(delimiter).filter((d) => d !== '').map((d) => join(d, command));
+  const candidates = command.startsWith('/')
+    ? [command]
+    : (process.env['PATH'] ?? '')
+        .split(delimiter)
+        .filter((d) => d !== '')
+        .map((d) => join(d, command));
   return candidates.some((file) => {
     try {
       accessSync(file, constants.X_OK);
@@ -75,21 +80,37 @@ function stop(lines: readonly string[]): never {
 }
 
 function installPackages(plan: PreflightPlan): void {
-  console.log(`test preflight: installing ${plan.packages.join(' ')} with apt-get (missing: ${plan.missing.join(', ')})`);
+  console.log(
+    `test preflight: installing ${plan.packages.join(' ')} with apt-get (missing: ${plan.missing.join(', ')})`,
+  );
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   const update = spawnSync('apt-get', ['update', '-qq'], { env, encoding: 'utf8' });
-  const install = update.status === 0 ? spawnSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...plan.packages], { env, encoding: 'utf8' }) : update;
+  const install =
+    update.status === 0
+      ? spawnSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...plan.packages], {
+          env,
+          encoding: 'utf8',
+        })
+      : update;
   if (install.status !== 0) {
-    stop([`test preflight: apt-get could not install ${plan.packages.join(' ')}; nothing was run. Its last words:`, ...`${install.stderr ?? ''}`.trim().split('\n').slice(-5), `Install them yourself: ${plan.command}`]);
+    stop([
+      `test preflight: apt-get could not install ${plan.packages.join(' ')}; nothing was run. Its last words:`,
+      ...`${install.stderr ?? ''}`.trim().split('\n').slice(-5),
+      `Install them yourself: ${plan.command}`,
+    ]);
   }
   const still = planPreflight().missing;
-  if (still.length > 0) stop([`test preflight: after apt-get, ${still.join(', ')} still cannot be found on PATH; nothing was run.`]);
+  if (still.length > 0)
+    stop([`test preflight: after apt-get, ${still.join(', ')} still cannot be found on PATH; nothing was run.`]);
 }
 
 function installHelm(): void {
   const run = spawnSync('bash', [join(ROOT, 'scripts/install-helm.sh')], { encoding: 'utf8' });
   if (run.status !== 0 || !existsSync(HELM)) {
-    stop([`test preflight: scripts/install-helm.sh could not fetch helm and kubectl into .tools/ (the chart tests need them); nothing was run.`, ...`${run.stderr}`.trim().split('\n').slice(-5)]);
+    stop([
+      `test preflight: scripts/install-helm.sh could not fetch helm and kubectl into .tools/ (the chart tests need them); nothing was run.`,
+      ...`${run.stderr}`.trim().split('\n').slice(-5),
+    ]);
   }
   console.log('test preflight: installed helm and kubectl into .tools/ (scripts/install-helm.sh)');
 }

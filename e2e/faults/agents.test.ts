@@ -10,7 +10,10 @@ test('given an agent disconnects, then its last input is kept (stale, with age) 
   const { mesh, s0 } = await faultMesh(t);
   const before = await clusterView(mesh, 'cluster-c', s0);
   await mesh.agents.get('cluster-c')?.proc.kill();
-  await waitFor(async () => (await clusterView(mesh, 'cluster-c', s0)).input?.stale === true, { timeoutMs: 10_000, message: 'cluster-c not marked stale' });
+  await waitFor(async () => (await clusterView(mesh, 'cluster-c', s0)).input?.stale === true, {
+    timeoutMs: 10_000,
+    message: 'cluster-c not marked stale',
+  });
   const stale = await clusterView(mesh, 'cluster-c', s0);
   assert.equal(stale.input?.hash, before.input?.hash, 'the last input is kept');
 
@@ -18,14 +21,17 @@ test('given an agent disconnects, then its last input is kept (stale, with age) 
   // cluster-b, and the new output still carries cluster-c's resources and hash.
   mesh.writeManifest('cluster-a', 'vd-extra.yaml', virtualDestinationYaml('extra', 'extra.global'));
   const outB = await mesh.waitForOutput('cluster-b', (o) => hasResource(o, 'ServiceEntry', 'extra'));
-  assert.ok(hasResource(outB, 'ServiceEntry', 'ratings'), 'cluster-c\'s VirtualDestination is still translated');
+  assert.ok(hasResource(outB, 'ServiceEntry', 'ratings'), "cluster-c's VirtualDestination is still translated");
   await assertProvenance(mesh, outB, ['cluster-a', 'cluster-b', 'cluster-c'], s0);
 
   await mesh.restartAgent('cluster-c');
-  await waitFor(async () => {
-    const v = await clusterView(mesh, 'cluster-c', s0);
-    return v.input?.stale === false && v.input.epoch !== before.input?.epoch;
-  }, { timeoutMs: 20_000, message: 'cluster-c\'s new snapshot did not replace the kept one' });
+  await waitFor(
+    async () => {
+      const v = await clusterView(mesh, 'cluster-c', s0);
+      return v.input?.stale === false && v.input.epoch !== before.input?.epoch;
+    },
+    { timeoutMs: 20_000, message: "cluster-c's new snapshot did not replace the kept one" },
+  );
   const after = await clusterView(mesh, 'cluster-c', s0);
   assert.equal(after.input?.hash, before.input?.hash, 'same manifests, same hash');
 });
@@ -44,7 +50,10 @@ test('given the management plane is down for long, then agents keep their last o
     assert.equal(kept?.hash, output?.hash, `${cluster} keeps its output`);
     // Still the output built from all three clusters' inputs before the outage.
     assert.deepEqual(kept?.provenance, output?.provenance);
-    assert.deepEqual(kept?.provenance.map((p) => p.cluster), ['cluster-a', 'cluster-b', 'cluster-c']);
+    assert.deepEqual(
+      kept?.provenance.map((p) => p.cluster),
+      ['cluster-a', 'cluster-b', 'cluster-c'],
+    );
   }
   assert.ok(agent.proc.running, 'the agent keeps running without a management plane');
 });
@@ -55,16 +64,25 @@ test('given a frozen agent process, then the server notices within the heartbeat
   const agent = mesh.agents.get('cluster-b');
   assert.ok(agent);
   agent.proc.pause();
-  await waitFor(async () => {
-    const v = await clusterView(mesh, 'cluster-b', s1);
-    return !v.connection.connected && v.input?.stale === true;
-  }, { timeoutMs: 10_000, intervalMs: 200, message: 'the frozen agent was not dropped' });
+  await waitFor(
+    async () => {
+      const v = await clusterView(mesh, 'cluster-b', s1);
+      return !v.connection.connected && v.input?.stale === true;
+    },
+    { timeoutMs: 10_000, intervalMs: 200, message: 'the frozen agent was not dropped' },
+  );
   agent.proc.resume();
   // Back on either replica (it rotates to the next address after a failure).
-  await waitFor(async () => (await Promise.all(mesh.servers.map((s) => clusterView(mesh, 'cluster-b', s)))).some((v) => v.connection.connected), {
-    timeoutMs: 20_000,
-    message: 'the agent did not come back',
-  });
+  await waitFor(
+    async () =>
+      (await Promise.all(mesh.servers.map((s) => clusterView(mesh, 'cluster-b', s)))).some(
+        (v) => v.connection.connected,
+      ),
+    {
+      timeoutMs: 20_000,
+      message: 'the agent did not come back',
+    },
+  );
   assert.deepEqual(appliedCounts(mesh), counts, 'no output was re-applied');
   await assertProvenance(mesh, mesh.readOutput('cluster-b'), ['cluster-a', 'cluster-b', 'cluster-c'], s1);
 });

@@ -22,7 +22,11 @@ interface StaleView {
 }
 
 async function staleEverywhere(mesh: Mesh, servers: readonly ServerProc[]): Promise<string[][]> {
-  return Promise.all(servers.map(async (s) => (await mesh.api<StaleView>('/api/v1/safe-mode', s)).staleContributions.map((c) => c.cluster)));
+  return Promise.all(
+    servers.map(async (s) =>
+      (await mesh.api<StaleView>('/api/v1/safe-mode', s)).staleContributions.map((c) => c.cluster),
+    ),
+  );
 }
 
 test('given a warm cluster kept away past the safe-start window after a full restart, when translation resumes, then its contribution is carried over as stale until an operator releases it', async (t) => {
@@ -36,10 +40,19 @@ test('given a warm cluster kept away past the safe-start window after a full res
 
   // Translation for everyone else goes on: cluster-a's new VirtualDestination ships...
   mesh.writeManifest('cluster-a', 'vd-details.yaml', virtualDestinationYaml('details', 'details.global'));
-  const out = await mesh.waitForOutput('cluster-a', (o) => hasResource(o, 'ServiceEntry', 'details'), 30_000, 'cluster-a\'s edit while cluster-c is away');
+  const out = await mesh.waitForOutput(
+    'cluster-a',
+    (o) => hasResource(o, 'ServiceEntry', 'details'),
+    30_000,
+    "cluster-a's edit while cluster-c is away",
+  );
   // ...and keeps what cluster-c contributed: its endpoints and its own VirtualDestination.
-  assert.match(reviewsEntry(out), new RegExp(C_GATEWAY.replaceAll('.', '\\.')), 'cluster-c\'s endpoints stay in cluster-a\'s ServiceEntry');
-  assert.ok(hasResource(out, 'ServiceEntry', 'ratings'), 'cluster-c\'s VirtualDestination stays');
+  assert.match(
+    reviewsEntry(out),
+    new RegExp(C_GATEWAY.replaceAll('.', '\\.')),
+    "cluster-c's endpoints stay in cluster-a's ServiceEntry",
+  );
+  assert.ok(hasResource(out, 'ServiceEntry', 'ratings'), "cluster-c's VirtualDestination stays");
   // Provenance says the contribution is stale and names the input it came from.
   const cEntry = out.provenance.find((p) => p.cluster === 'cluster-c');
   assert.deepEqual([cEntry?.inputHash, cEntry?.stale], [cInput, true]);
@@ -61,19 +74,36 @@ test('given a warm cluster kept away past the safe-start window after a full res
 
   // The operator lets it go through one replica: both build outputs without it, and it is not held.
   await mesh.api('/api/v1/clusters/cluster-c/contribution/release', r1, { method: 'POST' });
-  const without = await mesh.waitForOutput('cluster-a', (o) => !hasResource(o, 'ServiceEntry', 'ratings'), 20_000, 'outputs without cluster-c after the release');
+  const without = await mesh.waitForOutput(
+    'cluster-a',
+    (o) => !hasResource(o, 'ServiceEntry', 'ratings'),
+    20_000,
+    'outputs without cluster-c after the release',
+  );
   assert.doesNotMatch(reviewsEntry(without), new RegExp(C_GATEWAY.replaceAll('.', '\\.')));
-  assert.deepEqual(without.provenance.map((p) => p.cluster), ['cluster-a', 'cluster-b']);
-  await waitFor(async () => (await staleEverywhere(mesh, [r0, r1])).every((s) => s.length === 0), { timeoutMs: 10_000, message: 'stale contribution still reported' });
+  assert.deepEqual(
+    without.provenance.map((p) => p.cluster),
+    ['cluster-a', 'cluster-b'],
+  );
+  await waitFor(async () => (await staleEverywhere(mesh, [r0, r1])).every((s) => s.length === 0), {
+    timeoutMs: 10_000,
+    message: 'stale contribution still reported',
+  });
   await note.waitFor({ state: 'hidden' });
 
   // The cluster returns: its fresh contribution is back, not stale.
   await mesh.restartAgent('cluster-c', [r0, r1]);
   await mesh.waitForOutput('cluster-a', (o) => hasResource(o, 'ServiceEntry', 'ratings'), 20_000, 'cluster-c back');
   const fresh = async (server: ServerProc) => {
-    const output = await mesh.api<{ provenance: { cluster: string; stale?: boolean }[] }>('/api/v1/clusters/cluster-a/output', server);
+    const output = await mesh.api<{ provenance: { cluster: string; stale?: boolean }[] }>(
+      '/api/v1/clusters/cluster-a/output',
+      server,
+    );
     return output.provenance.length === 3 && output.provenance.every((p) => p.stale !== true);
   };
-  await waitFor(async () => (await fresh(r0)) && (await fresh(r1)), { timeoutMs: 20_000, message: 'outputs were not rebuilt from cluster-c\'s fresh input' });
+  await waitFor(async () => (await fresh(r0)) && (await fresh(r1)), {
+    timeoutMs: 20_000,
+    message: "outputs were not rebuilt from cluster-c's fresh input",
+  });
   assert.deepEqual(await staleEverywhere(mesh, [r0, r1]), [[], []]);
 });

@@ -3,7 +3,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { waitFor } from '@meshrelay/testkit';
-import { appliedCounts, assertProvenance, CLUSTERS, clusterView, faultMesh, outputs, waitForConnected } from './support.ts';
+import {
+  appliedCounts,
+  assertProvenance,
+  CLUSTERS,
+  clusterView,
+  faultMesh,
+  outputs,
+  waitForConnected,
+} from './support.ts';
 
 test('given a replica dies, then its agents reconnect to the other, which serves byte-identical outputs, so nothing is re-applied', async (t) => {
   const { mesh, s0, s1 } = await faultMesh(t);
@@ -13,7 +21,10 @@ test('given a replica dies, then its agents reconnect to the other, which serves
   await waitForConnected(mesh, s1, CLUSTERS);
   // Give the survivor a translation round on the reconnected agents' snapshots.
   for (const c of CLUSTERS) {
-    await waitFor(async () => (await clusterView(mesh, c, s1)).output?.hash === before.get(c)?.hash, { timeoutMs: 15_000, message: `survivor's output for ${c} differs` });
+    await waitFor(async () => (await clusterView(mesh, c, s1)).output?.hash === before.get(c)?.hash, {
+      timeoutMs: 15_000,
+      message: `survivor's output for ${c} differs`,
+    });
   }
   assert.deepEqual(appliedCounts(mesh), counts, 'agents applied nothing new');
   for (const c of CLUSTERS) {
@@ -29,7 +40,10 @@ test('given a new replica, established connections stay; when a replica drains (
   // Scale up: nobody moves to the new replica.
   for (const c of CLUSTERS) {
     const views = await Promise.all([s0, s1].map((s) => clusterView(mesh, c, s)));
-    assert.ok(views.some((v) => v.connection.connected), `${c} stays connected where it was`);
+    assert.ok(
+      views.some((v) => v.connection.connected),
+      `${c} stays connected where it was`,
+    );
     assert.equal((await clusterView(mesh, c, s2)).connection.connected, false);
   }
   // Scale down / drain: SIGTERM mgmt-1; cluster-b (which prefers mgmt-1) is told to go.

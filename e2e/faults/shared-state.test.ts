@@ -25,23 +25,41 @@ async function releaseThroughTheOtherReplica(t: TestContext, registry: Registry)
   const agentA = mesh.agents.get('cluster-a');
   assert.ok(agentA);
   rmSync(join(agentA.manifestsDir, 'mesh-config.yaml'));
-  await waitFor(async () => (await mesh.api<HeldView>('/api/v1/outputs/held', s1)).held.some((h) => h.cluster === 'cluster-b'),
-    { timeoutMs: 20_000, message: 'mgmt-1 did not hold cluster-b\'s output' });
+  await waitFor(
+    async () => (await mesh.api<HeldView>('/api/v1/outputs/held', s1)).held.some((h) => h.cluster === 'cluster-b'),
+    { timeoutMs: 20_000, message: "mgmt-1 did not hold cluster-b's output" },
+  );
 
   // mgmt-0 lists it, naming the replica that holds it...
-  const heldOn0 = async () => (await mesh.api<HeldView>('/api/v1/outputs/held', s0)).held.find((h) => h.cluster === 'cluster-b');
-  await waitFor(async () => (await heldOn0()) !== undefined, { timeoutMs: 10_000, message: 'mgmt-0 does not list the output held on mgmt-1' });
+  const heldOn0 = async () =>
+    (await mesh.api<HeldView>('/api/v1/outputs/held', s0)).held.find((h) => h.cluster === 'cluster-b');
+  await waitFor(async () => (await heldOn0()) !== undefined, {
+    timeoutMs: 10_000,
+    message: 'mgmt-0 does not list the output held on mgmt-1',
+  });
   const seen = await heldOn0();
   assert.ok(seen);
   assert.equal(seen.replica, 'mgmt-1');
   assert.equal(seen.reason, 'delete-share');
   // ...and releases it: the agent on mgmt-1 receives the output.
-  const answer = await mesh.api<{ released: { hash: string } }>('/api/v1/clusters/cluster-b/output/release', s0, { method: 'POST' });
+  const answer = await mesh.api<{ released: { hash: string } }>('/api/v1/clusters/cluster-b/output/release', s0, {
+    method: 'POST',
+  });
   assert.equal(answer.released.hash, seen.hash);
-  const out = await mesh.waitForOutput('cluster-b', (o) => o.hash === seen.hash, 20_000, 'the released output on cluster-b');
+  const out = await mesh.waitForOutput(
+    'cluster-b',
+    (o) => o.hash === seen.hash,
+    20_000,
+    'the released output on cluster-b',
+  );
   assert.equal(hasResource(out, 'VirtualService', 'reviews'), false);
-  await waitFor(async () => (await Promise.all([s0, s1].map((s) => mesh.api<HeldView>('/api/v1/outputs/held', s))))
-    .every((v) => !v.held.some((h) => h.cluster === 'cluster-b')), { timeoutMs: 10_000, message: 'still listed as held' });
+  await waitFor(
+    async () =>
+      (await Promise.all([s0, s1].map((s) => mesh.api<HeldView>('/api/v1/outputs/held', s)))).every(
+        (v) => !v.held.some((h) => h.cluster === 'cluster-b'),
+      ),
+    { timeoutMs: 10_000, message: 'still listed as held' },
+  );
 }
 
 async function newerTwinFencesTheOlder(t: TestContext, registry: Registry): Promise<void> {
@@ -75,22 +93,31 @@ async function contributionOutlivesThePlane(t: TestContext, registry: Registry):
   await waitForTranslationAfterWindow(mesh, [r0, r1]);
   // An edit makes both replicas send cluster-a a new output while cluster-c is still away.
   mesh.writeManifest('cluster-a', 'vd-details.yaml', virtualDestinationYaml('details', 'details.global'));
-  const out = await mesh.waitForOutput('cluster-a', (o) => hasResource(o, 'ServiceEntry', 'details'), 30_000, 'cluster-a\'s edit while cluster-c is away');
-  assert.match(reviewsEntry(out), C_GATEWAY, 'cluster-c\'s endpoints stay in cluster-a\'s ServiceEntry');
+  const out = await mesh.waitForOutput(
+    'cluster-a',
+    (o) => hasResource(o, 'ServiceEntry', 'details'),
+    30_000,
+    "cluster-a's edit while cluster-c is away",
+  );
+  assert.match(reviewsEntry(out), C_GATEWAY, "cluster-c's endpoints stay in cluster-a's ServiceEntry");
   const cEntry = out.provenance.find((p) => p.cluster === 'cluster-c');
   assert.deepEqual([cEntry?.inputHash, cEntry?.stale], [cInput, true]);
   for (const server of [r0, r1]) {
-    assert.deepEqual((await safeMode(mesh, server)).staleContributions.map((c) => c.cluster), ['cluster-c'], `${server.name} carries cluster-c`);
+    assert.deepEqual(
+      (await safeMode(mesh, server)).staleContributions.map((c) => c.cluster),
+      ['cluster-c'],
+      `${server.name} carries cluster-c`,
+    );
   }
 }
 
 for (const registry of ['file', 'kubernetes'] as const) {
-  test(`given an output held for an agent on one replica (${registry} registry), when an operator releases it through the other replica, then it reaches the agent`,
-    (t) => releaseThroughTheOtherReplica(t, registry));
+  test(`given an output held for an agent on one replica (${registry} registry), when an operator releases it through the other replica, then it reaches the agent`, (t) =>
+    releaseThroughTheOtherReplica(t, registry));
 
-  test(`given an agent on replica A (${registry} registry), when a second agent with the same cluster identity connects to replica B, then A fences the older one off`,
-    (t) => newerTwinFencesTheOlder(t, registry));
+  test(`given an agent on replica A (${registry} registry), when a second agent with the same cluster identity connects to replica B, then A fences the older one off`, (t) =>
+    newerTwinFencesTheOlder(t, registry));
 }
 
-test('given a cluster\'s contribution kept by the plane (kubernetes registry, a fresh state directory per replica process), when Redis and both replicas restart without it, then both carry it over', (t) =>
+test("given a cluster's contribution kept by the plane (kubernetes registry, a fresh state directory per replica process), when Redis and both replicas restart without it, then both carry it over", (t) =>
   contributionOutlivesThePlane(t, 'kubernetes'));

@@ -25,7 +25,9 @@ export interface SafeModeView {
 }
 
 export async function faultMesh(
-  t: TestContext, serverFlags: string[] = [], registry: MeshOptions['registry'] = 'file',
+  t: TestContext,
+  serverFlags: string[] = [],
+  registry: MeshOptions['registry'] = 'file',
 ): Promise<{ mesh: Mesh; s0: ServerProc; s1: ServerProc }> {
   const mesh = await Mesh.start(t, { serverFlags, registry });
   const s0 = await mesh.startServer('mgmt-0');
@@ -34,14 +36,19 @@ export async function faultMesh(
   await mesh.startAgent('cluster-a', { from: 'cluster-a', servers: [s0, s1] });
   await mesh.startAgent('cluster-b', { from: 'cluster-b', servers: [s1, s0] });
   await mesh.startAgent('cluster-c', { from: makeClusterC(mesh.dir), servers: [s0, s1] });
-  for (const c of CLUSTERS) await mesh.waitForOutput(c, (o) => o.provenance.length === 3, 30_000, `first full output of ${c}`);
+  for (const c of CLUSTERS)
+    await mesh.waitForOutput(c, (o) => o.provenance.length === 3, 30_000, `first full output of ${c}`);
   // Tests compare applied counts against these, so every apply must be counted.
   for (const c of CLUSTERS) await mesh.waitForAppliedLogged(c);
   return { mesh, s0, s1 };
 }
 
 /** Kills cluster-c's agent, Redis and both replicas; brings Redis and the replicas back (empty). */
-export async function restartPlaneWithoutC(mesh: Mesh, s0: ServerProc, s1: ServerProc): Promise<[ServerProc, ServerProc]> {
+export async function restartPlaneWithoutC(
+  mesh: Mesh,
+  s0: ServerProc,
+  s1: ServerProc,
+): Promise<[ServerProc, ServerProc]> {
   await mesh.agents.get('cluster-c')?.proc.kill();
   await Promise.all([s0.proc.kill(), s1.proc.kill()]);
   await mesh.redis?.kill();
@@ -67,13 +74,25 @@ export async function clusterView(mesh: Mesh, cluster: string, server?: ServerPr
  * entry marked stale, at the hash of the contribution the server carries over
  * for that absent cluster (never an input the gate admitted).
  */
-export async function assertProvenance(mesh: Mesh, output: OutputOnDisk | undefined, clusters: readonly string[], server?: ServerProc): Promise<void> {
+export async function assertProvenance(
+  mesh: Mesh,
+  output: OutputOnDisk | undefined,
+  clusters: readonly string[],
+  server?: ServerProc,
+): Promise<void> {
   assert.ok(output, 'an output is applied');
-  assert.deepEqual(output.provenance.map((p) => p.cluster), [...clusters].sort());
+  assert.deepEqual(
+    output.provenance.map((p) => p.cluster),
+    [...clusters].sort(),
+  );
   for (const p of output.provenance as readonly { cluster: string; inputHash: string; stale?: boolean }[]) {
     if (p.stale === true) {
       const carried = server ? (await safeMode(mesh, server)).staleContributions : [];
-      assert.equal(p.inputHash, carried.find((c) => c.cluster === p.cluster)?.inputHash, `stale provenance of ${p.cluster} matches its carried contribution`);
+      assert.equal(
+        p.inputHash,
+        carried.find((c) => c.cluster === p.cluster)?.inputHash,
+        `stale provenance of ${p.cluster} matches its carried contribution`,
+      );
       continue;
     }
     const view = await clusterView(mesh, p.cluster, server);
@@ -81,11 +100,19 @@ export async function assertProvenance(mesh: Mesh, output: OutputOnDisk | undefi
   }
 }
 
-export async function waitForConnected(mesh: Mesh, server: ServerProc, clusters: readonly string[], timeoutMs = 20_000): Promise<void> {
-  await waitFor(async () => {
-    const views = await Promise.all(clusters.map((c) => clusterView(mesh, c, server)));
-    return views.every((v) => v.connection.push > 0 && v.connection.pull > 0);
-  }, { timeoutMs, intervalMs: 200, message: `${clusters.join(', ')} did not connect to ${server.name}` });
+export async function waitForConnected(
+  mesh: Mesh,
+  server: ServerProc,
+  clusters: readonly string[],
+  timeoutMs = 20_000,
+): Promise<void> {
+  await waitFor(
+    async () => {
+      const views = await Promise.all(clusters.map((c) => clusterView(mesh, c, server)));
+      return views.every((v) => v.connection.push > 0 && v.connection.pull > 0);
+    },
+    { timeoutMs, intervalMs: 200, message: `${clusters.join(', ')} did not connect to ${server.name}` },
+  );
 }
 
 export async function safeMode(mesh: Mesh, server: ServerProc): Promise<SafeModeView> {
@@ -93,14 +120,21 @@ export async function safeMode(mesh: Mesh, server: ServerProc): Promise<SafeMode
 }
 
 /** Waits until each cluster has push and pull streams open on some running replica. */
-export async function waitForConnectedAnywhere(mesh: Mesh, clusters: readonly string[], timeoutMs = 20_000): Promise<void> {
-  await waitFor(async () => {
-    for (const c of clusters) {
-      const views = await Promise.all(mesh.servers.filter((s) => s.proc.running).map((s) => clusterView(mesh, c, s)));
-      if (!views.some((v) => v.connection.push > 0 && v.connection.pull > 0)) return false;
-    }
-    return true;
-  }, { timeoutMs, intervalMs: 200, message: `${clusters.join(', ')} did not reconnect` });
+export async function waitForConnectedAnywhere(
+  mesh: Mesh,
+  clusters: readonly string[],
+  timeoutMs = 20_000,
+): Promise<void> {
+  await waitFor(
+    async () => {
+      for (const c of clusters) {
+        const views = await Promise.all(mesh.servers.filter((s) => s.proc.running).map((s) => clusterView(mesh, c, s)));
+        if (!views.some((v) => v.connection.push > 0 && v.connection.pull > 0)) return false;
+      }
+      return true;
+    },
+    { timeoutMs, intervalMs: 200, message: `${clusters.join(', ')} did not reconnect` },
+  );
 }
 
 /**
@@ -109,9 +143,17 @@ export async function waitForConnectedAnywhere(mesh: Mesh, clusters: readonly st
  */
 export async function waitForTranslationAfterWindow(mesh: Mesh, servers: readonly ServerProc[]): Promise<void> {
   for (const server of servers) {
-    await waitFor(async () => !(await safeMode(mesh, server)).active
-      && (await Promise.all(['cluster-a', 'cluster-b'].map((c) => clusterView(mesh, c, server)))).every((v) => v.input !== null)
-      && (await clusterView(mesh, 'cluster-a', server)).output !== null,
-    { timeoutMs: 20_000, message: `${server.name} did not translate after the window with cluster-a and cluster-b back` });
+    await waitFor(
+      async () =>
+        !(await safeMode(mesh, server)).active &&
+        (await Promise.all(['cluster-a', 'cluster-b'].map((c) => clusterView(mesh, c, server)))).every(
+          (v) => v.input !== null,
+        ) &&
+        (await clusterView(mesh, 'cluster-a', server)).output !== null,
+      {
+        timeoutMs: 20_000,
+        message: `${server.name} did not translate after the window with cluster-a and cluster-b back`,
+      },
+    );
   }
 }

@@ -21,12 +21,32 @@ async function boundaryErrors(t: TestContext, pkg: string, where: 'src' | 'test'
 }
 
 const cases: readonly { pkg: string; where: 'src' | 'test'; source: string; denied: string | null }[] = [
-  { pkg: 'meshctl', where: 'src', source: "export type { ManagementServer } from '@meshrelay/mgmt-server';\n", denied: 'mgmt-server' },
+  {
+    pkg: 'meshctl',
+    where: 'src',
+    source: "export type { ManagementServer } from '@meshrelay/mgmt-server';\n",
+    denied: 'mgmt-server',
+  },
   { pkg: 'meshctl', where: 'test', source: "export { parseAgentConfig } from '@meshrelay/agent';\n", denied: 'agent' },
-  { pkg: 'meshctl', where: 'src', source: "export { startManagementServer } from '../../mgmt-server/src/server.ts';\n", denied: 'mgmt-server' },
-  { pkg: 'registry', where: 'src', source: "export type { SnapshotStore } from '@meshrelay/store';\n", denied: 'store' },
+  {
+    pkg: 'meshctl',
+    where: 'src',
+    source: "export { startManagementServer } from '../../mgmt-server/src/server.ts';\n",
+    denied: 'mgmt-server',
+  },
+  {
+    pkg: 'registry',
+    where: 'src',
+    source: "export type { SnapshotStore } from '@meshrelay/store';\n",
+    denied: 'store',
+  },
   { pkg: 'api', where: 'src', source: "export type { CaBundle } from '@meshrelay/certs';\n", denied: 'certs' },
-  { pkg: 'mgmt-server', where: 'src', source: "export type { ClusterRegistry } from '@meshrelay/registry';\n", denied: null },
+  {
+    pkg: 'mgmt-server',
+    where: 'src',
+    source: "export type { ClusterRegistry } from '@meshrelay/registry';\n",
+    denied: null,
+  },
   { pkg: 'meshctl', where: 'test', source: "export { waitFor } from '@meshrelay/testkit';\n", denied: null },
 ];
 

@@ -17,7 +17,14 @@ test('given a registration with written files, when its agent command line is pa
     .trim()
     .split(/\s+/)
     .slice(2)
-    .map((word) => ({ '<manifests-dir>': join(dir, 'manifests'), '<output-dir>': join(dir, 'out'), '<state-dir>': join(dir, 'state') })[word] ?? word);
+    .map(
+      (word) =>
+        ({
+          '<manifests-dir>': join(dir, 'manifests'),
+          '<output-dir>': join(dir, 'out'),
+          '<state-dir>': join(dir, 'state'),
+        })[word] ?? word,
+    );
 
   const config = parseAgentConfig(args);
 

@@ -4,9 +4,25 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { startFakeKubeApiServer, startRedisServer, waitFor } from '@meshrelay/testkit';
-import { mtlsClient, next, openPull, openPush, pushSnapshot, register, service } from '../../packages/mgmt-server/test/harness.ts';
+import {
+  mtlsClient,
+  next,
+  openPull,
+  openPush,
+  pushSnapshot,
+  register,
+  service,
+} from '../../packages/mgmt-server/test/harness.ts';
 import type { CheckReport } from '@meshrelay/meshctl';
-import { UNUSED_TOKEN_ENV, apiGet, closedPortUrl, meshctlAt, startServer, tokenFrom, type RunningServer } from './harness.ts';
+import {
+  UNUSED_TOKEN_ENV,
+  apiGet,
+  closedPortUrl,
+  meshctlAt,
+  startServer,
+  tokenFrom,
+  type RunningServer,
+} from './harness.ts';
 
 /**
  * Registers `cluster` through meshctl, then does over real mTLS what its agent
@@ -35,7 +51,10 @@ async function waitForGateOpen(running: RunningServer): Promise<void> {
   });
 }
 
-async function checkJson(url: string, env: Record<string, string> = {}): Promise<{ code: number; report: CheckReport }> {
+async function checkJson(
+  url: string,
+  env: Record<string, string> = {},
+): Promise<{ code: number; report: CheckReport }> {
   const result = await meshctlAt(url, ['check', '-o', 'json'], env);
   assert.equal(result.stderr, '');
   return { code: result.code, report: JSON.parse(result.stdout) as CheckReport };
@@ -54,9 +73,18 @@ test('given a connected warm cluster, when checked, then every check passes and 
   const summary = lines.pop();
   assert.equal(summary, `All ${lines.length} checks passed (1 with a warning).`);
   // Without --workspaces-file the implicit global workspace is named: a warning, not a failure.
-  assert.ok(lines.every((l) => l.startsWith('[ok]   ') || l.startsWith('[warn] workspaces: ')), result.stdout);
-  assert.match(result.stdout, /^\[warn\] workspaces: implicit global workspace: no Workspace is defined \(--workspaces-file unset\): .*any cluster can define routes for any host, including other clusters' \*\.cluster\.local Services, and AccessPolicies every cluster applies/m);
-  assert.match(result.stdout, /^\[ok\] {3}cluster east connected: streams open on replica meshctl-test: 1 push, 1 pull$/m);
+  assert.ok(
+    lines.every((l) => l.startsWith('[ok]   ') || l.startsWith('[warn] workspaces: ')),
+    result.stdout,
+  );
+  assert.match(
+    result.stdout,
+    /^\[warn\] workspaces: implicit global workspace: no Workspace is defined \(--workspaces-file unset\): .*any cluster can define routes for any host, including other clusters' \*\.cluster\.local Services, and AccessPolicies every cluster applies/m,
+  );
+  assert.match(
+    result.stdout,
+    /^\[ok\] {3}cluster east connected: streams open on replica meshctl-test: 1 push, 1 pull$/m,
+  );
   assert.match(result.stdout, /^\[ok\] {3}cluster east warm: ClusterWarm=True \(FirstSnapshotReceived\) since \S+$/m);
   assert.match(result.stdout, /^\[ok\] {3}store: memory only \(no Redis: inputs are not shared between replicas\)$/m);
 });
@@ -71,8 +99,14 @@ test('given a registered cluster that never connected, when checked, then its co
 
   assert.equal(result.code, 1);
   assert.equal(result.stderr, '', 'a failed check is an answer, not an error');
-  assert.match(result.stdout, /^\[FAIL\] cluster east connected: no agent stream is open on replica meshctl-test, and none was since it started$/m);
-  assert.match(result.stdout, /^\[FAIL\] cluster east warm: ClusterWarm=False \(ClusterRegistered\): no input snapshot has been received from it yet$/m);
+  assert.match(
+    result.stdout,
+    /^\[FAIL\] cluster east connected: no agent stream is open on replica meshctl-test, and none was since it started$/m,
+  );
+  assert.match(
+    result.stdout,
+    /^\[FAIL\] cluster east warm: ClusterWarm=False \(ClusterRegistered\): no input snapshot has been received from it yet$/m,
+  );
   assert.match(result.stdout, /^\[ok\] {3}server reachable: /m);
   assert.match(result.stdout, /\n2 of \d+ checks failed\.\n$/);
 });
@@ -89,7 +123,10 @@ test('given a never-connected cluster, when checked with -o json, then the answe
   assert.equal(report.ok, false);
   assert.deepEqual(Object.keys(report).sort(), ['checks', 'ok']);
   for (const c of report.checks) {
-    assert.deepEqual(Object.keys(c).sort(), c.name === 'workspaces' ? ['detail', 'name', 'ok', 'warn'] : ['detail', 'name', 'ok']);
+    assert.deepEqual(
+      Object.keys(c).sort(),
+      c.name === 'workspaces' ? ['detail', 'name', 'ok', 'warn'] : ['detail', 'name', 'ok'],
+    );
     assert.equal(typeof c.detail, 'string');
   }
   const verdicts = Object.fromEntries(report.checks.map((c) => [c.name, c.ok]));
@@ -110,21 +147,36 @@ test('given a --workspaces-file, when checked, then the workspaces line names th
   const dir = await mkdtemp(join(tmpdir(), 'meshctl-workspaces-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const file = join(dir, 'workspaces.yaml');
-  const workspace = (name: string): string => `apiVersion: admin.gloo.solo.io/v2\nkind: Workspace\nmetadata: { name: ${name}, namespace: gloo-mesh }\nspec:\n  workloadClusters: [{ name: east }]\n`;
+  const workspace = (name: string): string =>
+    `apiVersion: admin.gloo.solo.io/v2\nkind: Workspace\nmetadata: { name: ${name}, namespace: gloo-mesh }\nspec:\n  workloadClusters: [{ name: east }]\n`;
   await writeFile(file, `${workspace('team-b')}---\n${workspace('team-a')}`);
   const running = await startServer(t, ['--workspaces-file', file]);
 
   const { report } = await checkJson(running.url);
 
-  assert.deepEqual(report.checks.find((c) => c.name === 'workspaces'), { name: 'workspaces', ok: true, detail: '2 defined (team-a, team-b)' });
+  assert.deepEqual(
+    report.checks.find((c) => c.name === 'workspaces'),
+    { name: 'workspaces', ok: true, detail: '2 defined (team-a, team-b)' },
+  );
   const status = await apiGet<{ workspaces: unknown }>(running, '/api/v1/status');
-  assert.deepEqual(status.workspaces, { mode: 'defined', source: 'file', names: ['team-a', 'team-b'], notice: null, problems: [] });
+  assert.deepEqual(status.workspaces, {
+    mode: 'defined',
+    source: 'file',
+    names: ['team-a', 'team-b'],
+    notice: null,
+    problems: [],
+  });
 });
 
 test('given Workspace CRs with the kubernetes registry, one of them invalid, when checked, then the workspaces line names the valid ones and warns naming the invalid one', async (t) => {
   const kube = await startFakeKubeApiServer();
   t.after(() => kube.stop());
-  const workspace = (name: string, spec: unknown) => ({ apiVersion: 'admin.gloo.solo.io/v2', kind: 'Workspace', metadata: { name, namespace: 'gloo-mesh' }, spec });
+  const workspace = (name: string, spec: unknown) => ({
+    apiVersion: 'admin.gloo.solo.io/v2',
+    kind: 'Workspace',
+    metadata: { name, namespace: 'gloo-mesh' },
+    spec,
+  });
   kube.put(workspace('web', { workloadClusters: [{ name: 'east' }] }));
   kube.put(workspace('team', { workloadClusters: 'east' }));
   const dir = await mkdtemp(join(tmpdir(), 'meshctl-kube-'));
@@ -136,16 +188,25 @@ test('given Workspace CRs with the kubernetes registry, one of them invalid, whe
 
   const check = report.checks.find((c) => c.name === 'workspaces');
   assert.equal(check?.warn, true);
-  assert.match(check?.detail ?? '', /^1 defined \(web\); 1 invalid: Workspace gloo-mesh\/team: spec\.workloadClusters: .*; not in force \(it never was valid\)$/);
+  assert.match(
+    check?.detail ?? '',
+    /^1 defined \(web\); 1 invalid: Workspace gloo-mesh\/team: spec\.workloadClusters: .*; not in force \(it never was valid\)$/,
+  );
   assert.equal(code, 0, 'a warning, not a failure');
 });
 
 test('given no --workspaces-file, when the status is read, then the API names the implicit global workspace and what it allows', async (t) => {
   const running = await startServer(t);
-  const status = await apiGet<{ workspaces: { mode: string; names: string[]; notice: string } }>(running, '/api/v1/status');
+  const status = await apiGet<{ workspaces: { mode: string; names: string[]; notice: string } }>(
+    running,
+    '/api/v1/status',
+  );
   assert.equal(status.workspaces.mode, 'implicit-global');
   assert.deepEqual(status.workspaces.names, []);
-  assert.match(status.workspaces.notice, /one implicit global workspace, so any cluster can define routes for any host/);
+  assert.match(
+    status.workspaces.notice,
+    /one implicit global workspace, so any cluster can define routes for any host/,
+  );
 });
 
 test('given a disconnected cluster with skip-warming, when checked, then its connection fails with a note that translation does not wait', async (t) => {
@@ -169,18 +230,35 @@ test('given nothing listening, when checked, then the one failed check says the 
   assert.equal(report.ok, false);
   assert.equal(report.checks.length, 1);
   assert.equal(report.checks[0]?.name, 'server reachable');
-  assert.match(report.checks[0]?.detail ?? '', new RegExp(`^cannot reach the management server at ${url}: .*ECONNREFUSED`));
+  assert.match(
+    report.checks[0]?.detail ?? '',
+    new RegExp(`^cannot reach the management server at ${url}: .*ECONNREFUSED`),
+  );
 });
 
 test('given a held output, when checked, then it fails with the held message and the release command', async (t) => {
   const running = await startServer(t);
   await meshctlAt(running.url, ['cluster', 'register', 'east']);
-  running.server.held.hold({ cluster: 'east', hash: 'f'.repeat(64), reason: 'delete-share', message: 'would delete 3 of 4 resources', deleted: 3, held: 4, missingClusters: [] }, new Date());
+  running.server.held.hold(
+    {
+      cluster: 'east',
+      hash: 'f'.repeat(64),
+      reason: 'delete-share',
+      message: 'would delete 3 of 4 resources',
+      deleted: 3,
+      held: 4,
+      missingClusters: [],
+    },
+    new Date(),
+  );
 
   const result = await meshctlAt(running.url, ['check']);
 
   assert.equal(result.code, 1);
-  assert.match(result.stdout, /^\[FAIL\] output of east: held since \S+ \(\d+s\): would delete 3 of 4 resources \(hash ffffffffffff\); release it with: meshctl output release east$/m);
+  assert.match(
+    result.stdout,
+    /^\[FAIL\] output of east: held since \S+ \(\d+s\): would delete 3 of 4 resources \(hash ffffffffffff\); release it with: meshctl output release east$/m,
+  );
 });
 
 test('given Redis configured and then down, when checked, then the store check fails', async (t) => {
@@ -205,11 +283,16 @@ test('given a relay token presented with a second key, when checked, then a fail
   await waitForGateOpen(running);
   const token = (await meshctlAt(running.url, ['cluster', 'rotate-token', 'east'])).stdout;
   await register(running.server, 'east', tokenFrom(token));
-  await assert.rejects(register(running.server, 'east', tokenFrom(token)), (e: { details: string }) => /MESHRELAY_ERR_TOKEN_REUSED/.test(e.details));
+  await assert.rejects(register(running.server, 'east', tokenFrom(token)), (e: { details: string }) =>
+    /MESHRELAY_ERR_TOKEN_REUSED/.test(e.details),
+  );
 
   const result = await meshctlAt(running.url, ['check']);
 
   assert.equal(result.code, 1);
-  assert.match(result.stdout, /^\[FAIL\] cluster east relay token: presented with a second key since \S+: .*meshctl cluster rotate-token east.*meshctl cluster revoke east\)$/m);
+  assert.match(
+    result.stdout,
+    /^\[FAIL\] cluster east relay token: presented with a second key since \S+: .*meshctl cluster rotate-token east.*meshctl cluster revoke east\)$/m,
+  );
   assert.match(result.stdout, /\n1 of \d+ checks failed\.\n$/);
 });

@@ -41,7 +41,10 @@ test('given a registered cluster, when it is deregistered, then the list no long
 
   assert.equal(result.code, 0, result.stderr);
   assert.equal(result.stdout, 'Cluster "east" deregistered.\n');
-  assert.deepEqual((await listJson(url)).clusters.map((c) => c.name), ['west']);
+  assert.deepEqual(
+    (await listJson(url)).clusters.map((c) => c.name),
+    ['west'],
+  );
 });
 
 test('given an unknown cluster, when it is deregistered, then meshctl exits 1 with MESHRELAY_ERR_CLUSTER_NOT_FOUND', async (t) => {
@@ -75,7 +78,10 @@ test('given a cluster skipping warming, when updated with --skip-warming=false o
 
   assert.equal(byValue.code, 0, byValue.stderr);
   assert.equal(byNegation.code, 0, byNegation.stderr);
-  assert.deepEqual((await listJson(url)).clusters.map((c) => [c.name, c.skipWarming]).sort(), [['east', false], ['west', false]]);
+  assert.deepEqual((await listJson(url)).clusters.map((c) => [c.name, c.skipWarming]).sort(), [
+    ['east', false],
+    ['west', false],
+  ]);
 });
 
 test('given a cluster registered with --trust-domain, when it is updated with another --trust-domain, then the server holds the new one', async (t) => {

@@ -6,7 +6,15 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { waitFor, type FakeKubeApiServer } from '@meshrelay/testkit';
-import { mtlsClient, next, openPull, openPush, pushSnapshot, register, service } from '../../packages/mgmt-server/test/harness.ts';
+import {
+  mtlsClient,
+  next,
+  openPull,
+  openPush,
+  pushSnapshot,
+  register,
+  service,
+} from '../../packages/mgmt-server/test/harness.ts';
 import { NS, kubeConfigFile, startFakeKube } from '../../packages/registry/test/kube-harness.ts';
 import type { CheckReport } from '@meshrelay/meshctl';
 import { meshctl, meshctlAt, startServer, tempDir, tokenFrom, type RunningServer } from './harness.ts';
@@ -17,14 +25,30 @@ function secretField(fake: FakeKubeApiServer, name: string, key: string): string
 }
 
 async function kubeModeServer(t: TestContext, fake: FakeKubeApiServer): Promise<RunningServer> {
-  return startServer(t, ['--registry', 'kubernetes', '--kubeconfig', kubeConfigFile(t, fake), '--safe-start-window', '0']);
+  return startServer(t, [
+    '--registry',
+    'kubernetes',
+    '--kubeconfig',
+    kubeConfigFile(t, fake),
+    '--safe-start-window',
+    '0',
+  ]);
 }
 
 test('given a management cluster API, when a cluster is registered with --kubeconfig, then the CR and the hashed token Secret are created', async (t) => {
   const fake = await startFakeKube(t);
   const kubeconfig = kubeConfigFile(t, fake);
 
-  const result = await meshctl(['cluster', 'register', 'east', '--kubeconfig', kubeconfig, '--relay-address', 'relay.example.com:9900', '--skip-warming']);
+  const result = await meshctl([
+    'cluster',
+    'register',
+    'east',
+    '--kubeconfig',
+    kubeconfig,
+    '--relay-address',
+    'relay.example.com:9900',
+    '--skip-warming',
+  ]);
 
   assert.equal(result.code, 0, result.stderr);
   assert.equal(result.stderr, '');
@@ -39,19 +63,42 @@ test('given --kubeconfig, when a cluster is registered, then the exact kubectl a
   const dir = await tempDir(t);
   const tokenFile = join(dir, 'east.token');
 
-  const result = await meshctl(['cluster', 'register', 'east', '--kubeconfig', kubeConfigFile(t, fake), '--relay-address', 'relay.example.com:9900', '--token-out', tokenFile]);
+  const result = await meshctl([
+    'cluster',
+    'register',
+    'east',
+    '--kubeconfig',
+    kubeConfigFile(t, fake),
+    '--relay-address',
+    'relay.example.com:9900',
+    '--token-out',
+    tokenFile,
+  ]);
 
   assert.equal(result.code, 0, result.stderr);
   const lines = result.stdout.split('\n').map((l) => l.trim());
   assert.ok(lines.includes('kubectl create namespace gloo-mesh'), result.stdout);
-  assert.ok(lines.includes(`kubectl --namespace gloo-mesh create secret generic relay-identity-token-secret --from-file=token=${tokenFile}`), result.stdout);
-  assert.ok(lines.includes('kubectl --namespace gloo-mesh create secret generic relay-root-tls-secret --from-file=ca.crt=<root-ca-file>'), result.stdout);
-  assert.ok(lines.includes(
-    'helm install meshrelay-agent deploy/helm/meshrelay --namespace gloo-mesh --set glooMgmtServer.enabled=false --set redis.deploy=false ' +
-    '--set glooAgent.enabled=true --set glooAgent.cluster=east --set glooAgent.relay.serverAddress=relay.example.com:9900 ' +
-    '--set glooAgent.relay.tokenSecret.name=relay-identity-token-secret --set glooAgent.relay.tokenSecret.key=token ' +
-    '--set glooAgent.relay.rootCaSecret.name=relay-root-tls-secret --set glooAgent.relay.rootCaSecret.key=ca.crt',
-  ), result.stdout);
+  assert.ok(
+    lines.includes(
+      `kubectl --namespace gloo-mesh create secret generic relay-identity-token-secret --from-file=token=${tokenFile}`,
+    ),
+    result.stdout,
+  );
+  assert.ok(
+    lines.includes(
+      'kubectl --namespace gloo-mesh create secret generic relay-root-tls-secret --from-file=ca.crt=<root-ca-file>',
+    ),
+    result.stdout,
+  );
+  assert.ok(
+    lines.includes(
+      'helm install meshrelay-agent deploy/helm/meshrelay --namespace gloo-mesh --set glooMgmtServer.enabled=false --set redis.deploy=false ' +
+        '--set glooAgent.enabled=true --set glooAgent.cluster=east --set glooAgent.relay.serverAddress=relay.example.com:9900 ' +
+        '--set glooAgent.relay.tokenSecret.name=relay-identity-token-secret --set glooAgent.relay.tokenSecret.key=token ' +
+        '--set glooAgent.relay.rootCaSecret.name=relay-root-tls-secret --set glooAgent.relay.rootCaSecret.key=ca.crt',
+    ),
+    result.stdout,
+  );
   assert.equal(await readFile(tokenFile, 'utf8'), tokenFrom(result.stdout));
 });
 
@@ -61,7 +108,17 @@ test('given a kubernetes-mode server, when meshctl registers through the Kuberne
   const dir = await tempDir(t);
   const caFile = join(dir, 'ca.pem');
 
-  const result = await meshctl(['-o', 'json', 'cluster', 'register', 'east', '--kubeconfig', kubeConfigFile(t, fake), '--ca-out', caFile]);
+  const result = await meshctl([
+    '-o',
+    'json',
+    'cluster',
+    'register',
+    'east',
+    '--kubeconfig',
+    kubeConfigFile(t, fake),
+    '--ca-out',
+    caFile,
+  ]);
 
   assert.equal(result.code, 0, result.stderr);
   const answer = JSON.parse(result.stdout) as { token: string; caBundlePem: string; install: string[] };
@@ -77,7 +134,17 @@ test('given --token-ttl as a duration, when a cluster is registered with --kubec
   const fake = await startFakeKube(t);
   const before = Date.now();
 
-  const result = await meshctl(['-o', 'json', 'cluster', 'register', 'east', '--kubeconfig', kubeConfigFile(t, fake), '--token-ttl', '2h']);
+  const result = await meshctl([
+    '-o',
+    'json',
+    'cluster',
+    'register',
+    'east',
+    '--kubeconfig',
+    kubeConfigFile(t, fake),
+    '--token-ttl',
+    '2h',
+  ]);
 
   assert.equal(result.code, 0, result.stderr);
   const lifetimeMs = Date.parse((JSON.parse(result.stdout) as { tokenExpiresAt: string }).tokenExpiresAt) - before;

@@ -33,7 +33,15 @@ test('given a registered cluster, when clusters are listed, then it shows WARM F
 
   assert.equal(text.code, 0, text.stderr);
   const [header, row, ...rest] = text.stdout.trimEnd().split('\n');
-  assert.deepEqual(header?.split(/\s{2,}/), ['NAME', 'WARM', 'CONNECTED', 'INPUT HASH', 'INPUT AGE', 'OUTPUT HASH', 'SKIP-WARMING']);
+  assert.deepEqual(header?.split(/\s{2,}/), [
+    'NAME',
+    'WARM',
+    'CONNECTED',
+    'INPUT HASH',
+    'INPUT AGE',
+    'OUTPUT HASH',
+    'SKIP-WARMING',
+  ]);
   assert.deepEqual(row?.split(/\s+/), ['east', 'False', 'False', '-', '-', '-', 'False']);
   assert.deepEqual(rest, []);
   assert.equal(json.code, 0, json.stderr);
@@ -61,7 +69,13 @@ test('given --token-out in a missing directory, when a cluster is registered, th
   const { server, url } = await startServer(t);
   const dir = await tempDir(t);
 
-  const result = await meshctlAt(url, ['cluster', 'register', 'east', '--token-out', join(dir, 'no-such-dir', 'east.token')]);
+  const result = await meshctlAt(url, [
+    'cluster',
+    'register',
+    'east',
+    '--token-out',
+    join(dir, 'no-such-dir', 'east.token'),
+  ]);
 
   assert.equal(result.code, 2);
   assert.match(result.stderr, /^meshctl: --token-out: cannot write .* does not exist or is not writable\n$/);
@@ -71,10 +85,23 @@ test('given --token-out in a missing directory, when a cluster is registered, th
 test('given -o json, when a cluster is registered with options, then the raw answer is printed', async (t) => {
   const { server, url } = await startServer(t);
 
-  const result = await meshctlAt(url, ['-o', 'json', 'cluster', 'register', 'west', '--skip-warming', '--cluster-domain', 'west.example']);
+  const result = await meshctlAt(url, [
+    '-o',
+    'json',
+    'cluster',
+    'register',
+    'west',
+    '--skip-warming',
+    '--cluster-domain',
+    'west.example',
+  ]);
 
   assert.equal(result.code, 0, result.stderr);
-  const answer = JSON.parse(result.stdout) as { cluster: { name: string; skipWarming: boolean; clusterDomain: string }; token: string; relay: { address: string; caBundlePem: string } };
+  const answer = JSON.parse(result.stdout) as {
+    cluster: { name: string; skipWarming: boolean; clusterDomain: string };
+    token: string;
+    relay: { address: string; caBundlePem: string };
+  };
   assert.equal(answer.cluster.name, 'west');
   assert.equal(answer.cluster.skipWarming, true);
   assert.equal(answer.cluster.clusterDomain, 'west.example');
@@ -91,7 +118,10 @@ test('given a registered cluster, when it is registered again, then meshctl exit
 
   assert.equal(again.code, 1);
   assert.equal(again.stdout, '');
-  assert.match(again.stderr, /^meshctl: MESHRELAY_ERR_CLUSTER_EXISTS: .*east.* \(POST \/api\/v1\/clusters, HTTP 409\)\n$/);
+  assert.match(
+    again.stderr,
+    /^meshctl: MESHRELAY_ERR_CLUSTER_EXISTS: .*east.* \(POST \/api\/v1\/clusters, HTTP 409\)\n$/,
+  );
 });
 
 test('given a registered cluster, when its token is rotated, then the new token is accepted and differs from the old one', async (t) => {

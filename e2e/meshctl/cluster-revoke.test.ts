@@ -5,7 +5,15 @@ import { test } from 'node:test';
 import { status, type ServiceError } from '@grpc/grpc-js';
 import { MeshrelayError } from '@meshrelay/api';
 import { waitFor } from '@meshrelay/testkit';
-import { mtlsClient, next, openPush, pushSnapshot, register, service, streamError } from '../../packages/mgmt-server/test/harness.ts';
+import {
+  mtlsClient,
+  next,
+  openPush,
+  pushSnapshot,
+  register,
+  service,
+  streamError,
+} from '../../packages/mgmt-server/test/harness.ts';
 import { NS, kubeConfigFile, startFakeKube } from '../../packages/registry/test/kube-harness.ts';
 import { meshctl, meshctlAt, startServer, tokenFrom } from './harness.ts';
 
@@ -25,7 +33,10 @@ test('given a connected cluster, when it is revoked with meshctl, then its strea
   assert.match((await closed).details, /MESHRELAY_ERR_CERTIFICATE_REVOKED/);
   const fresh = tokenFrom(result.stdout);
   await server.registry.verifyToken('east', fresh);
-  await assert.rejects(server.registry.verifyToken('east', oldToken), (e: unknown) => e instanceof MeshrelayError && e.code === 'MESHRELAY_ERR_TOKEN_INVALID');
+  await assert.rejects(
+    server.registry.verifyToken('east', oldToken),
+    (e: unknown) => e instanceof MeshrelayError && e.code === 'MESHRELAY_ERR_TOKEN_INVALID',
+  );
   await assert.rejects(register(server, 'east', oldToken), (e: ServiceError) => e.code === status.UNAUTHENTICATED);
 });
 
@@ -39,7 +50,14 @@ test('given an unknown cluster, when it is revoked with meshctl, then MESHRELAY_
 test('given a kubernetes-mode server, when meshctl revokes through the Kubernetes API, then the CR carries the mark, the server refuses the old certificate and accepts the new token', async (t) => {
   const fake = await startFakeKube(t);
   const kubeconfig = kubeConfigFile(t, fake);
-  const { server } = await startServer(t, ['--registry', 'kubernetes', '--kubeconfig', kubeconfig, '--safe-start-window', '0']);
+  const { server } = await startServer(t, [
+    '--registry',
+    'kubernetes',
+    '--kubeconfig',
+    kubeconfig,
+    '--safe-start-window',
+    '0',
+  ]);
   const { token: oldToken } = await server.registry.register('east', {});
   const old = await register(server, 'east', oldToken);
 
@@ -49,7 +67,9 @@ test('given a kubernetes-mode server, when meshctl revokes through the Kubernete
   const answer = JSON.parse(result.stdout) as { token: string; revokedBefore: string };
   const spec = fake.get('KubernetesCluster', 'east', NS)?.['spec'] as Record<string, unknown>;
   assert.equal(spec['revokeCertificatesBefore'], answer.revokedBefore.replace(/\.\d{3}Z$/, 'Z'));
-  await waitFor(() => server.registry.get('east')?.spec.revokeCertificatesBefore !== undefined, { message: 'the server to see the revocation' });
+  await waitFor(() => server.registry.get('east')?.spec.revokeCertificatesBefore !== undefined, {
+    message: 'the server to see the revocation',
+  });
   const refused = await streamError(openPush(mtlsClient(t, server, old)));
   assert.match(refused.details, /MESHRELAY_ERR_CERTIFICATE_REVOKED/);
   await server.registry.verifyToken('east', answer.token);

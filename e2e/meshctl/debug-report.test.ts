@@ -10,7 +10,19 @@ test('given clusters with and without an input, when a debug report is made, the
   const { server, url } = await startServer(t);
   await meshctlAt(url, ['cluster', 'register', 'east']);
   await meshctlAt(url, ['cluster', 'register', 'west']);
-  const input = buildInputSnapshot({ cluster: 'east', epoch: 'e1', generation: 1, resources: [{ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'shop' }, spec: { ports: [{ port: 80 }] } }] });
+  const input = buildInputSnapshot({
+    cluster: 'east',
+    epoch: 'e1',
+    generation: 1,
+    resources: [
+      {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'web', namespace: 'shop' },
+        spec: { ports: [{ port: 80 }] },
+      },
+    ],
+  });
   await server.store.putInput(input);
 
   const result = await meshctlAt(url, ['debug', 'report']);
@@ -22,7 +34,14 @@ test('given clusters with and without an input, when a debug report is made, the
   assert.equal(report.status.clusters, 2);
   assert.deepEqual(report.health, { status: 'ok', replica: 'meshctl-test' });
   const byName = new Map(report.clusters.map((c) => [c.cluster.name, c]));
-  assert.deepEqual(byName.get('east')?.input, { hash: input.hash, bytes: input.bytes, resources: 1, kinds: { Service: 1 }, epoch: 'e1', generation: 1 });
+  assert.deepEqual(byName.get('east')?.input, {
+    hash: input.hash,
+    bytes: input.bytes,
+    resources: 1,
+    kinds: { Service: 1 },
+    epoch: 'e1',
+    generation: 1,
+  });
   assert.equal(byName.get('west')?.input, null);
   assert.equal(byName.get('west')?.output, null);
 });

@@ -24,7 +24,10 @@ export interface RunningServer {
 /** Lets meshctlAt find the admin token of `server` (answering at `url`); forgotten after the test. */
 export function rememberServer(t: TestContext, url: string, server: ManagementServer, stateDir: string): void {
   const inStateDir = server.admin.location === join(stateDir, 'admin-token');
-  CREDENTIAL_ENVS.set(url, inStateDir ? { MESHRELAY_STATE_DIR: stateDir } : { MESHRELAY_ADMIN_TOKEN: server.admin.token });
+  CREDENTIAL_ENVS.set(
+    url,
+    inStateDir ? { MESHRELAY_STATE_DIR: stateDir } : { MESHRELAY_ADMIN_TOKEN: server.admin.token },
+  );
   t.after(() => CREDENTIAL_ENVS.delete(url));
 }
 
@@ -35,9 +38,22 @@ export async function startServer(t: TestContext, extraFlags: readonly string[] 
   const dir = await mkdtemp(join(tmpdir(), 'meshctl-test-'));
   const stateDir = join(dir, 'state');
   const flags = [
-    '--relay-host', '127.0.0.1', '--relay-port', '0',
-    '--http-host', '127.0.0.1', '--http-port', '0', '--metrics-port', '0',
-    '--state-dir', stateDir, '--replica-name', 'meshctl-test', '--log-level', 'silent',
+    '--relay-host',
+    '127.0.0.1',
+    '--relay-port',
+    '0',
+    '--http-host',
+    '127.0.0.1',
+    '--http-port',
+    '0',
+    '--metrics-port',
+    '0',
+    '--state-dir',
+    stateDir,
+    '--replica-name',
+    'meshctl-test',
+    '--log-level',
+    'silent',
     ...extraFlags,
   ];
   let server: ManagementServer;
@@ -58,7 +74,9 @@ export async function startServer(t: TestContext, extraFlags: readonly string[] 
 
 /** GET of an API path with the server's admin token; rejects on a non-2xx answer. */
 export async function apiGet<T>(running: RunningServer, path: string): Promise<T> {
-  const res = await fetch(`${running.url}${path}`, { headers: { authorization: `Bearer ${running.server.admin.token}` } });
+  const res = await fetch(`${running.url}${path}`, {
+    headers: { authorization: `Bearer ${running.server.admin.token}` },
+  });
   if (!res.ok) throw new Error(`GET ${path}: ${res.status} ${await res.text()}`);
   return (await res.json()) as T;
 }

@@ -15,9 +15,12 @@ async function serverWithFixture(t: TestContext): Promise<RunningServer> {
   t.after(() => push.end());
   pushSnapshot(push, 'cluster-a', 1, statusFixture());
   await next(push, (m) => m.ack ?? undefined);
-  await waitFor(async () => (await apiGet<{ resources: unknown[] }>(running, '/api/v1/resources')).resources.length === 2, {
-    message: 'two resource statuses',
-  });
+  await waitFor(
+    async () => (await apiGet<{ resources: unknown[] }>(running, '/api/v1/resources')).resources.length === 2,
+    {
+      message: 'two resource statuses',
+    },
+  );
   return running;
 }
 
@@ -33,19 +36,35 @@ test('given an INVALID AccessPolicy, when `meshctl get accesspolicies` runs, the
 
 test('given an ACCEPTED RouteTable, when `meshctl get RouteTable NAME -o json` runs, then it lists the outputs it produced', async (t) => {
   const running = await serverWithFixture(t);
-  const result = await meshctlAt(running.url, ['get', 'RouteTable', 'reviews-route', '--cluster', 'cluster-a', '--namespace', 'bookinfo', '-o', 'json']);
-  assert.equal(result.code, 0, result.stderr);
-  const { resources } = JSON.parse(result.stdout) as { resources: { name: string; approval: string; outputs: { kind: string; cluster: string }[] }[] };
-  assert.deepEqual(resources.map((r) => [r.name, r.approval, r.outputs.map((o) => `${o.cluster} ${o.kind}`)]), [
-    ['reviews-route', 'ACCEPTED', ['cluster-a VirtualService']],
+  const result = await meshctlAt(running.url, [
+    'get',
+    'RouteTable',
+    'reviews-route',
+    '--cluster',
+    'cluster-a',
+    '--namespace',
+    'bookinfo',
+    '-o',
+    'json',
   ]);
+  assert.equal(result.code, 0, result.stderr);
+  const { resources } = JSON.parse(result.stdout) as {
+    resources: { name: string; approval: string; outputs: { kind: string; cluster: string }[] }[];
+  };
+  assert.deepEqual(
+    resources.map((r) => [r.name, r.approval, r.outputs.map((o) => `${o.cluster} ${o.kind}`)]),
+    [['reviews-route', 'ACCEPTED', ['cluster-a VirtualService']]],
+  );
 });
 
 test('given a kind that is not a Gloo kind, when `meshctl get` runs, then it exits 1 naming the kind', async (t) => {
   const running = await startServer(t);
   const result = await meshctlAt(running.url, ['get', 'deployments']);
   assert.equal(result.code, 1);
-  assert.match(result.stderr, /^meshctl: MESHRELAY_ERR_INVALID_ARGUMENT: kind "deployments" is not a Gloo kind \(known: .*AccessPolicy/);
+  assert.match(
+    result.stderr,
+    /^meshctl: MESHRELAY_ERR_INVALID_ARGUMENT: kind "deployments" is not a Gloo kind \(known: .*AccessPolicy/,
+  );
 });
 
 test('given an INVALID AccessPolicy, when `meshctl check` runs, then the resources check fails naming it and meshctl exits 1', async (t) => {
@@ -55,6 +74,9 @@ test('given an INVALID AccessPolicy, when `meshctl check` runs, then the resourc
   const report = JSON.parse(result.stdout) as CheckReport;
   const check = report.checks.find((c) => c.name === 'resources');
   assert.equal(check?.ok, false);
-  assert.match(check?.detail ?? '', /AccessPolicy bookinfo\/reviews-lockdown in cluster-a is INVALID: .*enforcementLayers/);
+  assert.match(
+    check?.detail ?? '',
+    /AccessPolicy bookinfo\/reviews-lockdown in cluster-a is INVALID: .*enforcementLayers/,
+  );
   assert.doesNotMatch(check?.detail ?? '', /RouteTable/);
 });

@@ -5,7 +5,6 @@ import { startRestartedTestServer } from '../../packages/mgmt-server/test/harnes
 import { fillWaysOut, renderSafeMode, type CheckReport, type SafeModeStatus } from '@meshrelay/meshctl';
 import { meshctlAt, rememberServer, startServer } from './harness.ts';
 
-
 interface Target {
   readonly url: string;
   readonly token: string;
@@ -26,7 +25,9 @@ async function heldReplica(t: TestContext, flags: string[]): Promise<Target> {
   const { server } = await startRestartedTestServer(t, [{ name: 'east', warm: true }], flags);
   rememberServer(t, server.api, server, server.stateDir);
   const target = { url: server.api, token: server.admin.token };
-  await waitFor(async () => (await safeModeOf(target)).missing.includes('east'), { message: 'the gate to hold for east' });
+  await waitFor(async () => (await safeModeOf(target)).missing.includes('east'), {
+    message: 'the gate to hold for east',
+  });
   return target;
 }
 
@@ -100,8 +101,14 @@ test('given a safe-start window holding, when its status is shown, then it names
   const result = await meshctlAt(url, ['safe-mode', 'status']);
 
   assert.equal(result.code, 0, result.stderr);
-  assert.match(result.stdout, /^Translation is HELD by the safe-start window since \S+ \(for \d+s\)\.\nMissing clusters: east\n/);
-  assert.match(result.stdout, /^Window ends at: \S+Z \(in (9|10)m\); then translation runs without the missing clusters\.$/m);
+  assert.match(
+    result.stdout,
+    /^Translation is HELD by the safe-start window since \S+ \(for \d+s\)\.\nMissing clusters: east\n/,
+  );
+  assert.match(
+    result.stdout,
+    /^Window ends at: \S+Z \(in (9|10)m\); then translation runs without the missing clusters\.$/m,
+  );
   assert.match(result.stdout, /^ {2}- let translation go on without it: meshctl cluster update east --skip-warming$/m);
 });
 
@@ -118,11 +125,20 @@ test('given a replica with no clusters, when its status is shown, then translati
 });
 
 test('given two missing clusters, when the ways out are filled in, then each command is given once per cluster', () => {
-  const ways = fillWaysOut(['reconnect the agent of each missing cluster', 'let translation go on without it: meshctl cluster update NAME --skip-warming'], ['east', 'west']);
+  const ways = fillWaysOut(
+    [
+      'reconnect the agent of each missing cluster',
+      'let translation go on without it: meshctl cluster update NAME --skip-warming',
+    ],
+    ['east', 'west'],
+  );
 
   assert.deepEqual(ways, [
     { action: 'reconnect the agent of each missing cluster', commands: [] },
-    { action: 'let translation go on without it', commands: ['meshctl cluster update east --skip-warming', 'meshctl cluster update west --skip-warming'] },
+    {
+      action: 'let translation go on without it',
+      commands: ['meshctl cluster update east --skip-warming', 'meshctl cluster update west --skip-warming'],
+    },
   ]);
 });
 

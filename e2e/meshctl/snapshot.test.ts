@@ -5,7 +5,12 @@ import { buildInputSnapshot, type InputSnapshot, type OutputSnapshot } from '@me
 import { waitFor } from '@meshrelay/testkit';
 import { meshctlAt, startServer, type RunningServer } from './harness.ts';
 
-const SERVICE = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'shop' }, spec: { ports: [{ name: 'http', port: 8080, protocol: 'TCP' }] } };
+const SERVICE = {
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: { name: 'web', namespace: 'shop' },
+  spec: { ports: [{ name: 'http', port: 8080, protocol: 'TCP' }] },
+};
 
 /** Registers `cluster` and stores an input for it through the server's own store, as the push handler would. */
 async function seedInput(running: RunningServer, cluster: string): Promise<InputSnapshot> {
@@ -24,7 +29,10 @@ test('given a cluster without an output, when its output snapshot is shown, then
 
   assert.equal(result.code, 1);
   assert.equal(result.stdout, '');
-  assert.match(result.stderr, /^meshctl: MESHRELAY_ERR_SNAPSHOT_NOT_FOUND: .*east.* \(GET \/api\/v1\/clusters\/east\/output, HTTP 404\)\n$/);
+  assert.match(
+    result.stderr,
+    /^meshctl: MESHRELAY_ERR_SNAPSHOT_NOT_FOUND: .*east.* \(GET \/api\/v1\/clusters\/east\/output, HTTP 404\)\n$/,
+  );
 });
 
 test('given a cluster without an input, when its input snapshot is shown as json, then meshctl exits 1 with MESHRELAY_ERR_SNAPSHOT_NOT_FOUND', async (t) => {
@@ -47,9 +55,15 @@ test('given a held input, when it is shown as text, then a summary line precedes
 
   assert.equal(result.code, 0, result.stderr);
   const [summary, ...yamlLines] = result.stdout.split('\n');
-  assert.equal(summary, `Input snapshot of cluster "east": hash ${input.hash}, epoch epoch-1, generation 3, 1 resource (1 Service), ${input.bytes} bytes.`);
+  assert.equal(
+    summary,
+    `Input snapshot of cluster "east": hash ${input.hash}, epoch epoch-1, generation 3, 1 resource (1 Service), ${input.bytes} bytes.`,
+  );
   const docs = parseAllDocuments(yamlLines.join('\n')).map((d) => d.toJS() as unknown);
-  assert.deepEqual(docs, input.resources.map((r) => JSON.parse(JSON.stringify(r)) as unknown));
+  assert.deepEqual(
+    docs,
+    input.resources.map((r) => JSON.parse(JSON.stringify(r)) as unknown),
+  );
 });
 
 test('given a held input, when it is shown as json, then the raw snapshot is printed', async (t) => {
@@ -72,7 +86,12 @@ test('given a translated cluster, when its output is shown, then the summary nam
 
   assert.equal(result.code, 0, result.stderr);
   const [summary, ...yamlLines] = result.stdout.split('\n');
-  assert.match(summary ?? '', new RegExp(`^Output snapshot of cluster "east": hash ${output.hash}, ${output.resources.length} resources?.*, ${output.bytes} bytes, from inputs east@${input.hash.slice(0, 12)}\\.$`));
+  assert.match(
+    summary ?? '',
+    new RegExp(
+      `^Output snapshot of cluster "east": hash ${output.hash}, ${output.resources.length} resources?.*, ${output.bytes} bytes, from inputs east@${input.hash.slice(0, 12)}\\.$`,
+    ),
+  );
   const yamlText = yamlLines.join('\n');
   if (output.resources.length === 0) assert.equal(parse(yamlText), null);
   else assert.equal(parseAllDocuments(yamlText).length, output.resources.length);

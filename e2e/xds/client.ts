@@ -33,7 +33,15 @@ const decode = (bytes: Buffer): Identity => JSON.parse(bytes.toString('utf8')) a
 
 function ask(): Promise<{ key: string } | { code: number }> {
   return new Promise((resolve) => {
-    client.makeUnaryRequest(WHO_PATH, encode, decode, {}, metadata, { deadline: Date.now() + DEADLINE_MS }, (err, res) => resolve(err || !res ? { code: err?.code ?? -1 } : { key: identityKey(res) }));
+    client.makeUnaryRequest(
+      WHO_PATH,
+      encode,
+      decode,
+      {},
+      metadata,
+      { deadline: Date.now() + DEADLINE_MS },
+      (err, res) => resolve(err || !res ? { code: err?.code ?? -1 } : { key: identityKey(res) }),
+    );
   });
 }
 

@@ -28,7 +28,10 @@ spec:
     interval: 1s
 `;
 
-const only = (cluster: string) => (p: Picks): boolean => (byCluster(p)[cluster] ?? 0) === 20;
+const only =
+  (cluster: string) =>
+  (p: Picks): boolean =>
+    (byCluster(p)[cluster] ?? 0) === 20;
 
 test('locality failover through the agent', { timeout: 600_000 }, async (t) => {
   const world = await XdsWorld.start(t, ['cluster-a', 'cluster-b']);
@@ -38,10 +41,13 @@ test('locality failover through the agent', { timeout: 600_000 }, async (t) => {
   ]);
   world.mesh.writeManifest('cluster-a', 'catalog-global.yaml', POLICY);
 
-  await t.test('given both clusters up, when a cluster-a client calls, then only the cluster-a backend answers', async () => {
-    await world.until('cluster-a', HOST, only('cluster-a'));
-    assert.deepEqual(byCluster(await world.call('cluster-a', HOST, 100)), { 'cluster-a': 100 });
-  });
+  await t.test(
+    'given both clusters up, when a cluster-a client calls, then only the cluster-a backend answers',
+    async () => {
+      await world.until('cluster-a', HOST, only('cluster-a'));
+      assert.deepEqual(byCluster(await world.call('cluster-a', HOST, 100)), { 'cluster-a': 100 });
+    },
+  );
 
   await t.test('given the cluster-a backend stops, when the client calls, then cluster-b answers', async () => {
     await world.stopBackend(51);
@@ -49,9 +55,12 @@ test('locality failover through the agent', { timeout: 600_000 }, async (t) => {
     assert.deepEqual(byCluster(picks), { 'cluster-b': 20 });
   });
 
-  await t.test('given the cluster-a backend returns, when the client calls, then calls come back to cluster-a', async () => {
-    await world.restartBackend(51);
-    const picks = await world.until('cluster-a', HOST, only('cluster-a'));
-    assert.deepEqual(byCluster(picks), { 'cluster-a': 20 });
-  });
+  await t.test(
+    'given the cluster-a backend returns, when the client calls, then calls come back to cluster-a',
+    async () => {
+      await world.restartBackend(51);
+      const picks = await world.until('cluster-a', HOST, only('cluster-a'));
+      assert.deepEqual(byCluster(picks), { 'cluster-a': 20 });
+    },
+  );
 });

@@ -64,42 +64,72 @@ test('proxyless gRPC through the agent', { timeout: 600_000 }, async (t) => {
     world.mesh.writeManifest('cluster-a', 'route-tables.yaml', ROUTE_TABLES);
   }
 
-  await t.test('given a header match, when a user calls, then the matching subset answers every time and others get the rest', async () => {
-    await world.until('cluster-a', FQDN('reviews'), (p) => byVersion(p)['v2'] === total(p) && total(p) > 0, { 'end-user': 'jason' });
-    const jason = await world.call('cluster-a', FQDN('reviews'), 200, { 'end-user': 'jason' });
-    assert.deepEqual(byVersion(jason), { v2: 200 }, JSON.stringify(jason));
-    const other = await world.call('cluster-a', FQDN('reviews'), 200, { 'end-user': 'alice' });
-    assert.deepEqual(byVersion(other), { v1: 200 }, JSON.stringify(other));
-  });
+  await t.test(
+    'given a header match, when a user calls, then the matching subset answers every time and others get the rest',
+    async () => {
+      await world.until('cluster-a', FQDN('reviews'), (p) => byVersion(p)['v2'] === total(p) && total(p) > 0, {
+        'end-user': 'jason',
+      });
+      const jason = await world.call('cluster-a', FQDN('reviews'), 200, { 'end-user': 'jason' });
+      assert.deepEqual(byVersion(jason), { v2: 200 }, JSON.stringify(jason));
+      const other = await world.call('cluster-a', FQDN('reviews'), 200, { 'end-user': 'alice' });
+      assert.deepEqual(byVersion(other), { v1: 200 }, JSON.stringify(other));
+    },
+  );
 
-  await t.test('given an 80/20 weight split, when 2,000 calls are made, then v1 answers 80 % within 5 points', async (sub) => {
-    await world.until('cluster-a', FQDN('ratings'), (p) => (byVersion(p)['v1'] ?? 0) > 0 && (byVersion(p)['v2'] ?? 0) > 0);
-    const picks = await world.call('cluster-a', FQDN('ratings'), 2000);
-    assert.equal(failures(picks), 0, JSON.stringify(picks));
-    const share = (byVersion(picks)['v1'] ?? 0) / 2000;
-    sub.diagnostic(`v1 share over 2,000 calls: ${(share * 100).toFixed(1)} %`);
-    assert.ok(Math.abs(share - 0.8) <= 0.05, `v1 share ${share.toFixed(3)} (picks ${JSON.stringify(picks)})`);
-  });
+  await t.test(
+    'given an 80/20 weight split, when 2,000 calls are made, then v1 answers 80 % within 5 points',
+    async (sub) => {
+      await world.until(
+        'cluster-a',
+        FQDN('ratings'),
+        (p) => (byVersion(p)['v1'] ?? 0) > 0 && (byVersion(p)['v2'] ?? 0) > 0,
+      );
+      const picks = await world.call('cluster-a', FQDN('ratings'), 2000);
+      assert.equal(failures(picks), 0, JSON.stringify(picks));
+      const share = (byVersion(picks)['v1'] ?? 0) / 2000;
+      sub.diagnostic(`v1 share over 2,000 calls: ${(share * 100).toFixed(1)} %`);
+      assert.ok(Math.abs(share - 0.8) <= 0.05, `v1 share ${share.toFixed(3)} (picks ${JSON.stringify(picks)})`);
+    },
+  );
 
-  await t.test('given a destination on a Service in cluster-b (ref.cluster), when called from cluster-a, then cluster-b backends answer', async () => {
-    const picks = await world.until('cluster-a', FQDN('details'), (p) => (byCluster(p)['cluster-b'] ?? 0) === 20, { 'x-cluster': 'b' });
-    assert.deepEqual(byCluster(picks), { 'cluster-b': 20 });
-    const both = await world.call('cluster-a', FQDN('details'), 100, { 'x-cluster': 'b' });
-    assert.deepEqual(Object.keys(both.counts).sort(), ['cluster-b/v1/127.0.0.41', 'cluster-b/v1/127.0.0.42'], 'both cluster-b backends take calls');
-    const local = await world.call('cluster-a', FQDN('details'), 20);
-    assert.deepEqual(byCluster(local), { 'cluster-a': 20 });
-  });
+  await t.test(
+    'given a destination on a Service in cluster-b (ref.cluster), when called from cluster-a, then cluster-b backends answer',
+    async () => {
+      const picks = await world.until('cluster-a', FQDN('details'), (p) => (byCluster(p)['cluster-b'] ?? 0) === 20, {
+        'x-cluster': 'b',
+      });
+      assert.deepEqual(byCluster(picks), { 'cluster-b': 20 });
+      const both = await world.call('cluster-a', FQDN('details'), 100, { 'x-cluster': 'b' });
+      assert.deepEqual(
+        Object.keys(both.counts).sort(),
+        ['cluster-b/v1/127.0.0.41', 'cluster-b/v1/127.0.0.42'],
+        'both cluster-b backends take calls',
+      );
+      const local = await world.call('cluster-a', FQDN('details'), 20);
+      assert.deepEqual(byCluster(local), { 'cluster-a': 20 });
+    },
+  );
 
-  await t.test('given an endpoint added and then removed in cluster-b, when a cluster-a client calls, then its picks follow', async (sub) => {
-    const has = (p: Picks, address: string): boolean => Object.keys(p.counts).some((k) => k.endsWith(`/${address}`));
-    let started = performance.now();
-    await world.addBackends([{ service: 'details', cluster: 'cluster-b', version: 'v1', octet: 43 }]);
-    await world.until('cluster-a', FQDN('details'), (p) => has(p, '127.0.0.43'), { 'x-cluster': 'b' });
-    sub.diagnostic(`endpoint added in cluster-b reached a cluster-a client's picks in ${Math.round(performance.now() - started)} ms`);
-    started = performance.now();
-    await world.removeBackend(41);
-    const after = await world.until('cluster-a', FQDN('details'), (p) => !has(p, '127.0.0.41') && failures(p) === 0, { 'x-cluster': 'b' });
-    sub.diagnostic(`endpoint removed in cluster-b left a cluster-a client's picks in ${Math.round(performance.now() - started)} ms`);
-    assert.deepEqual(Object.keys(after.counts).sort(), ['cluster-b/v1/127.0.0.42', 'cluster-b/v1/127.0.0.43']);
-  });
+  await t.test(
+    'given an endpoint added and then removed in cluster-b, when a cluster-a client calls, then its picks follow',
+    async (sub) => {
+      const has = (p: Picks, address: string): boolean => Object.keys(p.counts).some((k) => k.endsWith(`/${address}`));
+      let started = performance.now();
+      await world.addBackends([{ service: 'details', cluster: 'cluster-b', version: 'v1', octet: 43 }]);
+      await world.until('cluster-a', FQDN('details'), (p) => has(p, '127.0.0.43'), { 'x-cluster': 'b' });
+      sub.diagnostic(
+        `endpoint added in cluster-b reached a cluster-a client's picks in ${Math.round(performance.now() - started)} ms`,
+      );
+      started = performance.now();
+      await world.removeBackend(41);
+      const after = await world.until('cluster-a', FQDN('details'), (p) => !has(p, '127.0.0.41') && failures(p) === 0, {
+        'x-cluster': 'b',
+      });
+      sub.diagnostic(
+        `endpoint removed in cluster-b left a cluster-a client's picks in ${Math.round(performance.now() - started)} ms`,
+      );
+      assert.deepEqual(Object.keys(after.counts).sort(), ['cluster-b/v1/127.0.0.42', 'cluster-b/v1/127.0.0.43']);
+    },
+  );
 });

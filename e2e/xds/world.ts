@@ -54,12 +54,20 @@ function nodeYaml(cluster: string): string {
 }
 
 /** A Service, its EndpointSlice and Pods for the backends of one service in one cluster. */
-export function serviceYaml(service: string, cluster: string, backends: readonly BackendSpec[], backendPort: number): string {
+export function serviceYaml(
+  service: string,
+  cluster: string,
+  backends: readonly BackendSpec[],
+  backendPort: number,
+): string {
   const pod = (b: BackendSpec): string => `${service}-${b.version}-${b.octet}`;
   const docs = [
     `apiVersion: v1\nkind: Service\nmetadata: { name: ${service}, namespace: ${NAMESPACE}, labels: { app: ${service} } }\nspec:\n  selector: { app: ${service} }\n  ports:\n    - { name: grpc, port: ${SERVICE_PORT}, targetPort: ${backendPort}, protocol: TCP }\n`,
     `apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata:\n  name: ${service}-slice\n  namespace: ${NAMESPACE}\n  labels: { kubernetes.io/service-name: ${service} }\naddressType: IPv4\nports:\n  - { name: grpc, port: ${backendPort}, protocol: TCP }\nendpoints:\n${backends
-      .map((b) => `  - addresses: ["127.0.0.${b.octet}"]\n    conditions: { ready: true }\n    nodeName: node-${cluster}\n    targetRef: { kind: Pod, name: ${pod(b)}, namespace: ${NAMESPACE} }\n`)
+      .map(
+        (b) =>
+          `  - addresses: ["127.0.0.${b.octet}"]\n    conditions: { ready: true }\n    nodeName: node-${cluster}\n    targetRef: { kind: Pod, name: ${pod(b)}, namespace: ${NAMESPACE} }\n`,
+      )
       .join('')}`,
     ...backends.map(
       (b) =>
@@ -108,8 +116,17 @@ export class XdsWorld {
   }
 
   async #spawn(spec: BackendSpec, address: string): Promise<ProcessHandle> {
-    const identity: Identity = { cluster: spec.cluster, version: spec.version, locality: JSON.stringify(LOCALITY[spec.cluster]), address };
-    const proc = await spawnProcess({ name: `backend-${spec.service}-${spec.octet}`, command: process.execPath, args: [join(HERE, 'backend.ts'), JSON.stringify(identity), String(this.backendPort)] });
+    const identity: Identity = {
+      cluster: spec.cluster,
+      version: spec.version,
+      locality: JSON.stringify(LOCALITY[spec.cluster]),
+      address,
+    };
+    const proc = await spawnProcess({
+      name: `backend-${spec.service}-${spec.octet}`,
+      command: process.execPath,
+      args: [join(HERE, 'backend.ts'), JSON.stringify(identity), String(this.backendPort)],
+    });
     await proc.waitForLine(/backend listening/, 30_000);
     return proc;
   }
@@ -142,7 +159,8 @@ export class XdsWorld {
   /** Rewrites each (cluster, service) manifest from the backends registered now. */
   writeServices(): void {
     const groups = new Map<string, Backend[]>();
-    for (const b of this.backends) groups.set(`${b.cluster}\u0000${b.service}`, [...(groups.get(`${b.cluster}\u0000${b.service}`) ?? []), b]);
+    for (const b of this.backends)
+      groups.set(`${b.cluster}\u0000${b.service}`, [...(groups.get(`${b.cluster}\u0000${b.service}`) ?? []), b]);
     for (const [key, list] of groups) {
       const [cluster, service] = key.split('\u0000') as [string, string];
       this.mesh.writeManifest(cluster, `svc-${service}.yaml`, serviceYaml(service, cluster, list, this.backendPort));
@@ -153,15 +171,43 @@ export class XdsWorld {
   bootstrap(cluster: string): string {
     const l = LOCALITY[cluster] as { region: string; zone: string };
     return JSON.stringify({
-      xds_servers: [{ server_uri: `localhost:${this.xdsPorts.get(cluster) ?? 0}`, channel_creds: [{ type: 'insecure' }], server_features: ['xds_v3'] }],
-      node: { id: `sidecar~127.0.0.1~client.${NAMESPACE}~${NAMESPACE}.svc.cluster.local`, locality: { region: l.region, zone: l.zone } },
+      xds_servers: [
+        {
+          server_uri: `localhost:${this.xdsPorts.get(cluster) ?? 0}`,
+          channel_creds: [{ type: 'insecure' }],
+          server_features: ['xds_v3'],
+        },
+      ],
+      node: {
+        id: `sidecar~127.0.0.1~client.${NAMESPACE}~${NAMESPACE}.svc.cluster.local`,
+        locality: { region: l.region, zone: l.zone },
+      },
     });
   }
 
   /** Runs one client process in `cluster` making `calls` calls to `host` with `headers`; returns its counts. */
-  async call(cluster: string, host: string, calls: number, headers: Readonly<Record<string, string>> = {}, deadlineMs = 10_000): Promise<Picks> {
-    const args = [join(HERE, 'client.ts'), `xds:///${host}:${SERVICE_PORT}`, String(calls), ...Object.entries(headers).map(([k, v]) => `${k}=${v}`)];
-    const { stdout } = await run(process.execPath, args, { env: { ...process.env, GRPC_XDS_BOOTSTRAP_CONFIG: this.bootstrap(cluster), CLIENT_DEADLINE_MS: String(deadlineMs) }, timeout: 170_000, maxBuffer: 1 << 20 });
+  async call(
+    cluster: string,
+    host: string,
+    calls: number,
+    headers: Readonly<Record<string, string>> = {},
+    deadlineMs = 10_000,
+  ): Promise<Picks> {
+    const args = [
+      join(HERE, 'client.ts'),
+      `xds:///${host}:${SERVICE_PORT}`,
+      String(calls),
+      ...Object.entries(headers).map(([k, v]) => `${k}=${v}`),
+    ];
+    const { stdout } = await run(process.execPath, args, {
+      env: {
+        ...process.env,
+        GRPC_XDS_BOOTSTRAP_CONFIG: this.bootstrap(cluster),
+        CLIENT_DEADLINE_MS: String(deadlineMs),
+      },
+      timeout: 170_000,
+      maxBuffer: 1 << 20,
+    });
     const last = stdout.trim().split('\n').pop() ?? '{}';
     return JSON.parse(last) as Picks;
   }
@@ -171,7 +217,12 @@ export class XdsWorld {
    * keeps the xDS config it holds, as a long-lived workload does). `env` adds to its environment
    * (e.g. a grpc-js-xds feature switched off). Stopped in t.after.
    */
-  async session(t: TestContext, cluster: string, host: string, env: Readonly<Record<string, string>> = {}): Promise<ClientSession> {
+  async session(
+    t: TestContext,
+    cluster: string,
+    host: string,
+    env: Readonly<Record<string, string>> = {},
+  ): Promise<ClientSession> {
     const proc = await spawnProcess({
       name: `client-${cluster}`,
       command: process.execPath,
@@ -187,7 +238,13 @@ export class XdsWorld {
   }
 
   /** Calls until `check` holds on a small sample (the config is still travelling), within a deadline. */
-  async until(cluster: string, host: string, check: (p: Picks) => boolean, headers: Readonly<Record<string, string>> = {}, timeoutMs = 90_000): Promise<Picks> {
+  async until(
+    cluster: string,
+    host: string,
+    check: (p: Picks) => boolean,
+    headers: Readonly<Record<string, string>> = {},
+    timeoutMs = 90_000,
+  ): Promise<Picks> {
     let last: Picks = { counts: {}, errors: {} };
     await waitFor(async () => check((last = await this.call(cluster, host, 20, headers))), {
       timeoutMs,

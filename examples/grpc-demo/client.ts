@@ -21,8 +21,13 @@ if (!Number.isInteger(xdsPort) || xdsPort <= 0 || logFile === undefined || !(int
 // The bootstrap a workload in cluster-a gets: its agent's xDS server and its Node's locality
 // (node-a1 in examples/cluster-a/nodes.yaml), which orders endpoints by nearness.
 process.env['GRPC_XDS_BOOTSTRAP_CONFIG'] = JSON.stringify({
-  xds_servers: [{ server_uri: `localhost:${xdsPort}`, channel_creds: [{ type: 'insecure' }], server_features: ['xds_v3'] }],
-  node: { id: 'sidecar~127.0.0.1~greeter-client.greeter~greeter.svc.cluster.local', locality: { region: 'us-east', zone: 'us-east-1a' } },
+  xds_servers: [
+    { server_uri: `localhost:${xdsPort}`, channel_creds: [{ type: 'insecure' }], server_features: ['xds_v3'] },
+  ],
+  node: {
+    id: 'sidecar~127.0.0.1~greeter-client.greeter~greeter.svc.cluster.local',
+    locality: { region: 'us-east', zone: 'us-east-1a' },
+  },
 });
 xds.register();
 
@@ -33,7 +38,15 @@ const tally: Record<string, number> = {};
 
 function hello(): Promise<Greeting> {
   return new Promise((resolve, reject) => {
-    client.makeUnaryRequest(HELLO_PATH, encode, decode, {}, new grpc.Metadata(), { deadline: Date.now() + intervalMs * 2 }, (err, res) => (err || !res ? reject(err ?? new Error('empty answer')) : resolve(res)));
+    client.makeUnaryRequest(
+      HELLO_PATH,
+      encode,
+      decode,
+      {},
+      new grpc.Metadata(),
+      { deadline: Date.now() + intervalMs * 2 },
+      (err, res) => (err || !res ? reject(err ?? new Error('empty answer')) : resolve(res)),
+    );
   });
 }
 
@@ -49,7 +62,10 @@ async function callOnce(): Promise<void> {
   try {
     const answer = await hello();
     tally[answer.cluster] = (tally[answer.cluster] ?? 0) + 1;
-    const sofar = Object.entries(tally).sort(([a], [b]) => (a < b ? -1 : 1)).map(([c, n]) => `${c} ${n}`).join(', ');
+    const sofar = Object.entries(tally)
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([c, n]) => `${c} ${n}`)
+      .join(', ');
     report(`call ${n}: ${answer.cluster} answered (${answer.address}); so far ${sofar}`);
   } catch (err) {
     // Before the agent has served the config (or while no endpoint answers) calls fail; the next one retries.

@@ -9,14 +9,17 @@ import { GREETERS, GREETER_SERVICE, type Greeting } from './greeter.ts';
 const cluster = process.argv[2] ?? '';
 const where = GREETERS[cluster];
 if (where === undefined) {
-  process.stderr.write(`usage: server.ts <cluster>; cluster must be one of ${Object.keys(GREETERS).join(', ')}, not "${cluster}"\n`);
+  process.stderr.write(
+    `usage: server.ts <cluster>; cluster must be one of ${Object.keys(GREETERS).join(', ')}, not "${cluster}"\n`,
+  );
   process.exit(2);
 }
 const greeting: Greeting = { cluster, address: `${where.address}:${where.port}` };
 
 const server = new grpc.Server();
 server.addService(GREETER_SERVICE, {
-  Hello: (_call: grpc.ServerUnaryCall<unknown, Greeting>, callback: grpc.sendUnaryData<Greeting>) => callback(null, greeting),
+  Hello: (_call: grpc.ServerUnaryCall<unknown, Greeting>, callback: grpc.sendUnaryData<Greeting>) =>
+    callback(null, greeting),
 });
 server.bindAsync(greeting.address, grpc.ServerCredentials.createInsecure(), (err) => {
   if (err) {
@@ -25,4 +28,5 @@ server.bindAsync(greeting.address, grpc.ServerCredentials.createInsecure(), (err
   }
   process.stdout.write(`greeter listening ${greeting.address}\n`);
 });
-for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => server.tryShutdown(() => process.exit(0)));
+for (const signal of ['SIGTERM', 'SIGINT'] as const)
+  process.on(signal, () => server.tryShutdown(() => process.exit(0)));

@@ -9,7 +9,11 @@ import { setFlagsFromString } from 'node:v8';
 // place (execve keeps the pid, the open stdio and the environment), with the flag set.
 const POOL_FLAG = '--v8-pool-size=1';
 if (!process.execArgv.some((arg) => arg.startsWith('--v8-pool-size')) && typeof process.execve === 'function') {
-  process.execve(process.execPath, [process.execPath, POOL_FLAG, ...process.execArgv, ...process.argv.slice(1)], process.env);
+  process.execve(
+    process.execPath,
+    [process.execPath, POOL_FLAG, ...process.execArgv, ...process.argv.slice(1)],
+    process.env,
+  );
 }
 // Every workload cluster runs an agent: V8's size-over-speed heap policy keeps
 // its heap (and so its RSS) close to what it holds instead of growing it ahead

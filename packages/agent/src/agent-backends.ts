@@ -76,24 +76,36 @@ export function createAgentBackends(config: AgentConfig, logger: Logger, epoch?:
   const applier: OutputApplier =
     apply === 'kubernetes'
       ? new KubernetesOutputApplier({ cluster, kubeConfig: kube(), stateDir: config.stateDir, logger })
-      : new FileOutputWriter({ cluster, outputDir: requiredDir(config.outputDir, '--output-dir', 'with --apply file'), stateDir: config.stateDir, logger });
+      : new FileOutputWriter({
+          cluster,
+          outputDir: requiredDir(config.outputDir, '--output-dir', 'with --apply file'),
+          stateDir: config.stateDir,
+          logger,
+        });
   const credentials: CredentialStore =
     config.credentialsSecret !== undefined
-      ? new KubernetesSecretCredentialStore({ kubeConfig: kube(), namespace: config.credentialsNamespace, name: config.credentialsSecret, cluster, logger })
+      ? new KubernetesSecretCredentialStore({
+          kubeConfig: kube(),
+          namespace: config.credentialsNamespace,
+          name: config.credentialsSecret,
+          cluster,
+          logger,
+        })
       : new FileCredentialStore({ stateDir: config.stateDir, cluster, logger });
   const statuses: StatusWriter =
     discovery === 'kubernetes'
       ? new KubernetesStatusWriter({ kubeConfig: kube(), logger })
       : new FileStatusWriter({
-        manifestsDir: requiredDir(config.manifestsDir, '--manifests-dir', 'with --discovery-provider file'),
-        ...(config.statusDir !== undefined ? { statusDir: config.statusDir } : {}),
-        logger,
-        generations,
-      });
+          manifestsDir: requiredDir(config.manifestsDir, '--manifests-dir', 'with --discovery-provider file'),
+          ...(config.statusDir !== undefined ? { statusDir: config.statusDir } : {}),
+          logger,
+          generations,
+        });
   return { provider: createProvider(), applier, createProvider, credentials, statuses };
 }
 
 function requiredDir(dir: string | undefined, flag: string, when: string): string {
-  if (dir === undefined || dir === '') throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `${flag} is required ${when}`);
+  if (dir === undefined || dir === '')
+    throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `${flag} is required ${when}`);
   return dir;
 }

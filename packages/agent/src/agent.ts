@@ -66,7 +66,8 @@ export class Agent {
       cluster,
       serverAddresses: config.serverAddresses,
       rootCaPem: () => readOptionalFile(config.rootCaFile, '--root-ca-file'),
-      token: () => (config.token !== undefined ? Promise.resolve(config.token) : readOptionalFile(config.tokenFile, '--token-file')),
+      token: () =>
+        config.token !== undefined ? Promise.resolve(config.token) : readOptionalFile(config.tokenFile, '--token-file'),
       credentials: backends.credentials,
       latestSnapshot: () => this.#provider.current,
       heldOutput: () => this.#writer.held,
@@ -153,7 +154,11 @@ export class Agent {
 
   /** The `current` directory of the file applier; throws MESHRELAY_ERR_INVALID_CONFIG with `--apply kubernetes`. */
   get outputCurrentPath(): string {
-    if (!(this.#writer instanceof FileOutputWriter)) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', 'the output is server-side applied (--apply kubernetes), not written to a directory');
+    if (!(this.#writer instanceof FileOutputWriter))
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_INVALID_CONFIG',
+        'the output is server-side applied (--apply kubernetes), not written to a directory',
+      );
     return this.#writer.currentPath;
   }
 
@@ -172,7 +177,16 @@ export class Agent {
     // Without an election this starts the duties at once (and rejects on failure); with one, when the lease is won.
     await this.#duties.start();
     const { cluster, leaderElection } = this.#config;
-    this.#logger.info({ cluster, leaderElection, healthPort: this.#health.port, accessLogPort: this.#accessLog.port, servers: this.#config.serverAddresses }, 'relay agent started');
+    this.#logger.info(
+      {
+        cluster,
+        leaderElection,
+        healthPort: this.#health.port,
+        accessLogPort: this.#accessLog.port,
+        servers: this.#config.serverAddresses,
+      },
+      'relay agent started',
+    );
   }
 
   /** Stops the leader duties (then releases the lease), and closes the access-log sink and the health server; idempotent. */
@@ -213,7 +227,9 @@ export class Agent {
     return {
       cluster: this.#config.cluster,
       relay: this.#relay.status,
-      input: input ? { epoch: input.epoch, generation: input.generation, hash: input.hash, resources: input.resources.length } : undefined,
+      input: input
+        ? { epoch: input.epoch, generation: input.generation, hash: input.hash, resources: input.resources.length }
+        : undefined,
       heldOutputHash: this.#writer.heldHash,
       problems: this.#provider.problems,
       leadership: {
@@ -228,8 +244,17 @@ export class Agent {
   async #applyOutput(output: AssembledSnapshot): Promise<void> {
     const { cluster } = this.#config;
     // A replica that lost the lease (or was frozen past its renew deadline) must not write what the new leader owns.
-    if (!this.#duties.leader) throw new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', `replica ${this.#config.replicaId} no longer leads; output ${output.hash} not applied`);
-    const changed = await this.#writer.apply({ cluster, hash: output.hash, provenance: output.provenance, resources: output.resources });
+    if (!this.#duties.leader)
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_UNAVAILABLE',
+        `replica ${this.#config.replicaId} no longer leads; output ${output.hash} not applied`,
+      );
+    const changed = await this.#writer.apply({
+      cluster,
+      hash: output.hash,
+      provenance: output.provenance,
+      resources: output.resources,
+    });
     const fields = { cluster, hash: output.hash, resources: output.resources.length, provenance: output.provenance };
     if (changed) {
       this.#xds.output(output.resources);
@@ -246,6 +271,10 @@ async function readOptionalFile(file: string | undefined, flag: string): Promise
   try {
     return (await readFile(file, 'utf8')).trim();
   } catch (err) {
-    throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `${flag}: cannot read ${file}: ${(err as Error).message}`, { cause: err });
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INVALID_CONFIG',
+      `${flag}: cannot read ${file}: ${(err as Error).message}`,
+      { cause: err },
+    );
   }
 }

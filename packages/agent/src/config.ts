@@ -1,7 +1,14 @@
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { Command, Option } from 'commander';
-import { DNS_LABEL, MeshrelayError, isValidClusterName, parseByteSize, parseDuration, type Parsed } from '@meshrelay/api';
+import {
+  DNS_LABEL,
+  MeshrelayError,
+  isValidClusterName,
+  parseByteSize,
+  parseDuration,
+  type Parsed,
+} from '@meshrelay/api';
 
 export { parseByteSize, parseDuration, type Parsed };
 import { DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TOTAL_BYTES } from './discovery/manifest-reader.ts';
@@ -96,51 +103,185 @@ interface OptionSpec {
 // Defaults are strings so `--help` shows them exactly as a user would type them.
 const OPTIONS: readonly OptionSpec[] = [
   { flags: '--cluster <name>', description: 'name of this workload cluster (required; as registered with meshctl)' },
-  { flags: '--server-address <list>', description: 'comma-separated relay addresses host:port', defaultValue: 'localhost:9900' },
+  {
+    flags: '--server-address <list>',
+    description: 'comma-separated relay addresses host:port',
+    defaultValue: 'localhost:9900',
+  },
   { flags: '--token <token>', description: 'relay identity token (used only to register)' },
   { flags: '--token-file <path>', description: 'file holding the relay identity token (read at each registration)' },
-  { flags: '--root-ca-file <path>', description: 'PEM file of the relay root CA (printed by `meshctl cluster register`)' },
-  { flags: '--discovery-provider <name>', description: `where input snapshots come from (${BACKENDS.join('|')})`, defaultValue: 'file' },
-  { flags: '--apply <name>', description: `where output snapshots go (${BACKENDS.join('|')}; default: as --discovery-provider)` },
-  { flags: '--manifests-dir <dir>', description: 'directory of YAML/JSON manifests discovered by the file provider (required with it)' },
-  { flags: '--status-dir <dir>', description: 'directory the file provider writes each Gloo resource\'s status to (default: .meshrelay-status inside --manifests-dir)' },
-  { flags: '--output-dir <dir>', description: 'directory the output snapshots are written to (required with --apply file)' },
-  { flags: '--kubeconfig <path>', description: 'kubeconfig of the cluster (kubernetes provider/applier; default: in-cluster service account)', env: 'KUBECONFIG' },
+  {
+    flags: '--root-ca-file <path>',
+    description: 'PEM file of the relay root CA (printed by `meshctl cluster register`)',
+  },
+  {
+    flags: '--discovery-provider <name>',
+    description: `where input snapshots come from (${BACKENDS.join('|')})`,
+    defaultValue: 'file',
+  },
+  {
+    flags: '--apply <name>',
+    description: `where output snapshots go (${BACKENDS.join('|')}; default: as --discovery-provider)`,
+  },
+  {
+    flags: '--manifests-dir <dir>',
+    description: 'directory of YAML/JSON manifests discovered by the file provider (required with it)',
+  },
+  {
+    flags: '--status-dir <dir>',
+    description:
+      "directory the file provider writes each Gloo resource's status to (default: .meshrelay-status inside --manifests-dir)",
+  },
+  {
+    flags: '--output-dir <dir>',
+    description: 'directory the output snapshots are written to (required with --apply file)',
+  },
+  {
+    flags: '--kubeconfig <path>',
+    description: 'kubeconfig of the cluster (kubernetes provider/applier; default: in-cluster service account)',
+    env: 'KUBECONFIG',
+  },
   { flags: '--kube-context <name>', description: 'context of the kubeconfig to use (default: its current-context)' },
-  { flags: '--watch-namespaces <list>', description: 'comma-separated namespaces the kubernetes provider watches (default: all)' },
-  { flags: '--istio-namespace <namespace>', description: 'namespace of Istio\'s mesh config ConfigMap `istio`, whose trustDomain the kubernetes provider reports', defaultValue: 'istio-system' },
-  { flags: '--state-dir <dir>', description: 'directory for the client key, certificate and last applied output (required)' },
-  { flags: '--credentials-secret <name>', description: 'Secret holding the client key and certificate instead of the state dir (kubeconfig as --kubeconfig; default: none)' },
-  { flags: '--credentials-namespace <namespace>', description: 'namespace of --credentials-secret', defaultValue: 'gloo-mesh' },
-  { flags: '--debounce-ms <duration>', description: 'quiet time before changes become a new snapshot: a duration (250ms, 1s) or bare ms, at most 1m', defaultValue: '100' },
-  { flags: '--rescan-interval <duration>', description: 'safety rescan of the manifests dir for missed watch events (stats every file, reads only changed ones)', defaultValue: '60s' },
-  { flags: '--max-manifest-file-bytes <size>', description: 'largest manifest file read; larger ones are reported and not read (8MiB holds a 12k-resource cluster in one file)', defaultValue: '8MiB' },
-  { flags: '--max-manifests-bytes <size>', description: 'largest total of the manifests dir; files past it (in path order) are reported and not read', defaultValue: '64MiB' },
-  { flags: '--follow-external-symlinks [bool]', description: 'follow symlinks in the manifests dir that lead outside it (true|false; default false: reported, not followed)' },
-  { flags: '--health-port <port>', description: 'port of /healthz, /readyz, /status (relay state, input problems by file; never file contents), /metrics (0 = random)', defaultValue: '9977' },
-  { flags: '--health-host <host>', description: 'address the health port listens on (kubelet probes and Prometheus need the pod IP)', defaultValue: '0.0.0.0' },
-  { flags: '--heartbeat-interval <duration>', description: 'heartbeat period on both relay streams', defaultValue: '5s' },
-  { flags: '--heartbeat-timeout <duration>', description: 'reconnect when nothing arrived from the server for this long', defaultValue: '15s' },
+  {
+    flags: '--watch-namespaces <list>',
+    description: 'comma-separated namespaces the kubernetes provider watches (default: all)',
+  },
+  {
+    flags: '--istio-namespace <namespace>',
+    description:
+      "namespace of Istio's mesh config ConfigMap `istio`, whose trustDomain the kubernetes provider reports",
+    defaultValue: 'istio-system',
+  },
+  {
+    flags: '--state-dir <dir>',
+    description: 'directory for the client key, certificate and last applied output (required)',
+  },
+  {
+    flags: '--credentials-secret <name>',
+    description:
+      'Secret holding the client key and certificate instead of the state dir (kubeconfig as --kubeconfig; default: none)',
+  },
+  {
+    flags: '--credentials-namespace <namespace>',
+    description: 'namespace of --credentials-secret',
+    defaultValue: 'gloo-mesh',
+  },
+  {
+    flags: '--debounce-ms <duration>',
+    description: 'quiet time before changes become a new snapshot: a duration (250ms, 1s) or bare ms, at most 1m',
+    defaultValue: '100',
+  },
+  {
+    flags: '--rescan-interval <duration>',
+    description:
+      'safety rescan of the manifests dir for missed watch events (stats every file, reads only changed ones)',
+    defaultValue: '60s',
+  },
+  {
+    flags: '--max-manifest-file-bytes <size>',
+    description:
+      'largest manifest file read; larger ones are reported and not read (8MiB holds a 12k-resource cluster in one file)',
+    defaultValue: '8MiB',
+  },
+  {
+    flags: '--max-manifests-bytes <size>',
+    description: 'largest total of the manifests dir; files past it (in path order) are reported and not read',
+    defaultValue: '64MiB',
+  },
+  {
+    flags: '--follow-external-symlinks [bool]',
+    description:
+      'follow symlinks in the manifests dir that lead outside it (true|false; default false: reported, not followed)',
+  },
+  {
+    flags: '--health-port <port>',
+    description:
+      'port of /healthz, /readyz, /status (relay state, input problems by file; never file contents), /metrics (0 = random)',
+    defaultValue: '9977',
+  },
+  {
+    flags: '--health-host <host>',
+    description: 'address the health port listens on (kubelet probes and Prometheus need the pod IP)',
+    defaultValue: '0.0.0.0',
+  },
+  {
+    flags: '--heartbeat-interval <duration>',
+    description: 'heartbeat period on both relay streams',
+    defaultValue: '5s',
+  },
+  {
+    flags: '--heartbeat-timeout <duration>',
+    description: 'reconnect when nothing arrived from the server for this long',
+    defaultValue: '15s',
+  },
   { flags: '--log-level <level>', description: `log level (${LOG_LEVELS.join('|')})`, defaultValue: 'info' },
-  { flags: '--max-snapshot-bytes <size>', description: 'largest snapshot sent or accepted: a size (16MiB, 64MiB) or bare bytes; 64MiB holds a tier L output (~47 MiB)', defaultValue: '64MiB' },
-  { flags: '--access-log-port <port>', description: 'port of the Envoy gRPC access-log sink served by every replica: plaintext, takes access logs and only counts them into /metrics (0 = random)', defaultValue: '9978' },
-  { flags: '--access-log-host <host>', description: "address the access-log sink listens on (the cluster's sidecars reach it over the pod network; 127.0.0.1 when none send to it)", defaultValue: '0.0.0.0' },
-  { flags: '--xds-port <port>', description: 'port of the aggregated xDS server (plaintext) proxyless gRPC clients read routes and endpoints from (0 = off)', defaultValue: '0' },
+  {
+    flags: '--max-snapshot-bytes <size>',
+    description:
+      'largest snapshot sent or accepted: a size (16MiB, 64MiB) or bare bytes; 64MiB holds a tier L output (~47 MiB)',
+    defaultValue: '64MiB',
+  },
+  {
+    flags: '--access-log-port <port>',
+    description:
+      'port of the Envoy gRPC access-log sink served by every replica: plaintext, takes access logs and only counts them into /metrics (0 = random)',
+    defaultValue: '9978',
+  },
+  {
+    flags: '--access-log-host <host>',
+    description:
+      "address the access-log sink listens on (the cluster's sidecars reach it over the pod network; 127.0.0.1 when none send to it)",
+    defaultValue: '0.0.0.0',
+  },
+  {
+    flags: '--xds-port <port>',
+    description:
+      'port of the aggregated xDS server (plaintext) proxyless gRPC clients read routes and endpoints from (0 = off)',
+    defaultValue: '0',
+  },
   { flags: '--xds-host <host>', description: 'address the xDS server listens on', defaultValue: '127.0.0.1' },
   { flags: '--xds-socket <path>', description: 'Unix socket the xDS server listens on, with or without --xds-port' },
-  { flags: '--leader-election <mode>', description: `how replicas elect the one that relays (${LEADER_ELECTION_MODES.join('|')})`, defaultValue: 'none' },
-  { flags: '--lease-file <path>', description: 'lease file shared by the replicas (required with --leader-election file)' },
-  { flags: '--lease-name <name>', description: 'name of the coordination.k8s.io Lease (default: meshrelay-agent-<cluster>)' },
+  {
+    flags: '--leader-election <mode>',
+    description: `how replicas elect the one that relays (${LEADER_ELECTION_MODES.join('|')})`,
+    defaultValue: 'none',
+  },
+  {
+    flags: '--lease-file <path>',
+    description: 'lease file shared by the replicas (required with --leader-election file)',
+  },
+  {
+    flags: '--lease-name <name>',
+    description: 'name of the coordination.k8s.io Lease (default: meshrelay-agent-<cluster>)',
+  },
   { flags: '--lease-namespace <namespace>', description: 'namespace of the Lease', defaultValue: 'gloo-mesh' },
-  { flags: '--lease-duration <duration>', description: 'how long a lease stays valid after its last renewal', defaultValue: '15s' },
-  { flags: '--renew-deadline <duration>', description: 'a leader that could not renew for this long steps down (shorter than --lease-duration)', defaultValue: '10s' },
-  { flags: '--retry-period <duration>', description: 'time between attempts to acquire or renew the lease', defaultValue: '2s' },
-  { flags: '--replica-id <id>', description: 'identity of this replica in the lease (default: $POD_NAME, else <hostname>-<pid>)' },
+  {
+    flags: '--lease-duration <duration>',
+    description: 'how long a lease stays valid after its last renewal',
+    defaultValue: '15s',
+  },
+  {
+    flags: '--renew-deadline <duration>',
+    description: 'a leader that could not renew for this long steps down (shorter than --lease-duration)',
+    defaultValue: '10s',
+  },
+  {
+    flags: '--retry-period <duration>',
+    description: 'time between attempts to acquire or renew the lease',
+    defaultValue: '2s',
+  },
+  {
+    flags: '--replica-id <id>',
+    description: 'identity of this replica in the lease (default: $POD_NAME, else <hostname>-<pid>)',
+  },
 ];
 
 function envName(flags: string): string {
   const long = /--([a-z-]+)/.exec(flags)?.[1] ?? '';
-  return OPTIONS.find((spec) => spec.flags.startsWith(`--${long} `))?.env ?? ENV_PREFIX + long.toUpperCase().replaceAll('-', '_');
+  return (
+    OPTIONS.find((spec) => spec.flags.startsWith(`--${long} `))?.env ??
+    ENV_PREFIX + long.toUpperCase().replaceAll('-', '_')
+  );
 }
 
 /** The commander program of `meshrelay-agent`; every option also reads MESHRELAY_AGENT_<NAME>. */
@@ -177,13 +318,15 @@ export type OptionValues = Readonly<Record<string, string | boolean | undefined>
 
 type FieldNamer = (key: string, flag: string) => string;
 
-
 /**
  * Validates raw option strings (keys in commander's camelCase) into an AgentConfig.
  * Collects every problem into one MESHRELAY_ERR_INVALID_CONFIG whose message
  * names each bad field, e.g. `--server-address: "x" is not host:port`.
  */
-export function validateAgentOptions(values: OptionValues, fieldName: FieldNamer = (_k, flag) => `--${flag}`): AgentConfig {
+export function validateAgentOptions(
+  values: OptionValues,
+  fieldName: FieldNamer = (_k, flag) => `--${flag}`,
+): AgentConfig {
   const problems: string[] = [];
   const field = <T>(key: string, flag: string, parse: (raw: string) => Parsed<T>, fallback: T): T => {
     const raw = values[key];
@@ -202,7 +345,8 @@ export function validateAgentOptions(values: OptionValues, fieldName: FieldNamer
   };
 
   const cluster = required('cluster', 'cluster');
-  if (cluster !== '' && !isValidClusterName(cluster)) problems.push(`${fieldName('cluster', 'cluster')}: "${cluster}" is not a DNS-1123 label`);
+  if (cluster !== '' && !isValidClusterName(cluster))
+    problems.push(`${fieldName('cluster', 'cluster')}: "${cluster}" is not a DNS-1123 label`);
   const token = optionalText(values['token']);
   const tokenFile = optionalText(values['tokenFile']);
   const rootCaFile = optionalText(values['rootCaFile']);
@@ -218,9 +362,16 @@ export function validateAgentOptions(values: OptionValues, fieldName: FieldNamer
     ...credentialsOptions(values, fieldName, problems),
     debounceMs: field('debounceMs', 'debounce-ms', (raw) => parseDurationAtMost(raw, 60_000), 100),
     rescanIntervalMs: field('rescanInterval', 'rescan-interval', (raw) => parseDuration(raw, 10), 60_000),
-    maxManifestFileBytes: field('maxManifestFileBytes', 'max-manifest-file-bytes', parseByteSize, DEFAULT_MAX_FILE_BYTES),
+    maxManifestFileBytes: field(
+      'maxManifestFileBytes',
+      'max-manifest-file-bytes',
+      parseByteSize,
+      DEFAULT_MAX_FILE_BYTES,
+    ),
     maxManifestsBytes: field('maxManifestsBytes', 'max-manifests-bytes', parseByteSize, DEFAULT_MAX_TOTAL_BYTES),
-    followExternalSymlinks: values['followExternalSymlinks'] === true || field('followExternalSymlinks', 'follow-external-symlinks', parseBoolean, false),
+    followExternalSymlinks:
+      values['followExternalSymlinks'] === true ||
+      field('followExternalSymlinks', 'follow-external-symlinks', parseBoolean, false),
     healthPort: field('healthPort', 'health-port', (raw) => parseWholeNumber(raw, 0, 65_535), 9977),
     healthHost: field('healthHost', 'health-host', parseListenHost, '0.0.0.0'),
     heartbeatIntervalMs: field('heartbeatInterval', 'heartbeat-interval', (raw) => parseDuration(raw, 10), 5_000),
@@ -231,17 +382,27 @@ export function validateAgentOptions(values: OptionValues, fieldName: FieldNamer
     accessLogHost: field('accessLogHost', 'access-log-host', parseListenHost, '0.0.0.0'),
     xdsPort: field('xdsPort', 'xds-port', (raw) => parseWholeNumber(raw, 0, 65_535), 0),
     xdsHost: field('xdsHost', 'xds-host', parseListenHost, '127.0.0.1'),
-    ...(optionalText(values['xdsSocket']) !== undefined ? { xdsSocket: optionalText(values['xdsSocket']) as string } : {}),
+    ...(optionalText(values['xdsSocket']) !== undefined
+      ? { xdsSocket: optionalText(values['xdsSocket']) as string }
+      : {}),
     ...leaderElectionOptions(values, fieldName, problems, cluster),
   };
   if (config.accessLogPort !== 0 && config.accessLogPort === config.healthPort) {
     problems.push(`${fieldName('accessLogPort', 'access-log-port')}: ${config.accessLogPort} is already --health-port`);
   }
-  if (config.xdsPort !== undefined && config.xdsPort !== 0 && (config.xdsPort === config.healthPort || config.xdsPort === config.accessLogPort)) {
-    problems.push(`${fieldName('xdsPort', 'xds-port')}: ${config.xdsPort} is already --health-port or --access-log-port`);
+  if (
+    config.xdsPort !== undefined &&
+    config.xdsPort !== 0 &&
+    (config.xdsPort === config.healthPort || config.xdsPort === config.accessLogPort)
+  ) {
+    problems.push(
+      `${fieldName('xdsPort', 'xds-port')}: ${config.xdsPort} is already --health-port or --access-log-port`,
+    );
   }
   if (config.heartbeatTimeoutMs <= config.heartbeatIntervalMs) {
-    problems.push(`${fieldName('heartbeatTimeout', 'heartbeat-timeout')}: must be longer than --heartbeat-interval (${config.heartbeatIntervalMs} ms)`);
+    problems.push(
+      `${fieldName('heartbeatTimeout', 'heartbeat-timeout')}: must be longer than --heartbeat-interval (${config.heartbeatIntervalMs} ms)`,
+    );
   }
   if (problems.length > 0) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', problems.join('; '));
   return Object.freeze(config);
@@ -261,16 +422,31 @@ function backendOptions(values: OptionValues, fieldName: FieldNamer, problems: s
   const manifestsDir = optionalText(values['manifestsDir']);
   const outputDir = optionalText(values['outputDir']);
   const statusDir = optionalText(values['statusDir']);
-  if (discoveryProvider === 'file' && manifestsDir === undefined) problems.push(`${fieldName('manifestsDir', 'manifests-dir')} is required with --discovery-provider file`);
-  if (apply === 'file' && outputDir === undefined) problems.push(`${fieldName('outputDir', 'output-dir')} is required with --apply file`);
+  if (discoveryProvider === 'file' && manifestsDir === undefined)
+    problems.push(`${fieldName('manifestsDir', 'manifests-dir')} is required with --discovery-provider file`);
+  if (apply === 'file' && outputDir === undefined)
+    problems.push(`${fieldName('outputDir', 'output-dir')} is required with --apply file`);
   const kubeconfig = optionalText(values['kubeconfig']);
   const kubeContext = optionalText(values['kubeContext']);
-  const watchNamespaces = [...new Set((text(values['watchNamespaces']) ?? '').split(',').map((s) => s.trim()).filter((s) => s !== ''))];
+  const watchNamespaces = [
+    ...new Set(
+      (text(values['watchNamespaces']) ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== ''),
+    ),
+  ];
   for (const namespace of watchNamespaces) {
-    if (!DNS_LABEL.test(namespace)) problems.push(`${fieldName('watchNamespaces', 'watch-namespaces')}: "${namespace}" is not a namespace name (DNS-1123 label)`);
+    if (!DNS_LABEL.test(namespace))
+      problems.push(
+        `${fieldName('watchNamespaces', 'watch-namespaces')}: "${namespace}" is not a namespace name (DNS-1123 label)`,
+      );
   }
   const istioNamespace = optionalText(values['istioNamespace']) ?? 'istio-system';
-  if (!DNS_LABEL.test(istioNamespace)) problems.push(`${fieldName('istioNamespace', 'istio-namespace')}: "${istioNamespace}" is not a namespace name (DNS-1123 label)`);
+  if (!DNS_LABEL.test(istioNamespace))
+    problems.push(
+      `${fieldName('istioNamespace', 'istio-namespace')}: "${istioNamespace}" is not a namespace name (DNS-1123 label)`,
+    );
   return {
     discoveryProvider,
     apply,
@@ -287,23 +463,44 @@ function backendOptions(values: OptionValues, fieldName: FieldNamer, problems: s
 const OBJECT_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 
 /** --credentials-secret (a DNS-1123 subdomain) and --credentials-namespace (a DNS-1123 label). */
-function credentialsOptions(values: OptionValues, fieldName: FieldNamer, problems: string[]): Pick<AgentConfig, 'credentialsSecret' | 'credentialsNamespace'> {
+function credentialsOptions(
+  values: OptionValues,
+  fieldName: FieldNamer,
+  problems: string[],
+): Pick<AgentConfig, 'credentialsSecret' | 'credentialsNamespace'> {
   const credentialsSecret = optionalText(values['credentialsSecret']);
   if (credentialsSecret !== undefined && !OBJECT_NAME.test(credentialsSecret)) {
-    problems.push(`${fieldName('credentialsSecret', 'credentials-secret')}: "${credentialsSecret}" is not an object name (DNS-1123 subdomain)`);
+    problems.push(
+      `${fieldName('credentialsSecret', 'credentials-secret')}: "${credentialsSecret}" is not an object name (DNS-1123 subdomain)`,
+    );
   }
   const credentialsNamespace = optionalText(values['credentialsNamespace']) ?? 'gloo-mesh';
-  if (!DNS_LABEL.test(credentialsNamespace)) problems.push(`${fieldName('credentialsNamespace', 'credentials-namespace')}: "${credentialsNamespace}" is not a namespace name (DNS-1123 label)`);
+  if (!DNS_LABEL.test(credentialsNamespace))
+    problems.push(
+      `${fieldName('credentialsNamespace', 'credentials-namespace')}: "${credentialsNamespace}" is not a namespace name (DNS-1123 label)`,
+    );
   return { ...(credentialsSecret !== undefined ? { credentialsSecret } : {}), credentialsNamespace };
 }
 
 type LeaderElectionOptions = Pick<
   AgentConfig,
-  'leaderElection' | 'leaseFile' | 'leaseName' | 'leaseNamespace' | 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs' | 'replicaId'
+  | 'leaderElection'
+  | 'leaseFile'
+  | 'leaseName'
+  | 'leaseNamespace'
+  | 'leaseDurationMs'
+  | 'renewDeadlineMs'
+  | 'retryPeriodMs'
+  | 'replicaId'
 >;
 
 /** --leader-election and the lease it uses; timing must satisfy retry period < renew deadline < lease duration. */
-function leaderElectionOptions(values: OptionValues, fieldName: FieldNamer, problems: string[], cluster: string): LeaderElectionOptions {
+function leaderElectionOptions(
+  values: OptionValues,
+  fieldName: FieldNamer,
+  problems: string[],
+  cluster: string,
+): LeaderElectionOptions {
   const duration = (key: string, flag: string, fallback: number): number => {
     const parsed = parseDuration(text(values[key]) ?? String(fallback), 100);
     if ('value' in parsed) return parsed.value;
@@ -312,19 +509,34 @@ function leaderElectionOptions(values: OptionValues, fieldName: FieldNamer, prob
   };
   const rawMode = optionalText(values['leaderElection']) ?? 'none';
   const leaderElection = LEADER_ELECTION_MODES.find((m) => m === rawMode);
-  if (leaderElection === undefined) problems.push(`${fieldName('leaderElection', 'leader-election')}: "${rawMode}" is not one of ${LEADER_ELECTION_MODES.join(', ')}`);
+  if (leaderElection === undefined)
+    problems.push(
+      `${fieldName('leaderElection', 'leader-election')}: "${rawMode}" is not one of ${LEADER_ELECTION_MODES.join(', ')}`,
+    );
   const leaseFile = optionalText(values['leaseFile']);
-  if (leaderElection === 'file' && leaseFile === undefined) problems.push(`${fieldName('leaseFile', 'lease-file')} is required with --leader-election file`);
+  if (leaderElection === 'file' && leaseFile === undefined)
+    problems.push(`${fieldName('leaseFile', 'lease-file')} is required with --leader-election file`);
   const leaseName = optionalText(values['leaseName']) ?? `meshrelay-agent-${cluster}`;
-  if (!OBJECT_NAME.test(leaseName)) problems.push(`${fieldName('leaseName', 'lease-name')}: "${leaseName}" is not an object name (DNS-1123 subdomain)`);
+  if (!OBJECT_NAME.test(leaseName))
+    problems.push(`${fieldName('leaseName', 'lease-name')}: "${leaseName}" is not an object name (DNS-1123 subdomain)`);
   const leaseNamespace = optionalText(values['leaseNamespace']) ?? 'gloo-mesh';
-  if (!DNS_LABEL.test(leaseNamespace)) problems.push(`${fieldName('leaseNamespace', 'lease-namespace')}: "${leaseNamespace}" is not a namespace name (DNS-1123 label)`);
+  if (!DNS_LABEL.test(leaseNamespace))
+    problems.push(
+      `${fieldName('leaseNamespace', 'lease-namespace')}: "${leaseNamespace}" is not a namespace name (DNS-1123 label)`,
+    );
   const leaseDurationMs = duration('leaseDuration', 'lease-duration', 15_000);
   const renewDeadlineMs = duration('renewDeadline', 'renew-deadline', 10_000);
   const retryPeriodMs = duration('retryPeriod', 'retry-period', 2_000);
-  if (renewDeadlineMs >= leaseDurationMs) problems.push(`${fieldName('renewDeadline', 'renew-deadline')}: must be shorter than --lease-duration (${leaseDurationMs} ms)`);
-  if (retryPeriodMs >= renewDeadlineMs) problems.push(`${fieldName('retryPeriod', 'retry-period')}: must be shorter than --renew-deadline (${renewDeadlineMs} ms)`);
-  const replicaId = optionalText(values['replicaId']) ?? optionalText(process.env['POD_NAME']) ?? `${hostname()}-${process.pid}`;
+  if (renewDeadlineMs >= leaseDurationMs)
+    problems.push(
+      `${fieldName('renewDeadline', 'renew-deadline')}: must be shorter than --lease-duration (${leaseDurationMs} ms)`,
+    );
+  if (retryPeriodMs >= renewDeadlineMs)
+    problems.push(
+      `${fieldName('retryPeriod', 'retry-period')}: must be shorter than --renew-deadline (${renewDeadlineMs} ms)`,
+    );
+  const replicaId =
+    optionalText(values['replicaId']) ?? optionalText(process.env['POD_NAME']) ?? `${hostname()}-${process.pid}`;
   return {
     leaderElection: leaderElection ?? 'none',
     ...(leaseFile !== undefined ? { leaseFile } : {}),
@@ -346,11 +558,15 @@ function optionalText(raw: string | boolean | undefined): string | undefined {
   return trimmed === undefined || trimmed === '' ? undefined : trimmed;
 }
 
-const HOST = /^(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)$/;
+const HOST =
+  /^(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)$/;
 
 /** "a:1,b:2" → ["a:1","b:2"]; an error when the list is empty or any entry is not host:port. */
 export function parseAddressList(raw: string): Parsed<string[]> {
-  const entries = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const entries = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   if (entries.length === 0) return { error: 'no address given' };
   for (const entry of entries) {
     const colon = entry.lastIndexOf(':');

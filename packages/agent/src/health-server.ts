@@ -10,7 +10,9 @@ import type { RelayClientStatus } from './relay/relay-client.ts';
 export interface AgentStatus {
   readonly cluster: string;
   readonly relay: RelayClientStatus;
-  readonly input: { readonly epoch: string; readonly generation: number; readonly hash: string; readonly resources: number } | undefined;
+  readonly input:
+    | { readonly epoch: string; readonly generation: number; readonly hash: string; readonly resources: number }
+    | undefined;
   readonly heldOutputHash: string;
   readonly problems: readonly InputProblem[];
   readonly leadership: LeadershipStatus;
@@ -79,7 +81,11 @@ export class HealthServer {
         resolve();
       });
     }).catch((err: unknown) => {
-      throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `--health-host/--health-port: cannot listen on ${host}:${this.#opts.port}: ${(err as Error).message}`, { cause: err });
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_INVALID_CONFIG',
+        `--health-host/--health-port: cannot listen on ${host}:${this.#opts.port}: ${(err as Error).message}`,
+        { cause: err },
+      );
     });
     this.#port = this.address.port;
   }
@@ -120,7 +126,10 @@ export class HealthServer {
     const { relay, leadership } = this.#opts.status();
     if (!leadership.leader) return send(res, 200, { status: 'ready', role: 'follower' });
     if (relay.everAccepted) return send(res, 200, { status: 'ready' });
-    send(res, 503, { status: 'not ready', reason: relay.lastPushed ? 'no snapshot accepted by a management server yet' : 'no snapshot pushed yet' });
+    send(res, 503, {
+      status: 'not ready',
+      reason: relay.lastPushed ? 'no snapshot accepted by a management server yet' : 'no snapshot pushed yet',
+    });
   }
 }
 
@@ -146,6 +155,9 @@ function statusBody(s: AgentStatus): Record<string, unknown> {
 
 function send(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+  });
   res.end(text);
 }

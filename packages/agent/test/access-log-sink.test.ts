@@ -9,7 +9,13 @@ const logger = pino({ level: 'silent' });
 
 async function startSink(t: TestContext, maxLabelSets?: number): Promise<{ sink: AccessLogSink; registry: Registry }> {
   const registry = new Registry();
-  const sink = new AccessLogSink({ port: 0, host: '127.0.0.1', registry, logger, ...(maxLabelSets !== undefined ? { maxLabelSets } : {}) });
+  const sink = new AccessLogSink({
+    port: 0,
+    host: '127.0.0.1',
+    registry,
+    logger,
+    ...(maxLabelSets !== undefined ? { maxLabelSets } : {}),
+  });
   await sink.start();
   t.after(() => sink.stop());
   return { sink, registry };
@@ -29,7 +35,10 @@ async function streamLogs(t: TestContext, port: number, messages: readonly unkno
   });
 }
 
-const identifier = { node: { id: 'sidecar~10.1.0.7~productpage-v1.bookinfo~bookinfo.svc.cluster.local' }, log_name: 'als' };
+const identifier = {
+  node: { id: 'sidecar~10.1.0.7~productpage-v1.bookinfo~bookinfo.svc.cluster.local' },
+  log_name: 'als',
+};
 
 function httpEntry(source: string, upstreamCluster: string, code: number, authority = 'reviews:9080'): unknown {
   return {
@@ -43,9 +52,14 @@ function httpEntry(source: string, upstreamCluster: string, code: number, author
   };
 }
 
-async function sampleValue(registry: Registry, name: string, labels: Record<string, string>): Promise<number | undefined> {
+async function sampleValue(
+  registry: Registry,
+  name: string,
+  labels: Record<string, string>,
+): Promise<number | undefined> {
   const metric = (await registry.getMetricsAsJSON()).find((m) => m.name === name);
-  const values = (metric as { values?: { value: number; labels: Record<string, string | number> }[] } | undefined)?.values ?? [];
+  const values =
+    (metric as { values?: { value: number; labels: Record<string, string | number> }[] } | undefined)?.values ?? [];
   return values.find((v) => Object.entries(labels).every(([k, want]) => String(v.labels[k]) === want))?.value;
 }
 
@@ -54,46 +68,105 @@ test('given HTTP access logs streamed by an Envoy client, when they arrive, then
   const productpage = 'spiffe://cluster.local/ns/bookinfo/sa/productpage';
   const reviews = 'outbound|9080||reviews.bookinfo.svc.cluster.local';
   await streamLogs(t, sink.port, [
-    { identifier, http_logs: { log_entry: [httpEntry(productpage, reviews, 200), httpEntry(productpage, reviews, 200)] } },
+    {
+      identifier,
+      http_logs: { log_entry: [httpEntry(productpage, reviews, 200), httpEntry(productpage, reviews, 200)] },
+    },
     { http_logs: { log_entry: [httpEntry(productpage, reviews, 503)] } },
   ]);
-  assert.equal(await sampleValue(registry, 'relay_agent_access_log_requests_total', { source: productpage, destination: reviews, response_code: '200' }), 2);
-  assert.equal(await sampleValue(registry, 'relay_agent_access_log_requests_total', { source: productpage, destination: reviews, response_code: '503' }), 1);
+  assert.equal(
+    await sampleValue(registry, 'relay_agent_access_log_requests_total', {
+      source: productpage,
+      destination: reviews,
+      response_code: '200',
+    }),
+    2,
+  );
+  assert.equal(
+    await sampleValue(registry, 'relay_agent_access_log_requests_total', {
+      source: productpage,
+      destination: reviews,
+      response_code: '503',
+    }),
+    1,
+  );
 });
 
 test('given entries without mTLS or upstream cluster, when counted, then the source is the remote IP and the destination the authority', async (t) => {
   const { sink, registry } = await startSink(t);
-  const plain = { common_properties: { downstream_remote_address: { socket_address: { address: '10.9.8.7', port_value: 5555 } } }, request: { authority: 'ratings.global' } };
+  const plain = {
+    common_properties: { downstream_remote_address: { socket_address: { address: '10.9.8.7', port_value: 5555 } } },
+    request: { authority: 'ratings.global' },
+  };
   await streamLogs(t, sink.port, [{ identifier, http_logs: { log_entry: [plain] } }]);
-  assert.equal(await sampleValue(registry, 'relay_agent_access_log_requests_total', { source: '10.9.8.7', destination: 'ratings.global', response_code: '0' }), 1);
+  assert.equal(
+    await sampleValue(registry, 'relay_agent_access_log_requests_total', {
+      source: '10.9.8.7',
+      destination: 'ratings.global',
+      response_code: '0',
+    }),
+    1,
+  );
 });
 
 test('given TCP access logs, when they arrive, then connections are counted by source and destination', async (t) => {
   const { sink, registry } = await startSink(t);
   const tcp = {
     common_properties: {
-      tls_properties: { peer_certificate_properties: { subject_alt_name: [{ dns: 'x.example' }, { uri: 'spiffe://cluster.local/ns/db/sa/client' }] } },
+      tls_properties: {
+        peer_certificate_properties: {
+          subject_alt_name: [{ dns: 'x.example' }, { uri: 'spiffe://cluster.local/ns/db/sa/client' }],
+        },
+      },
       upstream_cluster: 'outbound|5432||postgres.db.svc.cluster.local',
     },
     connection_properties: { received_bytes: '100', sent_bytes: '200' },
   };
   await streamLogs(t, sink.port, [{ identifier, tcp_logs: { log_entry: [tcp, tcp, tcp] } }]);
-  const labels = { source: 'spiffe://cluster.local/ns/db/sa/client', destination: 'outbound|5432||postgres.db.svc.cluster.local' };
+  const labels = {
+    source: 'spiffe://cluster.local/ns/db/sa/client',
+    destination: 'outbound|5432||postgres.db.svc.cluster.local',
+  };
   assert.equal(await sampleValue(registry, 'relay_agent_access_log_connections_total', labels), 3);
 });
 
 test('given more distinct source/destination pairs than the cap, when counted, then the extra pairs fold into other', async (t) => {
   const { sink, registry } = await startSink(t, 2);
-  const entries = ['a', 'b', 'c', 'd'].map((n) => httpEntry(`spiffe://cluster.local/ns/x/sa/${n}`, 'outbound|80||svc', 200));
+  const entries = ['a', 'b', 'c', 'd'].map((n) =>
+    httpEntry(`spiffe://cluster.local/ns/x/sa/${n}`, 'outbound|80||svc', 200),
+  );
   await streamLogs(t, sink.port, [{ identifier, http_logs: { log_entry: [...entries, entries[0]] } }]);
-  const metric = (await registry.getMetricsAsJSON()).find((m) => m.name === 'relay_agent_access_log_requests_total') as { values: { labels: Record<string, string> }[] };
-  assert.deepEqual(metric.values.map((v) => v.labels['source']).sort(), ['other', 'spiffe://cluster.local/ns/x/sa/a', 'spiffe://cluster.local/ns/x/sa/b']);
-  assert.equal(await sampleValue(registry, 'relay_agent_access_log_requests_total', { source: 'other', destination: 'other', response_code: '200' }), 2);
-  assert.equal(await sampleValue(registry, 'relay_agent_access_log_requests_total', { source: 'spiffe://cluster.local/ns/x/sa/a', response_code: '200' }), 2);
+  const metric = (await registry.getMetricsAsJSON()).find(
+    (m) => m.name === 'relay_agent_access_log_requests_total',
+  ) as { values: { labels: Record<string, string> }[] };
+  assert.deepEqual(metric.values.map((v) => v.labels['source']).sort(), [
+    'other',
+    'spiffe://cluster.local/ns/x/sa/a',
+    'spiffe://cluster.local/ns/x/sa/b',
+  ]);
+  assert.equal(
+    await sampleValue(registry, 'relay_agent_access_log_requests_total', {
+      source: 'other',
+      destination: 'other',
+      response_code: '200',
+    }),
+    2,
+  );
+  assert.equal(
+    await sampleValue(registry, 'relay_agent_access_log_requests_total', {
+      source: 'spiffe://cluster.local/ns/x/sa/a',
+      response_code: '200',
+    }),
+    2,
+  );
 });
 
 test('given the sink port is taken, when a second sink starts on it, then the error names --access-log-port', async (t) => {
   const { sink } = await startSink(t);
   const second = new AccessLogSink({ port: sink.port, host: '127.0.0.1', registry: new Registry(), logger });
-  await assert.rejects(second.start(), (err: Error & { code?: string }) => err.code === 'MESHRELAY_ERR_INVALID_CONFIG' && /--access-log-port/.test(err.message));
+  await assert.rejects(
+    second.start(),
+    (err: Error & { code?: string }) =>
+      err.code === 'MESHRELAY_ERR_INVALID_CONFIG' && /--access-log-port/.test(err.message),
+  );
 });

@@ -25,7 +25,10 @@ const VIRTUAL_SERVICE: Resource = {
 const running = new WeakMap<TestContext, Agent[]>();
 
 /** Config of two replicas of cluster "east" that share manifests, output, state dir and lease file. */
-async function replicaConfigs(t: TestContext, relay: RelayUnderTest): Promise<{ configs: AgentConfig[]; root: string }> {
+async function replicaConfigs(
+  t: TestContext,
+  relay: RelayUnderTest,
+): Promise<{ configs: AgentConfig[]; root: string }> {
   const root = await mkdtemp(path.join(tmpdir(), 'meshrelay-agent-'));
   running.set(t, []);
   t.after(async () => {
@@ -76,7 +79,11 @@ interface Replica {
 
 async function startReplica(t: TestContext, config: AgentConfig): Promise<Replica> {
   const { logger, lines } = captureLogger();
-  const agent = new Agent(config, logger, { backoff: { baseMs: 20, capMs: 200 }, defaultMetrics: false, healthHost: '127.0.0.1' });
+  const agent = new Agent(config, logger, {
+    backoff: { baseMs: 20, capMs: 200 },
+    defaultMetrics: false,
+    healthHost: '127.0.0.1',
+  });
   running.get(t)?.push(agent);
   await agent.start();
   const get = (route: string) => fetch(`http://127.0.0.1:${agent.healthPort}${route}`);
@@ -91,11 +98,15 @@ async function startReplica(t: TestContext, config: AgentConfig): Promise<Replic
 
 async function leaderOf(replicas: readonly Replica[]): Promise<{ leader: Replica; follower: Replica }> {
   let leader: Replica | undefined;
-  await waitFor(() => (leader = replicas.find((r) => r.agent.status().leadership.leader)) !== undefined, { timeoutMs: 5_000, message: 'no replica became leader' });
+  await waitFor(() => (leader = replicas.find((r) => r.agent.status().leadership.leader)) !== undefined, {
+    timeoutMs: 5_000,
+    message: 'no replica became leader',
+  });
   return { leader: leader as Replica, follower: replicas.find((r) => r !== leader) as Replica };
 }
 
-const registrations = (replicas: readonly Replica[]) => replicas.flatMap((r) => r.lines).filter((l) => l['msg'] === 'registering with the relay token').length;
+const registrations = (replicas: readonly Replica[]) =>
+  replicas.flatMap((r) => r.lines).filter((l) => l['msg'] === 'registering with the relay token').length;
 
 function applied(replica: Replica): number {
   return replica.lines.filter((l) => l['msg'] === 'output applied').length;
@@ -107,7 +118,9 @@ test('given two replicas on one lease file, when both start, then only the leade
   const replicas = [await startReplica(t, configs[0] as AgentConfig), await startReplica(t, configs[1] as AgentConfig)];
   const { leader, follower } = await leaderOf(replicas);
   await waitFor(() => relay.stored.length > 0, { message: 'the leader pushed nothing' });
-  await waitFor(async () => (await follower.status())['leaderHolder'] === leader.id, { message: 'the follower does not see the holder' });
+  await waitFor(async () => (await follower.status())['leaderHolder'] === leader.id, {
+    message: 'the follower does not see the holder',
+  });
   const [leaderStatus, followerStatus] = [await leader.status(), await follower.status()];
   assert.equal(leaderStatus['leader'], true);
   assert.equal(followerStatus['leader'], false);
@@ -117,7 +130,11 @@ test('given two replicas on one lease file, when both start, then only the leade
   assert.match(await follower.metrics(), /relay_agent_leader\{cluster="east"\} 0/);
   assert.equal(registrations(replicas), 1, 'only the leader registered');
   assert.equal(new Set(relay.stored.map((p) => p.epoch)).size, 1, 'one epoch: one replica pushed');
-  assert.equal((await fetch(`http://127.0.0.1:${follower.agent.healthPort}/readyz`)).status, 200, 'a follower is ready: it serves the access-log sink');
+  assert.equal(
+    (await fetch(`http://127.0.0.1:${follower.agent.healthPort}/readyz`)).status,
+    200,
+    'a follower is ready: it serves the access-log sink',
+  );
 });
 
 test('given a leader that applied an output, when it stops, then the follower takes over with the persisted certificate, a new epoch and no re-apply', async (t) => {
@@ -127,12 +144,18 @@ test('given a leader that applied an output, when it stops, then the follower ta
   const { leader, follower } = await leaderOf(replicas);
   await waitFor(() => relay.stored.length > 0 && settled(relay), { message: 'the leader did not settle' });
   const output = relay.publish([VIRTUAL_SERVICE], [{ cluster: 'east', inputHash: relay.stored[0]?.hash ?? '' }]);
-  await waitFor(() => relay.server.connections.applied('east') === output.hash, { message: 'the leader did not apply the output' });
+  await waitFor(() => relay.server.connections.applied('east') === output.hash, {
+    message: 'the leader did not apply the output',
+  });
   const firstEpoch = relay.stored[0]?.epoch;
 
   const stoppedAt = Date.now();
   await leader.agent.stop();
-  await waitFor(() => follower.agent.status().leadership.leader, { timeoutMs: LEASE.leaseDurationMs, intervalMs: 10, message: 'the follower did not take over before the lease would expire' });
+  await waitFor(() => follower.agent.status().leadership.leader, {
+    timeoutMs: LEASE.leaseDurationMs,
+    intervalMs: 10,
+    message: 'the follower did not take over before the lease would expire',
+  });
   await waitFor(() => relay.stored.some((p) => p.epoch !== firstEpoch), { message: 'the new leader did not push' });
   assert.ok(Date.now() - stoppedAt < 5_000);
 
@@ -140,9 +163,16 @@ test('given a leader that applied an output, when it stops, then the follower ta
   assert.equal(takeover?.generation, 1, 'a new epoch starts at generation 1');
   assert.equal(registrations(replicas), 1, 'the new leader reused the persisted client certificate');
   await waitFor(() => follower.agent.status().relay.pullConnected, { message: 'the new leader did not pull' });
-  assert.equal(relay.server.connections.applied('east'), output.hash, 'the new leader announced the output the old one applied');
+  assert.equal(
+    relay.server.connections.applied('east'),
+    output.hash,
+    'the new leader announced the output the old one applied',
+  );
   assert.equal(applied(follower), 0, 'the output was not applied again');
-  const lease = JSON.parse(await readFile(configs[0]?.leaseFile as string, 'utf8')) as { holder: string; transitions: number };
+  const lease = JSON.parse(await readFile(configs[0]?.leaseFile as string, 'utf8')) as {
+    holder: string;
+    transitions: number;
+  };
   assert.equal(lease.holder, follower.id);
   assert.equal(lease.transitions, 1);
 });
@@ -154,16 +184,34 @@ test('given a leader, when its lease passes to someone else, then it stops relay
   await waitFor(() => replica.agent.status().relay.pushConnected, { message: 'the leader did not connect' });
   // The intruder takes the lease the way a replica does: under the lease file's lock. A plain write
   // could land inside the leader's renew round and be overwritten by its renewal.
-  const leases = new FileLeaseStore({ path: configs[0]?.leaseFile as string, staleLockMs: 60_000, logger: pino({ level: 'silent' }) });
+  const leases = new FileLeaseStore({
+    path: configs[0]?.leaseFile as string,
+    staleLockMs: 60_000,
+    logger: pino({ level: 'silent' }),
+  });
   const now = Date.now();
-  const intruder = { holder: 'intruder', acquireTimeMs: now, renewTimeMs: now, leaseDurationMs: 60_000, transitions: 5 };
-  await waitFor(async () => (await leases.update(() => intruder)).outcome === 'written', { message: 'the intruder never got the lease lock' });
+  const intruder = {
+    holder: 'intruder',
+    acquireTimeMs: now,
+    renewTimeMs: now,
+    leaseDurationMs: 60_000,
+    transitions: 5,
+  };
+  await waitFor(async () => (await leases.update(() => intruder)).outcome === 'written', {
+    message: 'the intruder never got the lease lock',
+  });
   // Well inside the intruder's 60 s lease: the replica stops on reading it, not when it would expire
   // (the bound leaves room for the server to see the streams end on a loaded machine).
-  await waitFor(() => !replica.agent.status().leadership.leader && !replica.agent.status().relay.pushConnected && relay.server.connections.streams('east').length === 0, {
-    timeoutMs: 10_000,
-    message: 'the former leader kept relaying',
-  });
+  await waitFor(
+    () =>
+      !replica.agent.status().leadership.leader &&
+      !replica.agent.status().relay.pushConnected &&
+      relay.server.connections.streams('east').length === 0,
+    {
+      timeoutMs: 10_000,
+      message: 'the former leader kept relaying',
+    },
+  );
   const status = await replica.status();
   assert.equal(status['leaderHolder'], 'intruder');
   assert.match(await replica.metrics(), /relay_agent_leader\{cluster="east"\} 0/);
@@ -176,14 +224,26 @@ test('given --leader-election kubernetes, when the replica starts, then it holds
   const { configs, root } = await replicaConfigs(t, relay);
   const kubeconfig = path.join(root, 'kubeconfig');
   await writeFile(kubeconfig, fake.kubeConfigYaml());
-  const config: AgentConfig = { ...(configs[0] as AgentConfig), leaderElection: 'kubernetes', kubeconfig, leaseDurationMs: 2_000, renewDeadlineMs: 1_200, retryPeriodMs: 150 };
+  const config: AgentConfig = {
+    ...(configs[0] as AgentConfig),
+    leaderElection: 'kubernetes',
+    kubeconfig,
+    leaseDurationMs: 2_000,
+    renewDeadlineMs: 1_200,
+    retryPeriodMs: 150,
+  };
   const replica = await startReplica(t, config);
-  await waitFor(() => replica.agent.status().relay.pushConnected && relay.stored.length > 0, { message: 'the leader did not relay' });
-  const lease = fake.get('leases.coordination.k8s.io', 'meshrelay-agent-east', 'gloo-mesh') as unknown as { spec: { holderIdentity: string; leaseDurationSeconds: number } } | undefined;
+  await waitFor(() => replica.agent.status().relay.pushConnected && relay.stored.length > 0, {
+    message: 'the leader did not relay',
+  });
+  const lease = fake.get('leases.coordination.k8s.io', 'meshrelay-agent-east', 'gloo-mesh') as unknown as
+    { spec: { holderIdentity: string; leaseDurationSeconds: number } } | undefined;
   assert.equal(lease?.spec.holderIdentity, 'east-0');
   assert.equal(lease?.spec.leaseDurationSeconds, 2);
   assert.equal((await replica.status())['leader'], true);
   await replica.agent.stop();
-  const released = fake.get('leases.coordination.k8s.io', 'meshrelay-agent-east', 'gloo-mesh') as unknown as { spec: { holderIdentity: string } };
+  const released = fake.get('leases.coordination.k8s.io', 'meshrelay-agent-east', 'gloo-mesh') as unknown as {
+    spec: { holderIdentity: string };
+  };
   assert.equal(released.spec.holderIdentity, '', 'a stopping leader releases the Lease');
 });

@@ -53,7 +53,11 @@ async function agentConfig(t: TestContext, relay: RelayUnderTest): Promise<Agent
 
 async function startAgent(t: TestContext, config: AgentConfig) {
   const { logger, lines } = captureLogger();
-  const agent = new Agent(config, logger, { backoff: { baseMs: 20, capMs: 200 }, defaultMetrics: false, healthHost: '127.0.0.1' });
+  const agent = new Agent(config, logger, {
+    backoff: { baseMs: 20, capMs: 200 },
+    defaultMetrics: false,
+    healthHost: '127.0.0.1',
+  });
   await agent.start();
   t.after(() => agent.stop());
   const get = async (route: string) => {
@@ -84,7 +88,10 @@ test('given a running agent, when an output arrives and a manifest changes, then
   await waitFor(() => relay.server.connections.applied('east') === output.hash, { timeoutMs: 10_000 });
   assert.ok(logged(lines, /^output applied$/));
   assert.ok(logged(lines, /^snapshot acked$/));
-  assert.deepEqual((await readdir(agent.outputCurrentPath)).sort(), ['VirtualService.bookinfo.reviews.yaml', 'snapshot.json']);
+  assert.deepEqual((await readdir(agent.outputCurrentPath)).sort(), [
+    'VirtualService.bookinfo.reviews.yaml',
+    'snapshot.json',
+  ]);
   const status = JSON.parse((await get('/status')).body) as Record<string, unknown>;
   assert.equal(status['cluster'], 'east');
   assert.equal(status['serverAddress'], relay.address);
@@ -110,7 +117,10 @@ test('given a snapshot the server refuses, when it is NACKed, then the agent cou
   const { lines, get } = await startAgent(t, config);
   await waitFor(() => relay.stored.length === 1, { timeoutMs: 10_000 });
   await writeFile(path.join(config.manifestsDir, 'ratings.yaml'), serviceYaml('ratings'));
-  await waitFor(async () => /relay_agent_snapshots_rejected_total\{cluster="east"\} 1/.test((await get('/metrics')).body), { timeoutMs: 10_000 });
+  await waitFor(
+    async () => /relay_agent_snapshots_rejected_total\{cluster="east"\} 1/.test((await get('/metrics')).body),
+    { timeoutMs: 10_000 },
+  );
   assert.ok(logged(lines, /^snapshot rejected by the server: MESHRELAY_ERR_SNAPSHOT_TOO_LARGE/));
   assert.equal(relay.stored.length, 1, 'the server kept the previous snapshot');
   assert.equal((await get('/readyz')).status, 200, 'the stream stays up and the agent stays ready');
@@ -124,7 +134,9 @@ test('given an invalid manifest, when the agent runs, then /status and /metrics 
   await waitFor(() => relay.stored.length === 1, { timeoutMs: 10_000 });
   assert.equal(relay.stored[0]?.resources.length, 1, 'the valid neighbour still goes up');
   const status = JSON.parse((await get('/status')).body) as { problems: unknown[] };
-  assert.deepEqual(status.problems, [{ file: 'bad.yaml', document: 0, path: 'spec.ports[0].port', message: 'must be <= 65535' }]);
+  assert.deepEqual(status.problems, [
+    { file: 'bad.yaml', document: 0, path: 'spec.ports[0].port', message: 'must be <= 65535' },
+  ]);
   assert.match((await get('/metrics')).body, /relay_agent_input_problems\{cluster="east"\} 1/);
 });
 
@@ -142,7 +154,9 @@ test('given an agent that applied an output, when it restarts while every server
 
   const { agent, lines, get } = await startAgent(t, config);
   assert.ok(logged(lines, /^restored last applied output$/));
-  const snapshot = JSON.parse(await readFile(path.join(agent.outputCurrentPath, 'snapshot.json'), 'utf8')) as { hash: string };
+  const snapshot = JSON.parse(await readFile(path.join(agent.outputCurrentPath, 'snapshot.json'), 'utf8')) as {
+    hash: string;
+  };
   assert.equal(snapshot.hash, output.hash);
   await waitFor(() => logged(lines, /^relay connection ended/), { timeoutMs: 10_000 });
   const status = JSON.parse((await get('/status')).body) as Record<string, unknown>;
@@ -163,7 +177,12 @@ test('given a restarted agent holding the current output, when it reconnects, th
   await first.agent.stop();
   const pushes = await metricValue(relay, 'relay_output_pushes_total');
   const second = await startAgent(t, config);
-  await waitFor(() => second.agent.status().relay.pullConnected && relay.server.connections.streams('east').some((s) => s.kind === 'pull'), { timeoutMs: 10_000 });
+  await waitFor(
+    () =>
+      second.agent.status().relay.pullConnected &&
+      relay.server.connections.streams('east').some((s) => s.kind === 'pull'),
+    { timeoutMs: 10_000 },
+  );
   await waitFor(() => logged(second.lines, /^snapshot acked$/), { timeoutMs: 10_000 });
   assert.equal(relay.server.connections.applied('east'), output.hash, 'the hello named the held output');
   assert.equal(await metricValue(relay, 'relay_output_pushes_total'), pushes, 'nothing was sent again');
@@ -172,5 +191,8 @@ test('given a restarted agent holding the current output, when it reconnects, th
 
 async function metricValue(relay: RelayUnderTest, name: string): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${relay.server.metricsPort}/metrics`)).text();
-  return text.split('\n').filter((l) => l.startsWith(`${name}{`) && l.includes('cluster="east"')).reduce((sum, l) => sum + Number(l.split(' ').at(-1)), 0);
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith(`${name}{`) && l.includes('cluster="east"'))
+    .reduce((sum, l) => sum + Number(l.split(' ').at(-1)), 0);
 }

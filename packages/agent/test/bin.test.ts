@@ -10,7 +10,12 @@ import { settled, startRelay } from './support/relay-harness.ts';
 const LAUNCHER = fileURLToPath(new URL('../bin/meshrelay-agent.js', import.meta.url));
 
 async function run(args: string[], env: NodeJS.ProcessEnv = {}) {
-  const handle = await spawnProcess({ command: process.execPath, args: [LAUNCHER, ...args], env, name: 'meshrelay-agent' });
+  const handle = await spawnProcess({
+    command: process.execPath,
+    args: [LAUNCHER, ...args],
+    env,
+    name: 'meshrelay-agent',
+  });
   return handle;
 }
 
@@ -24,7 +29,18 @@ test('given --help, when the bin runs, then it lists the options with their defa
 });
 
 test('given a bad server address, when the bin runs, then it prints one line naming the field and exits 2', async () => {
-  const handle = await run(['--cluster', 'east', '--manifests-dir', '/m', '--output-dir', '/o', '--state-dir', '/s', '--server-address', 'x']);
+  const handle = await run([
+    '--cluster',
+    'east',
+    '--manifests-dir',
+    '/m',
+    '--output-dir',
+    '/o',
+    '--state-dir',
+    '/s',
+    '--server-address',
+    'x',
+  ]);
   const exit = await handle.exited;
   assert.equal(exit.code, 2);
   assert.equal(handle.lines.length, 1, handle.lines.join('\n'));
@@ -63,7 +79,10 @@ test('given a relay server, when the bin runs from environment variables, then i
   assert.match(String(acked['hash']), /^[0-9a-f]{64}$/);
   const applied = JSON.parse(await handle.waitForLine(/output applied/, 15_000)) as Record<string, unknown>;
   assert.match(String(applied['hash']), /^[0-9a-f]{64}$/);
-  await waitFor(() => settled(relay), { timeoutMs: 10_000, message: 'the server did not record the agent applying its output' });
+  await waitFor(() => settled(relay), {
+    timeoutMs: 10_000,
+    message: 'the server did not record the agent applying its output',
+  });
   const exit = await handle.stop();
   assert.equal(exit.code, 0);
 });

@@ -60,12 +60,18 @@ test('given only the required flags, when parsed, then every default applies', (
 test('given a list of addresses, durations and sizes, when parsed, then they become typed values', () => {
   const config = parseAgentConfig([
     ...REQUIRED,
-    '--server-address', 'a.example:9900, localhost:9901,[::1]:9902',
-    '--heartbeat-interval', '200ms',
-    '--heartbeat-timeout', '1.5s',
-    '--max-snapshot-bytes', '64KiB',
-    '--health-port', '0',
-    '--token', 'tok',
+    '--server-address',
+    'a.example:9900, localhost:9901,[::1]:9902',
+    '--heartbeat-interval',
+    '200ms',
+    '--heartbeat-timeout',
+    '1.5s',
+    '--max-snapshot-bytes',
+    '64KiB',
+    '--health-port',
+    '0',
+    '--token',
+    'tok',
   ]);
   assert.deepEqual(config.serverAddresses, ['a.example:9900', 'localhost:9901', '[::1]:9902']);
   assert.equal(config.heartbeatIntervalMs, 200);
@@ -82,7 +88,7 @@ test('given --debounce-ms with a unit or as a bare number, when parsed, then bot
   assert.match(configError([...REQUIRED, '--debounce-ms', '2m']).message, /--debounce-ms: 2m is longer than 60000 ms/);
 });
 
-test('given --status-dir, when parsed, then the file provider\'s statuses go there; without it the config names none', () => {
+test("given --status-dir, when parsed, then the file provider's statuses go there; without it the config names none", () => {
   assert.equal(parseAgentConfig([...REQUIRED, '--status-dir', '/run/east/status']).statusDir, '/run/east/status');
   assert.equal(parseAgentConfig(REQUIRED).statusDir, undefined);
 });
@@ -99,10 +105,23 @@ test('given no cluster, when parsed, then the error says --cluster is required',
 });
 
 test('given several bad values, when parsed, then one error names each bad field', () => {
-  const err = configError([...REQUIRED, '--health-port', '70000', '--log-level', 'loud', '--debounce-ms', 'soon', '--max-snapshot-bytes', '12 parsecs']);
+  const err = configError([
+    ...REQUIRED,
+    '--health-port',
+    '70000',
+    '--log-level',
+    'loud',
+    '--debounce-ms',
+    'soon',
+    '--max-snapshot-bytes',
+    '12 parsecs',
+  ]);
   assert.match(err.message, /--health-port: 70000 is outside 0\.\.65535/);
   assert.match(err.message, /--log-level: "loud" is not one of/);
-  assert.match(err.message, /--debounce-ms: "soon" is not a duration such as 500ms, .* or a bare number of milliseconds/);
+  assert.match(
+    err.message,
+    /--debounce-ms: "soon" is not a duration such as 500ms, .* or a bare number of milliseconds/,
+  );
   assert.match(err.message, /--max-snapshot-bytes: "12 parsecs" is not a size/);
 });
 
@@ -123,13 +142,24 @@ test('given a value in MESHRELAY_AGENT_SERVER_ADDRESS, when parsed, then it is u
   process.env['MESHRELAY_AGENT_SERVER_ADDRESS'] = 'relay.example:443';
   assert.deepEqual(parseAgentConfig(REQUIRED).serverAddresses, ['relay.example:443']);
   process.env['MESHRELAY_AGENT_SERVER_ADDRESS'] = 'relay.example';
-  assert.match(configError(REQUIRED).message, /--server-address \(from MESHRELAY_AGENT_SERVER_ADDRESS\): "relay.example" is not host:port/);
+  assert.match(
+    configError(REQUIRED).message,
+    /--server-address \(from MESHRELAY_AGENT_SERVER_ADDRESS\): "relay.example" is not host:port/,
+  );
 });
 
 test('given the command, when help is rendered, then every option shows its variable and the defaults', () => {
   // Wrapped at the terminal width; compare with whitespace collapsed.
   const help = buildAgentCommand().helpInformation().replace(/\s+/g, ' ');
-  for (const flag of ['--cluster', '--server-address', '--token-file', '--root-ca-file', '--manifests-dir', '--heartbeat-timeout', '--max-snapshot-bytes']) {
+  for (const flag of [
+    '--cluster',
+    '--server-address',
+    '--token-file',
+    '--root-ca-file',
+    '--manifests-dir',
+    '--heartbeat-timeout',
+    '--max-snapshot-bytes',
+  ]) {
     assert.ok(help.includes(flag), `help lacks ${flag}`);
   }
   assert.match(help, /MESHRELAY_AGENT_CLUSTER/);
@@ -140,10 +170,14 @@ test('given the command, when help is rendered, then every option shows its vari
 test('given listener hosts, manifest limits and --follow-external-symlinks, when parsed, then they become typed values', () => {
   const config = parseAgentConfig([
     ...REQUIRED,
-    '--health-host', '127.0.0.1',
-    '--access-log-host', '::1',
-    '--max-manifest-file-bytes', '1MiB',
-    '--max-manifests-bytes', '10MiB',
+    '--health-host',
+    '127.0.0.1',
+    '--access-log-host',
+    '::1',
+    '--max-manifest-file-bytes',
+    '1MiB',
+    '--max-manifests-bytes',
+    '10MiB',
     '--follow-external-symlinks',
   ]);
   assert.equal(config.healthHost, '127.0.0.1');
@@ -168,5 +202,8 @@ test('given MESHRELAY_AGENT_FOLLOW_EXTERNAL_SYMLINKS=false, when parsed, then ex
   process.env['MESHRELAY_AGENT_FOLLOW_EXTERNAL_SYMLINKS'] = 'true';
   assert.equal(parseAgentConfig(REQUIRED).followExternalSymlinks, true);
   process.env['MESHRELAY_AGENT_FOLLOW_EXTERNAL_SYMLINKS'] = 'yes please';
-  assert.match(configError(REQUIRED).message, /--follow-external-symlinks \(from MESHRELAY_AGENT_FOLLOW_EXTERNAL_SYMLINKS\): "yes please" is not true or false/);
+  assert.match(
+    configError(REQUIRED).message,
+    /--follow-external-symlinks \(from MESHRELAY_AGENT_FOLLOW_EXTERNAL_SYMLINKS\): "yes please" is not true or false/,
+  );
 });

@@ -13,12 +13,19 @@ function proxy(nodeId: string, acked = 'v1'): ProxyStatus {
     subscribed: { cds: Array.from({ length: 30 }, (_, i) => `outbound|9080|v${i}|reviews.bookinfo.svc.cluster.local`) },
     ackedVersion: { cds: acked },
     nacks: 1,
-    lastNack: { typeUrl: 'type.googleapis.com/envoy.config.cluster.v3.Cluster', version: 'v2', reason: 'x'.repeat(2000), at: '2026-11-29T01:00:00.000Z' },
+    lastNack: {
+      typeUrl: 'type.googleapis.com/envoy.config.cluster.v3.Cluster',
+      version: 'v2',
+      reason: 'x'.repeat(2000),
+      at: '2026-11-29T01:00:00.000Z',
+    },
   };
 }
 
 test('given more proxies, names and text than a report carries, then it is bounded and counts what it left out', () => {
-  const proxies = Array.from({ length: REPORT_LIMITS.proxies + 7 }, (_, i) => proxy(`node-${String(i).padStart(4, '0')}`));
+  const proxies = Array.from({ length: REPORT_LIMITS.proxies + 7 }, (_, i) =>
+    proxy(`node-${String(i).padStart(4, '0')}`),
+  );
   const report = buildDataPlaneReport(true, proxies, [], 1);
   assert.equal(report.proxies?.length, REPORT_LIMITS.proxies);
   assert.equal(report.proxiesNotListed, 7);

@@ -11,7 +11,16 @@ import { captureLogger, serviceYaml, tempDir } from './support/fixtures.ts';
 async function startProvider(t: TestContext, dir: string, watch = true) {
   const { logger } = captureLogger();
   // The safety rescan is an hour away: only watch events (or an explicit rescan) can notice changes.
-  const provider = new FileDiscoveryProvider({ cluster: 'east', manifestsDir: dir, validate: validateInputResource, logger, debounceMs: 30, rescanIntervalMs: 3_600_000, watch, epoch: 'e' });
+  const provider = new FileDiscoveryProvider({
+    cluster: 'east',
+    manifestsDir: dir,
+    validate: validateInputResource,
+    logger,
+    debounceMs: 30,
+    rescanIntervalMs: 3_600_000,
+    watch,
+    epoch: 'e',
+  });
   await provider.start();
   t.after(() => provider.stop());
   return provider;
@@ -79,7 +88,9 @@ async function randomEdit(dir: string, random: () => number): Promise<number> {
   const file = path.join(dir, pick(2) === 0 ? '' : 'nested', `f${pick(8)}.yaml`);
   const roll = random();
   if (roll < 0.55) {
-    const docs = Array.from({ length: 1 + pick(3) }, () => (random() < 0.1 ? 'kind: [broken\n' : serviceYaml(`s${pick(12)}`, 9000 + pick(3))));
+    const docs = Array.from({ length: 1 + pick(3) }, () =>
+      random() < 0.1 ? 'kind: [broken\n' : serviceYaml(`s${pick(12)}`, 9000 + pick(3)),
+    );
     await writeFile(file, docs.join('---\n'));
     return 1;
   }
@@ -102,13 +113,28 @@ test('given random edit sequences, when each is synced incrementally, then only 
       let written = 0;
       for (let k = 0; k < 1 + Math.floor(random() * 3); k++) written += await randomEdit(dir, random);
       await provider.rescan();
-      assert.ok(provider.filesRead - readsBefore <= written, `seed ${seed} step ${step}: read ${provider.filesRead - readsBefore} files after writing ${written}`);
-      const fresh = new FileDiscoveryProvider({ cluster: 'east', manifestsDir: dir, validate: validateInputResource, logger: captureLogger().logger, watch: false, epoch: 'e' });
+      assert.ok(
+        provider.filesRead - readsBefore <= written,
+        `seed ${seed} step ${step}: read ${provider.filesRead - readsBefore} files after writing ${written}`,
+      );
+      const fresh = new FileDiscoveryProvider({
+        cluster: 'east',
+        manifestsDir: dir,
+        validate: validateInputResource,
+        logger: captureLogger().logger,
+        watch: false,
+        epoch: 'e',
+      });
       await fresh.start();
       await fresh.stop();
       const current = provider.current;
       assert.ok(current && fresh.current);
-      const full = buildInputSnapshot({ cluster: 'east', epoch: 'e', generation: current.generation, resources: fresh.current.resources });
+      const full = buildInputSnapshot({
+        cluster: 'east',
+        epoch: 'e',
+        generation: current.generation,
+        resources: fresh.current.resources,
+      });
       assert.equal(current.hash, full.hash, `seed ${seed} step ${step}: incremental hash differs from a full rebuild`);
       assert.equal(current.bytes, full.bytes);
       assert.deepEqual(current.resources, full.resources);

@@ -8,7 +8,11 @@ import { validateInputResource } from '@meshrelay/translator';
 import { FileDiscoveryProvider } from '../src/discovery/file-provider.ts';
 import { captureLogger, serviceYaml, tempDir } from './support/fixtures.ts';
 
-async function startProvider(t: TestContext, dir: string, options: { rescanIntervalMs?: number; watch?: boolean } = {}) {
+async function startProvider(
+  t: TestContext,
+  dir: string,
+  options: { rescanIntervalMs?: number; watch?: boolean } = {},
+) {
   const { logger, lines } = captureLogger();
   const provider = new FileDiscoveryProvider({
     cluster: 'east',
@@ -42,8 +46,16 @@ test('given a directory of manifests, when the provider starts, then generation 
   const snapshot = provider.current;
   assert.equal(snapshot?.generation, 1);
   assert.equal(snapshot?.epoch, 'epoch-1');
-  assert.deepEqual(names(snapshot), ['Service/bookinfo/details', 'Service/bookinfo/ratings', 'Service/bookinfo/reviews']);
-  assert.equal(snapshot?.resources[0]?.metadata['resourceVersion' as 'name'], undefined, 'volatile metadata is dropped');
+  assert.deepEqual(names(snapshot), [
+    'Service/bookinfo/details',
+    'Service/bookinfo/ratings',
+    'Service/bookinfo/reviews',
+  ]);
+  assert.equal(
+    snapshot?.resources[0]?.metadata['resourceVersion' as 'name'],
+    undefined,
+    'volatile metadata is dropped',
+  );
   assert.deepEqual(provider.problems, []);
   assert.equal(published.length, 1);
 });
@@ -87,20 +99,36 @@ test('given a malformed YAML file and an invalid resource, when scanned, then bo
   const { provider, lines } = await startProvider(t, dir);
   assert.deepEqual(names(provider.current), ['Service/bookinfo/ratings', 'Service/bookinfo/reviews']);
   const invalid = provider.problems.find((p) => p.file === 'mixed.yaml');
-  assert.deepEqual(invalid, { file: 'mixed.yaml', document: 1, path: 'spec.ports[0].port', message: 'must be <= 65535' });
+  assert.deepEqual(invalid, {
+    file: 'mixed.yaml',
+    document: 1,
+    path: 'spec.ports[0].port',
+    message: 'must be <= 65535',
+  });
   const malformed = provider.problems.find((p) => p.file === 'broken.yaml');
   assert.equal(malformed?.document, 0);
   assert.match(malformed?.message ?? '', /not valid YAML/);
   const logged = lines.filter((l) => String(l['msg']).startsWith('input problem:')).map((l) => String(l['msg']));
-  assert.ok(logged.some((m) => m.includes('mixed.yaml document 1 field spec.ports[0].port')), logged.join('\n'));
-  assert.ok(logged.some((m) => m.includes('broken.yaml document 0')), logged.join('\n'));
+  assert.ok(
+    logged.some((m) => m.includes('mixed.yaml document 1 field spec.ports[0].port')),
+    logged.join('\n'),
+  );
+  assert.ok(
+    logged.some((m) => m.includes('broken.yaml document 0')),
+    logged.join('\n'),
+  );
 });
 
 test('given a document without apiVersion, when scanned, then the problem names the missing field', async (t) => {
   const dir = await tempDir(t);
-  await writeFile(path.join(dir, 'a.json'), JSON.stringify([{ kind: 'Service', metadata: { name: 'x', namespace: 'y' } }]));
+  await writeFile(
+    path.join(dir, 'a.json'),
+    JSON.stringify([{ kind: 'Service', metadata: { name: 'x', namespace: 'y' } }]),
+  );
   const { provider } = await startProvider(t, dir);
-  assert.deepEqual(provider.problems, [{ file: 'a.json', document: 0, path: 'apiVersion', message: 'is required and must be a non-empty string' }]);
+  assert.deepEqual(provider.problems, [
+    { file: 'a.json', document: 0, path: 'apiVersion', message: 'is required and must be a non-empty string' },
+  ]);
   assert.deepEqual(names(provider.current), []);
 });
 
@@ -152,6 +180,17 @@ test('given a ConfigMap-like layout (symlinks into a dot-directory), when scanne
 test('given a manifests dir that does not exist, when the provider starts, then it fails naming --manifests-dir', async (t) => {
   const dir = await tempDir(t);
   const { logger } = captureLogger();
-  const provider = new FileDiscoveryProvider({ cluster: 'east', manifestsDir: path.join(dir, 'missing'), validate: validateInputResource, logger });
-  await assert.rejects(provider.start(), (err: unknown) => err instanceof MeshrelayError && err.code === 'MESHRELAY_ERR_INVALID_CONFIG' && err.message.includes('--manifests-dir'));
+  const provider = new FileDiscoveryProvider({
+    cluster: 'east',
+    manifestsDir: path.join(dir, 'missing'),
+    validate: validateInputResource,
+    logger,
+  });
+  await assert.rejects(
+    provider.start(),
+    (err: unknown) =>
+      err instanceof MeshrelayError &&
+      err.code === 'MESHRELAY_ERR_INVALID_CONFIG' &&
+      err.message.includes('--manifests-dir'),
+  );
 });

@@ -25,7 +25,15 @@ function withEnv(t: TestContext, name: string, value: string): void {
 }
 
 test('given --discovery-provider kubernetes, when parsed, then no directories are required and apply follows the provider', () => {
-  const config = parseAgentConfig([...BASE, '--discovery-provider', 'kubernetes', '--kubeconfig', '/k/config', '--kube-context', 'east-admin']);
+  const config = parseAgentConfig([
+    ...BASE,
+    '--discovery-provider',
+    'kubernetes',
+    '--kubeconfig',
+    '/k/config',
+    '--kube-context',
+    'east-admin',
+  ]);
   assert.equal(config.discoveryProvider, 'kubernetes');
   assert.equal(config.apply, 'kubernetes');
   assert.equal(config.kubeconfig, '/k/config');
@@ -53,7 +61,13 @@ test('given an unknown backend name, when parsed, then the error names the flag 
 });
 
 test('given --watch-namespaces with spaces and repeats, when parsed, then each namespace appears once', () => {
-  const config = parseAgentConfig([...BASE, '--discovery-provider', 'kubernetes', '--watch-namespaces', 'bookinfo, istio-system,bookinfo']);
+  const config = parseAgentConfig([
+    ...BASE,
+    '--discovery-provider',
+    'kubernetes',
+    '--watch-namespaces',
+    'bookinfo, istio-system,bookinfo',
+  ]);
   assert.deepEqual(config.watchNamespaces, ['bookinfo', 'istio-system']);
 });
 
@@ -63,7 +77,11 @@ test('given a watch namespace that is not a DNS label, when parsed, then the err
 });
 
 test('given --istio-namespace, when parsed, then it names where the mesh config is read; one that is not a DNS label is refused naming the flag', () => {
-  assert.equal(parseAgentConfig([...BASE, '--discovery-provider', 'kubernetes', '--istio-namespace', 'istio-config']).istioNamespace, 'istio-config');
+  assert.equal(
+    parseAgentConfig([...BASE, '--discovery-provider', 'kubernetes', '--istio-namespace', 'istio-config'])
+      .istioNamespace,
+    'istio-config',
+  );
   const err = configError([...BASE, '--discovery-provider', 'kubernetes', '--istio-namespace', 'Istio_System']);
   assert.match(err.message, /--istio-namespace: "Istio_System" is not a namespace name/);
 });

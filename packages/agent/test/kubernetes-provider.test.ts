@@ -35,7 +35,9 @@ async function loadExamples(server: FakeKubeApiServer): Promise<void> {
 }
 
 function names(snapshot: InputSnapshot | undefined, kind: string): string[] {
-  return (snapshot?.resources ?? []).filter((r) => r.kind === kind).map((r) => `${r.metadata.namespace ?? ''}/${r.metadata.name}`);
+  return (snapshot?.resources ?? [])
+    .filter((r) => r.kind === kind)
+    .map((r) => `${r.metadata.namespace ?? ''}/${r.metadata.name}`);
 }
 
 function hasService(provider: KubernetesDiscoveryProvider, name: string): boolean {
@@ -47,7 +49,14 @@ test('given the objects of examples/cluster-a in the API server, when the provid
   await loadExamples(server);
   const { provider } = await startProvider(t, kubeConfig);
   const { logger } = captureLogger();
-  const files = new FileDiscoveryProvider({ cluster: 'cluster-a', manifestsDir: EXAMPLES_CLUSTER_A, validate: validateInputResource, logger, watch: false, epoch: 'epoch-1' });
+  const files = new FileDiscoveryProvider({
+    cluster: 'cluster-a',
+    manifestsDir: EXAMPLES_CLUSTER_A,
+    validate: validateInputResource,
+    logger,
+    watch: false,
+    epoch: 'epoch-1',
+  });
   await files.start();
   t.after(() => files.stop());
   assert.ok((files.current?.resources.length ?? 0) > 10, 'the example has resources of every kind');
@@ -96,7 +105,10 @@ test('given a running provider, when only a status field it ignores changes, the
   const reviews = pod('reviews-1', 'node-a1', '10.1.1.11');
   server.put(reviews);
   const { provider } = await startProvider(t, kubeConfig);
-  const notReady: FakeKubeObject = { ...reviews, status: { ...(reviews['status'] as object), conditions: [{ type: 'Ready', status: 'False' }] } };
+  const notReady: FakeKubeObject = {
+    ...reviews,
+    status: { ...(reviews['status'] as object), conditions: [{ type: 'Ready', status: 'False' }] },
+  };
   server.put(notReady);
   server.put(service('marker'));
   await waitFor(() => hasService(provider, 'marker'), { timeoutMs: 5000 });
@@ -117,8 +129,12 @@ for (const expiredWatchAs of ['event', 'status'] as const) {
     server.compactHistory();
     await waitFor(() => hasService(provider, 'details') && !hasService(provider, 'ratings'), { timeoutMs: 5000 });
     assert.deepEqual(names(provider.current, 'Service'), ['bookinfo/details', 'bookinfo/reviews']);
-    assert.ok(server.requests.filter((r) => isList(r) && r.path === '/api/v1/services').length > listsBefore, 'the services were listed again');
-    if (expiredWatchAs === 'status') assert.ok(server.requests.some((r) => isWatch(r) && r.path === '/api/v1/services' && r.status === 410));
+    assert.ok(
+      server.requests.filter((r) => isList(r) && r.path === '/api/v1/services').length > listsBefore,
+      'the services were listed again',
+    );
+    if (expiredWatchAs === 'status')
+      assert.ok(server.requests.some((r) => isWatch(r) && r.path === '/api/v1/services' && r.status === 410));
   });
 }
 
@@ -139,7 +155,11 @@ test('given a running provider whose watches fail with 500 while a Service chang
   server.failNext(3, 500, { match: (r) => r.query['watch'] === 'true' && r.path === '/api/v1/services' });
   server.closeWatches();
   server.put(service('reviews', 9191));
-  await waitFor(() => (provider.current?.resources[0]?.spec as { ports: Array<{ port: number }> } | undefined)?.ports[0]?.port === 9191, { timeoutMs: 5000 });
+  await waitFor(
+    () =>
+      (provider.current?.resources[0]?.spec as { ports: Array<{ port: number }> } | undefined)?.ports[0]?.port === 9191,
+    { timeoutMs: 5000 },
+  );
   assert.equal(server.requests.filter((r) => r.path === '/api/v1/services' && r.status === 500).length, 3);
   await waitFor(() => provider.problems.length === 0, { timeoutMs: 5000 });
 });
@@ -176,7 +196,11 @@ test('given --watch-namespaces, when the provider starts, then only those namesp
   const { server, kubeConfig } = await startFakeKube(t);
   server.put(service('reviews', 9080, 'bookinfo'));
   server.put(service('other', 9080, 'elsewhere'));
-  server.put({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-a1', labels: { 'topology.kubernetes.io/zone': 'z1' } } });
+  server.put({
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name: 'node-a1', labels: { 'topology.kubernetes.io/zone': 'z1' } },
+  });
   const { provider } = await startProvider(t, kubeConfig, { namespaces: ['bookinfo'] });
   assert.deepEqual(names(provider.current, 'Service'), ['bookinfo/reviews']);
   assert.deepEqual(names(provider.current, 'Node'), ['/node-a1']);
@@ -188,9 +212,20 @@ test('given an API server that never answers a list, when the provider starts, t
   const { server, kubeConfig } = await startFakeKube(t);
   server.failNext(1_000, 503, { match: (r) => r.path === '/api/v1/pods' });
   const { logger } = captureLogger();
-  const provider = new KubernetesDiscoveryProvider({ cluster: 'cluster-a', kubeConfig, validate: validateInputResource, logger, backoff: FAST_BACKOFF, syncTimeoutMs: 300 });
+  const provider = new KubernetesDiscoveryProvider({
+    cluster: 'cluster-a',
+    kubeConfig,
+    validate: validateInputResource,
+    logger,
+    backoff: FAST_BACKOFF,
+    syncTimeoutMs: 300,
+  });
   t.after(() => provider.stop());
-  await assert.rejects(provider.start(), (err: unknown) => err instanceof MeshrelayError && err.code === 'MESHRELAY_ERR_UNAVAILABLE' && err.message.includes('/api/v1/pods'));
+  await assert.rejects(
+    provider.start(),
+    (err: unknown) =>
+      err instanceof MeshrelayError && err.code === 'MESHRELAY_ERR_UNAVAILABLE' && err.message.includes('/api/v1/pods'),
+  );
   assert.equal(provider.current, undefined);
 });
 
@@ -198,10 +233,19 @@ test('given a provider still waiting for its first lists, when it is stopped, th
   const { server, kubeConfig } = await startFakeKube(t);
   server.failNext(1_000, 503, { match: (r) => r.path === '/api/v1/pods' });
   const { logger } = captureLogger();
-  const provider = new KubernetesDiscoveryProvider({ cluster: 'cluster-a', kubeConfig, validate: validateInputResource, logger, backoff: FAST_BACKOFF });
+  const provider = new KubernetesDiscoveryProvider({
+    cluster: 'cluster-a',
+    kubeConfig,
+    validate: validateInputResource,
+    logger,
+    backoff: FAST_BACKOFF,
+  });
   const starting = provider.start();
   await waitFor(() => server.requests.some((r) => r.path === '/api/v1/pods' && r.status === 503), { timeoutMs: 5000 });
   await provider.stop();
-  await assert.rejects(starting, (err: unknown) => err instanceof MeshrelayError && err.code === 'MESHRELAY_ERR_UNAVAILABLE');
+  await assert.rejects(
+    starting,
+    (err: unknown) => err instanceof MeshrelayError && err.code === 'MESHRELAY_ERR_UNAVAILABLE',
+  );
   await waitFor(() => server.openWatchCount === 0, { timeoutMs: 5000 });
 });

@@ -26,30 +26,54 @@ function secretText(kube: FakeKubeApiServer, key: string): string | undefined {
   return value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8');
 }
 
-const isSecretWrite = (method: string) => (r: FakeKubeRequest): boolean => r.method === method && r.path.startsWith(`/api/v1/namespaces/${NS}/secrets`);
+const isSecretWrite =
+  (method: string) =>
+  (r: FakeKubeRequest): boolean =>
+    r.method === method && r.path.startsWith(`/api/v1/namespaces/${NS}/secrets`);
 
 /** An Agent with kubernetes discovery and apply, keeping its credentials in the Secret; a fresh state dir each time. */
-async function startAgent(t: TestContext, kube: FakeKubeApiServer, relay: RelayUnderTest, name: string): Promise<{ agent: Agent; stateDir: string; lines: Array<Record<string, unknown>> }> {
+async function startAgent(
+  t: TestContext,
+  kube: FakeKubeApiServer,
+  relay: RelayUnderTest,
+  name: string,
+): Promise<{ agent: Agent; stateDir: string; lines: Array<Record<string, unknown>> }> {
   const root = await tempDir(t);
   await writeFile(path.join(root, 'kubeconfig'), kube.kubeConfigYaml());
   await writeFile(path.join(root, 'ca.pem'), relay.caPem);
   const stateDir = path.join(root, 'state');
   const config = parseAgentConfig([
-    '--cluster', 'east',
-    '--server-address', relay.address,
-    '--token', relay.token,
-    '--root-ca-file', path.join(root, 'ca.pem'),
-    '--state-dir', stateDir,
-    '--discovery-provider', 'kubernetes',
-    '--kubeconfig', path.join(root, 'kubeconfig'),
-    '--credentials-secret', SECRET,
-    '--health-port', '0',
-    '--access-log-port', '0',
-    '--debounce-ms', '20',
-    '--replica-id', name,
+    '--cluster',
+    'east',
+    '--server-address',
+    relay.address,
+    '--token',
+    relay.token,
+    '--root-ca-file',
+    path.join(root, 'ca.pem'),
+    '--state-dir',
+    stateDir,
+    '--discovery-provider',
+    'kubernetes',
+    '--kubeconfig',
+    path.join(root, 'kubeconfig'),
+    '--credentials-secret',
+    SECRET,
+    '--health-port',
+    '0',
+    '--access-log-port',
+    '0',
+    '--debounce-ms',
+    '20',
+    '--replica-id',
+    name,
   ]);
   const { logger, lines } = captureLogger();
-  const agent = new Agent(config, logger, { backoff: { baseMs: 20, capMs: 200 }, defaultMetrics: false, healthHost: '127.0.0.1' });
+  const agent = new Agent(config, logger, {
+    backoff: { baseMs: 20, capMs: 200 },
+    defaultMetrics: false,
+    healthHost: '127.0.0.1',
+  });
   t.after(() => agent.stop());
   await agent.start();
   return { agent, stateDir, lines };
@@ -64,7 +88,13 @@ async function kubeWithWorkload(t: TestContext): Promise<FakeKubeApiServer> {
 }
 
 function secretStore(kubeConfig: KubeConfig): KubernetesSecretCredentialStore {
-  return new KubernetesSecretCredentialStore({ kubeConfig, namespace: NS, name: SECRET, cluster: 'east', logger: captureLogger().logger });
+  return new KubernetesSecretCredentialStore({
+    kubeConfig,
+    namespace: NS,
+    name: SECRET,
+    cluster: 'east',
+    logger: captureLogger().logger,
+  });
 }
 
 test('given --credentials-secret, when the agent registers, then its key, certificate and CA bundle are in an Opaque Secret and not in the state dir', async (t) => {
@@ -79,7 +109,10 @@ test('given --credentials-secret, when the agent registers, then its key, certif
   assert.equal(secretText(kube, 'ca.crt'), relay.caPem);
   assert.equal(loggedCount(lines, REGISTERING), 1);
   const stateFiles = await readdir(stateDir).catch((): string[] => []);
-  assert.ok(!stateFiles.includes('client-certificate.json') && !stateFiles.includes('client-key.json'), `state dir holds ${stateFiles.join(', ')}`);
+  assert.ok(
+    !stateFiles.includes('client-certificate.json') && !stateFiles.includes('client-key.json'),
+    `state dir holds ${stateFiles.join(', ')}`,
+  );
 });
 
 test('given credentials in the Secret, when a second agent with a new state dir starts, then it connects with them without registering', async (t) => {
@@ -101,11 +134,18 @@ test('given a certificate past two thirds of its lifetime, when the agent renews
   const { server: kube, kubeConfig } = await startFakeKube(t);
   // Issued certificates start 60 s in the past; a 31 s remainder leaves less than a third of 91 s within a second.
   const relay = await startRelay(t, { flags: ['--client-cert-lifetime', '31'] });
-  const { client, lines } = await startClient(t, [relay], { credentials: secretStore(kubeConfig), renewCheckIntervalMs: 100 });
+  const { client, lines } = await startClient(t, [relay], {
+    credentials: secretStore(kubeConfig),
+    renewCheckIntervalMs: 100,
+  });
   await waitFor(() => logged(lines, /client certificate renewed/) && client.status.everAccepted, { timeoutMs: 10_000 });
 
   const stored = certificateInfo(secretText(kube, 'tls.crt') ?? '');
-  assert.equal(stored.notAfter.toISOString(), client.status.certificateNotAfter, 'the Secret holds the renewed certificate in use');
+  assert.equal(
+    stored.notAfter.toISOString(),
+    client.status.certificateNotAfter,
+    'the Secret holds the renewed certificate in use',
+  );
   assert.equal(loggedCount(lines, REGISTERING), 1);
 });
 
@@ -118,7 +158,13 @@ test('given a Secret changed since it was read, when a certificate is saved and 
 
   const creds = await store.save(issued.certPem, testPki().ca.certPem);
 
-  assert.equal(kube.requests.filter(isSecretWrite('PUT')).map((r) => r.status).join(','), '409,200');
+  assert.equal(
+    kube.requests
+      .filter(isSecretWrite('PUT'))
+      .map((r) => r.status)
+      .join(','),
+    '409,200',
+  );
   assert.equal(secretText(kube, 'tls.crt'), issued.certPem);
   assert.equal(secretText(kube, 'tls.key'), keyPair.privateKeyPem);
   assert.equal((await store.load())?.notAfterMs, creds.notAfterMs);
@@ -131,7 +177,13 @@ test('given no Secret yet, when another replica creates it first and the create 
   kube.failNext(1, 409, {
     match: (r) => {
       if (!isSecretWrite('POST')(r)) return false;
-      kube.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name: SECRET, namespace: NS }, type: 'Opaque', data: { 'tls.key': Buffer.from(theirs.privateKeyPem).toString('base64') } });
+      kube.put({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: SECRET, namespace: NS },
+        type: 'Opaque',
+        data: { 'tls.key': Buffer.from(theirs.privateKeyPem).toString('base64') },
+      });
       return true;
     },
   });
@@ -159,7 +211,22 @@ test('given stored credentials, when they are dropped, then the certificate is g
 
 test('given a --credentials-secret that is not an object name, when the config is parsed, then the error names the flag', () => {
   assert.throws(
-    () => parseAgentConfig(['--cluster', 'east', '--state-dir', '/tmp/x', '--manifests-dir', '/tmp/m', '--output-dir', '/tmp/o', '--credentials-secret', 'Bad_Name']),
-    (err: unknown) => err instanceof MeshrelayError && err.code === 'MESHRELAY_ERR_INVALID_CONFIG' && err.message.includes('--credentials-secret: "Bad_Name"'),
+    () =>
+      parseAgentConfig([
+        '--cluster',
+        'east',
+        '--state-dir',
+        '/tmp/x',
+        '--manifests-dir',
+        '/tmp/m',
+        '--output-dir',
+        '/tmp/o',
+        '--credentials-secret',
+        'Bad_Name',
+      ]),
+    (err: unknown) =>
+      err instanceof MeshrelayError &&
+      err.code === 'MESHRELAY_ERR_INVALID_CONFIG' &&
+      err.message.includes('--credentials-secret: "Bad_Name"'),
   );
 });

@@ -25,7 +25,12 @@ const CALLERS_POLICY = {
 };
 
 function putMeshConfig(kube: FakeKubeApiServer, mesh: string): void {
-  kube.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'istio', namespace: 'istio-system' }, data: { mesh } });
+  kube.put({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'istio', namespace: 'istio-system' },
+    data: { mesh },
+  });
 }
 
 function principals(output: { resources: readonly Resource[] } | undefined): string[] {
@@ -34,34 +39,70 @@ function principals(output: { resources: readonly Resource[] } | undefined): str
   return (spec?.rules ?? []).flatMap((rule) => (rule.from ?? []).flatMap((f) => f.source?.principals ?? []));
 }
 
-test('given an agent on the kubernetes provider whose Istio mesh config sets a trust domain, when the ConfigMap changes, then the server translates principals in the new trust domain', { timeout: 90_000 }, async (t) => {
-  const { server: kube } = await startFakeKube(t, { namespaces: ['default', 'bookinfo', 'istio-system'] });
-  kube.put(service('reviews'));
-  kube.put(CALLERS_POLICY);
-  putMeshConfig(kube, 'trustDomain: a.example\n');
-  const relay = await startRelay(t);
-  const root = await tempDir(t);
-  await writeFile(path.join(root, 'kubeconfig'), kube.kubeConfigYaml());
-  await writeFile(path.join(root, 'ca.pem'), relay.caPem);
-  const config = parseAgentConfig([
-    '--cluster', 'east', '--server-address', relay.address, '--token', relay.token, '--root-ca-file', path.join(root, 'ca.pem'),
-    '--state-dir', path.join(root, 'state'), '--discovery-provider', 'kubernetes', '--kubeconfig', path.join(root, 'kubeconfig'),
-    '--health-port', '0', '--debounce-ms', '20',
-  ]);
-  const { logger } = captureLogger();
-  const agent = new Agent(config, logger, { backoff: { baseMs: 20, capMs: 200 }, defaultMetrics: false, healthHost: '127.0.0.1' });
-  t.after(() => agent.stop());
-  await agent.start();
+test(
+  'given an agent on the kubernetes provider whose Istio mesh config sets a trust domain, when the ConfigMap changes, then the server translates principals in the new trust domain',
+  { timeout: 90_000 },
+  async (t) => {
+    const { server: kube } = await startFakeKube(t, { namespaces: ['default', 'bookinfo', 'istio-system'] });
+    kube.put(service('reviews'));
+    kube.put(CALLERS_POLICY);
+    putMeshConfig(kube, 'trustDomain: a.example\n');
+    const relay = await startRelay(t);
+    const root = await tempDir(t);
+    await writeFile(path.join(root, 'kubeconfig'), kube.kubeConfigYaml());
+    await writeFile(path.join(root, 'ca.pem'), relay.caPem);
+    const config = parseAgentConfig([
+      '--cluster',
+      'east',
+      '--server-address',
+      relay.address,
+      '--token',
+      relay.token,
+      '--root-ca-file',
+      path.join(root, 'ca.pem'),
+      '--state-dir',
+      path.join(root, 'state'),
+      '--discovery-provider',
+      'kubernetes',
+      '--kubeconfig',
+      path.join(root, 'kubeconfig'),
+      '--health-port',
+      '0',
+      '--debounce-ms',
+      '20',
+    ]);
+    const { logger } = captureLogger();
+    const agent = new Agent(config, logger, {
+      backoff: { baseMs: 20, capMs: 200 },
+      defaultMetrics: false,
+      healthHost: '127.0.0.1',
+    });
+    t.after(() => agent.stop());
+    await agent.start();
 
-  const current = () => relay.server.outputs.current('east');
-  await waitFor(() => principals(current()).length > 0, { timeoutMs: 20_000, message: `no AuthorizationPolicy with principals: ${JSON.stringify(current()?.resources.map((r) => r.kind))}` });
-  assert.deepEqual(principals(current()), ['a.example/ns/bookinfo/sa/productpage']);
+    const current = () => relay.server.outputs.current('east');
+    await waitFor(() => principals(current()).length > 0, {
+      timeoutMs: 20_000,
+      message: `no AuthorizationPolicy with principals: ${JSON.stringify(current()?.resources.map((r) => r.kind))}`,
+    });
+    assert.deepEqual(principals(current()), ['a.example/ns/bookinfo/sa/productpage']);
 
-  putMeshConfig(kube, 'trustDomain: b.example\n');
-  await waitFor(() => principals(current())[0] === 'b.example/ns/bookinfo/sa/productpage', { timeoutMs: 20_000, message: `principals after the change: ${JSON.stringify(principals(current()))}` });
+    putMeshConfig(kube, 'trustDomain: b.example\n');
+    await waitFor(() => principals(current())[0] === 'b.example/ns/bookinfo/sa/productpage', {
+      timeoutMs: 20_000,
+      message: `principals after the change: ${JSON.stringify(principals(current()))}`,
+    });
 
-  putMeshConfig(kube, 'trustDomain: {\n');
-  await waitFor(() => agent.status().problems.some((p) => p.object?.kind === 'ConfigMap'), { timeoutMs: 10_000, message: 'the malformed mesh config reported by the agent' });
-  await relay.server.loop.runNow();
-  assert.deepEqual(principals(current()), ['b.example/ns/bookinfo/sa/productpage'], 'the last good trust domain stays');
-});
+    putMeshConfig(kube, 'trustDomain: {\n');
+    await waitFor(() => agent.status().problems.some((p) => p.object?.kind === 'ConfigMap'), {
+      timeoutMs: 10_000,
+      message: 'the malformed mesh config reported by the agent',
+    });
+    await relay.server.loop.runNow();
+    assert.deepEqual(
+      principals(current()),
+      ['b.example/ns/bookinfo/sa/productpage'],
+      'the last good trust domain stays',
+    );
+  },
+);

@@ -18,9 +18,20 @@ function configError(argv: string[]): MeshrelayError {
 test('given --leader-election file with a lease file and timings, when parsed, then they become typed values', () => {
   const config = parseAgentConfig([
     ...REQUIRED,
-    '--leader-election', 'file', '--lease-file', '/s/../leader.lease',
-    '--lease-duration', '3s', '--renew-deadline', '2s', '--retry-period', '500ms',
-    '--replica-id', 'east-7', '--access-log-port', '0',
+    '--leader-election',
+    'file',
+    '--lease-file',
+    '/s/../leader.lease',
+    '--lease-duration',
+    '3s',
+    '--renew-deadline',
+    '2s',
+    '--retry-period',
+    '500ms',
+    '--replica-id',
+    'east-7',
+    '--access-log-port',
+    '0',
   ]);
   assert.equal(config.leaderElection, 'file');
   assert.equal(config.leaseFile, '/s/../leader.lease');
@@ -36,11 +47,17 @@ test('given --leader-election kubernetes without a lease name, when parsed, then
 });
 
 test('given --leader-election file without --lease-file, when parsed, then the error says it is required', () => {
-  assert.match(configError([...REQUIRED, '--leader-election', 'file']).message, /--lease-file is required with --leader-election file/);
+  assert.match(
+    configError([...REQUIRED, '--leader-election', 'file']).message,
+    /--lease-file is required with --leader-election file/,
+  );
 });
 
 test('given an unknown election mode, when parsed, then the error names the flag and the choices', () => {
-  assert.match(configError([...REQUIRED, '--leader-election', 'zookeeper']).message, /--leader-election: "zookeeper" is not one of none, file, kubernetes/);
+  assert.match(
+    configError([...REQUIRED, '--leader-election', 'zookeeper']).message,
+    /--leader-election: "zookeeper" is not one of none, file, kubernetes/,
+  );
 });
 
 test('given a renew deadline as long as the lease, when parsed, then the error names --renew-deadline', () => {
@@ -50,11 +67,17 @@ test('given a renew deadline as long as the lease, when parsed, then the error n
 });
 
 test('given a retry period as long as the renew deadline, when parsed, then the error names --retry-period', () => {
-  assert.match(configError([...REQUIRED, '--renew-deadline', '2s', '--retry-period', '2s']).message, /--retry-period: must be shorter than --renew-deadline/);
+  assert.match(
+    configError([...REQUIRED, '--renew-deadline', '2s', '--retry-period', '2s']).message,
+    /--retry-period: must be shorter than --renew-deadline/,
+  );
 });
 
 test('given the access-log port equal to the health port, when parsed, then the error names --access-log-port', () => {
-  assert.match(configError([...REQUIRED, '--health-port', '9000', '--access-log-port', '9000']).message, /--access-log-port: 9000 is already --health-port/);
+  assert.match(
+    configError([...REQUIRED, '--health-port', '9000', '--access-log-port', '9000']).message,
+    /--access-log-port: 9000 is already --health-port/,
+  );
 });
 
 test('given the options as MESHRELAY_AGENT_* variables, when parsed, then they apply and errors name the variable', () => {
@@ -66,7 +89,10 @@ test('given the options as MESHRELAY_AGENT_* variables, when parsed, then they a
     const config = parseAgentConfig(REQUIRED);
     assert.deepEqual([config.leaderElection, config.leaseFile, config.replicaId], ['file', '/leases/east', 'pod-a']);
     process.env['MESHRELAY_AGENT_LEASE_DURATION'] = 'soon';
-    assert.match(configError(REQUIRED).message, /--lease-duration \(from MESHRELAY_AGENT_LEASE_DURATION\): "soon" is not a duration/);
+    assert.match(
+      configError(REQUIRED).message,
+      /--lease-duration \(from MESHRELAY_AGENT_LEASE_DURATION\): "soon" is not a duration/,
+    );
   } finally {
     process.env = saved;
   }

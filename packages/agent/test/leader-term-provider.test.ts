@@ -13,7 +13,15 @@ test('given a provider restarted for a second term, when it reads the same manif
   await mkdir(dir);
   await writeFile(path.join(dir, 'reviews.yaml'), serviceYaml('reviews'));
   const { logger } = captureLogger();
-  const create = () => new FileDiscoveryProvider({ cluster: 'east', manifestsDir: dir, validate: validateInputResource, logger, rescanIntervalMs: 60_000, watch: false });
+  const create = () =>
+    new FileDiscoveryProvider({
+      cluster: 'east',
+      manifestsDir: dir,
+      validate: validateInputResource,
+      logger,
+      rescanIntervalMs: 60_000,
+      watch: false,
+    });
   const provider = new LeaderTermProvider(create(), create);
   const seen: InputSnapshot[] = [];
   provider.onSnapshot((s) => seen.push(s));
@@ -31,5 +39,8 @@ test('given a provider restarted for a second term, when it reads the same manif
   assert.notEqual(second.epoch, first.epoch);
   assert.equal(second.generation, 1);
   assert.equal(second.hash, first.hash, 'same content, same hash');
-  assert.deepEqual(seen.map((s) => s.epoch), [first.epoch, second.epoch]);
+  assert.deepEqual(
+    seen.map((s) => s.epoch),
+    [first.epoch, second.epoch],
+  );
 });

@@ -11,7 +11,16 @@ import { captureLogger, serviceYaml, tempDir } from './support/fixtures.ts';
 
 async function startProvider(t: TestContext, dir: string, limits: Partial<ManifestLimits> = {}) {
   const { logger } = captureLogger();
-  const provider = new FileDiscoveryProvider({ cluster: 'east', manifestsDir: dir, validate: validateInputResource, logger, debounceMs: 50, rescanIntervalMs: 60_000, epoch: 'e', limits });
+  const provider = new FileDiscoveryProvider({
+    cluster: 'east',
+    manifestsDir: dir,
+    validate: validateInputResource,
+    logger,
+    debounceMs: 50,
+    rescanIntervalMs: 60_000,
+    epoch: 'e',
+    limits,
+  });
   await provider.start();
   t.after(() => provider.stop());
   return provider;
@@ -29,7 +38,9 @@ test('given a deeply nested YAML file, when the provider starts, then it names t
   await writeFile(path.join(dir, 'good.yaml'), serviceYaml('reviews'));
   const provider = await startProvider(t, dir);
   assert.deepEqual(names(provider.current), ['reviews']);
-  assert.deepEqual(provider.problems, [{ file: 'deep.yaml', document: -1, path: '', message: 'nests too deeply to be parsed' }]);
+  assert.deepEqual(provider.problems, [
+    { file: 'deep.yaml', document: -1, path: '', message: 'nests too deeply to be parsed' },
+  ]);
 });
 
 test('given a running provider, when a deeply nested file appears, then later changes are still published', async (t) => {
@@ -46,9 +57,14 @@ test('given a running provider, when a deeply nested file appears, then later ch
 test('given an object nested deeper than 64 levels, when scanned, then that document is refused naming the depth', async (t) => {
   const dir = await tempDir(t);
   const nested = `${'{"a":'.repeat(100)}1${'}'.repeat(100)}`;
-  await writeFile(path.join(dir, 'deep.json'), `[{"apiVersion":"v1","kind":"Service","metadata":{"name":"x","namespace":"y"},"spec":${nested}}]`);
+  await writeFile(
+    path.join(dir, 'deep.json'),
+    `[{"apiVersion":"v1","kind":"Service","metadata":{"name":"x","namespace":"y"},"spec":${nested}}]`,
+  );
   const provider = await startProvider(t, dir);
-  assert.deepEqual(provider.problems, [{ file: 'deep.json', document: 0, path: '', message: 'nests objects and arrays deeper than 64 levels' }]);
+  assert.deepEqual(provider.problems, [
+    { file: 'deep.json', document: 0, path: '', message: 'nests objects and arrays deeper than 64 levels' },
+  ]);
   assert.deepEqual(names(provider.current), []);
 });
 
@@ -60,16 +76,23 @@ test('given a file over the per-file limit, when scanned, then it is refused nam
   assert.deepEqual(names(provider.current), ['reviews']);
   assert.equal(provider.problems.length, 1);
   assert.equal(provider.problems[0]?.file, 'big.yaml');
-  assert.match(provider.problems[0]?.message ?? '', /larger than the limit of 2048 bytes per file \(--max-manifest-file-bytes\)/);
+  assert.match(
+    provider.problems[0]?.message ?? '',
+    /larger than the limit of 2048 bytes per file \(--max-manifest-file-bytes\)/,
+  );
   assert.equal(provider.filesRead, 1, 'the large file is refused from its stat, never read');
 });
 
 test('given files over the directory limit, when scanned, then the files past it in path order are refused by name', async (t) => {
   const dir = await tempDir(t);
-  for (const name of ['a', 'b', 'c']) await writeFile(path.join(dir, `${name}.yaml`), `${serviceYaml(name)}# ${'x'.repeat(900)}\n`);
+  for (const name of ['a', 'b', 'c'])
+    await writeFile(path.join(dir, `${name}.yaml`), `${serviceYaml(name)}# ${'x'.repeat(900)}\n`);
   const provider = await startProvider(t, dir, { maxTotalBytes: 2500 });
   assert.deepEqual(names(provider.current), ['a', 'b']);
-  assert.deepEqual(provider.problems.map((p) => p.file), ['c.yaml']);
+  assert.deepEqual(
+    provider.problems.map((p) => p.file),
+    ['c.yaml'],
+  );
   assert.match(provider.problems[0]?.message ?? '', /past the limit of 2500 bytes in total \(--max-manifests-bytes\)/);
 });
 
@@ -92,7 +115,9 @@ test('given bytes that are not UTF-8, when scanned, then the file is refused nam
   await writeFile(path.join(dir, 'good.yaml'), serviceYaml('ratings'));
   const provider = await startProvider(t, dir);
   assert.deepEqual(names(provider.current), ['ratings']);
-  assert.deepEqual(provider.problems, [{ file: 'latin1.yaml', document: -1, path: '', message: 'is not valid UTF-8 text' }]);
+  assert.deepEqual(provider.problems, [
+    { file: 'latin1.yaml', document: -1, path: '', message: 'is not valid UTF-8 text' },
+  ]);
 });
 
 test('given a symlink that leads outside the manifests dir, when scanned, then it is reported by its name and followed only with --follow-external-symlinks', async (t) => {
@@ -104,7 +129,10 @@ test('given a symlink that leads outside the manifests dir, when scanned, then i
   const provider = await startProvider(t, path.join(root, 'manifests'));
   assert.deepEqual(names(provider.current), ['reviews']);
   assert.equal(provider.problems[0]?.file, 'link.yaml');
-  assert.match(provider.problems[0]?.message ?? '', /symbolic link that leads outside the manifests dir; not followed \(see --follow-external-symlinks\)/);
+  assert.match(
+    provider.problems[0]?.message ?? '',
+    /symbolic link that leads outside the manifests dir; not followed \(see --follow-external-symlinks\)/,
+  );
   const following = await startProvider(t, path.join(root, 'manifests'), { followExternalSymlinks: true });
   assert.deepEqual(names(following.current), ['outside', 'reviews']);
   assert.deepEqual(following.problems, []);
@@ -117,9 +145,14 @@ test('given unparseable files holding secrets, when scanned, then the problems k
   await writeFile(path.join(dir, 'c.yaml'), 'password: opensesame\npassword: opensesame2\n');
   const provider = await startProvider(t, dir);
   const text = JSON.stringify(provider.problems);
-  for (const secret of ['hunter2', 's3cr3t', 'opensesame']) assert.ok(!text.includes(secret), `problems quote "${secret}": ${text}`);
+  for (const secret of ['hunter2', 's3cr3t', 'opensesame'])
+    assert.ok(!text.includes(secret), `problems quote "${secret}": ${text}`);
   assert.deepEqual(
     provider.problems.map((p) => `${p.file}: ${p.message}`),
-    ['a.json: not valid JSON: unexpected input at line 1, column 24', 'b.yaml: not valid YAML: an unresolved alias, or more aliases than allowed', 'c.yaml: not valid YAML: duplicate key at line 2, column 1'],
+    [
+      'a.json: not valid JSON: unexpected input at line 1, column 24',
+      'b.yaml: not valid YAML: an unresolved alias, or more aliases than allowed',
+      'c.yaml: not valid YAML: duplicate key at line 2, column 1',
+    ],
   );
 });

@@ -17,7 +17,11 @@ function serviceEntries(count: number): Resource[] {
   return Array.from({ length: count }, (_, i) => ({
     apiVersion: 'networking.istio.io/v1',
     kind: 'ServiceEntry',
-    metadata: { name: `vd-${i}`, namespace: `team-${i % 20}`, labels: { 'reconciler.mesh.gloo.solo.io/name': 'meshrelay' } },
+    metadata: {
+      name: `vd-${i}`,
+      namespace: `team-${i % 20}`,
+      labels: { 'reconciler.mesh.gloo.solo.io/name': 'meshrelay' },
+    },
     spec: {
       hosts: [`svc-${i}.global`],
       addresses: [`10.30.${Math.floor(i / 250)}.${i % 250}`],
@@ -39,19 +43,30 @@ test('given an 8 MiB output being taken in and written by the agent, when anothe
   const relay = await startRelay(t, { flags: ['--heartbeat-interval', '100ms', '--heartbeat-timeout', '10s'] });
   const dir = await mkdtemp(path.join(tmpdir(), 'meshrelay-large-output-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
-  const writer = new FileOutputWriter({ cluster: 'east', outputDir: path.join(dir, 'out'), stateDir: path.join(dir, 'state'), logger: captureLogger().logger });
+  const writer = new FileOutputWriter({
+    cluster: 'east',
+    outputDir: path.join(dir, 'out'),
+    stateDir: path.join(dir, 'state'),
+    logger: captureLogger().logger,
+  });
   const output = buildOutputSnapshot({ cluster: 'east', resources: serviceEntries(2000), provenance: [] });
   assert.ok(output.bytes > 8 * 1024 * 1024, `the output has ${output.bytes} bytes`);
   await startClient(t, [relay], {
     latestSnapshot: () => undefined,
     heldOutput: () => writer.held,
-    applyOutput: async (o) => void (await writer.apply({ cluster: 'east', hash: o.hash, provenance: o.provenance, resources: o.resources })),
+    applyOutput: async (o) =>
+      void (await writer.apply({ cluster: 'east', hash: o.hash, provenance: o.provenance, resources: o.resources })),
     maxSnapshotBytes: 24 * 1024 * 1024,
     heartbeatTimeoutMs: 10_000,
   });
   await waitFor(() => relay.server.connections.streams('east').some((s) => s.kind === 'pull'), { timeoutMs: 10_000 });
   const { token } = await relay.server.registry.register('probe', {});
-  const heartbeats = await startHeartbeatProbe(t, { address: `localhost:${relay.server.relayPort}`, caPem: relay.caPem, token, cluster: 'probe' });
+  const heartbeats = await startHeartbeatProbe(t, {
+    address: `localhost:${relay.server.relayPort}`,
+    caPem: relay.caPem,
+    token,
+    cluster: 'probe',
+  });
   const health = startHealthProbe(t, `http://127.0.0.1:${relay.server.httpPort}/healthz`);
 
   heartbeats.reset();
@@ -63,7 +78,13 @@ test('given an 8 MiB output being taken in and written by the agent, when anothe
 
   assert.equal(writer.heldHash, output.hash);
   assert.equal((await readdir(writer.currentPath)).length, 2001, 'one file per resource plus snapshot.json');
-  assert.ok(beat.count > 0 && beat.maxGapMs < MAX_GAP_MS, `heartbeats of the other stream paused up to ${Math.round(beat.maxGapMs)} ms (${beat.count} arrived)`);
-  assert.ok(answer.count > 0 && answer.maxGapMs < MAX_GAP_MS, `/healthz paused up to ${Math.round(answer.maxGapMs)} ms (${answer.count} answers)`);
+  assert.ok(
+    beat.count > 0 && beat.maxGapMs < MAX_GAP_MS,
+    `heartbeats of the other stream paused up to ${Math.round(beat.maxGapMs)} ms (${beat.count} arrived)`,
+  );
+  assert.ok(
+    answer.count > 0 && answer.maxGapMs < MAX_GAP_MS,
+    `/healthz paused up to ${Math.round(answer.maxGapMs)} ms (${answer.count} answers)`,
+  );
   assert.equal(answer.failures, 0);
 });

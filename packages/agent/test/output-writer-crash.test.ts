@@ -17,7 +17,10 @@ const APPLY_LOOP = fileURLToPath(new URL('./support/apply-loop.ts', import.meta.
 async function assertWholeVersion(outputDir: string, hash: string): Promise<void> {
   const dir = await realpath(path.join(outputDir, 'current'));
   assert.equal(path.basename(dir), hash);
-  const snapshot = JSON.parse(await readFile(path.join(dir, 'snapshot.json'), 'utf8')) as { hash: string; resources: Array<{ metadata: { name: string } }> };
+  const snapshot = JSON.parse(await readFile(path.join(dir, 'snapshot.json'), 'utf8')) as {
+    hash: string;
+    resources: Array<{ metadata: { name: string } }>;
+  };
   assert.equal(snapshot.hash, hash);
   const files = (await readdir(dir)).filter((f) => f !== 'snapshot.json').sort();
   assert.equal(files.length, snapshot.resources.length);
@@ -45,7 +48,12 @@ function appearing(dir: string, name: string): { seen: Promise<void>; close: () 
  * changed resource's state file is in place (before the manifest names it), or once the
  * manifest is replaced (before stale state files are deleted; watched from the `applying` line on).
  */
-async function killPoint(round: number, outputDir: string, stateDir: string, target: number): Promise<{ seen: Promise<void> | undefined; close: () => void }> {
+async function killPoint(
+  round: number,
+  outputDir: string,
+  stateDir: string,
+  target: number,
+): Promise<{ seen: Promise<void> | undefined; close: () => void }> {
   const output = loopOutput(target);
   if (round % 4 === 1) {
     await mkdir(path.join(outputDir, '.versions'), { recursive: true });
@@ -54,7 +62,10 @@ async function killPoint(round: number, outputDir: string, stateDir: string, tar
   if (round % 4 === 2) {
     await mkdir(path.join(stateDir, 'resources'), { recursive: true });
     const changed = output.resources.find((r) => r.metadata.name === `svc-${target % 300}`);
-    return appearing(path.join(stateDir, 'resources'), `${sha256Hex(resourceEncoding(changed ?? output.resources[0]!))}.json`);
+    return appearing(
+      path.join(stateDir, 'resources'),
+      `${sha256Hex(resourceEncoding(changed ?? output.resources[0]!))}.json`,
+    );
   }
   return { seen: undefined, close: () => undefined };
 }
@@ -69,7 +80,11 @@ test('given a writer process killed mid-apply at each step, when a new writer re
     const target = first + round;
     const point = await killPoint(round, outputDir, stateDir, target);
     t.after(point.close);
-    const child = await spawnProcess({ command: process.execPath, args: [APPLY_LOOP, outputDir, stateDir, String(first)], name: 'apply-loop' });
+    const child = await spawnProcess({
+      command: process.execPath,
+      args: [APPLY_LOOP, outputDir, stateDir, String(first)],
+      name: 'apply-loop',
+    });
     t.after(() => child.kill());
     const line = await child.waitForLine(new RegExp(`^applying ${target} `), 60_000);
     const manifest = round % 4 === 3 ? appearing(stateDir, 'applied-output.json') : undefined;
@@ -85,16 +100,23 @@ test('given a writer process killed mid-apply at each step, when a new writer re
     const writer = new FileOutputWriter({ cluster: 'east', outputDir, stateDir, logger: captureLogger().logger });
     const restored = await writer.restore();
     assert.ok(restored, `round ${round}: the state loads`);
-    assert.ok([lastApplied, inFlight].includes(restored.hash), `round ${round}: restored ${restored.hash}, expected ${lastApplied} or ${inFlight}`);
+    assert.ok(
+      [lastApplied, inFlight].includes(restored.hash),
+      `round ${round}: restored ${restored.hash}, expected ${lastApplied} or ${inFlight}`,
+    );
     await assertWholeVersion(outputDir, restored.hash);
   }
 });
 
-test('given a killed writer, when a new one applies an output after restoring, then the state holds exactly that output\'s resource files', async (t) => {
+test("given a killed writer, when a new one applies an output after restoring, then the state holds exactly that output's resource files", async (t) => {
   const root = await tempDir(t);
   const outputDir = path.join(root, 'out');
   const stateDir = path.join(root, 'state');
-  const child = await spawnProcess({ command: process.execPath, args: [APPLY_LOOP, outputDir, stateDir, '0'], name: 'apply-loop' });
+  const child = await spawnProcess({
+    command: process.execPath,
+    args: [APPLY_LOOP, outputDir, stateDir, '0'],
+    name: 'apply-loop',
+  });
   t.after(() => child.kill());
   await child.waitForLine(/^applying 3 /, 60_000);
   await child.kill();

@@ -17,7 +17,11 @@ function virtualService(name: string, host = `${name}.global`): Resource {
 }
 
 function output(...resources: Resource[]): OutputSnapshot {
-  return buildOutputSnapshot({ cluster: 'east', resources, provenance: [{ cluster: 'east', inputHash: 'a'.repeat(64) }] });
+  return buildOutputSnapshot({
+    cluster: 'east',
+    resources,
+    provenance: [{ cluster: 'east', inputHash: 'a'.repeat(64) }],
+  });
 }
 
 async function setup(t: TestContext) {
@@ -34,16 +38,28 @@ test('given an output, when applied, then current points at a complete version w
   assert.equal(await writer.apply(out), true);
   assert.equal(await readlink(path.join(outputDir, 'current')), path.join('.versions', out.hash));
   const files = (await readdir(path.join(outputDir, 'current'))).sort();
-  assert.deepEqual(files, ['VirtualService.bookinfo.ratings.yaml', 'VirtualService.bookinfo.reviews.yaml', 'snapshot.json']);
-  const snapshot = JSON.parse(await readFile(path.join(outputDir, 'current', 'snapshot.json'), 'utf8')) as Record<string, unknown>;
+  assert.deepEqual(files, [
+    'VirtualService.bookinfo.ratings.yaml',
+    'VirtualService.bookinfo.reviews.yaml',
+    'snapshot.json',
+  ]);
+  const snapshot = JSON.parse(await readFile(path.join(outputDir, 'current', 'snapshot.json'), 'utf8')) as Record<
+    string,
+    unknown
+  >;
   assert.deepEqual(snapshot, { cluster: 'east', hash: out.hash, provenance: out.provenance, resources: out.resources });
-  assert.match(await readFile(path.join(outputDir, 'current', 'VirtualService.bookinfo.reviews.yaml'), 'utf8'), /hosts:\n\s+- reviews.global/);
+  assert.match(
+    await readFile(path.join(outputDir, 'current', 'VirtualService.bookinfo.reviews.yaml'), 'utf8'),
+    /hosts:\n\s+- reviews.global/,
+  );
   assert.equal(writer.heldHash, out.hash);
 });
 
 test('given a reader polling current, when versions are swapped repeatedly, then it only ever sees whole versions', async (t) => {
   const { outputDir, writer } = await setup(t);
-  const versions = Array.from({ length: 12 }, (_, i) => output(...Array.from({ length: 1 + (i % 4) }, (_, j) => virtualService(`svc-${j}`, `h${i}.global`))));
+  const versions = Array.from({ length: 12 }, (_, i) =>
+    output(...Array.from({ length: 1 + (i % 4) }, (_, j) => virtualService(`svc-${j}`, `h${i}.global`))),
+  );
   let applying = true;
   let reads = 0;
   const reader = (async () => {
@@ -52,7 +68,10 @@ test('given a reader polling current, when versions are swapped repeatedly, then
       try {
         dir = await realpath(path.join(outputDir, 'current'));
         const files = await readdir(dir);
-        const snap = JSON.parse(await readFile(path.join(dir, 'snapshot.json'), 'utf8')) as { hash: string; resources: unknown[] };
+        const snap = JSON.parse(await readFile(path.join(dir, 'snapshot.json'), 'utf8')) as {
+          hash: string;
+          resources: unknown[];
+        };
         assert.equal(path.basename(dir), snap.hash, 'snapshot.json belongs to its version directory');
         assert.equal(files.length, snap.resources.length + 1, 'every resource file is there');
         reads++;
@@ -94,7 +113,10 @@ test('given an output whose resources do not match its hash, when applied, then 
   const good = output(virtualService('reviews'));
   await writer.apply(good);
   const forged = { ...output(virtualService('ratings')), hash: 'f'.repeat(64) };
-  await assert.rejects(writer.apply(forged), (err: unknown) => err instanceof MeshrelayError && err.code === 'MESHRELAY_ERR_SNAPSHOT_HASH_MISMATCH');
+  await assert.rejects(
+    writer.apply(forged),
+    (err: unknown) => err instanceof MeshrelayError && err.code === 'MESHRELAY_ERR_SNAPSHOT_HASH_MISMATCH',
+  );
   assert.equal(await readlink(path.join(outputDir, 'current')), path.join('.versions', good.hash));
   assert.equal(writer.heldHash, good.hash);
 });
@@ -109,7 +131,10 @@ test('given a persisted last output and a lost output dir, when a new writer res
   const restored = await restarted.restore();
   assert.equal(restored?.hash, out.hash);
   assert.equal(restarted.heldHash, out.hash);
-  assert.deepEqual((await readdir(path.join(outputDir, 'current'))).sort(), ['VirtualService.bookinfo.reviews.yaml', 'snapshot.json']);
+  assert.deepEqual((await readdir(path.join(outputDir, 'current'))).sort(), [
+    'VirtualService.bookinfo.reviews.yaml',
+    'snapshot.json',
+  ]);
 });
 
 test('given a corrupt state file, when restoring, then it is ignored and nothing is held', async (t) => {
@@ -138,7 +163,8 @@ test('given an applied output, when one resource changes, then only its file is 
   await writer.apply(v1);
   const stateFiles = new Set(await readdir(path.join(stateDir, 'resources')));
   await writer.apply(v2);
-  const file = (v: OutputSnapshot, name: string) => path.join(outputDir, '.versions', v.hash, `VirtualService.bookinfo.${name}.yaml`);
+  const file = (v: OutputSnapshot, name: string) =>
+    path.join(outputDir, '.versions', v.hash, `VirtualService.bookinfo.${name}.yaml`);
   assert.equal(await inode(file(v2, 'a')), await inode(file(v1, 'a')));
   assert.equal(await inode(file(v2, 'c')), await inode(file(v1, 'c')));
   assert.notEqual(await inode(file(v2, 'b')), await inode(file(v1, 'b')));
@@ -164,9 +190,15 @@ test('given many one-resource changes, when each is applied, then current and pr
       const files = (await readdir(dir)).filter((f) => f !== 'snapshot.json').sort();
       assert.deepEqual(files, version.resources.map((r) => `VirtualService.bookinfo.${r.metadata.name}.yaml`).sort());
       for (const r of version.resources) {
-        assert.deepEqual(parse(await readFile(path.join(dir, `VirtualService.bookinfo.${r.metadata.name}.yaml`), 'utf8')), r);
+        assert.deepEqual(
+          parse(await readFile(path.join(dir, `VirtualService.bookinfo.${r.metadata.name}.yaml`), 'utf8')),
+          r,
+        );
       }
-      assert.equal((JSON.parse(await readFile(path.join(dir, 'snapshot.json'), 'utf8')) as { hash: string }).hash, version.hash);
+      assert.equal(
+        (JSON.parse(await readFile(path.join(dir, 'snapshot.json'), 'utf8')) as { hash: string }).hash,
+        version.hash,
+      );
     }
   }
 });
@@ -175,7 +207,10 @@ test('given the whole-output state file of an earlier release, when restoring, t
   const { outputDir, stateDir, make } = await setup(t);
   const out = output(virtualService('reviews'));
   await mkdir(stateDir, { recursive: true });
-  await writeFile(path.join(stateDir, 'last-output.json'), JSON.stringify({ cluster: out.cluster, hash: out.hash, provenance: out.provenance, resources: out.resources }));
+  await writeFile(
+    path.join(stateDir, 'last-output.json'),
+    JSON.stringify({ cluster: out.cluster, hash: out.hash, provenance: out.provenance, resources: out.resources }),
+  );
   const writer = make();
   assert.equal((await writer.restore())?.hash, out.hash);
   assert.equal(await readlink(path.join(outputDir, 'current')), path.join('.versions', out.hash));
@@ -185,14 +220,27 @@ test('given the whole-output state file of an earlier release, when restoring, t
 
 test('given a stray file in the previous version, when that directory is recycled into a new version, then the new version holds only its output', async (t) => {
   const { outputDir, writer } = await setup(t);
-  const [v1, v2, v3] = [output(virtualService('a', 'x1.global')), output(virtualService('a', 'x2.global')), output(virtualService('a', 'x3.global'))];
+  const [v1, v2, v3] = [
+    output(virtualService('a', 'x1.global')),
+    output(virtualService('a', 'x2.global')),
+    output(virtualService('a', 'x3.global')),
+  ];
   await writer.apply(v1);
   await writer.apply(v2);
   await writeFile(path.join(outputDir, '.versions', v1.hash, 'stray.yaml'), 'kind: Stray\n');
   await writer.apply(v3);
-  assert.deepEqual((await readdir(path.join(outputDir, '.versions', v3.hash))).sort(), ['VirtualService.bookinfo.a.yaml', 'snapshot.json']);
-  assert.match(await readFile(path.join(outputDir, '.versions', v3.hash, 'VirtualService.bookinfo.a.yaml'), 'utf8'), /- x3.global/);
-  assert.match(await readFile(path.join(outputDir, '.versions', v2.hash, 'VirtualService.bookinfo.a.yaml'), 'utf8'), /- x2.global/);
+  assert.deepEqual((await readdir(path.join(outputDir, '.versions', v3.hash))).sort(), [
+    'VirtualService.bookinfo.a.yaml',
+    'snapshot.json',
+  ]);
+  assert.match(
+    await readFile(path.join(outputDir, '.versions', v3.hash, 'VirtualService.bookinfo.a.yaml'), 'utf8'),
+    /- x3.global/,
+  );
+  assert.match(
+    await readFile(path.join(outputDir, '.versions', v2.hash, 'VirtualService.bookinfo.a.yaml'), 'utf8'),
+    /- x2.global/,
+  );
 });
 
 test('given resources whose names differ only in characters a file name cannot hold, when applied, then each gets a file of its own', async (t) => {
@@ -202,6 +250,10 @@ test('given resources whose names differ only in characters a file name cannot h
   assert.equal(await writer.apply(out), true);
   const files = (await readdir(path.join(outputDir, 'current'))).filter((f) => f.endsWith('.yaml'));
   assert.equal(files.length, 3, `three files, got ${files.join(', ')}`);
-  const written = await Promise.all(files.map(async (f) => (parse(await readFile(path.join(outputDir, 'current', f), 'utf8')) as Resource).metadata.name));
+  const written = await Promise.all(
+    files.map(
+      async (f) => (parse(await readFile(path.join(outputDir, 'current', f), 'utf8')) as Resource).metadata.name,
+    ),
+  );
   assert.deepEqual(written.sort(), [...names].sort());
 });

@@ -4,7 +4,17 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { MeshrelayError } from '@meshrelay/api';
 import { waitFor } from '@meshrelay/testkit';
-import { inputSnapshot, logged, loggedCount, service, settled, startClient, startRelay, startReplica, type RelayUnderTest } from './support/relay-harness.ts';
+import {
+  inputSnapshot,
+  logged,
+  loggedCount,
+  service,
+  settled,
+  startClient,
+  startRelay,
+  startReplica,
+  type RelayUnderTest,
+} from './support/relay-harness.ts';
 
 const REGISTERING = /^registering with the relay token$/;
 
@@ -14,11 +24,18 @@ function moreTraffic(relay: RelayUnderTest, chunks: number): Promise<void> {
   return waitFor(() => relay.proxy.forwarded.down >= target, { timeoutMs: 10_000 });
 }
 
-const streamIds = (relay: RelayUnderTest, kind: 'push' | 'pull') => relay.server.connections.streams('east').filter((s) => s.kind === kind).map((s) => s.id);
+const streamIds = (relay: RelayUnderTest, kind: 'push' | 'pull') =>
+  relay.server.connections
+    .streams('east')
+    .filter((s) => s.kind === kind)
+    .map((s) => s.id);
 
 async function metric(relay: RelayUnderTest, name: string): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${relay.server.metricsPort}/metrics`)).text();
-  return text.split('\n').filter((l) => l.startsWith(`${name}{`) && l.includes('cluster="east"')).reduce((sum, l) => sum + Number(l.split(' ').at(-1)), 0);
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith(`${name}{`) && l.includes('cluster="east"'))
+    .reduce((sum, l) => sum + Number(l.split(' ').at(-1)), 0);
 }
 
 test('given a fresh agent with a token, when it starts, then it registers, pushes over mTLS and the server acks', async (t) => {
@@ -32,7 +49,9 @@ test('given a fresh agent with a token, when it starts, then it registers, pushe
   assert.ok(logged(lines, /^snapshot acked$/));
   assert.equal((await stat(path.join(stateDir, 'client-certificate.json'))).mode & 0o777, 0o600);
   assert.equal((await stat(path.join(stateDir, 'client-key.json'))).mode & 0o777, 0o600);
-  await waitFor(() => client.status.pushConnected && client.status.pullConnected && client.status.address === relay.address);
+  await waitFor(
+    () => client.status.pushConnected && client.status.pullConnected && client.status.address === relay.address,
+  );
 });
 
 test('given a persisted valid certificate, when the agent restarts, then it does not register again', async (t) => {
@@ -56,11 +75,21 @@ test('given a snapshot in flight, when several newer ones are produced before th
   harness.setLatest(inputSnapshot(3, 'reviews', 'b'));
   harness.setLatest(inputSnapshot(4, 'reviews', 'c'));
   await waitFor(() => harness.sent.length === 2);
-  assert.deepEqual(harness.sent.map((s) => s.generation), [1, 2], 'generation 2 is in flight; 3 and 4 wait for its ack');
+  assert.deepEqual(
+    harness.sent.map((s) => s.generation),
+    [1, 2],
+    'generation 2 is in flight; 3 and 4 wait for its ack',
+  );
   relay.proxy.thaw();
   await waitFor(() => harness.acks.length === 3, { timeoutMs: 10_000 });
-  assert.deepEqual(harness.sent.map((s) => s.generation), [1, 2, 4]);
-  assert.deepEqual(relay.stored.map((s) => s.generation), [1, 2, 4]);
+  assert.deepEqual(
+    harness.sent.map((s) => s.generation),
+    [1, 2, 4],
+  );
+  assert.deepEqual(
+    relay.stored.map((s) => s.generation),
+    [1, 2, 4],
+  );
 });
 
 test('given an output on the server, when the agent pulls, then it applies it and the server records the ack', async (t) => {
@@ -102,7 +131,11 @@ test('given two replicas, when the first sends go-away, then the agent moves to 
   await waitFor(() => client.status.everAccepted && client.status.address === a.address, { timeoutMs: 10_000 });
   for (const stream of a.server.connections.streams('east')) stream.goAway(50, 'replica draining');
   await waitFor(() => b.stored.length === 1 && client.status.address === b.address, { timeoutMs: 5000 });
-  assert.equal(b.stored[0]?.hash, inputSnapshot(1, 'reviews').hash, 'the full current snapshot is sent first on the new connection');
+  assert.equal(
+    b.stored[0]?.hash,
+    inputSnapshot(1, 'reviews').hash,
+    'the full current snapshot is sent first on the new connection',
+  );
   assert.equal(a.stored.length, 1);
   assert.ok(logged(lines, /go-away/));
 });
@@ -165,13 +198,20 @@ test('given a snapshot the server refuses, when it is NACKed, then the agent log
   const push = streamIds(relay, 'push');
   harness.setLatest(inputSnapshot(2, 'reviews', 'ratings'));
   await waitFor(() => harness.acks.length === 2);
-  assert.deepEqual([harness.acks[1]?.accepted, harness.acks[1]?.errorCode], [false, 'MESHRELAY_ERR_SNAPSHOT_TOO_LARGE']);
-  assert.ok(logged(harness.lines, /^snapshot rejected by the server: MESHRELAY_ERR_SNAPSHOT_TOO_LARGE.*not sent again/));
+  assert.deepEqual(
+    [harness.acks[1]?.accepted, harness.acks[1]?.errorCode],
+    [false, 'MESHRELAY_ERR_SNAPSHOT_TOO_LARGE'],
+  );
+  assert.ok(
+    logged(harness.lines, /^snapshot rejected by the server: MESHRELAY_ERR_SNAPSHOT_TOO_LARGE.*not sent again/),
+  );
   await moreTraffic(relay, 12);
   assert.deepEqual(streamIds(relay, 'push'), push, 'the stream stayed up');
   // Not even a new connection re-sends the refused snapshot.
   relay.proxy.cut();
-  await waitFor(() => streamIds(relay, 'push').length === 1 && streamIds(relay, 'push')[0] !== push[0], { timeoutMs: 5000 });
+  await waitFor(() => streamIds(relay, 'push').length === 1 && streamIds(relay, 'push')[0] !== push[0], {
+    timeoutMs: 5000,
+  });
   await moreTraffic(relay, 12);
   assert.equal(harness.sent.length, 2);
   harness.setLatest(inputSnapshot(3, 'details'));
@@ -191,7 +231,10 @@ test('given a re-registered cluster, when the old certificate is refused, then t
   relay.proxy.cut();
   await relay.reregister();
   relay.proxy.setDown(false);
-  await waitFor(() => relay.stored.length === 2, { timeoutMs: 10_000, message: 'no snapshot was stored after the re-registration' });
+  await waitFor(() => relay.stored.length === 2, {
+    timeoutMs: 10_000,
+    message: 'no snapshot was stored after the re-registration',
+  });
   assert.equal(loggedCount(lines, REGISTERING), 2, 'it registered again with the token, once');
   assert.ok(logged(lines, /dropping the client certificate and registering again/));
 });
@@ -199,7 +242,9 @@ test('given a re-registered cluster, when the old certificate is refused, then t
 test('given a wrong token, when the agent registers, then it logs the refusal clearly and keeps backing off without a certificate', async (t) => {
   const relay = await startRelay(t);
   const { client, lines, stateDir } = await startClient(t, [relay], { token: () => Promise.resolve('not-the-token') });
-  await waitFor(() => loggedCount(lines, /^registration refused: the relay token is wrong/) >= 2, { timeoutMs: 10_000 });
+  await waitFor(() => loggedCount(lines, /^registration refused: the relay token is wrong/) >= 2, {
+    timeoutMs: 10_000,
+  });
   assert.equal(client.status.everAccepted, false);
   await assert.rejects(stat(path.join(stateDir, 'client-certificate.json')), { code: 'ENOENT' });
 });
@@ -255,8 +300,13 @@ test('given an agent stalled by a long apply, when it resumes, then it does not 
 
 test('given a server with no output for the agent yet and no heartbeat due for a minute, when the agent opens its pull stream, then it sees the stream open at once', async (t) => {
   // No translation for a minute (so no output to send) and no heartbeat either way within the test.
-  const relay = await startRelay(t, { flags: ['--translation-debounce', '60s', '--heartbeat-interval', '60s', '--heartbeat-timeout', '180s'] });
-  const { client, applied } = await startClient(t, [relay], { heartbeatIntervalMs: 60_000, heartbeatTimeoutMs: 180_000 });
+  const relay = await startRelay(t, {
+    flags: ['--translation-debounce', '60s', '--heartbeat-interval', '60s', '--heartbeat-timeout', '180s'],
+  });
+  const { client, applied } = await startClient(t, [relay], {
+    heartbeatIntervalMs: 60_000,
+    heartbeatTimeoutMs: 180_000,
+  });
   await waitFor(() => client.status.everAccepted, { timeoutMs: 10_000 });
   await waitFor(() => client.status.pullConnected, { timeoutMs: 10_000 });
   assert.equal(applied.length, 0, 'no output was sent on the pull stream');

@@ -7,17 +7,31 @@ import type { ReceivedOutput } from '../src/relay/pull-stream.ts';
 import { logged, service, startClient, startRelay, type RelayUnderTest } from './support/relay-harness.ts';
 
 /** Sum of relay_snapshot_bytes_total for east in one direction and kind. */
-async function snapshotBytes(relay: RelayUnderTest, direction: 'push' | 'pull', kind: 'full' | 'delta'): Promise<number> {
+async function snapshotBytes(
+  relay: RelayUnderTest,
+  direction: 'push' | 'pull',
+  kind: 'full' | 'delta',
+): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${relay.server.metricsPort}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith('relay_snapshot_bytes_total{') && l.includes('cluster="east"') && l.includes(`direction="${direction}"`) && l.includes(`kind="${kind}"`));
+  const line = text
+    .split('\n')
+    .find(
+      (l) =>
+        l.startsWith('relay_snapshot_bytes_total{') &&
+        l.includes('cluster="east"') &&
+        l.includes(`direction="${direction}"`) &&
+        l.includes(`kind="${kind}"`),
+    );
   return line ? Number(line.split(' ').at(-1)) : 0;
 }
 
 const names = (n: number) => Array.from({ length: n }, (_, i) => `svc-${i}`);
-const services = (n: number, changed?: string): Resource[] => names(n).map((name) => service(name, name === changed ? 9999 : 9080));
+const services = (n: number, changed?: string): Resource[] =>
+  names(n).map((name) => service(name, name === changed ? 9999 : 9080));
 /** Pull tests push no input, so no translation of the agent's own cluster races the outputs they publish. */
 const NO_INPUT = { latestSnapshot: () => undefined };
-const input = (generation: number, resources: Resource[]) => buildInputSnapshot({ cluster: 'east', epoch: 'epoch-1', generation, resources });
+const input = (generation: number, resources: Resource[]) =>
+  buildInputSnapshot({ cluster: 'east', epoch: 'epoch-1', generation, resources });
 
 test('given an agent whose snapshot the server accepted, when one resource changes, then it pushes a delta far smaller than the full snapshot and the server ends equal', async (t) => {
   const relay = await startRelay(t);
@@ -39,7 +53,10 @@ test('given an agent that applied an output, when one resource of the output cha
   const relay = await startRelay(t);
   relay.publish(services(300));
   const harness = await startClient(t, [relay], NO_INPUT);
-  await waitFor(() => harness.applied.length === 1 && relay.server.connections.applied('east') === harness.applied[0]?.hash, { timeoutMs: 10_000 });
+  await waitFor(
+    () => harness.applied.length === 1 && relay.server.connections.applied('east') === harness.applied[0]?.hash,
+    { timeoutMs: 10_000 },
+  );
   const next = relay.publish(services(300, 'svc-7'));
   await waitFor(() => relay.server.connections.applied('east') === next.hash, { timeoutMs: 10_000 });
   assert.equal(harness.applied.length, 2);
@@ -71,7 +88,10 @@ test('given an agent whose held output differs from what it acked, when a delta 
     heldOutput: () => held,
     // The local copy is lost after the first apply (as if the persisted output were replaced under the agent).
     applyOutput: (output) => {
-      held = output.hash === first.hash ? { cluster: 'east', hash: '', provenance: [], resources: [] } : { cluster: 'east', ...output };
+      held =
+        output.hash === first.hash
+          ? { cluster: 'east', hash: '', provenance: [], resources: [] }
+          : { cluster: 'east', ...output };
       return Promise.resolve();
     },
   });
@@ -112,7 +132,10 @@ test('given an agent that received a full output and then a delta, when each arr
   await waitFor(() => received.length === 1, { timeoutMs: 10_000 });
   const next = relay.publish(services(300, 'svc-5'));
   await waitFor(() => relay.server.connections.applied('east') === next.hash, { timeoutMs: 10_000 });
-  assert.deepEqual(received.map((r) => r.kind), ['full', 'delta']);
+  assert.deepEqual(
+    received.map((r) => r.kind),
+    ['full', 'delta'],
+  );
   assert.equal(received[1]?.hash, next.hash);
   assert.equal(received[0]?.wireBytes, await snapshotBytes(relay, 'pull', 'full'));
   assert.equal(received[1]?.wireBytes, await snapshotBytes(relay, 'pull', 'delta'));
@@ -120,7 +143,12 @@ test('given an agent that received a full output and then a delta, when each arr
 
 /** An exported service's ServiceEntry with 10 endpoints in each of 50 clusters; `gone` names an endpoint that is not there. */
 function serviceEntry(gone = -1): Resource {
-  const endpoints = Array.from({ length: 500 }, (_, i) => ({ address: `10.${Math.floor(i / 10)}.0.${(i % 10) + 1}`, labels: { app: 'reviews' }, network: `net-${Math.floor(i / 10)}`, ports: { http: 15443 } }));
+  const endpoints = Array.from({ length: 500 }, (_, i) => ({
+    address: `10.${Math.floor(i / 10)}.0.${(i % 10) + 1}`,
+    labels: { app: 'reviews' },
+    network: `net-${Math.floor(i / 10)}`,
+    ports: { http: 15443 },
+  }));
   return {
     apiVersion: 'networking.istio.io/v1',
     kind: 'ServiceEntry',
@@ -131,17 +159,34 @@ function serviceEntry(gone = -1): Resource {
 
 /** One provenance entry per cluster; `changed` has a newer input. */
 const provenanceOf = (changed = -1) =>
-  Array.from({ length: 50 }, (_, i) => ({ cluster: `c-${String(i).padStart(2, '0')}`, inputHash: (i === changed ? 'b' : 'a').repeat(64), epoch: 'epoch-1', generation: i === changed ? 2 : 1 }));
+  Array.from({ length: 50 }, (_, i) => ({
+    cluster: `c-${String(i).padStart(2, '0')}`,
+    inputHash: (i === changed ? 'b' : 'a').repeat(64),
+    epoch: 'epoch-1',
+    generation: i === changed ? 2 : 1,
+  }));
 
 test('given an agent that applied an output built from 50 clusters, when one endpoint of its 500-endpoint ServiceEntry goes, then the change arrives as a patch with relative provenance in under 2 KB and the agent ends with the whole output', async (t) => {
   const relay = await startRelay(t);
   const received: ReceivedOutput[] = [];
   relay.publish([serviceEntry(), ...services(20)], provenanceOf());
-  const harness = await startClient(t, [relay], { ...NO_INPUT, events: { onOutputReceived: (r) => void received.push(r) } });
-  await waitFor(() => harness.applied.length === 1 && relay.server.connections.applied('east') === harness.applied[0]?.hash, { timeoutMs: 10_000 });
+  const harness = await startClient(t, [relay], {
+    ...NO_INPUT,
+    events: { onOutputReceived: (r) => void received.push(r) },
+  });
+  await waitFor(
+    () => harness.applied.length === 1 && relay.server.connections.applied('east') === harness.applied[0]?.hash,
+    { timeoutMs: 10_000 },
+  );
   const next = relay.publish([serviceEntry(123), ...services(20)], provenanceOf(7));
   await waitFor(() => relay.server.connections.applied('east') === next.hash, { timeoutMs: 10_000 });
-  assert.deepEqual(received.map((r) => [r.kind, r.patches]), [['full', 0], ['delta', 1]]);
+  assert.deepEqual(
+    received.map((r) => [r.kind, r.patches]),
+    [
+      ['full', 0],
+      ['delta', 1],
+    ],
+  );
   assert.ok((received[1]?.wireBytes ?? Infinity) < 2048, `${received[1]?.wireBytes} bytes`);
   assert.equal(snapshotEncoding(harness.applied[1] ?? { resources: [] }), snapshotEncoding(next));
   assert.deepEqual(harness.applied[1]?.provenance, next.provenance);

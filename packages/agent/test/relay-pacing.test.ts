@@ -8,26 +8,41 @@ import { waitFor } from '@meshrelay/testkit';
 import { FileCredentialStore } from '../src/credentials/credential-store.ts';
 import { RelayClient } from '../src/relay/relay-client.ts';
 import { captureLogger } from './support/fixtures.ts';
-import { inputSnapshot, logged, loggedCount, service, startClient, startRelay, type RelayUnderTest } from './support/relay-harness.ts';
+import {
+  inputSnapshot,
+  logged,
+  loggedCount,
+  service,
+  startClient,
+  startRelay,
+  type RelayUnderTest,
+} from './support/relay-harness.ts';
 
 const REACHABLE_AGAIN = /^relay server reachable again/;
 
 test('given an agent deep in a long backoff, when its server becomes reachable again, then it reconnects without waiting out the backoff', async (t) => {
   const relay = await startRelay(t);
   // Every failure waits ~60 s: only the reachability probe can bring the agent back within the test's deadline.
-  const harness = await startClient(t, [relay], { backoff: { baseMs: 60_000, capMs: 60_000, random: () => 0.99 }, reachabilityProbeMs: 50 });
+  const harness = await startClient(t, [relay], {
+    backoff: { baseMs: 60_000, capMs: 60_000, random: () => 0.99 },
+    reachabilityProbeMs: 50,
+  });
   await waitFor(() => harness.client.status.everAccepted && harness.client.status.pullConnected, { timeoutMs: 10_000 });
 
   relay.proxy.setDown(true);
   relay.proxy.cut();
-  await waitFor(() => !harness.client.status.pushConnected && !harness.client.status.pullConnected, { timeoutMs: 10_000 });
+  await waitFor(() => !harness.client.status.pushConnected && !harness.client.status.pullConnected, {
+    timeoutMs: 10_000,
+  });
   // The agent has found the server gone at least twice (the probe at the start of its wait, and one more).
   await waitFor(() => relay.proxy.refused >= 2, { timeoutMs: 10_000 });
   const snapshotsBefore = harness.sent.length;
   harness.setLatest(inputSnapshot(2, 'reviews', 'ratings'));
   relay.proxy.setDown(false);
 
-  await waitFor(() => harness.client.status.pushConnected && harness.client.status.pullConnected, { timeoutMs: 15_000 });
+  await waitFor(() => harness.client.status.pushConnected && harness.client.status.pullConnected, {
+    timeoutMs: 15_000,
+  });
   await waitFor(() => relay.stored.at(-1)?.generation === 2, { timeoutMs: 10_000 });
   assert.equal(loggedCount(harness.lines, REACHABLE_AGAIN), 1, 'one backoff wait was cut short');
   assert.ok(harness.sent.length > snapshotsBefore);
@@ -38,7 +53,11 @@ test('given an agent deep in a long backoff, when its server becomes reachable a
 
 test('given a server that is up but refuses the agent, when the agent backs off, then the probe does not cut its wait short', async (t) => {
   const relay = await startRelay(t);
-  const harness = await startClient(t, [relay], { token: () => Promise.resolve('not-the-token'), backoff: { baseMs: 600, capMs: 600, random: () => 0.99 }, reachabilityProbeMs: 50 });
+  const harness = await startClient(t, [relay], {
+    token: () => Promise.resolve('not-the-token'),
+    backoff: { baseMs: 600, capMs: 600, random: () => 0.99 },
+    reachabilityProbeMs: 50,
+  });
   await waitFor(() => loggedCount(harness.lines, /^registration refused/) >= 2, { timeoutMs: 10_000 });
   assert.equal(logged(harness.lines, REACHABLE_AGAIN), false);
 });
@@ -88,12 +107,17 @@ test('given a low admit rate, when twenty agents connect at once, then the serve
   const agents = await Promise.all(Array.from({ length: 20 }, (_, i) => startStormAgent(t, relay, `storm-${i}`)));
   for (const agent of agents) agent.client.start();
 
-  await waitFor(() => agents.every((a) => a.client.status.everAccepted && a.client.status.pullConnected), { timeoutMs: 60_000 });
+  await waitFor(() => agents.every((a) => a.client.status.everAccepted && a.client.status.pullConnected), {
+    timeoutMs: 60_000,
+  });
   const admitted = lines.filter((l) => l['msg'] === 'relay session admitted').map((l) => Number(l['time']));
   const paced = lines.filter((l) => String(l['msg']).startsWith('relay admit rate reached'));
   assert.ok(admitted.length >= agents.length, `every agent was admitted (${admitted.length})`);
   assert.ok(paced.length > 0, 'the excess was told to retry later');
   // A bucket of one second's worth refilled at `rate`: any one-second window admits at most 2 × rate.
-  assert.ok(mostInWindow(admitted, 1000) <= 2 * rate, `at most ${2 * rate} admissions in any second (got ${mostInWindow(admitted, 1000)})`);
+  assert.ok(
+    mostInWindow(admitted, 1000) <= 2 * rate,
+    `at most ${2 * rate} admissions in any second (got ${mostInWindow(admitted, 1000)})`,
+  );
   for (const line of paced) assert.ok(Number(line['retryAfterMs']) > 0);
 });

@@ -6,15 +6,32 @@ import type { TestContext } from 'node:test';
 import { test } from 'node:test';
 import { buildInputSnapshot, type InputSnapshot, type Resource } from '@meshrelay/api';
 import { startRedisServer, waitFor, type RedisServerHandle } from '@meshrelay/testkit';
-import { logged, service, startClient, startRelay, startReplica, type ClientHarness, type RelayUnderTest } from './support/relay-harness.ts';
+import {
+  logged,
+  service,
+  startClient,
+  startRelay,
+  startReplica,
+  type ClientHarness,
+  type RelayUnderTest,
+} from './support/relay-harness.ts';
 
 const services = (n: number): Resource[] => Array.from({ length: n }, (_, i) => service(`svc-${i}`));
-const input = (generation: number, resources: Resource[]) => buildInputSnapshot({ cluster: 'east', epoch: 'epoch-1', generation, resources });
+const input = (generation: number, resources: Resource[]) =>
+  buildInputSnapshot({ cluster: 'east', epoch: 'epoch-1', generation, resources });
 
 /** Sum of relay_snapshot_bytes_total for east's pushes of one kind, on one server. */
 async function pushBytes(relay: RelayUnderTest, kind: 'full' | 'delta'): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${relay.server.metricsPort}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith('relay_snapshot_bytes_total{') && l.includes('cluster="east"') && l.includes('direction="push"') && l.includes(`kind="${kind}"`));
+  const line = text
+    .split('\n')
+    .find(
+      (l) =>
+        l.startsWith('relay_snapshot_bytes_total{') &&
+        l.includes('cluster="east"') &&
+        l.includes('direction="push"') &&
+        l.includes(`kind="${kind}"`),
+    );
   return line ? Number(line.split(' ').at(-1)) : 0;
 }
 
@@ -38,7 +55,10 @@ async function accepted(t: TestContext): Promise<Restart> {
   const harness = await startClient(t, [first]);
   const snapshot = input(2, services(300));
   harness.setLatest(snapshot);
-  await waitFor(() => harness.acks.some((a) => a.accepted && a.hash === snapshot.hash), { timeoutMs: 10_000, message: 'the first server never acked' });
+  await waitFor(() => harness.acks.some((a) => a.accepted && a.hash === snapshot.hash), {
+    timeoutMs: 10_000,
+    message: 'the first server never acked',
+  });
   return { redis, first, harness, snapshot };
 }
 
@@ -48,7 +68,11 @@ async function accepted(t: TestContext): Promise<Restart> {
  * getInput calls for east (a read, and a decode, of the stored value) from before any agent
  * reaches it.
  */
-async function restart({ redis, first }: Restart, t: TestContext, between: () => Promise<void> = () => Promise.resolve()) {
+async function restart(
+  { redis, first }: Restart,
+  t: TestContext,
+  between: () => Promise<void> = () => Promise.resolve(),
+) {
   first.proxy.setDown(true);
   first.proxy.cut();
   await first.server.stop();
@@ -60,7 +84,10 @@ async function restart({ redis, first }: Restart, t: TestContext, between: () =>
     if (cluster === 'east') reads.count++;
     return getInput(cluster);
   };
-  await waitFor(() => next.server.store.health().redisUp, { timeoutMs: 5000, message: 'redis never came up for the new server' });
+  await waitFor(() => next.server.store.health().redisUp, {
+    timeoutMs: 5000,
+    message: 'redis never came up for the new server',
+  });
   first.proxy.setDown(false);
   return { next, reads };
 }
@@ -69,12 +96,18 @@ test('given a server restarted with Redis kept, when the agent reconnects, then 
   const run = await accepted(t);
   const acksBefore = run.harness.acks.length;
   const { next, reads } = await restart(run, t);
-  await waitFor(() => run.harness.acks.length > acksBefore, { timeoutMs: 10_000, message: 'the restarted server never acked' });
+  await waitFor(() => run.harness.acks.length > acksBefore, {
+    timeoutMs: 10_000,
+    message: 'the restarted server never acked',
+  });
   const ack = run.harness.acks.at(-1);
   assert.deepEqual([ack?.accepted, ack?.hash, ack?.generation], [true, run.snapshot.hash, 2]);
   assert.equal(await pushBytes(next, 'full'), 0, 'the snapshot was not pushed full');
   const resumeBytes = await pushBytes(next, 'delta');
-  assert.ok(resumeBytes > 0 && resumeBytes < 1024, `the resume took ${resumeBytes} bytes (the snapshot is ${run.snapshot.bytes})`);
+  assert.ok(
+    resumeBytes > 0 && resumeBytes < 1024,
+    `the resume took ${resumeBytes} bytes (the snapshot is ${run.snapshot.bytes})`,
+  );
   assert.equal(reads.count, 0, 'the server did not read the stored input to answer');
   assert.equal(next.stored.length, 0, 'the held input was not written again');
   assert.equal(logged(run.harness.lines, /does not hold the delta base/), false);
@@ -83,7 +116,10 @@ test('given a server restarted with Redis kept, when the agent reconnects, then 
 test('given a server restarted with Redis flushed, when the agent resumes, then the server refuses the resume, the agent pushes full, and the server ends with its input', async (t) => {
   const run = await accepted(t);
   const { next } = await restart(run, t, () => run.redis.restart());
-  await waitFor(() => next.stored.at(-1)?.hash === run.snapshot.hash, { timeoutMs: 10_000, message: 'the restarted server never stored the input' });
+  await waitFor(() => next.stored.at(-1)?.hash === run.snapshot.hash, {
+    timeoutMs: 10_000,
+    message: 'the restarted server never stored the input',
+  });
   assert.ok(logged(run.harness.lines, /does not hold the delta base/), 'the resume was refused first');
   assert.ok((await pushBytes(next, 'full')) > 0, 'the snapshot went full');
   assert.equal((await next.server.store.getInput('east'))?.hash, run.snapshot.hash);

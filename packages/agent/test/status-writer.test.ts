@@ -20,7 +20,13 @@ const invalidPolicy: ReportedStatus = {
   namespace: 'bookinfo',
   name: 'reviews-lockdown',
   state: { observedGeneration: 0, approval: 'INVALID', message: 'spec.config.enforcementLayers: not supported' },
-  clusters: { 'cluster-a': { observedGeneration: 0, approval: 'INVALID', message: 'spec.config.enforcementLayers: not supported' } },
+  clusters: {
+    'cluster-a': {
+      observedGeneration: 0,
+      approval: 'INVALID',
+      message: 'spec.config.enforcementLayers: not supported',
+    },
+  },
 };
 
 const acceptedRoute: ReportedStatus = {
@@ -36,7 +42,8 @@ const acceptedRoute: ReportedStatus = {
 async function manifestsDir(t: TestContext): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), 'meshrelay-status-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
-  for (const r of statusFixture()) await writeFile(path.join(dir, `${r.kind.toLowerCase()}-${r.metadata.name}.yaml`), JSON.stringify(r));
+  for (const r of statusFixture())
+    await writeFile(path.join(dir, `${r.kind.toLowerCase()}-${r.metadata.name}.yaml`), JSON.stringify(r));
   return dir;
 }
 
@@ -50,7 +57,10 @@ test('given a status directory of its own, when the file writer writes, then the
   await writer.write([invalidPolicy, acceptedRoute]);
 
   assert.equal(writer.directory, statusDir);
-  assert.deepEqual((await readdir(statusDir)).sort(), ['AccessPolicy.bookinfo.reviews-lockdown.yaml', 'RouteTable.bookinfo.reviews-route.yaml']);
+  assert.deepEqual((await readdir(statusDir)).sort(), [
+    'AccessPolicy.bookinfo.reviews-lockdown.yaml',
+    'RouteTable.bookinfo.reviews-route.yaml',
+  ]);
   assert.deepEqual((await readdir(dir)).sort(), before);
 });
 
@@ -65,22 +75,44 @@ test('given reported statuses, when the file writer writes them, then one status
     apiVersion: invalidPolicy.apiVersion,
     kind: 'AccessPolicy',
     metadata: { name: 'reviews-lockdown', namespace: 'bookinfo' },
-    status: { state: { ...invalidPolicy.state, observedGeneration: 1 }, clusters: { 'cluster-a': { ...invalidPolicy.state, observedGeneration: 1 } } },
+    status: {
+      state: { ...invalidPolicy.state, observedGeneration: 1 },
+      clusters: { 'cluster-a': { ...invalidPolicy.state, observedGeneration: 1 } },
+    },
   });
 });
 
 test('given one manifest that sets metadata.generation 7 and one that sets none, when the file provider reads them and the file writer writes their statuses, then observedGeneration is 7 and 1', async (t) => {
   const dir = await manifestsDir(t);
   const [, route] = statusFixture();
-  await writeFile(path.join(dir, 'routetable-reviews-route.yaml'), JSON.stringify({ ...route, metadata: { ...route?.metadata, generation: 7 } }));
+  await writeFile(
+    path.join(dir, 'routetable-reviews-route.yaml'),
+    JSON.stringify({ ...route, metadata: { ...route?.metadata, generation: 7 } }),
+  );
   const generations = new ManifestGenerations();
-  const provider = new FileDiscoveryProvider({ cluster: 'cluster-a', manifestsDir: dir, validate: validateInputResource, logger: captureLogger().logger, watch: false, epoch: 'e', generations });
+  const provider = new FileDiscoveryProvider({
+    cluster: 'cluster-a',
+    manifestsDir: dir,
+    validate: validateInputResource,
+    logger: captureLogger().logger,
+    watch: false,
+    epoch: 'e',
+    generations,
+  });
   await provider.start();
   await provider.stop();
-  await new FileStatusWriter({ manifestsDir: dir, logger: captureLogger().logger, generations }).write([invalidPolicy, acceptedRoute]);
+  await new FileStatusWriter({ manifestsDir: dir, logger: captureLogger().logger, generations }).write([
+    invalidPolicy,
+    acceptedRoute,
+  ]);
   const observed = async (file: string) => {
-    const doc = parse(await readFile(path.join(dir, STATUS_DIR, file), 'utf8')) as { status: { state: { observedGeneration: number }; clusters: Record<string, { observedGeneration: number }> } };
-    return [doc.status.state.observedGeneration, ...Object.values(doc.status.clusters).map((c) => c.observedGeneration)];
+    const doc = parse(await readFile(path.join(dir, STATUS_DIR, file), 'utf8')) as {
+      status: { state: { observedGeneration: number }; clusters: Record<string, { observedGeneration: number }> };
+    };
+    return [
+      doc.status.state.observedGeneration,
+      ...Object.values(doc.status.clusters).map((c) => c.observedGeneration),
+    ];
   };
   assert.deepEqual(await observed('RouteTable.bookinfo.reviews-route.yaml'), [7, 7]);
   assert.deepEqual(await observed('AccessPolicy.bookinfo.reviews-lockdown.yaml'), [1, 1]);
@@ -97,19 +129,35 @@ test('given written status files, when a later report leaves a resource out, the
 test('given status files beside the manifests, when the file provider reads the directory, then the snapshot is the same as without them', async (t) => {
   const dir = await manifestsDir(t);
   const read = async () => {
-    const provider = new FileDiscoveryProvider({ cluster: 'cluster-a', manifestsDir: dir, validate: validateInputResource, logger: captureLogger().logger, watch: false, epoch: 'e' });
+    const provider = new FileDiscoveryProvider({
+      cluster: 'cluster-a',
+      manifestsDir: dir,
+      validate: validateInputResource,
+      logger: captureLogger().logger,
+      watch: false,
+      epoch: 'e',
+    });
     await provider.start();
     await provider.stop();
     return { hash: provider.current?.hash, problems: provider.problems };
   };
   const before = await read();
-  await new FileStatusWriter({ manifestsDir: dir, logger: captureLogger().logger }).write([invalidPolicy, acceptedRoute]);
+  await new FileStatusWriter({ manifestsDir: dir, logger: captureLogger().logger }).write([
+    invalidPolicy,
+    acceptedRoute,
+  ]);
   assert.deepEqual(await read(), before);
 });
 
 test('given a status report off the wire, when converted, then numbers, approvals and per-cluster results survive', () => {
   const [status] = reportedStatusesOf({
-    statuses: [{ ...invalidPolicy, state: { ...invalidPolicy.state, observedGeneration: 3 }, clusters: { ...invalidPolicy.clusters } }],
+    statuses: [
+      {
+        ...invalidPolicy,
+        state: { ...invalidPolicy.state, observedGeneration: 3 },
+        clusters: { ...invalidPolicy.clusters },
+      },
+    ],
   });
   assert.equal(status?.state.observedGeneration, 3);
   assert.equal(status?.state.approval, 'INVALID');
@@ -127,7 +175,9 @@ test('given Gloo resources in the API server, when the kubernetes writer writes 
   const observed = withObservedGeneration(invalidPolicy, 1);
   assert.deepEqual(written?.['status'], { state: observed.state, clusters: observed.clusters });
   assert.deepEqual(written?.['spec'], policy?.spec);
-  const routeStatus = server.get('routetables.networking.gloo.solo.io', 'reviews-route', 'bookinfo')?.['status'] as { state: { approval: string } };
+  const routeStatus = server.get('routetables.networking.gloo.solo.io', 'reviews-route', 'bookinfo')?.['status'] as {
+    state: { approval: string };
+  };
   assert.equal(routeStatus.state.approval, 'ACCEPTED');
 });
 
@@ -139,9 +189,15 @@ test('given a RouteTable at generation 3 in the API server, when the kubernetes 
   await new KubernetesStatusWriter({ kubeConfig, logger: captureLogger().logger }).write([twoClusters]);
   const written = server.get('routetables.networking.gloo.solo.io', 'reviews-route', 'bookinfo');
   assert.equal((written?.['metadata'] as { generation?: number }).generation, 3);
-  const status = written?.['status'] as { state: { observedGeneration: number }; clusters: Record<string, { observedGeneration: number }> };
+  const status = written?.['status'] as {
+    state: { observedGeneration: number };
+    clusters: Record<string, { observedGeneration: number }>;
+  };
   assert.equal(status.state.observedGeneration, 3);
-  assert.deepEqual(Object.values(status.clusters).map((c) => c.observedGeneration), [3, 3]);
+  assert.deepEqual(
+    Object.values(status.clusters).map((c) => c.observedGeneration),
+    [3, 3],
+  );
 });
 
 test('given a written status, when the object changes and the same report is written again, then observedGeneration follows the new generation', async (t) => {
@@ -152,11 +208,13 @@ test('given a written status, when the object changes and the same report is wri
   await writer.write([acceptedRoute]);
   server.put(route as never);
   await writer.write([acceptedRoute]);
-  const status = server.get('routetables.networking.gloo.solo.io', 'reviews-route', 'bookinfo')?.['status'] as { state: { observedGeneration: number; approval: string } };
+  const status = server.get('routetables.networking.gloo.solo.io', 'reviews-route', 'bookinfo')?.['status'] as {
+    state: { observedGeneration: number; approval: string };
+  };
   assert.deepEqual([status.state.observedGeneration, status.state.approval], [2, 'ACCEPTED']);
 });
 
-test('given an object that changes between the writer\'s read and its patch, when the status is written, then the stale patch is refused and redone against the new generation', async (t) => {
+test("given an object that changes between the writer's read and its patch, when the status is written, then the stale patch is refused and redone against the new generation", async (t) => {
   const { server, kubeConfig } = await startFakeKube(t);
   const [, route] = statusFixture();
   server.put(route as never);
@@ -174,7 +232,9 @@ test('given an object that changes between the writer\'s read and its patch, whe
   await new KubernetesStatusWriter({ kubeConfig, logger: captureLogger().logger }).write([acceptedRoute]);
   const patches = server.requests.filter((r) => r.method === 'PATCH').map((r) => r.status);
   assert.deepEqual(patches, [409, 200]);
-  const status = server.get('routetables.networking.gloo.solo.io', 'reviews-route', 'bookinfo')?.['status'] as { state: { observedGeneration: number } };
+  const status = server.get('routetables.networking.gloo.solo.io', 'reviews-route', 'bookinfo')?.['status'] as {
+    state: { observedGeneration: number };
+  };
   assert.equal(status.state.observedGeneration, 2);
 });
 
@@ -186,7 +246,9 @@ test('given a written status, when a consuming cluster drops out of the next rep
   const twoClusters = { ...acceptedRoute, clusters: { ...acceptedRoute.clusters, 'cluster-b': acceptedRoute.state } };
   await writer.write([twoClusters]);
   await writer.write([acceptedRoute]);
-  const status = server.get('routetables.networking.gloo.solo.io', 'reviews-route', 'bookinfo')?.['status'] as { clusters: Record<string, unknown> };
+  const status = server.get('routetables.networking.gloo.solo.io', 'reviews-route', 'bookinfo')?.['status'] as {
+    clusters: Record<string, unknown>;
+  };
   assert.deepEqual(Object.keys(status.clusters), ['cluster-a']);
 });
 
@@ -197,5 +259,11 @@ test('given a resource deleted before its status is written, when the kubernetes
   const { logger, lines } = captureLogger();
   await new KubernetesStatusWriter({ kubeConfig, logger }).write([invalidPolicy, acceptedRoute]);
   assert.ok(server.get('routetables.networking.gloo.solo.io', 'reviews-route', 'bookinfo')?.['status']);
-  assert.ok(lines.some((l) => l['msg'] === 'resource gone before its status was written' && l['resource'] === 'AccessPolicy.bookinfo.reviews-lockdown'));
+  assert.ok(
+    lines.some(
+      (l) =>
+        l['msg'] === 'resource gone before its status was written' &&
+        l['resource'] === 'AccessPolicy.bookinfo.reviews-lockdown',
+    ),
+  );
 });

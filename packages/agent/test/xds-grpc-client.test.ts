@@ -8,7 +8,13 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
-import { Server, ServerCredentials, loadPackageDefinition, type GrpcObject, type ServiceClientConstructor } from '@grpc/grpc-js';
+import {
+  Server,
+  ServerCredentials,
+  loadPackageDefinition,
+  type GrpcObject,
+  type ServiceClientConstructor,
+} from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
@@ -19,13 +25,21 @@ import { AdsServer } from '../src/xds/ads-server.ts';
 const FIXTURES = new URL('./fixtures/xds/', import.meta.url).pathname;
 const HOST = 'who.global';
 const PORT = 9080;
-const Who = ((loadPackageDefinition(loadSync(`${FIXTURES}who.proto`, { keepCase: true }))['meshrelay'] as GrpcObject)['test'] as GrpcObject)['Who'] as ServiceClientConstructor;
+const Who = (
+  (loadPackageDefinition(loadSync(`${FIXTURES}who.proto`, { keepCase: true }))['meshrelay'] as GrpcObject)[
+    'test'
+  ] as GrpcObject
+)['Who'] as ServiceClientConstructor;
 
 /** A backend on 127.0.0.1 that answers every call with its name. */
 async function startBackend(name: string): Promise<{ port: number; server: Server }> {
   const server = new Server();
-  server.addService(Who.service, { Ask: (_call: unknown, cb: (err: null, reply: { backend: string }) => void) => cb(null, { backend: name }) });
-  const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
+  server.addService(Who.service, {
+    Ask: (_call: unknown, cb: (err: null, reply: { backend: string }) => void) => cb(null, { backend: name }),
+  });
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
   return { port, server };
 }
 
@@ -34,23 +48,47 @@ function output(ports: Record<string, number>): Resource[] {
   const meta = (name: string) => ({ name, namespace: 'shop' });
   return [
     {
-      apiVersion: 'networking.istio.io/v1', kind: 'ServiceEntry', metadata: meta('who'),
+      apiVersion: 'networking.istio.io/v1',
+      kind: 'ServiceEntry',
+      metadata: meta('who'),
       spec: {
-        hosts: [HOST], location: 'MESH_INTERNAL', resolution: 'STATIC', ports: [{ name: 'grpc', number: PORT, protocol: 'GRPC' }],
-        endpoints: Object.entries(ports).map(([version, port]) => ({ address: '127.0.0.1', labels: { app: 'who', version }, locality: 'eu/eu-1a', ports: { grpc: port } })),
+        hosts: [HOST],
+        location: 'MESH_INTERNAL',
+        resolution: 'STATIC',
+        ports: [{ name: 'grpc', number: PORT, protocol: 'GRPC' }],
+        endpoints: Object.entries(ports).map(([version, port]) => ({
+          address: '127.0.0.1',
+          labels: { app: 'who', version },
+          locality: 'eu/eu-1a',
+          ports: { grpc: port },
+        })),
       },
     },
     {
-      apiVersion: 'networking.istio.io/v1', kind: 'DestinationRule', metadata: meta('who'),
+      apiVersion: 'networking.istio.io/v1',
+      kind: 'DestinationRule',
+      metadata: meta('who'),
       spec: { host: HOST, subsets: Object.keys(ports).map((version) => ({ name: version, labels: { version } })) },
     },
     {
-      apiVersion: 'networking.istio.io/v1', kind: 'VirtualService', metadata: meta('who'),
+      apiVersion: 'networking.istio.io/v1',
+      kind: 'VirtualService',
+      metadata: meta('who'),
       spec: {
         hosts: [HOST],
         http: [
-          { name: 'testers', match: [{ headers: { 'x-user': { exact: 'tester' } } }], route: [{ destination: { host: HOST, subset: 'v2' } }] },
-          { name: 'split', route: [{ destination: { host: HOST, subset: 'v1' }, weight: 80 }, { destination: { host: HOST, subset: 'v3' }, weight: 20 }] },
+          {
+            name: 'testers',
+            match: [{ headers: { 'x-user': { exact: 'tester' } } }],
+            route: [{ destination: { host: HOST, subset: 'v2' } }],
+          },
+          {
+            name: 'split',
+            route: [
+              { destination: { host: HOST, subset: 'v1' }, weight: 80 },
+              { destination: { host: HOST, subset: 'v3' }, weight: 20 },
+            ],
+          },
         ],
       },
     },
@@ -71,11 +109,17 @@ function withRejectedCluster(config: XdsConfig, name: string): XdsConfig {
 /** The client child: one JSON line of counts per `ask`. */
 function startClient(adsPort: number) {
   const bootstrap = {
-    xds_servers: [{ server_uri: `127.0.0.1:${adsPort}`, channel_creds: [{ type: 'insecure' }], server_features: ['xds_v3'] }],
+    xds_servers: [
+      { server_uri: `127.0.0.1:${adsPort}`, channel_creds: [{ type: 'insecure' }], server_features: ['xds_v3'] },
+    ],
     node: { id: 'sidecar~127.0.0.1~who-client.shop~shop.svc.cluster.local', locality: { region: 'eu', zone: 'eu-1a' } },
   };
   const child = spawn(process.execPath, [`${FIXTURES}who-client.ts`], {
-    env: { ...process.env, GRPC_XDS_BOOTSTRAP_CONFIG: JSON.stringify(bootstrap), MESHRELAY_TEST_TARGET: `xds:///${HOST}:${PORT}` },
+    env: {
+      ...process.env,
+      GRPC_XDS_BOOTSTRAP_CONFIG: JSON.stringify(bootstrap),
+      MESHRELAY_TEST_TARGET: `xds:///${HOST}:${PORT}`,
+    },
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
@@ -100,40 +144,51 @@ async function waitFor(cond: () => boolean, timeoutMs = 20_000): Promise<void> {
   }
 }
 
-test('given a grpc-js-xds client on the agent ADS server, then header matches, weights and a NACK behave as configured', { timeout: 170_000 }, async (t) => {
-  const backends = { v1: await startBackend('v1'), v2: await startBackend('v2'), v3: await startBackend('v3') };
-  t.after(() => Object.values(backends).forEach((b) => b.server.forceShutdown()));
-  const registry = new Registry();
-  const ads = new AdsServer({ port: 0, host: '127.0.0.1', registry, logger: pino({ level: 'silent' }) });
-  await ads.start();
-  t.after(() => ads.stop());
-  const good = buildXdsConfig({ cluster: 'east', output: output({ v1: backends.v1.port, v2: backends.v2.port, v3: backends.v3.port }), discovered: [] });
-  assert.deepEqual(good.findings, []);
-  ads.setConfig(good);
-  const client = startClient(ads.port);
-  t.after(client.stop);
+test(
+  'given a grpc-js-xds client on the agent ADS server, then header matches, weights and a NACK behave as configured',
+  { timeout: 170_000 },
+  async (t) => {
+    const backends = { v1: await startBackend('v1'), v2: await startBackend('v2'), v3: await startBackend('v3') };
+    t.after(() => Object.values(backends).forEach((b) => b.server.forceShutdown()));
+    const registry = new Registry();
+    const ads = new AdsServer({ port: 0, host: '127.0.0.1', registry, logger: pino({ level: 'silent' }) });
+    await ads.start();
+    t.after(() => ads.stop());
+    const good = buildXdsConfig({
+      cluster: 'east',
+      output: output({ v1: backends.v1.port, v2: backends.v2.port, v3: backends.v3.port }),
+      discovered: [],
+    });
+    assert.deepEqual(good.findings, []);
+    ads.setConfig(good);
+    const client = startClient(ads.port);
+    t.after(client.stop);
 
-  await t.test('a header match sends the tester to v2 every time', async () => {
-    assert.deepEqual(await client.ask(200, 'tester'), { v2: 200 });
-  });
+    await t.test('a header match sends the tester to v2 every time', async () => {
+      assert.deepEqual(await client.ask(200, 'tester'), { v2: 200 });
+    });
 
-  await t.test('an 80/20 split holds within 5 % over 2,000 calls', async (st) => {
-    const counts = await client.ask(2000, 'someone');
-    st.diagnostic(`answers by backend: ${JSON.stringify(counts)}`);
-    assert.equal((counts['v1'] ?? 0) + (counts['v3'] ?? 0), 2000, JSON.stringify(counts));
-    const share = (counts['v1'] ?? 0) / 2000;
-    assert.ok(Math.abs(share - 0.8) <= 0.05, `v1 share ${share} (${JSON.stringify(counts)})`);
-  });
+    await t.test('an 80/20 split holds within 5 % over 2,000 calls', async (st) => {
+      const counts = await client.ask(2000, 'someone');
+      st.diagnostic(`answers by backend: ${JSON.stringify(counts)}`);
+      assert.equal((counts['v1'] ?? 0) + (counts['v3'] ?? 0), 2000, JSON.stringify(counts));
+      const share = (counts['v1'] ?? 0) / 2000;
+      assert.ok(Math.abs(share - 0.8) <= 0.05, `v1 share ${share} (${JSON.stringify(counts)})`);
+    });
 
-  await t.test('a rejected cluster is NACKed, counted and shown, and calls flow on the last good config', async () => {
-    ads.setConfig(withRejectedCluster(good, clusterName(HOST, PORT, 'v2')));
-    await waitFor(() => ads.proxies().some((p) => p.lastNack !== undefined));
-    const [proxy] = ads.proxies();
-    assert.equal(proxy?.lastNack?.typeUrl, 'type.googleapis.com/envoy.config.cluster.v3.Cluster');
-    assert.ok((proxy?.lastNack?.reason ?? '').length > 0);
-    assert.match(await registry.metrics(), /meshrelay_xds_nacks_total\{type="cds"\} [1-9]/);
-    assert.deepEqual(await client.ask(100, 'tester'), { v2: 100 });
-    const counts = await client.ask(500, 'someone');
-    assert.equal((counts['v1'] ?? 0) + (counts['v3'] ?? 0), 500, JSON.stringify(counts));
-  });
-});
+    await t.test(
+      'a rejected cluster is NACKed, counted and shown, and calls flow on the last good config',
+      async () => {
+        ads.setConfig(withRejectedCluster(good, clusterName(HOST, PORT, 'v2')));
+        await waitFor(() => ads.proxies().some((p) => p.lastNack !== undefined));
+        const [proxy] = ads.proxies();
+        assert.equal(proxy?.lastNack?.typeUrl, 'type.googleapis.com/envoy.config.cluster.v3.Cluster');
+        assert.ok((proxy?.lastNack?.reason ?? '').length > 0);
+        assert.match(await registry.metrics(), /meshrelay_xds_nacks_total\{type="cds"\} [1-9]/);
+        assert.deepEqual(await client.ask(100, 'tester'), { v2: 100 });
+        const counts = await client.ask(500, 'someone');
+        assert.equal((counts['v1'] ?? 0) + (counts['v3'] ?? 0), 500, JSON.stringify(counts));
+      },
+    );
+  },
+);

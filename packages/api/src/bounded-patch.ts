@@ -67,7 +67,8 @@ export class BoundedPatcher {
   }
 
   #applyOne(raw: unknown, index: number): void {
-    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new PatchMismatch(`operation ${index} is not an object`);
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+      throw new PatchMismatch(`operation ${index} is not an object`);
     const op = raw as Record<string, unknown>;
     const path = pointer(op['path'], index, 'path');
     this.#budget.charge(this.#key, path.length + 1);
@@ -81,7 +82,8 @@ export class BoundedPatcher {
         return this.#add(path, valueOf(op, index), true);
       case 'move': {
         const from = pointer(op['from'], index, 'from');
-        if (from.length < path.length && from.every((t, i) => t === path[i])) throw new PatchMismatch(`operation ${index} moves a value into itself`);
+        if (from.length < path.length && from.every((t, i) => t === path[i]))
+          throw new PatchMismatch(`operation ${index} moves a value into itself`);
         return this.#add(path, this.#remove(from));
       }
       case 'copy': {
@@ -90,7 +92,8 @@ export class BoundedPatcher {
         return this.#add(path, value);
       }
       case 'test':
-        if (!this.#equal(this.#read(path), valueOf(op, index))) throw new PatchMismatch(`test operation ${index} failed at ${formatPointer(path)}`);
+        if (!this.#equal(this.#read(path), valueOf(op, index)))
+          throw new PatchMismatch(`test operation ${index} failed at ${formatPointer(path)}`);
         return;
       default:
         throw new PatchMismatch(`operation ${index} has no known "op" (${JSON.stringify(op['op'])})`);
@@ -100,8 +103,16 @@ export class BoundedPatcher {
   /** Puts `value` at `path` (inserting into an array, setting an object member); `replacing` when the place was just emptied by replace. */
   #add(path: readonly string[], value: unknown, replacing = false): void {
     // A value larger than the room left is refused while it is measured, before the rest of it is walked.
-    const room = Math.min(this.#budget.growthLeft, this.#baseBytes === undefined ? Infinity : this.#budget.maxBytes - this.#baseBytes - this.#growth);
-    const measure = this.#measure(value, this.#budget.limits.maxDepth - path.length, path, path.length === 0 ? Infinity : room);
+    const room = Math.min(
+      this.#budget.growthLeft,
+      this.#baseBytes === undefined ? Infinity : this.#budget.maxBytes - this.#baseBytes - this.#growth,
+    );
+    const measure = this.#measure(
+      value,
+      this.#budget.limits.maxDepth - path.length,
+      path,
+      path.length === 0 ? Infinity : room,
+    );
     this.#budget.checkDepth(this.#key, path.length + measure.depth, formatPointer(path));
     if (path.length === 0) {
       this.#resize(measure.bytes - this.bytes);
@@ -140,7 +151,9 @@ export class BoundedPatcher {
     if (!Object.hasOwn(parent, token)) throw new PatchMismatch(`no member at ${formatPointer(path)}`);
     const value = parent[token];
     delete parent[token];
-    this.#resize(-(memberBytes(token) + this.#measure(value, Infinity).bytes + (Object.keys(parent).length > 0 ? 1 : 0)));
+    this.#resize(
+      -(memberBytes(token) + this.#measure(value, Infinity).bytes + (Object.keys(parent).length > 0 ? 1 : 0)),
+    );
     return value;
   }
 
@@ -171,9 +184,12 @@ export class BoundedPatcher {
   }
 
   #own(value: unknown, path: readonly string[]): Container {
-    if (typeof value !== 'object' || value === null) throw new PatchMismatch(`${formatPointer(path)} is not an object or array`);
+    if (typeof value !== 'object' || value === null)
+      throw new PatchMismatch(`${formatPointer(path)} is not an object or array`);
     if (this.#owned.has(value)) return value as Container;
-    const copy: Container = Array.isArray(value) ? [...(value as unknown[])] : { ...(value as Record<string, unknown>) };
+    const copy: Container = Array.isArray(value)
+      ? [...(value as unknown[])]
+      : { ...(value as Record<string, unknown>) };
     this.#budget.charge(this.#key, Array.isArray(copy) ? copy.length + 1 : Object.keys(copy).length + 1);
     this.#owned.add(copy);
     return copy;
@@ -199,12 +215,15 @@ export class BoundedPatcher {
     }
     const known = this.#measures.get(value);
     if (known) {
-      if (known.depth > levelsLeft) this.#budget.checkDepth(this.#key, this.#budget.limits.maxDepth + 1, formatPointer(where));
+      if (known.depth > levelsLeft)
+        this.#budget.checkDepth(this.#key, this.#budget.limits.maxDepth + 1, formatPointer(where));
       if (known.bytes > room) this.#budget.refuseSize(this.#key, formatPointer(where));
       return known;
     }
     if (levelsLeft < 1) this.#budget.checkDepth(this.#key, this.#budget.limits.maxDepth + 1, formatPointer(where));
-    const entries: [string | undefined, unknown][] = Array.isArray(value) ? value.map((v) => [undefined, v]) : Object.entries(value);
+    const entries: [string | undefined, unknown][] = Array.isArray(value)
+      ? value.map((v) => [undefined, v])
+      : Object.entries(value);
     this.#budget.charge(this.#key, entries.length + 1);
     let bytes = 2 + Math.max(0, entries.length - 1);
     let depth = 0;
@@ -235,13 +254,15 @@ export class BoundedPatcher {
 /** The child of `node` at `token`, or PatchMismatch naming the path. */
 function child(node: unknown, token: string, path: readonly string[], i: number): unknown {
   if (Array.isArray(node)) return node[arrayIndex(token, node.length)];
-  if (typeof node === 'object' && node !== null && Object.hasOwn(node, token)) return (node as Record<string, unknown>)[token];
+  if (typeof node === 'object' && node !== null && Object.hasOwn(node, token))
+    return (node as Record<string, unknown>)[token];
   throw new PatchMismatch(`no member at ${formatPointer(path.slice(0, i + 1))}`);
 }
 
 /** RFC 6901 array index: decimal digits without a leading zero, below `bound`. */
 function arrayIndex(token: string, bound: number): number {
-  if (!/^(0|[1-9][0-9]{0,15})$/.test(token)) throw new PatchMismatch(`array index ${JSON.stringify(token)} is not a number`);
+  if (!/^(0|[1-9][0-9]{0,15})$/.test(token))
+    throw new PatchMismatch(`array index ${JSON.stringify(token)} is not a number`);
   const i = Number(token);
   if (i >= bound) throw new PatchMismatch(`array index ${i} is out of range`);
   return i;
@@ -251,8 +272,12 @@ function arrayIndex(token: string, bound: number): number {
 function pointer(value: unknown, index: number, field: string): string[] {
   if (typeof value !== 'string') throw new PatchMismatch(`operation ${index} has no "${field}" string`);
   if (value === '') return [];
-  if (!value.startsWith('/')) throw new PatchMismatch(`operation ${index}'s ${field} ${JSON.stringify(value)} is not a JSON pointer`);
-  const tokens = value.slice(1).split('/').map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~'));
+  if (!value.startsWith('/'))
+    throw new PatchMismatch(`operation ${index}'s ${field} ${JSON.stringify(value)} is not a JSON pointer`);
+  const tokens = value
+    .slice(1)
+    .split('/')
+    .map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~'));
   if (tokens.includes('__proto__')) throw new PatchMismatch(`operation ${index}'s ${field} names a prototype member`);
   return tokens;
 }
@@ -274,6 +299,7 @@ function memberBytes(key: string): number {
 function scalarBytes(value: unknown): number {
   if (typeof value === 'string') return Buffer.byteLength(JSON.stringify(value));
   const text = JSON.stringify(value) as string | undefined;
-  if (text === undefined) throw new MeshrelayError('MESHRELAY_ERR_DELTA_BASE_MISMATCH', `a value JSON cannot carry (${typeof value})`);
+  if (text === undefined)
+    throw new MeshrelayError('MESHRELAY_ERR_DELTA_BASE_MISMATCH', `a value JSON cannot carry (${typeof value})`);
   return text.length;
 }

@@ -155,7 +155,11 @@ function encode(value: unknown, seen: Set<object>): string {
   objectEncodes += 1;
   let out: string;
   if (Array.isArray(obj)) {
-    out = joinParts('[', obj.map((item: unknown) => (item === undefined ? 'null' : encode(item, seen))), ']');
+    out = joinParts(
+      '[',
+      obj.map((item: unknown) => (item === undefined ? 'null' : encode(item, seen))),
+      ']',
+    );
   } else {
     const record = obj as Record<string, unknown>;
     const parts: string[] = [];
@@ -262,7 +266,8 @@ function innerEncoding(part: readonly unknown[]): string {
  */
 export function canonicalConcat<T>(parts: readonly (readonly T[])[]): readonly T[] {
   for (const part of parts) {
-    if (!Array.isArray(part) || !known.has(part)) throw invalid('a concatenation part is not a canonical array (see canonicalPart)');
+    if (!Array.isArray(part) || !known.has(part))
+      throw invalid('a concatenation part is not a canonical array (see canonicalPart)');
   }
   const nonEmpty = parts.filter((p) => p.length > 0);
   const out = Object.freeze(nonEmpty.flat() as T[]);
@@ -362,7 +367,11 @@ function copyEncode(value: unknown, seen: Set<object>, keepParts: boolean, keepS
   let shared = false;
   if (Array.isArray(value)) {
     const items = value.map((item: unknown) => copyEncode(item === undefined ? null : item, seen, keepParts));
-    encoding = joinParts('[', items.map((i) => i.encoding), ']');
+    encoding = joinParts(
+      '[',
+      items.map((i) => i.encoding),
+      ']',
+    );
     copy = Object.freeze(items.map((i) => i.copy));
     shared = items.some((i) => i.shared && i.encoding.length >= LINKED_PART);
   } else {
@@ -377,7 +386,8 @@ function copyEncode(value: unknown, seen: Set<object>, keepParts: boolean, keepS
       parts.push(item);
       if (part.shared && item.length >= LINKED_PART) shared = true;
       // JSON.parse makes "__proto__" an own property; so does this copy (a plain assignment would set the prototype).
-      if (key === '__proto__') Object.defineProperty(out, key, { value: part.copy, enumerable: true, writable: true, configurable: true });
+      if (key === '__proto__')
+        Object.defineProperty(out, key, { value: part.copy, enumerable: true, writable: true, configurable: true });
       else out[key] = part.copy;
     }
     encoding = joinParts('{', parts, '}');

@@ -14,13 +14,25 @@ export interface DeltaHeader {
    * (only to a receiver that takes patches): the clusters whose entry is gone and the hash of
    * the whole resulting list (see provenance-delta.ts).
    */
-  readonly provenance?: { readonly removed: readonly string[]; readonly hash: string; readonly epochOfBase?: readonly string[] };
+  readonly provenance?: {
+    readonly removed: readonly string[];
+    readonly hash: string;
+    readonly epochOfBase?: readonly string[];
+  };
 }
 
 /** What a delta costs against the snapshot size limit: its payload plus its deleted keys and patches. */
-export function deltaBytes(payload: string, deletedKeys: readonly string[], patches: readonly ResourcePatch[] = []): number {
+export function deltaBytes(
+  payload: string,
+  deletedKeys: readonly string[],
+  patches: readonly ResourcePatch[] = [],
+): number {
   const keys = deletedKeys.reduce((n, k) => n + Buffer.byteLength(k), 0);
-  return Buffer.byteLength(payload) + keys + patches.reduce((n, p) => n + Buffer.byteLength(p.key) + Buffer.byteLength(p.ops), 0);
+  return (
+    Buffer.byteLength(payload) +
+    keys +
+    patches.reduce((n, p) => n + Buffer.byteLength(p.key) + Buffer.byteLength(p.ops), 0)
+  );
 }
 
 /** The delta a header announces, or undefined for a full snapshot. */
@@ -38,7 +50,11 @@ export function deltaOfHeader(header: relay.v1.ISnapshotHeader): DeltaHeader | u
 
 function relativeProvenanceOfHeader(header: relay.v1.ISnapshotHeader): NonNullable<DeltaHeader['provenance']> {
   const epochOfBase = (header.provenance ?? []).filter((p) => p.epochOfBase === true).map((p) => p.cluster ?? '');
-  return { removed: [...(header.provenanceRemoved ?? [])], hash: header.provenanceHash ?? '', ...(epochOfBase.length > 0 ? { epochOfBase } : {}) };
+  return {
+    removed: [...(header.provenanceRemoved ?? [])],
+    hash: header.provenanceHash ?? '',
+    ...(epochOfBase.length > 0 ? { epochOfBase } : {}),
+  };
 }
 
 /** The header fields of a delta (SnapshotHeader 8-14; a relative provenance's epochOfBase rides on its entries). */
@@ -47,7 +63,15 @@ export function deltaHeaderFields(delta: DeltaHeader): relay.v1.ISnapshotHeader 
     baseHash: delta.baseHash,
     payloadHash: delta.payloadHash,
     deletedKeys: [...delta.deletedKeys],
-    ...(delta.patches && delta.patches.length > 0 ? { patches: delta.patches.map((p) => ({ key: p.key, ops: p.ops })) } : {}),
-    ...(delta.provenance ? { provenanceRelative: true, provenanceRemoved: [...delta.provenance.removed], provenanceHash: delta.provenance.hash } : {}),
+    ...(delta.patches && delta.patches.length > 0
+      ? { patches: delta.patches.map((p) => ({ key: p.key, ops: p.ops })) }
+      : {}),
+    ...(delta.provenance
+      ? {
+          provenanceRelative: true,
+          provenanceRemoved: [...delta.provenance.removed],
+          provenanceHash: delta.provenance.hash,
+        }
+      : {}),
   };
 }

@@ -74,13 +74,23 @@ function idOf(r: Resource): string {
  * same deep-frozen object in base and next is unchanged without encoding either (snapshots share
  * unchanged resources by identity); any other pair is compared by canonical encoding.
  */
-export async function computeDelta(base: readonly Resource[], next: readonly Resource[], nextParts?: readonly string[], slicer = new LoopSlicer()): Promise<ResourceDelta> {
+export async function computeDelta(
+  base: readonly Resource[],
+  next: readonly Resource[],
+  nextParts?: readonly string[],
+  slicer = new LoopSlicer(),
+): Promise<ResourceDelta> {
   const { upserts, deletedKeys } = await diffResources(base, next, nextParts, slicer);
   return { upserts, deletedKeys };
 }
 
 /** computeDelta, with each changed resource's version in the base (keyed by the new version). */
-async function diffResources(base: readonly Resource[], next: readonly Resource[], nextParts: readonly string[] | undefined, slicer: LoopSlicer): Promise<ResourceDelta & { readonly replaced: ReadonlyMap<Resource, Resource> }> {
+async function diffResources(
+  base: readonly Resource[],
+  next: readonly Resource[],
+  nextParts: readonly string[] | undefined,
+  slicer: LoopSlicer,
+): Promise<ResourceDelta & { readonly replaced: ReadonlyMap<Resource, Resource> }> {
   if (isStrictlySorted(base) && isStrictlySorted(next)) return diffSorted(base, next, nextParts, slicer);
   const before = new Map(base.map((r) => [idOf(r), r] as const));
   const upserts: Resource[] = [];
@@ -109,7 +119,12 @@ function unchanged(old: Resource, r: Resource, encoding: string | undefined): bo
  * change, all but a few are), so a delta between two 12k-resource snapshots takes well under a
  * millisecond instead of a map of the base's ids.
  */
-async function diffSorted(base: readonly Resource[], next: readonly Resource[], nextParts: readonly string[] | undefined, slicer: LoopSlicer): Promise<ResourceDelta & { readonly replaced: ReadonlyMap<Resource, Resource> }> {
+async function diffSorted(
+  base: readonly Resource[],
+  next: readonly Resource[],
+  nextParts: readonly string[] | undefined,
+  slicer: LoopSlicer,
+): Promise<ResourceDelta & { readonly replaced: ReadonlyMap<Resource, Resource> }> {
   const upserts: Resource[] = [];
   const replaced = new Map<Resource, Resource>();
   const deleted: string[] = [];
@@ -117,7 +132,8 @@ async function diffSorted(base: readonly Resource[], next: readonly Resource[], 
   for (let i = 0; i < next.length; i++) {
     const r = next[i] as Resource;
     // Base resources ordered before `r` are not in next.
-    while (b < base.length && base[b] !== r && before(base[b] as Resource, r)) deleted.push(idOf(base[b++] as Resource));
+    while (b < base.length && base[b] !== r && before(base[b] as Resource, r))
+      deleted.push(idOf(base[b++] as Resource));
     const old = base[b];
     const sameKey = old !== undefined && (old === r || !before(r, old));
     if (sameKey) b++;
@@ -156,7 +172,10 @@ function heldEncoding(r: Resource): string {
  * `texts` must be the snapshot's resource texts as received (AssembledSnapshot.texts) of a
  * snapshot whose hash was checked; gives the event loop turns.
  */
-export async function rememberReceivedEncodings(resources: readonly Resource[], texts: readonly string[]): Promise<void> {
+export async function rememberReceivedEncodings(
+  resources: readonly Resource[],
+  texts: readonly string[],
+): Promise<void> {
   if (resources.length !== texts.length) return;
   const slicer = new LoopSlicer();
   for (const [i, r] of resources.entries()) {
@@ -192,17 +211,44 @@ export interface AppliedDelta {
  * limit of `limits` (checked as each operation applies) with MESHRELAY_ERR_DELTA_LIMIT. Each resource's
  * encoding is remembered, so the next delta against the result encodes only what it changes.
  */
-export async function applyDelta(base: readonly Resource[], delta: ResourceDelta, limits: DeltaLimits = {}): Promise<AppliedDelta> {
+export async function applyDelta(
+  base: readonly Resource[],
+  delta: ResourceDelta,
+  limits: DeltaLimits = {},
+): Promise<AppliedDelta> {
   const slicer = new LoopSlicer();
-  const budget = new PatchBudget(limits.patch ?? DEFAULT_PATCH_LIMITS, limits.maxBytes ?? Number.MAX_SAFE_INTEGER, limits.baseBytes);
-  const touched = new Set<string>([...(delta.patches ?? []).map((p) => p.key), ...delta.deletedKeys, ...delta.upserts.map(idOf)]);
-  const at = (isStrictlySorted(base) ? positionsBySearch(base, touched, delta.upserts) : undefined) ?? (await positionsByWalk(base, touched, slicer));
+  const budget = new PatchBudget(
+    limits.patch ?? DEFAULT_PATCH_LIMITS,
+    limits.maxBytes ?? Number.MAX_SAFE_INTEGER,
+    limits.baseBytes,
+  );
+  const touched = new Set<string>([
+    ...(delta.patches ?? []).map((p) => p.key),
+    ...delta.deletedKeys,
+    ...delta.upserts.map(idOf),
+  ]);
+  const at =
+    (isStrictlySorted(base) ? positionsBySearch(base, touched, delta.upserts) : undefined) ??
+    (await positionsByWalk(base, touched, slicer));
   const replaced = new Map<string, Resource | undefined>();
   for (const patch of delta.patches ?? []) {
     const old = replaced.has(patch.key) ? replaced.get(patch.key) : base[at.get(patch.key) ?? -1];
-    if (!old) throw new MeshrelayError('MESHRELAY_ERR_DELTA_BASE_MISMATCH', `patch of ${patch.key}, which the snapshot held does not have`);
+    if (!old)
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_DELTA_BASE_MISMATCH',
+        `patch of ${patch.key}, which the snapshot held does not have`,
+      );
     // With the base snapshot's size known, its growth bounds each resource: none is measured whole.
-    replaced.set(patch.key, await applyResourcePatch(old, patch, budget, slicer, limits.baseBytes === undefined ? Buffer.byteLength(heldEncoding(old)) : undefined));
+    replaced.set(
+      patch.key,
+      await applyResourcePatch(
+        old,
+        patch,
+        budget,
+        slicer,
+        limits.baseBytes === undefined ? Buffer.byteLength(heldEncoding(old)) : undefined,
+      ),
+    );
   }
   for (const key of delta.deletedKeys) replaced.set(key, undefined);
   for (const r of delta.upserts) replaced.set(idOf(r), r);
@@ -212,11 +258,19 @@ export async function applyDelta(base: readonly Resource[], delta: ResourceDelta
   const resources = sorted ? merged : merged.sort(compareResources);
   // Frozen: the digest keeps checkpoints of this list, which the next delta against it resumes from.
   Object.freeze(resources);
-  return { resources, sorted: sorted || strictlySorted(resources), ...(await digestResourceListInSlices(resources, heldPieces, base, slicer)) };
+  return {
+    resources,
+    sorted: sorted || strictlySorted(resources),
+    ...(await digestResourceListInSlices(resources, heldPieces, base, slicer)),
+  };
 }
 
 /** Where in `base` each touched key is, found by looking at every resource's id. */
-async function positionsByWalk(base: readonly Resource[], touched: ReadonlySet<string>, slicer: LoopSlicer): Promise<Map<string, number>> {
+async function positionsByWalk(
+  base: readonly Resource[],
+  touched: ReadonlySet<string>,
+  slicer: LoopSlicer,
+): Promise<Map<string, number>> {
   const at = new Map<string, number>();
   for (let i = 0; i < base.length; i++) {
     const id = idOf(base[i] as Resource);
@@ -232,7 +286,11 @@ async function positionsByWalk(base: readonly Resource[], touched: ReadonlySet<s
  * place its parse points to (absent, or a name the parse cannot split back) makes it undefined:
  * the caller then walks, so a key is never missed.
  */
-function positionsBySearch(base: readonly Resource[], touched: ReadonlySet<string>, upserts: readonly Resource[]): Map<string, number> | undefined {
+function positionsBySearch(
+  base: readonly Resource[],
+  touched: ReadonlySet<string>,
+  upserts: readonly Resource[],
+): Map<string, number> | undefined {
   const probes = new Map<string, Pick<Resource, 'apiVersion' | 'kind' | 'metadata'>>();
   for (const r of upserts) probes.set(idOf(r), r);
   const upserted = new Set(probes.keys());
@@ -277,7 +335,11 @@ function parseResourceId(id: string): Pick<Resource, 'apiVersion' | 'kind' | 'me
 }
 
 /** `base` with each resource at `at` replaced by its entry in `changes` (undefined = removed) and every other entry inserted in order. */
-function mergeChanges(base: readonly Resource[], at: ReadonlyMap<string, number>, changes: ReadonlyMap<string, Resource | undefined>): Resource[] {
+function mergeChanges(
+  base: readonly Resource[],
+  at: ReadonlyMap<string, number>,
+  changes: ReadonlyMap<string, Resource | undefined>,
+): Resource[] {
   const inPlace = new Map<number, Resource | undefined>();
   const added: Resource[] = [];
   for (const [id, r] of changes) {
@@ -303,7 +365,10 @@ function mergeChanges(base: readonly Resource[], at: ReadonlyMap<string, number>
 }
 
 /** compareResources(a, b) < 0 without building keys (it runs over every resource of a snapshot). */
-function before(a: Pick<Resource, 'apiVersion' | 'kind' | 'metadata'>, b: Pick<Resource, 'apiVersion' | 'kind' | 'metadata'>): boolean {
+function before(
+  a: Pick<Resource, 'apiVersion' | 'kind' | 'metadata'>,
+  b: Pick<Resource, 'apiVersion' | 'kind' | 'metadata'>,
+): boolean {
   if (a.apiVersion !== b.apiVersion) return a.apiVersion < b.apiVersion;
   if (a.kind !== b.kind) return a.kind < b.kind;
   const an = a.metadata.namespace ?? '';
@@ -344,10 +409,11 @@ export interface ChosenFrames extends SnapshotFrames {
   readonly wireBytes: number;
 }
 
-type Target = HeldResources & Omit<FrameInput, 'hash' | 'encoding' | 'delta'> & {
-  /** Size of the canonical encoding of `resources`, when known: lets a delta go without framing the snapshot full. */
-  readonly bytes?: number;
-};
+type Target = HeldResources &
+  Omit<FrameInput, 'hash' | 'encoding' | 'delta'> & {
+    /** Size of the canonical encoding of `resources`, when known: lets a delta go without framing the snapshot full. */
+    readonly bytes?: number;
+  };
 
 /** How a sender frames snapshots for one receiver. */
 export interface SendOptions extends FrameOptions {
@@ -368,24 +434,54 @@ export const MAX_HEADER_PATCH_BYTES = 64 * 1024;
  * `patches`, a changed resource whose RFC 6902 patch is smaller than it goes as
  * that patch, and the provenance goes relative to the base's.
  */
-export async function deltaInput(base: HeldResources | undefined, next: Target, fullBytes: number, nextParts?: readonly string[], patches = false): Promise<FrameInput | undefined> {
+export async function deltaInput(
+  base: HeldResources | undefined,
+  next: Target,
+  fullBytes: number,
+  nextParts?: readonly string[],
+  patches = false,
+): Promise<FrameInput | undefined> {
   if (!base || base.hash === next.hash) return undefined;
   const delta = await diffResources(base.resources, next.resources, nextParts, new LoopSlicer());
-  const { upserts, patched } = patches ? patchesOf(delta.upserts, delta.replaced) : { upserts: delta.upserts, patched: [] };
+  const { upserts, patched } = patches
+    ? patchesOf(delta.upserts, delta.replaced)
+    : { upserts: delta.upserts, patched: [] };
   const payload = canonicalJson(upserts);
   if (deltaBytes(payload, delta.deletedKeys, patched) >= fullBytes) return undefined;
   const { hash, resources: _, bytes: __, ...rest } = next;
-  const header: DeltaHeader = { baseHash: base.hash, payloadHash: sha256Hex(payload), deletedKeys: delta.deletedKeys, ...(patched.length > 0 ? { patches: patched } : {}) };
-  if (!patches || !next.provenance || next.provenance.length === 0) return { ...rest, hash, encoding: payload, delta: header };
+  const header: DeltaHeader = {
+    baseHash: base.hash,
+    payloadHash: sha256Hex(payload),
+    deletedKeys: delta.deletedKeys,
+    ...(patched.length > 0 ? { patches: patched } : {}),
+  };
+  if (!patches || !next.provenance || next.provenance.length === 0)
+    return { ...rest, hash, encoding: payload, delta: header };
   const change = provenanceChange(base.provenance ?? [], next.provenance);
-  return { ...rest, provenance: change.changed, hash, encoding: payload, delta: { ...header, provenance: { removed: change.removed, hash: change.hash, ...(change.epochOfBase ? { epochOfBase: change.epochOfBase } : {}) } } };
+  return {
+    ...rest,
+    provenance: change.changed,
+    hash,
+    encoding: payload,
+    delta: {
+      ...header,
+      provenance: {
+        removed: change.removed,
+        hash: change.hash,
+        ...(change.epochOfBase ? { epochOfBase: change.epochOfBase } : {}),
+      },
+    },
+  };
 }
 
 /**
  * Splits changed resources into patches (where smaller, within MAX_HEADER_PATCH_BYTES and the
  * receiver's default operation limits, DEFAULT_PATCH_LIMITS) and whole upserts.
  */
-function patchesOf(changed: readonly Resource[], replaced: ReadonlyMap<Resource, Resource>): { upserts: Resource[]; patched: ResourcePatch[] } {
+function patchesOf(
+  changed: readonly Resource[],
+  replaced: ReadonlyMap<Resource, Resource>,
+): { upserts: Resource[]; patched: ResourcePatch[] } {
   const upserts: Resource[] = [];
   const patched: ResourcePatch[] = [];
   let budget = MAX_HEADER_PATCH_BYTES;
@@ -435,9 +531,19 @@ function fullWireLowerBound(next: Target & { readonly bytes: number }, options: 
  * all (the choice is the same: the full form could only be larger). Sending
  * nothing when the receiver already holds `next` is the caller's job.
  */
-export async function encodeSnapshotFor(base: HeldResources | undefined, next: Target, options: SendOptions = {}): Promise<ChosenFrames> {
+export async function encodeSnapshotFor(
+  base: HeldResources | undefined,
+  next: Target,
+  options: SendOptions = {},
+): Promise<ChosenFrames> {
   const { patches = false, ...frameOptions } = options;
-  const deltaOptions = { ...frameOptions, compressAboveBytes: Math.min(frameOptions.compressAboveBytes ?? DELTA_COMPRESS_ABOVE_BYTES, DELTA_COMPRESS_ABOVE_BYTES) };
+  const deltaOptions = {
+    ...frameOptions,
+    compressAboveBytes: Math.min(
+      frameOptions.compressAboveBytes ?? DELTA_COMPRESS_ABOVE_BYTES,
+      DELTA_COMPRESS_ABOVE_BYTES,
+    ),
+  };
   const bytes = next.bytes;
   let delta: ChosenFrames | undefined;
   if (bytes !== undefined) {
@@ -455,12 +561,19 @@ export async function encodeSnapshotFor(base: HeldResources | undefined, next: T
 }
 
 /** `next` framed full, with its resources' canonical encodings and the total size. */
-async function encodeFull(next: Target, options: FrameOptions): Promise<{ frames: ChosenFrames; parts: string[]; bytes: number }> {
+async function encodeFull(
+  next: Target,
+  options: FrameOptions,
+): Promise<{ frames: ChosenFrames; parts: string[]; bytes: number }> {
   const { hash, resources: _, bytes: __, ...rest } = next;
   const slicer = new LoopSlicer();
   const parts = await canonicalParts(next.resources, slicer);
   const encoding = await utf8ArrayInSlices(parts, slicer);
-  return { frames: chosen('full', await encodeSnapshotFrames({ ...rest, hash, encoding }, options)), parts, bytes: encoding.length };
+  return {
+    frames: chosen('full', await encodeSnapshotFrames({ ...rest, hash, encoding }, options)),
+    parts,
+    bytes: encoding.length,
+  };
 }
 
 /** The UTF-8 bytes of `[${parts.join(',')}]`, a part at a time (one 16 MiB join and encode would hold the loop). */
@@ -475,7 +588,14 @@ async function utf8ArrayInSlices(parts: readonly string[], slicer: LoopSlicer): 
 }
 
 function chosen(kind: 'full' | 'delta', frames: SnapshotFrames): ChosenFrames {
-  return { ...frames, kind, wireBytes: snapshotWireBytes(frames.header, frames.chunks.reduce((n, c) => n + (c.data?.length ?? 0), 0)) };
+  return {
+    ...frames,
+    kind,
+    wireBytes: snapshotWireBytes(
+      frames.header,
+      frames.chunks.reduce((n, c) => n + (c.data?.length ?? 0), 0),
+    ),
+  };
 }
 
 /**
@@ -487,24 +607,54 @@ function chosen(kind: 'full' | 'delta', frames: SnapshotFrames): ChosenFrames {
  * held to `limits.patch` (DEFAULT_PATCH_LIMITS when unset) and the size limit as each operation
  * applies: past one the delta is refused with MESHRELAY_ERR_DELTA_LIMIT before the value is built.
  */
-export async function resolveDelta(assembled: AssembledSnapshot, held: HeldResources | undefined, limits: AssemblyLimits & { readonly patch?: PatchLimits }): Promise<AssembledSnapshot> {
+export async function resolveDelta(
+  assembled: AssembledSnapshot,
+  held: HeldResources | undefined,
+  limits: AssemblyLimits & { readonly patch?: PatchLimits },
+): Promise<AssembledSnapshot> {
   const delta = assembled.delta;
   if (!delta) return assembled;
   if (!held || held.hash !== delta.baseHash) {
-    throw new MeshrelayError('MESHRELAY_ERR_DELTA_BASE_MISMATCH', `delta is based on ${delta.baseHash}, but the snapshot held is ${held?.hash || 'none'}`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_DELTA_BASE_MISMATCH',
+      `delta is based on ${delta.baseHash}, but the snapshot held is ${held?.hash || 'none'}`,
+    );
   }
-  const provenance = delta.provenance ? applyProvenanceChange(held.provenance ?? [], { changed: assembled.provenance, ...delta.provenance }) : assembled.provenance;
-  const patchLimits = { maxBytes: limits.maxBytes, ...(limits.patch ? { patch: limits.patch } : {}), ...(held.bytes !== undefined ? { baseBytes: held.bytes } : {}) };
-  const result = await applyDelta(held.resources, { upserts: assembled.resources, deletedKeys: delta.deletedKeys, ...(delta.patches ? { patches: delta.patches } : {}) }, patchLimits);
+  const provenance = delta.provenance
+    ? applyProvenanceChange(held.provenance ?? [], { changed: assembled.provenance, ...delta.provenance })
+    : assembled.provenance;
+  const patchLimits = {
+    maxBytes: limits.maxBytes,
+    ...(limits.patch ? { patch: limits.patch } : {}),
+    ...(held.bytes !== undefined ? { baseBytes: held.bytes } : {}),
+  };
+  const result = await applyDelta(
+    held.resources,
+    {
+      upserts: assembled.resources,
+      deletedKeys: delta.deletedKeys,
+      ...(delta.patches ? { patches: delta.patches } : {}),
+    },
+    patchLimits,
+  );
   if (result.resources.length > limits.maxResources) {
-    throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_TOO_LARGE', `snapshot after the delta has ${result.resources.length} resources; the limit is ${limits.maxResources}`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_SNAPSHOT_TOO_LARGE',
+      `snapshot after the delta has ${result.resources.length} resources; the limit is ${limits.maxResources}`,
+    );
   }
   const { bytes } = result;
   if (bytes > limits.maxBytes) {
-    throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_TOO_LARGE', `snapshot after the delta is ${bytes} bytes; the limit is ${limits.maxBytes} bytes`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_SNAPSHOT_TOO_LARGE',
+      `snapshot after the delta is ${bytes} bytes; the limit is ${limits.maxBytes} bytes`,
+    );
   }
   if (result.hash !== assembled.hash) {
-    throw new MeshrelayError('MESHRELAY_ERR_DELTA_BASE_MISMATCH', `delta applied to ${delta.baseHash} hashes to ${result.hash}, not the announced ${assembled.hash}`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_DELTA_BASE_MISMATCH',
+      `delta applied to ${delta.baseHash} hashes to ${result.hash}, not the announced ${assembled.hash}`,
+    );
   }
   const { delta: _, ...rest } = assembled;
   return { ...rest, resources: result.resources, provenance, ...(result.sorted ? { canonicalBytes: bytes } : {}) };

@@ -11,15 +11,23 @@ interface Codec<T> {
   fromObject(object: Record<string, unknown>): T;
 }
 
-function method<Req, Res>(path: string, req: Codec<Req>, res: Codec<Res>, requestStream: boolean, responseStream: boolean) {
+function method<Req, Res>(
+  path: string,
+  req: Codec<Req>,
+  res: Codec<Res>,
+  requestStream: boolean,
+  responseStream: boolean,
+) {
   return {
     path,
     requestStream,
     responseStream,
     originalName: path.slice(path.lastIndexOf('/') + 1),
-    requestSerialize: (message: Req) => Buffer.from(req.encode(req.fromObject(message as Record<string, unknown>)).finish()),
+    requestSerialize: (message: Req) =>
+      Buffer.from(req.encode(req.fromObject(message as Record<string, unknown>)).finish()),
     requestDeserialize: (data: Buffer) => req.decode(data),
-    responseSerialize: (message: Res) => Buffer.from(res.encode(res.fromObject(message as Record<string, unknown>)).finish()),
+    responseSerialize: (message: Res) =>
+      Buffer.from(res.encode(res.fromObject(message as Record<string, unknown>)).finish()),
     responseDeserialize: (data: Buffer) => res.decode(data),
   };
 }
@@ -28,11 +36,34 @@ const v1 = relay.v1;
 
 export const REGISTRATION_SERVICE = {
   register: method<relay.v1.IRegisterRequest, relay.v1.IRegisterResponse>(
-    '/relay.v1.Registration/Register', v1.RegisterRequest, v1.RegisterResponse, false, false),
+    '/relay.v1.Registration/Register',
+    v1.RegisterRequest,
+    v1.RegisterResponse,
+    false,
+    false,
+  ),
 } satisfies ServiceDefinition;
 
 export const RELAY_SERVICE = {
-  push: method<relay.v1.IPushRequest, relay.v1.IPushResponse>('/relay.v1.Relay/Push', v1.PushRequest, v1.PushResponse, true, true),
-  pull: method<relay.v1.IPullRequest, relay.v1.IPullResponse>('/relay.v1.Relay/Pull', v1.PullRequest, v1.PullResponse, true, true),
-  renew: method<relay.v1.IRenewRequest, relay.v1.IRenewResponse>('/relay.v1.Relay/Renew', v1.RenewRequest, v1.RenewResponse, false, false),
+  push: method<relay.v1.IPushRequest, relay.v1.IPushResponse>(
+    '/relay.v1.Relay/Push',
+    v1.PushRequest,
+    v1.PushResponse,
+    true,
+    true,
+  ),
+  pull: method<relay.v1.IPullRequest, relay.v1.IPullResponse>(
+    '/relay.v1.Relay/Pull',
+    v1.PullRequest,
+    v1.PullResponse,
+    true,
+    true,
+  ),
+  renew: method<relay.v1.IRenewRequest, relay.v1.IRenewResponse>(
+    '/relay.v1.Relay/Renew',
+    v1.RenewRequest,
+    v1.RenewResponse,
+    false,
+    false,
+  ),
 } satisfies ServiceDefinition;

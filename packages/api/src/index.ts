@@ -1,5 +1,22 @@
-export { canonicalConcat, canonicalJson, canonicalObjectEncodeCount, canonicalPart, canonicalPieces, concatParts, deepFreeze, isCanonicalPart, isStringifiable } from './canonical.ts';
-export { ERROR_CATALOGUE, GRPC_STATUS, MeshrelayError, isErrorCode, toMeshrelayError, type ErrorCode } from './errors.ts';
+export {
+  canonicalConcat,
+  canonicalJson,
+  canonicalObjectEncodeCount,
+  canonicalPart,
+  canonicalPieces,
+  concatParts,
+  deepFreeze,
+  isCanonicalPart,
+  isStringifiable,
+} from './canonical.ts';
+export {
+  ERROR_CATALOGUE,
+  GRPC_STATUS,
+  MeshrelayError,
+  isErrorCode,
+  toMeshrelayError,
+  type ErrorCode,
+} from './errors.ts';
 export {
   compareResources,
   formatResourceKey,
@@ -99,7 +116,15 @@ export { normalizeResource } from './normalize.ts';
 export { relay } from './gen/relay.js';
 export { REGISTRATION_SERVICE, RELAY_SERVICE } from './grpc.ts';
 export { durationForms, parseByteSize, parseDuration, type BareDurationUnit, type Parsed } from './units.ts';
-export { Backoff, DEFAULT_BACKOFF_BASE_MS, DEFAULT_BACKOFF_CAP_MS, fullJitter, type BackoffOptions, type Clock, type RandomSource } from './backoff.ts';
+export {
+  Backoff,
+  DEFAULT_BACKOFF_BASE_MS,
+  DEFAULT_BACKOFF_CAP_MS,
+  fullJitter,
+  type BackoffOptions,
+  type Clock,
+  type RandomSource,
+} from './backoff.ts';
 export { StreamHeartbeat, type StreamHeartbeatOptions } from './stream-heartbeat.ts';
 export { LoopSlicer, SLICE_BUDGET_MS } from './loop-slicer.ts';
 export { parseResourceArray, parseWithResourcesLast, type ResourceArrayLimits } from './resource-array-parser.ts';

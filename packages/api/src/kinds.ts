@@ -73,8 +73,17 @@ export const INPUT_KINDS: readonly KindRef[] = [
  * `istio-system`), for the cluster's trust domain. Other ConfigMaps are not inputs.
  */
 export const MESH_CONFIG_NAMESPACE = 'istio-system';
-export function isMeshConfigMap(r: { readonly apiVersion: string; readonly kind: string; readonly metadata: { readonly name: string; readonly namespace?: string } }): boolean {
-  return r.apiVersion === 'v1' && r.kind === 'ConfigMap' && r.metadata.namespace === MESH_CONFIG_NAMESPACE && /^istio(-[a-z0-9-]+)?$/.test(r.metadata.name);
+export function isMeshConfigMap(r: {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly metadata: { readonly name: string; readonly namespace?: string };
+}): boolean {
+  return (
+    r.apiVersion === 'v1' &&
+    r.kind === 'ConfigMap' &&
+    r.metadata.namespace === MESH_CONFIG_NAMESPACE &&
+    /^istio(-[a-z0-9-]+)?$/.test(r.metadata.name)
+  );
 }
 
 export function findInputKind(apiVersion: string, kindName: string): KindRef | undefined {

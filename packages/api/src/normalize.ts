@@ -35,8 +35,10 @@ export function normalizeResource(input: Resource): Resource {
     const spec = isRecord(input.spec) ? { ...input.spec } : {};
     delete spec['clusterIPs'];
     base['spec'] = spec;
-    const lb = isRecord(input.status) && isRecord(input.status['loadBalancer']) ? input.status['loadBalancer'] : undefined;
-    if (lb && Array.isArray(lb['ingress']) && lb['ingress'].length > 0) base['status'] = { loadBalancer: { ingress: lb['ingress'] } };
+    const lb =
+      isRecord(input.status) && isRecord(input.status['loadBalancer']) ? input.status['loadBalancer'] : undefined;
+    if (lb && Array.isArray(lb['ingress']) && lb['ingress'].length > 0)
+      base['status'] = { loadBalancer: { ingress: lb['ingress'] } };
     return base as unknown as Resource;
   }
   // Everything else: all top-level fields except status and the volatile metadata dropped above.

@@ -37,7 +37,11 @@ export const DEFAULT_PATCH_LIMITS: PatchLimits = Object.freeze({
 export function patchLimits(limits: Partial<PatchLimits> = {}): PatchLimits {
   const merged = { ...DEFAULT_PATCH_LIMITS, ...limits };
   for (const [name, value] of Object.entries(merged)) {
-    if (!Number.isSafeInteger(value) || value < 1) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `patch limit ${name} must be a positive integer, got ${String(value)}`);
+    if (!Number.isSafeInteger(value) || value < 1)
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_INVALID_CONFIG',
+        `patch limit ${name} must be a positive integer, got ${String(value)}`,
+      );
   }
   return merged;
 }
@@ -69,15 +73,26 @@ export class PatchBudget {
     this.#opsByKey.set(key, forKey);
     this.#ops += count;
     if (forKey > this.limits.maxOpsPerResource) {
-      throw limitError(key, `${forKey} operations; the limit is ${this.limits.maxOpsPerResource} patch operations per resource`);
+      throw limitError(
+        key,
+        `${forKey} operations; the limit is ${this.limits.maxOpsPerResource} patch operations per resource`,
+      );
     }
-    if (this.#ops > this.limits.maxOpsPerDelta) throw limitError(key, `the delta's patches hold ${this.#ops} operations; the limit is ${this.limits.maxOpsPerDelta} patch operations per delta`);
+    if (this.#ops > this.limits.maxOpsPerDelta)
+      throw limitError(
+        key,
+        `the delta's patches hold ${this.#ops} operations; the limit is ${this.limits.maxOpsPerDelta} patch operations per delta`,
+      );
   }
 
   /** Charges `units` of work, refusing once the delta's work would pass its limit. */
   charge(key: string, units: number): void {
     this.#work += units;
-    if (this.#work > this.limits.maxWork) throw limitError(key, `the delta's patches would touch more than ${this.limits.maxWork} items (array shifts, copies, walks); that is the patch work limit per delta`);
+    if (this.#work > this.limits.maxWork)
+      throw limitError(
+        key,
+        `the delta's patches would touch more than ${this.limits.maxWork} items (array shifts, copies, walks); that is the patch work limit per delta`,
+      );
   }
 
   /** Work still allowed (a measurement stops once past it). */
@@ -90,9 +105,11 @@ export class PatchBudget {
    * given when known) or the snapshot past the byte limit.
    */
   grow(key: string, resourceBytes: number | undefined, change: number): void {
-    if (resourceBytes !== undefined && resourceBytes > this.maxBytes) throw limitError(key, `the resource would be over ${this.maxBytes} bytes, the snapshot byte limit`);
+    if (resourceBytes !== undefined && resourceBytes > this.maxBytes)
+      throw limitError(key, `the resource would be over ${this.maxBytes} bytes, the snapshot byte limit`);
     this.#growthLeft -= change;
-    if (this.#growthLeft < 0) throw limitError(key, `the snapshot would be over ${this.maxBytes} bytes, the snapshot byte limit`);
+    if (this.#growthLeft < 0)
+      throw limitError(key, `the snapshot would be over ${this.maxBytes} bytes, the snapshot byte limit`);
   }
 
   /** Bytes the snapshot may still grow by. */
@@ -102,12 +119,19 @@ export class PatchBudget {
 
   /** Refuses a value found, while it was measured, too large for the room left. */
   refuseSize(key: string, path: string): never {
-    throw limitError(key, `the value at ${JSON.stringify(path)} would take the resource or the snapshot over ${this.maxBytes} bytes, the snapshot byte limit`);
+    throw limitError(
+      key,
+      `the value at ${JSON.stringify(path)} would take the resource or the snapshot over ${this.maxBytes} bytes, the snapshot byte limit`,
+    );
   }
 
   /** Refuses a value whose deepest nesting, placed where it goes, is past the depth limit. */
   checkDepth(key: string, depth: number, path: string): void {
-    if (depth > this.limits.maxDepth) throw limitError(key, `the value at ${JSON.stringify(path)} would be nested deeper than ${this.limits.maxDepth} levels, the resource depth limit`);
+    if (depth > this.limits.maxDepth)
+      throw limitError(
+        key,
+        `the value at ${JSON.stringify(path)} would be nested deeper than ${this.limits.maxDepth} levels, the resource depth limit`,
+      );
   }
 }
 

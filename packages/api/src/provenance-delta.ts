@@ -26,12 +26,19 @@ export function provenanceHash(provenance: readonly Provenance[]): string {
 
 /** What takes `base`'s provenance to `next`'s. */
 export function provenanceChange(base: readonly Provenance[], next: readonly Provenance[]): ProvenanceChange {
-  const before = new Map(base.map((p) => [p.cluster, { text: canonicalJson(copyProvenance(p)), epoch: p.epoch }] as const));
+  const before = new Map(
+    base.map((p) => [p.cluster, { text: canonicalJson(copyProvenance(p)), epoch: p.epoch }] as const),
+  );
   const changed = next.filter((p) => before.get(p.cluster)?.text !== canonicalJson(copyProvenance(p)));
   const present = new Set(next.map((p) => p.cluster));
   const removed = [...before.keys()].filter((c) => !present.has(c)).sort();
   const epochOfBase = changed.filter((p) => p.epoch && before.get(p.cluster)?.epoch === p.epoch).map((p) => p.cluster);
-  return { changed: changed.map(copyProvenance), removed, hash: provenanceHash(next), ...(epochOfBase.length > 0 ? { epochOfBase } : {}) };
+  return {
+    changed: changed.map(copyProvenance),
+    removed,
+    hash: provenanceHash(next),
+    ...(epochOfBase.length > 0 ? { epochOfBase } : {}),
+  };
 }
 
 /**
@@ -49,13 +56,20 @@ export function applyProvenanceChange(held: readonly Provenance[], change: Prove
       continue;
     }
     const epoch = byCluster.get(p.cluster)?.epoch;
-    if (!epoch) throw new MeshrelayError('MESHRELAY_ERR_DELTA_BASE_MISMATCH', `provenance entry of cluster ${JSON.stringify(p.cluster)} keeps the base's epoch, but the held provenance has none for it`);
+    if (!epoch)
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_DELTA_BASE_MISMATCH',
+        `provenance entry of cluster ${JSON.stringify(p.cluster)} keeps the base's epoch, but the held provenance has none for it`,
+      );
     byCluster.set(p.cluster, copyProvenance({ ...p, epoch }));
   }
   const result = sortedByCluster([...byCluster.values()]);
   const hash = sha256Hex(canonicalJson(result));
   if (hash !== change.hash) {
-    throw new MeshrelayError('MESHRELAY_ERR_DELTA_BASE_MISMATCH', `provenance rebuilt from the held one hashes to ${hash}, not the announced ${change.hash}`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_DELTA_BASE_MISMATCH',
+      `provenance rebuilt from the held one hashes to ${hash}, not the announced ${change.hash}`,
+    );
   }
   return result;
 }

@@ -15,7 +15,11 @@ import { deepFreezeSharingStrings, StringPool } from './string-pool.ts';
  * `resources[i]` was parsed from (AssembledSnapshot.texts); nothing is adopted when the counts
  * differ. Returns how many were adopted; gives the event loop turns.
  */
-export async function adoptCanonicalTexts(resources: readonly Resource[], texts: readonly string[], slicer = new LoopSlicer()): Promise<number> {
+export async function adoptCanonicalTexts(
+  resources: readonly Resource[],
+  texts: readonly string[],
+  slicer = new LoopSlicer(),
+): Promise<number> {
   if (resources.length !== texts.length) return 0;
   const pool = new StringPool();
   let adopted = 0;

@@ -18,7 +18,12 @@ const undecodable = (message: string) => new MeshrelayError('MESHRELAY_ERR_SNAPS
  * anything recursive (canonical encoding, validation) could overflow the stack.
  * With `texts`, each resource's JSON text is pushed onto it, in order.
  */
-export async function parseResourceArray(text: string, limits: ResourceArrayLimits, slicer = new LoopSlicer(), texts?: string[]): Promise<Resource[]> {
+export async function parseResourceArray(
+  text: string,
+  limits: ResourceArrayLimits,
+  slicer = new LoopSlicer(),
+  texts?: string[],
+): Promise<Resource[]> {
   const out: Resource[] = [];
   let i = skipSpace(text, 0);
   if (text[i] !== '[') throw undecodable('snapshot payload is not a JSON array of resources');
@@ -26,7 +31,10 @@ export async function parseResourceArray(text: string, limits: ResourceArrayLimi
   if (text[i] === ']') return finish(text, i + 1, out);
   for (;;) {
     if (out.length === limits.maxResources) {
-      throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_TOO_LARGE', `snapshot has more than ${limits.maxResources} resources; the limit is ${limits.maxResources}`);
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_SNAPSHOT_TOO_LARGE',
+        `snapshot has more than ${limits.maxResources} resources; the limit is ${limits.maxResources}`,
+      );
     }
     const { end, depth } = scanObject(text, i, out.length);
     const json = text.slice(i, end);
@@ -34,7 +42,8 @@ export async function parseResourceArray(text: string, limits: ResourceArrayLimi
     texts?.push(json);
     i = skipSpace(text, end);
     if (text[i] === ']') return finish(text, i + 1, out);
-    if (text[i] !== ',') throw undecodable(`snapshot payload is not JSON: expected "," or "]" after item ${out.length - 1}`);
+    if (text[i] !== ',')
+      throw undecodable(`snapshot payload is not JSON: expected "," or "]" after item ${out.length - 1}`);
     i = skipSpace(text, i + 1);
     if (slicer.due()) await slicer.yield();
   }
@@ -53,7 +62,8 @@ function skipSpace(text: string, i: number): number {
 
 /** Finds the end of the JSON object starting at `start` and the deepest nesting inside it. */
 function scanObject(text: string, start: number, index: number): { end: number; depth: number } {
-  if (text[start] !== '{') throw undecodable(`snapshot item ${index} is not a resource (needs apiVersion, kind, metadata)`);
+  if (text[start] !== '{')
+    throw undecodable(`snapshot item ${index} is not a resource (needs apiVersion, kind, metadata)`);
   let depth = 0;
   let max = 0;
   for (let j = start; j < text.length; j++) {
@@ -77,15 +87,27 @@ function parseItem(json: string, index: number, depth: number, maxDepth: number)
   try {
     item = JSON.parse(json);
   } catch (err) {
-    throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', `snapshot payload is not JSON: item ${index}: ${(err as Error).message}`, { cause: err });
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_SNAPSHOT_UNDECODABLE',
+      `snapshot payload is not JSON: item ${index}: ${(err as Error).message}`,
+      { cause: err },
+    );
   }
-  if (!isRecord(item) || typeof item['apiVersion'] !== 'string' || typeof item['kind'] !== 'string' || !isRecord(item['metadata'])) {
+  if (
+    !isRecord(item) ||
+    typeof item['apiVersion'] !== 'string' ||
+    typeof item['kind'] !== 'string' ||
+    !isRecord(item['metadata'])
+  ) {
     throw undecodable(`snapshot item ${index} is not a resource (needs apiVersion, kind, metadata)`);
   }
   if (depth > maxDepth) {
     const meta = item['metadata'];
     const name = `${String(item['kind'])} ${typeof meta['namespace'] === 'string' ? `${meta['namespace']}/` : ''}${String(meta['name'])}`;
-    throw new MeshrelayError('MESHRELAY_ERR_INVALID_RESOURCE', `snapshot item ${index} (${name}) is nested deeper than ${maxDepth} levels`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INVALID_RESOURCE',
+      `snapshot item ${index} (${name}) is nested deeper than ${maxDepth} levels`,
+    );
   }
   return item as unknown as Resource;
 }
@@ -101,11 +123,21 @@ const RESOURCES_MEMBER = ',"resources":[';
  * document laid out otherwise is parsed in one step (and `texts` stays empty). Throws what
  * JSON.parse or parseResourceArray throws.
  */
-export async function parseWithResourcesLast(raw: string, limits: ResourceArrayLimits, slicer = new LoopSlicer(), texts?: string[]): Promise<unknown> {
+export async function parseWithResourcesLast(
+  raw: string,
+  limits: ResourceArrayLimits,
+  slicer = new LoopSlicer(),
+  texts?: string[],
+): Promise<unknown> {
   const at = raw.indexOf(RESOURCES_MEMBER);
   if (at < 0 || !raw.trimEnd().endsWith(']}')) return JSON.parse(raw) as unknown;
   const head: unknown = JSON.parse(`${raw.slice(0, at)}}`);
   if (!isRecord(head)) return head;
-  head['resources'] = await parseResourceArray(raw.trimEnd().slice(at + RESOURCES_MEMBER.length - 1, -1), limits, slicer, texts);
+  head['resources'] = await parseResourceArray(
+    raw.trimEnd().slice(at + RESOURCES_MEMBER.length - 1, -1),
+    limits,
+    slicer,
+    texts,
+  );
   return head;
 }

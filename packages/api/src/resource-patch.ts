@@ -58,10 +58,13 @@ function diffArrays(a: readonly unknown[], b: readonly unknown[], path: string, 
   let head = 0;
   while (head < a.length && head < b.length && same(a[head], b[head])) head++;
   let tail = 0;
-  while (tail < a.length - head && tail < b.length - head && same(a[a.length - 1 - tail], b[b.length - 1 - tail])) tail++;
+  while (tail < a.length - head && tail < b.length - head && same(a[a.length - 1 - tail], b[b.length - 1 - tail]))
+    tail++;
   const middleA = a.slice(head, a.length - tail);
   const middleB = b.slice(head, b.length - tail);
-  const script = editScript(middleA.map(canonicalJson), middleB.map(canonicalJson)) ?? [{ kind: 'change', removed: middleA.length, added: middleB.length }];
+  const script = editScript(middleA.map(canonicalJson), middleB.map(canonicalJson)) ?? [
+    { kind: 'change', removed: middleA.length, added: middleB.length },
+  ];
   // `at` is where the next item of `a` sits in the array as patched so far.
   let at = head;
   let fromA = 0;
@@ -78,14 +81,17 @@ function diffArrays(a: readonly unknown[], b: readonly unknown[], path: string, 
     const paired = Math.min(step.removed, step.added);
     for (let i = 0; i < paired; i++) diff(middleA[fromA + i], middleB[fromB + i], `${path}/${at + i}`, ops);
     for (let i = step.removed - 1; i >= paired; i--) ops.push({ op: 'remove', path: `${path}/${at + i}` });
-    for (let i = paired; i < step.added; i++) ops.push({ op: 'add', path: `${path}/${at + i}`, value: middleB[fromB + i] });
+    for (let i = paired; i < step.added; i++)
+      ops.push({ op: 'add', path: `${path}/${at + i}`, value: middleB[fromB + i] });
     at += step.added;
     fromA += step.removed;
     fromB += step.added;
   }
 }
 
-type EditStep = { readonly kind: 'keep'; readonly count: number } | { readonly kind: 'change'; readonly removed: number; readonly added: number };
+type EditStep =
+  | { readonly kind: 'keep'; readonly count: number }
+  | { readonly kind: 'change'; readonly removed: number; readonly added: number };
 
 /** Past this many removed plus added items an alignment is not searched for: the items are compared by index. */
 const MAX_EDIT_DISTANCE = 64;
@@ -144,7 +150,8 @@ function stepsOf(trace: readonly Int32Array[], offset: number, n: number, m: num
       else steps.push({ kind: 'keep', count: 1 });
     } else {
       const removed = move === 'remove' ? 1 : 0;
-      if (last?.kind === 'change') steps[steps.length - 1] = { kind: 'change', removed: last.removed + removed, added: last.added + 1 - removed };
+      if (last?.kind === 'change')
+        steps[steps.length - 1] = { kind: 'change', removed: last.removed + removed, added: last.added + 1 - removed };
       else steps.push({ kind: 'change', removed, added: 1 - removed });
     }
   }
@@ -172,7 +179,13 @@ function pointerToken(key: string): string {
  * to `budget`'s byte limit on its own; without it only the snapshot's growth is held to it.
  * Gives the event loop turns between operations.
  */
-export async function applyResourcePatch(base: Resource, patch: ResourcePatch, budget = new PatchBudget(DEFAULT_PATCH_LIMITS, Number.MAX_SAFE_INTEGER), slicer = new LoopSlicer(), baseBytes?: number): Promise<Resource> {
+export async function applyResourcePatch(
+  base: Resource,
+  patch: ResourcePatch,
+  budget = new PatchBudget(DEFAULT_PATCH_LIMITS, Number.MAX_SAFE_INTEGER),
+  slicer = new LoopSlicer(),
+  baseBytes?: number,
+): Promise<Resource> {
   let ops: unknown;
   try {
     ops = JSON.parse(patch.ops);
@@ -188,7 +201,12 @@ export async function applyResourcePatch(base: Resource, patch: ResourcePatch, b
     throw err;
   }
   const result = patcher.result;
-  if (!isRecord(result) || typeof result['apiVersion'] !== 'string' || typeof result['kind'] !== 'string' || !isRecord(result['metadata'])) {
+  if (
+    !isRecord(result) ||
+    typeof result['apiVersion'] !== 'string' ||
+    typeof result['kind'] !== 'string' ||
+    !isRecord(result['metadata'])
+  ) {
     throw mismatch(patch.key, 'the result is not a resource (needs apiVersion, kind, metadata)');
   }
   const id = resourceId(result as unknown as Resource);
@@ -197,5 +215,9 @@ export async function applyResourcePatch(base: Resource, patch: ResourcePatch, b
 }
 
 function mismatch(key: string, reason: string, cause?: unknown): MeshrelayError {
-  return new MeshrelayError('MESHRELAY_ERR_DELTA_BASE_MISMATCH', `patch of ${key} does not apply to the base: ${reason}`, cause === undefined ? undefined : { cause });
+  return new MeshrelayError(
+    'MESHRELAY_ERR_DELTA_BASE_MISMATCH',
+    `patch of ${key} does not apply to the base: ${reason}`,
+    cause === undefined ? undefined : { cause },
+  );
 }

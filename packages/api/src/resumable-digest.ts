@@ -45,7 +45,11 @@ const DIRECT_CHARS = 2 * 1024;
  * checkpoints may be resumed from. Both lists must be frozen lists of canonical resources (the
  * same object stands for the same encoding).
  */
-export function digestResourceList(resources: readonly Resource[], pieces: Pieces, previous?: readonly Resource[]): ListDigest {
+export function digestResourceList(
+  resources: readonly Resource[],
+  pieces: Pieces,
+  previous?: readonly Resource[],
+): ListDigest {
   const steps = digestSteps(resources, pieces, previous);
   for (;;) {
     const step = steps.next();
@@ -54,7 +58,12 @@ export function digestResourceList(resources: readonly Resource[], pieces: Piece
 }
 
 /** digestResourceList giving the event loop a turn when `slicer` says one is due (a held input of 12 k resources is ~6 MiB of text). */
-export async function digestResourceListInSlices(resources: readonly Resource[], pieces: Pieces, previous?: readonly Resource[], slicer = new LoopSlicer()): Promise<ListDigest> {
+export async function digestResourceListInSlices(
+  resources: readonly Resource[],
+  pieces: Pieces,
+  previous?: readonly Resource[],
+  slicer = new LoopSlicer(),
+): Promise<ListDigest> {
   const steps = digestSteps(resources, pieces, previous);
   for (;;) {
     const step = steps.next();
@@ -75,7 +84,10 @@ export function carryCheckpoints(from: readonly Resource[], to: readonly Resourc
   const earlier = checkpointsOf.get(from);
   if (earlier === undefined || from === to) return;
   const same = sharedPrefix(from, to);
-  checkpointsOf.set(to, earlier.filter((c) => c.at <= same));
+  checkpointsOf.set(
+    to,
+    earlier.filter((c) => c.at <= same),
+  );
 }
 
 /** How many resources `a` and `b` start with in common (the same objects). */
@@ -87,7 +99,11 @@ function sharedPrefix(a: readonly Resource[], b: readonly Resource[]): number {
 }
 
 /** The work of digestResourceList, stopping after each piece it feeds to the hash. */
-function* digestSteps(resources: readonly Resource[], pieces: Pieces, previous: readonly Resource[] | undefined): Generator<undefined, ListDigest> {
+function* digestSteps(
+  resources: readonly Resource[],
+  pieces: Pieces,
+  previous: readonly Resource[] | undefined,
+): Generator<undefined, ListDigest> {
   const kept: Checkpoint[] = [];
   let start: Checkpoint | undefined;
   const earlier = previous === undefined ? undefined : checkpointsOf.get(previous);

@@ -6,7 +6,15 @@ import { LoopSlicer } from './loop-slicer.ts';
 import { compareResources, formatResourceKey, resourceKey, type Resource } from './resource.ts';
 import { digestResourceListInSlices } from './resumable-digest.ts';
 import { deepFreezeSharingStrings, StringPool } from './string-pool.ts';
-import { canonicalResource, copyProvenance, resourceEncodingPieces, type InputSnapshot, type InputSnapshotInit, type OutputSnapshot, type OutputSnapshotInit } from './snapshot.ts';
+import {
+  canonicalResource,
+  copyProvenance,
+  resourceEncodingPieces,
+  type InputSnapshot,
+  type InputSnapshotInit,
+  type OutputSnapshot,
+  type OutputSnapshotInit,
+} from './snapshot.ts';
 
 /*
  * The snapshot builders of snapshot.ts, done in slices that give the event loop
@@ -38,7 +46,11 @@ export interface SlicedEncoding {
  * checkpoints (see resumable-digest.ts): a delta against the result resumes from them.
  * Throws MESHRELAY_ERR_INVALID_RESOURCE when two resources share a key.
  */
-export async function encodeResourcesInSlices(resources: readonly Resource[], slicer = new LoopSlicer(), keepParts = false): Promise<SlicedEncoding> {
+export async function encodeResourcesInSlices(
+  resources: readonly Resource[],
+  slicer = new LoopSlicer(),
+  keepParts = false,
+): Promise<SlicedEncoding> {
   const copies: Resource[] = [];
   for (const r of resources) {
     copies.push(canonicalResource(r, keepParts));
@@ -47,7 +59,11 @@ export async function encodeResourcesInSlices(resources: readonly Resource[], sl
   if (!(await isSorted(copies, slicer))) copies.sort(compareResources);
   for (let i = 1; i < copies.length; i++) {
     const copy = copies[i] as Resource;
-    if (compareResources(copies[i - 1] as Resource, copy) === 0) throw new MeshrelayError('MESHRELAY_ERR_INVALID_RESOURCE', `duplicate resource ${formatResourceKey(resourceKey(copy))}`);
+    if (compareResources(copies[i - 1] as Resource, copy) === 0)
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_INVALID_RESOURCE',
+        `duplicate resource ${formatResourceKey(resourceKey(copy))}`,
+      );
   }
   Object.freeze(copies);
   const { hash, bytes } = await digestResourceListInSlices(copies, resourceEncodingPieces, undefined, slicer);
@@ -73,7 +89,12 @@ async function isSorted(copies: readonly Resource[], slicer: LoopSlicer): Promis
  * that text exactly when the text is canonical; the hash, which a writer computes over the
  * canonical encoding, is what says it is.)
  */
-export async function adoptCanonicalInputSnapshot(init: InputSnapshotInit, texts: readonly string[], claimedHash: string, slicer = new LoopSlicer()): Promise<InputSnapshot | undefined> {
+export async function adoptCanonicalInputSnapshot(
+  init: InputSnapshotInit,
+  texts: readonly string[],
+  claimedHash: string,
+  slicer = new LoopSlicer(),
+): Promise<InputSnapshot | undefined> {
   const { resources } = init;
   if (texts.length !== resources.length) return undefined;
   const hash = createHash('sha256').update('[');
@@ -98,20 +119,48 @@ export async function adoptCanonicalInputSnapshot(init: InputSnapshotInit, texts
     else keepEncoding(r, texts[i] as string);
     if (slicer.due()) await slicer.yield();
   }
-  return Object.freeze({ cluster: init.cluster, epoch: init.epoch, generation: init.generation, hash: claimedHash, bytes, resources: Object.freeze([...resources]) });
+  return Object.freeze({
+    cluster: init.cluster,
+    epoch: init.epoch,
+    generation: init.generation,
+    hash: claimedHash,
+    bytes,
+    resources: Object.freeze([...resources]),
+  });
 }
 
 /** buildInputSnapshot in slices. */
-export async function buildInputSnapshotInSlices(init: InputSnapshotInit, slicer = new LoopSlicer()): Promise<InputSnapshot> {
+export async function buildInputSnapshotInSlices(
+  init: InputSnapshotInit,
+  slicer = new LoopSlicer(),
+): Promise<InputSnapshot> {
   const encoded = await encodeResourcesInSlices(init.resources, slicer);
-  return Object.freeze({ cluster: init.cluster, epoch: init.epoch, generation: init.generation, hash: encoded.hash, bytes: encoded.bytes, resources: encoded.resources });
+  return Object.freeze({
+    cluster: init.cluster,
+    epoch: init.epoch,
+    generation: init.generation,
+    hash: encoded.hash,
+    bytes: encoded.bytes,
+    resources: encoded.resources,
+  });
 }
 
 /** buildOutputSnapshot in slices. */
-export async function buildOutputSnapshotInSlices(init: OutputSnapshotInit, slicer = new LoopSlicer()): Promise<OutputSnapshot> {
+export async function buildOutputSnapshotInSlices(
+  init: OutputSnapshotInit,
+  slicer = new LoopSlicer(),
+): Promise<OutputSnapshot> {
   const encoded = await encodeResourcesInSlices(init.resources, slicer, true);
-  const provenance = [...init.provenance].map(copyProvenance).sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
-  return Object.freeze({ cluster: init.cluster, hash: encoded.hash, bytes: encoded.bytes, resources: encoded.resources, provenance: deepFreeze(provenance) });
+  const provenance = [...init.provenance]
+    .map(copyProvenance)
+    .sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
+  return Object.freeze({
+    cluster: init.cluster,
+    hash: encoded.hash,
+    bytes: encoded.bytes,
+    resources: encoded.resources,
+    provenance: deepFreeze(provenance),
+  });
 }
 
 /** sha256 (hex) of a large buffer, a MiB at a time. */
@@ -129,7 +178,9 @@ export async function utf8InSlices(data: Uint8Array, slicer = new LoopSlicer()):
   const decoder = new StringDecoder('utf8');
   const pieces: string[] = [];
   for (let offset = 0; offset < data.length; offset += BYTES_PER_STEP) {
-    pieces.push(decoder.write(Buffer.from(data.buffer, data.byteOffset + offset, Math.min(BYTES_PER_STEP, data.length - offset))));
+    pieces.push(
+      decoder.write(Buffer.from(data.buffer, data.byteOffset + offset, Math.min(BYTES_PER_STEP, data.length - offset))),
+    );
     if (slicer.due()) await slicer.yield();
   }
   pieces.push(decoder.end());
@@ -141,7 +192,12 @@ export async function utf8InSlices(data: Uint8Array, slicer = new LoopSlicer()):
  * a time, with every line after the first indented by `depth` levels (the
  * array's nesting inside its document). Equal to JSON.stringify's output.
  */
-export async function prettyJsonArrayInSlices(items: readonly unknown[], indent: number, depth: number, slicer = new LoopSlicer()): Promise<string> {
+export async function prettyJsonArrayInSlices(
+  items: readonly unknown[],
+  indent: number,
+  depth: number,
+  slicer = new LoopSlicer(),
+): Promise<string> {
   if (items.length === 0) return '[]';
   const outer = ' '.repeat(indent * depth);
   const inner = ' '.repeat(indent * (depth + 1));

@@ -1,5 +1,15 @@
 import { createHash } from 'node:crypto';
-import { canonicalCopy, canonicalJson, canonicalPieces, deepFreeze, hasKnownEncoding, keepEncoding, keepStringifiable, keptEncoding, stringifiesCanonically } from './canonical.ts';
+import {
+  canonicalCopy,
+  canonicalJson,
+  canonicalPieces,
+  deepFreeze,
+  hasKnownEncoding,
+  keepEncoding,
+  keepStringifiable,
+  keptEncoding,
+  stringifiesCanonically,
+} from './canonical.ts';
 import { MeshrelayError } from './errors.ts';
 import { compareResources, formatResourceKey, resourceKey, type Resource } from './resource.ts';
 import { digestResourceList } from './resumable-digest.ts';
@@ -174,7 +184,10 @@ function sortedCanonicalCopies(resources: readonly Resource[], keepParts: boolea
     const prev = copies[i - 1] as Resource;
     const cur = copies[i] as Resource;
     if (compareResources(prev, cur) === 0) {
-      throw new MeshrelayError('MESHRELAY_ERR_INVALID_RESOURCE', `duplicate resource ${formatResourceKey(resourceKey(cur))}`);
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_INVALID_RESOURCE',
+        `duplicate resource ${formatResourceKey(resourceKey(cur))}`,
+      );
     }
   }
   return Object.freeze(copies);
@@ -233,7 +246,9 @@ export function withProvenance(snapshot: OutputSnapshot, provenance: readonly Pr
 }
 
 function frozenProvenance(provenance: readonly Provenance[]): readonly Provenance[] {
-  const sorted = [...provenance].map(copyProvenance).sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
+  const sorted = [...provenance]
+    .map(copyProvenance)
+    .sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
   return deepFreeze(sorted);
 }
 

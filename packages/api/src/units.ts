@@ -40,7 +40,8 @@ const SIZE_UNITS: Readonly<Record<string, number>> = { '': 1, b: 1, kib: 1024, m
 export function parseByteSize(raw: string, minBytes = 1024): Parsed<number> {
   const match = /^(\d+)\s*([a-zA-Z]*)$/.exec(raw.trim());
   const unit = SIZE_UNITS[match?.[2]?.toLowerCase() ?? 'x'];
-  if (!match || unit === undefined) return { error: `"${raw}" is not a size such as 64KiB, 16MiB, 1GiB or a bare number of bytes` };
+  if (!match || unit === undefined)
+    return { error: `"${raw}" is not a size such as 64KiB, 16MiB, 1GiB or a bare number of bytes` };
   const value = Number(match[1]) * unit;
   if (value < minBytes) return { error: `${value} bytes is below the minimum of ${minBytes}` };
   return { value };

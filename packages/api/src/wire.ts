@@ -64,12 +64,15 @@ export function encodeSnapshotFramesSync(input: FrameInput, options: FrameOption
 }
 
 function utf8Of(encoding: string | Uint8Array): Buffer {
-  return typeof encoding === 'string' ? Buffer.from(encoding, 'utf8') : Buffer.from(encoding.buffer, encoding.byteOffset, encoding.byteLength);
+  return typeof encoding === 'string'
+    ? Buffer.from(encoding, 'utf8')
+    : Buffer.from(encoding.buffer, encoding.byteOffset, encoding.byteLength);
 }
 
 function frames(input: FrameInput, raw: Buffer, gzipped: Buffer | undefined, options: FrameOptions): SnapshotFrames {
   const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
-  if (chunkBytes < MIN_CHUNK_BYTES) throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `chunks must carry at least ${MIN_CHUNK_BYTES} bytes`);
+  if (chunkBytes < MIN_CHUNK_BYTES)
+    throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `chunks must carry at least ${MIN_CHUNK_BYTES} bytes`);
   const payload = gzipped ?? raw;
   const chunks: relay.v1.ISnapshotChunk[] = [];
   for (let offset = 0, index = 0; offset < payload.length || index === 0; offset += chunkBytes, index++) {
@@ -79,7 +82,12 @@ function frames(input: FrameInput, raw: Buffer, gzipped: Buffer | undefined, opt
 }
 
 /** The header announcing `input` in `totalChunks` chunks carrying its `totalBytes`-byte encoding (gzip'd when `compressed`). */
-export function snapshotHeader(input: Omit<FrameInput, 'encoding'>, totalChunks: number, totalBytes: number, compressed: boolean): relay.v1.ISnapshotHeader {
+export function snapshotHeader(
+  input: Omit<FrameInput, 'encoding'>,
+  totalChunks: number,
+  totalBytes: number,
+  compressed: boolean,
+): relay.v1.ISnapshotHeader {
   const relative = input.delta?.provenance !== undefined;
   const epochOfBase = new Set(input.delta?.provenance?.epochOfBase);
   return {
@@ -90,7 +98,9 @@ export function snapshotHeader(input: Omit<FrameInput, 'encoding'>, totalChunks:
     totalBytes,
     encoding: compressed ? relay.v1.Encoding.ENCODING_JSON_GZIP : relay.v1.Encoding.ENCODING_JSON,
     // A relative provenance goes only to a receiver that takes patches, which reads hashes as bytes.
-    provenance: relative ? (input.provenance ?? []).map((p) => compactProvenance(p, epochOfBase.has(p.cluster))) : (input.provenance ?? []).map((p): relay.v1.IProvenance => copyProvenance(p)),
+    provenance: relative
+      ? (input.provenance ?? []).map((p) => compactProvenance(p, epochOfBase.has(p.cluster)))
+      : (input.provenance ?? []).map((p): relay.v1.IProvenance => copyProvenance(p)),
     ...(input.delta ? deltaHeaderFields(input.delta) : {}),
   };
 }
@@ -104,7 +114,9 @@ const SHA256_HEX = /^[0-9a-f]{64}$/;
 function compactProvenance(p: Provenance, epochOfBase: boolean): relay.v1.IProvenance {
   const { inputHash, epoch, ...copy } = copyProvenance(p);
   const rest = epochOfBase ? { ...copy, epochOfBase: true } : { ...copy, ...(epoch !== undefined ? { epoch } : {}) };
-  return SHA256_HEX.test(inputHash) ? { ...rest, inputHash: '', inputHashBytes: Buffer.from(inputHash, 'hex') } : { ...rest, inputHash };
+  return SHA256_HEX.test(inputHash)
+    ? { ...rest, inputHash: '', inputHashBytes: Buffer.from(inputHash, 'hex') }
+    : { ...rest, inputHash };
 }
 
 /**
@@ -118,15 +130,31 @@ function provenanceOfHeader(p: relay.v1.IProvenance, relative: boolean): Provena
   let inputHash = p.inputHash ?? '';
   if (bytes && bytes.length > 0) {
     if (bytes.length !== 32 || p.inputHash) {
-      throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', `provenance entry of cluster ${JSON.stringify(p.cluster ?? '')} has an input hash of ${bytes.length} bytes${p.inputHash ? ' beside a hex one' : ''}; a sha256 is 32`);
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_SNAPSHOT_UNDECODABLE',
+        `provenance entry of cluster ${JSON.stringify(p.cluster ?? '')} has an input hash of ${bytes.length} bytes${p.inputHash ? ' beside a hex one' : ''}; a sha256 is 32`,
+      );
     }
     inputHash = Buffer.from(bytes).toString('hex');
   }
   if (p.epochOfBase !== true) return copyProvenance({ ...p, inputHash });
-  if (!relative) throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', `provenance entry of cluster ${JSON.stringify(p.cluster ?? '')} keeps the base's epoch, but the header's provenance is not relative to a base`);
-  if (p.epoch) throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', `provenance entry of cluster ${JSON.stringify(p.cluster ?? '')} keeps the base's epoch but names one`);
+  if (!relative)
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_SNAPSHOT_UNDECODABLE',
+      `provenance entry of cluster ${JSON.stringify(p.cluster ?? '')} keeps the base's epoch, but the header's provenance is not relative to a base`,
+    );
+  if (p.epoch)
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_SNAPSHOT_UNDECODABLE',
+      `provenance entry of cluster ${JSON.stringify(p.cluster ?? '')} keeps the base's epoch but names one`,
+    );
   // Its epoch is the base's entry's: resolveDelta fills it in (applyProvenanceChange).
-  return { cluster: p.cluster ?? '', inputHash, ...(p.stale === true ? { stale: true } : {}), generation: Number(p.generation ?? 0) };
+  return {
+    cluster: p.cluster ?? '',
+    inputHash,
+    ...(p.stale === true ? { stale: true } : {}),
+    generation: Number(p.generation ?? 0),
+  };
 }
 
 /** A snapshot's bytes on the wire: its encoded header plus its chunks' payload (compressed when it travels so). */
@@ -222,18 +250,30 @@ export class SnapshotAssembler {
   /** A delta's base and payload must be hashes, and its deleted keys count against the same limits as its payload. */
   static checkDelta(delta: DeltaHeader, totalBytes: number, limits: AssemblyLimits): void {
     if (!/^[0-9a-f]{64}$/.test(delta.baseHash) || !/^[0-9a-f]{64}$/.test(delta.payloadHash)) {
-      throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', 'delta snapshot header has no valid sha256 base and payload hashes');
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_SNAPSHOT_UNDECODABLE',
+        'delta snapshot header has no valid sha256 base and payload hashes',
+      );
     }
     if (delta.provenance && !/^[0-9a-f]{64}$/.test(delta.provenance.hash)) {
-      throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', 'delta snapshot header has relative provenance without a valid sha256 provenance hash');
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_SNAPSHOT_UNDECODABLE',
+        'delta snapshot header has relative provenance without a valid sha256 provenance hash',
+      );
     }
     const touched = delta.deletedKeys.length + (delta.patches?.length ?? 0);
     if (touched > limits.maxResources) {
-      throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_TOO_LARGE', `delta deletes or patches ${touched} resources; the limit is ${limits.maxResources}`);
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_SNAPSHOT_TOO_LARGE',
+        `delta deletes or patches ${touched} resources; the limit is ${limits.maxResources}`,
+      );
     }
     const bytes = totalBytes + deltaBytes('', delta.deletedKeys, delta.patches);
     if (bytes > limits.maxBytes) {
-      throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_TOO_LARGE', `delta of ${bytes} bytes exceeds the limit of ${limits.maxBytes} bytes`);
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_SNAPSHOT_TOO_LARGE',
+        `delta of ${bytes} bytes exceeds the limit of ${limits.maxBytes} bytes`,
+      );
     }
   }
 
@@ -260,12 +300,18 @@ export class SnapshotAssembler {
     const data = Buffer.from(chunk.data ?? new Uint8Array());
     const last = expected + 1 === this.#totalChunks;
     if (!last && data.length < MIN_CHUNK_BYTES) {
-      throw new MeshrelayError('MESHRELAY_ERR_PROTOCOL', `chunk ${expected} carries ${data.length} bytes; every chunk but the last carries at least ${MIN_CHUNK_BYTES}`);
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_PROTOCOL',
+        `chunk ${expected} carries ${data.length} bytes; every chunk but the last carries at least ${MIN_CHUNK_BYTES}`,
+      );
     }
     this.#received += data.length;
     const bound = Math.min(payloadBound(this.#totalBytes), payloadBound(this.#limits.maxBytes));
     if (this.#received > bound) {
-      throw new MeshrelayError('MESHRELAY_ERR_PROTOCOL', `snapshot chunks carry more than the declared ${this.#totalBytes} bytes allow`);
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_PROTOCOL',
+        `snapshot chunks carry more than the declared ${this.#totalBytes} bytes allow`,
+      );
     }
     this.#parts.push(data);
     return last;
@@ -282,17 +328,25 @@ export class SnapshotAssembler {
     const limit = Math.min(this.#limits.maxBytes, this.#totalBytes);
     let raw: Buffer;
     try {
-      raw = this.#header.encoding === relay.v1.Encoding.ENCODING_JSON_GZIP ? await gunzipAsync(payload, { maxOutputLength: Math.max(1, limit) }) : payload;
+      raw =
+        this.#header.encoding === relay.v1.Encoding.ENCODING_JSON_GZIP
+          ? await gunzipAsync(payload, { maxOutputLength: Math.max(1, limit) })
+          : payload;
     } catch (err) {
       const tooLarge = (err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE';
       throw new MeshrelayError(
         tooLarge ? 'MESHRELAY_ERR_SNAPSHOT_TOO_LARGE' : 'MESHRELAY_ERR_SNAPSHOT_UNDECODABLE',
-        tooLarge ? `decompressed snapshot exceeds its declared ${this.#totalBytes} bytes (limit ${this.#limits.maxBytes})` : 'snapshot payload is not valid gzip',
+        tooLarge
+          ? `decompressed snapshot exceeds its declared ${this.#totalBytes} bytes (limit ${this.#limits.maxBytes})`
+          : 'snapshot payload is not valid gzip',
         { cause: err },
       );
     }
     if (raw.length > this.#limits.maxBytes) {
-      throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_TOO_LARGE', `snapshot of ${raw.length} bytes exceeds the limit of ${this.#limits.maxBytes} bytes`);
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_SNAPSHOT_TOO_LARGE',
+        `snapshot of ${raw.length} bytes exceeds the limit of ${this.#limits.maxBytes} bytes`,
+      );
     }
     // A delta's payload is checked against its payload hash; the result against `hash` when it is resolved.
     const delta = deltaOfHeader(this.#header);
@@ -307,7 +361,12 @@ export class SnapshotAssembler {
     }
     const text = await utf8InSlices(raw, slicer);
     const texts = delta ? undefined : ([] as string[]);
-    const resources = await parseResourceArray(text, { maxResources: this.#limits.maxResources, maxDepth: MAX_RESOURCE_DEPTH }, slicer, texts);
+    const resources = await parseResourceArray(
+      text,
+      { maxResources: this.#limits.maxResources, maxDepth: MAX_RESOURCE_DEPTH },
+      slicer,
+      texts,
+    );
     return {
       ...(texts ? { texts } : {}),
       epoch: this.#header.epoch ?? '',

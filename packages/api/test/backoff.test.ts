@@ -22,7 +22,10 @@ test('given a random source at its extremes, when delays are drawn, then they sp
   const low = new Backoff({ baseMs: 100, capMs: 1000, random: () => 0 });
   const high = new Backoff({ baseMs: 100, capMs: 1000, random: () => 0.999999999 });
   assert.deepEqual([low.nextDelayMs(), low.nextDelayMs(), low.nextDelayMs()], [0, 0, 0]);
-  assert.deepEqual([high.nextDelayMs(), high.nextDelayMs(), high.nextDelayMs(), high.nextDelayMs(), high.nextDelayMs()], [99, 199, 399, 799, 999]);
+  assert.deepEqual(
+    [high.nextDelayMs(), high.nextDelayMs(), high.nextDelayMs(), high.nextDelayMs(), high.nextDelayMs()],
+    [99, 199, 399, 799, 999],
+  );
 });
 
 test('given full jitter, when the random source varies, then the delay is random × ceiling (not a fixed part plus jitter)', () => {
@@ -48,6 +51,12 @@ test('given several failures, when reset is called, then the next ceiling is the
 });
 
 test('given a misbehaving random source, when jitter is computed, then it is clamped into [0, ceiling]', () => {
-  assert.equal(fullJitter(1000, () => -3), 0);
-  assert.equal(fullJitter(1000, () => 7), 1000);
+  assert.equal(
+    fullJitter(1000, () => -3),
+    0,
+  );
+  assert.equal(
+    fullJitter(1000, () => 7),
+    1000,
+  );
 });

@@ -4,11 +4,24 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import jsonpatch, { type Operation } from 'fast-json-patch';
 import { BoundedPatcher } from '../src/bounded-patch.ts';
-import { LoopSlicer, applyResourcePatch, canonicalJson, deepFreeze, DEFAULT_PATCH_LIMITS, patchLimits, resourceId, resourcePatchOps, type Resource } from '../src/index.ts';
+import {
+  LoopSlicer,
+  applyResourcePatch,
+  canonicalJson,
+  deepFreeze,
+  DEFAULT_PATCH_LIMITS,
+  patchLimits,
+  resourceId,
+  resourcePatchOps,
+  type Resource,
+} from '../src/index.ts';
 import { PatchBudget } from '../src/patch-budget.ts';
 import { random } from './support/seeded-random.ts';
 
-const UNBOUNDED = new PatchBudget(patchLimits({ maxOpsPerDelta: 1e9, maxOpsPerResource: 1e9, maxWork: 1e12 }), Number.MAX_SAFE_INTEGER);
+const UNBOUNDED = new PatchBudget(
+  patchLimits({ maxOpsPerDelta: 1e9, maxOpsPerResource: 1e9, maxWork: 1e12 }),
+  Number.MAX_SAFE_INTEGER,
+);
 const size = (value: unknown) => Buffer.byteLength(canonicalJson(value));
 
 /** Every JSON pointer into `value` (containers and scalars), the root excluded. */
@@ -63,7 +76,11 @@ function candidateOp(doc: Record<string, unknown>, rnd: (n: number) => number, s
   const pick = <T>(xs: readonly T[]) => xs[rnd(xs.length)] as T;
   const target = pick(containers(doc));
   const container = jsonpatch.getValueByPointer(doc, target) as unknown;
-  const slot = Array.isArray(container) ? (rnd(3) === 0 ? '-' : String(rnd(container.length + 1))) : pick([`k${step}`, 'ab', 'xy', ...Object.keys(container as object)]);
+  const slot = Array.isArray(container)
+    ? rnd(3) === 0
+      ? '-'
+      : String(rnd(container.length + 1))
+    : pick([`k${step}`, 'ab', 'xy', ...Object.keys(container as object)]);
   const place = `${target}/${slot.replaceAll('~', '~0').replaceAll('/', '~1')}`;
   const values = [step, `s${step}`, null, true, { v: step, w: [1, 2] }, [step, { z: 'é' }]];
   let op: Operation;
@@ -79,7 +96,7 @@ function candidateOp(doc: Record<string, unknown>, rnd: (n: number) => number, s
   return op;
 }
 
-test('given random operation sequences, when applied by the bounded applier, then the result is fast-json-patch\'s, the base is unchanged and the running size is the canonical size', async () => {
+test("given random operation sequences, when applied by the bounded applier, then the result is fast-json-patch's, the base is unchanged and the running size is the canonical size", async () => {
   for (let seed = 1; seed <= 300; seed++) {
     const rnd = random(seed);
     const base = { a: [1, { b: 'c' }], d: { e: { f: [] } }, g: 'h' };
@@ -96,11 +113,19 @@ test('given random operation sequences, when applied by the bounded applier, the
 
 test('given a copied value, when the copy is then changed, then the original is not', async () => {
   const patcher = new BoundedPatcher('k', deepFreeze({ a: { x: [1] } }), 0, UNBOUNDED);
-  await patcher.apply([{ op: 'copy', from: '/a', path: '/b' }, { op: 'add', path: '/b/x/-', value: 2 }, { op: 'replace', path: '/a/x/0', value: 9 }], new LoopSlicer());
+  await patcher.apply(
+    [
+      { op: 'copy', from: '/a', path: '/b' },
+      { op: 'add', path: '/b/x/-', value: 2 },
+      { op: 'replace', path: '/a/x/0', value: 9 },
+    ],
+    new LoopSlicer(),
+  );
   assert.deepEqual(patcher.result, { a: { x: [9] }, b: { x: [1, 2] } });
 });
 
-const resource = (spec: object): Resource => deepFreeze({ apiVersion: 'v1', kind: 'Service', metadata: { name: 's', namespace: 'default' }, spec });
+const resource = (spec: object): Resource =>
+  deepFreeze({ apiVersion: 'v1', kind: 'Service', metadata: { name: 's', namespace: 'default' }, spec });
 const patchOf = (ops: object[]) => ({ key: 'Service.v1 default/s', ops: JSON.stringify(ops) });
 
 /** A value nested `levels` deep. */
@@ -114,21 +139,39 @@ test('given values placed so that the resource nests exactly 100 and 101 levels 
   const r = resource({});
   const ok = await applyResourcePatch(r, patchOf([{ op: 'add', path: '/spec/deep', value: nested(98) }]));
   assert.equal(resourceId(ok), resourceId(r));
-  await assert.rejects(applyResourcePatch(r, patchOf([{ op: 'add', path: '/spec/deep', value: nested(99) }])), { code: 'MESHRELAY_ERR_DELTA_LIMIT', message: /\/spec\/deep.*deeper than 100 levels/ });
+  await assert.rejects(applyResourcePatch(r, patchOf([{ op: 'add', path: '/spec/deep', value: nested(99) }])), {
+    code: 'MESHRELAY_ERR_DELTA_LIMIT',
+    message: /\/spec\/deep.*deeper than 100 levels/,
+  });
   // A move can deepen a value too: the depth is checked where it lands.
   const moved = resource({ deep: nested(98), box: {} });
-  await assert.rejects(applyResourcePatch(moved, patchOf([{ op: 'move', from: '/spec/deep', path: '/spec/box/deep' }])), { code: 'MESHRELAY_ERR_DELTA_LIMIT' });
+  await assert.rejects(
+    applyResourcePatch(moved, patchOf([{ op: 'move', from: '/spec/deep', path: '/spec/box/deep' }])),
+    { code: 'MESHRELAY_ERR_DELTA_LIMIT' },
+  );
 });
 
 for (const [name, limits, ops, message] of [
-  ['operations per resource', { maxOpsPerResource: 3 }, 4, /4 operations; the limit is 3 patch operations per resource/],
-  ['operations per delta', { maxOpsPerDelta: 2, maxOpsPerResource: 10 }, 3, /3 operations; the limit is 2 patch operations per delta/],
+  [
+    'operations per resource',
+    { maxOpsPerResource: 3 },
+    4,
+    /4 operations; the limit is 3 patch operations per resource/,
+  ],
+  [
+    'operations per delta',
+    { maxOpsPerDelta: 2, maxOpsPerResource: 10 },
+    3,
+    /3 operations; the limit is 2 patch operations per delta/,
+  ],
   ['work', { maxWork: 50 }, 30, /patch work limit/],
 ] as const) {
   test(`given a limit on ${name}, when a patch passes it, then it is refused with MESHRELAY_ERR_DELTA_LIMIT naming it and the resource`, async () => {
     const r = resource({ arr: Array.from({ length: 20 }, (_, i) => i) });
     const budget = new PatchBudget(patchLimits(limits), Number.MAX_SAFE_INTEGER);
-    const patch = patchOf(Array.from({ length: ops }, () => ({ op: 'move', from: '/spec/arr/0', path: '/spec/arr/19' })));
+    const patch = patchOf(
+      Array.from({ length: ops }, () => ({ op: 'move', from: '/spec/arr/0', path: '/spec/arr/19' })),
+    );
     await assert.rejects(applyResourcePatch(r, patch, budget), (err: Error & { code?: string }) => {
       assert.equal(err.code, 'MESHRELAY_ERR_DELTA_LIMIT');
       assert.match(err.message, message);
@@ -142,7 +185,10 @@ test('given a byte limit, when copies would pass it, then the patch is refused a
   const r = resource({ blob: 'b'.repeat(1000), arr: [] });
   const budget = new PatchBudget(DEFAULT_PATCH_LIMITS, 10_000);
   const copies = Array.from({ length: 1000 }, () => ({ op: 'copy', from: '/spec/blob', path: '/spec/arr/-' }));
-  await assert.rejects(applyResourcePatch(r, patchOf(copies), budget, new LoopSlicer(), size(r)), { code: 'MESHRELAY_ERR_DELTA_LIMIT', message: /over 10000 bytes, the snapshot byte limit/ });
+  await assert.rejects(applyResourcePatch(r, patchOf(copies), budget, new LoopSlicer(), size(r)), {
+    code: 'MESHRELAY_ERR_DELTA_LIMIT',
+    message: /over 10000 bytes, the snapshot byte limit/,
+  });
 });
 
 test('given a patch limit that is not a positive integer, when the limits are made, then it is refused naming the field', () => {
@@ -174,7 +220,16 @@ function serviceEntry(addresses: readonly string[]): Resource {
     apiVersion: 'networking.istio.io/v1',
     kind: 'ServiceEntry',
     metadata: { name: 'vd-svc-000', namespace: 'istio-system' },
-    spec: { hosts: ['svc-000.global'], ports: [{ name: 'http', number: 8080, protocol: 'HTTP' }], endpoints: addresses.map((address, i) => ({ address, labels: { app: 'svc-000', cluster: `cluster-${i % 50}` }, locality: `region-${i % 3}/zone-${i % 5}`, ports: { http: 15443 } })) },
+    spec: {
+      hosts: ['svc-000.global'],
+      ports: [{ name: 'http', number: 8080, protocol: 'HTTP' }],
+      endpoints: addresses.map((address, i) => ({
+        address,
+        labels: { app: 'svc-000', cluster: `cluster-${i % 50}` },
+        locality: `region-${i % 3}/zone-${i % 5}`,
+        ports: { http: 15443 },
+      })),
+    },
   };
 }
 
@@ -183,12 +238,19 @@ test('given honest diffs of a 500-endpoint ServiceEntry (every endpoint readdres
   const base = deepFreeze(serviceEntry(addresses));
   for (const next of [
     serviceEntry(addresses.map((a) => a.replace('10.0.', '10.1.'))),
-    serviceEntry([...addresses.slice(0, 200), ...Array.from({ length: 60 }, (_, i) => `10.9.0.${i}`), ...addresses.slice(260)]),
+    serviceEntry([
+      ...addresses.slice(0, 200),
+      ...Array.from({ length: 60 }, (_, i) => `10.9.0.${i}`),
+      ...addresses.slice(260),
+    ]),
   ]) {
     const patch = { key: resourceId(next), ops: resourcePatchOps(base, next) };
     const ops = (JSON.parse(patch.ops) as unknown[]).length;
     assert.ok(ops >= 60, `${ops} operations`);
     const budget = new PatchBudget(DEFAULT_PATCH_LIMITS, 16 * 1024 * 1024);
-    assert.equal(canonicalJson(await applyResourcePatch(base, patch, budget, new LoopSlicer(), size(base))), canonicalJson(next));
+    assert.equal(
+      canonicalJson(await applyResourcePatch(base, patch, budget, new LoopSlicer(), size(base))),
+      canonicalJson(next),
+    );
   }
 });

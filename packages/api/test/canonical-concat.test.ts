@@ -1,10 +1,29 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { keptEncoding } from '../src/canonical.ts';
-import { MeshrelayError, canonicalConcat, canonicalJson, canonicalPart, canonicalPieces, canonicalResource, concatParts, isCanonicalPart, isCanonicalResource, resourceEncoding, resourceEncodingPieces, unencodedCanonicalResource, type Resource } from '../src/index.ts';
+import {
+  MeshrelayError,
+  canonicalConcat,
+  canonicalJson,
+  canonicalPart,
+  canonicalPieces,
+  canonicalResource,
+  concatParts,
+  isCanonicalPart,
+  isCanonicalResource,
+  resourceEncoding,
+  resourceEncodingPieces,
+  unencodedCanonicalResource,
+  type Resource,
+} from '../src/index.ts';
 
 const group = (prefix: string, n: number): readonly { address: string; labels: Record<string, string> }[] =>
-  canonicalPart(Array.from({ length: n }, (_, i) => ({ labels: { zone: `${prefix}-z`, app: 'reviews' }, address: `${prefix}.${i}` })));
+  canonicalPart(
+    Array.from({ length: n }, (_, i) => ({
+      labels: { zone: `${prefix}-z`, app: 'reviews' },
+      address: `${prefix}.${i}`,
+    })),
+  );
 
 const entry = (endpoints: readonly unknown[]): Resource => ({
   apiVersion: 'networking.istio.io/v1',
@@ -41,14 +60,25 @@ test('given a group that is not a canonical array, when concatenated, then it is
   const plain = [{ address: '10.2.0.1' }];
   assert.throws(
     () => canonicalConcat([group('10.2.1', 1), plain]),
-    (err: unknown) => err instanceof MeshrelayError && err.code === 'MESHRELAY_ERR_INVALID_RESOURCE' && /canonical array/.test(err.message),
+    (err: unknown) =>
+      err instanceof MeshrelayError &&
+      err.code === 'MESHRELAY_ERR_INVALID_RESOURCE' &&
+      /canonical array/.test(err.message),
   );
 });
 
 /** Canonical JSON by another route: keys sorted recursively, then JSON.stringify. */
 function reference(value: unknown): string {
   const sorted = (v: unknown): unknown =>
-    Array.isArray(v) ? v.map(sorted) : v !== null && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sorted((v as Record<string, unknown>)[k])])) : v;
+    Array.isArray(v)
+      ? v.map(sorted)
+      : v !== null && typeof v === 'object'
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .map((k) => [k, sorted((v as Record<string, unknown>)[k])]),
+          )
+        : v;
   return JSON.stringify(sorted(value));
 }
 
@@ -100,7 +130,8 @@ test('given resources that link no shared part (a small output, an input), when 
 });
 
 /** The text of pieces (strings, and UTF-8 bytes for shared concatenation parts). */
-const joinedPieces = (out: readonly (string | Uint8Array)[]): string => out.map((p) => (typeof p === 'string' ? p : Buffer.from(p).toString('utf8'))).join('');
+const joinedPieces = (out: readonly (string | Uint8Array)[]): string =>
+  out.map((p) => (typeof p === 'string' ? p : Buffer.from(p).toString('utf8'))).join('');
 
 test('given values with kept parts, concatenations and plain members, when encoded in pieces, then the pieces join to the canonical JSON and hold each shared part once', () => {
   const a = group('10.2.0', 40);
@@ -126,8 +157,10 @@ test('given values with kept parts, concatenations and plain members, when encod
   const first: (string | Uint8Array)[] = [];
   resourceEncodingPieces(canonicalResource(entry(joined)), first);
   assert.equal(joinedPieces(first), resourceEncoding(canonicalResource(entry(joined))));
-  const bytesOfA = first.find((p) => typeof p !== 'string' && Buffer.from(p).toString('utf8') === keptEncoding(a)?.slice(1, -1));
-  assert.ok(bytesOfA, "a shared group is a piece of its own (its UTF-8 bytes), not copied into a joined string");
+  const bytesOfA = first.find(
+    (p) => typeof p !== 'string' && Buffer.from(p).toString('utf8') === keptEncoding(a)?.slice(1, -1),
+  );
+  assert.ok(bytesOfA, 'a shared group is a piece of its own (its UTF-8 bytes), not copied into a joined string');
   const again: (string | Uint8Array)[] = [];
   canonicalPieces(canonicalConcat([b, a]), again);
   assert.ok(again.includes(bytesOfA), 'the bytes of a group are made once and shared by every list that holds it');
@@ -136,5 +169,8 @@ test('given values with kept parts, concatenations and plain members, when encod
   assert.deepEqual(kept, [keptEncoding(b)], 'a short remembered encoding is one piece');
   const cyclic: Record<string, unknown> = {};
   cyclic['self'] = cyclic;
-  assert.throws(() => canonicalPieces(cyclic, []), (err: unknown) => err instanceof MeshrelayError && err.code === 'MESHRELAY_ERR_INVALID_RESOURCE');
+  assert.throws(
+    () => canonicalPieces(cyclic, []),
+    (err: unknown) => err instanceof MeshrelayError && err.code === 'MESHRELAY_ERR_INVALID_RESOURCE',
+  );
 });

@@ -18,7 +18,12 @@ import { random } from './support/seeded-random.ts';
 const LIMITS = { maxBytes: 8 * 1024 * 1024, maxResources: 10_000 };
 
 function service(name: string, port: number, extra: Record<string, unknown> = {}): Resource {
-  return { apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'default' }, spec: { ports: [{ name: 'http', port }], ...extra } };
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, namespace: 'default' },
+    spec: { ports: [{ name: 'http', port }], ...extra },
+  };
 }
 
 function services(n: number): Resource[] {
@@ -30,7 +35,11 @@ function snap(resources: readonly Resource[], generation = 1): InputSnapshot {
 }
 
 /** Frames `next` against `base` as a sender would, and takes it in as a receiver holding `held` would. */
-async function transfer(base: InputSnapshot | undefined, next: InputSnapshot, held: InputSnapshot | undefined): Promise<{ kind: string; out: AssembledSnapshot }> {
+async function transfer(
+  base: InputSnapshot | undefined,
+  next: InputSnapshot,
+  held: InputSnapshot | undefined,
+): Promise<{ kind: string; out: AssembledSnapshot }> {
   const frames = await encodeSnapshotFor(base, next, { chunkBytes: 4096 });
   const assembler = new SnapshotAssembler(frames.header, LIMITS);
   for (const chunk of frames.chunks) assembler.add(chunk);
@@ -100,7 +109,10 @@ test('given a delta whose result does not hash to the announced result, when res
   const next = snap([...services(40), service('extra', 1)], 2);
   const input = await deltaInput(base, next, Infinity);
   assert.ok(input?.delta);
-  const frames = await encodeSnapshotFrames({ ...input, delta: { ...input.delta, deletedKeys: ['Service.v1 default/svc-3'] } });
+  const frames = await encodeSnapshotFrames({
+    ...input,
+    delta: { ...input.delta, deletedKeys: ['Service.v1 default/svc-3'] },
+  });
   const assembler = new SnapshotAssembler(frames.header, LIMITS);
   for (const chunk of frames.chunks) assembler.add(chunk);
   const assembled = await assembler.finish();
@@ -114,28 +126,49 @@ test('given a delta deleting more resources than the limit allows, when its head
   assert.ok(input);
   assert.equal(input.delta?.deletedKeys.length, 15);
   const frames = await encodeSnapshotFrames(input);
-  assert.throws(() => new SnapshotAssembler(frames.header, { maxBytes: LIMITS.maxBytes, maxResources: 10 }), { code: 'MESHRELAY_ERR_SNAPSHOT_TOO_LARGE' });
+  assert.throws(() => new SnapshotAssembler(frames.header, { maxBytes: LIMITS.maxBytes, maxResources: 10 }), {
+    code: 'MESHRELAY_ERR_SNAPSHOT_TOO_LARGE',
+  });
 });
 
 test('given a change touching most resources, when framed, then it goes full because a delta would not be smaller', async () => {
   const before = snap(services(20));
-  const after = snap(services(20).map((r) => ({ ...r, spec: { ports: [{ name: 'http', port: 1 }] } })), 2);
+  const after = snap(
+    services(20).map((r) => ({ ...r, spec: { ports: [{ name: 'http', port: 1 }] } })),
+    2,
+  );
   assert.equal((await encodeSnapshotFor(before, after)).kind, 'full');
 });
 
 test('given a small delta and a large compressible snapshot, when framed, then the choice compares the bytes as they travel (compressed)', async () => {
   // One big changed resource in a snapshot of many similar small ones: the raw delta is smaller, but not once gzip has worked on the full one.
-  const big = service('big', 1, { annotations: Object.fromEntries(Array.from({ length: 400 }, (_, i) => [`k${i}`, `${i * 7919}`])) });
+  const big = service('big', 1, {
+    annotations: Object.fromEntries(Array.from({ length: 400 }, (_, i) => [`k${i}`, `${i * 7919}`])),
+  });
   const before = snap([...services(600), big]);
-  const after = snap([...services(600), { ...big, spec: { ...(big.spec as object), ports: [{ name: 'http', port: 2 }] } }], 2);
+  const after = snap(
+    [...services(600), { ...big, spec: { ...(big.spec as object), ports: [{ name: 'http', port: 2 }] } }],
+    2,
+  );
   const full = await encodeSnapshotFor(undefined, after);
   const chosen = await encodeSnapshotFor(before, after);
-  assert.ok(chosen.wireBytes <= full.wireBytes, `${chosen.kind} of ${chosen.wireBytes} bytes against ${full.wireBytes} full`);
+  assert.ok(
+    chosen.wireBytes <= full.wireBytes,
+    `${chosen.kind} of ${chosen.wireBytes} bytes against ${full.wireBytes} full`,
+  );
 });
 
 test('given a delta, when resolved, then the result carries the size of its canonical encoding, whose hash was checked', async () => {
   const base = snap(services(300));
-  const next = snap([...services(300).filter((_, i) => i !== 5).map((r) => (r.metadata.name === 'svc-9' ? service('svc-9', 9999) : r)), service('added', 7)], 2);
+  const next = snap(
+    [
+      ...services(300)
+        .filter((_, i) => i !== 5)
+        .map((r) => (r.metadata.name === 'svc-9' ? service('svc-9', 9999) : r)),
+      service('added', 7),
+    ],
+    2,
+  );
   const { out } = await transfer(base, next, base);
   assert.equal(out.hash, next.hash);
   assert.equal(out.canonicalBytes, next.bytes);

@@ -25,36 +25,44 @@ async function slicedWork(steps: number): Promise<void> {
   }
 }
 
-test('given 12 sliced loops running at once, when a timer ticks beside them, then between two ticks they do about one budget of work, not twelve', { timeout: 60_000 }, async () => {
-  let ticks = 0;
-  const timer = setInterval(() => {
-    ticks++;
-    counter.most = Math.max(counter.most, counter.sinceTick);
-    counter.sinceTick = 0;
-  }, 5);
-  try {
-    await Promise.all(Array.from({ length: 12 }, () => slicedWork(400)));
-  } finally {
-    clearInterval(timer);
-  }
-  // A 20 ms budget is ~40 steps; twelve budgets of their own would be ~480 steps per turn.
-  // Counted in steps, not milliseconds, so a busy machine does not change the verdict.
-  assert.ok(ticks > 10, `the timer ticked ${ticks} times`);
-  assert.ok(counter.most < 150, `up to ${counter.most} steps ran between two ticks of the timer`);
-});
-
-test('given one sliced loop, when it runs, then it still gets whole budgets (it is not cut to a step per turn)', { timeout: 60_000 }, async () => {
-  let turns = 0;
-  const slicer = new LoopSlicer();
-  const started = performance.now();
-  for (let i = 0; i < 200; i++) {
-    spin(0.5);
-    if (slicer.due()) {
-      turns++;
-      await slicer.yield();
+test(
+  'given 12 sliced loops running at once, when a timer ticks beside them, then between two ticks they do about one budget of work, not twelve',
+  { timeout: 60_000 },
+  async () => {
+    let ticks = 0;
+    const timer = setInterval(() => {
+      ticks++;
+      counter.most = Math.max(counter.most, counter.sinceTick);
+      counter.sinceTick = 0;
+    }, 5);
+    try {
+      await Promise.all(Array.from({ length: 12 }, () => slicedWork(400)));
+    } finally {
+      clearInterval(timer);
     }
-  }
-  const elapsed = performance.now() - started;
-  // ~100 ms of work in ~20 ms slices: a handful of yields, not one per step.
-  assert.ok(turns < 40, `${turns} yields for ${elapsed.toFixed(0)} ms of work`);
-});
+    // A 20 ms budget is ~40 steps; twelve budgets of their own would be ~480 steps per turn.
+    // Counted in steps, not milliseconds, so a busy machine does not change the verdict.
+    assert.ok(ticks > 10, `the timer ticked ${ticks} times`);
+    assert.ok(counter.most < 150, `up to ${counter.most} steps ran between two ticks of the timer`);
+  },
+);
+
+test(
+  'given one sliced loop, when it runs, then it still gets whole budgets (it is not cut to a step per turn)',
+  { timeout: 60_000 },
+  async () => {
+    let turns = 0;
+    const slicer = new LoopSlicer();
+    const started = performance.now();
+    for (let i = 0; i < 200; i++) {
+      spin(0.5);
+      if (slicer.due()) {
+        turns++;
+        await slicer.yield();
+      }
+    }
+    const elapsed = performance.now() - started;
+    // ~100 ms of work in ~20 ms slices: a handful of yields, not one per step.
+    assert.ok(turns < 40, `${turns} yields for ${elapsed.toFixed(0)} ms of work`);
+  },
+);

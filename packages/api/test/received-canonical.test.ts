@@ -20,8 +20,15 @@ function resource(i: number, rnd: (n: number) => number): Resource {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name: `p-${String(i).padStart(4, '0')}`, namespace: 'ns', labels: { app: `a${rnd(5)}`, 'z/key': 'é\u2028"\\' } },
-    spec: { nodeName: `n${rnd(3)}`, containers: [{ name: 'c', ports: [{ containerPort: 8000 + rnd(10) }], big: 1e21, small: 0.5 }] },
+    metadata: {
+      name: `p-${String(i).padStart(4, '0')}`,
+      namespace: 'ns',
+      labels: { app: `a${rnd(5)}`, 'z/key': 'é\u2028"\\' },
+    },
+    spec: {
+      nodeName: `n${rnd(3)}`,
+      containers: [{ name: 'c', ports: [{ containerPort: 8000 + rnd(10) }], big: 1e21, small: 0.5 }],
+    },
     status: { podIP: `10.0.${rnd(250)}.${rnd(250)}`, conditions: [{ type: 'Ready', status: 'True' }], emoji: '🙂' },
   } as unknown as Resource;
 }
@@ -43,16 +50,32 @@ test('given a full snapshot whose texts are canonical, when its texts are adopte
   const built = await buildInputSnapshotInSlices({ cluster: 'c', epoch: 'e', generation: 1, resources });
   assert.equal(canonicalEncodingCount() - encodings, 0, 'no resource was copied and encoded again');
   assert.equal(built.hash, expected.hash);
-  assert.ok(built.resources.every((r, i) => r === resources[i]), 'the received objects are the snapshot\'s');
-  assert.ok(Object.isFrozen(resources[0]) && Object.isFrozen((resources[0] as { spec: { containers: object[] } }).spec.containers[0]), 'adopted resources are deep-frozen');
-  assert.ok(resources.every((r, i) => isStringifiable(r) && resourceEncoding(r) === texts[i]), 'adopted resources keep no text: JSON.stringify writes their encoding again');
+  assert.ok(
+    built.resources.every((r, i) => r === resources[i]),
+    "the received objects are the snapshot's",
+  );
+  assert.ok(
+    Object.isFrozen(resources[0]) &&
+      Object.isFrozen((resources[0] as { spec: { containers: object[] } }).spec.containers[0]),
+    'adopted resources are deep-frozen',
+  );
+  assert.ok(
+    resources.every((r, i) => isStringifiable(r) && resourceEncoding(r) === texts[i]),
+    'adopted resources keep no text: JSON.stringify writes their encoding again',
+  );
 });
 
 for (const [name, text] of [
   ['keys out of order', '{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","namespace":"n"}}'],
   ['whitespace', '{"apiVersion": "v1","kind":"Pod","metadata":{"name":"a","namespace":"n"}}'],
-  ['an integer-like key after others', '{"apiVersion":"v1","data":{"10":"x","9":"y"},"kind":"Pod","metadata":{"name":"a","namespace":"n"}}'],
-  ['a number not in its shortest form', '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","namespace":"n"},"spec":{"w":1.0}}'],
+  [
+    'an integer-like key after others',
+    '{"apiVersion":"v1","data":{"10":"x","9":"y"},"kind":"Pod","metadata":{"name":"a","namespace":"n"}}',
+  ],
+  [
+    'a number not in its shortest form',
+    '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","namespace":"n"},"spec":{"w":1.0}}',
+  ],
   ['a needless escape', '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"\\u0061","namespace":"n"}}'],
   ['minus zero', '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","namespace":"n"},"spec":{"w":-0}}'],
 ] as const) {
@@ -60,7 +83,11 @@ for (const [name, text] of [
     const { resources, texts } = await received(`[${text}]`);
     assert.equal(await adoptCanonicalTexts(resources, texts), 0);
     const built = await buildInputSnapshotInSlices({ cluster: 'c', epoch: 'e', generation: 1, resources });
-    assert.equal(built.hash, buildInputSnapshot({ cluster: 'c', epoch: 'e', generation: 1, resources: JSON.parse(`[${text}]`) as Resource[] }).hash);
+    assert.equal(
+      built.hash,
+      buildInputSnapshot({ cluster: 'c', epoch: 'e', generation: 1, resources: JSON.parse(`[${text}]`) as Resource[] })
+        .hash,
+    );
     assert.notEqual(built.resources[0], resources[0], 'the resource was copied canonically');
   });
 }
@@ -69,7 +96,12 @@ for (const [name, text] of [
 function reversed(value: unknown): unknown {
   if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map(reversed);
-  return Object.fromEntries(Object.keys(value).sort().reverse().map((k) => [k, reversed((value as Record<string, unknown>)[k])]));
+  return Object.fromEntries(
+    Object.keys(value)
+      .sort()
+      .reverse()
+      .map((k) => [k, reversed((value as Record<string, unknown>)[k])]),
+  );
 }
 
 test('given random resources sent with random key orders, when texts are adopted, then every built snapshot hashes as the canonical build', async () => {

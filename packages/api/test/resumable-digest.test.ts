@@ -1,17 +1,40 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
-import { buildOutputSnapshot, canonicalConcat, canonicalJson, canonicalPart, canonicalResource, carryCheckpoints, compareResources, isStringifiable, resourceEncoding, resourceEncodingPieces, type Resource } from '../src/index.ts';
+import {
+  buildOutputSnapshot,
+  canonicalConcat,
+  canonicalJson,
+  canonicalPart,
+  canonicalResource,
+  carryCheckpoints,
+  compareResources,
+  isStringifiable,
+  resourceEncoding,
+  resourceEncodingPieces,
+  type Resource,
+} from '../src/index.ts';
 import { checkpointCount, digestResourceList, digestResourceListInSlices } from '../src/resumable-digest.ts';
 
 /** A ServiceEntry-like resource of about `size` characters (non-ASCII in it, so bytes and characters differ). */
 function entry(name: string, size: number, salt = ''): Resource {
-  return canonicalResource({ apiVersion: 'networking.istio.io/v1', kind: 'ServiceEntry', metadata: { name, namespace: 'zürich' }, spec: { hosts: [`${name}.global`], note: `${salt}${'é'.repeat(size)}` } } as unknown as Resource);
+  return canonicalResource({
+    apiVersion: 'networking.istio.io/v1',
+    kind: 'ServiceEntry',
+    metadata: { name, namespace: 'zürich' },
+    spec: { hosts: [`${name}.global`], note: `${salt}${'é'.repeat(size)}` },
+  } as unknown as Resource);
 }
 
 /** Endpoint groups shared by the linked entries: canonical parts, some long enough to be hashed as pieces of their own. */
 const GROUPS = Array.from({ length: 6 }, (_, g) =>
-  canonicalPart(Array.from({ length: 4 + g * 3 }, (_, i) => ({ address: `10.${g}.0.${i}`, labels: { app: `a${g}`, note: 'ü'.repeat(400 + g * 700) }, ports: { http: 8080 } }))),
+  canonicalPart(
+    Array.from({ length: 4 + g * 3 }, (_, i) => ({
+      address: `10.${g}.0.${i}`,
+      labels: { app: `a${g}`, note: 'ü'.repeat(400 + g * 700) },
+      ports: { http: 8080 },
+    })),
+  ),
 );
 
 /**
@@ -20,8 +43,17 @@ const GROUPS = Array.from({ length: 6 }, (_, g) =>
  */
 function linkedEntry(name: string, salt = ''): Resource {
   const picks = [...name].reduce((n, c) => n + c.charCodeAt(0), salt.length);
-  const endpoints = canonicalConcat([GROUPS[picks % 6] as readonly object[], GROUPS[(picks + 2) % 6] as readonly object[], canonicalPart([{ address: `${name}.example`, labels: { salt } }])]);
-  return canonicalResource({ apiVersion: 'networking.istio.io/v1', kind: 'ServiceEntry', metadata: { name, namespace: 'zürich' }, spec: { hosts: [`${name}.global`], endpoints } } as unknown as Resource);
+  const endpoints = canonicalConcat([
+    GROUPS[picks % 6] as readonly object[],
+    GROUPS[(picks + 2) % 6] as readonly object[],
+    canonicalPart([{ address: `${name}.example`, labels: { salt } }]),
+  ]);
+  return canonicalResource({
+    apiVersion: 'networking.istio.io/v1',
+    kind: 'ServiceEntry',
+    metadata: { name, namespace: 'zürich' },
+    spec: { hosts: [`${name}.global`], endpoints },
+  } as unknown as Resource);
 }
 
 /** `entry` for most names, `linkedEntry` for every third. */
@@ -41,7 +73,7 @@ function expected(list: readonly Resource[]): { hash: string; bytes: number } {
 /** A deterministic pseudo-random sequence in [0, 1). */
 function seeded(seed: number): () => number {
   let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
 }
 
 test('given lists of every size from empty to a few MiB, when digested, then the hash and size are those of the joined encoding', () => {
@@ -79,7 +111,11 @@ test('given a digested list, when the same list or a list it does not start like
 });
 
 test('given an output built after an earlier one, when it is built with the earlier one to resume from, then it is the output built without it', () => {
-  const first = buildOutputSnapshot({ cluster: 'c1', resources: names(400).map((name) => entry(name, 2000)), provenance: [] });
+  const first = buildOutputSnapshot({
+    cluster: 'c1',
+    resources: names(400).map((name) => entry(name, 2000)),
+    provenance: [],
+  });
   const changed = first.resources.map((r, i) => (i === 250 ? entry(r.metadata.name, 2000, 'changed') : r));
   const resumed = buildOutputSnapshot({ cluster: 'c1', resources: changed, provenance: [] }, first);
   const fresh = buildOutputSnapshot({ cluster: 'c1', resources: changed, provenance: [] });
@@ -95,7 +131,10 @@ test('given lists of linked and plain entries, when digested, then a checkpoint 
     // Checkpoints fall between resources: at least one per 256 KiB plus the largest resource.
     const largest = Math.max(...list.map((r) => Buffer.byteLength(resourceEncoding(r))));
     const atLeast = Math.floor(bytes / (256 * 1024 + largest));
-    assert.ok(atLeast > 5 && checkpointCount(list) >= atLeast && checkpointCount(list) <= bytes / (256 * 1024), `${checkpointCount(list)} checkpoints for ${bytes} bytes (at least ${atLeast})`);
+    assert.ok(
+      atLeast > 5 && checkpointCount(list) >= atLeast && checkpointCount(list) <= bytes / (256 * 1024),
+      `${checkpointCount(list)} checkpoints for ${bytes} bytes (at least ${atLeast})`,
+    );
   }
 });
 
@@ -103,7 +142,15 @@ test('given lists of linked and plain entries, when digested, then a checkpoint 
 function inputResource(name: string, salt = ''): Resource {
   const labels: Record<string, string> = { app: 'a', zone: 'z' };
   if (Number(name.slice(-1)) % 5 === 0) Object.assign(labels, { '10': 'ten', '9': 'nine' });
-  return canonicalResource({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'zürich', labels }, spec: { note: `${salt}${'é'.repeat(2000)}` } } as unknown as Resource, false);
+  return canonicalResource(
+    {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: 'zürich', labels },
+      spec: { note: `${salt}${'é'.repeat(2000)}` },
+    } as unknown as Resource,
+    false,
+  );
 }
 
 /** The definition, from plain copies encoded canonically from scratch (no kept or stringified encoding). */
@@ -114,8 +161,15 @@ function independent(list: readonly Resource[]): { hash: string; bytes: number }
 
 test('given input resources kept without their text, when lists of them are digested in slices after earlier ones, then every digest equals the definition and resumes from carried checkpoints', async () => {
   const first = sorted(names(400).map((name) => inputResource(name)));
-  assert.ok(first.every((r) => isStringifiable(r) === (Number(r.metadata.name.slice(-1)) % 5 !== 0)), 'the copies with an integer-like key keep their text');
-  assert.equal(first.filter((r) => isStringifiable(r)).length, 320, 'resources whose keys V8 keeps in canonical order keep no text');
+  assert.ok(
+    first.every((r) => isStringifiable(r) === (Number(r.metadata.name.slice(-1)) % 5 !== 0)),
+    'the copies with an integer-like key keep their text',
+  );
+  assert.equal(
+    first.filter((r) => isStringifiable(r)).length,
+    320,
+    'resources whose keys V8 keeps in canonical order keep no text',
+  );
   assert.deepEqual(await digestResourceListInSlices(first, resourceEncodingPieces), independent(first));
   const count = checkpointCount(first);
   assert.ok(count > 4, `${count} checkpoints`);
@@ -125,14 +179,21 @@ test('given input resources kept without their text, when lists of them are dige
   assert.equal(checkpointCount(copy), count, 'a list of the same resources takes every checkpoint');
   const changed = Object.freeze(first.map((r, i) => (i === 200 ? inputResource(r.metadata.name, 'changed') : r)));
   carryCheckpoints(first, changed);
-  assert.ok(checkpointCount(changed) > 0 && checkpointCount(changed) < count, 'a changed list takes the checkpoints before its change only');
+  assert.ok(
+    checkpointCount(changed) > 0 && checkpointCount(changed) < count,
+    'a changed list takes the checkpoints before its change only',
+  );
 
   const random = seeded(11);
   let previous: readonly Resource[] = copy;
   for (let step = 0; step < 30; step++) {
     const at = Math.floor(random() * previous.length);
     const next = Object.freeze(previous.map((r, i) => (i === at ? inputResource(r.metadata.name, `step ${step}`) : r)));
-    assert.deepEqual(await digestResourceListInSlices(next, resourceEncodingPieces, previous), independent(next), `step ${step}`);
+    assert.deepEqual(
+      await digestResourceListInSlices(next, resourceEncodingPieces, previous),
+      independent(next),
+      `step ${step}`,
+    );
     assert.deepEqual(digestResourceList(next, resourceEncodingPieces), independent(next), `step ${step}, not resumed`);
     previous = next;
   }

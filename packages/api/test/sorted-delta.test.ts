@@ -40,12 +40,18 @@ function list(resources: readonly Resource[], frozen: boolean): Resource[] {
 }
 
 /** What a delta from `base` to `next` must hold, by id and canonical encoding. */
-function expectedDelta(base: readonly Resource[], next: readonly Resource[]): { upserts: string[]; deletedKeys: string[] } {
+function expectedDelta(
+  base: readonly Resource[],
+  next: readonly Resource[],
+): { upserts: string[]; deletedKeys: string[] } {
   const old = new Map(base.map((r) => [resourceId(r), canonicalJson(r)] as const));
   const ids = new Set(next.map(resourceId));
   return {
     upserts: next.filter((r) => old.get(resourceId(r)) !== canonicalJson(r)).map(canonicalJson),
-    deletedKeys: base.map(resourceId).filter((id) => !ids.has(id)).sort(),
+    deletedKeys: base
+      .map(resourceId)
+      .filter((id) => !ids.has(id))
+      .sort(),
   };
 }
 
@@ -67,7 +73,10 @@ test('given random sorted and unsorted snapshots, when deltas are computed and a
   for (let seed = 1; seed <= 60; seed++) {
     const rnd = random(seed);
     const frozen = seed % 3 !== 0;
-    let base = list(Array.from({ length: 30 }, () => resource(rnd, 0)), frozen);
+    let base = list(
+      Array.from({ length: 30 }, () => resource(rnd, 0)),
+      frozen,
+    );
     if (frozen) Object.freeze(base);
     for (let step = 1; step <= 8; step++) {
       const next = change(base, rnd, step, frozen);
@@ -87,25 +96,50 @@ test('given random sorted and unsorted snapshots, when deltas are computed and a
 });
 
 test('given a sorted base, when a delta patches, deletes and upserts keys (also ones the base lacks or a parse cannot find), then each lands on its resource or is refused as before', async () => {
-  const base = deepFreeze(list([
-    { apiVersion: 'v1', kind: 'Node', metadata: { name: 'a/b' }, spec: { v: 1 } },
-    { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1' }, spec: { v: 1 } },
-    { apiVersion: 'v1', kind: 'Service', metadata: { name: 's1', namespace: 'x' }, spec: { v: 1 } },
-    { apiVersion: 'v1', kind: 'Service', metadata: { name: 's2', namespace: 'x' }, spec: { v: 1 } },
-  ], true));
+  const base = deepFreeze(
+    list(
+      [
+        { apiVersion: 'v1', kind: 'Node', metadata: { name: 'a/b' }, spec: { v: 1 } },
+        { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1' }, spec: { v: 1 } },
+        { apiVersion: 'v1', kind: 'Service', metadata: { name: 's1', namespace: 'x' }, spec: { v: 1 } },
+        { apiVersion: 'v1', kind: 'Service', metadata: { name: 's2', namespace: 'x' }, spec: { v: 1 } },
+      ],
+      true,
+    ),
+  );
   const [slashed, n1, s1, s2] = base as [Resource, Resource, Resource, Resource];
   const edited = (r: Resource): Resource => ({ ...r, spec: { v: 2 } });
   const patch = (r: Resource): ResourcePatch => ({ key: resourceId(r), ops: resourcePatchOps(r, edited(r)) });
   const cases: { delta: ResourceDelta; expected: Resource[] }[] = [
     { delta: { upserts: [], deletedKeys: [], patches: [patch(s2)] }, expected: [slashed, n1, s1, edited(s2)] },
-    { delta: { upserts: [], deletedKeys: [resourceId(slashed)], patches: [patch(n1)] }, expected: [edited(n1), s1, s2] },
-    { delta: { upserts: [], deletedKeys: [resourceId(s1), 'Service.v1 x/absent'], patches: [patch(slashed)] }, expected: [edited(slashed), n1, s2] },
-    { delta: { upserts: [edited(s1), { apiVersion: 'v1', kind: 'Service', metadata: { name: 's0', namespace: 'x' } }], deletedKeys: ['not a key'] }, expected: [slashed, n1, { apiVersion: 'v1', kind: 'Service', metadata: { name: 's0', namespace: 'x' } }, edited(s1), s2] },
+    {
+      delta: { upserts: [], deletedKeys: [resourceId(slashed)], patches: [patch(n1)] },
+      expected: [edited(n1), s1, s2],
+    },
+    {
+      delta: { upserts: [], deletedKeys: [resourceId(s1), 'Service.v1 x/absent'], patches: [patch(slashed)] },
+      expected: [edited(slashed), n1, s2],
+    },
+    {
+      delta: {
+        upserts: [edited(s1), { apiVersion: 'v1', kind: 'Service', metadata: { name: 's0', namespace: 'x' } }],
+        deletedKeys: ['not a key'],
+      },
+      expected: [
+        slashed,
+        n1,
+        { apiVersion: 'v1', kind: 'Service', metadata: { name: 's0', namespace: 'x' } },
+        edited(s1),
+        s2,
+      ],
+    },
   ];
   for (const [i, { delta, expected }] of cases.entries()) {
     const applied = await applyDelta(base, delta);
     assert.equal(canonicalJson(applied.resources), canonicalJson(expected), `case ${i}`);
   }
   const missing = { key: 'Service.v1 x/gone', ops: resourcePatchOps(s1, edited(s1)) };
-  await assert.rejects(applyDelta(base, { upserts: [], deletedKeys: [], patches: [missing] }), { code: 'MESHRELAY_ERR_DELTA_BASE_MISMATCH' });
+  await assert.rejects(applyDelta(base, { upserts: [], deletedKeys: [], patches: [missing] }), {
+    code: 'MESHRELAY_ERR_DELTA_BASE_MISMATCH',
+  });
 });

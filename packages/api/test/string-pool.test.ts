@@ -26,13 +26,21 @@ function podText(i: number): string {
 test('given a parsed value, when it is frozen sharing strings, then it is deep-frozen and encodes exactly as before', () => {
   const long = 'x'.repeat(200);
   const shared = Object.freeze({ kept: 'as it is' });
-  const value = JSON.parse('{"b":[{"s":"one"},["two","two"],3,null,true],"a":{"long":"' + long + '","n":1.5},"9":"nine","10":"ten"}') as Record<string, unknown>;
+  const value = JSON.parse(
+    '{"b":[{"s":"one"},["two","two"],3,null,true],"a":{"long":"' + long + '","n":1.5},"9":"nine","10":"ten"}',
+  ) as Record<string, unknown>;
   value['shared'] = shared;
   const before = JSON.stringify(value);
   const frozen = deepFreezeSharingStrings(value, new StringPool());
   assert.equal(frozen, value, 'the same object, not a copy');
   assert.equal(JSON.stringify(frozen), before, 'members and key order are unchanged');
-  assert.ok(Object.isFrozen(frozen) && Object.isFrozen(frozen['b']) && Object.isFrozen((frozen['b'] as unknown[])[0]) && Object.isFrozen((frozen['b'] as unknown[])[1]) && Object.isFrozen(frozen['a']));
+  assert.ok(
+    Object.isFrozen(frozen) &&
+      Object.isFrozen(frozen['b']) &&
+      Object.isFrozen((frozen['b'] as unknown[])[0]) &&
+      Object.isFrozen((frozen['b'] as unknown[])[1]) &&
+      Object.isFrozen(frozen['a']),
+  );
   assert.equal(frozen['shared'], shared, 'an already frozen member is left alone');
 });
 
@@ -61,8 +69,15 @@ test('given pods whose IP and node repeat across resources, when an agent snapsh
   // Per pod, parsing holds the IP three times and the node name twice: four strings of 24-80 bytes
   // that adoption lets go. Half of that is asserted, so V8's layout details do not decide the test.
   const saved = parsed.bytes - adopted.bytes;
-  assert.ok(saved > count * 2 * 24, `adoption kept ${adopted.bytes} bytes against ${parsed.bytes} parsed: ${saved} saved`);
-  assert.deepEqual(adopted.kept.map((r) => canonicalJson(r)), texts, 'every adopted pod encodes as received');
+  assert.ok(
+    saved > count * 2 * 24,
+    `adoption kept ${adopted.bytes} bytes against ${parsed.bytes} parsed: ${saved} saved`,
+  );
+  assert.deepEqual(
+    adopted.kept.map((r) => canonicalJson(r)),
+    texts,
+    'every adopted pod encodes as received',
+  );
   // The parsed pods stay referenced until here, so the second reading's baseline includes them.
   assert.ok(parsed.kept.length === count);
 });

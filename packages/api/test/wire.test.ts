@@ -1,6 +1,16 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { buildInputSnapshot, encodeSnapshotFrames, MAX_RESOURCE_DEPTH, MeshrelayError, relay, sha256Hex, snapshotEncoding, SnapshotAssembler, type Resource } from '../src/index.ts';
+import {
+  buildInputSnapshot,
+  encodeSnapshotFrames,
+  MAX_RESOURCE_DEPTH,
+  MeshrelayError,
+  relay,
+  sha256Hex,
+  snapshotEncoding,
+  SnapshotAssembler,
+  type Resource,
+} from '../src/index.ts';
 
 const LIMITS = { maxBytes: 8 * 1024 * 1024, maxResources: 10_000 };
 
@@ -42,7 +52,11 @@ const rejects = (code: string) => (e: unknown) => e instanceof MeshrelayError &&
 
 test('a header declaring more bytes than the limit is refused before any chunk', () => {
   assert.throws(
-    () => new SnapshotAssembler({ hash: 'a'.repeat(64), totalChunks: 1, totalBytes: 100 }, { maxBytes: 10, maxResources: 10 }),
+    () =>
+      new SnapshotAssembler(
+        { hash: 'a'.repeat(64), totalChunks: 1, totalBytes: 100 },
+        { maxBytes: 10, maxResources: 10 },
+      ),
     rejects('MESHRELAY_ERR_SNAPSHOT_TOO_LARGE'),
   );
 });
@@ -68,16 +82,20 @@ test('chunks out of order are a protocol error', () => {
 test('a gzip bomb is stopped at the byte limit', async () => {
   const { gzipSync } = await import('node:zlib');
   const payload = gzipSync(Buffer.alloc(1024 * 1024, 0x20));
-  const assembler = new SnapshotAssembler({ hash: 'a'.repeat(64), totalChunks: 1, totalBytes: 4000, encoding: 1 }, { maxBytes: 4096, maxResources: 10 });
+  const assembler = new SnapshotAssembler(
+    { hash: 'a'.repeat(64), totalChunks: 1, totalBytes: 4000, encoding: 1 },
+    { maxBytes: 4096, maxResources: 10 },
+  );
   assembler.add({ index: 0, data: payload });
   await assert.rejects(assembler.finish(), rejects('MESHRELAY_ERR_SNAPSHOT_TOO_LARGE'));
 });
 
-
 test('given a header declaring billions of chunks for a small snapshot, when it arrives, then it is a protocol error naming the chunk limit', () => {
   assert.throws(
     () => new SnapshotAssembler({ hash: 'a'.repeat(64), totalChunks: 4_294_967_295, totalBytes: 1000 }, LIMITS),
-    (e: unknown) => rejects('MESHRELAY_ERR_PROTOCOL')(e) && /declares 4294967295 chunks; 1000 bytes travel in at most \d+ chunks/.test((e as Error).message),
+    (e: unknown) =>
+      rejects('MESHRELAY_ERR_PROTOCOL')(e) &&
+      /declares 4294967295 chunks; 1000 bytes travel in at most \d+ chunks/.test((e as Error).message),
   );
 });
 
@@ -93,21 +111,34 @@ test('given a declared size, when chunks carry more than it allows, then they ar
 
 test('given a resource nested deeper than the limit, when decoded, then it is refused as an invalid resource naming it', async () => {
   const deep = `${'['.repeat(MAX_RESOURCE_DEPTH + 5)}${']'.repeat(MAX_RESOURCE_DEPTH + 5)}`;
-  const body = Buffer.from(`[{"apiVersion":"v1","kind":"Service","metadata":{"name":"deep","namespace":"default"},"spec":${deep}}]`);
+  const body = Buffer.from(
+    `[{"apiVersion":"v1","kind":"Service","metadata":{"name":"deep","namespace":"default"},"spec":${deep}}]`,
+  );
   const assembler = new SnapshotAssembler({ hash: sha256Hex(body), totalChunks: 1, totalBytes: body.length }, LIMITS);
   assembler.add({ index: 0, data: body });
-  await assert.rejects(assembler.finish(), (e: unknown) => rejects('MESHRELAY_ERR_INVALID_RESOURCE')(e) && /Service default\/deep/.test((e as Error).message));
+  await assert.rejects(
+    assembler.finish(),
+    (e: unknown) => rejects('MESHRELAY_ERR_INVALID_RESOURCE')(e) && /Service default\/deep/.test((e as Error).message),
+  );
 });
 
 test('given a 16 MiB snapshot, when its resources are parsed, then the event loop gets turns in between', async () => {
   const note = 'x'.repeat(4000);
-  const one = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'n', namespace: 'default' }, data: { note } });
+  const one = JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'n', namespace: 'default' },
+    data: { note },
+  });
   const text = `[${Array.from({ length: 4096 }, () => one).join(',')}]`;
   assert.ok(text.length > 16 * 1024 * 1024);
   let turns = 0;
   const ticker = setInterval(() => turns++, 0);
   const body = Buffer.from(text);
-  const assembler = new SnapshotAssembler({ hash: sha256Hex(body), totalChunks: 1, totalBytes: body.length }, { maxBytes: 32 * 1024 * 1024, maxResources: 10_000 });
+  const assembler = new SnapshotAssembler(
+    { hash: sha256Hex(body), totalChunks: 1, totalBytes: body.length },
+    { maxBytes: 32 * 1024 * 1024, maxResources: 10_000 },
+  );
   assembler.add({ index: 0, data: body });
   const done = assembler.finish().finally(() => clearInterval(ticker));
   const out = await done;
@@ -117,7 +148,10 @@ test('given a 16 MiB snapshot, when its resources are parsed, then the event loo
 
 test('given provenance with a stale entry, when framed, encoded to protobuf and reassembled, then the stale mark survives and fresh entries carry none', async () => {
   const snap = buildInputSnapshot({ cluster: 'a', epoch: 'e1', generation: 1, resources: [] });
-  const provenance = [{ cluster: 'a', inputHash: 'h1' }, { cluster: 'c', inputHash: 'h3', stale: true }];
+  const provenance = [
+    { cluster: 'a', inputHash: 'h1' },
+    { cluster: 'c', inputHash: 'h3', stale: true },
+  ];
   const frames = await encodeSnapshotFrames({ ...snap, encoding: snapshotEncoding(snap), provenance });
   const header = relay.v1.SnapshotHeader.decode(relay.v1.SnapshotHeader.encode(frames.header).finish());
   const assembler = new SnapshotAssembler(header, LIMITS);

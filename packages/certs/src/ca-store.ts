@@ -42,7 +42,11 @@ export class FileCaStore implements CaStore {
       text = await readFile(this.path, 'utf8');
     } catch (err) {
       if (isErrno(err, 'ENOENT')) return undefined;
-      throw new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', `cannot read relay CA file ${this.path}: ${errorMessage(err)}`, { cause: err });
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_UNAVAILABLE',
+        `cannot read relay CA file ${this.path}: ${errorMessage(err)}`,
+        { cause: err },
+      );
     }
     return parseStoredBundle(text, this.path);
   }
@@ -60,7 +64,11 @@ export class FileCaStore implements CaStore {
         if (!isErrno(err, 'EEXIST')) throw err;
       }
       const winner = await this.load();
-      if (winner === undefined) throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `relay CA file ${this.path} vanished while it was being created`);
+      if (winner === undefined)
+        throw new MeshrelayError(
+          'MESHRELAY_ERR_INTERNAL',
+          `relay CA file ${this.path} vanished while it was being created`,
+        );
       return winner;
     } finally {
       await unlink(temp).catch(() => undefined);

@@ -29,10 +29,16 @@ export function createRootCa(options: RootCaOptions): CaBundle {
   const { commonName, now } = options;
   const validityDays = options.validityDays ?? DEFAULT_CA_VALIDITY_DAYS;
   if (!PRINTABLE_ASCII.test(commonName)) {
-    throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `CA commonName must be 1-64 printable ASCII characters, got ${JSON.stringify(commonName)}`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INVALID_ARGUMENT',
+      `CA commonName must be 1-64 printable ASCII characters, got ${JSON.stringify(commonName)}`,
+    );
   }
   if (!Number.isFinite(validityDays) || validityDays <= 0) {
-    throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `CA validityDays must be a positive number, got ${validityDays}`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INVALID_ARGUMENT',
+      `CA validityDays must be a positive number, got ${validityDays}`,
+    );
   }
   const keyPair = options.keyPair ?? generateKeyPair();
   const cert = buildCertificate({

@@ -53,7 +53,10 @@ export function createCsr(options: CsrOptions): string {
   assertClusterName(cluster);
   const derived = createPublicKey(privateKeyPem).export({ type: 'spki', format: 'der' });
   if (!derived.equals(createPublicKey(publicKeyPem).export({ type: 'spki', format: 'der' }))) {
-    throw new MeshrelayError('MESHRELAY_ERR_CERTIFICATE', 'the public key given for the CSR does not belong to the private key');
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_CERTIFICATE',
+      'the public key given for the CSR does not belong to the private key',
+    );
   }
   const csr = forge.pki.createCertificationRequest();
   csr.publicKey = forge.pki.publicKeyFromPem(publicKeyPem);
@@ -70,14 +73,21 @@ export function createCsr(options: CsrOptions): string {
  * key outside 2048–4096 bits or an exponent other than 65537, or names another cluster: the CSR is the caller's claim, the
  * registration is the server's truth.
  */
-export function signClientCsr(ca: CaBundle, csrPem: string, options: ClientCertificateOptions): IssuedClientCertificate {
+export function signClientCsr(
+  ca: CaBundle,
+  csrPem: string,
+  options: ClientCertificateOptions,
+): IssuedClientCertificate {
   const { cluster, trustDomain, uid, lifetimeSeconds, now } = options;
   assertClusterName(cluster);
   assertIssueOptions(trustDomain, uid, lifetimeSeconds);
   const csr = parseCsr(csrPem);
   const csrCn: unknown = csr.subject.getField('CN')?.value;
   if (csrCn !== cluster) {
-    throw new MeshrelayError('MESHRELAY_ERR_CERTIFICATE', `CSR common name ${JSON.stringify(csrCn ?? null)} does not match the registered cluster ${JSON.stringify(cluster)}`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_CERTIFICATE',
+      `CSR common name ${JSON.stringify(csrCn ?? null)} does not match the registered cluster ${JSON.stringify(cluster)}`,
+    );
   }
   const caCert = parseCertificate(ca.certPem, 'CA certificate');
   assertIssuerValidAt(caCert, now);
@@ -114,24 +124,40 @@ function parseCsr(csrPem: string): forge.pki.CertificateSigningRequest {
   try {
     return forge.pki.certificationRequestFromPem(csrPem);
   } catch (err) {
-    throw new MeshrelayError('MESHRELAY_ERR_CERTIFICATE', `CSR is not a readable RSA PKCS#10 request: ${errorMessage(err)}`, { cause: err });
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_CERTIFICATE',
+      `CSR is not a readable RSA PKCS#10 request: ${errorMessage(err)}`,
+      { cause: err },
+    );
   }
 }
 
 function assertClusterName(cluster: string): void {
   if (!isValidClusterName(cluster)) {
-    throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `cluster name ${JSON.stringify(cluster)} is not a DNS-1123 label`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INVALID_ARGUMENT',
+      `cluster name ${JSON.stringify(cluster)} is not a DNS-1123 label`,
+    );
   }
 }
 
 function assertIssueOptions(trustDomain: string, uid: string, lifetimeSeconds: number): void {
   if (!TRUST_DOMAIN_PATTERN.test(trustDomain)) {
-    throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `trust domain ${JSON.stringify(trustDomain)} must be lowercase letters, digits, '.', '-' or '_'`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INVALID_ARGUMENT',
+      `trust domain ${JSON.stringify(trustDomain)} must be lowercase letters, digits, '.', '-' or '_'`,
+    );
   }
   if (!UID_PATTERN.test(uid)) {
-    throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `cluster uid ${JSON.stringify(uid)} must be 1-128 characters of [A-Za-z0-9._:-]`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INVALID_ARGUMENT',
+      `cluster uid ${JSON.stringify(uid)} must be 1-128 characters of [A-Za-z0-9._:-]`,
+    );
   }
   if (!Number.isInteger(lifetimeSeconds) || lifetimeSeconds <= 0) {
-    throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `certificate lifetimeSeconds must be a positive integer, got ${lifetimeSeconds}`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INVALID_ARGUMENT',
+      `certificate lifetimeSeconds must be a positive integer, got ${lifetimeSeconds}`,
+    );
   }
 }

@@ -26,7 +26,11 @@ interface Tlv {
 }
 
 function refuse(reason: string, cause?: unknown): MeshrelayError {
-  return new MeshrelayError('MESHRELAY_ERR_CERTIFICATE', `CSR refused: ${reason}`, cause === undefined ? undefined : { cause });
+  return new MeshrelayError(
+    'MESHRELAY_ERR_CERTIFICATE',
+    `CSR refused: ${reason}`,
+    cause === undefined ? undefined : { cause },
+  );
 }
 
 /** Reads one DER element at `offset` (definite lengths only), checking its tag and that it fits in `limit`. */
@@ -46,7 +50,10 @@ function readTlv(der: Buffer, offset: number, tag: number, limit = der.length): 
 }
 
 function pemBody(csrPem: string): Buffer {
-  const match = /-----BEGIN (?:NEW )?CERTIFICATE REQUEST-----([A-Za-z0-9+/=\s]+)-----END (?:NEW )?CERTIFICATE REQUEST-----/.exec(csrPem);
+  const match =
+    /-----BEGIN (?:NEW )?CERTIFICATE REQUEST-----([A-Za-z0-9+/=\s]+)-----END (?:NEW )?CERTIFICATE REQUEST-----/.exec(
+      csrPem,
+    );
   if (!match?.[1]) throw refuse('not a PEM "CERTIFICATE REQUEST"');
   return Buffer.from(match[1].replace(/\s+/g, ''), 'base64');
 }
@@ -59,10 +66,12 @@ function rsaKey(spkiDer: Buffer): KeyObject {
     throw refuse('its public key cannot be read', err);
   }
   const details = key.asymmetricKeyDetails;
-  if (key.asymmetricKeyType !== 'rsa' || !details?.modulusLength) throw refuse(`key type ${key.asymmetricKeyType ?? 'unknown'}; RSA is required`);
+  if (key.asymmetricKeyType !== 'rsa' || !details?.modulusLength)
+    throw refuse(`key type ${key.asymmetricKeyType ?? 'unknown'}; RSA is required`);
   if (details.publicExponent !== RSA_EXPONENT) throw refuse('RSA public exponent is not 65537');
   const bits = details.modulusLength;
-  if (bits < MIN_RSA_BITS || bits > MAX_RSA_BITS) throw refuse(`key is RSA-${bits}; RSA-${MIN_RSA_BITS} to RSA-${MAX_RSA_BITS} is required`);
+  if (bits < MIN_RSA_BITS || bits > MAX_RSA_BITS)
+    throw refuse(`key is RSA-${bits}; RSA-${MIN_RSA_BITS} to RSA-${MAX_RSA_BITS} is required`);
   return key;
 }
 

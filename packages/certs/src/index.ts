@@ -1,6 +1,12 @@
 export { generateKeyPair, generateKeyPairAsync, type KeyPair } from './keys.ts';
 export { assertCaBundle, createRootCa, type CaBundle, type RootCaOptions } from './ca.ts';
-export { createCsr, signClientCsr, type ClientCertificateOptions, type CsrOptions, type IssuedClientCertificate } from './client-cert.ts';
+export {
+  createCsr,
+  signClientCsr,
+  type ClientCertificateOptions,
+  type CsrOptions,
+  type IssuedClientCertificate,
+} from './client-cert.ts';
 export {
   DEFAULT_SERVER_HOSTS,
   issueServerCertificate,

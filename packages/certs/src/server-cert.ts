@@ -44,11 +44,19 @@ const DNS_NAME = /^(\*\.)?[A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?(\.[A-Za-z0
 export function issueServerCertificate(ca: CaBundle, options: ServerCertificateOptions): IssuedServerCertificate {
   const { lifetimeSeconds, now } = options;
   const hosts = [...new Set(options.hosts)];
-  if (hosts.length === 0) throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', 'a server certificate needs at least one host');
+  if (hosts.length === 0)
+    throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', 'a server certificate needs at least one host');
   const bad = hosts.find((h) => isIP(h) === 0 && !DNS_NAME.test(h));
-  if (bad !== undefined) throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `server certificate host ${JSON.stringify(bad)} is neither a DNS name nor an IP address`);
+  if (bad !== undefined)
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INVALID_ARGUMENT',
+      `server certificate host ${JSON.stringify(bad)} is neither a DNS name nor an IP address`,
+    );
   if (!Number.isInteger(lifetimeSeconds) || lifetimeSeconds <= 0) {
-    throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `certificate lifetimeSeconds must be a positive integer, got ${lifetimeSeconds}`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INVALID_ARGUMENT',
+      `certificate lifetimeSeconds must be a positive integer, got ${lifetimeSeconds}`,
+    );
   }
   const caCert = parseCertificate(ca.certPem, 'CA certificate');
   assertIssuerValidAt(caCert, now);

@@ -1,7 +1,14 @@
 import { X509Certificate } from 'node:crypto';
 import { isValidClusterName, MeshrelayError } from '@meshrelay/api';
 import type { CaBundle } from './ca.ts';
-import { errorMessage, OID_CLIENT_AUTH, parseCertificate, subjectField, uriSans, type ForgeCertificate } from './x509.ts';
+import {
+  errorMessage,
+  OID_CLIENT_AUTH,
+  parseCertificate,
+  subjectField,
+  uriSans,
+  type ForgeCertificate,
+} from './x509.ts';
 
 /** Who a verified client certificate speaks for. */
 export interface ClientIdentity {
@@ -58,13 +65,15 @@ export function certificateInfo(certPem: string): CertificateInfo {
 
 function identityOf(cert: ForgeCertificate, notBefore: Date, notAfter: Date): ClientIdentity {
   const cluster = subjectField(cert, 'commonName');
-  if (cluster === undefined || !isValidClusterName(cluster)) refuse(`its common name ${JSON.stringify(cluster ?? null)} is not a cluster name`);
+  if (cluster === undefined || !isValidClusterName(cluster))
+    refuse(`its common name ${JSON.stringify(cluster ?? null)} is not a cluster name`);
   const uid = subjectField(cert, 'organizationalUnitName');
   if (uid === undefined || uid === '') refuse('it carries no registration uid (OU)');
   const spiffeIds = uriSans(cert).filter((u) => u.startsWith('spiffe://'));
   if (spiffeIds.length !== 1) refuse(`it carries ${spiffeIds.length} SPIFFE URI SANs, expected exactly one`);
   const spiffeId = spiffeIds[0]!;
-  if (SPIFFE_CLUSTER_URI.exec(spiffeId)?.[2] !== cluster) refuse(`its SPIFFE ID ${spiffeId} does not name cluster ${cluster}`);
+  if (SPIFFE_CLUSTER_URI.exec(spiffeId)?.[2] !== cluster)
+    refuse(`its SPIFFE ID ${spiffeId} does not name cluster ${cluster}`);
   return { cluster, uid, spiffeId, notBefore, notAfter, serial: cert.serialNumber };
 }
 
@@ -80,7 +89,11 @@ function readCaX509(ca: CaBundle): X509Certificate {
   try {
     return new X509Certificate(ca.certPem);
   } catch (err) {
-    throw new MeshrelayError('MESHRELAY_ERR_CERTIFICATE', `relay CA certificate is not readable: ${errorMessage(err)}`, { cause: err });
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_CERTIFICATE',
+      `relay CA certificate is not readable: ${errorMessage(err)}`,
+      { cause: err },
+    );
   }
 }
 

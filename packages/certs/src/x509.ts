@@ -73,7 +73,11 @@ export function parseCertificate(pem: string, what: string): ForgeCertificate {
   try {
     return forge.pki.certificateFromPem(pem);
   } catch (err) {
-    throw new MeshrelayError('MESHRELAY_ERR_CERTIFICATE', `${what} is not a readable RSA X.509 certificate: ${errorMessage(err)}`, { cause: err });
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_CERTIFICATE',
+      `${what} is not a readable RSA X.509 certificate: ${errorMessage(err)}`,
+      { cause: err },
+    );
   }
 }
 

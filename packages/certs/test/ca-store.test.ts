@@ -81,7 +81,8 @@ test('given a corrupted CA file, when the CA is ensured, then it fails clearly a
   await writeFile(store.path, '{"certPem": "-----BEGIN CERT', { mode: 0o600 });
   await assert.rejects(
     ensureRelayCa(store, { commonName: 'meshrelay-root', now: NOW }),
-    (err: unknown) => isCertificateError(err) && /corrupt/.test((err as Error).message) && (err as Error).message.includes(store.path),
+    (err: unknown) =>
+      isCertificateError(err) && /corrupt/.test((err as Error).message) && (err as Error).message.includes(store.path),
   );
   assert.equal((await stat(store.path)).size, '{"certPem": "-----BEGIN CERT'.length);
 });
@@ -91,5 +92,8 @@ test('given a CA file whose key belongs to another certificate, when loaded, the
   const a = createRootCa({ commonName: 'a', now: NOW });
   const b = createRootCa({ commonName: 'b', now: NOW });
   await writeFile(store.path, JSON.stringify({ certPem: a.certPem, keyPem: b.keyPem }), { mode: 0o600 });
-  await assert.rejects(store.load(), (err: unknown) => isCertificateError(err) && /does not belong/.test((err as Error).message));
+  await assert.rejects(
+    store.load(),
+    (err: unknown) => isCertificateError(err) && /does not belong/.test((err as Error).message),
+  );
 });

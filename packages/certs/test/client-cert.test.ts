@@ -19,7 +19,14 @@ const ca = createRootCa({ commonName: 'meshrelay-root', now: NOW });
 const agentKey = generateKeyPair();
 const csrFor = (cluster: string) => createCsr({ ...agentKey, cluster });
 const issue = (cluster = 'a', overrides: Partial<{ uid: string; now: Date; lifetimeSeconds: number }> = {}) =>
-  signClientCsr(ca, csrFor(cluster), { cluster, trustDomain: 'meshrelay.local', uid: 'uid-1', lifetimeSeconds: HOUR, now: NOW, ...overrides });
+  signClientCsr(ca, csrFor(cluster), {
+    cluster,
+    trustDomain: 'meshrelay.local',
+    uid: 'uid-1',
+    lifetimeSeconds: HOUR,
+    now: NOW,
+    ...overrides,
+  });
 
 const hasCode = (code: string) => (err: unknown) => err instanceof MeshrelayError && err.code === code;
 
@@ -63,7 +70,14 @@ test('given an issued client certificate, when inspected, then it has clientAuth
 
 test('given a revocation mark after now − 60 s, when a certificate is issued, then its notBefore is the mark', () => {
   const mark = new Date(NOW.getTime() - 5_000);
-  const issued = signClientCsr(ca, csrFor('a'), { cluster: 'a', trustDomain: 'meshrelay.local', uid: 'u', lifetimeSeconds: HOUR, now: NOW, notBeforeAtLeast: mark });
+  const issued = signClientCsr(ca, csrFor('a'), {
+    cluster: 'a',
+    trustDomain: 'meshrelay.local',
+    uid: 'u',
+    lifetimeSeconds: HOUR,
+    now: NOW,
+    notBeforeAtLeast: mark,
+  });
   assert.equal(verifyClientCertificate(issued.certPem, ca, NOW).notBefore.getTime(), mark.getTime());
 });
 
@@ -73,7 +87,14 @@ test('given two issues, when compared, then serials differ', () => {
 
 test('given a CSR whose CN names another cluster, when signed, then it is refused', () => {
   assert.throws(
-    () => signClientCsr(ca, csrFor('b'), { cluster: 'a', trustDomain: 'meshrelay.local', uid: 'u', lifetimeSeconds: HOUR, now: NOW }),
+    () =>
+      signClientCsr(ca, csrFor('b'), {
+        cluster: 'a',
+        trustDomain: 'meshrelay.local',
+        uid: 'u',
+        lifetimeSeconds: HOUR,
+        now: NOW,
+      }),
     (err: unknown) => hasCode('MESHRELAY_ERR_CERTIFICATE')(err) && /"b".*"a"/.test((err as Error).message),
   );
 });
@@ -85,24 +106,45 @@ test('given a CSR whose CN was changed after signing, when signed, then it is re
   csr.subject.getField('CN').value = 'b';
   const tampered = forge.pki.certificationRequestToPem(csr);
   assert.throws(
-    () => signClientCsr(ca, tampered, { cluster: 'b', trustDomain: 'meshrelay.local', uid: 'u', lifetimeSeconds: HOUR, now: NOW }),
+    () =>
+      signClientCsr(ca, tampered, {
+        cluster: 'b',
+        trustDomain: 'meshrelay.local',
+        uid: 'u',
+        lifetimeSeconds: HOUR,
+        now: NOW,
+      }),
     (err: unknown) => hasCode('MESHRELAY_ERR_CERTIFICATE')(err) && /signature/.test((err as Error).message),
   );
 });
 
 test('given garbage instead of a CSR, when signed, then it is refused as a certificate error', () => {
   assert.throws(
-    () => signClientCsr(ca, 'not a csr', { cluster: 'a', trustDomain: 'meshrelay.local', uid: 'u', lifetimeSeconds: HOUR, now: NOW }),
+    () =>
+      signClientCsr(ca, 'not a csr', {
+        cluster: 'a',
+        trustDomain: 'meshrelay.local',
+        uid: 'u',
+        lifetimeSeconds: HOUR,
+        now: NOW,
+      }),
     hasCode('MESHRELAY_ERR_CERTIFICATE'),
   );
 });
 
 test('given a certificate from a foreign CA, when verified, then it is refused', () => {
   const foreignCa = createRootCa({ commonName: 'meshrelay-root', now: NOW });
-  const foreign = signClientCsr(foreignCa, csrFor('a'), { cluster: 'a', trustDomain: 'meshrelay.local', uid: 'uid-1', lifetimeSeconds: HOUR, now: NOW });
+  const foreign = signClientCsr(foreignCa, csrFor('a'), {
+    cluster: 'a',
+    trustDomain: 'meshrelay.local',
+    uid: 'uid-1',
+    lifetimeSeconds: HOUR,
+    now: NOW,
+  });
   assert.throws(
     () => verifyClientCertificate(foreign.certPem, ca, NOW),
-    (err: unknown) => hasCode('MESHRELAY_ERR_UNAUTHENTICATED')(err) && /not issued by the relay CA/.test((err as Error).message),
+    (err: unknown) =>
+      hasCode('MESHRELAY_ERR_UNAUTHENTICATED')(err) && /not issued by the relay CA/.test((err as Error).message),
   );
 });
 
@@ -117,11 +159,19 @@ test('given an expired certificate, when verified after its notAfter, then it is
 
 test('given a certificate not yet valid, when verified before its notBefore, then it is refused', () => {
   const earlier = new Date(NOW.getTime() - 61_000);
-  assert.throws(() => verifyClientCertificate(issue('a').certPem, ca, earlier), hasCode('MESHRELAY_ERR_UNAUTHENTICATED'));
+  assert.throws(
+    () => verifyClientCertificate(issue('a').certPem, ca, earlier),
+    hasCode('MESHRELAY_ERR_UNAUTHENTICATED'),
+  );
 });
 
 test('given a server certificate from the same CA, when verified as a client, then it is refused for lacking clientAuth', () => {
-  const server = issueServerCertificate(ca, { hosts: ['localhost'], lifetimeSeconds: HOUR, now: NOW, keyPair: agentKey });
+  const server = issueServerCertificate(ca, {
+    hosts: ['localhost'],
+    lifetimeSeconds: HOUR,
+    now: NOW,
+    keyPair: agentKey,
+  });
   assert.throws(
     () => verifyClientCertificate(server.certPem, ca, NOW),
     (err: unknown) => hasCode('MESHRELAY_ERR_UNAUTHENTICATED')(err) && /clientAuth/.test((err as Error).message),
@@ -134,7 +184,13 @@ test('given bytes that are not a certificate, when verified, then it is refused 
 
 test('given a lifetime past the CA expiry, when signed, then notAfter is capped at the CA expiry', () => {
   const shortCa = createRootCa({ commonName: 'short-root', validityDays: 1, now: NOW });
-  const issued = signClientCsr(shortCa, csrFor('a'), { cluster: 'a', trustDomain: 'td', uid: 'u', lifetimeSeconds: 30 * 86_400, now: NOW });
+  const issued = signClientCsr(shortCa, csrFor('a'), {
+    cluster: 'a',
+    trustDomain: 'td',
+    uid: 'u',
+    lifetimeSeconds: 30 * 86_400,
+    now: NOW,
+  });
   assert.equal(issued.notAfter.getTime(), new X509Certificate(shortCa.certPem).validToDate.getTime());
 });
 
@@ -150,14 +206,28 @@ test('given an issued certificate, when inspected with certificateInfo, then CN,
 });
 
 test('given hosts with names and IPs, when a server certificate is issued, then names are DNS SANs and IPs are IP SANs', () => {
-  const server = issueServerCertificate(ca, { hosts: ['localhost', '127.0.0.1', '::1', 'relay.example.com'], lifetimeSeconds: HOUR, now: NOW, keyPair: agentKey });
+  const server = issueServerCertificate(ca, {
+    hosts: ['localhost', '127.0.0.1', '::1', 'relay.example.com'],
+    lifetimeSeconds: HOUR,
+    now: NOW,
+    keyPair: agentKey,
+  });
   const cert = new X509Certificate(server.certPem);
-  assert.equal(cert.subjectAltName, 'DNS:localhost, IP Address:127.0.0.1, IP Address:0:0:0:0:0:0:0:1, DNS:relay.example.com');
+  assert.equal(
+    cert.subjectAltName,
+    'DNS:localhost, IP Address:127.0.0.1, IP Address:0:0:0:0:0:0:0:1, DNS:relay.example.com',
+  );
   assert.deepEqual(cert.keyUsage, ['1.3.6.1.5.5.7.3.1']);
   assert.equal(server.keyPem, agentKey.privateKeyPem);
 });
 
 test('given no hosts or a malformed host, when a server certificate is issued, then it is refused', () => {
-  assert.throws(() => issueServerCertificate(ca, { hosts: [], lifetimeSeconds: HOUR, now: NOW }), hasCode('MESHRELAY_ERR_INVALID_ARGUMENT'));
-  assert.throws(() => issueServerCertificate(ca, { hosts: ['bad host'], lifetimeSeconds: HOUR, now: NOW }), hasCode('MESHRELAY_ERR_INVALID_ARGUMENT'));
+  assert.throws(
+    () => issueServerCertificate(ca, { hosts: [], lifetimeSeconds: HOUR, now: NOW }),
+    hasCode('MESHRELAY_ERR_INVALID_ARGUMENT'),
+  );
+  assert.throws(
+    () => issueServerCertificate(ca, { hosts: ['bad host'], lifetimeSeconds: HOUR, now: NOW }),
+    hasCode('MESHRELAY_ERR_INVALID_ARGUMENT'),
+  );
 });

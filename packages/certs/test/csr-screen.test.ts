@@ -7,7 +7,14 @@ import { createCsr, createRootCa, signClientCsr } from '../src/index.ts';
 
 const NOW = new Date('2026-11-22T12:00:00Z');
 const ca = createRootCa({ commonName: 'meshrelay-root', now: NOW });
-const sign = (csrPem: string) => signClientCsr(ca, csrPem, { cluster: 'a', trustDomain: 'meshrelay.local', uid: 'u', lifetimeSeconds: 3600, now: NOW });
+const sign = (csrPem: string) =>
+  signClientCsr(ca, csrPem, {
+    cluster: 'a',
+    trustDomain: 'meshrelay.local',
+    uid: 'u',
+    lifetimeSeconds: 3600,
+    now: NOW,
+  });
 
 function csrForKey(options: { modulusLength: number; publicExponent?: number }): string {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', options);
@@ -19,7 +26,8 @@ function csrForKey(options: { modulusLength: number; publicExponent?: number }):
 }
 
 function refusedFor(pattern: RegExp) {
-  return (err: unknown) => err instanceof MeshrelayError && err.code === 'MESHRELAY_ERR_CERTIFICATE' && pattern.test(err.message);
+  return (err: unknown) =>
+    err instanceof MeshrelayError && err.code === 'MESHRELAY_ERR_CERTIFICATE' && pattern.test(err.message);
 }
 
 test('given a correctly signed CSR whose RSA exponent is 3, when signed, then it is refused for its exponent', () => {
@@ -36,7 +44,9 @@ test('given a correctly signed CSR with an RSA-1024 key, when signed, then it is
 
 test('given a CSR whose exponent has 4096 bits, when signed, then it is refused for the exponent before any signature check', () => {
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const key = forge.pki.privateKeyFromPem(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()) as forge.pki.rsa.PrivateKey;
+  const key = forge.pki.privateKeyFromPem(
+    privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+  ) as forge.pki.rsa.PrivateKey;
   const csr = forge.pki.createCertificationRequest();
   csr.publicKey = forge.pki.setRsaPublicKey(key.n, new forge.jsbn.BigInteger('f'.repeat(1024), 16));
   csr.setSubject([{ name: 'commonName', value: 'a' }]);

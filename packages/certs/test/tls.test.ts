@@ -23,7 +23,13 @@ const server = issueServerCertificate(ca, { hosts: [...DEFAULT_SERVER_HOSTS], li
 function clientCertificate(issuer: CaBundle, cluster: string): { key: string; cert: string } {
   const keys = generateKeyPair();
   const csr = createCsr({ ...keys, cluster });
-  const issued = signClientCsr(issuer, csr, { cluster, trustDomain: 'meshrelay.local', uid: 'uid-1', lifetimeSeconds: HOUR, now });
+  const issued = signClientCsr(issuer, csr, {
+    cluster,
+    trustDomain: 'meshrelay.local',
+    uid: 'uid-1',
+    lifetimeSeconds: HOUR,
+    now,
+  });
   return { key: keys.privateKeyPem, cert: issued.certPem };
 }
 
@@ -36,7 +42,11 @@ interface RunningServer {
   readonly accepted: { count: number };
 }
 
-async function startServer(t: TestContext, options: tls.TlsOptions, reply: (socket: tls.TLSSocket) => string): Promise<RunningServer> {
+async function startServer(
+  t: TestContext,
+  options: tls.TlsOptions,
+  reply: (socket: tls.TLSSocket) => string,
+): Promise<RunningServer> {
   const clientErrors: Error[] = [];
   const accepted = { count: 0 };
   const srv = tls.createServer({ cert: server.certPem, key: server.keyPem, ...options }, (socket) => {
@@ -77,7 +87,10 @@ test('given the relay server certificate, when a client connects by IP 127.0.0.1
 test('given a client that trusts another CA, when it connects, then it rejects the server certificate', async (t) => {
   const { port } = await startServer(t, {}, () => 'should not be read');
   const otherCa = createRootCa({ commonName: 'other-root', now });
-  await assert.rejects(exchange(t, { host: 'localhost', port, ca: otherCa.certPem }), /self-signed|unable to verify|unable to get/i);
+  await assert.rejects(
+    exchange(t, { host: 'localhost', port, ca: otherCa.certPem }),
+    /self-signed|unable to verify|unable to get/i,
+  );
 });
 
 test('given an mTLS server, when an agent presents its relay client certificate, then the server reads its cluster identity from the peer DER', async (t) => {
@@ -90,9 +103,18 @@ test('given an mTLS server, when an agent presents its relay client certificate,
 });
 
 test('given an mTLS server, when an agent presents a certificate from a foreign CA, then the handshake is refused', async (t) => {
-  const { port, clientErrors, accepted } = await startServer(t, { requestCert: true, rejectUnauthorized: true, ca: ca.certPem }, () => 'should not be read');
+  const { port, clientErrors, accepted } = await startServer(
+    t,
+    { requestCert: true, rejectUnauthorized: true, ca: ca.certPem },
+    () => 'should not be read',
+  );
   const foreignCa = createRootCa({ commonName: 'meshrelay-root', now });
-  const outcome = await exchange(t, { host: 'localhost', port, ca: ca.certPem, ...clientCertificate(foreignCa, 'east') }).then(
+  const outcome = await exchange(t, {
+    host: 'localhost',
+    port,
+    ca: ca.certPem,
+    ...clientCertificate(foreignCa, 'east'),
+  }).then(
     (data) => `data:${data}`,
     (err: Error) => `error:${err.message}`,
   );
@@ -102,7 +124,11 @@ test('given an mTLS server, when an agent presents a certificate from a foreign 
 });
 
 test('given an mTLS server, when an agent presents no certificate, then the handshake is refused', async (t) => {
-  const { port, clientErrors, accepted } = await startServer(t, { requestCert: true, rejectUnauthorized: true, ca: ca.certPem }, () => 'should not be read');
+  const { port, clientErrors, accepted } = await startServer(
+    t,
+    { requestCert: true, rejectUnauthorized: true, ca: ca.certPem },
+    () => 'should not be read',
+  );
   const outcome = await exchange(t, { host: 'localhost', port, ca: ca.certPem }).then(
     (data) => `data:${data}`,
     (err: Error) => `error:${err.message}`,

@@ -17,7 +17,11 @@ export interface FileLeaderElectorOptions extends ElectorBaseOptions {
  * MESHRELAY_ERR_INVALID_CONFIG on bad timing.
  */
 export function createFileLeaderElector(options: FileLeaderElectorOptions): LeaderElector {
-  const store = new FileLeaseStore({ path: options.path, staleLockMs: options.leaseDurationMs, logger: options.logger });
+  const store = new FileLeaseStore({
+    path: options.path,
+    staleLockMs: options.leaseDurationMs,
+    logger: options.logger,
+  });
   return createLeaseElector({ ...options, store });
 }
 
@@ -120,7 +124,10 @@ export class FileLeaseStore implements LeaseStore {
       return false;
     }
     await rm(aside, { force: true });
-    this.#opts.logger.warn({ lock: this.#lockPath, ageMs: Date.now() - info.mtimeMs }, 'broke a stale lease lock left by a process that died');
+    this.#opts.logger.warn(
+      { lock: this.#lockPath, ageMs: Date.now() - info.mtimeMs },
+      'broke a stale lease lock left by a process that died',
+    );
     return true;
   }
 
@@ -138,7 +145,8 @@ export class FileLeaseStore implements LeaseStore {
       throw err;
     }
     const record = parseLeaseFile(text);
-    if (!record) this.#opts.logger.warn({ file: this.#opts.path }, 'the lease file is not a lease; treating it as absent');
+    if (!record)
+      this.#opts.logger.warn({ file: this.#opts.path }, 'the lease file is not a lease; treating it as absent');
     return record;
   }
 
@@ -183,7 +191,8 @@ export function parseLeaseFile(text: string): LeaseRecord | undefined {
   const acquireTimeMs = typeof parsed.acquireTime === 'string' ? Date.parse(parsed.acquireTime) : Number.NaN;
   const renewTimeMs = typeof parsed.renewTime === 'string' ? Date.parse(parsed.renewTime) : Number.NaN;
   const { holder, leaseDurationMs, transitions } = parsed;
-  if (typeof holder !== 'string' || typeof leaseDurationMs !== 'number' || typeof transitions !== 'number') return undefined;
+  if (typeof holder !== 'string' || typeof leaseDurationMs !== 'number' || typeof transitions !== 'number')
+    return undefined;
   if (Number.isNaN(acquireTimeMs) || Number.isNaN(renewTimeMs)) return undefined;
   return { holder, acquireTimeMs, renewTimeMs, leaseDurationMs, transitions };
 }

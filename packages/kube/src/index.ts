@@ -1,7 +1,17 @@
-export { validateElectionTiming, type ElectionTiming, type ElectorBaseOptions, type LeaderElector } from './leader-elector.ts';
+export {
+  validateElectionTiming,
+  type ElectionTiming,
+  type ElectorBaseOptions,
+  type LeaderElector,
+} from './leader-elector.ts';
 export { decideLease, releasedLease, type LeaseDecision, type LeaseRecord } from './lease-record.ts';
 export { createLeaseElector, type LeaseElectorOptions, type LeaseStore, type LeaseUpdate } from './lease-elector.ts';
-export { FileLeaseStore, createFileLeaderElector, parseLeaseFile, type FileLeaderElectorOptions } from './file-lease-store.ts';
+export {
+  FileLeaseStore,
+  createFileLeaderElector,
+  parseLeaseFile,
+  type FileLeaderElectorOptions,
+} from './file-lease-store.ts';
 export {
   KubernetesLeaseStore,
   createKubernetesLeaderElector,

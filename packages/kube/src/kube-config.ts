@@ -20,26 +20,46 @@ export function loadKubeConfig(source: KubeConfigSource = {}): KubeConfig {
     try {
       config.loadFromFile(source.kubeconfig);
     } catch (err) {
-      throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `--kubeconfig: cannot load ${source.kubeconfig}: ${(err as Error).message}`, { cause: err });
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_INVALID_CONFIG',
+        `--kubeconfig: cannot load ${source.kubeconfig}: ${(err as Error).message}`,
+        { cause: err },
+      );
     }
   } else {
     if (source.context !== undefined) {
-      throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', '--kube-context needs --kubeconfig (in-cluster configuration has one context)');
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_INVALID_CONFIG',
+        '--kube-context needs --kubeconfig (in-cluster configuration has one context)',
+      );
     }
     if (!process.env['KUBERNETES_SERVICE_HOST'] || !process.env['KUBERNETES_SERVICE_PORT']) {
-      throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', '--kubeconfig is required outside a Kubernetes pod (KUBERNETES_SERVICE_HOST is not set)');
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_INVALID_CONFIG',
+        '--kubeconfig is required outside a Kubernetes pod (KUBERNETES_SERVICE_HOST is not set)',
+      );
     }
     config.loadFromCluster();
   }
   if (source.context !== undefined) {
     if (!config.getContextObject(source.context)) {
-      const known = config.getContexts().map((c) => c.name).join(', ') || 'none';
-      throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `--kube-context: no context "${source.context}" in ${source.kubeconfig} (contexts: ${known})`);
+      const known =
+        config
+          .getContexts()
+          .map((c) => c.name)
+          .join(', ') || 'none';
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_INVALID_CONFIG',
+        `--kube-context: no context "${source.context}" in ${source.kubeconfig} (contexts: ${known})`,
+      );
     }
     config.setCurrentContext(source.context);
   }
   if (!config.getCurrentCluster()) {
-    throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `--kubeconfig: ${source.kubeconfig ?? 'in-cluster configuration'} has no cluster for its current context`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INVALID_CONFIG',
+      `--kubeconfig: ${source.kubeconfig ?? 'in-cluster configuration'} has no cluster for its current context`,
+    );
   }
   return config;
 }

@@ -1,4 +1,11 @@
-import { ApiException, CoordinationV1Api, V1MicroTime, type KubeConfig, type V1Lease, type V1LeaseSpec } from '@kubernetes/client-node';
+import {
+  ApiException,
+  CoordinationV1Api,
+  V1MicroTime,
+  type KubeConfig,
+  type V1Lease,
+  type V1LeaseSpec,
+} from '@kubernetes/client-node';
 import type { ElectorBaseOptions, LeaderElector } from './leader-elector.ts';
 import { createLeaseElector, type LeaseStore, type LeaseUpdate } from './lease-elector.ts';
 import type { LeaseRecord } from './lease-record.ts';
@@ -48,9 +55,18 @@ export class KubernetesLeaseStore implements LeaseStore {
     const namespace = this.#namespace;
     try {
       if (lease) {
-        await this.#api.replaceNamespacedLease({ name: this.#name, namespace, body: { ...lease, spec: { ...lease.spec, ...leaseSpecOf(next) } } });
+        await this.#api.replaceNamespacedLease({
+          name: this.#name,
+          namespace,
+          body: { ...lease, spec: { ...lease.spec, ...leaseSpecOf(next) } },
+        });
       } else {
-        const body: V1Lease = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.#name, namespace }, spec: leaseSpecOf(next) };
+        const body: V1Lease = {
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
+          metadata: { name: this.#name, namespace },
+          spec: leaseSpecOf(next),
+        };
         await this.#api.createNamespacedLease({ namespace, body });
       }
     } catch (err) {

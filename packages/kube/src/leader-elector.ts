@@ -72,10 +72,14 @@ export function validateElectionTiming(options: ElectionTiming & { readonly iden
   const problems: string[] = [];
   const { leaseDurationMs, renewDeadlineMs, retryPeriodMs } = options;
   for (const [name, value] of Object.entries({ leaseDurationMs, renewDeadlineMs, retryPeriodMs })) {
-    if (!Number.isFinite(value) || value <= 0) problems.push(`${name} must be a positive number of milliseconds (got ${value})`);
+    if (!Number.isFinite(value) || value <= 0)
+      problems.push(`${name} must be a positive number of milliseconds (got ${value})`);
   }
-  if (renewDeadlineMs >= leaseDurationMs) problems.push(`renewDeadlineMs (${renewDeadlineMs}) must be shorter than leaseDurationMs (${leaseDurationMs})`);
-  if (retryPeriodMs >= renewDeadlineMs) problems.push(`retryPeriodMs (${retryPeriodMs}) must be shorter than renewDeadlineMs (${renewDeadlineMs})`);
+  if (renewDeadlineMs >= leaseDurationMs)
+    problems.push(`renewDeadlineMs (${renewDeadlineMs}) must be shorter than leaseDurationMs (${leaseDurationMs})`);
+  if (retryPeriodMs >= renewDeadlineMs)
+    problems.push(`retryPeriodMs (${retryPeriodMs}) must be shorter than renewDeadlineMs (${renewDeadlineMs})`);
   if (options.identity.trim() === '') problems.push('identity must not be empty');
-  if (problems.length > 0) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `leader election: ${problems.join('; ')}`);
+  if (problems.length > 0)
+    throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `leader election: ${problems.join('; ')}`);
 }

@@ -60,7 +60,14 @@ class LeaseElector implements LeaderElector {
   start(): void {
     if (this.#running) return;
     this.#running = true;
-    this.#log.info({ leaseDurationMs: this.#opts.leaseDurationMs, renewDeadlineMs: this.#opts.renewDeadlineMs, retryPeriodMs: this.#opts.retryPeriodMs }, 'campaigning for the leader lease');
+    this.#log.info(
+      {
+        leaseDurationMs: this.#opts.leaseDurationMs,
+        renewDeadlineMs: this.#opts.renewDeadlineMs,
+        retryPeriodMs: this.#opts.retryPeriodMs,
+      },
+      'campaigning for the leader lease',
+    );
     this.#schedule(0);
   }
 
@@ -104,7 +111,11 @@ class LeaseElector implements LeaderElector {
     });
     this.#inflight = update.catch(() => undefined);
     try {
-      const result = await withTimeout(update, this.#opts.renewDeadlineMs, `${this.#opts.store.description}: no answer within the renew deadline`);
+      const result = await withTimeout(
+        update,
+        this.#opts.renewDeadlineMs,
+        `${this.#opts.store.description}: no answer within the renew deadline`,
+      );
       if (this.#running) this.#observe(result, decision, attemptMs);
     } catch (err) {
       const fields = { err, leader: this.#leader, sinceRenewMs: this.#clock() - this.#lastRenewMs };
@@ -117,7 +128,10 @@ class LeaseElector implements LeaderElector {
 
   #observe(result: LeaseUpdate, decision: LeaseDecision | undefined, attemptMs: number): void {
     if (result.outcome === 'conflict') {
-      this.#log.debug({ action: decision?.action }, 'lost a race for the leader lease (written by someone else since it was read)');
+      this.#log.debug(
+        { action: decision?.action },
+        'lost a race for the leader lease (written by someone else since it was read)',
+      );
       return;
     }
     this.#holder = result.record?.holder;
@@ -137,12 +151,15 @@ class LeaseElector implements LeaderElector {
   #armDeadline(): void {
     clearTimeout(this.#deadlineTimer);
     const dueMs = this.#lastRenewMs + this.#opts.renewDeadlineMs - this.#clock();
-    this.#deadlineTimer = setTimeout(() => {
-      if (!this.#leader) return;
-      // A timer may fire a moment before the wall clock agrees: look again shortly.
-      if (this.isLeader()) this.#armDeadline();
-      else this.#setLeader(false, `no renewal for ${this.#opts.renewDeadlineMs} ms (renew deadline)`);
-    }, Math.max(1, dueMs));
+    this.#deadlineTimer = setTimeout(
+      () => {
+        if (!this.#leader) return;
+        // A timer may fire a moment before the wall clock agrees: look again shortly.
+        if (this.isLeader()) this.#armDeadline();
+        else this.#setLeader(false, `no renewal for ${this.#opts.renewDeadlineMs} ms (renew deadline)`);
+      },
+      Math.max(1, dueMs),
+    );
   }
 
   #setLeader(leader: boolean, reason: string): void {
@@ -170,7 +187,9 @@ class LeaseElector implements LeaderElector {
   async #release(): Promise<void> {
     try {
       const result = await withTimeout(
-        this.#opts.store.update((current) => (current?.holder === this.identity ? releasedLease(current, this.#clock()) : undefined)),
+        this.#opts.store.update((current) =>
+          current?.holder === this.identity ? releasedLease(current, this.#clock()) : undefined,
+        ),
         this.#opts.renewDeadlineMs,
         `${this.#opts.store.description}: release got no answer`,
       );

@@ -29,7 +29,12 @@ export type LeaseDecision =
  * candidates' clocks agree within `leaseDuration − renewDeadline` (the margin a
  * failing leader keeps by stepping down at its renew deadline).
  */
-export function decideLease(current: LeaseRecord | undefined, identity: string, nowMs: number, leaseDurationMs: number): LeaseDecision {
+export function decideLease(
+  current: LeaseRecord | undefined,
+  identity: string,
+  nowMs: number,
+  leaseDurationMs: number,
+): LeaseDecision {
   const mine = (acquireTimeMs: number, transitions: number): LeaseRecord => ({
     holder: identity,
     acquireTimeMs,

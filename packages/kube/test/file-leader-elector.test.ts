@@ -78,12 +78,25 @@ test('given a lock left by a process that died mid-update, when it is older than
 
 test('given a lease file that is not JSON, when it is parsed, then it is not a lease', () => {
   assert.equal(parseLeaseFile('{"holder":'), undefined);
-  assert.equal(parseLeaseFile('{"holder":"a","acquireTime":"x","renewTime":"y","leaseDurationMs":1,"transitions":0}'), undefined);
+  assert.equal(
+    parseLeaseFile('{"holder":"a","acquireTime":"x","renewTime":"y","leaseDurationMs":1,"transitions":0}'),
+    undefined,
+  );
 });
 
 test('given a renew deadline not shorter than the lease duration, when an elector is built, then it is refused with the reason', () => {
   assert.throws(
-    () => createFileLeaderElector({ path: '/tmp/x.lease', identity: 'a', logger: silentLogger, leaseDurationMs: 1000, renewDeadlineMs: 1000, retryPeriodMs: 100 }),
-    (err: Error & { code?: string }) => err.code === 'MESHRELAY_ERR_INVALID_CONFIG' && /renewDeadlineMs \(1000\) must be shorter than leaseDurationMs/.test(err.message),
+    () =>
+      createFileLeaderElector({
+        path: '/tmp/x.lease',
+        identity: 'a',
+        logger: silentLogger,
+        leaseDurationMs: 1000,
+        renewDeadlineMs: 1000,
+        retryPeriodMs: 100,
+      }),
+    (err: Error & { code?: string }) =>
+      err.code === 'MESHRELAY_ERR_INVALID_CONFIG' &&
+      /renewDeadlineMs \(1000\) must be shorter than leaseDurationMs/.test(err.message),
   );
 });

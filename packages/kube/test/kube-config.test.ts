@@ -27,22 +27,32 @@ function kubeconfigFile(t: TestContext): string {
 }
 
 test('given a kubeconfig file, when loaded, then its current context is used', (t) => {
-  assert.equal(loadKubeConfig({ kubeconfig: kubeconfigFile(t) }).getCurrentCluster()?.server, 'https://east.example:6443');
+  assert.equal(
+    loadKubeConfig({ kubeconfig: kubeconfigFile(t) }).getCurrentCluster()?.server,
+    'https://east.example:6443',
+  );
 });
 
 test('given a kubeconfig file and a context, when loaded, then that context is used', (t) => {
-  assert.equal(loadKubeConfig({ kubeconfig: kubeconfigFile(t), context: 'west' }).getCurrentCluster()?.server, 'https://west.example:6443');
+  assert.equal(
+    loadKubeConfig({ kubeconfig: kubeconfigFile(t), context: 'west' }).getCurrentCluster()?.server,
+    'https://west.example:6443',
+  );
 });
 
 test('given an unknown context, when loaded, then the error names --kube-context and the known contexts', (t) => {
   assert.throws(
     () => loadKubeConfig({ kubeconfig: kubeconfigFile(t), context: 'north' }),
-    (err: Error & { code?: string }) => err.code === 'MESHRELAY_ERR_INVALID_CONFIG' && /--kube-context: no context "north".*east, west/.test(err.message),
+    (err: Error & { code?: string }) =>
+      err.code === 'MESHRELAY_ERR_INVALID_CONFIG' && /--kube-context: no context "north".*east, west/.test(err.message),
   );
 });
 
 test('given a missing kubeconfig file, when loaded, then the error names --kubeconfig and the file', () => {
-  assert.throws(() => loadKubeConfig({ kubeconfig: '/nonexistent/kubeconfig' }), /--kubeconfig: cannot load \/nonexistent\/kubeconfig/);
+  assert.throws(
+    () => loadKubeConfig({ kubeconfig: '/nonexistent/kubeconfig' }),
+    /--kubeconfig: cannot load \/nonexistent\/kubeconfig/,
+  );
 });
 
 test('given no kubeconfig outside a pod, when loaded, then the error says --kubeconfig is required', () => {

@@ -27,13 +27,23 @@ async function startFake(t: TestContext): Promise<{ fake: FakeKubeApiServer; kub
   return { fake, kubeConfig };
 }
 
-async function kubeBackend(t: TestContext): Promise<ElectionBackend & { readonly fake: FakeKubeApiServer; readonly kubeConfig: KubeConfig }> {
+async function kubeBackend(
+  t: TestContext,
+): Promise<ElectionBackend & { readonly fake: FakeKubeApiServer; readonly kubeConfig: KubeConfig }> {
   const { fake, kubeConfig } = await startFake(t);
   return {
     fake,
     kubeConfig,
     timing: TIMING,
-    elector: (identity) => createKubernetesLeaderElector({ kubeConfig, namespace: NAMESPACE, name: NAME, identity, logger: silentLogger, ...TIMING }),
+    elector: (identity) =>
+      createKubernetesLeaderElector({
+        kubeConfig,
+        namespace: NAMESPACE,
+        name: NAME,
+        identity,
+        logger: silentLogger,
+        ...TIMING,
+      }),
     store: () => new KubernetesLeaseStore(kubeConfig, NAMESPACE, NAME),
     readLease: async () => {
       const lease = fake.get('leases.coordination.k8s.io', NAME, NAMESPACE) as V1Lease | undefined;
@@ -67,7 +77,9 @@ test('given a leader, when the Lease is written, then it carries the client-go f
   assert.equal(lease.spec?.holderIdentity, 'east-0');
   assert.equal(lease.spec?.leaseDurationSeconds, 2);
   assert.equal(lease.spec?.leaseTransitions, 0);
-  const raw = backend.fake.get('leases.coordination.k8s.io', NAME, NAMESPACE) as unknown as { spec: { renewTime: string; acquireTime: string } };
+  const raw = backend.fake.get('leases.coordination.k8s.io', NAME, NAMESPACE) as unknown as {
+    spec: { renewTime: string; acquireTime: string };
+  };
   assert.match(raw.spec.renewTime, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/, 'renewTime is a MicroTime');
   assert.match(raw.spec.acquireTime, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
 });
@@ -75,7 +87,13 @@ test('given a leader, when the Lease is written, then it carries the client-go f
 test('given the Lease changed between the read and the write, when the store writes, then the 409 is a lost race and nothing is written', async (t) => {
   const backend = await kubeBackend(t);
   const now = Date.now();
-  const stale = { holder: 'old', acquireTimeMs: now - 60_000, renewTimeMs: now - 60_000, leaseDurationMs: 2_000, transitions: 4 };
+  const stale = {
+    holder: 'old',
+    acquireTimeMs: now - 60_000,
+    renewTimeMs: now - 60_000,
+    leaseDurationMs: 2_000,
+    transitions: 4,
+  };
   const first = await backend.store().update(() => stale);
   assert.equal(first.outcome, 'written');
   const store = backend.store();
@@ -84,11 +102,19 @@ test('given the Lease changed between the read and the write, when the store wri
     const lease = backend.fake.get('leases.coordination.k8s.io', NAME, NAMESPACE) as V1Lease;
     const taken: V1Lease = { ...lease, spec: { ...lease.spec, holderIdentity: 'faster' } };
     backend.fake.put(taken);
-    return { ...(current ?? stale), holder: 'slower', renewTimeMs: Date.now(), transitions: (current?.transitions ?? 0) + 1 };
+    return {
+      ...(current ?? stale),
+      holder: 'slower',
+      renewTimeMs: Date.now(),
+      transitions: (current?.transitions ?? 0) + 1,
+    };
   });
   assert.equal(result.outcome, 'conflict');
   assert.equal((await backend.readLease())?.holder, 'faster');
-  assert.ok(backend.fake.requests.some((r) => r.method === 'PUT' && r.status === 409), 'the API server answered 409');
+  assert.ok(
+    backend.fake.requests.some((r) => r.method === 'PUT' && r.status === 409),
+    'the API server answered 409',
+  );
 });
 
 test('given the API server fails for a while, when the leader cannot renew within the deadline, then it steps down and leads again once the API is back', async (t) => {
@@ -100,8 +126,15 @@ test('given the API server fails for a while, when the leader cannot renew withi
   let failing = true;
   backend.fake.failNext(1_000_000, 503, { match: (r) => failing && r.path.includes('/leases') });
   const failingSince = Date.now();
-  await waitFor(() => !elector.isLeader(), { timeoutMs: TIMING.leaseDurationMs, intervalMs: 5, message: 'the leader did not step down before its lease could expire' });
-  assert.ok(Date.now() - failingSince >= TIMING.renewDeadlineMs - TIMING.retryPeriodMs, 'kept leading while renewals could still succeed');
+  await waitFor(() => !elector.isLeader(), {
+    timeoutMs: TIMING.leaseDurationMs,
+    intervalMs: 5,
+    message: 'the leader did not step down before its lease could expire',
+  });
+  assert.ok(
+    Date.now() - failingSince >= TIMING.renewDeadlineMs - TIMING.retryPeriodMs,
+    'kept leading while renewals could still succeed',
+  );
   failing = false;
   await waitForLeader([elector], 3_000);
   assert.deepEqual(changes, [false, true]);

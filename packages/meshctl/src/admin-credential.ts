@@ -50,12 +50,21 @@ export function resolveAdminCredential(inputs: CredentialInputs): AdminCredentia
   if (inputs.tokenFile !== undefined) {
     const path = resolve(inputs.cwd, inputs.tokenFile);
     const token = readToken(path);
-    if (token === undefined) throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `--admin-token-file (${CREDENTIAL_ENV.tokenFile}): cannot read ${path}`);
-    if (token === '') throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `--admin-token-file (${CREDENTIAL_ENV.tokenFile}): ${path} is empty`);
+    if (token === undefined)
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_INVALID_ARGUMENT',
+        `--admin-token-file (${CREDENTIAL_ENV.tokenFile}): cannot read ${path}`,
+      );
+    if (token === '')
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_INVALID_ARGUMENT',
+        `--admin-token-file (${CREDENTIAL_ENV.tokenFile}): ${path} is empty`,
+      );
     return { token, source: path };
   }
   // A token found in the local run's directory belongs to the server on this machine: never send it elsewhere.
-  const dirs = inputs.stateDir !== undefined ? [inputs.stateDir] : isLoopbackServer(inputs.server) ? LOCAL_STATE_DIRS : [];
+  const dirs =
+    inputs.stateDir !== undefined ? [inputs.stateDir] : isLoopbackServer(inputs.server) ? LOCAL_STATE_DIRS : [];
   const candidates = dirs.map((dir) => join(resolve(inputs.cwd, dir), STATE_DIR_TOKEN_FILE));
   for (const path of candidates) {
     const token = readToken(path);
@@ -66,10 +75,14 @@ export function resolveAdminCredential(inputs: CredentialInputs): AdminCredentia
 
 /** The ways to give meshctl the credential, with the files it looked at. */
 export function waysToGiveIt(looked: readonly string[]): string {
-  return `pass --admin-token or set ${CREDENTIAL_ENV.token}; or pass --admin-token-file or set ${CREDENTIAL_ENV.tokenFile} to a file holding it ` +
+  return (
+    `pass --admin-token or set ${CREDENTIAL_ENV.token}; or pass --admin-token-file or set ${CREDENTIAL_ENV.tokenFile} to a file holding it ` +
     '(with the kubernetes registry: the Secret meshrelay-admin-token, key token, in the management namespace); ' +
     `or, on the server's machine, pass --state-dir or set ${CREDENTIAL_ENV.stateDir} to the server's state directory ` +
-    (looked.length > 0 ? `(looked for ${looked.join(' and ')})` : `(the local run's ${LOCAL_STATE_DIRS.join(' and ')} are read only for a server on this machine)`);
+    (looked.length > 0
+      ? `(looked for ${looked.join(' and ')})`
+      : `(the local run's ${LOCAL_STATE_DIRS.join(' and ')} are read only for a server on this machine)`)
+  );
 }
 
 function readToken(path: string): string | undefined {

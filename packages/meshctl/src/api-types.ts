@@ -2,7 +2,11 @@
  * The management server's HTTP API (/api/v1) as meshctl reads it. These are
  * wire shapes: timestamps are ISO strings, absent things are null.
  */
-import type { ClusterView as RegistryClusterView, HeldOutputView, ResourceView as RegistryResourceView } from '@meshrelay/registry';
+import type {
+  ClusterView as RegistryClusterView,
+  HeldOutputView,
+  ResourceView as RegistryResourceView,
+} from '@meshrelay/registry';
 
 export type { InputSnapshot, OutputSnapshot, Provenance, Resource } from '@meshrelay/api';
 
@@ -122,9 +126,16 @@ export interface DataPlaneProxyView {
   readonly nodeId: string;
   readonly locality: string;
   /** By type (lds, rds, cds, eds): some subscribed names, how many in all, the last ACKed version. */
-  readonly types: Readonly<Record<string, { readonly names: readonly string[]; readonly subscribed: number; readonly ackedVersion: string }>>;
+  readonly types: Readonly<
+    Record<string, { readonly names: readonly string[]; readonly subscribed: number; readonly ackedVersion: string }>
+  >;
   readonly nacks: number;
-  readonly lastNack?: { readonly typeUrl: string; readonly version: string; readonly reason: string; readonly at: string };
+  readonly lastNack?: {
+    readonly typeUrl: string;
+    readonly version: string;
+    readonly reason: string;
+    readonly at: string;
+  };
 }
 
 /** One cluster's data plane: its agent's last report (`reported: false` when it never sent one). */
@@ -137,5 +148,10 @@ export interface DataPlaneView {
   readonly serving: boolean;
   readonly proxies: readonly DataPlaneProxyView[];
   readonly proxiesNotListed: number;
-  readonly findings: readonly { readonly source: string; readonly sources: readonly string[]; readonly field: string; readonly message: string }[];
+  readonly findings: readonly {
+    readonly source: string;
+    readonly sources: readonly string[];
+    readonly field: string;
+    readonly message: string;
+  }[];
 }

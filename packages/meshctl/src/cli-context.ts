@@ -1,7 +1,13 @@
 import { Argument, InvalidArgumentError, Option, type Command } from 'commander';
 import { MeshrelayError, isValidClusterName, parseDuration } from '@meshrelay/api';
 import { CREDENTIAL_ENV, LOCAL_STATE_DIRS, resolveAdminCredential, type AdminCredential } from './admin-credential.ts';
-import { DEFAULT_SERVER, DEFAULT_TIMEOUT_MS, createApiClient, normalizeServerUrl, type ApiClient } from './http-client.ts';
+import {
+  DEFAULT_SERVER,
+  DEFAULT_TIMEOUT_MS,
+  createApiClient,
+  normalizeServerUrl,
+  type ApiClient,
+} from './http-client.ts';
 import { formatJson } from './format.ts';
 
 export interface OutputStream {
@@ -55,13 +61,39 @@ export function usageError(message: string): MeshrelayError {
 /** Adds --server, the admin credential options, -o/--output and --timeout; commander shows each default and variable in --help. */
 export function addGlobalOptions(program: Command): void {
   program
-    .addOption(new Option('--server <url>', `management server HTTP API (env: ${GLOBAL_ENV.server})`).default(DEFAULT_SERVER))
-    .addOption(new Option('--admin-token <token>', `the server's admin token, sent on every API call (env: ${GLOBAL_ENV.adminToken})`))
-    .addOption(new Option('--admin-token-file <path>', `read the admin token from this file (env: ${GLOBAL_ENV.adminTokenFile})`))
-    .addOption(new Option('--state-dir <dir>', `the server's state directory, to read its admin-token file (env: ${GLOBAL_ENV.stateDir}; ` +
-      `default for a server on this machine: the local run's, ${LOCAL_STATE_DIRS.join(' or ')})`))
-    .addOption(new Option('-o, --output <format>', `output format (env: ${GLOBAL_ENV.output})`).choices(OUTPUT_FORMATS).default('text'))
-    .addOption(new Option('--timeout <duration>', `per-request timeout: a duration (500ms, 30s, 2m) or bare milliseconds (env: ${GLOBAL_ENV.timeout})`).default(String(DEFAULT_TIMEOUT_MS)));
+    .addOption(
+      new Option('--server <url>', `management server HTTP API (env: ${GLOBAL_ENV.server})`).default(DEFAULT_SERVER),
+    )
+    .addOption(
+      new Option(
+        '--admin-token <token>',
+        `the server's admin token, sent on every API call (env: ${GLOBAL_ENV.adminToken})`,
+      ),
+    )
+    .addOption(
+      new Option(
+        '--admin-token-file <path>',
+        `read the admin token from this file (env: ${GLOBAL_ENV.adminTokenFile})`,
+      ),
+    )
+    .addOption(
+      new Option(
+        '--state-dir <dir>',
+        `the server's state directory, to read its admin-token file (env: ${GLOBAL_ENV.stateDir}; ` +
+          `default for a server on this machine: the local run's, ${LOCAL_STATE_DIRS.join(' or ')})`,
+      ),
+    )
+    .addOption(
+      new Option('-o, --output <format>', `output format (env: ${GLOBAL_ENV.output})`)
+        .choices(OUTPUT_FORMATS)
+        .default('text'),
+    )
+    .addOption(
+      new Option(
+        '--timeout <duration>',
+        `per-request timeout: a duration (500ms, 30s, 2m) or bare milliseconds (env: ${GLOBAL_ENV.timeout})`,
+      ).default(String(DEFAULT_TIMEOUT_MS)),
+    );
 }
 
 /** The per-run state commands share: io, merged global options, the API client. */
@@ -96,7 +128,9 @@ export class CliContext {
     const pick = (key: string, env: string): string | undefined => {
       const source = command.getOptionValueSourceWithGlobals(key);
       const fromEnv = this.io.env[env];
-      return (source === undefined || source === 'default') && fromEnv !== undefined && fromEnv !== '' ? fromEnv : opts[key];
+      return (source === undefined || source === 'default') && fromEnv !== undefined && fromEnv !== ''
+        ? fromEnv
+        : opts[key];
     };
     const output = pick('output', GLOBAL_ENV.output) ?? 'text';
     if (!OUTPUT_FORMATS.includes(output as OutputFormat)) {
@@ -105,7 +139,9 @@ export class CliContext {
     const timeout = pick('timeout', GLOBAL_ENV.timeout) ?? String(DEFAULT_TIMEOUT_MS);
     const parsed = parseDuration(timeout, 1);
     if ('error' in parsed || parsed.value > MAX_TIMEOUT_MS) {
-      throw usageError(`--timeout (${GLOBAL_ENV.timeout}): ${'error' in parsed ? parsed.error : `${timeout} is longer than ${MAX_TIMEOUT_MS} ms`}`);
+      throw usageError(
+        `--timeout (${GLOBAL_ENV.timeout}): ${'error' in parsed ? parsed.error : `${timeout} is longer than ${MAX_TIMEOUT_MS} ms`}`,
+      );
     }
     const timeoutMs = parsed.value;
     const adminToken = pick('adminToken', GLOBAL_ENV.adminToken);
@@ -119,14 +155,25 @@ export class CliContext {
   /** The admin credential from flags, environment or the local state directory; throws naming every way to give it. */
   adminCredential(command: Command): AdminCredential {
     const g = this.globals(command);
-    return resolveAdminCredential({ token: g.adminToken, tokenFile: g.adminTokenFile, stateDir: g.stateDir, cwd: this.io.cwd ?? process.cwd(), server: g.server });
+    return resolveAdminCredential({
+      token: g.adminToken,
+      tokenFile: g.adminTokenFile,
+      stateDir: g.stateDir,
+      cwd: this.io.cwd ?? process.cwd(),
+      server: g.server,
+    });
   }
 
   /** A client that sends the admin credential on every call; fails before any call when there is none. */
   client(command: Command): ApiClient {
     const g = this.globals(command);
     const credential = this.adminCredential(command);
-    return createApiClient({ server: g.server, adminToken: credential.token, adminTokenSource: credential.source, timeoutMs: g.timeoutMs });
+    return createApiClient({
+      server: g.server,
+      adminToken: credential.token,
+      adminTokenSource: credential.source,
+      timeoutMs: g.timeoutMs,
+    });
   }
 
   print(text: string): void {

@@ -44,7 +44,14 @@ export class ApiError extends MeshrelayError {
   /** "METHOD /path" of the failed call. */
   readonly request: string;
 
-  constructor(init: { code: ErrorCode; serverCode?: string; status?: number; request: string; message: string; cause?: unknown }) {
+  constructor(init: {
+    code: ErrorCode;
+    serverCode?: string;
+    status?: number;
+    request: string;
+    message: string;
+    cause?: unknown;
+  }) {
     super(init.code, init.message, { cause: init.cause });
     this.name = 'ApiError';
     this.serverCode = init.serverCode ?? init.code;
@@ -101,7 +108,8 @@ export interface ApiClient {
  * message, the call and the HTTP status; otherwise the error's message.
  */
 export function describeFailure(err: unknown): string {
-  if (err instanceof ApiError && err.status !== undefined) return `${err.serverCode}: ${err.message} (${err.request}, HTTP ${err.status})`;
+  if (err instanceof ApiError && err.status !== undefined)
+    return `${err.serverCode}: ${err.message} (${err.request}, HTTP ${err.status})`;
   return err instanceof Error ? err.message : String(err);
 }
 
@@ -111,10 +119,16 @@ export function normalizeServerUrl(raw: string): string {
   try {
     url = new URL(raw);
   } catch {
-    throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `--server: "${raw}" is not a URL (expected e.g. ${DEFAULT_SERVER})`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INVALID_ARGUMENT',
+      `--server: "${raw}" is not a URL (expected e.g. ${DEFAULT_SERVER})`,
+    );
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `--server: "${raw}" must start with http:// or https://`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INVALID_ARGUMENT',
+      `--server: "${raw}" must start with http:// or https://`,
+    );
   }
   if (url.search !== '' || url.hash !== '') {
     throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `--server: "${raw}" must not carry a query or fragment`);
@@ -126,7 +140,10 @@ export function normalizeServerUrl(raw: string): string {
 export function createApiClient(options: ApiClientOptions): ApiClient {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) {
-    throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `--timeout: ${timeoutMs} is not a positive number of milliseconds`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INVALID_ARGUMENT',
+      `--timeout: ${timeoutMs} is not a positive number of milliseconds`,
+    );
   }
   return new HttpApiClient(normalizeServerUrl(options.server), options.adminToken, options.adminTokenSource, timeoutMs);
 }
@@ -222,7 +239,10 @@ class HttpApiClient implements ApiClient {
 
   /** Lets an absent cluster's carried contribution go; answers the input hash that was carried. */
   async forgetContribution(name: string): Promise<{ cluster: string; inputHash: string }> {
-    const answer = await this.#call<{ released: { cluster: string; inputHash: string } }>('POST', `${cluster(name)}/contribution/release`);
+    const answer = await this.#call<{ released: { cluster: string; inputHash: string } }>(
+      'POST',
+      `${cluster(name)}/contribution/release`,
+    );
     return answer.released;
   }
 
@@ -307,7 +327,13 @@ async function readBody(response: Response, request: string, server: string): Pr
 }
 
 /** The server's `{code, message}` when it sent one; otherwise a code chosen by HTTP status. */
-function errorFromResponse(response: Response, text: string, request: string, server: string, refusalHint: string): ApiError {
+function errorFromResponse(
+  response: Response,
+  text: string,
+  request: string,
+  server: string,
+  refusalHint: string,
+): ApiError {
   let body: unknown;
   try {
     body = JSON.parse(text);

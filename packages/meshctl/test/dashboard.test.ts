@@ -16,7 +16,10 @@ const EMPTY_DIR = mkdtempSync(join(tmpdir(), 'meshctl-dashboard-'));
 const NO_TOKEN_LINE = /^The UI asks for the server's admin token; no admin token: pass --admin-token .*\.\n$/;
 
 /** Runs meshctl in-process and records the URLs it asked a browser to open. */
-async function dashboard(args: readonly string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; opened: string[] }> {
+async function dashboard(
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; opened: string[] }> {
   let stdout = '';
   const opened: string[] = [];
   const code = await runMeshctl(['dashboard', ...args], {
@@ -43,7 +46,11 @@ test('given --no-browser, when the dashboard is asked for, then the address is p
   const result = await dashboard(['--server', 'http://mgmt.example:8090', '--no-browser', '-o', 'json']);
 
   assert.equal(result.code, 0);
-  assert.deepEqual(JSON.parse(result.stdout), { url: 'http://mgmt.example:8090/', openBrowser: false, adminTokenFrom: null });
+  assert.deepEqual(JSON.parse(result.stdout), {
+    url: 'http://mgmt.example:8090/',
+    openBrowser: false,
+    adminTokenFrom: null,
+  });
   assert.deepEqual(result.opened, []);
 });
 
@@ -60,7 +67,9 @@ test('given an admin token file, when the dashboard is asked for, then it says w
   const file = join(await tempDir(t), 'admin-token');
   await writeFile(file, 'the-admin-token-value-0123456789\n', { mode: 0o600 });
 
-  const result = await dashboard(['--server', 'http://mgmt.example:8090', '--no-browser'], { MESHRELAY_ADMIN_TOKEN_FILE: file });
+  const result = await dashboard(['--server', 'http://mgmt.example:8090', '--no-browser'], {
+    MESHRELAY_ADMIN_TOKEN_FILE: file,
+  });
 
   assert.equal(result.code, 0);
   assert.equal(result.stdout, `Meshrelay UI: http://mgmt.example:8090/\nSign in with the admin token from ${file}.\n`);
@@ -77,22 +86,30 @@ test('given the installed launcher and a desktop opener on PATH, when the dashbo
   }
 
   const result = await new Promise<{ code: number; stdout: string }>((resolve) => {
-    execFile(BIN, ['--server', 'http://127.0.0.1:8090', 'dashboard'], { cwd: dir, env: { PATH: `${dir}:${dirname(process.execPath)}:/usr/bin:/bin` } }, (err, stdout) =>
-      resolve({ code: err ? Number(err.code) : 0, stdout }),
+    execFile(
+      BIN,
+      ['--server', 'http://127.0.0.1:8090', 'dashboard'],
+      { cwd: dir, env: { PATH: `${dir}:${dirname(process.execPath)}:/usr/bin:/bin` } },
+      (err, stdout) => resolve({ code: err ? Number(err.code) : 0, stdout }),
     );
   });
 
   assert.equal(result.code, 0);
   assert.ok(result.stdout.startsWith('Meshrelay UI: http://127.0.0.1:8090/\n'), result.stdout);
-  await waitFor(async () => (await readFile(openedFile, 'utf8').catch(() => '')) === 'http://127.0.0.1:8090/', { message: 'the opener to be run with the address' });
+  await waitFor(async () => (await readFile(openedFile, 'utf8').catch(() => '')) === 'http://127.0.0.1:8090/', {
+    message: 'the opener to be run with the address',
+  });
 });
 
 test('given no desktop opener on PATH, when the dashboard is asked for, then the address is printed and meshctl exits 0', async (t) => {
   const dir = await tempDir(t);
 
   const result = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(BIN, ['--server', 'http://127.0.0.1:8090', 'dashboard'], { cwd: dir, env: { PATH: `${dir}:${dirname(process.execPath)}` } }, (err, stdout, stderr) =>
-      resolve({ code: err ? Number(err.code) : 0, stdout, stderr }),
+    execFile(
+      BIN,
+      ['--server', 'http://127.0.0.1:8090', 'dashboard'],
+      { cwd: dir, env: { PATH: `${dir}:${dirname(process.execPath)}` } },
+      (err, stdout, stderr) => resolve({ code: err ? Number(err.code) : 0, stdout, stderr }),
     );
   });
 

@@ -32,7 +32,13 @@ test('given times ahead, when the time left is formatted, then it rounds up in t
 });
 
 test('given rows of different widths, when rendered, then columns align and lines carry no trailing spaces', () => {
-  const text = renderTable(['NAME', 'WARM'], [['east-cluster', 'True'], ['w', '']]);
+  const text = renderTable(
+    ['NAME', 'WARM'],
+    [
+      ['east-cluster', 'True'],
+      ['w', ''],
+    ],
+  );
 
   assert.equal(text, 'NAME           WARM\neast-cluster   True\nw\n');
 });

@@ -15,7 +15,9 @@ import { runMeshctl } from '../src/index.ts';
 export const CREDENTIAL_ENVS = new Map<string, Record<string, string>>();
 
 /** A token for calls that never reach a server (nothing listening, usage errors). */
-export const UNUSED_TOKEN_ENV: Readonly<Record<string, string>> = { MESHRELAY_ADMIN_TOKEN: 'token-for-a-server-that-is-not-there' };
+export const UNUSED_TOKEN_ENV: Readonly<Record<string, string>> = {
+  MESHRELAY_ADMIN_TOKEN: 'token-for-a-server-that-is-not-there',
+};
 
 /** An empty working directory for in-process meshctl runs: no local run's state is found by accident. */
 const EMPTY_CWD = mkdtempSync(join(tmpdir(), 'meshctl-cwd-'));
@@ -33,7 +35,11 @@ export interface MeshctlResult {
 }
 
 /** Runs meshctl in this process with only the given environment variables, in an empty working directory unless `cwd` is given. */
-export async function meshctl(args: readonly string[], env: Record<string, string> = {}, cwd = EMPTY_CWD): Promise<MeshctlResult> {
+export async function meshctl(
+  args: readonly string[],
+  env: Record<string, string> = {},
+  cwd = EMPTY_CWD,
+): Promise<MeshctlResult> {
   let stdout = '';
   let stderr = '';
   const code = await runMeshctl(args, {
@@ -50,7 +56,11 @@ export async function meshctl(args: readonly string[], env: Record<string, strin
  * process started, meshctl finds its admin token as an operator's would (see the e2e harness's rememberServer);
  * flags in `args` and variables in `env` win.
  */
-export function meshctlAt(url: string, args: readonly string[], env: Record<string, string> = {}): Promise<MeshctlResult> {
+export function meshctlAt(
+  url: string,
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<MeshctlResult> {
   return meshctl(['--server', url, ...args], { ...CREDENTIAL_ENVS.get(url), ...env });
 }
 

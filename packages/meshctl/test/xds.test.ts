@@ -4,42 +4,86 @@ import { test } from 'node:test';
 import { parseProxies, renderProxies } from '../src/commands/xds.ts';
 import { meshctl } from './harness.ts';
 
-test('given an agent address, node id and locality, when xds bootstrap runs, then it prints a gRPC xDS v3 bootstrap with them', { timeout: 60_000 }, async () => {
-  const r = await meshctl(['xds', 'bootstrap', '--agent-address', 'localhost:15010', '--node-id', 'sidecar~10.0.0.1~app-1.shop~shop.svc.cluster.local', '--locality', 'eu/eu-1a']);
-  assert.equal(r.code, 0, r.stderr);
-  assert.deepEqual(JSON.parse(r.stdout), {
-    xds_servers: [{ server_uri: 'localhost:15010', channel_creds: [{ type: 'insecure' }], server_features: ['xds_v3'] }],
-    node: { id: 'sidecar~10.0.0.1~app-1.shop~shop.svc.cluster.local', locality: { region: 'eu', zone: 'eu-1a' } },
-  });
-});
+test(
+  'given an agent address, node id and locality, when xds bootstrap runs, then it prints a gRPC xDS v3 bootstrap with them',
+  { timeout: 60_000 },
+  async () => {
+    const r = await meshctl([
+      'xds',
+      'bootstrap',
+      '--agent-address',
+      'localhost:15010',
+      '--node-id',
+      'sidecar~10.0.0.1~app-1.shop~shop.svc.cluster.local',
+      '--locality',
+      'eu/eu-1a',
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(JSON.parse(r.stdout), {
+      xds_servers: [
+        { server_uri: 'localhost:15010', channel_creds: [{ type: 'insecure' }], server_features: ['xds_v3'] },
+      ],
+      node: { id: 'sidecar~10.0.0.1~app-1.shop~shop.svc.cluster.local', locality: { region: 'eu', zone: 'eu-1a' } },
+    });
+  },
+);
 
-test('given a locality with four parts, when xds bootstrap runs, then it is a usage error naming the value', { timeout: 60_000 }, async () => {
-  const r = await meshctl(['xds', 'bootstrap', '--agent-address', 'localhost:15010', '--node-id', 'n', '--locality', 'a/b/c/d']);
-  assert.equal(r.code, 2);
-  assert.match(r.stderr, /"a\/b\/c\/d" is not region\[\/zone\[\/subzone\]\]/);
-});
+test(
+  'given a locality with four parts, when xds bootstrap runs, then it is a usage error naming the value',
+  { timeout: 60_000 },
+  async () => {
+    const r = await meshctl([
+      'xds',
+      'bootstrap',
+      '--agent-address',
+      'localhost:15010',
+      '--node-id',
+      'n',
+      '--locality',
+      'a/b/c/d',
+    ]);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /"a\/b\/c\/d" is not region\[\/zone\[\/subzone\]\]/);
+  },
+);
 
-test('given an agent address without a port, when xds bootstrap runs, then it is a usage error', { timeout: 60_000 }, async () => {
-  const r = await meshctl(['xds', 'bootstrap', '--agent-address', 'localhost', '--node-id', 'n']);
-  assert.equal(r.code, 2);
-  assert.match(r.stderr, /"localhost" is not host:port/);
-});
+test(
+  'given an agent address without a port, when xds bootstrap runs, then it is a usage error',
+  { timeout: 60_000 },
+  async () => {
+    const r = await meshctl(['xds', 'bootstrap', '--agent-address', 'localhost', '--node-id', 'n']);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /"localhost" is not host:port/);
+  },
+);
 
-test('given an agent nobody listens for, when proxy list runs, then it fails with one line naming the URL', { timeout: 60_000 }, async () => {
-  const r = await meshctl(['proxy', 'list', '--agent', 'http://127.0.0.1:1', '--timeout', '2s']);
-  assert.equal(r.code, 1);
-  assert.match(r.stderr, /cannot reach the agent at http:\/\/127\.0\.0\.1:1\/xds\/proxies/);
-});
+test(
+  'given an agent nobody listens for, when proxy list runs, then it fails with one line naming the URL',
+  { timeout: 60_000 },
+  async () => {
+    const r = await meshctl(['proxy', 'list', '--agent', 'http://127.0.0.1:1', '--timeout', '2s']);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /cannot reach the agent at http:\/\/127\.0\.0\.1:1\/xds\/proxies/);
+  },
+);
 
 test('given an agent answer with a NACKed proxy, when rendered, then the table shows its subscriptions, ACKed versions and the NACK reason', () => {
   const rows = parseProxies([
     {
       nodeId: 'client-1',
       locality: { region: 'eu', zone: 'eu-1a' },
-      subscribed: { lds: ['reviews.global:9080'], cds: ['outbound|9080||reviews.global', 'outbound|9080|v2|reviews.global'] },
+      subscribed: {
+        lds: ['reviews.global:9080'],
+        cds: ['outbound|9080||reviews.global', 'outbound|9080|v2|reviews.global'],
+      },
       acked: { lds: 'a1b2c3d4e5f6a7b8', cds: '' },
       nacks: 1,
-      lastNack: { typeUrl: 'type.googleapis.com/envoy.config.cluster.v3.Cluster', version: 'ffff', reason: 'bad cluster', at: '2026-11-28T23:00:00.000Z' },
+      lastNack: {
+        typeUrl: 'type.googleapis.com/envoy.config.cluster.v3.Cluster',
+        version: 'ffff',
+        reason: 'bad cluster',
+        at: '2026-11-28T23:00:00.000Z',
+      },
     },
   ]);
   const text = renderProxies(rows, new Date('2026-11-28T23:00:30.000Z'));

@@ -22,8 +22,10 @@ const TOKEN_SHAPE = /^[\x21-\x7e]+$/;
 /** Throws MESHRELAY_ERR_INVALID_CONFIG naming `where` when `token` is too short or not header-safe. */
 export function assertAdminToken(token: string, where: string): void {
   if (token.length < MIN_TOKEN_CHARS || !TOKEN_SHAPE.test(token)) {
-    throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG',
-      `${where}: the admin token must be at least ${MIN_TOKEN_CHARS} visible ASCII characters without spaces`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INVALID_CONFIG',
+      `${where}: the admin token must be at least ${MIN_TOKEN_CHARS} visible ASCII characters without spaces`,
+    );
   }
 }
 
@@ -38,7 +40,11 @@ export async function readAdminTokenFile(path: string, what: string): Promise<st
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
-    throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `${what} ${path}: cannot read it (${(err as Error).message})`, { cause: err });
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INVALID_CONFIG',
+      `${what} ${path}: cannot read it (${(err as Error).message})`,
+      { cause: err },
+    );
   }
   const token = text.replace(/\r?\n$/, '');
   assertAdminToken(token, `${what} ${path}`);

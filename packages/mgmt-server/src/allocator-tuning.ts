@@ -25,7 +25,10 @@ const TUNABLE = 'glibc.malloc.mmap_threshold';
  * The environment to start the server again with, or undefined when it runs as it is: not on
  * Linux, turned off, or the operator already set the threshold (either spelling glibc reads).
  */
-export function tunedAllocatorEnvironment(env: NodeJS.ProcessEnv, platform: NodeJS.Platform): NodeJS.ProcessEnv | undefined {
+export function tunedAllocatorEnvironment(
+  env: NodeJS.ProcessEnv,
+  platform: NodeJS.Platform,
+): NodeJS.ProcessEnv | undefined {
   if (platform !== 'linux') return undefined;
   const setting = env['MESHRELAY_MALLOC_TUNING'];
   if (setting !== undefined && setting !== 'on') {

@@ -32,7 +32,8 @@ interface ContributionFile {
 const CHECK_INTERVAL_MS = 1000;
 
 /** The start of a record as recordBody and #write lay it out: its cluster (as JSON) and its hash. */
-const RECORD_HEAD = /^\{"cluster":("(?:[^"\\]|\\.)*"),"epoch":"(?:[^"\\]|\\.)*","generation":\d+,"hash":"([0-9a-f]{64})","resources":\[/;
+const RECORD_HEAD =
+  /^\{"cluster":("(?:[^"\\]|\\.)*"),"epoch":"(?:[^"\\]|\\.)*","generation":\d+,"hash":"([0-9a-f]{64})","resources":\[/;
 
 /** Characters of a record gathered into one piece of its body: small enough for V8's young generation (a string over ~128 KiB is allocated among old objects, where a burst of record writes wakes full collections). */
 const RECORD_PIECE_CHARS = 64 * 1024;
@@ -44,7 +45,12 @@ const RECORD_PIECE_CHARS = 64 * 1024;
  * its record): pieces are made between turns of the event loop, as the writer takes them.
  */
 async function* recordBody(input: InputSnapshot): AsyncGenerator<string> {
-  const head = JSON.stringify({ cluster: input.cluster, epoch: input.epoch, generation: input.generation, hash: input.hash });
+  const head = JSON.stringify({
+    cluster: input.cluster,
+    epoch: input.epoch,
+    generation: input.generation,
+    hash: input.hash,
+  });
   const slicer = new LoopSlicer();
   let piece = `${head.slice(0, -1)},"resources":[`;
   for (const [i, r] of input.resources.entries()) {
@@ -133,7 +139,10 @@ export class CarriedContributions {
       try {
         await this.#keep(input);
       } catch (err) {
-        this.#logger.warn({ err, cluster, hash: input.hash }, 'could not keep the contribution of a cluster; its next input is kept again');
+        this.#logger.warn(
+          { err, cluster, hash: input.hash },
+          'could not keep the contribution of a cluster; its next input is kept again',
+        );
       } finally {
         this.#writing = undefined;
       }
@@ -182,7 +191,12 @@ export class CarriedContributions {
       const input = this.#verified.get(cluster) ?? (await this.#readVerified(cluster));
       if (!input) continue;
       out.set(cluster, input);
-      carried.set(cluster, { cluster, inputHash: input.hash, generation: input.generation, since: this.#carried.get(cluster)?.since ?? now });
+      carried.set(cluster, {
+        cluster,
+        inputHash: input.hash,
+        generation: input.generation,
+        since: this.#carried.get(cluster)?.since ?? now,
+      });
     }
     this.#carried = carried;
     this.#emit();
@@ -198,9 +212,17 @@ export class CarriedContributions {
       this.#released.add(cluster);
       return undefined;
     }
-    const input = buildInputSnapshot({ cluster, epoch: record.epoch, generation: record.generation, resources: record.resources });
+    const input = buildInputSnapshot({
+      cluster,
+      epoch: record.epoch,
+      generation: record.generation,
+      resources: record.resources,
+    });
     if (input.hash !== record.hash) {
-      this.#logger.error({ cluster, kept: record.hash, actual: input.hash }, 'kept contribution does not match its hash; not carried over');
+      this.#logger.error(
+        { cluster, kept: record.hash, actual: input.hash },
+        'kept contribution does not match its hash; not carried over',
+      );
       return undefined;
     }
     if (this.#stopWatch && this.#changes === changesBefore) this.#verified.set(cluster, input);
@@ -252,10 +274,14 @@ export class CarriedContributions {
    * replica translates again. Looks once a second.
    */
   watch(onExternalChange: () => void): void {
-    this.#stopWatch = this.#documents.watch((names) => {
-      for (const name of names) this.#changed(name);
-      if (names.some((name) => this.#carried.has(name))) onExternalChange();
-    }, CHECK_INTERVAL_MS, (err) => this.#logger.warn({ err }, `could not list the kept contributions in ${this.#documents.location}`));
+    this.#stopWatch = this.#documents.watch(
+      (names) => {
+        for (const name of names) this.#changed(name);
+        if (names.some((name) => this.#carried.has(name))) onExternalChange();
+      },
+      CHECK_INTERVAL_MS,
+      (err) => this.#logger.warn({ err }, `could not list the kept contributions in ${this.#documents.location}`),
+    );
   }
 
   stop(): void {

@@ -102,7 +102,8 @@ export class ConnectionTracker {
 
   warmedCounts(): Map<string, number> {
     const out = new Map<string, number>();
-    for (const s of this.#streams.values()) if (this.#warmed.has(s.id)) out.set(s.cluster, (out.get(s.cluster) ?? 0) + 1);
+    for (const s of this.#streams.values())
+      if (this.#warmed.has(s.id)) out.set(s.cluster, (out.get(s.cluster) ?? 0) + 1);
     return out;
   }
 

@@ -25,7 +25,12 @@ export interface DataPlaneProxy {
   readonly locality: string;
   readonly types: Readonly<Record<string, DataPlaneTypeState>>;
   readonly nacks: number;
-  readonly lastNack?: { readonly typeUrl: string; readonly version: string; readonly reason: string; readonly at: string };
+  readonly lastNack?: {
+    readonly typeUrl: string;
+    readonly version: string;
+    readonly reason: string;
+    readonly at: string;
+  };
 }
 
 export interface DataPlaneFinding {
@@ -58,7 +63,11 @@ function proxyOf(p: relay.v1.IXdsProxy): DataPlaneProxy {
   for (const [type, state] of Object.entries(p.types ?? {})) {
     if (!TYPES.has(type)) continue;
     const names = (state.names ?? []).slice(0, LIMITS.namesPerType).map(clip);
-    types[type] = { names, subscribed: Math.max(Number(state.subscribed ?? 0), names.length), ackedVersion: clip(state.ackedVersion) };
+    types[type] = {
+      names,
+      subscribed: Math.max(Number(state.subscribed ?? 0), names.length),
+      ackedVersion: clip(state.ackedVersion),
+    };
   }
   const nack = p.lastNack;
   return {
@@ -66,7 +75,16 @@ function proxyOf(p: relay.v1.IXdsProxy): DataPlaneProxy {
     locality: clip(p.locality),
     types,
     nacks: Number(p.nacks ?? 0),
-    ...(nack ? { lastNack: { typeUrl: clip(nack.typeUrl), version: clip(nack.version), reason: clip(nack.reason), at: new Date(Number(nack.atUnixMs ?? 0)).toISOString() } } : {}),
+    ...(nack
+      ? {
+          lastNack: {
+            typeUrl: clip(nack.typeUrl),
+            version: clip(nack.version),
+            reason: clip(nack.reason),
+            at: new Date(Number(nack.atUnixMs ?? 0)).toISOString(),
+          },
+        }
+      : {}),
   };
 }
 
@@ -74,7 +92,12 @@ function proxyOf(p: relay.v1.IXdsProxy): DataPlaneProxy {
  * The record of a report as received: bounded again here (an agent is not trusted to bound
  * it), with what was left out counted in `proxiesNotListed` rather than dropped silently.
  */
-export function recordOfReport(cluster: string, replica: string, report: relay.v1.IDataPlaneReport, receivedAt: Date): DataPlaneRecord {
+export function recordOfReport(
+  cluster: string,
+  replica: string,
+  report: relay.v1.IDataPlaneReport,
+  receivedAt: Date,
+): DataPlaneRecord {
   const proxies = report.proxies ?? [];
   return {
     cluster,
@@ -95,7 +118,12 @@ export function recordOfReport(cluster: string, replica: string, report: relay.v
 
 /** A replica name as one DNS label of a document name. */
 function label(replica: string): string {
-  const l = replica.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 63).replace(/-+$/, '');
+  const l = replica
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 63)
+    .replace(/-+$/, '');
   return l === '' ? 'replica' : l;
 }
 
@@ -133,7 +161,8 @@ export class DataPlaneReports {
   /** Drops this replica's records of an earlier run (its memory starts empty) and reads the others'. */
   start(): void {
     this.#queue(async () => {
-      for (const { name } of await this.#documents.list()) if (name.endsWith(`.${label(this.#replica)}`)) await this.#documents.delete(name);
+      for (const { name } of await this.#documents.list())
+        if (name.endsWith(`.${label(this.#replica)}`)) await this.#documents.delete(name);
     });
     this.#stopWatch = this.#documents.watch(
       (names) => this.#queue(() => this.#readRemote(names)),
@@ -201,7 +230,9 @@ export class DataPlaneReports {
     for (const cluster of this.#dirty) {
       const record = this.#local.get(cluster);
       const name = `${cluster}.${label(this.#replica)}`;
-      this.#queue(() => (record ? this.#documents.put(name, Buffer.from(JSON.stringify(record))) : this.#documents.delete(name)));
+      this.#queue(() =>
+        record ? this.#documents.put(name, Buffer.from(JSON.stringify(record))) : this.#documents.delete(name),
+      );
     }
     this.#dirty.clear();
   }
@@ -217,17 +248,25 @@ export class DataPlaneReports {
       }
       try {
         const record = JSON.parse(body.toString('utf8')) as DataPlaneRecord;
-        if (typeof record.cluster !== 'string' || !Array.isArray(record.proxies) || !Array.isArray(record.findings)) throw new Error('not a data-plane record');
+        if (typeof record.cluster !== 'string' || !Array.isArray(record.proxies) || !Array.isArray(record.findings))
+          throw new Error('not a data-plane record');
         this.#remote.set(name, record);
         changed = true;
       } catch (err) {
-        this.#logger.warn({ err, name }, `data-plane report ${name} in ${this.#documents.location} is unreadable; ignored`);
+        this.#logger.warn(
+          { err, name },
+          `data-plane report ${name} in ${this.#documents.location} is unreadable; ignored`,
+        );
       }
     }
     if (changed) this.#changed(undefined);
   }
 
   #queue(task: () => Promise<void>): void {
-    this.#writes = this.#writes.then(task).catch((err: unknown) => this.#logger.warn({ err }, 'could not share data-plane reports with the other replicas'));
+    this.#writes = this.#writes
+      .then(task)
+      .catch((err: unknown) =>
+        this.#logger.warn({ err }, 'could not share data-plane reports with the other replicas'),
+      );
   }
 }

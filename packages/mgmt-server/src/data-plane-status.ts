@@ -25,7 +25,8 @@ function notesBySource(records: readonly DataPlaneRecord[]): Map<string, Map<str
 
 /** `state` with the data plane's lines added: ACCEPTED becomes WARNING; worse approvals stay, with the lines appended. */
 function withLines(state: ResourceState | undefined, observedGeneration: number, text: string): ResourceState {
-  if (state === undefined || state.approval === 'ACCEPTED') return { observedGeneration, approval: 'WARNING', message: text };
+  if (state === undefined || state.approval === 'ACCEPTED')
+    return { observedGeneration, approval: 'WARNING', message: text };
   return { ...state, message: state.message === '' ? text : `${state.message}; ${text}` };
 }
 
@@ -35,7 +36,10 @@ function withLines(state: ResourceState | undefined, observedGeneration: number,
  * another team's resource through a cluster it does not reach). Statuses without findings
  * are returned as the same objects, so unchanged statuses stay cheap to compare.
  */
-export function withDataPlaneFindings(statuses: readonly ResourceStatus[], records: readonly DataPlaneRecord[]): readonly ResourceStatus[] {
+export function withDataPlaneFindings(
+  statuses: readonly ResourceStatus[],
+  records: readonly DataPlaneRecord[],
+): readonly ResourceStatus[] {
   const notes = notesBySource(records);
   if (notes.size === 0) return statuses;
   return statuses.map((s) => {
@@ -61,7 +65,11 @@ export class DataPlaneStatusView {
   #version = -1;
   #result: readonly ResourceStatus[] = [];
 
-  view(statuses: readonly ResourceStatus[], version: number, records: () => readonly DataPlaneRecord[]): readonly ResourceStatus[] {
+  view(
+    statuses: readonly ResourceStatus[],
+    version: number,
+    records: () => readonly DataPlaneRecord[],
+  ): readonly ResourceStatus[] {
     if (statuses !== this.#statuses || version !== this.#version) {
       this.#statuses = statuses;
       this.#version = version;

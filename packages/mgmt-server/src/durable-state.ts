@@ -10,8 +10,16 @@ import type { Logger } from 'pino';
 import { FileCaStore, ensureRelayCa, type CaBundle, type CaStore } from '@meshrelay/certs';
 import { createKubernetesLeaderElector, loadKubeConfig, type LeaderElector } from '@meshrelay/kube';
 import {
-  DirectoryDocumentStore, KubernetesDocumentStore, KubernetesSecretCaStore, KubernetesVipAllocations, VipAllocations,
-  createFileClusterRegistry, createKubernetesClusterRegistry, registryApis, type ClusterRegistry, type SharedDocumentStore,
+  DirectoryDocumentStore,
+  KubernetesDocumentStore,
+  KubernetesSecretCaStore,
+  KubernetesVipAllocations,
+  VipAllocations,
+  createFileClusterRegistry,
+  createKubernetesClusterRegistry,
+  registryApis,
+  type ClusterRegistry,
+  type SharedDocumentStore,
   type VipAllocationStore,
 } from '@meshrelay/registry';
 import { ensureFileAdminToken, readAdminTokenFile, type AdminCredential } from './admin-credential.ts';
@@ -97,7 +105,10 @@ async function openKubernetesState(config: ServerConfig, logger: Logger, now: ()
     await elector.stop();
     throw err;
   }
-  logger.info({ namespace: config.namespace, cluster: kubeConfig.getCurrentCluster()?.server }, 'registry: Kubernetes API');
+  logger.info(
+    { namespace: config.namespace, cluster: kubeConfig.getCurrentCluster()?.server },
+    'registry: Kubernetes API',
+  );
   return {
     ca,
     admin,
@@ -114,9 +125,13 @@ async function openKubernetesState(config: ServerConfig, logger: Logger, now: ()
 /** The credential the operator gave (flag, variable or file), if any. */
 async function givenAdminCredential(config: ServerConfig): Promise<AdminCredential | undefined> {
   if (config.adminTokenFile !== undefined) {
-    return { token: await readAdminTokenFile(config.adminTokenFile, '--admin-token-file'), location: `file ${config.adminTokenFile} (--admin-token-file)` };
+    return {
+      token: await readAdminTokenFile(config.adminTokenFile, '--admin-token-file'),
+      location: `file ${config.adminTokenFile} (--admin-token-file)`,
+    };
   }
-  if (config.adminToken !== undefined) return { token: config.adminToken, location: '--admin-token (MESHRELAY_ADMIN_TOKEN)' };
+  if (config.adminToken !== undefined)
+    return { token: config.adminToken, location: '--admin-token (MESHRELAY_ADMIN_TOKEN)' };
   return undefined;
 }
 

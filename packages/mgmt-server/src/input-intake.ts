@@ -15,7 +15,13 @@ import {
   type Resource,
 } from '@meshrelay/api';
 import type { InputVersion, SnapshotStore } from '@meshrelay/store';
-import { isCleanInputList, judgedClean, recordCleanInputs, validateInputResources, type InputValidationResult } from '@meshrelay/translator';
+import {
+  isCleanInputList,
+  judgedClean,
+  recordCleanInputs,
+  validateInputResources,
+  type InputValidationResult,
+} from '@meshrelay/translator';
 import type { ClusterRegistry } from '@meshrelay/registry';
 
 export interface IntakeResult {
@@ -36,7 +42,11 @@ export type InputValidator = (resources: readonly Resource[]) => InputValidation
  * Validates in batches, giving the event loop a turn every ~20 ms
  * (each resource is judged on its own, so batching changes nothing).
  */
-async function validateInSlices(resources: readonly Resource[], validate: InputValidator, slicer: LoopSlicer): Promise<InputValidationResult> {
+async function validateInSlices(
+  resources: readonly Resource[],
+  validate: InputValidator,
+  slicer: LoopSlicer,
+): Promise<InputValidationResult> {
   const valid: Resource[] = [];
   const rejected: InputValidationResult['rejected'][number][] = [];
   const carried: Resource[] = [];
@@ -145,7 +155,12 @@ interface ChangedValidation extends InputValidationResult {
  * the others, in the incoming order: the same valid resources and refusals as validating all.
  * Kept held copies are clean when the held list was recorded clean (recordCleanInputs).
  */
-async function validateChanged(resources: readonly Resource[], held: InputSnapshot | undefined, validate: InputValidator, slicer: LoopSlicer): Promise<ChangedValidation> {
+async function validateChanged(
+  resources: readonly Resource[],
+  held: InputSnapshot | undefined,
+  validate: InputValidator,
+  slicer: LoopSlicer,
+): Promise<ChangedValidation> {
   if (!held) {
     const all = await validateInSlices(resources, validate, slicer);
     return { ...all, clean: judgedClean(all) };
@@ -179,7 +194,11 @@ async function validateChanged(resources: readonly Resource[], held: InputSnapsh
  * before merging, so the list is normally the resolved one and takes its hash checkpoints.
  * Undefined when the snapshot is not such a delta's.
  */
-async function adoptResolved(init: InputSnapshotInit, assembled: AssembledSnapshot, slicer: LoopSlicer): Promise<InputSnapshot | undefined> {
+async function adoptResolved(
+  init: InputSnapshotInit,
+  assembled: AssembledSnapshot,
+  slicer: LoopSlicer,
+): Promise<InputSnapshot | undefined> {
   if (assembled.canonicalBytes === undefined || init.resources.length !== assembled.resources.length) return undefined;
   const resources: Resource[] = [];
   for (const r of init.resources) {
@@ -190,7 +209,14 @@ async function adoptResolved(init: InputSnapshotInit, assembled: AssembledSnapsh
   Object.freeze(resources);
   // The resolved list was hashed with checkpoints: the next delta against this input resumes from them.
   carryCheckpoints(assembled.resources, resources);
-  return Object.freeze({ cluster, epoch, generation, hash: assembled.hash, bytes: assembled.canonicalBytes, resources });
+  return Object.freeze({
+    cluster,
+    epoch,
+    generation,
+    hash: assembled.hash,
+    bytes: assembled.canonicalBytes,
+    resources,
+  });
 }
 
 /**
@@ -208,7 +234,12 @@ export class InputIntake {
   readonly #logger: Logger;
   readonly #validate: InputValidator;
 
-  constructor(store: SnapshotStore, registry: ClusterRegistry, logger: Logger, validate: InputValidator = validateInputResources) {
+  constructor(
+    store: SnapshotStore,
+    registry: ClusterRegistry,
+    logger: Logger,
+    validate: InputValidator = validateInputResources,
+  ) {
     this.#store = store;
     this.#registry = registry;
     this.#logger = logger;
@@ -222,9 +253,13 @@ export class InputIntake {
    * then marked warm as for an accepted snapshot, and nothing is stored), or undefined when the
    * store holds anything else or cannot tell: the caller then needs the snapshot itself.
    */
-  async resume(cluster: string, claimed: Pick<InputVersion, 'epoch' | 'generation' | 'hash'>): Promise<InputVersion | undefined> {
+  async resume(
+    cluster: string,
+    claimed: Pick<InputVersion, 'epoch' | 'generation' | 'hash'>,
+  ): Promise<InputVersion | undefined> {
     const held = await this.#store.inputVersion(cluster);
-    if (!held || held.epoch !== claimed.epoch || held.generation !== claimed.generation || held.hash !== claimed.hash) return undefined;
+    if (!held || held.epoch !== claimed.epoch || held.generation !== claimed.generation || held.hash !== claimed.hash)
+      return undefined;
     await this.#markWarm(cluster);
     return held;
   }
@@ -246,10 +281,19 @@ export class InputIntake {
    * the input's epoch and generation, and every replica translates again when Redis tells it of
    * either, so this one does too and the replicas name the same.
    */
-  async accept(cluster: string, assembled: AssembledSnapshot, stored?: (snapshot: InputSnapshot) => void): Promise<IntakeResult> {
+  async accept(
+    cluster: string,
+    assembled: AssembledSnapshot,
+    stored?: (snapshot: InputSnapshot) => void,
+  ): Promise<IntakeResult> {
     const slicer = new LoopSlicer();
     const held = this.#store.memoryInputs().get(cluster) ?? (await this.#store.getInput(cluster));
-    if (held && held.epoch === assembled.epoch && held.generation >= assembled.generation && held.hash !== assembled.hash) {
+    if (
+      held &&
+      held.epoch === assembled.epoch &&
+      held.generation >= assembled.generation &&
+      held.hash !== assembled.hash
+    ) {
       throw new MeshrelayError(
         'MESHRELAY_ERR_SNAPSHOT_STALE',
         `generation ${assembled.generation} of epoch ${assembled.epoch} is not newer than the held generation ${held.generation}`,
@@ -260,7 +304,9 @@ export class InputIntake {
       (r) => `${formatResourceKey(r.key)}: ${r.problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`,
     );
     const init = { cluster, epoch: assembled.epoch, generation: assembled.generation, resources: valid };
-    const snapshot = (rejected.length === 0 ? await adoptResolved(init, assembled, slicer) : undefined) ?? (await buildInputSnapshotInSlices(init, slicer));
+    const snapshot =
+      (rejected.length === 0 ? await adoptResolved(init, assembled, slicer) : undefined) ??
+      (await buildInputSnapshotInSlices(init, slicer));
     // Judged here once: translation admits the list without judging its resources again.
     if (clean) recordCleanInputs(snapshot.resources);
     const changed = held?.hash !== snapshot.hash;
@@ -271,7 +317,8 @@ export class InputIntake {
       await written;
     }
     await this.#markWarm(cluster);
-    if (warnings.length > 0) this.#logger.warn({ cluster, generation: snapshot.generation, warnings }, 'input resources refused');
+    if (warnings.length > 0)
+      this.#logger.warn({ cluster, generation: snapshot.generation, warnings }, 'input resources refused');
     return { snapshot, warnings, changed };
   }
 }

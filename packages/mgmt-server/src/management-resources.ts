@@ -9,11 +9,20 @@ import type { Logger } from 'pino';
 import type { Resource } from '@meshrelay/api';
 import { loadKubeConfig } from '@meshrelay/kube';
 import {
-  NOT_ACTED_ON, startKubernetesRootTrustPolicy, startKubernetesWorkspaces, type RootTrustPolicySource, type RootTrustPolicyState,
+  NOT_ACTED_ON,
+  startKubernetesRootTrustPolicy,
+  startKubernetesWorkspaces,
+  type RootTrustPolicySource,
+  type RootTrustPolicyState,
   type WorkspaceSource,
 } from '@meshrelay/registry';
 import type { ServerConfig } from './config.ts';
-import { describeWorkspaces, loadWorkspacesFile, type WorkspacesSourceKind, type WorkspacesView } from './workspaces-file.ts';
+import {
+  describeWorkspaces,
+  loadWorkspacesFile,
+  type WorkspacesSourceKind,
+  type WorkspacesView,
+} from './workspaces-file.ts';
 
 export interface ManagementResources {
   /** The Workspaces in force; the same array (by identity) until they change. */
@@ -30,25 +39,38 @@ export interface ManagementResources {
 }
 
 /** The part of the server's config this reads. */
-export type ManagementResourcesConfig = Pick<ServerConfig, 'workspacesFile' | 'registry' | 'namespace' | 'kubeconfig' | 'kubeContext'>;
+export type ManagementResourcesConfig = Pick<
+  ServerConfig,
+  'workspacesFile' | 'registry' | 'namespace' | 'kubeconfig' | 'kubeContext'
+>;
 
 /**
  * Opens the sources the config names and resolves once each has its first content. Throws
  * MESHRELAY_ERR_INVALID_CONFIG for an unreadable file, MESHRELAY_ERR_UNAVAILABLE when the
  * Workspace CRs cannot be listed (the server must not translate as if none existed).
  */
-export async function openManagementResources(config: ManagementResourcesConfig, logger: Logger): Promise<ManagementResources> {
+export async function openManagementResources(
+  config: ManagementResourcesConfig,
+  logger: Logger,
+): Promise<ManagementResources> {
   const fromFile = config.workspacesFile === undefined ? undefined : loadWorkspacesFile(config.workspacesFile);
-  if (config.registry !== 'kubernetes') return staticResources(fromFile ?? [], fromFile === undefined ? 'none' : 'file');
+  if (config.registry !== 'kubernetes')
+    return staticResources(fromFile ?? [], fromFile === undefined ? 'none' : 'file');
   const kubeConfig = loadKubeConfig({
     ...(config.kubeconfig !== undefined ? { kubeconfig: config.kubeconfig } : {}),
     ...(config.kubeContext !== undefined ? { context: config.kubeContext } : {}),
   });
   const common = { kubeConfig, namespace: config.namespace };
-  const trust = await startKubernetesRootTrustPolicy({ ...common, logger: logger.child({ component: 'root-trust-policy' }) });
+  const trust = await startKubernetesRootTrustPolicy({
+    ...common,
+    logger: logger.child({ component: 'root-trust-policy' }),
+  });
   reportTrust(trust, logger);
   if (fromFile !== undefined) {
-    logger.info({ file: config.workspacesFile }, 'Workspaces from --workspaces-file; Workspace CRs in the management namespace are not read');
+    logger.info(
+      { file: config.workspacesFile },
+      'Workspaces from --workspaces-file; Workspace CRs in the management namespace are not read',
+    );
     return {
       ...staticResources(fromFile, 'file'),
       rootTrustPolicy: () => trust.current(),
@@ -63,12 +85,21 @@ export async function openManagementResources(config: ManagementResourcesConfig,
     await trust.close();
     throw err;
   }
-  logger.info({ namespace: config.namespace, workspaces: workspaces.list().map((w) => w.metadata.name) }, 'Workspaces from Workspace CRs in the management namespace');
+  logger.info(
+    { namespace: config.namespace, workspaces: workspaces.list().map((w) => w.metadata.name) },
+    'Workspaces from Workspace CRs in the management namespace',
+  );
   return {
     workspaces: () => (noneValid(workspaces) ? NO_VALID_WORKSPACE : workspaces.list()),
     workspacesView: () =>
       noneValid(workspaces)
-        ? { mode: 'defined', source: 'kubernetes', names: [], notice: NONE_VALID_NOTICE, problems: workspaces.problems() }
+        ? {
+            mode: 'defined',
+            source: 'kubernetes',
+            names: [],
+            notice: NONE_VALID_NOTICE,
+            problems: workspaces.problems(),
+          }
         : describeWorkspaces(workspaces.list(), 'kubernetes', workspaces.problems()),
     rootTrustPolicy: () => trust.current(),
     onRootTrustPolicyChange: (listener) => trust.onChange(listener),
@@ -95,7 +126,9 @@ const NO_VALID_WORKSPACE: readonly Resource[] = Object.freeze([
     apiVersion: 'admin.gloo.solo.io/v2',
     kind: 'Workspace',
     metadata: Object.freeze({ name: 'meshrelay-no-valid-workspace', namespace: 'meshrelay-none' }),
-    spec: Object.freeze({ workloadClusters: [{ name: 'meshrelay-no-valid-workspace', namespaces: [{ name: 'meshrelay-none' }] }] }),
+    spec: Object.freeze({
+      workloadClusters: [{ name: 'meshrelay-no-valid-workspace', namespaces: [{ name: 'meshrelay-none' }] }],
+    }),
   }) as Resource,
 ]);
 
@@ -119,7 +152,12 @@ function staticResources(workspaces: readonly Resource[], source: WorkspacesSour
 function reportTrust(trust: RootTrustPolicySource, logger: Logger): void {
   const { policy, served } = trust.current();
   if (policy !== undefined) return;
-  logger.info({ served }, served ? `no RootTrustPolicy in the management namespace (${NOT_ACTED_ON} when one exists)` : 'RootTrustPolicy is not served by the API (no CRD); none is read');
+  logger.info(
+    { served },
+    served
+      ? `no RootTrustPolicy in the management namespace (${NOT_ACTED_ON} when one exists)`
+      : 'RootTrustPolicy is not served by the API (no CRD); none is read',
+  );
 }
 
 /**

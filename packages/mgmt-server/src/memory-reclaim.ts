@@ -47,7 +47,11 @@ export interface Reclaim {
   readonly durationMs: number;
 }
 
-type GcFunction = (options?: { type?: 'major' | 'minor'; execution?: 'sync' | 'async'; flavor?: 'regular' | 'last-resort' }) => void;
+type GcFunction = (options?: {
+  type?: 'major' | 'minor';
+  execution?: 'sync' | 'async';
+  flavor?: 'regular' | 'last-resort';
+}) => void;
 
 let lastResort: (() => void) | undefined;
 
@@ -152,7 +156,13 @@ export class MemoryReclaimer {
     const started = performance.now();
     await this.#collect();
     const durationMs = performance.now() - started;
-    const r: Reclaim = { heapUsedBefore, heapUsedAfter: this.#heapUsed(), rssBefore, rssAfter: process.memoryUsage.rss(), durationMs };
+    const r: Reclaim = {
+      heapUsedBefore,
+      heapUsedAfter: this.#heapUsed(),
+      rssBefore,
+      rssAfter: process.memoryUsage.rss(),
+      durationMs,
+    };
     this.#baseline = r.heapUsedAfter;
     this.#lastUsed = r.heapUsedAfter;
     this.#idleSinceMs = 0;
@@ -160,7 +170,11 @@ export class MemoryReclaimer {
     this.#last = performance.eventLoopUtilization();
     const mib = (n: number) => Math.round(n / 1048576);
     this.#o.logger.info(
-      { heapUsedMiB: [mib(r.heapUsedBefore), mib(r.heapUsedAfter)], rssMiB: [mib(r.rssBefore), mib(r.rssAfter)], ms: Math.round(durationMs) },
+      {
+        heapUsedMiB: [mib(r.heapUsedBefore), mib(r.heapUsedAfter)],
+        rssMiB: [mib(r.rssBefore), mib(r.rssAfter)],
+        ms: Math.round(durationMs),
+      },
       'idle after a burst of work: memory reclaimed with one full collection',
     );
     this.#o.onReclaim?.(r);

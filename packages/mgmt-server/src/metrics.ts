@@ -52,22 +52,50 @@ export class RelayMetrics {
           for (const [cluster, value] of read()) this.set({ cluster }, value);
         },
       });
-    perCluster('relay_push_clients_connected', 'Push streams open on this replica, per cluster', () => connections.counts('push'));
-    perCluster('relay_pull_clients_connected', 'Pull streams open on this replica, per cluster', () => connections.counts('pull'));
+    perCluster('relay_push_clients_connected', 'Push streams open on this replica, per cluster', () =>
+      connections.counts('push'),
+    );
+    perCluster('relay_pull_clients_connected', 'Pull streams open on this replica, per cluster', () =>
+      connections.counts('pull'),
+    );
     perCluster('meshrelay_input_snapshot_age_seconds', 'Seconds since the held input snapshot was received', () =>
-      this.#inputValues((i) => (Date.now() - i.receivedAtMs) / 1000));
-    perCluster('meshrelay_input_snapshot_bytes', 'Size of the held input snapshot (canonical encoding)', () => this.#inputValues((i) => i.bytes));
-    perCluster('meshrelay_input_snapshot_resources', 'Resources in the held input snapshot', () => this.#inputValues((i) => i.resources));
-    perCluster('relay_push_clients_warmed', 'Push streams on this replica whose cluster has delivered its first snapshot', () => connections.warmedCounts());
-    perCluster('gloo_mesh_safe_mode_active', '1 for each required cluster whose missing input holds translation on this replica', () => this.#safeModeValues());
-    perCluster('meshrelay_held_outputs', '1 for each cluster whose output the blast-radius guard holds', () =>
-      new Map(this.#held().map((h) => [h.cluster, 1])));
-    perCluster('meshrelay_stale_contribution', '1 for each absent cluster whose last known contribution this replica carries over', () =>
-      new Map(this.#carried().map((c) => [c, 1])));
+      this.#inputValues((i) => (Date.now() - i.receivedAtMs) / 1000),
+    );
+    perCluster('meshrelay_input_snapshot_bytes', 'Size of the held input snapshot (canonical encoding)', () =>
+      this.#inputValues((i) => i.bytes),
+    );
+    perCluster('meshrelay_input_snapshot_resources', 'Resources in the held input snapshot', () =>
+      this.#inputValues((i) => i.resources),
+    );
+    perCluster(
+      'relay_push_clients_warmed',
+      'Push streams on this replica whose cluster has delivered its first snapshot',
+      () => connections.warmedCounts(),
+    );
+    perCluster(
+      'gloo_mesh_safe_mode_active',
+      '1 for each required cluster whose missing input holds translation on this replica',
+      () => this.#safeModeValues(),
+    );
+    perCluster(
+      'meshrelay_held_outputs',
+      '1 for each cluster whose output the blast-radius guard holds',
+      () => new Map(this.#held().map((h) => [h.cluster, 1])),
+    );
+    perCluster(
+      'meshrelay_stale_contribution',
+      '1 for each absent cluster whose last known contribution this replica carries over',
+      () => new Map(this.#carried().map((c) => [c, 1])),
+    );
     const redisUp = () => (this.#redisUp() ? 1 : 0);
-    new Gauge({ name: 'meshrelay_redis_up', help: '1 when Redis is reachable, 0 when down or not configured', registers, collect() {
-      this.set(redisUp());
-    } });
+    new Gauge({
+      name: 'meshrelay_redis_up',
+      help: '1 when Redis is reachable, 0 when down or not configured',
+      registers,
+      collect() {
+        this.set(redisUp());
+      },
+    });
     this.translationDuration = new Histogram({
       name: 'meshrelay_translation_duration_seconds',
       help: 'Time to translate all admitted inputs into outputs',
@@ -91,9 +119,22 @@ export class RelayMetrics {
       help: 'V8 heap bytes those collections freed',
       registers,
     });
-    this.outputPushes = new Counter({ name: 'relay_output_pushes_total', help: 'Output snapshots sent to agents', labelNames: ['cluster'], registers });
-    this.sessionsAdmitted = new Counter({ name: 'relay_sessions_admitted_total', help: 'Agent relay sessions admitted by the reconnect pacing (--relay-admit-rate)', registers });
-    this.sessionsPaced = new Counter({ name: 'relay_sessions_paced_total', help: 'Agent relay streams refused with a go-away retry-after hint because the admit rate was reached', registers });
+    this.outputPushes = new Counter({
+      name: 'relay_output_pushes_total',
+      help: 'Output snapshots sent to agents',
+      labelNames: ['cluster'],
+      registers,
+    });
+    this.sessionsAdmitted = new Counter({
+      name: 'relay_sessions_admitted_total',
+      help: 'Agent relay sessions admitted by the reconnect pacing (--relay-admit-rate)',
+      registers,
+    });
+    this.sessionsPaced = new Counter({
+      name: 'relay_sessions_paced_total',
+      help: 'Agent relay streams refused with a go-away retry-after hint because the admit rate was reached',
+      registers,
+    });
     this.snapshotsRejected = new Counter({
       name: 'meshrelay_input_snapshots_rejected_total',
       help: 'Input snapshots refused (too large, undecodable, hash mismatch, stale)',
@@ -118,12 +159,20 @@ export class RelayMetrics {
       labelNames: ['cluster', 'direction', 'kind'],
       registers,
     });
-    this.translationProblems = new Gauge({ name: 'meshrelay_translation_problems', help: 'Problems reported by the last translation', registers });
+    this.translationProblems = new Gauge({
+      name: 'meshrelay_translation_problems',
+      help: 'Problems reported by the last translation',
+      registers,
+    });
   }
 
   /** `snapshot` may be an input snapshot or what stands for one (an input resumed by its version). */
   /** Records that `cluster`'s input (its canonical `bytes` and `resources` count) was taken in now. */
-  recordInput(cluster: string, size: { readonly bytes: number; readonly resources: number }, receivedAtMs = Date.now()): void {
+  recordInput(
+    cluster: string,
+    size: { readonly bytes: number; readonly resources: number },
+    receivedAtMs = Date.now(),
+  ): void {
     this.#inputs.set(cluster, { receivedAtMs, bytes: size.bytes, resources: size.resources });
   }
 
@@ -138,7 +187,8 @@ export class RelayMetrics {
     this.#safeModeSeen.delete(cluster);
     this.outputPushes.remove({ cluster });
     this.outputWriteFailures.remove({ cluster });
-    for (const direction of ['push', 'pull']) for (const kind of ['full', 'delta']) this.snapshotBytes.remove({ cluster, direction, kind });
+    for (const direction of ['push', 'pull'])
+      for (const kind of ['full', 'delta']) this.snapshotBytes.remove({ cluster, direction, kind });
     // remove() needs the full label set; codes come from the one catalogue, and removing an absent set is a no-op.
     for (const code of Object.keys(ERROR_CATALOGUE)) this.snapshotsRejected.remove({ cluster, code });
     for (const code of [...Object.keys(ERROR_CATALOGUE), OTHER_CODE]) this.outputsRefused.remove({ cluster, code });

@@ -81,7 +81,10 @@ export class OutputPersister {
   async #write(output: OutputSnapshot): Promise<void> {
     try {
       if (await this.#o.store.putOutput(output)) return;
-      this.#o.logger.warn({ cluster: output.cluster, hash: output.hash }, 'output not written to redis; the store writes it back when redis returns');
+      this.#o.logger.warn(
+        { cluster: output.cluster, hash: output.hash },
+        'output not written to redis; the store writes it back when redis returns',
+      );
     } catch (err) {
       this.#o.logger.warn({ err, cluster: output.cluster, hash: output.hash }, 'output write to the store failed');
     }

@@ -8,13 +8,19 @@ import { deepFreeze, type InputSnapshot, type OutputSnapshot, type Provenance } 
  * from: the input's epoch and generation, and `stale` for carried inputs. The
  * hash is unchanged (it covers resources only). Pure.
  */
-export function completeProvenance(output: OutputSnapshot, inputs: ReadonlyMap<string, InputSnapshot>, carried: ReadonlySet<string>): OutputSnapshot {
+export function completeProvenance(
+  output: OutputSnapshot,
+  inputs: ReadonlyMap<string, InputSnapshot>,
+  carried: ReadonlySet<string>,
+): OutputSnapshot {
   const provenance = output.provenance.map((p): Provenance => {
     const input = inputs.get(p.cluster);
     return {
       ...p,
       ...(carried.has(p.cluster) ? { stale: true } : {}),
-      ...(input && input.hash === p.inputHash && input.epoch ? { epoch: input.epoch, generation: input.generation } : {}),
+      ...(input && input.hash === p.inputHash && input.epoch
+        ? { epoch: input.epoch, generation: input.generation }
+        : {}),
     };
   });
   return Object.freeze({ ...output, provenance: deepFreeze(provenance) });
@@ -30,7 +36,9 @@ export function newerInputsHeld(held: readonly Provenance[], next: readonly Prov
   return held
     .filter((h) => {
       const n = nextByCluster.get(h.cluster);
-      return n !== undefined && h.epoch !== undefined && h.epoch === n.epoch && (h.generation ?? 0) > (n.generation ?? 0);
+      return (
+        n !== undefined && h.epoch !== undefined && h.epoch === n.epoch && (h.generation ?? 0) > (n.generation ?? 0)
+      );
     })
     .map((h) => h.cluster)
     .sort();

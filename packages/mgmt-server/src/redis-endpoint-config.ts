@@ -31,16 +31,24 @@ export function assertRedisConfig(config: RedisConfig): void {
   }
   const sentinels = config.redisSentinels.length > 0;
   if (sentinels && config.redisUrl !== undefined) {
-    throw invalid('--redis-url (REDIS_URL) and --redis-sentinels (MESHRELAY_REDIS_SENTINELS): give one, not both (the sentinels name the primary)');
+    throw invalid(
+      '--redis-url (REDIS_URL) and --redis-sentinels (MESHRELAY_REDIS_SENTINELS): give one, not both (the sentinels name the primary)',
+    );
   }
   if (sentinels && config.redisSentinelMaster === undefined) {
-    throw invalid('--redis-sentinels (MESHRELAY_REDIS_SENTINELS) needs --redis-sentinel-master (MESHRELAY_REDIS_SENTINEL_MASTER): the name the sentinels monitor');
+    throw invalid(
+      '--redis-sentinels (MESHRELAY_REDIS_SENTINELS) needs --redis-sentinel-master (MESHRELAY_REDIS_SENTINEL_MASTER): the name the sentinels monitor',
+    );
   }
   if (!sentinels && config.redisSentinelMaster !== undefined) {
-    throw invalid('--redis-sentinel-master (MESHRELAY_REDIS_SENTINEL_MASTER) needs --redis-sentinels (MESHRELAY_REDIS_SENTINELS)');
+    throw invalid(
+      '--redis-sentinel-master (MESHRELAY_REDIS_SENTINEL_MASTER) needs --redis-sentinels (MESHRELAY_REDIS_SENTINELS)',
+    );
   }
   if (!sentinels && config.redisSentinelPasswordFile !== undefined) {
-    throw invalid('--redis-sentinel-password-file (MESHRELAY_REDIS_SENTINEL_PASSWORD_FILE) needs --redis-sentinels (MESHRELAY_REDIS_SENTINELS)');
+    throw invalid(
+      '--redis-sentinel-password-file (MESHRELAY_REDIS_SENTINEL_PASSWORD_FILE) needs --redis-sentinels (MESHRELAY_REDIS_SENTINELS)',
+    );
   }
   for (const entry of config.redisSentinels) parseSentinel(entry);
   const tls = config.redisTls || (config.redisUrl?.startsWith('rediss://') ?? false);
@@ -50,10 +58,13 @@ export function assertRedisConfig(config: RedisConfig): void {
     ['redis-tls-key-file', 'MESHRELAY_REDIS_TLS_KEY_FILE', config.redisTlsKeyFile],
     ['redis-tls-server-name', 'MESHRELAY_REDIS_TLS_SERVER_NAME', config.redisTlsServerName],
   ] as const) {
-    if (value !== undefined && !tls) throw invalid(`--${flag} (${env}) needs --redis-tls (MESHRELAY_REDIS_TLS) or a rediss:// URL`);
+    if (value !== undefined && !tls)
+      throw invalid(`--${flag} (${env}) needs --redis-tls (MESHRELAY_REDIS_TLS) or a rediss:// URL`);
   }
   if ((config.redisTlsCertFile === undefined) !== (config.redisTlsKeyFile === undefined)) {
-    throw invalid('--redis-tls-cert-file (MESHRELAY_REDIS_TLS_CERT_FILE) and --redis-tls-key-file (MESHRELAY_REDIS_TLS_KEY_FILE): give both or neither');
+    throw invalid(
+      '--redis-tls-cert-file (MESHRELAY_REDIS_TLS_CERT_FILE) and --redis-tls-key-file (MESHRELAY_REDIS_TLS_KEY_FILE): give both or neither',
+    );
   }
 }
 
@@ -109,7 +120,11 @@ async function readSecret(flag: string, path: string | undefined, trimNewline: b
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
-    throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `--${flag}: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { cause: err });
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INVALID_CONFIG',
+      `--${flag}: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+      { cause: err },
+    );
   }
   const value = trimNewline ? text.replace(/\r?\n$/, '') : text;
   if (value.trim() === '') throw invalid(`--${flag}: ${path} is empty`);

@@ -35,7 +35,10 @@ export type GateDecision =
 
 /** Warm, registered clusters that are not marked skipWarming. */
 export function requiredClusters(clusters: readonly KubernetesCluster[]): string[] {
-  return clusters.filter((c) => isClusterWarm(c) && c.spec.skipWarming !== true).map((c) => c.metadata.name).sort();
+  return clusters
+    .filter((c) => isClusterWarm(c) && c.spec.skipWarming !== true)
+    .map((c) => c.metadata.name)
+    .sort();
 }
 
 /**
@@ -51,7 +54,8 @@ export function decideGate(config: GateConfig, input: GateInput): GateDecision {
   if (missing.length === 0) return { state: 'open', reason: 'all-required-present', admitted, missing };
   if (config.safeMode) return { state: 'held', mode: 'safe-mode', missing };
   if (config.safeStartWindowSeconds <= 0) return { state: 'open', reason: 'no-wait', admitted, missing };
-  if (input.elapsedSeconds >= config.safeStartWindowSeconds) return { state: 'open', reason: 'window-elapsed', admitted, missing };
+  if (input.elapsedSeconds >= config.safeStartWindowSeconds)
+    return { state: 'open', reason: 'window-elapsed', admitted, missing };
   return {
     state: 'held',
     mode: 'safe-start-window',

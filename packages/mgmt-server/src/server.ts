@@ -80,7 +80,12 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
   });
   const { ca, registry } = durable;
   const hosts = ['localhost', '127.0.0.1', '::1', ...config.serverHosts];
-  const serverCert = issueServerCertificate(ca, { hosts, lifetimeSeconds: SERVER_CERT_LIFETIME_SECONDS, now: now(), keyPair: await serverKey });
+  const serverCert = issueServerCertificate(ca, {
+    hosts,
+    lifetimeSeconds: SERVER_CERT_LIFETIME_SECONDS,
+    now: now(),
+    keyPair: await serverKey,
+  });
   // Before anything translates: Workspace CRs that cannot be listed stop the start here.
   const management = await openManagementResources(config, log).catch(async (err: unknown) => {
     await durable.close();
@@ -91,7 +96,12 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
   if (redisConfigured(config)) {
     // Unreadable credential or certificate files stop the start here, naming the flag.
     const endpoint = await loadRedisEndpoint(config);
-    store = createRedisSnapshotStore({ url: config.redisUrl ?? '', endpoint, replicaId: config.replicaName, logger: log });
+    store = createRedisSnapshotStore({
+      url: config.redisUrl ?? '',
+      endpoint,
+      replicaId: config.replicaName,
+      logger: log,
+    });
   } else {
     log.warn('no REDIS_URL: running memory-only; inputs are not shared between replicas and are lost on restart');
     store = createMemorySnapshotStore();
@@ -99,15 +109,35 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
   const connections = new ConnectionTracker();
   const outputs = new OutputHub();
   const held = new HeldOutputs();
-  const sharedHeld = new SharedHeldOutputs(durable.documents('held-outputs'), config.replicaName, held, log.child({ component: 'held-outputs' }));
+  const sharedHeld = new SharedHeldOutputs(
+    durable.documents('held-outputs'),
+    config.replicaName,
+    held,
+    log.child({ component: 'held-outputs' }),
+  );
   sharedHeld.start();
-  const claims = new StreamClaims(durable.documents('stream-claims'), config.replicaName, connections, log.child({ component: 'stream-claims' }));
+  const claims = new StreamClaims(
+    durable.documents('stream-claims'),
+    config.replicaName,
+    connections,
+    log.child({ component: 'stream-claims' }),
+  );
   claims.start();
-  const contributions = new CarriedContributions(durable.documents('contributions'), log.child({ component: 'contributions' }));
-  const dataPlane = new DataPlaneReports(durable.documents('data-plane'), config.replicaName, log.child({ component: 'data-plane' }));
+  const contributions = new CarriedContributions(
+    durable.documents('contributions'),
+    log.child({ component: 'contributions' }),
+  );
+  const dataPlane = new DataPlaneReports(
+    durable.documents('data-plane'),
+    config.replicaName,
+    log.child({ component: 'data-plane' }),
+  );
   dataPlane.start();
   const dataPlaneStatuses = new DataPlaneStatusView();
-  const tokenBindings = new TokenBindings(durable.documents('token-bindings'), log.child({ component: 'token-bindings' }));
+  const tokenBindings = new TokenBindings(
+    durable.documents('token-bindings'),
+    log.child({ component: 'token-bindings' }),
+  );
   const metrics = new RelayMetrics(config.replicaName, connections);
   registerDataPlaneMetrics(metrics.registry, dataPlane);
   metrics.setRedisUpProbe(() => store.health().redisUp);
@@ -132,7 +162,10 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     workspaces: () => management.workspaces(),
   });
   const unsubscribeWorkspaces = management.onWorkspacesChange((reason) => loop.trigger(reason));
-  metrics.setStateProbes(() => loop.status().gate, () => held.list());
+  metrics.setStateProbes(
+    () => loop.status().gate,
+    () => held.list(),
+  );
   metrics.setCarriedProbe(() => contributions.carried().map((c) => c.cluster));
   contributions.watch(() => loop.trigger('a carried contribution changed on another replica'));
   const reclaimer = new MemoryReclaimer({
@@ -144,7 +177,8 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     },
   });
 
-  const resourceStatuses = () => dataPlaneStatuses.view(loop.status().resources, dataPlane.version, () => dataPlane.list());
+  const resourceStatuses = () =>
+    dataPlaneStatuses.view(loop.status().resources, dataPlane.version, () => dataPlane.list());
   const ctx: RelayContext = {
     ca,
     trustDomain: config.trustDomain,
@@ -162,7 +196,11 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     limits: {
       maxSnapshotBytes: config.maxSnapshotBytes,
       maxResources: config.maxResources,
-      patch: patchLimits({ maxOpsPerDelta: config.maxDeltaPatchOps, maxOpsPerResource: config.maxResourcePatchOps, maxWork: config.maxDeltaPatchWork }),
+      patch: patchLimits({
+        maxOpsPerDelta: config.maxDeltaPatchOps,
+        maxOpsPerResource: config.maxResourcePatchOps,
+        maxWork: config.maxDeltaPatchWork,
+      }),
       heartbeatIntervalMs: config.heartbeatIntervalMs,
       heartbeatTimeoutMs: config.heartbeatTimeoutMs,
       chunkBytes: 256 * 1024,
@@ -189,28 +227,43 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
   const unsubscribeRegistry = registry.onChange((change: RegistryChange) => {
     if (change.type === 'deregistered') {
       for (const stream of connections.streams(change.name)) {
-        stream.terminate(GRPC_STATUS.UNAUTHENTICATED, `MESHRELAY_ERR_UNAUTHENTICATED: cluster "${change.name}" was deregistered`);
+        stream.terminate(
+          GRPC_STATUS.UNAUTHENTICATED,
+          `MESHRELAY_ERR_UNAUTHENTICATED: cluster "${change.name}" was deregistered`,
+        );
       }
       connections.forget(change.name);
       outputs.forget(change.name);
       persister.forget(change.name);
       held.forget(change.name);
       dataPlane.forget(change.name);
-      void contributions.forget(change.name).catch((err: unknown) =>
-        log.warn({ err, cluster: change.name }, 'could not drop the kept contribution of a deregistered cluster'));
-      void claims.forget(change.name).catch((err: unknown) =>
-        log.warn({ err, cluster: change.name }, 'could not drop the stream claims of a deregistered cluster'));
-      void tokenBindings.forget(change.name).catch((err: unknown) =>
-        log.warn({ err, cluster: change.name }, 'could not drop the relay token bindings of a deregistered cluster'));
+      void contributions
+        .forget(change.name)
+        .catch((err: unknown) =>
+          log.warn({ err, cluster: change.name }, 'could not drop the kept contribution of a deregistered cluster'),
+        );
+      void claims
+        .forget(change.name)
+        .catch((err: unknown) =>
+          log.warn({ err, cluster: change.name }, 'could not drop the stream claims of a deregistered cluster'),
+        );
+      void tokenBindings
+        .forget(change.name)
+        .catch((err: unknown) =>
+          log.warn({ err, cluster: change.name }, 'could not drop the relay token bindings of a deregistered cluster'),
+        );
       metrics.forgetCluster(change.name);
       void Promise.all([store.deleteInput(change.name), store.deleteOutput(change.name)]).catch((err: unknown) =>
-        log.warn({ err, cluster: change.name }, 'could not drop the snapshots of a deregistered cluster'));
+        log.warn({ err, cluster: change.name }, 'could not drop the snapshots of a deregistered cluster'),
+      );
       log.info({ cluster: change.name }, 'cluster deregistered: streams closed, snapshots dropped');
     }
     if (change.type === 'updated') closeRevokedStreams(connections, change.cluster, log);
     loop.trigger(`registry ${change.type}`);
   });
-  const unsubscribeStore = store.onInputChanged((event) => loop.trigger(`input from ${event.cluster} via replica ${event.replica}`));
+  const unsubscribeStore = store.onInputChanged((event) =>
+    loop.trigger(`input from ${event.cluster} via replica ${event.replica}`),
+  );
   // A translation under way when a cluster was deregistered publishes and persists its output after
   // the cleanup above; each finished run drops outputs of clusters that are no longer registered.
   const unsubscribeSweep = loop.onStatus(() => {
@@ -218,7 +271,9 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
       if (registry.get(cluster) !== undefined) continue;
       outputs.forget(cluster);
       persister.forget(cluster);
-      void store.deleteOutput(cluster).catch((err: unknown) => log.warn({ err, cluster }, 'could not drop the output of a deregistered cluster'));
+      void store
+        .deleteOutput(cluster)
+        .catch((err: unknown) => log.warn({ err, cluster }, 'could not drop the output of a deregistered cluster'));
       log.info({ cluster }, 'dropped the output a translation under way built for a cluster deregistered meanwhile');
     }
   });
@@ -229,8 +284,16 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
   const relay = await startRelayServer(ctx, {
     host: config.relayHost,
     port: config.relayPort,
-    credentials: createRelayServerCredentials(ca.certPem, serverCert.certPem, serverCert.keyPem, config.tlsHandshakeTimeoutMs),
-    registrationFailures: { max: config.registrationMaxFailures, windowMs: config.registrationFailureWindowSeconds * 1000 },
+    credentials: createRelayServerCredentials(
+      ca.certPem,
+      serverCert.certPem,
+      serverCert.keyPem,
+      config.tlsHandshakeTimeoutMs,
+    ),
+    registrationFailures: {
+      max: config.registrationMaxFailures,
+      windowMs: config.registrationFailureWindowSeconds * 1000,
+    },
     tokenBindings,
     maxConnectionsPerPeer: config.maxConnectionsPerPeer,
   });
@@ -251,7 +314,12 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     relayAddress: config.advertiseAddress ?? `localhost:${relay.port}`,
     caBundlePem: ca.certPem,
     adminToken: durable.admin.token,
-    allowedHosts: allowedHostsOf({ httpHost: config.httpHost, serverHosts: config.serverHosts, advertiseAddress: config.advertiseAddress, extra: config.httpAllowedHosts }),
+    allowedHosts: allowedHostsOf({
+      httpHost: config.httpHost,
+      serverHosts: config.serverHosts,
+      advertiseAddress: config.advertiseAddress,
+      extra: config.httpAllowedHosts,
+    }),
     logger: log,
     ready: () => !draining,
     workspaces: liveWorkspacesView(management),
@@ -262,11 +330,24 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
   const metricsPort = (metricsServer.address() as { port: number }).port;
   loop.start();
   reclaimer.start();
-  log.info({ adminToken: durable.admin.location }, `admin credential (every /api/v1 call needs it as a bearer token): ${durable.admin.location}`);
-  log.info({
-    relayHost: config.relayHost, relayPort: relay.port, httpHost: config.httpHost, httpPort, metricsHost: config.metricsHost, metricsPort,
-    registry: config.registry, stateDir: config.stateDir, redis: redisConfigured(config) ? 'on' : 'off',
-  }, 'management server started');
+  log.info(
+    { adminToken: durable.admin.location },
+    `admin credential (every /api/v1 call needs it as a bearer token): ${durable.admin.location}`,
+  );
+  log.info(
+    {
+      relayHost: config.relayHost,
+      relayPort: relay.port,
+      httpHost: config.httpHost,
+      httpPort,
+      metricsHost: config.metricsHost,
+      metricsPort,
+      registry: config.registry,
+      stateDir: config.stateDir,
+      redis: redisConfigured(config) ? 'on' : 'off',
+    },
+    'management server started',
+  );
 
   return {
     relayPort: relay.port,
@@ -344,7 +425,11 @@ async function firstRedisConnection(store: SnapshotStore, waitMs: number, log: L
     }
   });
   unsubscribe();
-  if (!up) log.warn({ waitedMs: waitMs }, 'redis is not reachable yet; serving from memory until it is (agents that resume now send their snapshots again)');
+  if (!up)
+    log.warn(
+      { waitedMs: waitMs },
+      'redis is not reachable yet; serving from memory until it is (agents that resume now send their snapshots again)',
+    );
 }
 
 function warmedValidator(): OutputValidator {

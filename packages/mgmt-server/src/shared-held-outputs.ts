@@ -51,11 +51,19 @@ export class SharedHeldOutputs {
    */
   start(): void {
     this.#queue(() => this.#dropOwnRecords(), 'could not drop held-output records of an earlier run');
-    this.#unsubscribe = this.#held.onChange((cluster) => this.#queue(() => this.#mirror(cluster), `could not share the held output of ${cluster} with the other replicas`));
-    this.#stopWatch = this.#documents.watch((names) => {
-      const requests = names.filter((n) => n.endsWith(RELEASE_SUFFIX)).map((n) => n.slice(0, -RELEASE_SUFFIX.length));
-      if (requests.length > 0) this.#queue(() => this.#serveReleaseRequests(requests), 'could not carry out a release request');
-    }, CHECK_INTERVAL_MS, (err) => this.#logger.warn({ err }, `could not list held outputs and release requests in ${this.#documents.location}`));
+    this.#unsubscribe = this.#held.onChange((cluster) =>
+      this.#queue(() => this.#mirror(cluster), `could not share the held output of ${cluster} with the other replicas`),
+    );
+    this.#stopWatch = this.#documents.watch(
+      (names) => {
+        const requests = names.filter((n) => n.endsWith(RELEASE_SUFFIX)).map((n) => n.slice(0, -RELEASE_SUFFIX.length));
+        if (requests.length > 0)
+          this.#queue(() => this.#serveReleaseRequests(requests), 'could not carry out a release request');
+      },
+      CHECK_INTERVAL_MS,
+      (err) =>
+        this.#logger.warn({ err }, `could not list held outputs and release requests in ${this.#documents.location}`),
+    );
   }
 
   async stop(): Promise<void> {
@@ -86,7 +94,10 @@ export class SharedHeldOutputs {
     const record = await this.#record(cluster);
     if (!record || record.replica === this.#replica) return undefined;
     await this.#documents.put(`${cluster}${RELEASE_SUFFIX}`, Buffer.from(JSON.stringify({ hash: record.hash })));
-    this.#logger.info({ cluster, hash: record.hash, holder: record.replica }, 'release requested from the replica holding the output');
+    this.#logger.info(
+      { cluster, hash: record.hash, holder: record.replica },
+      'release requested from the replica holding the output',
+    );
     return { ...record, since: new Date(record.since) };
   }
 

@@ -46,10 +46,14 @@ export class StreamClaims {
 
   start(): void {
     this.#unsubscribe = this.#connections.onChange(() => this.#queue(() => this.#claimNew()));
-    this.#stopWatch = this.#documents.watch((names) => {
-      for (const name of names) this.#changed.add(name);
-      this.#queue(() => this.#fenceLosers());
-    }, CHECK_INTERVAL_MS, (err) => this.#logger.warn({ err }, `stream claims: could not list the claims in ${this.#documents.location}`));
+    this.#stopWatch = this.#documents.watch(
+      (names) => {
+        for (const name of names) this.#changed.add(name);
+        this.#queue(() => this.#fenceLosers());
+      },
+      CHECK_INTERVAL_MS,
+      (err) => this.#logger.warn({ err }, `stream claims: could not list the claims in ${this.#documents.location}`),
+    );
   }
 
   async stop(): Promise<void> {
@@ -64,7 +68,9 @@ export class StreamClaims {
   }
 
   #queue(task: () => Promise<void>): void {
-    this.#work = this.#work.then(task).catch((err: unknown) => this.#logger.warn({ err }, 'stream claims: could not read or write a claim'));
+    this.#work = this.#work
+      .then(task)
+      .catch((err: unknown) => this.#logger.warn({ err }, 'stream claims: could not read or write a claim'));
   }
 
   #owner(stream: StreamHandle): string {
@@ -92,9 +98,14 @@ export class StreamClaims {
       if (!this.#claimed.has(owner) || !changed.includes(this.#name(stream))) continue;
       const claim = await this.#read(stream);
       if (!claim || claim.owner === owner) continue;
-      this.#logger.warn({ cluster: stream.cluster, kind: stream.kind, peer: stream.peer, newer: claim.replica },
-        `a newer ${stream.kind} stream for this cluster on replica ${claim.replica} fenced off this one`);
-      stream.terminate(GRPC_STATUS.ABORTED, `MESHRELAY_ERR_FENCED: a newer connection for cluster "${stream.cluster}" took over on replica ${claim.replica}`);
+      this.#logger.warn(
+        { cluster: stream.cluster, kind: stream.kind, peer: stream.peer, newer: claim.replica },
+        `a newer ${stream.kind} stream for this cluster on replica ${claim.replica} fenced off this one`,
+      );
+      stream.terminate(
+        GRPC_STATUS.ABORTED,
+        `MESHRELAY_ERR_FENCED: a newer connection for cluster "${stream.cluster}" took over on replica ${claim.replica}`,
+      );
     }
   }
 

@@ -120,7 +120,12 @@ export class TranslationLoop {
   constructor(options: TranslationLoopOptions) {
     this.#o = options;
     this.#engine = new IncrementalTranslator(options.validator);
-    this.#status = { gate: { state: 'held', mode: 'safe-start-window', missing: [] }, problems: [], resources: [], admitted: [] };
+    this.#status = {
+      gate: { state: 'held', mode: 'safe-start-window', missing: [] },
+      problems: [],
+      resources: [],
+      admitted: [],
+    };
   }
 
   status(): TranslationStatus {
@@ -201,12 +206,21 @@ export class TranslationLoop {
       openedBefore: this.#opened,
     });
     if (decision.state === 'held') {
-      const windowEndsAt = decision.windowRemainingSeconds === undefined ? undefined : new Date(Date.now() + decision.windowRemainingSeconds * 1000);
+      const windowEndsAt =
+        decision.windowRemainingSeconds === undefined
+          ? undefined
+          : new Date(Date.now() + decision.windowRemainingSeconds * 1000);
       const { windowEndsAt: _old, ...rest } = this.#status;
-      this.#setStatus({ ...rest, gate: decision, heldSince: this.#status.heldSince ?? new Date(), ...(windowEndsAt ? { windowEndsAt } : {}) });
+      this.#setStatus({
+        ...rest,
+        gate: decision,
+        heldSince: this.#status.heldSince ?? new Date(),
+        ...(windowEndsAt ? { windowEndsAt } : {}),
+      });
       return;
     }
-    if (!this.#opened) this.#o.logger.info({ reason: decision.reason, missing: decision.missing }, 'safe-mode gate open: translating');
+    if (!this.#opened)
+      this.#o.logger.info({ reason: decision.reason, missing: decision.missing }, 'safe-mode gate open: translating');
     this.#opened = true;
     const admitted = new Map(decision.admitted.map((name) => [name, inputs.get(name) as InputSnapshot]));
     // DESIGN §13: a registered cluster that is absent keeps its last known
@@ -218,7 +232,10 @@ export class TranslationLoop {
     // another replica, which then kept its record) is present now, not absent. Carrying it would
     // name its current input stale in every output of this run; the next run admits it instead.
     if (carried.size > 0 && (await store.loadInputs([...carried.keys()])).size > 0) {
-      this.#o.logger.debug({ clusters: [...carried.keys()] }, 'an absent cluster\'s input arrived during this run; translating again with it');
+      this.#o.logger.debug(
+        { clusters: [...carried.keys()] },
+        "an absent cluster's input arrived during this run; translating again with it",
+      );
       this.#again = true;
       return;
     }
@@ -226,7 +243,9 @@ export class TranslationLoop {
     // Kept after the outputs went out, in the background: writing a changed cluster's whole input
     // to the shared state is not what an agent waits for, nor the next run (its carry waits only
     // for the records of clusters that are absent by then).
-    contributions.remember(admitted.values()).catch((err: unknown) => this.#o.logger.warn({ err }, 'could not keep the contributions of this run'));
+    contributions
+      .remember(admitted.values())
+      .catch((err: unknown) => this.#o.logger.warn({ err }, 'could not keep the contributions of this run'));
   }
 
   /**
@@ -263,7 +282,13 @@ export class TranslationLoop {
     // A trigger that changed nothing translation reads (an agent's ack of a write that a run already
     // took in, a condition in the registry) would give the last run's result again: skip it.
     const workspaces = this.#o.workspaces?.() ?? [];
-    const run: RunInputs = { inputs, stale: staleClusters, clusters: JSON.stringify(infos), vips: JSON.stringify([...vips].sort()), workspaces };
+    const run: RunInputs = {
+      inputs,
+      stale: staleClusters,
+      clusters: JSON.stringify(infos),
+      vips: JSON.stringify([...vips].sort()),
+      workspaces,
+    };
     if (this.#lastRun !== undefined && sameRunInputs(this.#lastRun, run)) {
       this.#o.logger.debug('nothing translation reads changed since the last run; not translated again');
       // The gate's account of why it is open may have moved on (e.g. to already-open).
@@ -271,7 +296,14 @@ export class TranslationLoop {
       return;
     }
     const end = this.#o.metrics.translationDuration.startTimer();
-    const input = { inputs, clusters: infos, vips, previousSecurityOutputs: this.#securityOutputs, previousNameOwners: this.#nameOwners, workspaces };
+    const input = {
+      inputs,
+      clusters: infos,
+      vips,
+      previousSecurityOutputs: this.#securityOutputs,
+      previousNameOwners: this.#nameOwners,
+      workspaces,
+    };
     const result = await this.#engine.run(input);
     end();
     this.#securityOutputs = result.securityOutputs;
@@ -287,7 +319,10 @@ export class TranslationLoop {
       // Agents first; the Redis write follows without holding up delivery or the next cluster.
       this.#o.outputs.publish(output);
       this.#o.persister.persist(output);
-      this.#o.logger.info({ cluster: output.cluster, hash: output.hash, resources: output.resources.length }, 'output snapshot updated');
+      this.#o.logger.info(
+        { cluster: output.cluster, hash: output.hash, resources: output.resources.length },
+        'output snapshot updated',
+      );
     }
     const { heldSince: _held, windowEndsAt: _window, ...rest } = this.#status;
     this.#setStatus({

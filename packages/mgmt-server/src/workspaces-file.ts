@@ -12,16 +12,31 @@ export function loadWorkspacesFile(path: string): Resource[] {
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `--workspaces-file ${path}: cannot be read: ${(err as Error).message}`, { cause: err });
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INVALID_CONFIG',
+      `--workspaces-file ${path}: cannot be read: ${(err as Error).message}`,
+      { cause: err },
+    );
   }
   const out: Resource[] = [];
   parseAllDocuments(text).forEach((doc, i) => {
-    if (doc.errors.length > 0) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `--workspaces-file ${path} document ${i}: not valid YAML: ${doc.errors[0]?.message ?? ''}`);
+    if (doc.errors.length > 0)
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_INVALID_CONFIG',
+        `--workspaces-file ${path} document ${i}: not valid YAML: ${doc.errors[0]?.message ?? ''}`,
+      );
     const value: unknown = doc.toJS();
     if (value === null || value === undefined) return;
-    const items = isRecord(value) && value['kind'] === 'List' && Array.isArray(value['items']) ? (value['items'] as unknown[]) : [value];
+    const items =
+      isRecord(value) && value['kind'] === 'List' && Array.isArray(value['items'])
+        ? (value['items'] as unknown[])
+        : [value];
     for (const item of items) {
-      if (!isRecord(item) || !isRecord(item['metadata'])) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `--workspaces-file ${path} document ${i}: must be an object with metadata`);
+      if (!isRecord(item) || !isRecord(item['metadata']))
+        throw new MeshrelayError(
+          'MESHRELAY_ERR_INVALID_CONFIG',
+          `--workspaces-file ${path} document ${i}: must be an object with metadata`,
+        );
       out.push(item as unknown as Resource);
     }
   });
@@ -47,7 +62,7 @@ export interface WorkspacesView {
 
 /** Why the implicit global workspace needs care: every cluster speaks for every other. */
 export const IMPLICIT_GLOBAL_NOTICE =
-  'no Workspace is defined (--workspaces-file unset): every namespace of every cluster is in one implicit global workspace, so any cluster can define routes for any host, including other clusters\' *.cluster.local Services, and AccessPolicies every cluster applies';
+  "no Workspace is defined (--workspaces-file unset): every namespace of every cluster is in one implicit global workspace, so any cluster can define routes for any host, including other clusters' *.cluster.local Services, and AccessPolicies every cluster applies";
 
 const IMPLICIT_GLOBAL_REASON = {
   file: 'no Workspace is defined (--workspaces-file has none)',
@@ -56,7 +71,11 @@ const IMPLICIT_GLOBAL_REASON = {
 } as const;
 
 /** Describes the Workspaces a server runs with (`[]` = none defined). */
-export function describeWorkspaces(workspaces: readonly Resource[], source: WorkspacesSourceKind = 'none', problems: readonly string[] = []): WorkspacesView {
+export function describeWorkspaces(
+  workspaces: readonly Resource[],
+  source: WorkspacesSourceKind = 'none',
+  problems: readonly string[] = [],
+): WorkspacesView {
   const names = [...new Set(workspaces.filter((w) => w.kind === 'Workspace').map((w) => w.metadata.name))].sort();
   if (names.length > 0) return { mode: 'defined', source, names, notice: null, problems };
   const notice = IMPLICIT_GLOBAL_NOTICE.replace(IMPLICIT_GLOBAL_REASON.none, IMPLICIT_GLOBAL_REASON[source]);

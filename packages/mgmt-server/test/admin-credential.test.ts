@@ -23,7 +23,18 @@ function tempDir(t: TestContext): string {
   return dir;
 }
 
-const BASE_FLAGS = ['--relay-host', '127.0.0.1', '--relay-port', '0', '--http-port', '0', '--metrics-port', '0', '--safe-start-window', '0'];
+const BASE_FLAGS = [
+  '--relay-host',
+  '127.0.0.1',
+  '--relay-port',
+  '0',
+  '--http-port',
+  '0',
+  '--metrics-port',
+  '0',
+  '--safe-start-window',
+  '0',
+];
 
 function secretToken(fake: Awaited<ReturnType<typeof startFakeKube>>): string | undefined {
   const data = fake.get('Secret', ADMIN_TOKEN_SECRET, NS)?.['data'] as Record<string, string> | undefined;
@@ -62,8 +73,16 @@ test('given replicas sharing a state directory, when they create the credential 
 test('given a server starting, when it logs, then it names where the credential is and never prints it', async (t) => {
   const stateDir = tempDir(t);
   let logged = '';
-  const sink = new Writable({ write: (chunk: Buffer, _enc, done) => { logged += chunk.toString(); done(); } });
-  const server = await startManagementServer(parseServerConfig([...BASE_FLAGS, '--state-dir', stateDir], {}), pino({ level: 'info' }, sink));
+  const sink = new Writable({
+    write: (chunk: Buffer, _enc, done) => {
+      logged += chunk.toString();
+      done();
+    },
+  });
+  const server = await startManagementServer(
+    parseServerConfig([...BASE_FLAGS, '--state-dir', stateDir], {}),
+    pino({ level: 'info' }, sink),
+  );
   t.after(() => server.stop());
   assert.match(logged, new RegExp(`"adminToken":"${join(stateDir, 'admin-token').replace(/[/.]/g, '\\$&')}"`));
   assert.equal(logged.includes(server.admin.token), false, 'the token value is in the log');
@@ -84,8 +103,11 @@ test('given an --admin-token-file that is missing or too short, when the server 
   const short = join(dir, 'short');
   writeFileSync(short, 'abc');
   for (const file of [join(dir, 'absent'), short]) {
-    await assert.rejects(startTestServer(t, ['--admin-token-file', file]),
-      (e: unknown) => e instanceof MeshrelayError && e.code === 'MESHRELAY_ERR_INVALID_CONFIG' && e.message.includes(file));
+    await assert.rejects(
+      startTestServer(t, ['--admin-token-file', file]),
+      (e: unknown) =>
+        e instanceof MeshrelayError && e.code === 'MESHRELAY_ERR_INVALID_CONFIG' && e.message.includes(file),
+    );
   }
 });
 
@@ -102,7 +124,11 @@ test('given two kubernetes-mode replicas started at the same moment, when both c
   for (let run = 0; run < 5; run++) {
     const fake = await startFakeKube(t);
     const kubeconfig = kubeConfigFile(t, fake);
-    const [a, b] = await Promise.all(['a', 'b'].map((r) => startTestServer(t, ['--registry', 'kubernetes', '--kubeconfig', kubeconfig, '--replica-name', `${r}-${run}`])));
+    const [a, b] = await Promise.all(
+      ['a', 'b'].map((r) =>
+        startTestServer(t, ['--registry', 'kubernetes', '--kubeconfig', kubeconfig, '--replica-name', `${r}-${run}`]),
+      ),
+    );
     assert.equal(a?.admin.token, b?.admin.token, `run ${run}`);
     assert.equal(secretToken(fake), a?.admin.token);
     await Promise.all([a?.stop(), b?.stop()]);
@@ -112,14 +138,26 @@ test('given two kubernetes-mode replicas started at the same moment, when both c
 test('given Secret stores racing on one name, when each creates the credential, then every caller gets the winner (5 runs)', async (t) => {
   for (let run = 0; run < 5; run++) {
     const fake = await startFakeKube(t);
-    const tokens = await Promise.all([0, 1, 2].map(() => ensureSecretAdminToken(registryApis(kubeConfigOf(fake)).core, NS)));
+    const tokens = await Promise.all(
+      [0, 1, 2].map(() => ensureSecretAdminToken(registryApis(kubeConfigOf(fake)).core, NS)),
+    );
     assert.equal(new Set(tokens.map((c) => c.token)).size, 1);
   }
 });
 
 test('given a Secret meshrelay-admin-token without a usable token, when the server loads it, then it refuses naming the Secret', async (t) => {
   const fake = await startFakeKube(t);
-  fake.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name: ADMIN_TOKEN_SECRET, namespace: NS }, data: { token: Buffer.from('short').toString('base64') } });
-  await assert.rejects(ensureSecretAdminToken(registryApis(kubeConfigOf(fake)).core, NS),
-    (e: unknown) => e instanceof MeshrelayError && e.code === 'MESHRELAY_ERR_INVALID_CONFIG' && e.message.includes(`${NS}/${ADMIN_TOKEN_SECRET}`));
+  fake.put({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: ADMIN_TOKEN_SECRET, namespace: NS },
+    data: { token: Buffer.from('short').toString('base64') },
+  });
+  await assert.rejects(
+    ensureSecretAdminToken(registryApis(kubeConfigOf(fake)).core, NS),
+    (e: unknown) =>
+      e instanceof MeshrelayError &&
+      e.code === 'MESHRELAY_ERR_INVALID_CONFIG' &&
+      e.message.includes(`${NS}/${ADMIN_TOKEN_SECRET}`),
+  );
 });

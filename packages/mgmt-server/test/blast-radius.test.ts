@@ -12,14 +12,27 @@ function configMap(name: string): Resource {
 const names = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
 
 function held(keys: string[], clusters: string[]): HeldState {
-  return { keys: new Set(keys.map((k) => resourceId(configMap(k)))), provenance: clusters.map((cluster) => ({ cluster, inputHash: 'h'.repeat(64) })) };
+  return {
+    keys: new Set(keys.map((k) => resourceId(configMap(k)))),
+    provenance: clusters.map((cluster) => ({ cluster, inputHash: 'h'.repeat(64) })),
+  };
 }
 
 function next(keys: string[], clusters: string[]) {
-  return buildOutputSnapshot({ cluster: 'c', resources: keys.map(configMap), provenance: clusters.map((cluster) => ({ cluster, inputHash: 'i'.repeat(64) })) });
+  return buildOutputSnapshot({
+    cluster: 'c',
+    resources: keys.map(configMap),
+    provenance: clusters.map((cluster) => ({ cluster, inputHash: 'i'.repeat(64) })),
+  });
 }
 
-const cases: Array<{ name: string; held: HeldState; next: ReturnType<typeof next>; registered: string[]; want: Record<string, unknown> }> = [
+const cases: Array<{
+  name: string;
+  held: HeldState;
+  next: ReturnType<typeof next>;
+  registered: string[];
+  want: Record<string, unknown>;
+}> = [
   {
     name: 'nothing deleted, more added',
     held: held(names('r', 6), ['a']),
@@ -83,6 +96,7 @@ for (const c of cases) {
     const verdict = assessOutput(CONFIG, c.held, c.next, new Set(c.registered));
     const { message, ...rest } = verdict as typeof verdict & { message?: string };
     assert.deepEqual(rest, c.want);
-    if (verdict.verdict === 'hold') assert.match(message ?? '', new RegExp(`would delete ${verdict.deleted} of ${verdict.held} resources`));
+    if (verdict.verdict === 'hold')
+      assert.match(message ?? '', new RegExp(`would delete ${verdict.deleted} of ${verdict.held} resources`));
   });
 }

@@ -32,7 +32,9 @@ test('given a remembered input, when its cluster is absent, then a replica shari
   const carried = await other.carry(['cluster-c', 'cluster-d'], NOW);
   assert.deepEqual([...carried.keys()], ['cluster-c']);
   assert.equal(carried.get('cluster-c')?.hash, inputC.hash);
-  assert.deepEqual(other.carried(), [{ cluster: 'cluster-c', inputHash: inputC.hash, generation: inputC.generation, since: NOW }]);
+  assert.deepEqual(other.carried(), [
+    { cluster: 'cluster-c', inputHash: inputC.hash, generation: inputC.generation, since: NOW },
+  ]);
 });
 
 test('given a carried contribution, when an operator releases it, then it is no longer carried and counts as released until the cluster returns', async (t) => {
@@ -91,18 +93,26 @@ test('given a watched carried contribution, when translations repeat unchanged, 
   let triggered = 0;
   watched.watch(() => triggered++);
   // The watch's first look reports every record once; reads until then are not kept.
-  await waitFor(async () => {
-    const before = reads;
-    await watched.carry(['cluster-c'], NOW);
-    return reads === before;
-  }, { timeoutMs: 5000, message: 'carrying never stopped re-reading the unchanged record' });
+  await waitFor(
+    async () => {
+      const before = reads;
+      await watched.carry(['cluster-c'], NOW);
+      return reads === before;
+    },
+    { timeoutMs: 5000, message: 'carrying never stopped re-reading the unchanged record' },
+  );
   const warm = reads;
   const noticed = triggered;
-  for (let run = 0; run < 3; run++) assert.equal((await watched.carry(['cluster-c'], NOW)).get('cluster-c')?.hash, inputC.hash);
+  for (let run = 0; run < 3; run++)
+    assert.equal((await watched.carry(['cluster-c'], NOW)).get('cluster-c')?.hash, inputC.hash);
   assert.equal(reads, warm, 'an unchanged record was read again');
   await store.release('cluster-c', NOW);
   await waitFor(() => triggered > noticed, { timeoutMs: 5000, message: 'the release was not noticed' });
-  assert.equal((await watched.carry(['cluster-c'], NOW)).size, 0, 'a released contribution is not carried from a stale copy');
+  assert.equal(
+    (await watched.carry(['cluster-c'], NOW)).size,
+    0,
+    'a released contribution is not carried from a stale copy',
+  );
   assert.equal(reads, warm + 1);
 });
 
@@ -116,7 +126,10 @@ test('given a record kept for an input, when a replica that just started remembe
   assert.deepEqual([after.ino, after.mtimeMs], [before.ino, before.mtimeMs]);
   // It still writes a changed input, and carries what it wrote.
   await restarted.remember([inputC2]);
-  assert.equal((await (await contributions(t, dir)).store.carry(['cluster-c'], NOW)).get('cluster-c')?.hash, inputC2.hash);
+  assert.equal(
+    (await (await contributions(t, dir)).store.carry(['cluster-c'], NOW)).get('cluster-c')?.hash,
+    inputC2.hash,
+  );
 });
 
 test('given a released record of an input, when a replica that just started remembers the same input, then the record is written again and the release ends', async (t) => {
@@ -187,11 +200,14 @@ test('given a carry reading a record while this replica releases it, when carryi
   t.after(() => watched.stop());
   watched.watch(() => undefined);
   // Past the watch's first look (which reports every record), reads are kept: cluster-d is read once more at most.
-  await waitFor(async () => {
-    const before = reads;
-    await watched.carry(['cluster-d'], NOW);
-    return reads === before;
-  }, { timeoutMs: 5000, message: 'carrying never stopped re-reading the unchanged record' });
+  await waitFor(
+    async () => {
+      const before = reads;
+      await watched.carry(['cluster-d'], NOW);
+      return reads === before;
+    },
+    { timeoutMs: 5000, message: 'carrying never stopped re-reading the unchanged record' },
+  );
 
   let letGo!: () => void;
   hold = new Promise<void>((resolve) => (letGo = resolve));
@@ -200,5 +216,9 @@ test('given a carry reading a record while this replica releases it, when carryi
   assert.equal(await watched.release('cluster-c', NOW), inputC.hash);
   letGo();
   await overlapping;
-  assert.equal((await watched.carry(['cluster-c'], NOW)).size, 0, 'a released contribution is carried from a read made before the release');
+  assert.equal(
+    (await watched.carry(['cluster-c'], NOW)).size,
+    0,
+    'a released contribution is carried from a read made before the release',
+  );
 });

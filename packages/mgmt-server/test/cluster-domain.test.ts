@@ -7,15 +7,25 @@ import { bearer, startTestServer, type TestServer } from './harness.ts';
 
 const EVIL = 'evil domain\n<b>x</b>';
 
-async function send(server: TestServer, method: string, path: string, body: unknown): Promise<{ status: number; body: { code?: string; message?: string } }> {
+async function send(
+  server: TestServer,
+  method: string,
+  path: string,
+  body: unknown,
+): Promise<{ status: number; body: { code?: string; message?: string } }> {
   const res = await fetch(`${server.api}${path}`, {
-    method, headers: { 'content-type': 'application/json', ...bearer(server) }, body: JSON.stringify(body),
+    method,
+    headers: { 'content-type': 'application/json', ...bearer(server) },
+    body: JSON.stringify(body),
   });
   return { status: res.status, body: (await res.json()) as { code?: string; message?: string } };
 }
 
 for (const field of ['clusterDomain', 'trustDomain'] as const) {
-  for (const [what, domain] of [['markup and a newline', EVIL], ['a label over 63 characters', `${'a'.repeat(64)}.local`]] as const) {
+  for (const [what, domain] of [
+    ['markup and a newline', EVIL],
+    ['a label over 63 characters', `${'a'.repeat(64)}.local`],
+  ] as const) {
     test(`given ${what} as ${field}, when a cluster is registered over the API, then 400 names ${field} and nothing is registered`, async (t) => {
       const server = await startTestServer(t);
       const answer = await send(server, 'POST', '/api/v1/clusters', { name: 'east', [field]: domain });

@@ -3,7 +3,17 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { buildOutputSnapshot } from '@meshrelay/api';
 import { startRedisServer, waitFor } from '@meshrelay/testkit';
-import { mtlsClient, next, openPull, openPush, pushSnapshot, registerCluster, service, startTestServer, virtualDestination } from './harness.ts';
+import {
+  mtlsClient,
+  next,
+  openPull,
+  openPush,
+  pushSnapshot,
+  registerCluster,
+  service,
+  startTestServer,
+  virtualDestination,
+} from './harness.ts';
 
 const CYCLES = 4;
 
@@ -26,14 +36,21 @@ test('given clusters that pushed, pulled and were refused, when each is deregist
     pull.write({ ack: { hash: header.hash, accepted: true } });
     const stale = openPush(client);
     pushSnapshot(stale, name, 3, [service('older')]);
-    await waitFor(async () => (await metricsText(server.metricsPort)).includes(`meshrelay_input_snapshots_rejected_total{cluster="${name}"`), {
-      timeoutMs: 5000,
-      message: `the stale push of ${name} was never counted`,
-    });
+    await waitFor(
+      async () =>
+        (await metricsText(server.metricsPort)).includes(`meshrelay_input_snapshots_rejected_total{cluster="${name}"`),
+      {
+        timeoutMs: 5000,
+        message: `the stale push of ${name} was never counted`,
+      },
+    );
     assert.ok((await metricsText(server.metricsPort)).includes(`relay_output_pushes_total{cluster="${name}"`));
 
     await server.registry.deregister(name);
-    await waitFor(() => server.debugCounts()['streams'] === 0, { timeoutMs: 5000, message: `the streams of ${name} stayed open` });
+    await waitFor(() => server.debugCounts()['streams'] === 0, {
+      timeoutMs: 5000,
+      message: `the streams of ${name} stayed open`,
+    });
   }
   await server.loop.runNow();
 
@@ -58,10 +75,13 @@ test('given an output a translation under way publishes after its cluster was de
   assert.equal(await server.store.putOutput(late), true);
 
   await server.loop.runNow();
-  await waitFor(async () => server.debugCounts()['outputHub'] === 0 && (await server.store.getOutput('late')) === undefined, {
-    timeoutMs: 5000,
-    message: `the late output stayed: ${JSON.stringify(server.debugCounts())}`,
-  });
+  await waitFor(
+    async () => server.debugCounts()['outputHub'] === 0 && (await server.store.getOutput('late')) === undefined,
+    {
+      timeoutMs: 5000,
+      message: `the late output stayed: ${JSON.stringify(server.debugCounts())}`,
+    },
+  );
   await waitFor(() => Object.values(server.debugCounts()).every((n) => n === 0), {
     timeoutMs: 5000,
     message: `per-cluster state left: ${JSON.stringify(server.debugCounts())}`,

@@ -40,9 +40,29 @@ export async function apiGet<T>(server: TestServer, path: string): Promise<T> {
 export async function startTestServer(t: TestContext, flags: string[] = []): Promise<TestServer> {
   const stateDir = mkdtempSync(join(tmpdir(), 'meshrelay-server-'));
   const config = parseServerConfig([
-    '--relay-host', '127.0.0.1', '--relay-port', '0', '--http-host', '127.0.0.1', '--http-port', '0', '--metrics-port', '0',
-    '--state-dir', stateDir, '--safe-start-window', '0', '--heartbeat-interval', '200', '--heartbeat-timeout', '1500',
-    '--translation-debounce', '10', '--replica-name', 'test-0', ...flags,
+    '--relay-host',
+    '127.0.0.1',
+    '--relay-port',
+    '0',
+    '--http-host',
+    '127.0.0.1',
+    '--http-port',
+    '0',
+    '--metrics-port',
+    '0',
+    '--state-dir',
+    stateDir,
+    '--safe-start-window',
+    '0',
+    '--heartbeat-interval',
+    '200',
+    '--heartbeat-timeout',
+    '1500',
+    '--translation-debounce',
+    '10',
+    '--replica-name',
+    'test-0',
+    ...flags,
   ]);
   const server = await startManagementServer(config, pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' }));
   t.after(async () => {
@@ -64,7 +84,13 @@ export function relayTarget(server: ManagementServer): string {
 }
 
 /** Calls Registration.Register over server-only TLS, with a new key pair unless `keys` is given. */
-export function register(server: ManagementServer, cluster: string, token: string, csrCluster = cluster, keys = generateKeyPair()): Promise<AgentIdentity> {
+export function register(
+  server: ManagementServer,
+  cluster: string,
+  token: string,
+  csrCluster = cluster,
+  keys = generateKeyPair(),
+): Promise<AgentIdentity> {
   const csrPem = createCsr({ ...keys, cluster: csrCluster });
   const client = new Client(relayTarget(server), credentials.createSsl(Buffer.from(server.ca.certPem)));
   return new Promise((resolve, reject) => {
@@ -76,7 +102,13 @@ export function register(server: ManagementServer, cluster: string, token: strin
       (err: ServiceError | null, res?: relay.v1.IRegisterResponse) => {
         client.close();
         if (err) reject(err);
-        else resolve({ cluster, keyPem: keys.privateKeyPem, certPem: res?.certificatePem ?? '', caPem: res?.caBundlePem ?? '' });
+        else
+          resolve({
+            cluster,
+            keyPem: keys.privateKeyPem,
+            certPem: res?.certificatePem ?? '',
+            caPem: res?.caBundlePem ?? '',
+          });
       },
     );
   });
@@ -87,8 +119,16 @@ export async function registerCluster(server: ManagementServer, cluster: string)
   return register(server, cluster, token);
 }
 
-export function mtlsClient(t: TestContext, server: ManagementServer, id: { keyPem: string; certPem: string }, caPem = server.ca.certPem): Client {
-  const client = new Client(relayTarget(server), credentials.createSsl(Buffer.from(caPem), Buffer.from(id.keyPem), Buffer.from(id.certPem)));
+export function mtlsClient(
+  t: TestContext,
+  server: ManagementServer,
+  id: { keyPem: string; certPem: string },
+  caPem = server.ca.certPem,
+): Client {
+  const client = new Client(
+    relayTarget(server),
+    credentials.createSsl(Buffer.from(caPem), Buffer.from(id.keyPem), Buffer.from(id.certPem)),
+  );
   t.after(() => client.close());
   return client;
 }
@@ -118,7 +158,13 @@ export function openPull(client: Client): PullStream {
 }
 
 /** Writes one snapshot (header + chunks) onto a push stream; returns its hash. */
-export function pushSnapshot(stream: PushStream, cluster: string, generation: number, resources: Resource[], epoch = 'epoch-1'): string {
+export function pushSnapshot(
+  stream: PushStream,
+  cluster: string,
+  generation: number,
+  resources: Resource[],
+  epoch = 'epoch-1',
+): string {
   const snap = buildInputSnapshot({ cluster, epoch, generation, resources });
   const frames = encodeSnapshotFramesSync({ ...snap, encoding: snapshotEncoding(snap) }, { chunkBytes: 4096 });
   stream.write({ header: frames.header });
@@ -127,9 +173,16 @@ export function pushSnapshot(stream: PushStream, cluster: string, generation: nu
 }
 
 /** Resolves with the first message matching `pick` (heartbeats are skipped), or rejects with the stream's error. */
-export function next<T, R>(stream: ClientDuplexStream<any, T>, pick: (m: T) => R | undefined, timeoutMs = 5000): Promise<R> {
+export function next<T, R>(
+  stream: ClientDuplexStream<any, T>,
+  pick: (m: T) => R | undefined,
+  timeoutMs = 5000,
+): Promise<R> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => done(() => reject(new Error(`no matching message within ${timeoutMs} ms`))), timeoutMs);
+    const timer = setTimeout(
+      () => done(() => reject(new Error(`no matching message within ${timeoutMs} ms`))),
+      timeoutMs,
+    );
     const onData = (m: T) => {
       const value = pick(m);
       if (value !== undefined) done(() => resolve(value));
@@ -175,7 +228,11 @@ export function virtualDestination(name: string): Resource {
     apiVersion: 'networking.gloo.solo.io/v2',
     kind: 'VirtualDestination',
     metadata: { name, namespace: 'default' },
-    spec: { hosts: [`${name}.global`], services: [{ labels: { app: name } }], ports: [{ number: 8080, protocol: 'HTTP' }] },
+    spec: {
+      hosts: [`${name}.global`],
+      services: [{ labels: { app: name } }],
+      ports: [{ number: 8080, protocol: 'HTTP' }],
+    },
   };
 }
 
@@ -200,13 +257,21 @@ export async function startRestartedTestServer(
   const tokens = new Map<string, string>();
   try {
     const registry = await createFileClusterRegistry({
-      dir: join(stateDir, 'registry'), tokenTtlSeconds: 3600, tokenOverlapSeconds: 60, logger: pino({ level: 'silent' }),
+      dir: join(stateDir, 'registry'),
+      tokenTtlSeconds: 3600,
+      tokenOverlapSeconds: 60,
+      logger: pino({ level: 'silent' }),
     });
     try {
       for (const cluster of clusters) {
         tokens.set(cluster.name, (await registry.register(cluster.name, {})).token);
         if (cluster.warm) {
-          await registry.setCondition(cluster.name, { type: 'ClusterWarm', status: 'True', reason: 'FirstSnapshotReceived', message: 'before the restart' });
+          await registry.setCondition(cluster.name, {
+            type: 'ClusterWarm',
+            status: 'True',
+            reason: 'FirstSnapshotReceived',
+            message: 'before the restart',
+          });
         }
       }
     } finally {

@@ -1,9 +1,25 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { bearer, mtlsClient, next, openPush, pushSnapshot, register, service, startTestServer, type TestServer } from './harness.ts';
+import {
+  bearer,
+  mtlsClient,
+  next,
+  openPush,
+  pushSnapshot,
+  register,
+  service,
+  startTestServer,
+  type TestServer,
+} from './harness.ts';
 
 /** One API call, with the admin credential unless `headers` says otherwise. */
-async function call(server: TestServer, method: string, path: string, body?: string, headers: Record<string, string> = bearer(server)) {
+async function call(
+  server: TestServer,
+  method: string,
+  path: string,
+  body?: string,
+  headers: Record<string, string> = bearer(server),
+) {
   const res = await fetch(`${server.api}${path}`, {
     method,
     headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
@@ -17,7 +33,11 @@ test('given a new cluster, when registered over the API, then the token, relay a
   const server = await startTestServer(t);
   const res = await call(server, 'POST', '/api/v1/clusters', JSON.stringify({ name: 'east' }));
   assert.equal(res.status, 201);
-  const body = res.json as { token: string; relay: { address: string; caBundlePem: string }; cluster: { warm: { status: string; reason: string } } };
+  const body = res.json as {
+    token: string;
+    relay: { address: string; caBundlePem: string };
+    cluster: { warm: { status: string; reason: string } };
+  };
   assert.match(body.token, /^mrt_[A-Za-z0-9_-]{43}$/);
   assert.equal(body.relay.address, `localhost:${server.relayPort}`);
   assert.match(body.relay.caBundlePem, /BEGIN CERTIFICATE/);
@@ -26,15 +46,28 @@ test('given a new cluster, when registered over the API, then the token, relay a
   const identity = await register(server, 'east', body.token);
   assert.match(identity.certPem, /BEGIN CERTIFICATE/);
   const list = await call(server, 'GET', '/api/v1/clusters');
-  assert.deepEqual((list.json?.['clusters'] as { name: string }[]).map((c) => c.name), ['east']);
+  assert.deepEqual(
+    (list.json?.['clusters'] as { name: string }[]).map((c) => c.name),
+    ['east'],
+  );
 });
 
 const badBodies: { name: string; body: string; status: number; code: string }[] = [
   { name: 'malformed JSON', body: '{"name":', status: 400, code: 'MESHRELAY_ERR_INVALID_ARGUMENT' },
   { name: 'a missing name', body: '{}', status: 400, code: 'MESHRELAY_ERR_INVALID_ARGUMENT' },
   { name: 'an unknown field', body: '{"name":"x","color":"red"}', status: 400, code: 'MESHRELAY_ERR_INVALID_ARGUMENT' },
-  { name: 'a wrong type', body: '{"name":"x","skipWarming":"yes"}', status: 400, code: 'MESHRELAY_ERR_INVALID_ARGUMENT' },
-  { name: 'an invalid cluster name', body: '{"name":"Not_A_Name"}', status: 400, code: 'MESHRELAY_ERR_INVALID_ARGUMENT' },
+  {
+    name: 'a wrong type',
+    body: '{"name":"x","skipWarming":"yes"}',
+    status: 400,
+    code: 'MESHRELAY_ERR_INVALID_ARGUMENT',
+  },
+  {
+    name: 'an invalid cluster name',
+    body: '{"name":"Not_A_Name"}',
+    status: 400,
+    code: 'MESHRELAY_ERR_INVALID_ARGUMENT',
+  },
 ];
 
 for (const bad of badBodies) {
@@ -77,7 +110,11 @@ test('given a pushed snapshot, then the input endpoint, cluster view and metrics
   await next(stream, (m) => m.ack ?? undefined);
   const input = await call(server, 'GET', '/api/v1/clusters/a/input');
   assert.equal(input.json?.['hash'], hash);
-  const view = (await call(server, 'GET', '/api/v1/clusters/a')).json as { warm: { status: string }; connection: { connected: boolean; push: number }; input: { hash: string; stale: boolean } };
+  const view = (await call(server, 'GET', '/api/v1/clusters/a')).json as {
+    warm: { status: string };
+    connection: { connected: boolean; push: number };
+    input: { hash: string; stale: boolean };
+  };
   assert.equal(view.warm.status, 'True');
   assert.equal(view.connection.push, 1);
   assert.equal(view.input.hash, hash);
@@ -96,10 +133,15 @@ test('given an admin token given by flag, when calls carry it or not, then only 
   const denied = await call(server, 'POST', '/api/v1/clusters', '{"name":"a"}', {});
   assert.equal(denied.status, 401);
   assert.equal(denied.json?.['code'], 'MESHRELAY_ERR_UNAUTHENTICATED');
-  const ok = await call(server, 'POST', '/api/v1/clusters', '{"name":"a"}', { authorization: 'Bearer s3cret-s3cret-s3cret' });
+  const ok = await call(server, 'POST', '/api/v1/clusters', '{"name":"a"}', {
+    authorization: 'Bearer s3cret-s3cret-s3cret',
+  });
   assert.equal(ok.status, 201);
   assert.equal((await call(server, 'GET', '/api/v1/clusters', undefined, {})).status, 401);
-  assert.equal((await call(server, 'GET', '/api/v1/clusters', undefined, { authorization: 'Bearer s3cret-s3cret-s3cret' })).status, 200);
+  assert.equal(
+    (await call(server, 'GET', '/api/v1/clusters', undefined, { authorization: 'Bearer s3cret-s3cret-s3cret' })).status,
+    200,
+  );
 });
 
 test('given a registered cluster, when updated with skipWarming and deregistered, then both take effect', async (t) => {

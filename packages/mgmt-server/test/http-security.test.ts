@@ -12,22 +12,37 @@ interface Answer {
 }
 
 /** A raw HTTP request (fetch may not set Host), so the test controls every header. */
-function send(server: TestServer, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<Answer> {
+function send(
+  server: TestServer,
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body?: string,
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port: server.httpPort, method, path, headers: { host: `127.0.0.1:${server.httpPort}`, ...headers } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => {
-        let json: Record<string, unknown> | undefined;
-        try {
-          json = text === '' ? undefined : (JSON.parse(text) as Record<string, unknown>);
-        } catch {
-          json = undefined;
-        }
-        resolve({ status: res.statusCode ?? 0, json, headers: res.headers });
-      });
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port: server.httpPort,
+        method,
+        path,
+        headers: { host: `127.0.0.1:${server.httpPort}`, ...headers },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => {
+          let json: Record<string, unknown> | undefined;
+          try {
+            json = text === '' ? undefined : (JSON.parse(text) as Record<string, unknown>);
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, json, headers: res.headers });
+        });
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -53,13 +68,27 @@ for (const [method, path, body] of ROUTES) {
   test(`given no admin token, when ${method} ${path}, then 401 MESHRELAY_ERR_UNAUTHENTICATED and nothing changes`, async (t) => {
     const server = await startTestServer(t);
     await server.registry.register('east', {});
-    server.held.hold({ cluster: 'east', hash: 'c'.repeat(64), reason: 'delete-share', message: 'm', deleted: 5, held: 6, missingClusters: [] }, new Date());
+    server.held.hold(
+      {
+        cluster: 'east',
+        hash: 'c'.repeat(64),
+        reason: 'delete-share',
+        message: 'm',
+        deleted: 5,
+        held: 6,
+        missingClusters: [],
+      },
+      new Date(),
+    );
     const answer = await send(server, method, path, body === undefined ? {} : JSON_BODY, body);
     assert.equal(answer.status, 401);
     assert.equal(answer.json?.['code'], 'MESHRELAY_ERR_UNAUTHENTICATED');
     assert.equal(answer.headers['www-authenticate'], 'Bearer realm="meshrelay"');
     assert.equal(answer.json?.['token'], undefined);
-    assert.deepEqual(server.registry.list().map((c) => [c.metadata.name, c.spec.skipWarming]), [['east', false]]);
+    assert.deepEqual(
+      server.registry.list().map((c) => [c.metadata.name, c.spec.skipWarming]),
+      [['east', false]],
+    );
     assert.ok(server.held.get('east'), 'the held output was released');
   });
 }
@@ -67,7 +96,13 @@ for (const [method, path, body] of ROUTES) {
 test('given a wrong admin token (same length, other length, not bearer), when calling the API, then each is 401', async (t) => {
   const server = await startTestServer(t);
   const right = server.admin.token;
-  const wrongs = [`Bearer ${right.slice(0, -1)}${right.endsWith('A') ? 'B' : 'A'}`, `Bearer ${right}x`, 'Bearer x', `Basic ${right}`, right];
+  const wrongs = [
+    `Bearer ${right.slice(0, -1)}${right.endsWith('A') ? 'B' : 'A'}`,
+    `Bearer ${right}x`,
+    'Bearer x',
+    `Basic ${right}`,
+    right,
+  ];
   for (const authorization of wrongs) {
     const answer = await send(server, 'GET', '/api/v1/clusters', { authorization });
     assert.equal(answer.status, 401, authorization);
@@ -104,7 +139,10 @@ test('given a Host the server does not answer to, when the API or UI is called w
 
 test('given --http-allowed-hosts, when a request names that host, then it is answered', async (t) => {
   const server = await startTestServer(t, ['--http-allowed-hosts', 'Mgmt.Example.org, other.example']);
-  const answer = await send(server, 'GET', '/api/v1/clusters', { host: `mgmt.example.org:${server.httpPort}`, ...bearer(server) });
+  const answer = await send(server, 'GET', '/api/v1/clusters', {
+    host: `mgmt.example.org:${server.httpPort}`,
+    ...bearer(server),
+  });
   assert.equal(answer.status, 200);
   assert.equal((await send(server, 'GET', '/api/v1/clusters', { host: 'localhost', ...bearer(server) })).status, 200);
   assert.equal((await send(server, 'GET', '/api/v1/clusters', { host: '[::1]:1', ...bearer(server) })).status, 200);
@@ -123,30 +161,51 @@ test('given a cross-site HTML form POST, when it reaches the API with or without
     assert.equal(rotate.status, 403);
     assert.equal(rotate.json?.['token'], undefined);
   }
-  assert.deepEqual(server.registry.list().map((c) => c.metadata.name), ['west']);
+  assert.deepEqual(
+    server.registry.list().map((c) => c.metadata.name),
+    ['west'],
+  );
 });
 
 test('given a foreign Origin, when a read or a JSON call carries the token, then it is refused', async (t) => {
   const server = await startTestServer(t);
   for (const origin of ['http://attacker.example', 'null', `http://localhost:${server.httpPort + 1}`]) {
-    const answer = await send(server, 'POST', '/api/v1/clusters', { origin, ...bearer(server), ...JSON_BODY }, '{"name":"east"}');
+    const answer = await send(
+      server,
+      'POST',
+      '/api/v1/clusters',
+      { origin, ...bearer(server), ...JSON_BODY },
+      '{"name":"east"}',
+    );
     assert.equal(answer.status, 403, origin);
     assert.equal((await send(server, 'GET', '/api/v1/clusters', { origin, ...bearer(server) })).status, 403, origin);
   }
   assert.equal(server.registry.list().length, 0);
 });
 
-test('given the server\'s own Origin, when a JSON call carries the token, then it is answered', async (t) => {
+test("given the server's own Origin, when a JSON call carries the token, then it is answered", async (t) => {
   const server = await startTestServer(t);
   const origin = `http://127.0.0.1:${server.httpPort}`;
-  const answer = await send(server, 'POST', '/api/v1/clusters', { origin, ...bearer(server), ...JSON_BODY }, '{"name":"east"}');
+  const answer = await send(
+    server,
+    'POST',
+    '/api/v1/clusters',
+    { origin, ...bearer(server), ...JSON_BODY },
+    '{"name":"east"}',
+  );
   assert.equal(answer.status, 201);
 });
 
 test('given a same-origin mutating call with a form or text body, when it carries the token, then it is refused: changes need JSON', async (t) => {
   const server = await startTestServer(t);
   for (const type of ['application/x-www-form-urlencoded', 'text/plain', 'multipart/form-data; boundary=x']) {
-    const answer = await send(server, 'POST', '/api/v1/clusters', { 'content-type': type, ...bearer(server) }, 'name=east');
+    const answer = await send(
+      server,
+      'POST',
+      '/api/v1/clusters',
+      { 'content-type': type, ...bearer(server) },
+      'name=east',
+    );
     assert.equal(answer.status, 400, type);
     assert.equal(answer.json?.['code'], 'MESHRELAY_ERR_INVALID_ARGUMENT');
     assert.match(String(answer.json?.['message']), /application\/json/);

@@ -4,7 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { pino } from 'pino';
-import { buildInputSnapshot, computeDelta, resolveDelta, type AssembledSnapshot, type InputSnapshot, type Resource } from '@meshrelay/api';
+import {
+  buildInputSnapshot,
+  computeDelta,
+  resolveDelta,
+  type AssembledSnapshot,
+  type InputSnapshot,
+  type Resource,
+} from '@meshrelay/api';
 import { createFileClusterRegistry } from '@meshrelay/registry';
 import { createMemorySnapshotStore, type SnapshotStore } from '@meshrelay/store';
 import { buildGloo, buildNode, buildService } from '@meshrelay/testkit';
@@ -16,7 +23,9 @@ const LIMITS = { maxBytes: 64 * 1024 * 1024, maxResources: 100_000 };
 const logger = pino({ level: 'silent' });
 
 function services(count: number, port = 80): Resource[] {
-  return Array.from({ length: count }, (_, i) => buildService({ name: `svc-${String(i).padStart(3, '0')}`, namespace: 'shop', ports: [{ name: 'http', port }] }));
+  return Array.from({ length: count }, (_, i) =>
+    buildService({ name: `svc-${String(i).padStart(3, '0')}`, namespace: 'shop', ports: [{ name: 'http', port }] }),
+  );
 }
 
 interface Setup {
@@ -27,7 +36,11 @@ interface Setup {
 }
 
 /** An intake over a real memory store (or `wrap` of it) and file registry, holding generation 1 of `resources`. */
-async function intakeHolding(t: TestContext, resources: readonly Resource[], wrap: (store: SnapshotStore) => SnapshotStore = (store) => store): Promise<Setup> {
+async function intakeHolding(
+  t: TestContext,
+  resources: readonly Resource[],
+  wrap: (store: SnapshotStore) => SnapshotStore = (store) => store,
+): Promise<Setup> {
   const dir = await mkdtemp(join(tmpdir(), 'meshrelay-intake-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const registry = await createFileClusterRegistry({ dir, tokenTtlSeconds: 3600, tokenOverlapSeconds: 60, logger });
@@ -41,7 +54,13 @@ async function intakeHolding(t: TestContext, resources: readonly Resource[], wra
     return validateInputResources(batch);
   });
   const first = buildInputSnapshot({ cluster: CLUSTER, epoch: 'e1', generation: 1, resources });
-  const { snapshot: held } = await intake.accept(CLUSTER, { epoch: 'e1', generation: 1, hash: first.hash, resources: fresh(resources), provenance: [] });
+  const { snapshot: held } = await intake.accept(CLUSTER, {
+    epoch: 'e1',
+    generation: 1,
+    hash: first.hash,
+    resources: fresh(resources),
+    provenance: [],
+  });
   judged.length = 0;
   return { intake, judged, held };
 }
@@ -63,9 +82,20 @@ test('intake: given a held input, when a delta changing one resource is applied 
   after[5] = buildService({ name: 'svc-004', namespace: 'shop', ports: [{ name: 'http', port: 8080 }] });
   const delta = await computeDelta(held.resources, after);
   const announced = full(after, 2);
-  const assembled = await resolveDelta({ ...announced, resources: fresh(delta.upserts), delta: { baseHash: held.hash, payloadHash: '', deletedKeys: [...delta.deletedKeys] } }, held, LIMITS);
+  const assembled = await resolveDelta(
+    {
+      ...announced,
+      resources: fresh(delta.upserts),
+      delta: { baseHash: held.hash, payloadHash: '', deletedKeys: [...delta.deletedKeys] },
+    },
+    held,
+    LIMITS,
+  );
   const result = await intake.accept(CLUSTER, assembled);
-  assert.deepEqual(judged.map((r) => r.metadata.name), ['svc-004']);
+  assert.deepEqual(
+    judged.map((r) => r.metadata.name),
+    ['svc-004'],
+  );
   assert.equal(result.snapshot.hash, announced.hash);
   assert.equal(result.changed, true);
 });
@@ -77,9 +107,15 @@ test('intake: given a held input, when the agent sends it full again with one re
   after[0] = buildService({ name: 'svc-000', namespace: 'shop', ports: [{ name: 'http', port: 9090 }] });
   const sent = full(after, 2);
   const result = await intake.accept(CLUSTER, sent);
-  assert.deepEqual(judged.map((r) => r.metadata.name), ['svc-000']);
+  assert.deepEqual(
+    judged.map((r) => r.metadata.name),
+    ['svc-000'],
+  );
   assert.equal(result.snapshot.hash, sent.hash);
-  assert.equal(result.snapshot.resources.slice(1).every((r, i) => r === held.resources[i + 1]), true);
+  assert.equal(
+    result.snapshot.resources.slice(1).every((r, i) => r === held.resources[i + 1]),
+    true,
+  );
 });
 
 test('intake: given a held input, when a full snapshot brings an invalid changed resource, then that one alone is refused and the unchanged ones stay', async (t) => {
@@ -88,25 +124,49 @@ test('intake: given a held input, when a full snapshot brings an invalid changed
   const after = [...before];
   after[3] = buildService({ name: 'svc-003', namespace: 'shop', ports: [{ name: 'http', port: 70000 }] });
   const result = await intake.accept(CLUSTER, full(after, 2));
-  assert.deepEqual(judged.map((r) => r.metadata.name), ['svc-003']);
+  assert.deepEqual(
+    judged.map((r) => r.metadata.name),
+    ['svc-003'],
+  );
   assert.equal(result.warnings.length, 1);
   assert.match(result.warnings[0] ?? '', /svc-003/);
-  assert.deepEqual(result.snapshot.resources.map((r) => r.metadata.name), before.filter((_, i) => i !== 3).map((r) => r.metadata.name));
+  assert.deepEqual(
+    result.snapshot.resources.map((r) => r.metadata.name),
+    before.filter((_, i) => i !== 3).map((r) => r.metadata.name),
+  );
 });
 
 test('intake: given a held input, when a delta removes a run of resources and adds others between the held ones, then only the added ones are validated and the result is the announced snapshot', async (t) => {
   const before = services(40);
   const { intake, judged, held } = await intakeHolding(t, before);
   // Ten removed in a row (more than the matcher looks ahead), one added among the held ones, one at the end.
-  const after = [...before.slice(0, 10), ...before.slice(20, 25), buildService({ name: 'svc-024a', namespace: 'shop', ports: [{ name: 'http', port: 8080 }] }), ...before.slice(25), buildService({ name: 'zz-last', namespace: 'shop', ports: [{ name: 'http', port: 8080 }] })];
+  const after = [
+    ...before.slice(0, 10),
+    ...before.slice(20, 25),
+    buildService({ name: 'svc-024a', namespace: 'shop', ports: [{ name: 'http', port: 8080 }] }),
+    ...before.slice(25),
+    buildService({ name: 'zz-last', namespace: 'shop', ports: [{ name: 'http', port: 8080 }] }),
+  ];
   const delta = await computeDelta(held.resources, after);
   const announced = full(after, 2);
-  const assembled = await resolveDelta({ ...announced, resources: fresh(delta.upserts), delta: { baseHash: held.hash, payloadHash: '', deletedKeys: [...delta.deletedKeys] } }, held, LIMITS);
+  const assembled = await resolveDelta(
+    {
+      ...announced,
+      resources: fresh(delta.upserts),
+      delta: { baseHash: held.hash, payloadHash: '', deletedKeys: [...delta.deletedKeys] },
+    },
+    held,
+    LIMITS,
+  );
   const result = await intake.accept(CLUSTER, assembled);
   assert.deepEqual(judged.map((r) => r.metadata.name).sort(), ['svc-024a', 'zz-last']);
   assert.equal(result.snapshot.hash, announced.hash);
   const kept = new Set(held.resources);
-  assert.equal(result.snapshot.resources.filter((r) => kept.has(r)).length, 30, 'the 30 unchanged resources are the held copies');
+  assert.equal(
+    result.snapshot.resources.filter((r) => kept.has(r)).length,
+    30,
+    'the 30 unchanged resources are the held copies',
+  );
 });
 
 /** `store` whose input writes, once `hold()` was called, resolve only when `release()` is called (a slow Redis write). */
@@ -147,9 +207,11 @@ test('intake: given a changed snapshot whose write to the shared cache is slow, 
   const sent = full(after, 2);
   const seen: string[] = [];
   let settled = false;
-  const accepted = intake.accept(CLUSTER, sent, (snapshot) => {
-    seen.push(snapshot.hash, gate.memoryInputs().get(CLUSTER)?.hash ?? 'none');
-  }).then((r) => ((settled = true), r));
+  const accepted = intake
+    .accept(CLUSTER, sent, (snapshot) => {
+      seen.push(snapshot.hash, gate.memoryInputs().get(CLUSTER)?.hash ?? 'none');
+    })
+    .then((r) => ((settled = true), r));
   while (gate.pending === 0) await new Promise((resolve) => setImmediate(resolve));
   assert.deepEqual(seen, [sent.hash, sent.hash], 'told once, with the new input in memory');
   assert.equal(settled, false, 'accept waits for the write');
@@ -172,7 +234,9 @@ test('intake: given the held content from a restarted agent (new epoch), then `s
   const before = services(5);
   const { intake, held } = await intakeHolding(t, before);
   const told: string[] = [];
-  const result = await intake.accept(CLUSTER, { ...full(before, 1), epoch: 'e2', hash: held.hash }, (snapshot) => told.push(`${snapshot.epoch}/${snapshot.generation}`));
+  const result = await intake.accept(CLUSTER, { ...full(before, 1), epoch: 'e2', hash: held.hash }, (snapshot) =>
+    told.push(`${snapshot.epoch}/${snapshot.generation}`),
+  );
   assert.equal(result.changed, false);
   assert.deepEqual(told, ['e2/1']);
 });
@@ -185,26 +249,48 @@ test('intake: given clean snapshots, when accepted full and then as a delta, the
   after[3] = buildService({ name: 'svc-002', namespace: 'shop', ports: [{ name: 'http', port: 8080 }] });
   const delta = await computeDelta(held.resources, after);
   const announced = full(after, 2);
-  const assembled = await resolveDelta({ ...announced, resources: fresh(delta.upserts), delta: { baseHash: held.hash, payloadHash: '', deletedKeys: [...delta.deletedKeys] } }, held, LIMITS);
+  const assembled = await resolveDelta(
+    {
+      ...announced,
+      resources: fresh(delta.upserts),
+      delta: { baseHash: held.hash, payloadHash: '', deletedKeys: [...delta.deletedKeys] },
+    },
+    held,
+    LIMITS,
+  );
   const { snapshot } = await intake.accept(CLUSTER, assembled);
   assert.ok(isCleanInputList(snapshot.resources), 'the held resources were clean and the changed one passed');
 });
 
 test('intake: given a Gloo resource kept despite an invalid spec, then its list is not recorded as judged, nor a later one that keeps it', async (t) => {
-  const policy = buildGloo('AccessPolicy', { name: 'ap', namespace: 'shop', spec: { config: { authz: { allowedHosts: ['x'] } } } });
+  const policy = buildGloo('AccessPolicy', {
+    name: 'ap',
+    namespace: 'shop',
+    spec: { config: { authz: { allowedHosts: ['x'] } } },
+  });
   const before = [policy, ...services(5)];
   const { intake, held } = await intakeHolding(t, before);
-  assert.ok(held.resources.some((r) => r.kind === 'AccessPolicy'), 'carried so translation reports it INVALID');
+  assert.ok(
+    held.resources.some((r) => r.kind === 'AccessPolicy'),
+    'carried so translation reports it INVALID',
+  );
   assert.ok(!isCleanInputList(held.resources));
   const after = [...before];
   after[1] = buildService({ name: 'svc-000', namespace: 'shop', ports: [{ name: 'http', port: 8080 }] });
   const { snapshot } = await intake.accept(CLUSTER, full(after, 2));
-  assert.ok(!isCleanInputList(snapshot.resources), 'only the changed Service was judged; the kept policy still has problems');
+  assert.ok(
+    !isCleanInputList(snapshot.resources),
+    'only the changed Service was judged; the kept policy still has problems',
+  );
 });
 
 test('judgeStoredInputs: given stored inputs no intake judged, then clean ones are recorded, ones with problems are left to translation, and neither is judged twice', async () => {
   const clean = buildInputSnapshot({ cluster: 'a', epoch: 'e', generation: 1, resources: services(3) });
-  const policy = buildGloo('AccessPolicy', { name: 'ap', namespace: 'shop', spec: { config: { authz: { allowedHosts: ['x'] } } } });
+  const policy = buildGloo('AccessPolicy', {
+    name: 'ap',
+    namespace: 'shop',
+    spec: { config: { authz: { allowedHosts: ['x'] } } },
+  });
   const flawed = buildInputSnapshot({ cluster: 'b', epoch: 'e', generation: 1, resources: [policy] });
   assert.ok(isUnjudged(clean) && isUnjudged(flawed));
   await judgeStoredInputs([clean, flawed]);

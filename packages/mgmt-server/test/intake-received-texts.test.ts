@@ -2,7 +2,15 @@
 // its encoding instead of copying and encoding it again, and checks the text is canonical first.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { buildInputSnapshot, canonicalEncodingCount, canonicalJson, encodeSnapshotFramesSync, sha256Hex, snapshotEncoding, type Resource } from '@meshrelay/api';
+import {
+  buildInputSnapshot,
+  canonicalEncodingCount,
+  canonicalJson,
+  encodeSnapshotFramesSync,
+  sha256Hex,
+  snapshotEncoding,
+  type Resource,
+} from '@meshrelay/api';
 import { mtlsClient, next, openPush, registerCluster, service, startTestServer, type PushStream } from './harness.ts';
 
 const resources = (): Resource[] => Array.from({ length: 100 }, (_, i) => service(`s${String(i).padStart(3, '0')}`));

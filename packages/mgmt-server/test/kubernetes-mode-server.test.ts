@@ -7,11 +7,40 @@ import { ensureRelayCa } from '@meshrelay/certs';
 import { KubernetesSecretCaStore, KubernetesVipAllocations, registryApis } from '@meshrelay/registry';
 import { waitFor, type FakeKubeApiServer } from '@meshrelay/testkit';
 import { parseServerConfig } from '../src/config.ts';
-import { mtlsClient, next, openPush, pushSnapshot, registerCluster, service, startTestServer, type TestServer } from './harness.ts';
-import { NS, clusterCr, kubeConfigFile, kubeConfigOf, startFakeKube, storedWarmCondition } from '../../registry/test/kube-harness.ts';
+import {
+  mtlsClient,
+  next,
+  openPush,
+  pushSnapshot,
+  registerCluster,
+  service,
+  startTestServer,
+  type TestServer,
+} from './harness.ts';
+import {
+  NS,
+  clusterCr,
+  kubeConfigFile,
+  kubeConfigOf,
+  startFakeKube,
+  storedWarmCondition,
+} from '../../registry/test/kube-harness.ts';
 
-function kubeServer(t: TestContext, fake: FakeKubeApiServer, replica: string, flags: string[] = []): Promise<TestServer> {
-  return startTestServer(t, ['--registry', 'kubernetes', '--kubeconfig', kubeConfigFile(t, fake), '--replica-name', replica, ...flags]);
+function kubeServer(
+  t: TestContext,
+  fake: FakeKubeApiServer,
+  replica: string,
+  flags: string[] = [],
+): Promise<TestServer> {
+  return startTestServer(t, [
+    '--registry',
+    'kubernetes',
+    '--kubeconfig',
+    kubeConfigFile(t, fake),
+    '--replica-name',
+    replica,
+    ...flags,
+  ]);
 }
 
 function decodedSecret(fake: FakeKubeApiServer, name: string, key: string): string | undefined {
@@ -34,7 +63,9 @@ test('given CA stores racing on one Secret, when each creates a CA, then every c
   for (let run = 0; run < 5; run++) {
     const fake = await startFakeKube(t);
     const stores = [0, 1, 2].map(() => new KubernetesSecretCaStore(registryApis(kubeConfigOf(fake)), NS));
-    const bundles = await Promise.all(stores.map((s) => ensureRelayCa(s, { commonName: `race ${run}`, now: new Date() })));
+    const bundles = await Promise.all(
+      stores.map((s) => ensureRelayCa(s, { commonName: `race ${run}`, now: new Date() })),
+    );
     assert.equal(new Set(bundles.map((b) => b.certPem)).size, 1);
     assert.equal(new Set(bundles.map((b) => b.keyPem)).size, 1);
     assert.ok(new X509Certificate(bundles[0]!.certPem).ca);
@@ -43,7 +74,12 @@ test('given CA stores racing on one Secret, when each creates a CA, then every c
 
 test('given a corrupt relay CA Secret, when a store loads it, then it refuses instead of replacing the trust root', async (t) => {
   const fake = await startFakeKube(t);
-  fake.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'relay-root-ca', namespace: NS }, data: { 'tls.crt': Buffer.from('nope').toString('base64') } });
+  fake.put({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'relay-root-ca', namespace: NS },
+    data: { 'tls.crt': Buffer.from('nope').toString('base64') },
+  });
   const store = new KubernetesSecretCaStore(registryApis(kubeConfigOf(fake)), NS);
   await assert.rejects(ensureRelayCa(store, { commonName: 'x', now: new Date() }), /MESHRELAY_ERR_CERTIFICATE|tls.key/);
 });
@@ -56,28 +92,62 @@ test('given a kubernetes-mode server, when an agent pushes its first snapshot, t
   pushSnapshot(stream, 'east', 1, [service('x')]);
   await next(stream, (m) => m.ack ?? undefined);
   stream.end();
-  await waitFor(() => storedWarmCondition(fake, 'east')?.status === 'True', { message: 'ClusterWarm never reached the CR status' });
+  await waitFor(() => storedWarmCondition(fake, 'east')?.status === 'True', {
+    message: 'ClusterWarm never reached the CR status',
+  });
   assert.equal(storedWarmCondition(fake, 'east')?.reason, 'FirstSnapshotReceived');
 });
 
 test('given safe mode held by a warm cluster, when an operator sets skipWarming on its CR, then the gate opens without a restart', async (t) => {
   const fake = await startFakeKube(t);
   const cr = fake.put(clusterCr('east', { skipWarming: false }));
-  fake.put({ ...cr, status: { conditions: [{ type: 'ClusterWarm', status: 'True', reason: 'FirstSnapshotReceived', message: 'before', lastTransitionTime: '2026-01-01T00:00:00Z' }] } });
+  fake.put({
+    ...cr,
+    status: {
+      conditions: [
+        {
+          type: 'ClusterWarm',
+          status: 'True',
+          reason: 'FirstSnapshotReceived',
+          message: 'before',
+          lastTransitionTime: '2026-01-01T00:00:00Z',
+        },
+      ],
+    },
+  });
   const server = await kubeServer(t, fake, 'r0', ['--safe-mode', 'true']);
-  await waitFor(() => server.loop.status().gate.missing.includes('east'), { message: 'the gate never waited for east' });
+  await waitFor(() => server.loop.status().gate.missing.includes('east'), {
+    message: 'the gate never waited for east',
+  });
   assert.equal(server.loop.status().gate.state, 'held');
   const live = fake.get('KubernetesCluster', 'east', NS)!;
   fake.put({ ...live, spec: { skipWarming: true } });
-  await waitFor(() => server.loop.status().gate.state === 'open', { message: `gate: ${JSON.stringify(server.loop.status().gate)}` });
+  await waitFor(() => server.loop.status().gate.state === 'open', {
+    message: `gate: ${JSON.stringify(server.loop.status().gate)}`,
+  });
 });
 
 test('given safe mode held by a warm cluster, when its CR is deleted, then the cluster is deregistered and the gate opens', async (t) => {
   const fake = await startFakeKube(t);
   const cr = fake.put(clusterCr('east'));
-  fake.put({ ...cr, status: { conditions: [{ type: 'ClusterWarm', status: 'True', reason: 'FirstSnapshotReceived', message: 'before', lastTransitionTime: '2026-01-01T00:00:00Z' }] } });
+  fake.put({
+    ...cr,
+    status: {
+      conditions: [
+        {
+          type: 'ClusterWarm',
+          status: 'True',
+          reason: 'FirstSnapshotReceived',
+          message: 'before',
+          lastTransitionTime: '2026-01-01T00:00:00Z',
+        },
+      ],
+    },
+  });
   const server = await kubeServer(t, fake, 'r0', ['--safe-mode', 'true']);
-  await waitFor(() => server.loop.status().gate.missing.includes('east'), { message: 'the gate never waited for east' });
+  await waitFor(() => server.loop.status().gate.missing.includes('east'), {
+    message: 'the gate never waited for east',
+  });
   fake.remove('KubernetesCluster', 'east', NS);
   await waitFor(() => server.loop.status().gate.state === 'open' && server.registry.get('east') === undefined);
 });
@@ -93,20 +163,32 @@ test('given two VIP stores on one ConfigMap, when they allocate different keys a
   assert.equal(fromA.get('default/shared'), fromB.get('default/shared'));
   assert.notEqual(fromA.get('default/a'), fromB.get('default/b'));
   const data = fake.get('ConfigMap', 'relay-vip-allocations', NS)?.['data'] as Record<string, string> | undefined;
-  const stored = JSON.parse(data?.['allocations.json'] ?? '{}') as Record<string, { address: string; owners: string[] }>;
+  const stored = JSON.parse(data?.['allocations.json'] ?? '{}') as Record<
+    string,
+    { address: string; owners: string[] }
+  >;
   assert.deepEqual(Object.keys(stored).sort(), ['default/a', 'default/b', 'default/shared']);
   assert.deepEqual(stored['default/shared']?.owners, ['x', 'y']);
   assert.equal(new Set(Object.values(stored).map((v) => v.address)).size, 3);
-  const again = await new KubernetesVipAllocations(registryApis(kubeConfigOf(fake)), NS, '10.30.0.0/16')
-    .reconcile({ present: new Map([['x', ['default/a', 'default/shared']]]), registered });
+  const again = await new KubernetesVipAllocations(registryApis(kubeConfigOf(fake)), NS, '10.30.0.0/16').reconcile({
+    present: new Map([['x', ['default/a', 'default/shared']]]),
+    registered,
+  });
   assert.equal(again.get('default/a'), fromA.get('default/a'));
 });
 
 test('given registry flags, when parsed, then kubernetes settings are read from flags and environment and validated', () => {
   const defaults = parseServerConfig([], {});
   assert.deepEqual([defaults.registry, defaults.namespace, defaults.kubeconfig], ['file', 'gloo-mesh', undefined]);
-  const fromEnv = parseServerConfig(['--kube-context', 'ctx'], { MESHRELAY_REGISTRY: 'kubernetes', MESHRELAY_NAMESPACE: 'mesh', KUBECONFIG: '/k' });
-  assert.deepEqual([fromEnv.registry, fromEnv.namespace, fromEnv.kubeconfig, fromEnv.kubeContext], ['kubernetes', 'mesh', '/k', 'ctx']);
+  const fromEnv = parseServerConfig(['--kube-context', 'ctx'], {
+    MESHRELAY_REGISTRY: 'kubernetes',
+    MESHRELAY_NAMESPACE: 'mesh',
+    KUBECONFIG: '/k',
+  });
+  assert.deepEqual(
+    [fromEnv.registry, fromEnv.namespace, fromEnv.kubeconfig, fromEnv.kubeContext],
+    ['kubernetes', 'mesh', '/k', 'ctx'],
+  );
   assert.throws(() => parseServerConfig(['--registry', 'etcd'], {}), /--registry/);
   assert.throws(() => parseServerConfig(['--namespace', 'Not_Valid'], {}), /--namespace/);
 });

@@ -30,7 +30,10 @@ test('given a frozen Redis, when translation publishes outputs, then every outpu
   await loop.runNow();
 
   assert.deepEqual(events.slice(0, 2).sort(), ['published a', 'published b'], `events in order: ${events.join(', ')}`);
-  await waitFor(() => store.health().pendingWriteBack === 2, { timeoutMs: 5000, message: 'the frozen Redis never failed the writes' });
+  await waitFor(() => store.health().pendingWriteBack === 2, {
+    timeoutMs: 5000,
+    message: 'the frozen Redis never failed the writes',
+  });
   const failures = await metrics.registry.getSingleMetricAsString('meshrelay_output_store_write_failures_total');
   assert.match(failures, /cluster="a"[^\n]* 1/);
 
@@ -44,19 +47,30 @@ test('given a frozen Redis, when translation publishes outputs, then every outpu
   }
 });
 
-test('given a frozen Redis, when a cluster\'s output changes several times, then only the newest waits behind the write in flight', async (t) => {
+test("given a frozen Redis, when a cluster's output changes several times, then only the newest waits behind the write in flight", async (t) => {
   const { redis, registry, store, outputs, persister, loop } = await translationSetup(t);
   await registry.register('a', {});
   let generation = 0;
   const put = (names: string[]) =>
-    store.putInput(buildInputSnapshot({ cluster: 'a', epoch: 'e', generation: ++generation, resources: names.flatMap((n) => [service(n), virtualDestination(n)]) }));
+    store.putInput(
+      buildInputSnapshot({
+        cluster: 'a',
+        epoch: 'e',
+        generation: ++generation,
+        resources: names.flatMap((n) => [service(n), virtualDestination(n)]),
+      }),
+    );
   await put(['one']);
   redis.pause();
   t.after(() => redis.resume());
 
   const published: string[] = [];
   outputs.subscribe('a', (o) => published.push(o.hash));
-  for (const names of [['one', 'two'], ['one', 'two', 'three'], ['one', 'two', 'three', 'four']]) {
+  for (const names of [
+    ['one', 'two'],
+    ['one', 'two', 'three'],
+    ['one', 'two', 'three', 'four'],
+  ]) {
     void put(names); // memory takes it at once; its own Redis write waits on the frozen server
     await loop.runNow();
   }
@@ -65,6 +79,9 @@ test('given a frozen Redis, when a cluster\'s output changes several times, then
   assert.equal(persister.size(), 2, 'one write in flight and the newest output waiting, nothing in between');
   redis.resume();
   await persister.idle();
-  await waitFor(() => store.health().pendingWriteBack === 0, { timeoutMs: 10_000, message: 'the write-back never finished' });
+  await waitFor(() => store.health().pendingWriteBack === 0, {
+    timeoutMs: 10_000,
+    message: 'the write-back never finished',
+  });
   assert.equal((await store.getOutput('a'))?.hash, published.at(-1));
 });

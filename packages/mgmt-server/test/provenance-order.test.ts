@@ -10,9 +10,19 @@ test('given an output built with a carried input, when completed, then entries c
   const output = buildOutputSnapshot({
     cluster: 'cluster-a',
     resources: [],
-    provenance: [{ cluster: 'cluster-a', inputHash: inputA.hash }, { cluster: 'cluster-c', inputHash: inputC.hash }],
+    provenance: [
+      { cluster: 'cluster-a', inputHash: inputA.hash },
+      { cluster: 'cluster-c', inputHash: inputC.hash },
+    ],
   });
-  const done = completeProvenance(output, new Map([['cluster-a', inputA], ['cluster-c', inputC]]), new Set(['cluster-c']));
+  const done = completeProvenance(
+    output,
+    new Map([
+      ['cluster-a', inputA],
+      ['cluster-c', inputC],
+    ]),
+    new Set(['cluster-c']),
+  );
   assert.equal(done.hash, output.hash);
   assert.deepEqual(done.provenance, [
     { cluster: 'cluster-a', inputHash: inputA.hash, epoch: 'ea', generation: 7 },
@@ -21,15 +31,33 @@ test('given an output built with a carried input, when completed, then entries c
   assert.ok(Object.isFrozen(done.provenance));
 });
 
-const p = (cluster: string, epoch: string | undefined, generation: number): Provenance =>
-  ({ cluster, inputHash: `${cluster}-${epoch}-${generation}`, ...(epoch ? { epoch, generation } : {}) });
+const p = (cluster: string, epoch: string | undefined, generation: number): Provenance => ({
+  cluster,
+  inputHash: `${cluster}-${epoch}-${generation}`,
+  ...(epoch ? { epoch, generation } : {}),
+});
 
 const cases: { name: string; held: Provenance[]; next: Provenance[]; newer: string[] }[] = [
-  { name: 'a higher generation of the same epoch is newer', held: [p('a', 'e1', 5), p('b', 'e2', 1)], next: [p('a', 'e1', 4), p('b', 'e2', 1)], newer: ['a'] },
+  {
+    name: 'a higher generation of the same epoch is newer',
+    held: [p('a', 'e1', 5), p('b', 'e2', 1)],
+    next: [p('a', 'e1', 4), p('b', 'e2', 1)],
+    newer: ['a'],
+  },
   { name: 'the same or a lower generation is not', held: [p('a', 'e1', 4)], next: [p('a', 'e1', 5)], newer: [] },
   { name: 'different epochs are not ordered', held: [p('a', 'e9', 50)], next: [p('a', 'e1', 1)], newer: [] },
-  { name: 'an entry without an epoch is not ordered', held: [p('a', undefined, 9)], next: [p('a', 'e1', 1)], newer: [] },
-  { name: 'a cluster the next output lacks is not this rule’s business', held: [p('c', 'e3', 9)], next: [p('a', 'e1', 1)], newer: [] },
+  {
+    name: 'an entry without an epoch is not ordered',
+    held: [p('a', undefined, 9)],
+    next: [p('a', 'e1', 1)],
+    newer: [],
+  },
+  {
+    name: 'a cluster the next output lacks is not this rule’s business',
+    held: [p('c', 'e3', 9)],
+    next: [p('a', 'e1', 1)],
+    newer: [],
+  },
 ];
 
 for (const c of cases) {

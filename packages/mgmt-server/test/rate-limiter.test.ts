@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { FailureRateLimiter, type AttemptDecision } from '../src/rate-limiter.ts';
 
-const KEYS = [{ key: 'source:1.2.3.4', maxFailures: 3 }, { key: 'network:1.2.3.0/24', maxFailures: 12 }];
+const KEYS = [
+  { key: 'source:1.2.3.4', maxFailures: 3 },
+  { key: 'network:1.2.3.0/24', maxFailures: 12 },
+];
 
 function admitted(decision: AttemptDecision) {
   assert.ok(decision.admitted, 'expected the attempt to be admitted');
@@ -43,10 +46,17 @@ test('given an attempt decided twice, when counted, then it counts once', () => 
 test('given keys with different limits, when one reaches its own, then attempts naming it wait and the others do not', () => {
   const limiter = new FailureRateLimiter(60_000);
   const network = { key: 'network:1.2.3.0/24', maxFailures: 4 };
-  for (let host = 1; host <= 4; host++) admitted(limiter.tryAttempt([{ key: `source:1.2.3.${host}`, maxFailures: 3 }, network], 0)).fail();
+  for (let host = 1; host <= 4; host++)
+    admitted(limiter.tryAttempt([{ key: `source:1.2.3.${host}`, maxFailures: 3 }, network], 0)).fail();
 
   const sameNetwork = limiter.tryAttempt([{ key: 'source:1.2.3.99', maxFailures: 3 }, network], 1);
-  const otherNetwork = limiter.tryAttempt([{ key: 'source:1.2.4.1', maxFailures: 3 }, { key: 'network:1.2.4.0/24', maxFailures: 4 }], 1);
+  const otherNetwork = limiter.tryAttempt(
+    [
+      { key: 'source:1.2.4.1', maxFailures: 3 },
+      { key: 'network:1.2.4.0/24', maxFailures: 4 },
+    ],
+    1,
+  );
 
   assert.deepEqual(sameNetwork, { admitted: false, retryAfterMs: 59_999 });
   assert.equal(otherNetwork.admitted, true);

@@ -1,18 +1,45 @@
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import { test } from 'node:test';
-import { buildInputSnapshot, buildOutputSnapshot, deltaInput, encodeSnapshotFramesSync, snapshotEncoding, type InputSnapshot, type Resource } from '@meshrelay/api';
+import {
+  buildInputSnapshot,
+  buildOutputSnapshot,
+  deltaInput,
+  encodeSnapshotFramesSync,
+  snapshotEncoding,
+  type InputSnapshot,
+  type Resource,
+} from '@meshrelay/api';
 import { waitFor } from '@meshrelay/testkit';
 import { mtlsClient, next, openPull, openPush, registerCluster, service, startTestServer } from './harness.ts';
 
-const snap = (generation: number, resources: Resource[]) => buildInputSnapshot({ cluster: 'a', epoch: 'epoch-1', generation, resources });
-const services = (n: number, extra: string[] = []) => [...Array.from({ length: n }, (_, i) => service(`s${i}`)), ...extra.map((x) => service(x))];
+const snap = (generation: number, resources: Resource[]) =>
+  buildInputSnapshot({ cluster: 'a', epoch: 'epoch-1', generation, resources });
+const services = (n: number, extra: string[] = []) => [
+  ...Array.from({ length: n }, (_, i) => service(`s${i}`)),
+  ...extra.map((x) => service(x)),
+];
 
 /** Sends `next` framed against `base` (a delta when one is smaller), as the agent would. */
-async function push(stream: ReturnType<typeof openPush>, base: InputSnapshot | undefined, nextSnap: InputSnapshot, tamper: { baseHash?: string } = {}, patches = false): Promise<'full' | 'delta'> {
-  const input = (await deltaInput(base, nextSnap, nextSnap.bytes, undefined, patches)) ?? { ...nextSnap, encoding: snapshotEncoding(nextSnap) };
+async function push(
+  stream: ReturnType<typeof openPush>,
+  base: InputSnapshot | undefined,
+  nextSnap: InputSnapshot,
+  tamper: { baseHash?: string } = {},
+  patches = false,
+): Promise<'full' | 'delta'> {
+  const input = (await deltaInput(base, nextSnap, nextSnap.bytes, undefined, patches)) ?? {
+    ...nextSnap,
+    encoding: snapshotEncoding(nextSnap),
+  };
   const delta = input.delta && tamper.baseHash ? { ...input.delta, baseHash: tamper.baseHash } : input.delta;
-  const frames = encodeSnapshotFramesSync({ epoch: nextSnap.epoch, generation: nextSnap.generation, hash: input.hash, encoding: input.encoding, ...(delta ? { delta } : {}) });
+  const frames = encodeSnapshotFramesSync({
+    epoch: nextSnap.epoch,
+    generation: nextSnap.generation,
+    hash: input.hash,
+    encoding: input.encoding,
+    ...(delta ? { delta } : {}),
+  });
   stream.write({ header: frames.header });
   for (const chunk of frames.chunks) stream.write({ chunk });
   return delta ? 'delta' : 'full';
@@ -33,7 +60,9 @@ async function pushing(t: TestContext) {
 
 test('given an accepted input snapshot, when a delta patching one resource of it arrives, then the server stores the full result', async (t) => {
   const { server, stream } = await pushing(t);
-  const changed = services(50).map((r) => (r.metadata.name === 's9' ? { ...r, spec: { ...(r.spec as object), ports: [{ name: 'http', port: 9999 }] } } : r));
+  const changed = services(50).map((r) =>
+    r.metadata.name === 's9' ? { ...r, spec: { ...(r.spec as object), ports: [{ name: 'http', port: 9999 }] } } : r,
+  );
   const second = snap(2, changed);
   const first = await server.store.getInput('a');
   assert.ok(first);
@@ -61,7 +90,10 @@ test('given a delta against a snapshot the server does not hold, when it arrives
   const second = snap(2, services(50, ['new']));
   assert.equal(await push(stream, first, second, { baseHash: 'f'.repeat(64) }), 'delta');
   const nack = await next(stream, (m) => m.ack ?? undefined);
-  assert.deepEqual([nack.accepted, nack.errorCode, nack.hash], [false, 'MESHRELAY_ERR_DELTA_BASE_MISMATCH', second.hash]);
+  assert.deepEqual(
+    [nack.accepted, nack.errorCode, nack.hash],
+    [false, 'MESHRELAY_ERR_DELTA_BASE_MISMATCH', second.hash],
+  );
   assert.equal((await server.store.getInput('a'))?.hash, first.hash);
   await push(stream, undefined, second);
   const ack = await next(stream, (m) => m.ack ?? undefined);
@@ -95,7 +127,12 @@ for (const acceptsDeltas of [true, false]) {
 
 /** Fifty clusters' provenance; `changed` has a newer input. */
 const provenanceOf = (changed = -1) =>
-  Array.from({ length: 50 }, (_, i) => ({ cluster: `c-${String(i).padStart(2, '0')}`, inputHash: (i === changed ? 'b' : 'a').repeat(64), epoch: 'e', generation: i === changed ? 2 : 1 }));
+  Array.from({ length: 50 }, (_, i) => ({
+    cluster: `c-${String(i).padStart(2, '0')}`,
+    inputHash: (i === changed ? 'b' : 'a').repeat(64),
+    epoch: 'e',
+    generation: i === changed ? 2 : 1,
+  }));
 
 for (const acceptsPatches of [true, false]) {
   test(`given an agent that takes deltas and ${acceptsPatches ? 'says it takes patches' : 'does not say it takes patches (an older one)'}, when one resource and one provenance entry change, then the delta carries ${acceptsPatches ? 'a patch and the changed entry only' : 'the resource whole and the whole provenance'}`, async (t) => {
@@ -109,12 +146,17 @@ for (const acceptsPatches of [true, false]) {
     server.outputs.publish(first);
     await next(pull, (m) => m.header ?? undefined);
     pull.write({ ack: { hash: first.hash, accepted: true } });
-    const changed = services(50).map((r) => (r.metadata.name === 's7' ? { ...r, spec: { ...(r.spec as object), ports: [{ name: 'http', port: 9999 }] } } : r));
+    const changed = services(50).map((r) =>
+      r.metadata.name === 's7' ? { ...r, spec: { ...(r.spec as object), ports: [{ name: 'http', port: 9999 }] } } : r,
+    );
     server.outputs.publish(buildOutputSnapshot({ cluster: 'a', resources: changed, provenance: provenanceOf(3) }));
     const h2 = await next(pull, (m) => m.header ?? undefined);
     assert.equal(h2.baseHash, first.hash);
     assert.equal(h2.patches?.length ?? 0, acceptsPatches ? 1 : 0);
     assert.equal(h2.provenanceRelative ?? false, acceptsPatches);
-    assert.deepEqual(h2.provenance?.map((p: { cluster?: string | null }) => p.cluster), acceptsPatches ? ['c-03'] : provenanceOf().map((p) => p.cluster));
+    assert.deepEqual(
+      h2.provenance?.map((p: { cluster?: string | null }) => p.cluster),
+      acceptsPatches ? ['c-03'] : provenanceOf().map((p) => p.cluster),
+    );
   });
 }

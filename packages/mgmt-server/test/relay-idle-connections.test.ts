@@ -10,7 +10,9 @@ import { mtlsClient, next, openPush, pushSnapshot, registerCluster, service, sta
 test('given one connection with no call and one carrying a push session, when the idle time passes, then the server closes only the idle one', async (t) => {
   const server = await startTestServer(t);
   const idle = mtlsClient(t, server, await registerCluster(server, 'idle'));
-  await new Promise<void>((resolve, reject) => idle.waitForReady(Date.now() + 5000, (err) => (err ? reject(err) : resolve())));
+  await new Promise<void>((resolve, reject) =>
+    idle.waitForReady(Date.now() + 5000, (err) => (err ? reject(err) : resolve())),
+  );
   const busy = mtlsClient(t, server, await registerCluster(server, 'busy'));
   const push = openPush(busy);
   t.after(() => push.cancel());
@@ -27,6 +29,13 @@ test('given one connection with no call and one carrying a push session, when th
     message: 'the idle connection stayed open',
   });
   assert.ok(Date.now() - startedAt >= IDLE_CONNECTION_MS / 2, 'not closed before it was idle');
-  assert.equal(busy.getChannel().getConnectivityState(false), connectivityState.READY, 'the session kept its connection');
-  assert.equal(server.connections.streams('busy').some((s) => s.kind === 'push'), true);
+  assert.equal(
+    busy.getChannel().getConnectivityState(false),
+    connectivityState.READY,
+    'the session kept its connection',
+  );
+  assert.equal(
+    server.connections.streams('busy').some((s) => s.kind === 'push'),
+    true,
+  );
 });

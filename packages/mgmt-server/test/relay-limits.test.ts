@@ -6,7 +6,17 @@ import { test } from 'node:test';
 import { status } from '@grpc/grpc-js';
 import { ERROR_CATALOGUE, buildOutputSnapshot, sha256Hex, type OutputSnapshot } from '@meshrelay/api';
 import { waitFor } from '@meshrelay/testkit';
-import { mtlsClient, next, openPull, openPush, pushSnapshot, registerCluster, service, startTestServer, streamError } from './harness.ts';
+import {
+  mtlsClient,
+  next,
+  openPull,
+  openPush,
+  pushSnapshot,
+  registerCluster,
+  service,
+  startTestServer,
+  streamError,
+} from './harness.ts';
 
 async function pushStream(t: TestContext, flags: string[] = []) {
   const server = await startTestServer(t, flags);
@@ -39,10 +49,15 @@ const nackOf = (stream: ReturnType<typeof openPush>) => next(stream, (m) => m.ac
 test('given a header declaring billions of chunks, when it arrives, then the stream ends naming the chunk limit', async (t) => {
   const { stream } = await pushStream(t);
   const ended = streamError(stream);
-  stream.write({ header: { epoch: 'e', generation: 1, hash: 'a'.repeat(64), totalChunks: 4_294_967_295, totalBytes: 1000 } });
+  stream.write({
+    header: { epoch: 'e', generation: 1, hash: 'a'.repeat(64), totalChunks: 4_294_967_295, totalBytes: 1000 },
+  });
   const err = await ended;
   assert.equal(err.code, status.INVALID_ARGUMENT, err.details);
-  assert.match(err.details, /MESHRELAY_ERR_PROTOCOL: snapshot header declares 4294967295 chunks; 1000 bytes travel in at most 2 chunks/);
+  assert.match(
+    err.details,
+    /MESHRELAY_ERR_PROTOCOL: snapshot header declares 4294967295 chunks; 1000 bytes travel in at most 2 chunks/,
+  );
 });
 
 test('given a too large snapshot in honest chunks, when it arrives, then it is NACKed and its chunks are read and dropped', async (t) => {
@@ -52,7 +67,9 @@ test('given a too large snapshot in honest chunks, when it arrives, then it is N
   const nack = await nackOf(stream);
   assert.deepEqual([nack.accepted, nack.errorCode], [false, 'MESHRELAY_ERR_SNAPSHOT_TOO_LARGE']);
   const body = Buffer.from('[]');
-  stream.write({ header: { epoch: 'e', generation: 2, hash: sha256Hex(body), totalChunks: 1, totalBytes: body.length } });
+  stream.write({
+    header: { epoch: 'e', generation: 2, hash: sha256Hex(body), totalChunks: 1, totalBytes: body.length },
+  });
   stream.write({ chunk: { index: 0, data: body } });
   assert.equal((await nackOf(stream)).accepted, true, 'the next snapshot on the same stream is taken');
 });
@@ -82,8 +99,12 @@ test('given a snapshot that stalls half way, when the transfer deadline passes, 
 test('given a resource nested thousands of levels deep, when pushed, then the snapshot is refused as INVALID_ARGUMENT naming the resource', async (t) => {
   const { server, stream } = await pushStream(t);
   const depth = 20_000;
-  const body = Buffer.from(`[{"apiVersion":"v1","kind":"Service","metadata":{"name":"deep","namespace":"default"},"spec":{"x":${'['.repeat(depth)}${']'.repeat(depth)}}}]`);
-  stream.write({ header: { epoch: 'e', generation: 1, hash: sha256Hex(body), totalChunks: 1, totalBytes: body.length } });
+  const body = Buffer.from(
+    `[{"apiVersion":"v1","kind":"Service","metadata":{"name":"deep","namespace":"default"},"spec":{"x":${'['.repeat(depth)}${']'.repeat(depth)}}}]`,
+  );
+  stream.write({
+    header: { epoch: 'e', generation: 1, hash: sha256Hex(body), totalChunks: 1, totalBytes: body.length },
+  });
   stream.write({ chunk: { index: 0, data: body } });
   const nack = await nackOf(stream);
   assert.deepEqual([nack.accepted, nack.errorCode], [false, 'MESHRELAY_ERR_INVALID_RESOURCE']);
@@ -93,7 +114,12 @@ test('given a resource nested thousands of levels deep, when pushed, then the sn
 });
 
 function fillerOutput(i: number, bytes: number): OutputSnapshot {
-  const resource = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `filler-${i}`, namespace: 'default' }, data: { filler: randomBytes(bytes).toString('base64') } };
+  const resource = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: `filler-${i}`, namespace: 'default' },
+    data: { filler: randomBytes(bytes).toString('base64') },
+  };
   return buildOutputSnapshot({ cluster: 'a', resources: [resource], provenance: [] });
 }
 
@@ -112,7 +138,10 @@ test('given a Pull consumer that never reads, when many outputs are produced, th
     for (const s of server.connections.streams('a')) largest = Math.max(largest, s.queuedBytes());
   }
   assert.ok(largest > 0, 'the first output was written');
-  assert.ok(largest <= 2 * outputBytes, `the server queued ${largest} bytes for a reader that takes nothing (one output is ~${Math.round(outputBytes * 4 / 3)})`);
+  assert.ok(
+    largest <= 2 * outputBytes,
+    `the server queued ${largest} bytes for a reader that takes nothing (one output is ~${Math.round((outputBytes * 4) / 3)})`,
+  );
   pull.cancel();
 });
 
@@ -121,7 +150,10 @@ test('given the per-peer connection cap, when one more connection arrives from t
   const held = await Promise.all([1, 2, 3].map(() => rawSocket(t, server.relayPort)));
   const extra = await rawSocket(t, server.relayPort);
   await closed(extra);
-  assert.ok(held.every((s) => !s.destroyed), 'the connections within the cap stay open');
+  assert.ok(
+    held.every((s) => !s.destroyed),
+    'the connections within the cap stay open',
+  );
 });
 
 test('given a TCP connection that never starts TLS, when the handshake timeout passes, then the server closes it', async (t) => {
@@ -132,7 +164,14 @@ test('given a TCP connection that never starts TLS, when the handshake timeout p
 });
 
 test('given a 16 MiB snapshot being taken in, when the agent keeps sending heartbeats, then no heartbeat timeout fires even with a tight timeout', async (t) => {
-  const { server, stream } = await pushStream(t, ['--heartbeat-interval', '50', '--heartbeat-timeout', '300', '--max-snapshot-bytes', String(20 * 1024 * 1024)]);
+  const { server, stream } = await pushStream(t, [
+    '--heartbeat-interval',
+    '50',
+    '--heartbeat-timeout',
+    '300',
+    '--max-snapshot-bytes',
+    String(20 * 1024 * 1024),
+  ]);
   const resources = Array.from({ length: 4000 }, (_, i) => {
     const base = service(`svc-${i}`);
     return { ...base, metadata: { ...base.metadata, annotations: { note: randomBytes(1950).toString('hex') } } };

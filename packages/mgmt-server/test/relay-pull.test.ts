@@ -55,8 +55,12 @@ test('given an agent that refused an output, when the next output arrives, then 
   // against what the agent holds it deletes 5 of 6 (held for an operator).
   const nextOutput = output([OLD[0] as Resource, ...NEW]);
   server.outputs.publish(nextOutput);
-  pull.write({ ack: { hash: refused.hash, accepted: false, errorCode: 'MESHRELAY_ERR_INVALID_RESOURCE', message: 'apply failed' } });
-  await waitFor(() => server.held.list().some((h) => h.cluster === 'a' && h.hash === nextOutput.hash), { message: 'the next output was not held' });
+  pull.write({
+    ack: { hash: refused.hash, accepted: false, errorCode: 'MESHRELAY_ERR_INVALID_RESOURCE', message: 'apply failed' },
+  });
+  await waitFor(() => server.held.list().some((h) => h.cluster === 'a' && h.hash === nextOutput.hash), {
+    message: 'the next output was not held',
+  });
   const held = server.held.list().find((h) => h.cluster === 'a');
   assert.deepEqual([held?.deleted, held?.held], [5, 6]);
 });

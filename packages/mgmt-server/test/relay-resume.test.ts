@@ -4,12 +4,33 @@
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import { test } from 'node:test';
-import { buildInputSnapshot, deltaInput, encodeSnapshotFramesSync, sha256Hex, snapshotEncoding, type InputSnapshot, type Resource } from '@meshrelay/api';
+import {
+  buildInputSnapshot,
+  deltaInput,
+  encodeSnapshotFramesSync,
+  sha256Hex,
+  snapshotEncoding,
+  type InputSnapshot,
+  type Resource,
+} from '@meshrelay/api';
 import { startRedisServer, waitFor } from '@meshrelay/testkit';
-import { mtlsClient, next, openPush, registerCluster, service, startTestServer, type PushStream, type TestServer } from './harness.ts';
+import {
+  mtlsClient,
+  next,
+  openPush,
+  registerCluster,
+  service,
+  startTestServer,
+  type PushStream,
+  type TestServer,
+} from './harness.ts';
 
-const services = (n: number, extra: string[] = []): Resource[] => [...Array.from({ length: n }, (_, i) => service(`s${i}`)), ...extra.map((x) => service(x))];
-const snap = (generation: number, resources: Resource[], epoch = 'epoch-1') => buildInputSnapshot({ cluster: 'a', epoch, generation, resources });
+const services = (n: number, extra: string[] = []): Resource[] => [
+  ...Array.from({ length: n }, (_, i) => service(`s${i}`)),
+  ...extra.map((x) => service(x)),
+];
+const snap = (generation: number, resources: Resource[], epoch = 'epoch-1') =>
+  buildInputSnapshot({ cluster: 'a', epoch, generation, resources });
 
 function write(stream: PushStream, frames: ReturnType<typeof encodeSnapshotFramesSync>): void {
   stream.write({ header: frames.header });
@@ -22,7 +43,16 @@ function pushFull(stream: PushStream, s: InputSnapshot): void {
 
 /** The resume an agent sends: `s` as an empty delta against itself. */
 function pushResume(stream: PushStream, s: Pick<InputSnapshot, 'epoch' | 'generation' | 'hash'>): void {
-  write(stream, encodeSnapshotFramesSync({ epoch: s.epoch, generation: s.generation, hash: s.hash, encoding: '[]', delta: { baseHash: s.hash, payloadHash: sha256Hex('[]'), deletedKeys: [] } }));
+  write(
+    stream,
+    encodeSnapshotFramesSync({
+      epoch: s.epoch,
+      generation: s.generation,
+      hash: s.hash,
+      encoding: '[]',
+      delta: { baseHash: s.hash, payloadHash: sha256Hex('[]'), deletedKeys: [] },
+    }),
+  );
 }
 
 async function ack(stream: PushStream) {
@@ -30,7 +60,10 @@ async function ack(stream: PushStream) {
 }
 
 /** A server sharing `redisUrl`, started now (nothing in its memory), with cluster "a" registered and one push stream open. */
-async function serverWithStream(t: TestContext, redisUrl: string): Promise<{ server: TestServer; stream: PushStream; reopen: () => PushStream }> {
+async function serverWithStream(
+  t: TestContext,
+  redisUrl: string,
+): Promise<{ server: TestServer; stream: PushStream; reopen: () => PushStream }> {
   const server = await startTestServer(t, ['--redis-url', redisUrl]);
   await waitFor(() => server.store.health().redisUp, { timeoutMs: 5000, message: 'redis never came up' });
   const id = await registerCluster(server, 'a');
@@ -80,7 +113,11 @@ test('given Redis holding generation 3, when resumes name generation 2, another 
   for (const claim of claims) {
     pushResume(stream, claim);
     const refused = await ack(stream);
-    assert.deepEqual([refused.accepted, refused.errorCode], [false, 'MESHRELAY_ERR_DELTA_BASE_MISMATCH'], JSON.stringify({ ...claim, resources: undefined }));
+    assert.deepEqual(
+      [refused.accepted, refused.errorCode],
+      [false, 'MESHRELAY_ERR_DELTA_BASE_MISMATCH'],
+      JSON.stringify({ ...claim, resources: undefined }),
+    );
   }
   assert.equal((await server.store.getInput('a'))?.hash, held.hash);
   pushResume(stream, held);

@@ -37,12 +37,18 @@ test('given a wrong token, when registering, then UNAUTHENTICATED, and repeated 
   const server = await startTestServer(t, ['--registration-max-failures', '3']);
   const { token } = await server.registry.register('a', {});
   for (let i = 0; i < 3; i++) {
-    await assert.rejects(register(server, 'a', `${token}x`), (e: { code: number; details: string }) =>
-      e.code === status.UNAUTHENTICATED && /MESHRELAY_ERR_TOKEN_INVALID/.test(e.details));
+    await assert.rejects(
+      register(server, 'a', `${token}x`),
+      (e: { code: number; details: string }) =>
+        e.code === status.UNAUTHENTICATED && /MESHRELAY_ERR_TOKEN_INVALID/.test(e.details),
+    );
   }
   // Past the limit this source is refused even with the right token until the window passes.
-  await assert.rejects(register(server, 'a', token), (e: { code: number; details: string }) =>
-    e.code === status.RESOURCE_EXHAUSTED && /MESHRELAY_ERR_RATE_LIMITED/.test(e.details));
+  await assert.rejects(
+    register(server, 'a', token),
+    (e: { code: number; details: string }) =>
+      e.code === status.RESOURCE_EXHAUSTED && /MESHRELAY_ERR_RATE_LIMITED/.test(e.details),
+  );
 });
 
 test('given a token of cluster a, when registering as cluster b, then it is refused', async (t) => {
@@ -55,8 +61,11 @@ test('given a token of cluster a, when registering as cluster b, then it is refu
 test('given a CSR naming another cluster, when registering, then it is refused', async (t) => {
   const server = await startTestServer(t);
   const { token } = await server.registry.register('a', {});
-  await assert.rejects(register(server, 'a', token, 'b'), (e: { code: number; details: string }) =>
-    e.code === status.INVALID_ARGUMENT && /MESHRELAY_ERR_CERTIFICATE/.test(e.details));
+  await assert.rejects(
+    register(server, 'a', token, 'b'),
+    (e: { code: number; details: string }) =>
+      e.code === status.INVALID_ARGUMENT && /MESHRELAY_ERR_CERTIFICATE/.test(e.details),
+  );
 });
 
 test('given a certificate for a, when the call claims to push as b, then PERMISSION_DENIED and b is untouched', async (t) => {

@@ -4,7 +4,18 @@ import { status, type ServiceError } from '@grpc/grpc-js';
 import { ERROR_CATALOGUE, RELAY_SERVICE, sha256Hex, type ErrorCode, type relay } from '@meshrelay/api';
 import { certificateInfo, createCsr, generateKeyPair } from '@meshrelay/certs';
 import { waitFor } from '@meshrelay/testkit';
-import { mtlsClient, next, openPull, openPush, pushSnapshot, registerCluster, service, startTestServer, streamError, virtualDestination } from './harness.ts';
+import {
+  mtlsClient,
+  next,
+  openPull,
+  openPush,
+  pushSnapshot,
+  registerCluster,
+  service,
+  startTestServer,
+  streamError,
+  virtualDestination,
+} from './harness.ts';
 
 async function connected(t: Parameters<typeof startTestServer>[0], flags: string[] = []) {
   const server = await startTestServer(t, flags);
@@ -25,45 +36,52 @@ test('given an accepted push, then the cluster becomes warm and the ack names th
   assert.equal(warm?.reason, 'FirstSnapshotReceived');
 });
 
-const badSnapshots: { name: string; code: number; errCode: RegExp; send: (s: ReturnType<typeof openPush>) => void }[] = [
-  {
-    name: 'larger than the limit',
-    code: status.RESOURCE_EXHAUSTED,
-    errCode: /MESHRELAY_ERR_SNAPSHOT_TOO_LARGE/,
-    send: (s) => {
-      s.write({ header: { epoch: 'epoch-1', generation: 2, hash: 'a'.repeat(64), totalChunks: 1, totalBytes: 10_000_000 } });
-      s.write({ chunk: { index: 0, data: Buffer.from('[]') } });
+const badSnapshots: { name: string; code: number; errCode: RegExp; send: (s: ReturnType<typeof openPush>) => void }[] =
+  [
+    {
+      name: 'larger than the limit',
+      code: status.RESOURCE_EXHAUSTED,
+      errCode: /MESHRELAY_ERR_SNAPSHOT_TOO_LARGE/,
+      send: (s) => {
+        s.write({
+          header: { epoch: 'epoch-1', generation: 2, hash: 'a'.repeat(64), totalChunks: 1, totalBytes: 10_000_000 },
+        });
+        s.write({ chunk: { index: 0, data: Buffer.from('[]') } });
+      },
     },
-  },
-  {
-    name: 'not matching its hash',
-    code: status.DATA_LOSS,
-    errCode: /MESHRELAY_ERR_SNAPSHOT_HASH_MISMATCH/,
-    send: (s) => {
-      s.write({ header: { epoch: 'epoch-1', generation: 2, hash: 'b'.repeat(64), totalChunks: 1, totalBytes: 2 } });
-      s.write({ chunk: { index: 0, data: Buffer.from('[]') } });
+    {
+      name: 'not matching its hash',
+      code: status.DATA_LOSS,
+      errCode: /MESHRELAY_ERR_SNAPSHOT_HASH_MISMATCH/,
+      send: (s) => {
+        s.write({ header: { epoch: 'epoch-1', generation: 2, hash: 'b'.repeat(64), totalChunks: 1, totalBytes: 2 } });
+        s.write({ chunk: { index: 0, data: Buffer.from('[]') } });
+      },
     },
-  },
-  {
-    name: 'undecodable',
-    code: status.INVALID_ARGUMENT,
-    errCode: /MESHRELAY_ERR_SNAPSHOT_UNDECODABLE/,
-    send: (s) => {
-      const body = Buffer.from('{"not":"an array"}');
-      s.write({ header: { epoch: 'epoch-1', generation: 2, hash: sha256Hex(body), totalChunks: 1, totalBytes: body.length } });
-      s.write({ chunk: { index: 0, data: body } });
+    {
+      name: 'undecodable',
+      code: status.INVALID_ARGUMENT,
+      errCode: /MESHRELAY_ERR_SNAPSHOT_UNDECODABLE/,
+      send: (s) => {
+        const body = Buffer.from('{"not":"an array"}');
+        s.write({
+          header: { epoch: 'epoch-1', generation: 2, hash: sha256Hex(body), totalChunks: 1, totalBytes: body.length },
+        });
+        s.write({ chunk: { index: 0, data: body } });
+      },
     },
-  },
-  {
-    name: 'a gzip payload that is not gzip',
-    code: status.INVALID_ARGUMENT,
-    errCode: /MESHRELAY_ERR_SNAPSHOT_UNDECODABLE/,
-    send: (s) => {
-      s.write({ header: { epoch: 'epoch-1', generation: 2, hash: 'c'.repeat(64), totalChunks: 1, totalBytes: 5, encoding: 1 } });
-      s.write({ chunk: { index: 0, data: Buffer.from('nope!') } });
+    {
+      name: 'a gzip payload that is not gzip',
+      code: status.INVALID_ARGUMENT,
+      errCode: /MESHRELAY_ERR_SNAPSHOT_UNDECODABLE/,
+      send: (s) => {
+        s.write({
+          header: { epoch: 'epoch-1', generation: 2, hash: 'c'.repeat(64), totalChunks: 1, totalBytes: 5, encoding: 1 },
+        });
+        s.write({ chunk: { index: 0, data: Buffer.from('nope!') } });
+      },
     },
-  },
-];
+  ];
 
 for (const bad of badSnapshots) {
   test(`given a held snapshot, when a snapshot ${bad.name} arrives, then it is NACKed saying why, the previous snapshot stays and the stream stays up`, async (t) => {
@@ -93,12 +111,18 @@ test('given a held generation, when an older generation of the same epoch arrive
 
 test('given a snapshot with an invalid resource, then the others are kept and the ack warns about the bad one', async (t) => {
   const { server, stream } = await connected(t);
-  pushSnapshot(stream, 'a', 2, [service('good'), { apiVersion: 'v1', kind: 'Service', metadata: { name: 'Bad_Name', namespace: 'default' }, spec: {} }]);
+  pushSnapshot(stream, 'a', 2, [
+    service('good'),
+    { apiVersion: 'v1', kind: 'Service', metadata: { name: 'Bad_Name', namespace: 'default' }, spec: {} },
+  ]);
   const ack = await next(stream, (m) => m.ack ?? undefined);
   assert.equal(ack.accepted, true);
   assert.equal(ack.warnings?.length, 1);
   assert.match(ack.warnings?.[0] ?? '', /Bad_Name/);
-  assert.deepEqual((await server.store.getInput('a'))?.resources.map((r) => r.metadata.name), ['good']);
+  assert.deepEqual(
+    (await server.store.getInput('a'))?.resources.map((r) => r.metadata.name),
+    ['good'],
+  );
 });
 
 test('given a compressed multi-chunk snapshot, when pushed, then it is reassembled exactly', async (t) => {
@@ -123,8 +147,14 @@ test('given a connected agent, when it renews its certificate over mTLS, then th
   const keys = generateKeyPair();
   const m = RELAY_SERVICE.renew;
   const res = await new Promise<relay.v1.IRenewResponse>((resolve, reject) =>
-    client.makeUnaryRequest(m.path, m.requestSerialize, m.responseDeserialize, { csrPem: createCsr({ ...keys, cluster: 'a' }) }, (err, r) =>
-      err ? reject(err) : resolve(r as relay.v1.IRenewResponse)));
+    client.makeUnaryRequest(
+      m.path,
+      m.requestSerialize,
+      m.responseDeserialize,
+      { csrPem: createCsr({ ...keys, cluster: 'a' }) },
+      (err, r) => (err ? reject(err) : resolve(r as relay.v1.IRenewResponse)),
+    ),
+  );
   assert.equal(certificateInfo(res.certificatePem ?? '').subjectCN, 'a');
   const renewed = mtlsClient(t, server, { keyPem: keys.privateKeyPem, certPem: res.certificatePem ?? '' });
   const stream = openPush(renewed);
@@ -139,7 +169,10 @@ test('given an output for a cluster, when its agent pulls, then it gets the outp
   pull.write({ hello: { heldHash: '' } });
   const first = await next(pull, (m) => m.header ?? undefined);
   assert.match(first.hash ?? '', /^[0-9a-f]{64}$/);
-  assert.deepEqual(first.provenance?.map((p: { cluster?: string | null }) => p.cluster), ['a']);
+  assert.deepEqual(
+    first.provenance?.map((p: { cluster?: string | null }) => p.cluster),
+    ['a'],
+  );
   pull.write({ ack: { hash: first.hash, accepted: true } });
   pull.end();
   // A reconnecting agent that already holds the current output is sent nothing:

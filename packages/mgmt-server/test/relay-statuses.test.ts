@@ -2,10 +2,25 @@ import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import type { relay } from '@meshrelay/api';
 import { statusFixture, waitFor } from '@meshrelay/testkit';
-import { mtlsClient, next, openPull, openPush, pushSnapshot, registerCluster, service, startTestServer, type TestServer } from './harness.ts';
+import {
+  mtlsClient,
+  next,
+  openPull,
+  openPush,
+  pushSnapshot,
+  registerCluster,
+  service,
+  startTestServer,
+  type TestServer,
+} from './harness.ts';
 
 /** Connects `cluster` as its agent does: pushes `resources`, opens a pull stream; returns the pull stream. */
-async function connect(t: TestContext, server: TestServer, cluster: string, resources: Parameters<typeof pushSnapshot>[3]) {
+async function connect(
+  t: TestContext,
+  server: TestServer,
+  cluster: string,
+  resources: Parameters<typeof pushSnapshot>[3],
+) {
   const client = mtlsClient(t, server, await registerCluster(server, cluster));
   const push = openPush(client);
   t.after(() => push.end());
@@ -17,12 +32,17 @@ async function connect(t: TestContext, server: TestServer, cluster: string, reso
   return pull;
 }
 
-const summary = (m: relay.v1.IResourceStatuses) => (m.statuses ?? []).map((s) => `${s.kind} ${s.name} ${s.state?.approval ?? ''}`).sort();
+const summary = (m: relay.v1.IResourceStatuses) =>
+  (m.statuses ?? []).map((s) => `${s.kind} ${s.name} ${s.state?.approval ?? ''}`).sort();
 
 test('given Gloo resources in cluster-a, when its agent pulls, then it receives the statuses of its own resources beside the output', async (t) => {
   const server = await startTestServer(t);
   const pull = await connect(t, server, 'cluster-a', statusFixture());
-  const statuses = await next(pull, (m) => (m.statuses && (m.statuses.statuses ?? []).length > 0 ? m.statuses : undefined), 10_000);
+  const statuses = await next(
+    pull,
+    (m) => (m.statuses && (m.statuses.statuses ?? []).length > 0 ? m.statuses : undefined),
+    10_000,
+  );
   assert.deepEqual(summary(statuses), ['AccessPolicy reviews-lockdown INVALID', 'RouteTable reviews-route ACCEPTED']);
   assert.deepEqual(Object.keys(statuses.statuses?.[0]?.clusters ?? {}), ['cluster-a']);
 });
@@ -49,18 +69,37 @@ test('given an agent that has its statuses, when translations change none of the
   const received: relay.v1.IResourceStatuses[] = [];
   pull.on('data', (m: relay.v1.IPullResponse) => void (m.statuses && received.push(m.statuses)));
   pull.write({ hello: { heldHash: '' } });
-  await waitFor(() => received.some((s) => (s.statuses ?? []).length > 0), { timeoutMs: 10_000, message: 'cluster-a never received its statuses' });
+  await waitFor(() => received.some((s) => (s.statuses ?? []).length > 0), {
+    timeoutMs: 10_000,
+    message: 'cluster-a never received its statuses',
+  });
   const first = received.findIndex((s) => (s.statuses ?? []).length > 0);
 
   // Two more translations of the same inputs: the quiet RouteTable's status and the AccessPolicy's (which has notes) stay as they are.
   await server.loop.runNow();
   await server.loop.runNow();
-  const routeTableGeneration = (s: relay.v1.IResourceStatuses) => s.statuses?.find((x) => x.kind === 'RouteTable')?.state?.observedGeneration;
-  const bumped = statusFixture().map((r) => (r.kind === 'RouteTable' ? { ...r, metadata: { ...r.metadata, generation: 7 } } : r));
+  const routeTableGeneration = (s: relay.v1.IResourceStatuses) =>
+    s.statuses?.find((x) => x.kind === 'RouteTable')?.state?.observedGeneration;
+  const bumped = statusFixture().map((r) =>
+    r.kind === 'RouteTable' ? { ...r, metadata: { ...r.metadata, generation: 7 } } : r,
+  );
   pushSnapshot(push, 'cluster-a', 2, bumped);
   await next(push, (m) => m.ack ?? undefined);
-  await waitFor(() => received.some((s) => Number(routeTableGeneration(s)) === 7), { timeoutMs: 10_000, message: 'the new RouteTable generation never reached cluster-a' });
+  await waitFor(() => received.some((s) => Number(routeTableGeneration(s)) === 7), {
+    timeoutMs: 10_000,
+    message: 'the new RouteTable generation never reached cluster-a',
+  });
 
-  assert.equal(received.length, first + 2, `statuses messages after the first: ${received.slice(first + 1).map((s) => `RouteTable generation ${String(routeTableGeneration(s))}`).join(', ')}`);
-  assert.deepEqual(summary(received[first + 1] as relay.v1.IResourceStatuses), summary(received[first] as relay.v1.IResourceStatuses));
+  assert.equal(
+    received.length,
+    first + 2,
+    `statuses messages after the first: ${received
+      .slice(first + 1)
+      .map((s) => `RouteTable generation ${String(routeTableGeneration(s))}`)
+      .join(', ')}`,
+  );
+  assert.deepEqual(
+    summary(received[first + 1] as relay.v1.IResourceStatuses),
+    summary(received[first] as relay.v1.IResourceStatuses),
+  );
 });

@@ -1,7 +1,16 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { buildGloo, statusFixture, waitFor } from '@meshrelay/testkit';
-import { bearer, mtlsClient, next, openPush, pushSnapshot, registerCluster, startTestServer, type TestServer } from './harness.ts';
+import {
+  bearer,
+  mtlsClient,
+  next,
+  openPush,
+  pushSnapshot,
+  registerCluster,
+  startTestServer,
+  type TestServer,
+} from './harness.ts';
 
 interface Listed {
   kind: string;
@@ -26,7 +35,10 @@ async function serverWithFixture(t: TestContext): Promise<TestServer> {
   t.after(() => stream.end());
   pushSnapshot(stream, 'cluster-a', 1, statusFixture());
   await next(stream, (m) => m.ack ?? undefined);
-  await waitFor(async () => ((await get(server, '')).json.resources ?? []).length === 2, { timeoutMs: 10_000, message: 'two resource statuses' });
+  await waitFor(async () => ((await get(server, '')).json.resources ?? []).length === 2, {
+    timeoutMs: 10_000,
+    message: 'two resource statuses',
+  });
   return server;
 }
 
@@ -38,7 +50,10 @@ test('given a pushed config with a good RouteTable and an AccessPolicy using an 
   const route = byKind.get('RouteTable');
   assert.equal(route?.approval, 'ACCEPTED');
   assert.equal(route?.cluster, 'cluster-a');
-  assert.deepEqual(route?.outputs.map((o) => `${o.cluster} ${o.kind}`), ['cluster-a VirtualService']);
+  assert.deepEqual(
+    route?.outputs.map((o) => `${o.cluster} ${o.kind}`),
+    ['cluster-a VirtualService'],
+  );
   const policy = byKind.get('AccessPolicy');
   assert.equal(policy?.approval, 'INVALID');
   assert.equal(policy?.name, 'reviews-lockdown');
@@ -59,17 +74,28 @@ test('given a Gloo resource whose spec fails its schema (as an agent carries it 
   const server = await startTestServer(t);
   const stream = openPush(mtlsClient(t, server, await registerCluster(server, 'cluster-a')));
   t.after(() => stream.end());
-  const broken = buildGloo('RouteTable', { name: 'typo', namespace: 'bookinfo', spec: { hosts: ['typo.example.com'], htpp: [] } });
+  const broken = buildGloo('RouteTable', {
+    name: 'typo',
+    namespace: 'bookinfo',
+    spec: { hosts: ['typo.example.com'], htpp: [] },
+  });
   pushSnapshot(stream, 'cluster-a', 1, [broken]);
   await next(stream, (m) => m.ack ?? undefined);
   let listed: Listed[] = [];
-  await waitFor(async () => (listed = (await get(server, '?approval=INVALID&kind=routetables')).json.resources ?? []).length === 1, { message: 'the broken RouteTable listed' });
+  await waitFor(
+    async () => (listed = (await get(server, '?approval=INVALID&kind=routetables')).json.resources ?? []).length === 1,
+    { message: 'the broken RouteTable listed' },
+  );
   assert.equal(listed[0]?.name, 'typo');
   assert.match(listed[0]?.message ?? '', /htpp/);
 });
 
 const badQueries: { name: string; query: string; names: RegExp }[] = [
-  { name: 'an approval that is not a Gloo state', query: '?approval=BROKEN', names: /approval "BROKEN" is not one of ACCEPTED, WARNING, INVALID, FAILED/ },
+  {
+    name: 'an approval that is not a Gloo state',
+    query: '?approval=BROKEN',
+    names: /approval "BROKEN" is not one of ACCEPTED, WARNING, INVALID, FAILED/,
+  },
   { name: 'a kind that is not a Gloo kind', query: '?kind=pods', names: /kind "pods" is not a Gloo kind/ },
   { name: 'an unknown parameter', query: '?colour=red', names: /unknown query parameter "colour"/ },
 ];

@@ -9,9 +9,21 @@ import { waitFor } from '@meshrelay/testkit';
 import { HeldOutputs } from '../src/held-outputs.ts';
 import { SharedHeldOutputs } from '../src/shared-held-outputs.ts';
 
-const HOLD = { cluster: 'east', hash: 'h1', reason: 'delete-share', message: 'would delete 3 of 4', deleted: 3, held: 4, missingClusters: [] } as const;
+const HOLD = {
+  cluster: 'east',
+  hash: 'h1',
+  reason: 'delete-share',
+  message: 'would delete 3 of 4',
+  deleted: 3,
+  held: 4,
+  missingClusters: [],
+} as const;
 
-async function replica(t: TestContext, dir: string, name: string): Promise<{ held: HeldOutputs; shared: SharedHeldOutputs }> {
+async function replica(
+  t: TestContext,
+  dir: string,
+  name: string,
+): Promise<{ held: HeldOutputs; shared: SharedHeldOutputs }> {
   const held = new HeldOutputs();
   const shared = new SharedHeldOutputs(new DirectoryDocumentStore(dir), name, held, pino({ level: 'silent' }));
   shared.start();
@@ -60,5 +72,8 @@ test('given records a replica left before its restart, when it starts again, the
   await waitFor(async () => (await a.shared.list()).length === 1, { timeoutMs: 5000 });
   await before.shared.stop();
   await replica(t, dir, 'mgmt-b');
-  await waitFor(async () => (await a.shared.list()).length === 0, { timeoutMs: 5000, message: 'the old record stayed' });
+  await waitFor(async () => (await a.shared.list()).length === 0, {
+    timeoutMs: 5000,
+    message: 'the old record stayed',
+  });
 });

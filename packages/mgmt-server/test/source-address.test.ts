@@ -31,5 +31,8 @@ test('given addresses of one /24 or one /64, when their sources are taken, then 
 });
 
 test('given a peer that is no IP address, when its source is taken, then the network is the peer itself', () => {
-  assert.deepEqual(sourceAddressOf('/run/meshrelay.sock'), { host: '/run/meshrelay.sock', network: '/run/meshrelay.sock' });
+  assert.deepEqual(sourceAddressOf('/run/meshrelay.sock'), {
+    host: '/run/meshrelay.sock',
+    network: '/run/meshrelay.sock',
+  });
 });

@@ -12,7 +12,12 @@ import { StreamClaims } from '../src/stream-claims.ts';
 
 function handle(connections: ConnectionTracker, cluster: string, kind: StreamKind, ended: string[]): StreamHandle {
   return {
-    id: connections.nextId(), cluster, kind, peer: 'test', openedAt: new Date(), certificateNotBefore: new Date(0),
+    id: connections.nextId(),
+    cluster,
+    kind,
+    peer: 'test',
+    openedAt: new Date(),
+    certificateNotBefore: new Date(0),
     queuedBytes: () => 0,
     goAway: () => undefined,
     terminate: (_code, message) => ended.push(message),
@@ -23,7 +28,11 @@ async function replica(t: TestContext, dir: string, name: string): Promise<Conne
   return (await replicaWithClaims(t, dir, name)).connections;
 }
 
-async function replicaWithClaims(t: TestContext, dir: string, name: string): Promise<{ connections: ConnectionTracker; claims: StreamClaims }> {
+async function replicaWithClaims(
+  t: TestContext,
+  dir: string,
+  name: string,
+): Promise<{ connections: ConnectionTracker; claims: StreamClaims }> {
   const connections = new ConnectionTracker();
   const claims = new StreamClaims(new DirectoryDocumentStore(dir), name, connections, pino({ level: 'silent' }));
   claims.start();
@@ -49,13 +58,15 @@ test('given a push stream of a cluster on replica A, when a newer one opens on r
   assert.deepEqual(endedB, []);
 });
 
-test('given the claims of a cluster\'s streams, when the cluster is deregistered and forgotten, then no claim of it is left', async (t) => {
+test("given the claims of a cluster's streams, when the cluster is deregistered and forgotten, then no claim of it is left", async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'meshrelay-claims-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const { connections, claims } = await replicaWithClaims(t, dir, 'mgmt-a');
   connections.add(handle(connections, 'east', 'push', []), () => undefined);
   connections.add(handle(connections, 'east', 'pull', []), () => undefined);
-  await waitFor(() => existsSync(join(dir, 'east.push.json')) && existsSync(join(dir, 'east.pull.json')), { timeoutMs: 5000 });
+  await waitFor(() => existsSync(join(dir, 'east.push.json')) && existsSync(join(dir, 'east.pull.json')), {
+    timeoutMs: 5000,
+  });
   await claims.forget('east');
   assert.deepEqual(await new DirectoryDocumentStore(dir).list(), []);
 });

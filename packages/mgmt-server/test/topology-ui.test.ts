@@ -7,7 +7,19 @@ import { test, type TestContext } from 'node:test';
 import type { Page } from 'playwright-core';
 import type { Resource } from '@meshrelay/api';
 import { buildEndpointSlice, openBrowserPage, saveScreenshot, waitFor } from '@meshrelay/testkit';
-import { mtlsClient, next, openPush, pushSnapshot, register, registerCluster, service, startRestartedTestServer, startTestServer, virtualDestination, type TestServer } from './harness.ts';
+import {
+  mtlsClient,
+  next,
+  openPush,
+  pushSnapshot,
+  register,
+  registerCluster,
+  service,
+  startRestartedTestServer,
+  startTestServer,
+  virtualDestination,
+  type TestServer,
+} from './harness.ts';
 
 const UI_TIMEOUT_MS = 10_000;
 /** The relay clients here send no heartbeats: the server must not close their streams while a test looks. */
@@ -24,29 +36,59 @@ async function openSignedIn(t: TestContext, server: TestServer): Promise<Page> {
 function manyDestinations(count: number): Resource[] {
   return Array.from({ length: count }, (_, i) => {
     const name = `svc-${String(i).padStart(2, '0')}`;
-    return [service(name), buildEndpointSlice({ service: name, namespace: 'default', ports: [{ name: 'http', port: 8080 }], endpoints: [{ ip: `10.1.0.${i + 1}` }] }), virtualDestination(name)];
+    return [
+      service(name),
+      buildEndpointSlice({
+        service: name,
+        namespace: 'default',
+        ports: [{ name: 'http', port: 8080 }],
+        endpoints: [{ ip: `10.1.0.${i + 1}` }],
+      }),
+      virtualDestination(name),
+    ];
   }).flat();
 }
 
 test('given safe mode holding for a warm cluster without input, then the topology marks it as what translation waits for', async (t) => {
-  const { server, tokens } = await startRestartedTestServer(t, [{ name: 'east', warm: true }, { name: 'west', warm: true }], ['--safe-mode', 'true', ...PATIENT]);
+  const { server, tokens } = await startRestartedTestServer(
+    t,
+    [
+      { name: 'east', warm: true },
+      { name: 'west', warm: true },
+    ],
+    ['--safe-mode', 'true', ...PATIENT],
+  );
   const stream = openPush(mtlsClient(t, server, await register(server, 'east', tokens.get('east') ?? '')));
   t.after(() => stream.end());
   pushSnapshot(stream, 'east', 1, [service('checkout'), virtualDestination('checkout')]);
   await next(stream, (m) => m.ack ?? undefined);
   server.loop.trigger('test');
-  await waitFor(() => JSON.stringify(server.loop.status().gate.missing) === '["west"]', { message: 'the gate does not wait for west alone' });
+  await waitFor(() => JSON.stringify(server.loop.status().gate.missing) === '["west"]', {
+    message: 'the gate does not wait for west alone',
+  });
 
   const page = await openSignedIn(t, server);
   const west = page.locator('#topology g[data-cluster="west"][data-side="export"]');
   await west.waitFor();
   assert.equal(await west.getAttribute('data-state'), 'bad');
-  assert.match(await west.textContent() ?? '', /safe mode waits for it/);
-  assert.match(await page.locator('#topology-plane').innerText(), /Replica test-0: safe mode translation is halted, waiting for west\./);
-  assert.equal(await page.locator('#topology g[data-cluster="east"][data-side="export"]').getAttribute('data-state'), 'ok');
-  assert.match(await page.locator('#topology-attention [data-cluster="west"][data-attention="holding"]').innerText(), /safe mode holds translation/);
+  assert.match((await west.textContent()) ?? '', /safe mode waits for it/);
+  assert.match(
+    await page.locator('#topology-plane').innerText(),
+    /Replica test-0: safe mode translation is halted, waiting for west\./,
+  );
+  assert.equal(
+    await page.locator('#topology g[data-cluster="east"][data-side="export"]').getAttribute('data-state'),
+    'ok',
+  );
+  assert.match(
+    await page.locator('#topology-attention [data-cluster="west"][data-attention="holding"]').innerText(),
+    /safe mode holds translation/,
+  );
   // Nothing was translated while the gate holds: no output holds a destination yet.
-  assert.match(await page.locator('#topology svg.topology').textContent() ?? '', /No output holds a VirtualDestination/);
+  assert.match(
+    (await page.locator('#topology svg.topology').textContent()) ?? '',
+    /No output holds a VirtualDestination/,
+  );
   await saveScreenshot(page, 'ui', 'topology-safe-mode');
 });
 
@@ -61,5 +103,9 @@ test('given 45 VirtualDestinations, then the drawing shows 40 and says how many 
   await page.locator('#topology-limit').waitFor();
   assert.match(await page.locator('#topology-limit').innerText(), /Drawing 40 of 45 VirtualDestinations/);
   assert.equal(await page.locator('#topology g[data-destination]').count(), 40);
-  assert.equal(await page.locator('#topology g.topo-edge').count(), 80, 'east backs and receives each drawn destination');
+  assert.equal(
+    await page.locator('#topology g.topo-edge').count(),
+    80,
+    'east backs and receives each drawn destination',
+  );
 });

@@ -4,7 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { pino } from 'pino';
-import { DirectoryDocumentStore, VipAllocations, createFileClusterRegistry, type SharedDocumentStore } from '@meshrelay/registry';
+import {
+  DirectoryDocumentStore,
+  VipAllocations,
+  createFileClusterRegistry,
+  type SharedDocumentStore,
+} from '@meshrelay/registry';
 import { createRedisSnapshotStore } from '@meshrelay/store';
 import { startRedisServer, waitFor } from '@meshrelay/testkit';
 import { DEFAULT_VIP_CIDR, createIstioValidator } from '@meshrelay/translator';
@@ -18,28 +23,56 @@ import { TranslationLoop } from '../src/translation-loop.ts';
 /** Starts everything a TranslationLoop needs (closed in t.after); the gate is open from the start. */
 export async function translationSetup(
   t: TestContext,
-  options: { keyPrefix: string; commandTimeoutMs: number; debounceMs?: number; contributionDocuments?: (dir: string) => SharedDocumentStore },
+  options: {
+    keyPrefix: string;
+    commandTimeoutMs: number;
+    debounceMs?: number;
+    contributionDocuments?: (dir: string) => SharedDocumentStore;
+  },
 ) {
   const redis = await startRedisServer();
   t.after(() => redis.stop());
   const dir = mkdtempSync(join(tmpdir(), `meshrelay-${options.keyPrefix}-`));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const logger = pino({ level: 'silent' });
-  const registry = await createFileClusterRegistry({ dir: join(dir, 'registry'), tokenTtlSeconds: 3600, tokenOverlapSeconds: 60, logger });
+  const registry = await createFileClusterRegistry({
+    dir: join(dir, 'registry'),
+    tokenTtlSeconds: 3600,
+    tokenOverlapSeconds: 60,
+    logger,
+  });
   t.after(() => registry.close());
   const store = createRedisSnapshotStore({
-    url: redis.url, replicaId: 'r1', keyPrefix: options.keyPrefix, logger, commandTimeoutMs: options.commandTimeoutMs, maxReconnectDelayMs: 100, writeBackRetryMs: 100,
+    url: redis.url,
+    replicaId: 'r1',
+    keyPrefix: options.keyPrefix,
+    logger,
+    commandTimeoutMs: options.commandTimeoutMs,
+    maxReconnectDelayMs: 100,
+    writeBackRetryMs: 100,
   });
   t.after(() => store.close());
   await waitFor(() => store.health().redisUp, { timeoutMs: 5000, message: 'redis never came up' });
   const outputs = new OutputHub();
   const metrics = new RelayMetrics('r1', new ConnectionTracker());
-  const persister = new OutputPersister({ store, logger, onFailure: (cluster) => metrics.outputWriteFailures.inc({ cluster }) });
-  const documents = options.contributionDocuments?.(join(dir, 'contributions')) ?? new DirectoryDocumentStore(join(dir, 'contributions'));
+  const persister = new OutputPersister({
+    store,
+    logger,
+    onFailure: (cluster) => metrics.outputWriteFailures.inc({ cluster }),
+  });
+  const documents =
+    options.contributionDocuments?.(join(dir, 'contributions')) ??
+    new DirectoryDocumentStore(join(dir, 'contributions'));
   const contributions = new CarriedContributions(documents, logger);
   t.after(() => contributions.stop());
   const loop = new TranslationLoop({
-    registry, store, outputs, persister, metrics, logger, contributions,
+    registry,
+    store,
+    outputs,
+    persister,
+    metrics,
+    logger,
+    contributions,
     vips: new VipAllocations(join(dir, 'vips.json'), DEFAULT_VIP_CIDR),
     validator: createIstioValidator(),
     gate: { safeMode: false, safeStartWindowSeconds: 0 },

@@ -17,7 +17,10 @@ function accessPolicy(authz: Record<string, unknown>): Resource {
 }
 
 const GOOD = accessPolicy({ allowedClients: [{ serviceAccountSelector: { namespace: 'default', name: 'client' } }] });
-const BROKEN = accessPolicy({ allowedClients: [{ serviceAccountSelector: { namespace: 'default', name: 'client' } }], allowedHosts: ['x.example.com'] });
+const BROKEN = accessPolicy({
+  allowedClients: [{ serviceAccountSelector: { namespace: 'default', name: 'client' } }],
+  allowedHosts: ['x.example.com'],
+});
 
 test('given an AccessPolicy translated once, when a push breaks it, then the served output keeps its last good AuthorizationPolicy and its status is INVALID', async (t) => {
   const server = await startTestServer(t);
@@ -25,7 +28,8 @@ test('given an AccessPolicy translated once, when a push breaks it, then the ser
   const stream = openPush(mtlsClient(t, server, a));
   pushSnapshot(stream, 'a', 1, [service('x'), GOOD]);
   await next(stream, (m) => m.ack ?? undefined);
-  const policyOf = (): Resource | undefined => server.outputs.current('a')?.resources.find((r) => r.kind === 'AuthorizationPolicy');
+  const policyOf = (): Resource | undefined =>
+    server.outputs.current('a')?.resources.find((r) => r.kind === 'AuthorizationPolicy');
   await waitFor(() => policyOf() !== undefined, { timeoutMs: 10_000, message: 'first AuthorizationPolicy' });
   const good = policyOf();
 
@@ -41,7 +45,10 @@ test('given a workspaces file, when a cluster pushes a resource in a namespace n
   const dir = mkdtempSync(join(tmpdir(), 'workspaces-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const file = join(dir, 'workspaces.yaml');
-  writeFileSync(file, 'apiVersion: admin.gloo.solo.io/v2\nkind: Workspace\nmetadata: { name: team, namespace: gloo-mesh }\nspec:\n  workloadClusters: [{ name: a, namespaces: [{ name: owned }] }]\n');
+  writeFileSync(
+    file,
+    'apiVersion: admin.gloo.solo.io/v2\nkind: Workspace\nmetadata: { name: team, namespace: gloo-mesh }\nspec:\n  workloadClusters: [{ name: a, namespaces: [{ name: owned }] }]\n',
+  );
   const server = await startTestServer(t, ['--workspaces-file', file]);
   const a = await registerCluster(server, 'a');
   const stream = openPush(mtlsClient(t, server, a));

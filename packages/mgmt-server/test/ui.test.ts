@@ -8,7 +8,20 @@ import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import type { Page } from 'playwright-core';
 import { openBrowserPage, saveScreenshot, statusFixture, waitFor } from '@meshrelay/testkit';
-import { apiGet, mtlsClient, next, openPush, pushSnapshot, register, registerCluster, service, startRestartedTestServer, startTestServer, virtualDestination, type TestServer } from './harness.ts';
+import {
+  apiGet,
+  mtlsClient,
+  next,
+  openPush,
+  pushSnapshot,
+  register,
+  registerCluster,
+  service,
+  startRestartedTestServer,
+  startTestServer,
+  virtualDestination,
+  type TestServer,
+} from './harness.ts';
 
 const UI_TIMEOUT_MS = 10_000;
 
@@ -57,10 +70,19 @@ test('given the UI files, when requested, then / and /ui/* are served with their
 
 test('given safe mode holding for a warm cluster without input, then the banner names it with its ways out, and disappears once it is set to skip warming', async (t) => {
   // The gate holds on a replica's start, so both clusters are warm in the durable registry before the server starts.
-  const { server, tokens } = await startRestartedTestServer(t, [{ name: 'east', warm: true }, { name: 'west', warm: true }], ['--safe-mode', 'true']);
+  const { server, tokens } = await startRestartedTestServer(
+    t,
+    [
+      { name: 'east', warm: true },
+      { name: 'west', warm: true },
+    ],
+    ['--safe-mode', 'true'],
+  );
   await pushInput(t, server, 'east', tokens.get('east'));
   server.loop.trigger('test');
-  await waitFor(() => JSON.stringify(server.loop.status().gate.missing) === '["west"]', { message: 'the gate does not wait for west alone' });
+  await waitFor(() => JSON.stringify(server.loop.status().gate.missing) === '["west"]', {
+    message: 'the gate does not wait for west alone',
+  });
   const page = await openPage(t, server);
 
   const banner = page.locator('#safe-mode-banner');
@@ -85,14 +107,19 @@ test('given safe mode holding for a warm cluster without input, then the banner 
 
 test('given a safe-start window holding for a warm cluster, then the banner counts down to the end of the window, live', async (t) => {
   const { server } = await startRestartedTestServer(t, [{ name: 'west', warm: true }], ['--safe-start-window', '300']);
-  await waitFor(() => server.loop.status().windowEndsAt !== undefined, { message: 'the safe-start window does not hold' });
+  await waitFor(() => server.loop.status().windowEndsAt !== undefined, {
+    message: 'the safe-start window does not hold',
+  });
   const page = await openPage(t, server);
 
   const banner = page.locator('#safe-mode-banner');
   await banner.locator('[data-cluster="west"]').waitFor();
   const text = await banner.innerText();
   assert.match(text, /Safe-start window: translation is waiting/);
-  assert.match(text, /The window ends at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(in [45]:\d\d\); translation then runs without the missing clusters/);
+  assert.match(
+    text,
+    /The window ends at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(in [45]:\d\d\); translation then runs without the missing clusters/,
+  );
   const countdown = banner.locator('#window-countdown');
   const first = await countdown.innerText();
   await waitFor(async () => (await countdown.innerText()) !== first, { message: `the countdown stays at ${first}` });
@@ -114,15 +141,18 @@ test('given an output held by the blast-radius guard, then the held-outputs bann
   await page.locator('#clusters tr[data-cluster="east"]').waitFor();
   assert.equal(await banner.isHidden(), true);
 
-  server.held.hold({
-    cluster: 'east',
-    hash: 'a'.repeat(64),
-    reason: 'delete-share',
-    message: 'would delete 8 of 10 resources (80 % > 50 %)',
-    deleted: 8,
-    held: 10,
-    missingClusters: [],
-  }, new Date());
+  server.held.hold(
+    {
+      cluster: 'east',
+      hash: 'a'.repeat(64),
+      reason: 'delete-share',
+      message: 'would delete 8 of 10 resources (80 % > 50 %)',
+      deleted: 8,
+      held: 10,
+      missingClusters: [],
+    },
+    new Date(),
+  );
   const entry = banner.locator('[data-cluster="east"]');
   await entry.waitFor();
   const text = await entry.innerText();
@@ -206,7 +236,18 @@ test('given no admin token in the tab, when the page opens, then it asks for the
 test('given the admin token entered once, then the page shows the held-output banner, updates live and stays signed in across a reload', async (t) => {
   const server = await startTestServer(t);
   await server.registry.register('east', {});
-  server.held.hold({ cluster: 'east', hash: 'b'.repeat(64), reason: 'delete-share', message: 'would delete 9 of 10 resources (90 % > 50 %)', deleted: 9, held: 10, missingClusters: [] }, new Date());
+  server.held.hold(
+    {
+      cluster: 'east',
+      hash: 'b'.repeat(64),
+      reason: 'delete-share',
+      message: 'would delete 9 of 10 resources (90 % > 50 %)',
+      deleted: 9,
+      held: 10,
+      missingClusters: [],
+    },
+    new Date(),
+  );
   const page = await openBrowserPage(t, `${server.api}/?poll=200`, UI_TIMEOUT_MS);
   await signIn(page, server.admin.token);
 
@@ -273,17 +314,27 @@ test('given no --workspaces-file, then a notice names the implicit global worksp
   assert.equal(await banner.getAttribute('role'), 'status');
   const text = await banner.innerText();
   assert.match(text, /Implicit global workspace: no Workspace is defined/);
-  assert.match(text, /any cluster can define routes for any host, including other clusters' \*\.cluster\.local Services, and AccessPolicies every cluster applies/);
+  assert.match(
+    text,
+    /any cluster can define routes for any host, including other clusters' \*\.cluster\.local Services, and AccessPolicies every cluster applies/,
+  );
   assert.match(text, /--workspaces-file FILE/);
   await screenshot(page, 'implicit-global-workspace');
 
   const dir = mkdtempSync(join(tmpdir(), 'meshrelay-ui-workspaces-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const file = join(dir, 'workspaces.yaml');
-  writeFileSync(file, 'apiVersion: admin.gloo.solo.io/v2\nkind: Workspace\nmetadata: { name: team-a, namespace: gloo-mesh }\nspec:\n  workloadClusters: [{ name: east }]\n');
+  writeFileSync(
+    file,
+    'apiVersion: admin.gloo.solo.io/v2\nkind: Workspace\nmetadata: { name: team-a, namespace: gloo-mesh }\nspec:\n  workloadClusters: [{ name: east }]\n',
+  );
   const defined = await startTestServer(t, ['--workspaces-file', file]);
   const scoped = await openPage(t, defined);
   await scoped.locator('#replica').filter({ hasText: 'test-0' }).waitFor({ timeout: UI_TIMEOUT_MS });
-  await waitFor(async () => (await apiGet<{ workspaces: { mode: string } }>(defined, '/api/v1/status')).workspaces.mode === 'defined', { message: 'the status to name the defined workspaces' });
+  await waitFor(
+    async () =>
+      (await apiGet<{ workspaces: { mode: string } }>(defined, '/api/v1/status')).workspaces.mode === 'defined',
+    { message: 'the status to name the defined workspaces' },
+  );
   assert.equal(await scoped.locator('#workspaces-banner').isVisible(), false);
 });

@@ -14,15 +14,29 @@ function tempFile(t: { after: (fn: () => void) => void }, text: string): string 
 }
 
 test('given a file of two Workspace documents, when loaded, then both are returned in order', (t) => {
-  const file = tempFile(t, 'apiVersion: admin.gloo.solo.io/v2\nkind: Workspace\nmetadata: { name: a, namespace: gloo-mesh }\nspec: {}\n---\napiVersion: admin.gloo.solo.io/v2\nkind: Workspace\nmetadata: { name: b, namespace: gloo-mesh }\nspec: {}\n');
-  assert.deepEqual(loadWorkspacesFile(file).map((r) => r.metadata.name), ['a', 'b']);
+  const file = tempFile(
+    t,
+    'apiVersion: admin.gloo.solo.io/v2\nkind: Workspace\nmetadata: { name: a, namespace: gloo-mesh }\nspec: {}\n---\napiVersion: admin.gloo.solo.io/v2\nkind: Workspace\nmetadata: { name: b, namespace: gloo-mesh }\nspec: {}\n',
+  );
+  assert.deepEqual(
+    loadWorkspacesFile(file).map((r) => r.metadata.name),
+    ['a', 'b'],
+  );
 });
 
 test('given a missing file, when loaded, then it fails with an invalid-config error naming the flag', () => {
-  assert.throws(() => loadWorkspacesFile('/nonexistent/workspaces.yaml'), (err: Error & { code?: string }) => err.code === 'MESHRELAY_ERR_INVALID_CONFIG' && err.message.includes('--workspaces-file'));
+  assert.throws(
+    () => loadWorkspacesFile('/nonexistent/workspaces.yaml'),
+    (err: Error & { code?: string }) =>
+      err.code === 'MESHRELAY_ERR_INVALID_CONFIG' && err.message.includes('--workspaces-file'),
+  );
 });
 
 test('given a document that is not an object, when loaded, then it fails with an invalid-config error naming the document', (t) => {
   const file = tempFile(t, '- just\n- a list\n');
-  assert.throws(() => loadWorkspacesFile(file), (err: Error & { code?: string }) => err.code === 'MESHRELAY_ERR_INVALID_CONFIG' && err.message.includes('document 0'));
+  assert.throws(
+    () => loadWorkspacesFile(file),
+    (err: Error & { code?: string }) =>
+      err.code === 'MESHRELAY_ERR_INVALID_CONFIG' && err.message.includes('document 0'),
+  );
 });

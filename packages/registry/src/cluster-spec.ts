@@ -19,8 +19,12 @@ export function clusterSpecProblem(spec: Readonly<Record<string, unknown>>): str
       return `spec.${field} must be a DNS name (RFC 1123 subdomain: lowercase letters, digits, "-" and ".", at most 253 characters)`;
     }
   }
-  if (revokeCertificatesBefore !== undefined
-    && (typeof revokeCertificatesBefore !== 'string' || !RFC3339_UTC.test(revokeCertificatesBefore) || Number.isNaN(Date.parse(revokeCertificatesBefore)))) {
+  if (
+    revokeCertificatesBefore !== undefined &&
+    (typeof revokeCertificatesBefore !== 'string' ||
+      !RFC3339_UTC.test(revokeCertificatesBefore) ||
+      Number.isNaN(Date.parse(revokeCertificatesBefore)))
+  ) {
     return 'spec.revokeCertificatesBefore must be an RFC 3339 UTC timestamp (e.g. 2026-11-23T12:00:00Z)';
   }
   return undefined;

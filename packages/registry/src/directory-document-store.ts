@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { assertDocumentName, pollDocumentChanges, type DocumentBody, type DocumentRevision, type SharedDocumentStore } from './shared-documents.ts';
+import {
+  assertDocumentName,
+  pollDocumentChanges,
+  type DocumentBody,
+  type DocumentRevision,
+  type SharedDocumentStore,
+} from './shared-documents.ts';
 
 const SUFFIX = '.json';
 
@@ -21,7 +27,7 @@ async function writePieces(path: string, pieces: AsyncIterable<string>): Promise
       const { bytesWritten } = await file.write(piece, null, 'utf8');
       // A short write (rare on a local file) goes on from where it stopped, as bytes.
       const bytes = bytesWritten < Buffer.byteLength(piece) ? Buffer.from(piece) : undefined;
-      for (let done = bytesWritten; bytes && done < bytes.length; ) done += (await file.write(bytes, done)).bytesWritten;
+      for (let done = bytesWritten; bytes && done < bytes.length;) done += (await file.write(bytes, done)).bytesWritten;
     }
   } finally {
     await file.close();

@@ -55,7 +55,9 @@ export async function createFileClusterRegistry(options: FileRegistryOptions): P
 }
 
 /** A change to a record as read from disk: the record to write, or undefined to write nothing. */
-type RecordChange = (fresh: KubernetesCluster) => Promise<KubernetesCluster | undefined> | KubernetesCluster | undefined;
+type RecordChange = (
+  fresh: KubernetesCluster,
+) => Promise<KubernetesCluster | undefined> | KubernetesCluster | undefined;
 
 class FileClusterRegistry implements ClusterRegistry {
   readonly #opts: FileRegistryOptions;
@@ -95,7 +97,10 @@ class FileClusterRegistry implements ClusterRegistry {
   register(name: string, options: RegisterOptions): Promise<RegistrationResult> {
     return this.#serial(async () => {
       if (!isValidClusterName(name)) {
-        throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `cluster name "${name}" is not a DNS-1123 label (lowercase letters, digits and "-", at most 63)`);
+        throw new MeshrelayError(
+          'MESHRELAY_ERR_INVALID_ARGUMENT',
+          `cluster name "${name}" is not a DNS-1123 label (lowercase letters, digits and "-", at most 63)`,
+        );
       }
       if (this.#cache.has(name)) throw exists(name);
       assertClusterSpec({ ...options });
@@ -110,7 +115,11 @@ class FileClusterRegistry implements ClusterRegistry {
         return token;
       });
       this.#cache.apply(name, cluster);
-      return { cluster: this.#cache.get(name) as KubernetesCluster, token: issued.token, tokenExpiresAt: issued.expiresAt };
+      return {
+        cluster: this.#cache.get(name) as KubernetesCluster,
+        token: issued.token,
+        tokenExpiresAt: issued.expiresAt,
+      };
     });
   }
 
@@ -158,7 +167,10 @@ class FileClusterRegistry implements ClusterRegistry {
   }
 
   async verifyToken(name: string, token: string): Promise<KubernetesCluster> {
-    const refused = new MeshrelayError('MESHRELAY_ERR_TOKEN_INVALID', `relay identity token refused for cluster "${name}": unknown cluster, wrong token or expired token`);
+    const refused = new MeshrelayError(
+      'MESHRELAY_ERR_TOKEN_INVALID',
+      `relay identity token refused for cluster "${name}": unknown cluster, wrong token or expired token`,
+    );
     const cluster = this.#cache.get(name);
     const record = cluster ? await this.#files.readTokens(name) : undefined;
     if (!cluster || !record || !tokenMatches(record, token, this.#now())) throw refused;
@@ -212,9 +224,15 @@ class FileClusterRegistry implements ClusterRegistry {
         this.#cache.apply(name, written);
         return this.#cache.get(name) as KubernetesCluster;
       }
-      this.#opts.logger.debug({ cluster: name, attempt }, 'registry record changed under the write; applying the change to the fresh record');
+      this.#opts.logger.debug(
+        { cluster: name, attempt },
+        'registry record changed under the write; applying the change to the fresh record',
+      );
     }
-    throw new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', `registry record ${this.#files.clusterPath(name)} changed under each of ${WRITE_ATTEMPTS} attempts to write it; try again`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_UNAVAILABLE',
+      `registry record ${this.#files.clusterPath(name)} changed under each of ${WRITE_ATTEMPTS} attempts to write it; try again`,
+    );
   }
 
   #issueToken(now: Date, existing: TokenRecord | undefined): IssuedToken {
@@ -230,7 +248,9 @@ class FileClusterRegistry implements ClusterRegistry {
   #scheduleReload(): void {
     clearTimeout(this.#reloadTimer);
     this.#reloadTimer = setTimeout(() => {
-      this.#serial(() => this.#reload()).catch((err: unknown) => this.#opts.logger.error({ err }, 'registry reload failed'));
+      this.#serial(() => this.#reload()).catch((err: unknown) =>
+        this.#opts.logger.error({ err }, 'registry reload failed'),
+      );
     }, 50);
   }
 
@@ -259,7 +279,10 @@ class FileClusterRegistry implements ClusterRegistry {
     }
     const parsed = parseCluster(text, name);
     if ('problem' in parsed) {
-      this.#opts.logger.error({ path, problem: parsed.problem }, 'registry record is invalid; keeping the previous copy');
+      this.#opts.logger.error(
+        { path, problem: parsed.problem },
+        'registry record is invalid; keeping the previous copy',
+      );
       return this.#cache.get(name);
     }
     return parsed.cluster;
@@ -278,7 +301,12 @@ function newClusterRecord(name: string, options: RegisterOptions, now: Date): Ku
   return {
     apiVersion: KINDS.KubernetesCluster.apiVersion as 'admin.gloo.solo.io/v2',
     kind: 'KubernetesCluster',
-    metadata: { name, namespace: DEFAULT_MANAGEMENT_NAMESPACE, uid: randomUUID(), creationTimestamp: now.toISOString() },
+    metadata: {
+      name,
+      namespace: DEFAULT_MANAGEMENT_NAMESPACE,
+      uid: randomUUID(),
+      creationTimestamp: now.toISOString(),
+    },
     spec: {
       ...(options.clusterDomain !== undefined ? { clusterDomain: options.clusterDomain } : {}),
       ...(options.trustDomain !== undefined ? { trustDomain: options.trustDomain } : {}),
@@ -286,14 +314,24 @@ function newClusterRecord(name: string, options: RegisterOptions, now: Date): Ku
     },
     status: {
       conditions: [
-        { type: 'ClusterWarm', status: 'False', reason: 'ClusterRegistered', message: 'no input snapshot received yet', lastTransitionTime: now.toISOString() },
+        {
+          type: 'ClusterWarm',
+          status: 'False',
+          reason: 'ClusterRegistered',
+          message: 'no input snapshot received yet',
+          lastTransitionTime: now.toISOString(),
+        },
       ],
     },
   };
 }
 
 /** The record with the condition set (by type), or undefined when type, status and reason are already so. */
-function withCondition(cluster: KubernetesCluster, condition: Omit<ClusterCondition, 'lastTransitionTime'>, now: Date): KubernetesCluster | undefined {
+function withCondition(
+  cluster: KubernetesCluster,
+  condition: Omit<ClusterCondition, 'lastTransitionTime'>,
+  now: Date,
+): KubernetesCluster | undefined {
   const conditions = cluster.status?.conditions ?? [];
   const old = conditions.find((c) => c.type === condition.type);
   if (old && old.status === condition.status && old.reason === condition.reason) return undefined;
@@ -301,7 +339,10 @@ function withCondition(cluster: KubernetesCluster, condition: Omit<ClusterCondit
     ...cluster,
     status: {
       ...cluster.status,
-      conditions: [...conditions.filter((c) => c.type !== condition.type), { ...condition, lastTransitionTime: now.toISOString() }],
+      conditions: [
+        ...conditions.filter((c) => c.type !== condition.type),
+        { ...condition, lastTransitionTime: now.toISOString() },
+      ],
     },
   };
 }

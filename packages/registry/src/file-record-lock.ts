@@ -136,6 +136,8 @@ async function release(path: string, ino: number): Promise<void> {
 
 function busy(path: string, holder: Holder | undefined, waitMs: number): MeshrelayError {
   const who = holder ? `process ${holder.pid} on ${holder.host} since ${holder.since}` : 'another writer';
-  return new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE',
-    `registry lock ${path} is held by ${who}; gave up after ${waitMs} ms (remove the file if that process is gone)`);
+  return new MeshrelayError(
+    'MESHRELAY_ERR_UNAVAILABLE',
+    `registry lock ${path} is held by ${who}; gave up after ${waitMs} ms (remove the file if that process is gone)`,
+  );
 }

@@ -20,7 +20,8 @@ export interface StoredCluster {
   readonly text: string;
 }
 
-export type ParsedCluster = { readonly cluster: KubernetesCluster; readonly revision: number } | { readonly problem: string };
+export type ParsedCluster =
+  { readonly cluster: KubernetesCluster; readonly revision: number } | { readonly problem: string };
 
 export class ClusterFiles {
   readonly #clustersDir: string;
@@ -59,7 +60,10 @@ export class ClusterFiles {
     if (text === undefined) return undefined;
     const parsed = parseCluster(text, name);
     if ('problem' in parsed) {
-      throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `registry record ${this.clusterPath(name)} is invalid (${parsed.problem}); fix or remove it before changing cluster "${name}"`);
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_INTERNAL',
+        `registry record ${this.clusterPath(name)} is invalid (${parsed.problem}); fix or remove it before changing cluster "${name}"`,
+      );
     }
     return { ...parsed, text };
   }
@@ -128,14 +132,18 @@ export function parseCluster(text: string, name: string): ParsedCluster {
   if (problem) return { problem };
   const { resourceVersion, ...metadata } = parsed.metadata;
   const revision = resourceVersion === undefined ? 0 : Number(resourceVersion);
-  if (typeof resourceVersion !== 'undefined' && (typeof resourceVersion !== 'string' || !Number.isSafeInteger(revision) || revision < 0)) {
+  if (
+    typeof resourceVersion !== 'undefined' &&
+    (typeof resourceVersion !== 'string' || !Number.isSafeInteger(revision) || revision < 0)
+  ) {
     return { problem: 'metadata.resourceVersion must be a whole number written as a string' };
   }
   return { cluster: { ...parsed, metadata }, revision };
 }
 
 function describeClusterProblem(c: KubernetesCluster, name: string): string | undefined {
-  if (c?.kind !== 'KubernetesCluster' || c.apiVersion !== KINDS.KubernetesCluster.apiVersion) return 'apiVersion/kind must be admin.gloo.solo.io/v2 KubernetesCluster';
+  if (c?.kind !== 'KubernetesCluster' || c.apiVersion !== KINDS.KubernetesCluster.apiVersion)
+    return 'apiVersion/kind must be admin.gloo.solo.io/v2 KubernetesCluster';
   if (c.metadata?.name !== name) return `metadata.name must be "${name}" (the file name)`;
   if (typeof c.metadata.uid !== 'string' || c.metadata.uid === '') return 'metadata.uid is missing';
   if (typeof c.spec !== 'object' || c.spec === null) return 'spec is missing';

@@ -2,7 +2,12 @@
 // directory, Kubernetes API), relay identity tokens, the relay CA Secret store, VIP allocation
 // stores, and the JSON shapes of the HTTP API.
 export type {
-  ClusterRegistry, ClusterUpdate, RegisterOptions, RegistrationResult, RegistryChange, RevocationResult,
+  ClusterRegistry,
+  ClusterUpdate,
+  RegisterOptions,
+  RegistrationResult,
+  RegistryChange,
+  RevocationResult,
 } from './cluster-registry.ts';
 export { formatRevocationMark, isRevoked, revocationMark, revokedBefore } from './revocation.ts';
 export { readClusterObject, revokeClusterInKubernetes, type KubernetesRevocation } from './kubernetes-revocation.ts';
@@ -37,16 +42,57 @@ export { TOKEN_PREFIX, hashToken, issueToken, tokenMatches, type IssuedToken, ty
 export { VipAllocations, type VipAllocationStore } from './vip-allocations.ts';
 export { decodeVipTable, reconcileVips, type VipAllocation, type VipDemand, type VipTable } from './vip-ownership.ts';
 export { KubernetesVipAllocations } from './kubernetes-vip-allocations.ts';
-export type { ClusterView, HeldOutputView, RelayEndpointView, ResourceView, RevocationResponse } from './http-api-types.ts';
-export { assertDocumentName, documentBytes, pollDocumentChanges, type DocumentBody, type DocumentRevision, type SharedDocumentStore } from './shared-documents.ts';
+export type {
+  ClusterView,
+  HeldOutputView,
+  RelayEndpointView,
+  ResourceView,
+  RevocationResponse,
+} from './http-api-types.ts';
+export {
+  assertDocumentName,
+  documentBytes,
+  pollDocumentChanges,
+  type DocumentBody,
+  type DocumentRevision,
+  type SharedDocumentStore,
+} from './shared-documents.ts';
 export { DirectoryDocumentStore } from './directory-document-store.ts';
 export {
-  KubernetesDocumentStore, MAX_CHUNK_BYTES, SHARED_DOCUMENT_LABEL, SHARED_DOCUMENT_NAME_ANNOTATION, SHARED_STATE_LABEL, SHARED_STATE_PART_LABEL,
+  KubernetesDocumentStore,
+  MAX_CHUNK_BYTES,
+  SHARED_DOCUMENT_LABEL,
+  SHARED_DOCUMENT_NAME_ANNOTATION,
+  SHARED_STATE_LABEL,
+  SHARED_STATE_PART_LABEL,
 } from './kubernetes-document-store.ts';
-export { KubernetesResourceWatch, startKubernetesResourceWatch, type KubernetesResourceWatchOptions, type WatchedObjects, type WatchedResourceKind } from './kubernetes-resource-watch.ts';
-export { WORKSPACE_API, WorkspaceSet, judgeWorkspace, startKubernetesWorkspaces, type KubernetesWorkspaceOptions, type WorkspaceSource } from './kubernetes-workspaces.ts';
-export { NOT_ACTED_ON, parseRootTrustPolicy, type CertOptions, type MgmtServerCa, type RootTrustPolicy } from './root-trust-policy.ts';
 export {
-  ROOT_TRUST_POLICY_API, RootTrustPolicySet, startKubernetesRootTrustPolicy,
-  type KubernetesRootTrustPolicyOptions, type RootTrustPolicySource, type RootTrustPolicyState,
+  KubernetesResourceWatch,
+  startKubernetesResourceWatch,
+  type KubernetesResourceWatchOptions,
+  type WatchedObjects,
+  type WatchedResourceKind,
+} from './kubernetes-resource-watch.ts';
+export {
+  WORKSPACE_API,
+  WorkspaceSet,
+  judgeWorkspace,
+  startKubernetesWorkspaces,
+  type KubernetesWorkspaceOptions,
+  type WorkspaceSource,
+} from './kubernetes-workspaces.ts';
+export {
+  NOT_ACTED_ON,
+  parseRootTrustPolicy,
+  type CertOptions,
+  type MgmtServerCa,
+  type RootTrustPolicy,
+} from './root-trust-policy.ts';
+export {
+  ROOT_TRUST_POLICY_API,
+  RootTrustPolicySet,
+  startKubernetesRootTrustPolicy,
+  type KubernetesRootTrustPolicyOptions,
+  type RootTrustPolicySource,
+  type RootTrustPolicyState,
 } from './kubernetes-root-trust-policy.ts';

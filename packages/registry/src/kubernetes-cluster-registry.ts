@@ -19,21 +19,37 @@
 // outside the server (kubectl, meshctl), so N replicas do not race for it.
 
 import {
-  makeInformer, type Informer, type KubeConfig, type KubernetesListObject, type ObjectCache,
+  makeInformer,
+  type Informer,
+  type KubeConfig,
+  type KubernetesListObject,
+  type ObjectCache,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import {
-  CLUSTER_WARM_CONDITION, MeshrelayError, type ClusterCondition, type KubernetesCluster,
-} from '@meshrelay/api';
+import { CLUSTER_WARM_CONDITION, MeshrelayError, type ClusterCondition, type KubernetesCluster } from '@meshrelay/api';
 import type {
-  ClusterRegistry, ClusterUpdate, RegisterOptions, RegistrationResult, RegistryChange, RevocationResult,
+  ClusterRegistry,
+  ClusterUpdate,
+  RegisterOptions,
+  RegistrationResult,
+  RegistryChange,
+  RevocationResult,
 } from './cluster-registry.ts';
 import { ClusterCache } from './cluster-cache.ts';
 import { assertClusterSpec } from './cluster-spec.ts';
 import { KubernetesConditionWriter } from './kubernetes-condition-writer.ts';
 import {
-  KUBERNETES_CLUSTER_API, clusterFromObject, createClusterWithToken, isRetryableKubeError, kubeErrorCode,
-  kubeFailure, readTokenRecord, registryApis, tokenSecretName, type KubernetesClusterObject, type KubernetesRegistryApis,
+  KUBERNETES_CLUSTER_API,
+  clusterFromObject,
+  createClusterWithToken,
+  isRetryableKubeError,
+  kubeErrorCode,
+  kubeFailure,
+  readTokenRecord,
+  registryApis,
+  tokenSecretName,
+  type KubernetesClusterObject,
+  type KubernetesRegistryApis,
 } from './kubernetes-objects.ts';
 import { revokeClusterInKubernetes } from './kubernetes-revocation.ts';
 import { changeClusterSpec } from './kubernetes-spec-change.ts';
@@ -64,7 +80,10 @@ export interface KubernetesRegistryOptions {
 }
 
 const REGISTERED_CONDITION: Omit<ClusterCondition, 'lastTransitionTime'> = {
-  type: CLUSTER_WARM_CONDITION, status: 'False', reason: 'ClusterRegistered', message: 'no input snapshot received yet',
+  type: CLUSTER_WARM_CONDITION,
+  status: 'False',
+  reason: 'ClusterRegistered',
+  message: 'no input snapshot received yet',
 };
 
 /**
@@ -99,7 +118,10 @@ class KubernetesClusterRegistry implements ClusterRegistry {
     this.#now = options.now ?? (() => new Date());
     const { namespace } = options;
     this.#conditions = new KubernetesConditionWriter({
-      apis: this.#apis, namespace, now: this.#now, logger: options.logger,
+      apis: this.#apis,
+      namespace,
+      now: this.#now,
+      logger: options.logger,
       cached: (name) => this.#informer.get(name, namespace),
       observed: (obj) => this.#observe(obj),
     });
@@ -107,7 +129,10 @@ class KubernetesClusterRegistry implements ClusterRegistry {
     const path = `/apis/${KUBERNETES_CLUSTER_API.group}/${KUBERNETES_CLUSTER_API.version}/namespaces/${namespace}/${KUBERNETES_CLUSTER_API.plural}`;
     this.#informer = makeInformer<KubernetesClusterObject>(options.kubeConfig, path, async () => {
       // CustomObjectsApi returns the list untyped.
-      const list = await this.#apis.custom.listNamespacedCustomObject({ ...KUBERNETES_CLUSTER_API, namespace }) as KubernetesListObject<KubernetesClusterObject>;
+      const list = (await this.#apis.custom.listNamespacedCustomObject({
+        ...KUBERNETES_CLUSTER_API,
+        namespace,
+      })) as KubernetesListObject<KubernetesClusterObject>;
       // The informer applies a list after this promise settles; reconcile once it has.
       setImmediate(() => this.#reconcile());
       return list;
@@ -132,7 +157,10 @@ class KubernetesClusterRegistry implements ClusterRegistry {
     clearTimeout(timer);
     if (outcome === 'timeout') {
       await this.close();
-      throw kubeFailure(this.#lastError ?? new Error('no answer'), `list KubernetesClusters in ${this.#opts.namespace} (gave up after ${timeoutMs} ms)`);
+      throw kubeFailure(
+        this.#lastError ?? new Error('no answer'),
+        `list KubernetesClusters in ${this.#opts.namespace} (gave up after ${timeoutMs} ms)`,
+      );
     }
     const election = this.#opts.statusWriter;
     this.#unsubscribeElection = election?.onChange((leader) => {
@@ -150,16 +178,27 @@ class KubernetesClusterRegistry implements ClusterRegistry {
   }
 
   async register(name: string, options: RegisterOptions): Promise<RegistrationResult> {
-    if (this.#cache.has(name)) throw new MeshrelayError('MESHRELAY_ERR_CLUSTER_EXISTS', `cluster "${name}" is already registered`);
+    if (this.#cache.has(name))
+      throw new MeshrelayError('MESHRELAY_ERR_CLUSTER_EXISTS', `cluster "${name}" is already registered`);
     const created = await createClusterWithToken(this.#apis, name, {
-      ...options, namespace: this.#opts.namespace, tokenTtlSeconds: this.#opts.tokenTtlSeconds, now: this.#now(),
+      ...options,
+      namespace: this.#opts.namespace,
+      tokenTtlSeconds: this.#opts.tokenTtlSeconds,
+      now: this.#now(),
     });
     this.#observe(created.object);
     // The creator initialises the condition itself; if that fails the elected replica does it later.
-    await this.#conditions.write(name, REGISTERED_CONDITION, { onlyIfAbsent: true }).catch((err: unknown) =>
-      this.#opts.logger.warn({ err, cluster: name }, 'could not initialise the ClusterWarm condition'));
+    await this.#conditions
+      .write(name, REGISTERED_CONDITION, { onlyIfAbsent: true })
+      .catch((err: unknown) =>
+        this.#opts.logger.warn({ err, cluster: name }, 'could not initialise the ClusterWarm condition'),
+      );
     const cluster = this.#cache.get(name);
-    if (!cluster) throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `cluster "${name}" was created but is not a valid KubernetesCluster`);
+    if (!cluster)
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_INTERNAL',
+        `cluster "${name}" was created but is not a valid KubernetesCluster`,
+      );
     return { cluster, token: created.issued.token, tokenExpiresAt: created.issued.expiresAt };
   }
 
@@ -173,7 +212,8 @@ class KubernetesClusterRegistry implements ClusterRegistry {
     }
     // The garbage collector removes the owned Secret too, but asynchronously: do not leave it to it.
     await this.#apis.core.deleteNamespacedSecret({ name: tokenSecretName(name), namespace }).catch((err: unknown) => {
-      if (kubeErrorCode(err) !== 404) this.#opts.logger.warn({ err, cluster: name }, 'could not delete the token Secret; the garbage collector will');
+      if (kubeErrorCode(err) !== 404)
+        this.#opts.logger.warn({ err, cluster: name }, 'could not delete the token Secret; the garbage collector will');
     });
     this.#cache.apply(name, undefined);
   }
@@ -186,17 +226,33 @@ class KubernetesClusterRegistry implements ClusterRegistry {
 
   async revoke(name: string): Promise<RevocationResult> {
     const cluster = this.#require(name);
-    const revoked = await revokeClusterInKubernetes(this.#apis, this.#opts.namespace, { name, uid: cluster.metadata.uid }, {
-      now: this.#now(), tokenTtlSeconds: this.#opts.tokenTtlSeconds,
-    });
+    const revoked = await revokeClusterInKubernetes(
+      this.#apis,
+      this.#opts.namespace,
+      { name, uid: cluster.metadata.uid },
+      {
+        now: this.#now(),
+        tokenTtlSeconds: this.#opts.tokenTtlSeconds,
+      },
+    );
     this.#observe(revoked.object);
-    return { cluster: this.#require(name), token: revoked.issued.token, tokenExpiresAt: revoked.issued.expiresAt, revokedBefore: revoked.revokedBefore };
+    return {
+      cluster: this.#require(name),
+      token: revoked.issued.token,
+      tokenExpiresAt: revoked.issued.expiresAt,
+      revokedBefore: revoked.revokedBefore,
+    };
   }
 
   async verifyToken(name: string, token: string): Promise<KubernetesCluster> {
-    const refused = new MeshrelayError('MESHRELAY_ERR_TOKEN_INVALID', `relay identity token refused for cluster "${name}": unknown cluster, wrong token or expired token`);
+    const refused = new MeshrelayError(
+      'MESHRELAY_ERR_TOKEN_INVALID',
+      `relay identity token refused for cluster "${name}": unknown cluster, wrong token or expired token`,
+    );
     const cluster = this.#cache.get(name);
-    const record = cluster ? await readTokenRecord(this.#apis, this.#opts.namespace, { name, uid: cluster.metadata.uid }) : undefined;
+    const record = cluster
+      ? await readTokenRecord(this.#apis, this.#opts.namespace, { name, uid: cluster.metadata.uid })
+      : undefined;
     if (!cluster || !record || !tokenMatches(record, token, this.#now())) throw refused;
     return cluster;
   }
@@ -205,7 +261,10 @@ class KubernetesClusterRegistry implements ClusterRegistry {
     const { metadata } = this.#require(name);
     const fields = Object.fromEntries(Object.entries(update).filter(([, v]) => v !== undefined));
     assertClusterSpec(fields);
-    const written = await changeClusterSpec(this.#apis, this.#opts.namespace, { name, uid: metadata.uid }, (spec) => ({ ...spec, ...fields }));
+    const written = await changeClusterSpec(this.#apis, this.#opts.namespace, { name, uid: metadata.uid }, (spec) => ({
+      ...spec,
+      ...fields,
+    }));
     this.#observe(written);
     return this.#require(name);
   }
@@ -241,7 +300,10 @@ class KubernetesClusterRegistry implements ClusterRegistry {
     const name = obj.metadata?.name ?? '';
     const parsed = clusterFromObject(obj);
     if ('problem' in parsed) {
-      this.#opts.logger.error({ cluster: name, problem: parsed.problem }, 'KubernetesCluster is invalid; keeping the previous copy');
+      this.#opts.logger.error(
+        { cluster: name, problem: parsed.problem },
+        'KubernetesCluster is invalid; keeping the previous copy',
+      );
       return;
     }
     this.#cache.apply(name, parsed.cluster);
@@ -269,13 +331,17 @@ class KubernetesClusterRegistry implements ClusterRegistry {
   #initializeStatuses(): void {
     if (!this.#statusWriter()) return;
     for (const cluster of this.#cache.list()) {
-      if (!cluster.status?.conditions?.some((c) => c.type === CLUSTER_WARM_CONDITION)) this.#initializeStatus(cluster.metadata.name);
+      if (!cluster.status?.conditions?.some((c) => c.type === CLUSTER_WARM_CONDITION))
+        this.#initializeStatus(cluster.metadata.name);
     }
   }
 
   #initializeStatus(name: string): void {
-    this.#conditions.write(name, REGISTERED_CONDITION, { onlyIfAbsent: true }).catch((err: unknown) =>
-      this.#opts.logger.warn({ err, cluster: name }, 'could not initialise the ClusterWarm condition'));
+    this.#conditions
+      .write(name, REGISTERED_CONDITION, { onlyIfAbsent: true })
+      .catch((err: unknown) =>
+        this.#opts.logger.warn({ err, cluster: name }, 'could not initialise the ClusterWarm condition'),
+      );
   }
 
   #scheduleRestart(err: unknown): void {
@@ -286,11 +352,13 @@ class KubernetesClusterRegistry implements ClusterRegistry {
     const cap = Math.min(this.#opts.retryMaxMs ?? 30_000, base * 2 ** Math.min(this.#failures, 16));
     const delay = Math.round(Math.random() * cap);
     this.#failures++;
-    this.#opts.logger.warn({ err, retryInMs: delay, retryable: isRetryableKubeError(err) }, 'KubernetesCluster watch failed; restarting');
+    this.#opts.logger.warn(
+      { err, retryInMs: delay, retryable: isRetryableKubeError(err) },
+      'KubernetesCluster watch failed; restarting',
+    );
     this.#restartTimer = setTimeout(() => {
       if (this.#closed) return;
       this.#informer.start().catch((e: unknown) => this.#scheduleRestart(e));
     }, delay);
   }
-
 }

@@ -6,8 +6,12 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { CLUSTER_WARM_CONDITION, type ClusterCondition } from '@meshrelay/api';
 import {
-  KUBERNETES_CLUSTER_API, isRetryableKubeError, kubeErrorCode, kubeFailure,
-  type KubernetesClusterObject, type KubernetesRegistryApis,
+  KUBERNETES_CLUSTER_API,
+  isRetryableKubeError,
+  kubeErrorCode,
+  kubeFailure,
+  type KubernetesClusterObject,
+  type KubernetesRegistryApis,
 } from './kubernetes-objects.ts';
 
 export interface ConditionWriterOptions {
@@ -36,19 +40,27 @@ type RawCondition = Record<string, unknown>;
  * ClusterWarm=True back to False (warmness is final).
  */
 export function withCondition(
-  obj: KubernetesClusterObject, condition: Omit<ClusterCondition, 'lastTransitionTime'>, options: ConditionWriteOptions, now: Date,
+  obj: KubernetesClusterObject,
+  condition: Omit<ClusterCondition, 'lastTransitionTime'>,
+  options: ConditionWriteOptions,
+  now: Date,
 ): KubernetesClusterObject | undefined {
   const raw = Array.isArray(obj.status?.conditions) ? (obj.status.conditions as RawCondition[]) : [];
   const old = raw.find((c) => c.type === condition.type);
   if (old && options.onlyIfAbsent) return undefined;
   if (old && old.status === condition.status && old.reason === condition.reason) return undefined;
-  if (condition.type === CLUSTER_WARM_CONDITION && old?.status === 'True' && condition.status !== 'True') return undefined;
-  const lastTransitionTime = old?.status === condition.status && old.lastTransitionTime
-    ? old.lastTransitionTime
-    : now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  if (condition.type === CLUSTER_WARM_CONDITION && old?.status === 'True' && condition.status !== 'True')
+    return undefined;
+  const lastTransitionTime =
+    old?.status === condition.status && old.lastTransitionTime
+      ? old.lastTransitionTime
+      : now.toISOString().replace(/\.\d{3}Z$/, 'Z');
   return {
     ...obj,
-    status: { ...obj.status, conditions: [...raw.filter((c) => c.type !== condition.type), { ...condition, lastTransitionTime }] },
+    status: {
+      ...obj.status,
+      conditions: [...raw.filter((c) => c.type !== condition.type), { ...condition, lastTransitionTime }],
+    },
   };
 }
 
@@ -66,7 +78,11 @@ export class KubernetesConditionWriter {
    * by re-reading, and transient failures with backoff for retryBudgetMs; then throws
    * MESHRELAY_ERR_UNAVAILABLE.
    */
-  write(name: string, condition: Omit<ClusterCondition, 'lastTransitionTime'>, options: ConditionWriteOptions): Promise<void> {
+  write(
+    name: string,
+    condition: Omit<ClusterCondition, 'lastTransitionTime'>,
+    options: ConditionWriteOptions,
+  ): Promise<void> {
     const key = [name, condition.type, condition.status, condition.reason, options.onlyIfAbsent].join('\u0000');
     const running = this.#inflight.get(key);
     if (running) return running;
@@ -80,23 +96,37 @@ export class KubernetesConditionWriter {
     await Promise.allSettled([...this.#inflight.values()]);
   }
 
-  async #write(name: string, condition: Omit<ClusterCondition, 'lastTransitionTime'>, options: ConditionWriteOptions): Promise<void> {
+  async #write(
+    name: string,
+    condition: Omit<ClusterCondition, 'lastTransitionTime'>,
+    options: ConditionWriteOptions,
+  ): Promise<void> {
     const { apis, namespace } = this.#opts;
     const deadline = Date.now() + (this.#opts.retryBudgetMs ?? 10_000);
     let obj = this.#opts.cached(name);
     for (let attempt = 0; ; attempt++) {
       try {
-        obj ??= await apis.custom.getNamespacedCustomObject({ ...KUBERNETES_CLUSTER_API, namespace, name }) as KubernetesClusterObject;
+        obj ??= (await apis.custom.getNamespacedCustomObject({
+          ...KUBERNETES_CLUSTER_API,
+          namespace,
+          name,
+        })) as KubernetesClusterObject;
         const next = withCondition(obj, condition, options, this.#opts.now());
         if (!next) return;
-        const written = await apis.custom.replaceNamespacedCustomObjectStatus({ ...KUBERNETES_CLUSTER_API, namespace, name, body: next });
+        const written = await apis.custom.replaceNamespacedCustomObjectStatus({
+          ...KUBERNETES_CLUSTER_API,
+          namespace,
+          name,
+          body: next,
+        });
         this.#opts.observed(written as KubernetesClusterObject);
         return;
       } catch (err) {
         const code = kubeErrorCode(err);
         if (code === 404) return;
         const retry = code === 409 || isRetryableKubeError(err);
-        if (!retry || Date.now() > deadline) throw kubeFailure(err, `write ${condition.type} condition of KubernetesCluster ${namespace}/${name}`);
+        if (!retry || Date.now() > deadline)
+          throw kubeFailure(err, `write ${condition.type} condition of KubernetesCluster ${namespace}/${name}`);
         obj = undefined;
         if (code !== 409) await delay(Math.round(Math.random() * Math.min(2000, 100 * 2 ** attempt)));
         this.#opts.logger.debug({ cluster: name, code, attempt }, 'condition write retried');

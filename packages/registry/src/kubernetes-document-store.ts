@@ -3,8 +3,21 @@ import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { MeshrelayError } from '@meshrelay/api';
-import { MESHRELAY_MANAGED_LABELS, kubeErrorCode, kubeFailure, retryTransient, type KubernetesRegistryApis } from './kubernetes-objects.ts';
-import { assertDocumentName, documentBytes, pollDocumentChanges, type DocumentBody, type DocumentRevision, type SharedDocumentStore } from './shared-documents.ts';
+import {
+  MESHRELAY_MANAGED_LABELS,
+  kubeErrorCode,
+  kubeFailure,
+  retryTransient,
+  type KubernetesRegistryApis,
+} from './kubernetes-objects.ts';
+import {
+  assertDocumentName,
+  documentBytes,
+  pollDocumentChanges,
+  type DocumentBody,
+  type DocumentRevision,
+  type SharedDocumentStore,
+} from './shared-documents.ts';
 
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
@@ -64,9 +77,18 @@ export class KubernetesDocumentStore implements SharedDocumentStore {
     const generation = randomBytes(6).toString('hex');
     const chunks = packed.length <= MAX_CHUNK_BYTES ? 0 : Math.ceil(packed.length / MAX_CHUNK_BYTES);
     for (let i = 0; i < chunks; i++) {
-      await this.#create(this.#chunkObject(name, generation, i, packed.subarray(i * MAX_CHUNK_BYTES, (i + 1) * MAX_CHUNK_BYTES)));
+      await this.#create(
+        this.#chunkObject(name, generation, i, packed.subarray(i * MAX_CHUNK_BYTES, (i + 1) * MAX_CHUNK_BYTES)),
+      );
     }
-    await this.#upsert(this.#indexObject(name, { generation, chunks, sha256: sha256(packed), inline: chunks === 0 ? packed : undefined }));
+    await this.#upsert(
+      this.#indexObject(name, {
+        generation,
+        chunks,
+        sha256: sha256(packed),
+        inline: chunks === 0 ? packed : undefined,
+      }),
+    );
     if (previous && previous.chunks > 0) await this.#deleteChunks(name, previous.generation);
   }
 
@@ -80,7 +102,10 @@ export class KubernetesDocumentStore implements SharedDocumentStore {
       if (packed === undefined || sha256(packed) !== index.sha256) continue;
       return gunzipAsync(packed);
     }
-    throw new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', `shared document "${name}" in ${this.location} kept changing while it was read`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_UNAVAILABLE',
+      `shared document "${name}" in ${this.location} kept changing while it was read`,
+    );
   }
 
   list(): Promise<DocumentRevision[]> {
@@ -90,7 +115,10 @@ export class KubernetesDocumentStore implements SharedDocumentStore {
   async #revisions(fromWatchCache: boolean): Promise<DocumentRevision[]> {
     const items = await this.#list(`${SHARED_STATE_PART_LABEL}=index`, fromWatchCache);
     return items
-      .map((cm) => ({ name: cm.metadata?.annotations?.[SHARED_DOCUMENT_NAME_ANNOTATION] ?? '', revision: cm.metadata?.resourceVersion ?? '' }))
+      .map((cm) => ({
+        name: cm.metadata?.annotations?.[SHARED_DOCUMENT_NAME_ANNOTATION] ?? '',
+        revision: cm.metadata?.resourceVersion ?? '',
+      }))
       .filter((d) => d.name !== '')
       .sort((a, b) => (a.name < b.name ? -1 : 1));
   }
@@ -122,10 +150,13 @@ export class KubernetesDocumentStore implements SharedDocumentStore {
 
   #indexObject(name: string, index: IndexData): V1ConfigMap {
     return {
-      apiVersion: 'v1', kind: 'ConfigMap',
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
       metadata: {
-        name: this.#indexName(name), namespace: this.#namespace,
-        labels: this.#labels(name, 'index'), annotations: { [SHARED_DOCUMENT_NAME_ANNOTATION]: name },
+        name: this.#indexName(name),
+        namespace: this.#namespace,
+        labels: this.#labels(name, 'index'),
+        annotations: { [SHARED_DOCUMENT_NAME_ANNOTATION]: name },
       },
       data: { generation: index.generation, chunks: String(index.chunks), sha256: index.sha256 },
       ...(index.inline ? { binaryData: { body: index.inline.toString('base64') } } : {}),
@@ -134,9 +165,11 @@ export class KubernetesDocumentStore implements SharedDocumentStore {
 
   #chunkObject(name: string, generation: string, i: number, bytes: Buffer): V1ConfigMap {
     return {
-      apiVersion: 'v1', kind: 'ConfigMap',
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
       metadata: {
-        name: `${this.#indexName(name)}.g${generation}.${i}`, namespace: this.#namespace,
+        name: `${this.#indexName(name)}.g${generation}.${i}`,
+        namespace: this.#namespace,
         labels: { ...this.#labels(name, 'chunk'), 'meshrelay.io/generation': generation },
       },
       binaryData: { part: bytes.toString('base64') },
@@ -149,10 +182,23 @@ export class KubernetesDocumentStore implements SharedDocumentStore {
     const data = cm.data ?? {};
     const chunks = Number(data['chunks']);
     const body = cm.binaryData?.['body'];
-    if (!Number.isInteger(chunks) || chunks < 0 || typeof data['sha256'] !== 'string' || (chunks === 0 && body === undefined)) {
-      throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `shared document "${name}": ConfigMap ${this.#namespace}/${this.#indexName(name)} is not a valid index (data.chunks, data.sha256, binaryData.body)`);
+    if (
+      !Number.isInteger(chunks) ||
+      chunks < 0 ||
+      typeof data['sha256'] !== 'string' ||
+      (chunks === 0 && body === undefined)
+    ) {
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_INTERNAL',
+        `shared document "${name}": ConfigMap ${this.#namespace}/${this.#indexName(name)} is not a valid index (data.chunks, data.sha256, binaryData.body)`,
+      );
     }
-    return { generation: data['generation'] ?? '', chunks, sha256: data['sha256'], inline: chunks === 0 && body !== undefined ? Buffer.from(body, 'base64') : undefined };
+    return {
+      generation: data['generation'] ?? '',
+      chunks,
+      sha256: data['sha256'],
+      inline: chunks === 0 && body !== undefined ? Buffer.from(body, 'base64') : undefined,
+    };
   }
 
   /** The concatenated chunks of the index's generation, or undefined when one is gone. */
@@ -175,7 +221,9 @@ export class KubernetesDocumentStore implements SharedDocumentStore {
 
   async #read(objectName: string): Promise<V1ConfigMap | undefined> {
     try {
-      return await retryTransient(() => this.#apis.core.readNamespacedConfigMap({ name: objectName, namespace: this.#namespace }));
+      return await retryTransient(() =>
+        this.#apis.core.readNamespacedConfigMap({ name: objectName, namespace: this.#namespace }),
+      );
     } catch (err) {
       if (kubeErrorCode(err) === 404) return undefined;
       throw kubeFailure(err, `read ConfigMap ${this.#namespace}/${objectName}`);
@@ -205,7 +253,9 @@ export class KubernetesDocumentStore implements SharedDocumentStore {
     const name = body.metadata?.name ?? '';
     for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
       try {
-        await retryTransient(() => this.#apis.core.replaceNamespacedConfigMap({ name, namespace: this.#namespace, body }));
+        await retryTransient(() =>
+          this.#apis.core.replaceNamespacedConfigMap({ name, namespace: this.#namespace, body }),
+        );
         return;
       } catch (err) {
         if (kubeErrorCode(err) !== 404) throw kubeFailure(err, `replace ConfigMap ${this.#namespace}/${name}`);
@@ -217,12 +267,17 @@ export class KubernetesDocumentStore implements SharedDocumentStore {
         if (kubeErrorCode(err) !== 409) throw kubeFailure(err, `create ConfigMap ${this.#namespace}/${name}`);
       }
     }
-    throw new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', `ConfigMap ${this.#namespace}/${name} was created and deleted under this writer ${WRITE_ATTEMPTS} times`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_UNAVAILABLE',
+      `ConfigMap ${this.#namespace}/${name} was created and deleted under this writer ${WRITE_ATTEMPTS} times`,
+    );
   }
 
   async #delete(objectName: string): Promise<void> {
     try {
-      await retryTransient(() => this.#apis.core.deleteNamespacedConfigMap({ name: objectName, namespace: this.#namespace }));
+      await retryTransient(() =>
+        this.#apis.core.deleteNamespacedConfigMap({ name: objectName, namespace: this.#namespace }),
+      );
     } catch (err) {
       if (kubeErrorCode(err) !== 404) throw kubeFailure(err, `delete ConfigMap ${this.#namespace}/${objectName}`);
     }

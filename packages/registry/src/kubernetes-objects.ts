@@ -8,22 +8,37 @@
 
 import { setTimeout as delay } from 'node:timers/promises';
 import {
-  ApiException, CoreV1Api, CustomObjectsApi, type KubeConfig, type KubernetesObject, type V1Secret,
+  ApiException,
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+  type KubernetesObject,
+  type V1Secret,
 } from '@kubernetes/client-node';
 import {
-  KINDS, MeshrelayError, isValidClusterName, type ClusterCondition, type KubernetesCluster,
+  KINDS,
+  MeshrelayError,
+  isValidClusterName,
+  type ClusterCondition,
+  type KubernetesCluster,
 } from '@meshrelay/api';
 import { assertClusterSpec, clusterSpecProblem } from './cluster-spec.ts';
 import type { RegisterOptions } from './cluster-registry.ts';
 import { issueToken, type IssuedToken, type StoredToken, type TokenRecord } from './tokens.ts';
 
 /** Where KubernetesCluster CRs live in the API. */
-export const KUBERNETES_CLUSTER_API = { group: 'admin.gloo.solo.io', version: 'v2', plural: 'kubernetesclusters' } as const;
+export const KUBERNETES_CLUSTER_API = {
+  group: 'admin.gloo.solo.io',
+  version: 'v2',
+  plural: 'kubernetesclusters',
+} as const;
 export const RELAY_TOKEN_SECRET_PREFIX = 'relay-token-';
 export const RELAY_ROOT_CA_SECRET = 'relay-root-ca';
 export const VIP_ALLOCATIONS_CONFIGMAP = 'relay-vip-allocations';
 /** Labels on every object the server or meshctl creates. */
-export const MESHRELAY_MANAGED_LABELS: Readonly<Record<string, string>> = { 'app.kubernetes.io/managed-by': 'meshrelay' };
+export const MESHRELAY_MANAGED_LABELS: Readonly<Record<string, string>> = {
+  'app.kubernetes.io/managed-by': 'meshrelay',
+};
 export const CLUSTER_NAME_LABEL = 'meshrelay.io/cluster';
 
 /** The clients the Kubernetes backend talks through. */
@@ -64,10 +79,15 @@ export function clusterObject(name: string, namespace: string, options: Register
 }
 
 const b64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
-const unb64 = (text: string | undefined): string | undefined => (text === undefined ? undefined : Buffer.from(text, 'base64').toString('utf8'));
+const unb64 = (text: string | undefined): string | undefined =>
+  text === undefined ? undefined : Buffer.from(text, 'base64').toString('utf8');
 
 /** The token Secret of `owner`, holding only hashes; owned by the CR (garbage collected with it). */
-export function tokenSecretObject(owner: { name: string; uid: string }, namespace: string, record: TokenRecord): V1Secret {
+export function tokenSecretObject(
+  owner: { name: string; uid: string },
+  namespace: string,
+  record: TokenRecord,
+): V1Secret {
   return {
     apiVersion: 'v1',
     kind: 'Secret',
@@ -76,15 +96,23 @@ export function tokenSecretObject(owner: { name: string; uid: string }, namespac
       name: tokenSecretName(owner.name),
       namespace,
       labels: { ...MESHRELAY_MANAGED_LABELS, [CLUSTER_NAME_LABEL]: owner.name },
-      ownerReferences: [{
-        apiVersion: KINDS.KubernetesCluster.apiVersion, kind: KINDS.KubernetesCluster.kind, name: owner.name, uid: owner.uid,
-        controller: true, blockOwnerDeletion: false,
-      }],
+      ownerReferences: [
+        {
+          apiVersion: KINDS.KubernetesCluster.apiVersion,
+          kind: KINDS.KubernetesCluster.kind,
+          name: owner.name,
+          uid: owner.uid,
+          controller: true,
+          blockOwnerDeletion: false,
+        },
+      ],
     },
     data: {
       sha256: b64(record.current.sha256),
       expiresAt: b64(record.current.expiresAt),
-      ...(record.previous ? { previousSha256: b64(record.previous.sha256), previousExpiresAt: b64(record.previous.expiresAt) } : {}),
+      ...(record.previous
+        ? { previousSha256: b64(record.previous.sha256), previousExpiresAt: b64(record.previous.expiresAt) }
+        : {}),
     },
   };
 }
@@ -121,8 +149,11 @@ function conditionsOf(raw: unknown): ClusterCondition[] | string {
       return 'status.conditions entries need a type and a status of True, False or Unknown';
     }
     out.push({
-      type: c.type, status: c.status as ClusterCondition['status'], reason: String(c.reason ?? ''),
-      message: String(c.message ?? ''), lastTransitionTime: timestamp(c.lastTransitionTime),
+      type: c.type,
+      status: c.status as ClusterCondition['status'],
+      reason: String(c.reason ?? ''),
+      message: String(c.message ?? ''),
+      lastTransitionTime: timestamp(c.lastTransitionTime),
     });
   }
   return out;
@@ -131,7 +162,8 @@ function conditionsOf(raw: unknown): ClusterCondition[] | string {
 /** The registry's view of a CR, or a description of what is wrong with it. */
 export function clusterFromObject(obj: KubernetesClusterObject): { cluster: KubernetesCluster } | { problem: string } {
   const { metadata, spec } = obj;
-  if (!metadata?.name || !isValidClusterName(metadata.name)) return { problem: 'metadata.name must be a DNS-1123 label' };
+  if (!metadata?.name || !isValidClusterName(metadata.name))
+    return { problem: 'metadata.name must be a DNS-1123 label' };
   if (!metadata.uid) return { problem: 'metadata.uid is missing' };
   if (typeof spec !== 'object' || spec === null) return { problem: 'spec is missing' };
   const specProblem = clusterSpecProblem(spec);
@@ -142,7 +174,9 @@ export function clusterFromObject(obj: KubernetesClusterObject): { cluster: Kube
     apiVersion: KINDS.KubernetesCluster.apiVersion as 'admin.gloo.solo.io/v2',
     kind: 'KubernetesCluster',
     metadata: {
-      name: metadata.name, namespace: metadata.namespace ?? '', uid: metadata.uid,
+      name: metadata.name,
+      namespace: metadata.namespace ?? '',
+      uid: metadata.uid,
       creationTimestamp: timestamp(metadata.creationTimestamp),
       ...(metadata.labels ? { labels: { ...metadata.labels } } : {}),
     },
@@ -150,7 +184,9 @@ export function clusterFromObject(obj: KubernetesClusterObject): { cluster: Kube
       ...(spec.clusterDomain !== undefined ? { clusterDomain: spec.clusterDomain as string } : {}),
       ...(spec.trustDomain !== undefined ? { trustDomain: spec.trustDomain as string } : {}),
       ...(spec.skipWarming !== undefined ? { skipWarming: spec.skipWarming as boolean } : {}),
-      ...(spec.revokeCertificatesBefore !== undefined ? { revokeCertificatesBefore: spec.revokeCertificatesBefore as string } : {}),
+      ...(spec.revokeCertificatesBefore !== undefined
+        ? { revokeCertificatesBefore: spec.revokeCertificatesBefore as string }
+        : {}),
     },
     ...(conditions.length > 0 ? { status: { conditions } } : {}),
   };
@@ -185,8 +221,12 @@ function kubeMessage(err: unknown): string {
 /** Wraps a failed Kubernetes API call in the error catalogue, naming what was attempted. */
 export function kubeFailure(err: unknown, action: string): MeshrelayError {
   const code = kubeErrorCode(err);
-  const catalogue = code === 401 || code === 403 ? 'MESHRELAY_ERR_PERMISSION_DENIED'
-    : isRetryableKubeError(err) ? 'MESHRELAY_ERR_UNAVAILABLE' : 'MESHRELAY_ERR_INTERNAL';
+  const catalogue =
+    code === 401 || code === 403
+      ? 'MESHRELAY_ERR_PERMISSION_DENIED'
+      : isRetryableKubeError(err)
+        ? 'MESHRELAY_ERR_UNAVAILABLE'
+        : 'MESHRELAY_ERR_INTERNAL';
   return new MeshrelayError(catalogue, `Kubernetes API: ${action}: ${kubeMessage(err)}`, { cause: err });
 }
 
@@ -222,24 +262,44 @@ export interface CreatedCluster {
  * registration of the same name (garbage collection is asynchronous) is overwritten. When the
  * Secret cannot be written the CR is deleted again, so no cluster is left without a token.
  */
-export async function createClusterWithToken(apis: KubernetesRegistryApis, name: string, options: CreateClusterOptions): Promise<CreatedCluster> {
+export async function createClusterWithToken(
+  apis: KubernetesRegistryApis,
+  name: string,
+  options: CreateClusterOptions,
+): Promise<CreatedCluster> {
   if (!isValidClusterName(name)) {
-    throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `cluster name "${name}" is not a DNS-1123 label (lowercase letters, digits and "-", at most 63)`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INVALID_ARGUMENT',
+      `cluster name "${name}" is not a DNS-1123 label (lowercase letters, digits and "-", at most 63)`,
+    );
   }
-  assertClusterSpec({ clusterDomain: options.clusterDomain, trustDomain: options.trustDomain, skipWarming: options.skipWarming });
+  assertClusterSpec({
+    clusterDomain: options.clusterDomain,
+    trustDomain: options.trustDomain,
+    skipWarming: options.skipWarming,
+  });
   const { namespace } = options;
   let object: KubernetesClusterObject;
   try {
-    object = await apis.custom.createNamespacedCustomObject({ ...KUBERNETES_CLUSTER_API, namespace, body: clusterObject(name, namespace, options) }) as KubernetesClusterObject;
+    object = (await apis.custom.createNamespacedCustomObject({
+      ...KUBERNETES_CLUSTER_API,
+      namespace,
+      body: clusterObject(name, namespace, options),
+    })) as KubernetesClusterObject;
   } catch (err) {
-    if (kubeErrorCode(err) === 409) throw new MeshrelayError('MESHRELAY_ERR_CLUSTER_EXISTS', `cluster "${name}" is already registered`, { cause: err });
+    if (kubeErrorCode(err) === 409)
+      throw new MeshrelayError('MESHRELAY_ERR_CLUSTER_EXISTS', `cluster "${name}" is already registered`, {
+        cause: err,
+      });
     throw kubeFailure(err, `create KubernetesCluster ${namespace}/${name}`);
   }
   const issued = issueToken(options.now, options.tokenTtlSeconds, 0, undefined);
   try {
     await writeTokenSecret(apis, namespace, { name, uid: object.metadata?.uid ?? '' }, issued.record);
   } catch (err) {
-    await apis.custom.deleteNamespacedCustomObject({ ...KUBERNETES_CLUSTER_API, namespace, name }).catch(() => undefined);
+    await apis.custom
+      .deleteNamespacedCustomObject({ ...KUBERNETES_CLUSTER_API, namespace, name })
+      .catch(() => undefined);
     throw err;
   }
   return { object, issued };
@@ -247,7 +307,10 @@ export async function createClusterWithToken(apis: KubernetesRegistryApis, name:
 
 /** Creates or overwrites the token Secret of `owner` (last writer wins; callers serialise rotations). */
 export async function writeTokenSecret(
-  apis: KubernetesRegistryApis, namespace: string, owner: { name: string; uid: string }, record: TokenRecord,
+  apis: KubernetesRegistryApis,
+  namespace: string,
+  owner: { name: string; uid: string },
+  record: TokenRecord,
 ): Promise<void> {
   const body = tokenSecretObject(owner, namespace, record);
   const name = tokenSecretName(owner.name);
@@ -265,7 +328,11 @@ export async function writeTokenSecret(
 }
 
 /** The token record of a cluster incarnation, or undefined when its Secret is absent or foreign. */
-export async function readTokenRecord(apis: KubernetesRegistryApis, namespace: string, owner: { name: string; uid: string }): Promise<TokenRecord | undefined> {
+export async function readTokenRecord(
+  apis: KubernetesRegistryApis,
+  namespace: string,
+  owner: { name: string; uid: string },
+): Promise<TokenRecord | undefined> {
   const name = tokenSecretName(owner.name);
   try {
     return tokenRecordOf(await apis.core.readNamespacedSecret({ name, namespace }), owner.uid);

@@ -10,7 +10,12 @@
 // CRD installed later is picked up without a restart.
 
 import {
-  makeInformer, type Informer, type KubeConfig, type KubernetesListObject, type KubernetesObject, type ObjectCache,
+  makeInformer,
+  type Informer,
+  type KubeConfig,
+  type KubernetesListObject,
+  type KubernetesObject,
+  type ObjectCache,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { isRetryableKubeError, kubeErrorCode, kubeFailure, registryApis } from './kubernetes-objects.ts';
@@ -48,7 +53,8 @@ export interface WatchedObjects {
  * empty when it could not read it. `onObjects` must not throw.
  */
 export async function startKubernetesResourceWatch(
-  options: KubernetesResourceWatchOptions, onObjects: (current: WatchedObjects) => void,
+  options: KubernetesResourceWatchOptions,
+  onObjects: (current: WatchedObjects) => void,
 ): Promise<KubernetesResourceWatch> {
   const watch = new KubernetesResourceWatch(options, onObjects);
   await watch.init();
@@ -77,7 +83,12 @@ export class KubernetesResourceWatch {
       let list: KubernetesListObject<KubernetesObject>;
       try {
         // CustomObjectsApi returns the list untyped.
-        list = await custom.listNamespacedCustomObject({ group: kind.group, version: kind.version, plural: kind.plural, namespace }) as KubernetesListObject<KubernetesObject>;
+        list = (await custom.listNamespacedCustomObject({
+          group: kind.group,
+          version: kind.version,
+          plural: kind.plural,
+          namespace,
+        })) as KubernetesListObject<KubernetesObject>;
       } catch (err) {
         if (kubeErrorCode(err) !== 404) throw err;
         this.#notServed();
@@ -113,7 +124,10 @@ export class KubernetesResourceWatch {
     clearTimeout(timer);
     if (outcome === 'timeout') {
       await this.close();
-      throw kubeFailure(this.#lastError ?? new Error('no answer'), `list ${this.#opts.kind.kind}s in ${this.#opts.namespace} (gave up after ${timeoutMs} ms)`);
+      throw kubeFailure(
+        this.#lastError ?? new Error('no answer'),
+        `list ${this.#opts.kind.kind}s in ${this.#opts.namespace} (gave up after ${timeoutMs} ms)`,
+      );
     }
   }
 
@@ -125,7 +139,10 @@ export class KubernetesResourceWatch {
 
   #notServed(): void {
     if (this.#served) {
-      this.#opts.logger.info({ kind: this.#opts.kind.kind, namespace: this.#opts.namespace }, `the API server does not serve ${this.#opts.kind.kind} (no CRD): none exist; listing again later`);
+      this.#opts.logger.info(
+        { kind: this.#opts.kind.kind, namespace: this.#opts.namespace },
+        `the API server does not serve ${this.#opts.kind.kind} (no CRD): none exist; listing again later`,
+      );
     }
     this.#served = false;
     if (this.#closed) return;
@@ -162,7 +179,10 @@ export class KubernetesResourceWatch {
     this.#failures++;
     // A kind that is not served is expected (no CRD installed): no warning for each retry.
     if (this.#served) {
-      this.#opts.logger.warn({ err, kind: this.#opts.kind.kind, retryInMs: delay, retryable: isRetryableKubeError(err) }, `${this.#opts.kind.kind} watch failed; restarting`);
+      this.#opts.logger.warn(
+        { err, kind: this.#opts.kind.kind, retryInMs: delay, retryable: isRetryableKubeError(err) },
+        `${this.#opts.kind.kind} watch failed; restarting`,
+      );
     }
     this.#restartTimer = setTimeout(() => {
       if (this.#closed) return;

@@ -27,9 +27,15 @@ export async function revokeClusterInKubernetes(
   owner: { name: string; uid: string },
   options: { readonly now: Date; readonly tokenTtlSeconds: number },
 ): Promise<KubernetesRevocation> {
-  const rotation = new KubernetesTokenRotation(apis, namespace, { tokenTtlSeconds: options.tokenTtlSeconds, tokenOverlapSeconds: 0 });
+  const rotation = new KubernetesTokenRotation(apis, namespace, {
+    tokenTtlSeconds: options.tokenTtlSeconds,
+    tokenOverlapSeconds: 0,
+  });
   const issued = await rotation.rotate(owner, options.now, 0);
   const revokedBefore = revocationMark(options.now);
-  const object = await changeClusterSpec(apis, namespace, owner, (spec) => ({ ...spec, revokeCertificatesBefore: formatRevocationMark(revokedBefore) }));
+  const object = await changeClusterSpec(apis, namespace, owner, (spec) => ({
+    ...spec,
+    revokeCertificatesBefore: formatRevocationMark(revokedBefore),
+  }));
   return { issued, revokedBefore, object };
 }

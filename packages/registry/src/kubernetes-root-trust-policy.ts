@@ -8,10 +8,20 @@
 
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { startKubernetesResourceWatch, type KubernetesResourceWatch, type WatchedObjects, type WatchedResourceKind } from './kubernetes-resource-watch.ts';
+import {
+  startKubernetesResourceWatch,
+  type KubernetesResourceWatch,
+  type WatchedObjects,
+  type WatchedResourceKind,
+} from './kubernetes-resource-watch.ts';
 import { NOT_ACTED_ON, parseRootTrustPolicy, type RootTrustPolicy } from './root-trust-policy.ts';
 
-export const ROOT_TRUST_POLICY_API: WatchedResourceKind = { group: 'admin.gloo.solo.io', version: 'v2', plural: 'roottrustpolicies', kind: 'RootTrustPolicy' };
+export const ROOT_TRUST_POLICY_API: WatchedResourceKind = {
+  group: 'admin.gloo.solo.io',
+  version: 'v2',
+  plural: 'roottrustpolicies',
+  kind: 'RootTrustPolicy',
+};
 
 export interface RootTrustPolicyState {
   /** The policy read (its last valid version), if any. */
@@ -41,9 +51,13 @@ export interface KubernetesRootTrustPolicyOptions {
   readonly initialSyncTimeoutMs?: number;
 }
 
-export async function startKubernetesRootTrustPolicy(options: KubernetesRootTrustPolicyOptions): Promise<RootTrustPolicySource> {
+export async function startKubernetesRootTrustPolicy(
+  options: KubernetesRootTrustPolicyOptions,
+): Promise<RootTrustPolicySource> {
   const policies = new RootTrustPolicySet(options.namespace, options.logger);
-  const watch = await startKubernetesResourceWatch({ ...options, kind: ROOT_TRUST_POLICY_API }, (current) => policies.apply(current));
+  const watch = await startKubernetesResourceWatch({ ...options, kind: ROOT_TRUST_POLICY_API }, (current) =>
+    policies.apply(current),
+  );
   return policies.attach(watch);
 }
 
@@ -93,10 +107,20 @@ export class RootTrustPolicySet implements RootTrustPolicySource {
       problems.push(`RootTrustPolicy ${this.#namespace}/${name}: ${parsed.problem}; ${kept}`);
     }
     for (const name of [...this.#good.keys()]) if (!present.has(name)) this.#good.delete(name);
-    const [policy, ...others] = [...this.#good.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    for (const other of others) problems.push(`RootTrustPolicy ${this.#namespace}/${other.name}: ignored: one RootTrustPolicy applies, and ${this.#namespace}/${policy?.name ?? ''} (first by name) is the one read`);
+    const [policy, ...others] = [...this.#good.values()].sort((a, b) =>
+      a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+    );
+    for (const other of others)
+      problems.push(
+        `RootTrustPolicy ${this.#namespace}/${other.name}: ignored: one RootTrustPolicy applies, and ${this.#namespace}/${policy?.name ?? ''} (first by name) is the one read`,
+      );
     problems.sort();
-    const state: RootTrustPolicyState = { policy, problems: Object.freeze(problems), served: current.served, note: NOT_ACTED_ON };
+    const state: RootTrustPolicyState = {
+      policy,
+      problems: Object.freeze(problems),
+      served: current.served,
+      note: NOT_ACTED_ON,
+    };
     if (JSON.stringify(state) === JSON.stringify(this.#state)) return;
     this.#report(state);
     this.#state = state;
@@ -104,9 +128,14 @@ export class RootTrustPolicySet implements RootTrustPolicySource {
   }
 
   #report(state: RootTrustPolicyState): void {
-    for (const problem of state.problems.filter((p) => !this.#state.problems.includes(p))) this.#logger.error({ kind: 'RootTrustPolicy', problem }, 'invalid RootTrustPolicy');
+    for (const problem of state.problems.filter((p) => !this.#state.problems.includes(p)))
+      this.#logger.error({ kind: 'RootTrustPolicy', problem }, 'invalid RootTrustPolicy');
     if (JSON.stringify(state.policy) === JSON.stringify(this.#state.policy)) return;
     if (state.policy === undefined) this.#logger.info({ kind: 'RootTrustPolicy' }, 'no RootTrustPolicy');
-    else this.#logger.info({ kind: 'RootTrustPolicy', policy: state.policy }, `RootTrustPolicy ${state.policy.namespace}/${state.policy.name} read: ${NOT_ACTED_ON}`);
+    else
+      this.#logger.info(
+        { kind: 'RootTrustPolicy', policy: state.policy },
+        `RootTrustPolicy ${state.policy.namespace}/${state.policy.name} read: ${NOT_ACTED_ON}`,
+      );
   }
 }

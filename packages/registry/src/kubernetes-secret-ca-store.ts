@@ -1,7 +1,12 @@
 import { MeshrelayError } from '@meshrelay/api';
 import { assertCaBundle, type CaBundle, type CaStore } from '@meshrelay/certs';
 import {
-  MESHRELAY_MANAGED_LABELS, RELAY_ROOT_CA_SECRET, kubeErrorCode, kubeFailure, retryTransient, type KubernetesRegistryApis,
+  MESHRELAY_MANAGED_LABELS,
+  RELAY_ROOT_CA_SECRET,
+  kubeErrorCode,
+  kubeFailure,
+  retryTransient,
+  type KubernetesRegistryApis,
 } from './kubernetes-objects.ts';
 
 /**
@@ -25,7 +30,9 @@ export class KubernetesSecretCaStore implements CaStore {
   async load(): Promise<CaBundle | undefined> {
     let secret;
     try {
-      secret = await retryTransient(() => this.#apis.core.readNamespacedSecret({ name: this.#name, namespace: this.#namespace }));
+      secret = await retryTransient(() =>
+        this.#apis.core.readNamespacedSecret({ name: this.#name, namespace: this.#namespace }),
+      );
     } catch (err) {
       if (kubeErrorCode(err) === 404) return undefined;
       throw kubeFailure(err, `read Secret ${this.#namespace}/${this.#name}`);
@@ -33,7 +40,8 @@ export class KubernetesSecretCaStore implements CaStore {
     const source = `relay CA Secret ${this.#namespace}/${this.#name} (refusing to create a new CA; restore it or delete it to start a new trust root)`;
     const certPem = decode(secret.data?.['tls.crt']);
     const keyPem = decode(secret.data?.['tls.key']);
-    if (!certPem || !keyPem) throw new MeshrelayError('MESHRELAY_ERR_CERTIFICATE', `${source}: expected data tls.crt and tls.key`);
+    if (!certPem || !keyPem)
+      throw new MeshrelayError('MESHRELAY_ERR_CERTIFICATE', `${source}: expected data tls.crt and tls.key`);
     const bundle = { certPem, keyPem };
     assertCaBundle(bundle, source);
     return bundle;
@@ -41,23 +49,28 @@ export class KubernetesSecretCaStore implements CaStore {
 
   async createIfAbsent(bundle: CaBundle): Promise<CaBundle> {
     try {
-      await retryTransient(() => this.#apis.core.createNamespacedSecret({
-        namespace: this.#namespace,
-        body: {
-          apiVersion: 'v1',
-          kind: 'Secret',
-          type: 'kubernetes.io/tls',
-          metadata: { name: this.#name, namespace: this.#namespace, labels: { ...MESHRELAY_MANAGED_LABELS } },
-          data: { 'tls.crt': encode(bundle.certPem), 'tls.key': encode(bundle.keyPem) },
-        },
-      }));
+      await retryTransient(() =>
+        this.#apis.core.createNamespacedSecret({
+          namespace: this.#namespace,
+          body: {
+            apiVersion: 'v1',
+            kind: 'Secret',
+            type: 'kubernetes.io/tls',
+            metadata: { name: this.#name, namespace: this.#namespace, labels: { ...MESHRELAY_MANAGED_LABELS } },
+            data: { 'tls.crt': encode(bundle.certPem), 'tls.key': encode(bundle.keyPem) },
+          },
+        }),
+      );
       return bundle;
     } catch (err) {
       if (kubeErrorCode(err) !== 409) throw kubeFailure(err, `create Secret ${this.#namespace}/${this.#name}`);
     }
     const winner = await this.load();
     if (winner === undefined) {
-      throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `relay CA Secret ${this.#namespace}/${this.#name} vanished while it was being created`);
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_INTERNAL',
+        `relay CA Secret ${this.#namespace}/${this.#name} vanished while it was being created`,
+      );
     }
     return winner;
   }

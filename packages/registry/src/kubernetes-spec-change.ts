@@ -8,15 +8,32 @@
 import { MeshrelayError } from '@meshrelay/api';
 import { assertClusterSpec } from './cluster-spec.ts';
 import {
-  KUBERNETES_CLUSTER_API, kubeErrorCode, kubeFailure, type KubernetesClusterObject, type KubernetesRegistryApis,
+  KUBERNETES_CLUSTER_API,
+  kubeErrorCode,
+  kubeFailure,
+  type KubernetesClusterObject,
+  type KubernetesRegistryApis,
 } from './kubernetes-objects.ts';
 
 /** Reads the CR of a registered cluster; MESHRELAY_ERR_CLUSTER_NOT_FOUND when there is none. */
-export async function readClusterObject(apis: KubernetesRegistryApis, namespace: string, name: string): Promise<KubernetesClusterObject> {
+export async function readClusterObject(
+  apis: KubernetesRegistryApis,
+  namespace: string,
+  name: string,
+): Promise<KubernetesClusterObject> {
   try {
-    return await apis.custom.getNamespacedCustomObject({ ...KUBERNETES_CLUSTER_API, namespace, name }) as KubernetesClusterObject;
+    return (await apis.custom.getNamespacedCustomObject({
+      ...KUBERNETES_CLUSTER_API,
+      namespace,
+      name,
+    })) as KubernetesClusterObject;
   } catch (err) {
-    if (kubeErrorCode(err) === 404) throw new MeshrelayError('MESHRELAY_ERR_CLUSTER_NOT_FOUND', `cluster "${name}" is not registered (no KubernetesCluster ${namespace}/${name})`, { cause: err });
+    if (kubeErrorCode(err) === 404)
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_CLUSTER_NOT_FOUND',
+        `cluster "${name}" is not registered (no KubernetesCluster ${namespace}/${name})`,
+        { cause: err },
+      );
     throw kubeFailure(err, `read KubernetesCluster ${namespace}/${name}`);
   }
 }
@@ -41,17 +58,31 @@ export async function changeClusterSpec(
   for (let attempt = 1; attempt <= SPEC_CHANGE_ATTEMPTS; attempt++) {
     const fresh = await readClusterObject(apis, namespace, name);
     if (owner.uid && fresh.metadata?.uid !== owner.uid) {
-      throw new MeshrelayError('MESHRELAY_ERR_CLUSTER_NOT_FOUND', `cluster "${name}" was deregistered and registered again (uid ${fresh.metadata?.uid ?? 'none'}, not ${owner.uid})`);
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_CLUSTER_NOT_FOUND',
+        `cluster "${name}" was deregistered and registered again (uid ${fresh.metadata?.uid ?? 'none'}, not ${owner.uid})`,
+      );
     }
     const spec = change((fresh as { spec?: Spec }).spec ?? {});
     assertClusterSpec(spec);
     try {
-      return await apis.custom.replaceNamespacedCustomObject({ ...KUBERNETES_CLUSTER_API, namespace, name, body: { ...fresh, spec } }) as KubernetesClusterObject;
+      return (await apis.custom.replaceNamespacedCustomObject({
+        ...KUBERNETES_CLUSTER_API,
+        namespace,
+        name,
+        body: { ...fresh, spec },
+      })) as KubernetesClusterObject;
     } catch (err) {
       const code = kubeErrorCode(err);
-      if (code === 404) throw new MeshrelayError('MESHRELAY_ERR_CLUSTER_NOT_FOUND', `cluster "${name}" is not registered`, { cause: err });
+      if (code === 404)
+        throw new MeshrelayError('MESHRELAY_ERR_CLUSTER_NOT_FOUND', `cluster "${name}" is not registered`, {
+          cause: err,
+        });
       if (code !== 409) throw kubeFailure(err, `replace KubernetesCluster ${namespace}/${name}`);
     }
   }
-  throw new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', `KubernetesCluster ${namespace}/${name} changed under each of ${SPEC_CHANGE_ATTEMPTS} attempts to write it; try again`);
+  throw new MeshrelayError(
+    'MESHRELAY_ERR_UNAVAILABLE',
+    `KubernetesCluster ${namespace}/${name} changed under each of ${SPEC_CHANGE_ATTEMPTS} attempts to write it; try again`,
+  );
 }

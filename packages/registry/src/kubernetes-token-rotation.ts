@@ -4,7 +4,12 @@
 
 import { MeshrelayError } from '@meshrelay/api';
 import {
-  kubeErrorCode, kubeFailure, tokenRecordOf, tokenSecretName, tokenSecretObject, type KubernetesRegistryApis,
+  kubeErrorCode,
+  kubeFailure,
+  tokenRecordOf,
+  tokenSecretName,
+  tokenSecretObject,
+  type KubernetesRegistryApis,
 } from './kubernetes-objects.ts';
 import { issueToken, type IssuedToken } from './tokens.ts';
 
@@ -15,7 +20,11 @@ export class KubernetesTokenRotation {
   readonly #namespace: string;
   readonly #ttl: { readonly tokenTtlSeconds: number; readonly tokenOverlapSeconds: number };
 
-  constructor(apis: KubernetesRegistryApis, namespace: string, ttl: { readonly tokenTtlSeconds: number; readonly tokenOverlapSeconds: number }) {
+  constructor(
+    apis: KubernetesRegistryApis,
+    namespace: string,
+    ttl: { readonly tokenTtlSeconds: number; readonly tokenOverlapSeconds: number },
+  ) {
     this.#apis = apis;
     this.#namespace = namespace;
     this.#ttl = ttl;
@@ -25,7 +34,11 @@ export class KubernetesTokenRotation {
    * Issues a new token for the cluster incarnation `owner`; the current one stays valid for the
    * overlap window (`overlapSeconds`, default the configured one; 0 voids it at once). Throws MESHRELAY_ERR_UNAVAILABLE when the API fails or rotations keep colliding.
    */
-  async rotate(owner: { name: string; uid: string }, now: Date, overlapSeconds = this.#ttl.tokenOverlapSeconds): Promise<IssuedToken> {
+  async rotate(
+    owner: { name: string; uid: string },
+    now: Date,
+    overlapSeconds = this.#ttl.tokenOverlapSeconds,
+  ): Promise<IssuedToken> {
     const namespace = this.#namespace;
     const name = tokenSecretName(owner.name);
     for (let attempt = 0; attempt < ROTATION_ATTEMPTS; attempt++) {
@@ -50,6 +63,9 @@ export class KubernetesTokenRotation {
         if (kubeErrorCode(err) !== 409) throw kubeFailure(err, `write Secret ${namespace}/${name}`);
       }
     }
-    throw new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', `token rotation of cluster "${owner.name}" kept colliding with concurrent writes; try again`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_UNAVAILABLE',
+      `token rotation of cluster "${owner.name}" kept colliding with concurrent writes; try again`,
+    );
   }
 }

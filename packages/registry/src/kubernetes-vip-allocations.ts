@@ -1,9 +1,21 @@
 import { MeshrelayError } from '@meshrelay/api';
 import {
-  MESHRELAY_MANAGED_LABELS, VIP_ALLOCATIONS_CONFIGMAP, kubeErrorCode, kubeFailure, retryTransient, type KubernetesRegistryApis,
+  MESHRELAY_MANAGED_LABELS,
+  VIP_ALLOCATIONS_CONFIGMAP,
+  kubeErrorCode,
+  kubeFailure,
+  retryTransient,
+  type KubernetesRegistryApis,
 } from './kubernetes-objects.ts';
 import type { VipAllocationStore } from './vip-allocations.ts';
-import { decodeVipTable, encodeVipTable, reconcileVips, vipAddresses, type VipAllocation, type VipDemand } from './vip-ownership.ts';
+import {
+  decodeVipTable,
+  encodeVipTable,
+  reconcileVips,
+  vipAddresses,
+  type VipAllocation,
+  type VipDemand,
+} from './vip-ownership.ts';
 
 const DATA_KEY = 'allocations.json';
 const WRITE_ATTEMPTS = 8;
@@ -32,7 +44,8 @@ export class KubernetesVipAllocations implements VipAllocationStore {
 
   reconcile(demand: VipDemand): Promise<ReadonlyMap<string, string>> {
     const run = async (): Promise<ReadonlyMap<string, string>> => {
-      if (encodeVipTable(reconcileVips(this.#known, demand, this.#cidr)) === encodeVipTable(this.#known)) return vipAddresses(this.#known);
+      if (encodeVipTable(reconcileVips(this.#known, demand, this.#cidr)) === encodeVipTable(this.#known))
+        return vipAddresses(this.#known);
       for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
         const { map, resourceVersion } = await this.#read();
         const next = reconcileVips(map, demand, this.#cidr);
@@ -41,7 +54,10 @@ export class KubernetesVipAllocations implements VipAllocationStore {
           return vipAddresses(next);
         }
       }
-      throw new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', `VIP allocation ConfigMap ${this.#namespace}/${VIP_ALLOCATIONS_CONFIGMAP} kept changing under concurrent writers`);
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_UNAVAILABLE',
+        `VIP allocation ConfigMap ${this.#namespace}/${VIP_ALLOCATIONS_CONFIGMAP} kept changing under concurrent writers`,
+      );
     };
     const result = this.#chain.then(run, run);
     this.#chain = result.catch(() => undefined);
@@ -51,7 +67,9 @@ export class KubernetesVipAllocations implements VipAllocationStore {
   async #read(): Promise<{ map: Map<string, VipAllocation>; resourceVersion: string | undefined }> {
     let configMap;
     try {
-      configMap = await retryTransient(() => this.#apis.core.readNamespacedConfigMap({ name: VIP_ALLOCATIONS_CONFIGMAP, namespace: this.#namespace }));
+      configMap = await retryTransient(() =>
+        this.#apis.core.readNamespacedConfigMap({ name: VIP_ALLOCATIONS_CONFIGMAP, namespace: this.#namespace }),
+      );
     } catch (err) {
       if (kubeErrorCode(err) === 404) return { map: new Map(), resourceVersion: undefined };
       throw kubeFailure(err, `read ConfigMap ${this.#namespace}/${VIP_ALLOCATIONS_CONFIGMAP}`);
@@ -66,8 +84,14 @@ export class KubernetesVipAllocations implements VipAllocationStore {
     const name = VIP_ALLOCATIONS_CONFIGMAP;
     const namespace = this.#namespace;
     const body = {
-      apiVersion: 'v1', kind: 'ConfigMap',
-      metadata: { name, namespace, labels: { ...MESHRELAY_MANAGED_LABELS }, ...(resourceVersion ? { resourceVersion } : {}) },
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name,
+        namespace,
+        labels: { ...MESHRELAY_MANAGED_LABELS },
+        ...(resourceVersion ? { resourceVersion } : {}),
+      },
       data: { [DATA_KEY]: encodeVipTable(map) },
     };
     try {

@@ -12,9 +12,19 @@ import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { canonicalJson, normalizeResource, type Resource } from '@meshrelay/api';
 import { validateInputResource } from '@meshrelay/translator';
-import { startKubernetesResourceWatch, type KubernetesResourceWatch, type WatchedObjects, type WatchedResourceKind } from './kubernetes-resource-watch.ts';
+import {
+  startKubernetesResourceWatch,
+  type KubernetesResourceWatch,
+  type WatchedObjects,
+  type WatchedResourceKind,
+} from './kubernetes-resource-watch.ts';
 
-export const WORKSPACE_API: WatchedResourceKind = { group: 'admin.gloo.solo.io', version: 'v2', plural: 'workspaces', kind: 'Workspace' };
+export const WORKSPACE_API: WatchedResourceKind = {
+  group: 'admin.gloo.solo.io',
+  version: 'v2',
+  plural: 'workspaces',
+  kind: 'Workspace',
+};
 
 /** Workspaces followed from a source that may change (the Kubernetes API). */
 export interface WorkspaceSource {
@@ -43,7 +53,9 @@ export interface KubernetesWorkspaceOptions {
 /** Starts following the Workspace CRs; resolves with the first list in force (see startKubernetesResourceWatch). */
 export async function startKubernetesWorkspaces(options: KubernetesWorkspaceOptions): Promise<WorkspaceSource> {
   const workspaces = new WorkspaceSet(options.namespace, options.logger);
-  const watch = await startKubernetesResourceWatch({ ...options, kind: WORKSPACE_API }, (current) => workspaces.apply(current));
+  const watch = await startKubernetesResourceWatch({ ...options, kind: WORKSPACE_API }, (current) =>
+    workspaces.apply(current),
+  );
   return workspaces.attach(watch);
 }
 
@@ -102,18 +114,23 @@ export class WorkspaceSet implements WorkspaceSource {
         this.#good.set(name, judged.resource);
         continue;
       }
-      const kept = this.#good.has(name) ? 'the previous valid version stays in force' : 'not in force (it never was valid)';
+      const kept = this.#good.has(name)
+        ? 'the previous valid version stays in force'
+        : 'not in force (it never was valid)';
       problems.push(`Workspace ${this.#namespace}/${name}: ${judged.problem}; ${kept}`);
     }
     for (const name of [...this.#good.keys()]) if (!present.has(name)) this.#good.delete(name);
-    const list = [...this.#good.values()].sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0));
+    const list = [...this.#good.values()].sort((a, b) =>
+      a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0,
+    );
     problems.sort();
     const listChanged = canonicalJson(list) !== canonicalJson(this.#list);
     const problemsChanged = problems.join('\n') !== this.#problems.join('\n');
     if (!listChanged && !problemsChanged) return;
     if (listChanged) this.#list = Object.freeze(list);
     if (problemsChanged) {
-      for (const problem of problems.filter((p) => !this.#problems.includes(p))) this.#logger.error({ kind: 'Workspace', problem }, 'invalid Workspace');
+      for (const problem of problems.filter((p) => !this.#problems.includes(p)))
+        this.#logger.error({ kind: 'Workspace', problem }, 'invalid Workspace');
       this.#problems = Object.freeze(problems);
     }
     if (listChanged) this.#logger.info({ workspaces: list.map((w) => w.metadata.name) }, 'Workspaces in force changed');
@@ -124,7 +141,11 @@ export class WorkspaceSet implements WorkspaceSource {
 /** A Workspace object as translation reads it (status and server-set metadata dropped), and what is wrong with it. */
 export function judgeWorkspace(obj: KubernetesObject): Judged {
   // List items may come without apiVersion/kind: the collection says what they are.
-  const raw = { ...obj, apiVersion: `${WORKSPACE_API.group}/${WORKSPACE_API.version}`, kind: WORKSPACE_API.kind } as unknown as Resource;
+  const raw = {
+    ...obj,
+    apiVersion: `${WORKSPACE_API.group}/${WORKSPACE_API.version}`,
+    kind: WORKSPACE_API.kind,
+  } as unknown as Resource;
   const resource = normalizeResource({ ...raw, metadata: { ...raw.metadata, name: raw.metadata?.name ?? '' } });
   const issues = validateInputResource(resource);
   if (issues.length === 0) return { resource };

@@ -32,7 +32,8 @@ export interface RootTrustPolicy {
 }
 
 /** What every report of a RootTrustPolicy says, so nobody takes it for one in force. */
-export const NOT_ACTED_ON = 'parsed and validated only: not acted on yet (the relay CA and workload certificates do not change with it)';
+export const NOT_ACTED_ON =
+  'parsed and validated only: not acted on yet (the relay CA and workload certificates do not change with it)';
 
 type Parsed<T> = { readonly value: T } | { readonly problem: string };
 
@@ -53,15 +54,30 @@ function parseCertOptions(value: unknown, path: string): Parsed<CertOptions> {
   const extra = unknownFields(value, CERT_OPTION_FIELDS, path);
   if (extra) return { problem: extra };
   const { ttlDays, rsaKeySizeBytes, orgName, secretRotationGracePeriodRatio: ratio } = value;
-  if (ttlDays !== undefined && (!Number.isInteger(ttlDays) || (ttlDays as number) < 1 || (ttlDays as number) > MAX_TTL_DAYS)) {
-    return { problem: `${path}.ttlDays: must be a whole number of days from 1 to ${MAX_TTL_DAYS}, not ${JSON.stringify(ttlDays)}` };
+  if (
+    ttlDays !== undefined &&
+    (!Number.isInteger(ttlDays) || (ttlDays as number) < 1 || (ttlDays as number) > MAX_TTL_DAYS)
+  ) {
+    return {
+      problem: `${path}.ttlDays: must be a whole number of days from 1 to ${MAX_TTL_DAYS}, not ${JSON.stringify(ttlDays)}`,
+    };
   }
-  if (rsaKeySizeBytes !== undefined && (!Number.isInteger(rsaKeySizeBytes) || (rsaKeySizeBytes as number) < MIN_RSA_BITS || (rsaKeySizeBytes as number) > MAX_RSA_BITS)) {
-    return { problem: `${path}.rsaKeySizeBytes: must be a whole number from ${MIN_RSA_BITS} to ${MAX_RSA_BITS} (the key size in bits, as Gloo uses it), not ${JSON.stringify(rsaKeySizeBytes)}` };
+  if (
+    rsaKeySizeBytes !== undefined &&
+    (!Number.isInteger(rsaKeySizeBytes) ||
+      (rsaKeySizeBytes as number) < MIN_RSA_BITS ||
+      (rsaKeySizeBytes as number) > MAX_RSA_BITS)
+  ) {
+    return {
+      problem: `${path}.rsaKeySizeBytes: must be a whole number from ${MIN_RSA_BITS} to ${MAX_RSA_BITS} (the key size in bits, as Gloo uses it), not ${JSON.stringify(rsaKeySizeBytes)}`,
+    };
   }
-  if (orgName !== undefined && (typeof orgName !== 'string' || orgName.trim() === '')) return { problem: `${path}.orgName: must be a non-empty string` };
+  if (orgName !== undefined && (typeof orgName !== 'string' || orgName.trim() === ''))
+    return { problem: `${path}.orgName: must be a non-empty string` };
   if (ratio !== undefined && (typeof ratio !== 'number' || !(ratio > 0 && ratio < 1))) {
-    return { problem: `${path}.secretRotationGracePeriodRatio: must be a number between 0 and 1 (exclusive), not ${JSON.stringify(ratio)}` };
+    return {
+      problem: `${path}.secretRotationGracePeriodRatio: must be a number between 0 and 1 (exclusive), not ${JSON.stringify(ratio)}`,
+    };
   }
   return {
     value: {
@@ -80,24 +96,37 @@ function parseMgmtServerCa(value: unknown, namespace: string): Parsed<MgmtServer
   const extra = unknownFields(value, ['generated', 'secretRef'], path);
   if (extra) return { problem: extra };
   const { generated, secretRef } = value;
-  if (generated !== undefined && secretRef !== undefined) return { problem: `${path}: set one of generated and secretRef, not both` };
+  if (generated !== undefined && secretRef !== undefined)
+    return { problem: `${path}: set one of generated and secretRef, not both` };
   if (secretRef === undefined) {
     const options = parseCertOptions(generated, `${path}.generated`);
     return 'problem' in options ? options : { value: { type: 'generated', options: options.value } };
   }
-  if (!isRecord(secretRef)) return { problem: `${path}.secretRef: must be an object with name (and optionally namespace)` };
+  if (!isRecord(secretRef))
+    return { problem: `${path}.secretRef: must be an object with name (and optionally namespace)` };
   const extraRef = unknownFields(secretRef, ['name', 'namespace'], `${path}.secretRef`);
   if (extraRef) return { problem: extraRef };
-  if (typeof secretRef['name'] !== 'string' || secretRef['name'] === '') return { problem: `${path}.secretRef.name: is required and must be a non-empty string` };
+  if (typeof secretRef['name'] !== 'string' || secretRef['name'] === '')
+    return { problem: `${path}.secretRef.name: is required and must be a non-empty string` };
   const ns = secretRef['namespace'];
-  if (ns !== undefined && (typeof ns !== 'string' || ns === '')) return { problem: `${path}.secretRef.namespace: must be a non-empty string when set` };
-  return { value: { type: 'secretRef', secretRef: { name: secretRef['name'], namespace: (ns as string | undefined) ?? namespace } } };
+  if (ns !== undefined && (typeof ns !== 'string' || ns === ''))
+    return { problem: `${path}.secretRef.namespace: must be a non-empty string when set` };
+  return {
+    value: {
+      type: 'secretRef',
+      secretRef: { name: secretRef['name'], namespace: (ns as string | undefined) ?? namespace },
+    },
+  };
 }
 
 function parseConfig(config: unknown, namespace: string): Parsed<Omit<RootTrustPolicy, 'name' | 'namespace'>> {
-  if (config === undefined || config === null) return { value: { mgmtServerCa: { type: 'generated', options: {} }, intermediateCertOptions: {}, autoRestartPods: false } };
+  if (config === undefined || config === null)
+    return {
+      value: { mgmtServerCa: { type: 'generated', options: {} }, intermediateCertOptions: {}, autoRestartPods: false },
+    };
   if (!isRecord(config)) return { problem: 'spec.config: must be an object' };
-  if (config['agentCa'] !== undefined) return { problem: 'spec.config.agentCa: an agent-side CA (Vault) is not supported; use mgmtServerCa' };
+  if (config['agentCa'] !== undefined)
+    return { problem: 'spec.config.agentCa: an agent-side CA (Vault) is not supported; use mgmtServerCa' };
   const extra = unknownFields(config, ['mgmtServerCa', 'intermediateCertOptions', 'autoRestartPods'], 'spec.config');
   if (extra) return { problem: extra };
   const ca = parseMgmtServerCa(config['mgmtServerCa'], namespace);
@@ -105,8 +134,11 @@ function parseConfig(config: unknown, namespace: string): Parsed<Omit<RootTrustP
   const intermediate = parseCertOptions(config['intermediateCertOptions'], 'spec.config.intermediateCertOptions');
   if ('problem' in intermediate) return intermediate;
   const restart = config['autoRestartPods'];
-  if (restart !== undefined && typeof restart !== 'boolean') return { problem: 'spec.config.autoRestartPods: must be true or false' };
-  return { value: { mgmtServerCa: ca.value, intermediateCertOptions: intermediate.value, autoRestartPods: restart === true } };
+  if (restart !== undefined && typeof restart !== 'boolean')
+    return { problem: 'spec.config.autoRestartPods: must be true or false' };
+  return {
+    value: { mgmtServerCa: ca.value, intermediateCertOptions: intermediate.value, autoRestartPods: restart === true },
+  };
 }
 
 /**
@@ -123,7 +155,8 @@ export function parseRootTrustPolicy(obj: unknown): Parsed<RootTrustPolicy> {
   if (!isRecord(spec)) return { problem: 'spec: must be an object' };
   const extra = unknownFields(spec, ['applyToMeshes', 'config'], 'spec');
   if (extra) return { problem: extra };
-  if (spec['applyToMeshes'] !== undefined && !Array.isArray(spec['applyToMeshes'])) return { problem: 'spec.applyToMeshes: must be a list' };
+  if (spec['applyToMeshes'] !== undefined && !Array.isArray(spec['applyToMeshes']))
+    return { problem: 'spec.applyToMeshes: must be a list' };
   const config = parseConfig(spec['config'], namespace);
   if ('problem' in config) return config;
   return { value: Object.freeze({ name, namespace, ...config.value }) };

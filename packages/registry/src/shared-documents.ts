@@ -60,7 +60,10 @@ const MAX_NAME = 200;
 /** Document names are lower-case DNS-style (cluster names plus a suffix), safe as file and object names. */
 export function assertDocumentName(name: string): void {
   if (name.length > MAX_NAME || !NAME.test(name)) {
-    throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `shared document name "${name}" must be dot-separated DNS labels (lower-case letters, digits, "-"), at most ${MAX_NAME} characters`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INVALID_ARGUMENT',
+      `shared document name "${name}" must be dot-separated DNS labels (lower-case letters, digits, "-"), at most ${MAX_NAME} characters`,
+    );
   }
 }
 

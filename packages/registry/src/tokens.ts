@@ -46,14 +46,25 @@ export interface IssuedToken {
  * Issues a new token and the record to store for it. The current token of `existing` (if any)
  * becomes `previous`, valid until the earlier of its own expiry and `now + overlapSeconds`.
  */
-export function issueToken(now: Date, ttlSeconds: number, overlapSeconds: number, existing: TokenRecord | undefined): IssuedToken {
+export function issueToken(
+  now: Date,
+  ttlSeconds: number,
+  overlapSeconds: number,
+  existing: TokenRecord | undefined,
+): IssuedToken {
   const token = newToken();
   const expiresAt = new Date(now.getTime() + ttlSeconds * 1000);
   let previous = existing?.current;
   if (previous) {
     const overlapEnd = new Date(now.getTime() + overlapSeconds * 1000).toISOString();
-    previous = { sha256: previous.sha256, expiresAt: previous.expiresAt < overlapEnd ? previous.expiresAt : overlapEnd };
+    previous = {
+      sha256: previous.sha256,
+      expiresAt: previous.expiresAt < overlapEnd ? previous.expiresAt : overlapEnd,
+    };
   }
-  const record: TokenRecord = { current: { sha256: hashToken(token), expiresAt: expiresAt.toISOString() }, ...(previous ? { previous } : {}) };
+  const record: TokenRecord = {
+    current: { sha256: hashToken(token), expiresAt: expiresAt.toISOString() },
+    ...(previous ? { previous } : {}),
+  };
   return { token, expiresAt, record };
 }

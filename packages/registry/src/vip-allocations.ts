@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { decodeVipTable, encodeVipTable, reconcileVips, vipAddresses, type VipAllocation, type VipDemand } from './vip-ownership.ts';
+import {
+  decodeVipTable,
+  encodeVipTable,
+  reconcileVips,
+  vipAddresses,
+  type VipAllocation,
+  type VipDemand,
+} from './vip-ownership.ts';
 
 /** Durable VIP allocations: the file store below, or the ConfigMap store (kubernetes-vip-allocations.ts). */
 export interface VipAllocationStore {

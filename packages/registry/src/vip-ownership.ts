@@ -49,7 +49,10 @@ export function reconcileVips(table: VipTable, demand: VipDemand, cidr: string):
   const next = new Map<string, VipAllocation>();
   for (const key of [...wanted].sort()) {
     const set = owners.get(key);
-    next.set(key, { address: addresses.get(key) as string, owners: set === null || set === undefined ? null : [...set].sort() });
+    next.set(key, {
+      address: addresses.get(key) as string,
+      owners: set === null || set === undefined ? null : [...set].sort(),
+    });
   }
   return next;
 }
@@ -72,7 +75,11 @@ export function encodeVipTable(table: VipTable): string {
  */
 export function decodeVipTable(text: string, where: string): Map<string, VipAllocation> {
   const corrupt = (reason: string, cause?: unknown): MeshrelayError =>
-    new MeshrelayError('MESHRELAY_ERR_INTERNAL', `VIP allocations ${where} are corrupt (${reason}); refusing to reallocate addresses`, { cause });
+    new MeshrelayError(
+      'MESHRELAY_ERR_INTERNAL',
+      `VIP allocations ${where} are corrupt (${reason}); refusing to reallocate addresses`,
+      { cause },
+    );
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -83,7 +90,11 @@ export function decodeVipTable(text: string, where: string): Map<string, VipAllo
   const table = new Map<string, VipAllocation>();
   for (const [key, value] of Object.entries(parsed)) {
     if (typeof value === 'string') table.set(key, { address: value, owners: null });
-    else if (isRecord(value) && typeof value.address === 'string' && (value.owners === null || isStringArray(value.owners))) {
+    else if (
+      isRecord(value) &&
+      typeof value.address === 'string' &&
+      (value.owners === null || isStringArray(value.owners))
+    ) {
       table.set(key, { address: value.address, owners: value.owners });
     } else throw corrupt(`entry ${JSON.stringify(key)} is malformed`);
   }

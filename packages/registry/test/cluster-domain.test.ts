@@ -15,7 +15,8 @@ import { NS, clusterCr, startFakeKube, startKubeRegistry } from './kube-harness.
 const EVIL = 'evil domain\n<b>x</b>';
 
 function refusedNaming(field: string) {
-  return (err: unknown) => err instanceof MeshrelayError && err.code === 'MESHRELAY_ERR_INVALID_ARGUMENT' && err.message.includes(field);
+  return (err: unknown) =>
+    err instanceof MeshrelayError && err.code === 'MESHRELAY_ERR_INVALID_ARGUMENT' && err.message.includes(field);
 }
 
 async function fileRegistry(t: TestContext) {
@@ -46,7 +47,10 @@ for (const field of ['clusterDomain', 'trustDomain'] as const) {
     const file = join(dir, 'clusters', 'east.json');
     const record = JSON.parse(await readFile(file, 'utf8')) as { spec: Record<string, unknown> };
     await writeFile(file, JSON.stringify({ ...record, spec: { ...record.spec, [field]: EVIL } }));
-    await waitFor(() => logs.some((l) => l.includes(`spec.${field} must be a DNS name`)), { timeoutMs: 10_000, message: 'the refusal to be logged' });
+    await waitFor(() => logs.some((l) => l.includes(`spec.${field} must be a DNS name`)), {
+      timeoutMs: 10_000,
+      message: 'the refusal to be logged',
+    });
     assert.equal(registry.get('east')?.spec[field], 'east.local');
   });
 
@@ -67,7 +71,8 @@ for (const field of ['clusterDomain', 'trustDomain'] as const) {
     const fake = await startFakeKube(t);
     const registry = await startKubeRegistry(t, fake);
     await registry.register('west', { [field]: 'west.example' });
-    const spec = () => (fake.get('KubernetesCluster', 'west', NS) as { spec?: Record<string, unknown> } | undefined)?.spec;
+    const spec = () =>
+      (fake.get('KubernetesCluster', 'west', NS) as { spec?: Record<string, unknown> } | undefined)?.spec;
     assert.equal(spec()?.[field], 'west.example');
     await registry.update('west', { [field]: 'west.example.org' });
     assert.equal(spec()?.[field], 'west.example.org');

@@ -34,7 +34,10 @@ test('given a directory store holding a document, when a put in pieces fails par
   await store.put('east', Buffer.from('{"previous":true}'));
   await assert.rejects(store.put('east', pieces(PARTS, 2)), /the maker of the body failed/);
   assert.equal(String(await store.get('east')), '{"previous":true}');
-  assert.ok(readdirSync(dir).every((f) => !f.endsWith('.tmp')), `files: ${readdirSync(dir).join(', ')}`);
+  assert.ok(
+    readdirSync(dir).every((f) => !f.endsWith('.tmp')),
+    `files: ${readdirSync(dir).join(', ')}`,
+  );
 });
 
 test('given a kubernetes store, when a document is put in pieces, then another store reads back their concatenation', async (t) => {

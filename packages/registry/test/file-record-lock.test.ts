@@ -19,7 +19,13 @@ function stateDir(t: TestContext): string {
 }
 
 async function fileRegistry(t: TestContext, dir: string, lock?: FileRegistryOptions['lock']): Promise<ClusterRegistry> {
-  const registry = await createFileClusterRegistry({ dir, tokenTtlSeconds: 3600, tokenOverlapSeconds: 60, logger: pino({ level: 'silent' }), ...(lock ? { lock } : {}) });
+  const registry = await createFileClusterRegistry({
+    dir,
+    tokenTtlSeconds: 3600,
+    tokenOverlapSeconds: 60,
+    logger: pino({ level: 'silent' }),
+    ...(lock ? { lock } : {}),
+  });
   t.after(() => registry.close());
   return registry;
 }
@@ -32,42 +38,64 @@ function writeLock(dir: string, name: string, pid: number): string {
 }
 
 function skipWarmingOnDisk(dir: string, name: string): unknown {
-  return (JSON.parse(readFileSync(join(dir, 'clusters', `${name}.json`), 'utf8')) as { spec: Record<string, unknown> }).spec['skipWarming'];
+  return (JSON.parse(readFileSync(join(dir, 'clusters', `${name}.json`), 'utf8')) as { spec: Record<string, unknown> })
+    .spec['skipWarming'];
 }
 
-test('given a lock left by a process that has exited, when a registry writes the record, then it takes the lock over and writes', { timeout: 60_000 }, async (t) => {
-  const dir = stateDir(t);
-  const registry = await fileRegistry(t, dir);
-  await registry.register('east', {});
-  const exited = spawnSync(process.execPath, ['-e', '']).pid;
-  const lock = writeLock(dir, 'east', exited);
-  await registry.update('east', { skipWarming: true });
-  assert.equal(skipWarmingOnDisk(dir, 'east'), true);
-  assert.equal(existsSync(lock), false, 'the lock is released after the write');
-});
+test(
+  'given a lock left by a process that has exited, when a registry writes the record, then it takes the lock over and writes',
+  { timeout: 60_000 },
+  async (t) => {
+    const dir = stateDir(t);
+    const registry = await fileRegistry(t, dir);
+    await registry.register('east', {});
+    const exited = spawnSync(process.execPath, ['-e', '']).pid;
+    const lock = writeLock(dir, 'east', exited);
+    await registry.update('east', { skipWarming: true });
+    assert.equal(skipWarmingOnDisk(dir, 'east'), true);
+    assert.equal(existsSync(lock), false, 'the lock is released after the write');
+  },
+);
 
-test('given a lock held by a live process, when a registry writes the record, then it fails with UNAVAILABLE naming the lock and leaves the record', { timeout: 60_000 }, async (t) => {
-  const dir = stateDir(t);
-  const registry = await fileRegistry(t, dir, { waitMs: 300 });
-  await registry.register('east', {});
-  const lock = writeLock(dir, 'east', process.pid);
-  await assert.rejects(registry.update('east', { skipWarming: true }), (err: unknown) =>
-    err instanceof MeshrelayError && err.code === 'MESHRELAY_ERR_UNAVAILABLE' && err.message.includes(lock) && err.message.includes(`process ${process.pid}`));
-  assert.equal(skipWarmingOnDisk(dir, 'east'), false);
-  rmSync(lock);
-  await registry.update('east', { skipWarming: true });
-  assert.equal(skipWarmingOnDisk(dir, 'east'), true);
-});
+test(
+  'given a lock held by a live process, when a registry writes the record, then it fails with UNAVAILABLE naming the lock and leaves the record',
+  { timeout: 60_000 },
+  async (t) => {
+    const dir = stateDir(t);
+    const registry = await fileRegistry(t, dir, { waitMs: 300 });
+    await registry.register('east', {});
+    const lock = writeLock(dir, 'east', process.pid);
+    await assert.rejects(
+      registry.update('east', { skipWarming: true }),
+      (err: unknown) =>
+        err instanceof MeshrelayError &&
+        err.code === 'MESHRELAY_ERR_UNAVAILABLE' &&
+        err.message.includes(lock) &&
+        err.message.includes(`process ${process.pid}`),
+    );
+    assert.equal(skipWarmingOnDisk(dir, 'east'), false);
+    rmSync(lock);
+    await registry.update('east', { skipWarming: true });
+    assert.equal(skipWarmingOnDisk(dir, 'east'), true);
+  },
+);
 
-test('given two registries on one directory, when both register the same name at once, then exactly one succeeds and the other answers CLUSTER_EXISTS', { timeout: 60_000 }, async (t) => {
-  const dir = stateDir(t);
-  const a = await fileRegistry(t, dir);
-  const b = await fileRegistry(t, dir);
-  for (let i = 0; i < 8; i++) {
-    const outcomes = await Promise.allSettled([a.register(`twin-${i}`, {}), b.register(`twin-${i}`, {})]);
-    const ok = outcomes.filter((o) => o.status === 'fulfilled');
-    assert.equal(ok.length, 1, `try ${i}: one registration`);
-    const refused = outcomes.find((o) => o.status === 'rejected');
-    assert.ok(refused?.reason instanceof MeshrelayError && refused.reason.code === 'MESHRELAY_ERR_CLUSTER_EXISTS', `try ${i}: the other is told the name is taken`);
-  }
-});
+test(
+  'given two registries on one directory, when both register the same name at once, then exactly one succeeds and the other answers CLUSTER_EXISTS',
+  { timeout: 60_000 },
+  async (t) => {
+    const dir = stateDir(t);
+    const a = await fileRegistry(t, dir);
+    const b = await fileRegistry(t, dir);
+    for (let i = 0; i < 8; i++) {
+      const outcomes = await Promise.allSettled([a.register(`twin-${i}`, {}), b.register(`twin-${i}`, {})]);
+      const ok = outcomes.filter((o) => o.status === 'fulfilled');
+      assert.equal(ok.length, 1, `try ${i}: one registration`);
+      const refused = outcomes.find((o) => o.status === 'rejected');
+      assert.ok(
+        refused?.reason instanceof MeshrelayError && refused.reason.code === 'MESHRELAY_ERR_CLUSTER_EXISTS',
+        `try ${i}: the other is told the name is taken`,
+      );
+    }
+  },
+);

@@ -8,13 +8,14 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { startFakeKubeApiServer, type FakeKubeApiServer, type FakeKubeApiServerOptions } from '@meshrelay/testkit';
 import type { ClusterRegistry, RegistryChange } from '../src/cluster-registry.ts';
-import {
-  createKubernetesClusterRegistry, type KubernetesRegistryOptions,
-} from '../src/kubernetes-cluster-registry.ts';
+import { createKubernetesClusterRegistry, type KubernetesRegistryOptions } from '../src/kubernetes-cluster-registry.ts';
 
 export const NS = 'gloo-mesh';
 
-export async function startFakeKube(t: TestContext, options: FakeKubeApiServerOptions = {}): Promise<FakeKubeApiServer> {
+export async function startFakeKube(
+  t: TestContext,
+  options: FakeKubeApiServerOptions = {},
+): Promise<FakeKubeApiServer> {
   const fake = await startFakeKubeApiServer(options);
   t.after(() => fake.stop());
   return fake;
@@ -36,7 +37,9 @@ export function kubeConfigFile(t: TestContext, fake: FakeKubeApiServer): string 
 }
 
 export async function startKubeRegistry(
-  t: TestContext, fake: FakeKubeApiServer, options: Partial<KubernetesRegistryOptions> = {},
+  t: TestContext,
+  fake: FakeKubeApiServer,
+  options: Partial<KubernetesRegistryOptions> = {},
 ): Promise<ClusterRegistry> {
   const registry = await createKubernetesClusterRegistry({
     kubeConfig: kubeConfigOf(fake),
@@ -60,7 +63,10 @@ export function recordChanges(registry: ClusterRegistry): RegistryChange[] {
 }
 
 /** A KubernetesCluster CR as an operator would apply it (no status). */
-export function clusterCr(name: string, spec: Record<string, unknown> = {}): { apiVersion: string; kind: string; metadata: { name: string; namespace: string }; spec: Record<string, unknown> } {
+export function clusterCr(
+  name: string,
+  spec: Record<string, unknown> = {},
+): { apiVersion: string; kind: string; metadata: { name: string; namespace: string }; spec: Record<string, unknown> } {
   return { apiVersion: 'admin.gloo.solo.io/v2', kind: 'KubernetesCluster', metadata: { name, namespace: NS }, spec };
 }
 

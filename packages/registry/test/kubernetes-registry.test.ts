@@ -5,11 +5,14 @@ import { test } from 'node:test';
 import { MeshrelayError } from '@meshrelay/api';
 import { waitFor } from '@meshrelay/testkit';
 import { hashToken } from '../src/tokens.ts';
-import {
-  NS, clusterCr, recordChanges, startFakeKube, startKubeRegistry, storedWarmCondition,
-} from './kube-harness.ts';
+import { NS, clusterCr, recordChanges, startFakeKube, startKubeRegistry, storedWarmCondition } from './kube-harness.ts';
 
-const WARM = { type: 'ClusterWarm', status: 'True', reason: 'FirstSnapshotReceived', message: 'an input snapshot was received' } as const;
+const WARM = {
+  type: 'ClusterWarm',
+  status: 'True',
+  reason: 'FirstSnapshotReceived',
+  message: 'an input snapshot was received',
+} as const;
 
 async function rejectsWith(promise: Promise<unknown>, code: string): Promise<void> {
   await assert.rejects(promise, (err: unknown) => err instanceof MeshrelayError && err.code === code);
@@ -32,10 +35,19 @@ test('given a kubernetes registry, when a cluster is registered, then a CR and a
   assert.equal(secret?.['type'], 'Opaque');
   assert.equal(decoded(data, 'sha256'), hashToken(token));
   assert.ok(Date.parse(decoded(data, 'expiresAt') ?? '') > Date.now());
-  assert.deepEqual(secret?.metadata.ownerReferences?.map((r) => r.uid), [cr?.metadata.uid]);
+  assert.deepEqual(
+    secret?.metadata.ownerReferences?.map((r) => r.uid),
+    [cr?.metadata.uid],
+  );
   const everything = JSON.stringify(fake.requests.map((r) => r.body));
-  assert.ok(!everything.includes(token) && !everything.includes(Buffer.from(token).toString('base64')), 'the token never reaches the API');
-  assert.deepEqual(registry.list().map((c) => c.metadata.name), ['east']);
+  assert.ok(
+    !everything.includes(token) && !everything.includes(Buffer.from(token).toString('base64')),
+    'the token never reaches the API',
+  );
+  assert.deepEqual(
+    registry.list().map((c) => c.metadata.name),
+    ['east'],
+  );
 });
 
 test('given a registered cluster, when its token is verified, then the right one passes and a wrong one is refused', async (t) => {
@@ -76,7 +88,10 @@ test('given two replicas, when one registers and deregisters a cluster, then the
   const types = changes.map((c) => c.type);
   assert.equal(types[0], 'registered');
   assert.equal(types.at(-1), 'deregistered');
-  assert.ok(types.slice(1, -1).every((type) => type === 'updated'), `changes: ${types.join(', ')}`);
+  assert.ok(
+    types.slice(1, -1).every((type) => type === 'updated'),
+    `changes: ${types.join(', ')}`,
+  );
   assert.equal(fake.get('KubernetesCluster', 'east', NS), undefined);
   assert.equal(fake.get('Secret', 'relay-token-east', NS), undefined);
 });
@@ -90,8 +105,16 @@ test('given a registered cluster, when ClusterWarm=True is set, then it is writt
     [storedWarmCondition(fake, 'east')?.status, storedWarmCondition(fake, 'east')?.reason],
     ['True', 'FirstSnapshotReceived'],
   );
-  assert.ok(fake.requests.some((r) => r.method === 'PUT' && r.path.endsWith('/kubernetesclusters/east/status') && r.status === 200));
-  assert.equal(fake.get('KubernetesCluster', 'east', NS)?.metadata.generation, 1, 'a status write is not a spec change');
+  assert.ok(
+    fake.requests.some(
+      (r) => r.method === 'PUT' && r.path.endsWith('/kubernetesclusters/east/status') && r.status === 200,
+    ),
+  );
+  assert.equal(
+    fake.get('KubernetesCluster', 'east', NS)?.metadata.generation,
+    1,
+    'a status write is not a spec change',
+  );
   assert.equal(registry.get('east')?.status?.conditions?.find((c) => c.type === 'ClusterWarm')?.status, 'True');
 });
 
@@ -111,7 +134,12 @@ test('given a warm cluster, when a replica asks for ClusterWarm=False, then warm
   const registry = await startKubeRegistry(t, fake);
   await registry.register('east', {});
   await registry.setCondition('east', WARM);
-  await registry.setCondition('east', { type: 'ClusterWarm', status: 'False', reason: 'ClusterRegistered', message: 'stale wish' });
+  await registry.setCondition('east', {
+    type: 'ClusterWarm',
+    status: 'False',
+    reason: 'ClusterRegistered',
+    message: 'stale wish',
+  });
   assert.equal(storedWarmCondition(fake, 'east')?.status, 'True');
 });
 
@@ -123,7 +151,10 @@ test('given a watched CR, when an operator sets spec.skipWarming through the API
   const cr = fake.get('KubernetesCluster', 'east', NS)!;
   fake.put({ ...cr, spec: { ...(cr['spec'] as object), skipWarming: true } });
   await waitFor(() => registry.get('east')?.spec.skipWarming === true, { message: 'skipWarming never reached memory' });
-  assert.deepEqual(changes.map((c) => c.type), ['updated']);
+  assert.deepEqual(
+    changes.map((c) => c.type),
+    ['updated'],
+  );
 });
 
 test('given a watched CR, when it is deleted with kubectl, then listeners hear deregistered and its Secret is collected', async (t) => {
@@ -131,7 +162,9 @@ test('given a watched CR, when it is deleted with kubectl, then listeners hear d
   const registry = await startKubeRegistry(t, fake);
   await registry.register('east', {});
   const changes = recordChanges(registry);
-  const deleted = await fetch(`${fake.url}/apis/admin.gloo.solo.io/v2/namespaces/${NS}/kubernetesclusters/east`, { method: 'DELETE' });
+  const deleted = await fetch(`${fake.url}/apis/admin.gloo.solo.io/v2/namespaces/${NS}/kubernetesclusters/east`, {
+    method: 'DELETE',
+  });
   assert.equal(deleted.status, 200);
   await waitFor(() => changes.some((c) => c.type === 'deregistered'), { message: 'no deregistered change' });
   assert.equal(registry.get('east'), undefined);
@@ -142,7 +175,9 @@ test('given a CR applied by an operator without status, when the status writer s
   const fake = await startFakeKube(t);
   const registry = await startKubeRegistry(t, fake);
   fake.put(clusterCr('applied', { skipWarming: false }));
-  await waitFor(() => storedWarmCondition(fake, 'applied')?.reason === 'ClusterRegistered', { message: 'status never initialised' });
+  await waitFor(() => storedWarmCondition(fake, 'applied')?.reason === 'ClusterRegistered', {
+    message: 'status never initialised',
+  });
   await waitFor(() => registry.get('applied')?.status?.conditions?.[0]?.reason === 'ClusterRegistered');
 });
 
@@ -150,14 +185,19 @@ test('given a replica that is not the status writer, when it sees a CR without s
   const fake = await startFakeKube(t);
   let leader = false;
   let notify: (leading: boolean) => void = () => undefined;
-  const election = { isLeader: () => leader, onChange: (cb: (leading: boolean) => void) => ((notify = cb), () => undefined) };
+  const election = {
+    isLeader: () => leader,
+    onChange: (cb: (leading: boolean) => void) => ((notify = cb), () => undefined),
+  };
   const registry = await startKubeRegistry(t, fake, { statusWriter: election });
   fake.put(clusterCr('applied'));
   await waitFor(() => registry.get('applied') !== undefined);
   assert.equal(storedWarmCondition(fake, 'applied'), undefined);
   leader = true;
   notify(true);
-  await waitFor(() => storedWarmCondition(fake, 'applied')?.reason === 'ClusterRegistered', { message: 'the new leader never initialised status' });
+  await waitFor(() => storedWarmCondition(fake, 'applied')?.reason === 'ClusterRegistered', {
+    message: 'the new leader never initialised status',
+  });
 });
 
 test('given a dropped watch and a compacted history, when the registry reconnects, then it loses no update or deletion', async (t) => {
@@ -218,7 +258,11 @@ test('given a cluster re-created under the same name, when the old token is pres
   fake.remove('KubernetesCluster', 'east', NS);
   fake.put(secret);
   fake.put(clusterCr('east'));
-  await waitFor(() => registry.get('east') !== undefined && registry.get('east')?.metadata.uid !== secret.metadata.ownerReferences?.[0]?.uid);
+  await waitFor(
+    () =>
+      registry.get('east') !== undefined &&
+      registry.get('east')?.metadata.uid !== secret.metadata.ownerReferences?.[0]?.uid,
+  );
   await rejectsWith(registry.verifyToken('east', token), 'MESHRELAY_ERR_TOKEN_INVALID');
 });
 

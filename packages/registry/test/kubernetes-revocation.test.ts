@@ -13,11 +13,17 @@ test('given a registered cluster, when it is revoked, then the CR carries the ma
   const registry = await startKubeRegistry(t, fake, { now: () => NOW });
   const { token: old } = await registry.register('east', {});
   const revoked = await registry.revoke('east');
-  assert.equal((fake.get('KubernetesCluster', 'east', NS)?.['spec'] as Record<string, unknown>)['revokeCertificatesBefore'], '2026-11-23T10:00:00Z');
+  assert.equal(
+    (fake.get('KubernetesCluster', 'east', NS)?.['spec'] as Record<string, unknown>)['revokeCertificatesBefore'],
+    '2026-11-23T10:00:00Z',
+  );
   assert.equal(revoked.revokedBefore.toISOString(), '2026-11-23T10:00:00.000Z');
   assert.equal(registry.get('east')?.spec.revokeCertificatesBefore, '2026-11-23T10:00:00Z');
   await registry.verifyToken('east', revoked.token);
-  await assert.rejects(registry.verifyToken('east', old), (e: unknown) => e instanceof MeshrelayError && e.code === 'MESHRELAY_ERR_TOKEN_INVALID');
+  await assert.rejects(
+    registry.verifyToken('east', old),
+    (e: unknown) => e instanceof MeshrelayError && e.code === 'MESHRELAY_ERR_TOKEN_INVALID',
+  );
 });
 
 test('given two replicas, when one revokes, then the other hears an update carrying the mark', async (t) => {
@@ -28,7 +34,10 @@ test('given two replicas, when one revokes, then the other hears an update carry
   await waitFor(() => second.get('east') !== undefined);
   const changes = recordChanges(second);
   const revoked = await first.revoke('east');
-  await waitFor(() => changes.some((c) => c.type === 'updated' && c.cluster.spec.revokeCertificatesBefore !== undefined), { message: 'an update with the mark' });
+  await waitFor(
+    () => changes.some((c) => c.type === 'updated' && c.cluster.spec.revokeCertificatesBefore !== undefined),
+    { message: 'an update with the mark' },
+  );
   assert.equal(Date.parse(second.get('east')?.spec.revokeCertificatesBefore ?? ''), revoked.revokedBefore.getTime());
 });
 

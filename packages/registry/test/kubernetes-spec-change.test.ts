@@ -12,7 +12,10 @@ import { NS, kubeConfigOf, startFakeKube, startKubeRegistry } from './kube-harne
 
 type StoredCr = { metadata: { uid: string; resourceVersion: string }; spec: Record<string, unknown> };
 
-const isReplaceOf = (name: string) => (r: FakeKubeRequest): boolean => r.method === 'PUT' && r.path.endsWith(`/kubernetesclusters/${name}`);
+const isReplaceOf =
+  (name: string) =>
+  (r: FakeKubeRequest): boolean =>
+    r.method === 'PUT' && r.path.endsWith(`/kubernetesclusters/${name}`);
 
 test('given an operator edit landing between the read and the write, when the registry revokes, then the 409 is retried on the fresh CR and both fields stay', async (t) => {
   const fake = await startFakeKube(t);
@@ -25,7 +28,12 @@ test('given an operator edit landing between the read and the write, when the re
       if (!edited && isReplaceOf('east')(r)) {
         edited = true;
         const cr = fake.get('KubernetesCluster', 'east', NS) as unknown as StoredCr;
-        fake.put({ ...cr, apiVersion: 'admin.gloo.solo.io/v2', kind: 'KubernetesCluster', spec: { ...cr.spec, trustDomain: 'edited.example' } });
+        fake.put({
+          ...cr,
+          apiVersion: 'admin.gloo.solo.io/v2',
+          kind: 'KubernetesCluster',
+          spec: { ...cr.spec, trustDomain: 'edited.example' },
+        });
       }
       return false;
     },
@@ -35,7 +43,11 @@ test('given an operator edit landing between the read and the write, when the re
   assert.deepEqual(replaces, [409, 200], 'the first replace met the stale resourceVersion, the second wrote');
   const cr = fake.get('KubernetesCluster', 'east', NS) as unknown as StoredCr;
   assert.equal(cr.spec['trustDomain'], 'edited.example', "the operator's edit stays");
-  assert.equal(Date.parse(String(cr.spec['revokeCertificatesBefore'])), revoked.revokedBefore.getTime(), 'the mark is written');
+  assert.equal(
+    Date.parse(String(cr.spec['revokeCertificatesBefore'])),
+    revoked.revokedBefore.getTime(),
+    'the mark is written',
+  );
 });
 
 test('given a CR that changes under every write, when the registry updates it, then it gives up with UNAVAILABLE and writes nothing', async (t) => {
@@ -44,8 +56,13 @@ test('given a CR that changes under every write, when the registry updates it, t
   await registry.register('east', {});
   const before = fake.get('KubernetesCluster', 'east', NS) as unknown as StoredCr;
   fake.failNext(100, 409, { match: isReplaceOf('east') });
-  await assert.rejects(registry.update('east', { skipWarming: true }), (err: unknown) =>
-    err instanceof MeshrelayError && err.code === 'MESHRELAY_ERR_UNAVAILABLE' && /KubernetesCluster gloo-mesh\/east changed under each of 5 attempts/.test(err.message));
+  await assert.rejects(
+    registry.update('east', { skipWarming: true }),
+    (err: unknown) =>
+      err instanceof MeshrelayError &&
+      err.code === 'MESHRELAY_ERR_UNAVAILABLE' &&
+      /KubernetesCluster gloo-mesh\/east changed under each of 5 attempts/.test(err.message),
+  );
   assert.equal(fake.requests.filter(isReplaceOf('east')).length, 5, 'bounded: five attempts');
   const after = fake.get('KubernetesCluster', 'east', NS) as unknown as StoredCr;
   assert.equal(after.metadata.resourceVersion, before.metadata.resourceVersion);
@@ -58,9 +75,19 @@ test('given a cluster registered again under its name by another replica, when a
   await registry.register('east', {});
   const old = fake.get('KubernetesCluster', 'east', NS) as unknown as StoredCr;
   fake.remove('KubernetesCluster', 'east', NS);
-  fake.put({ apiVersion: 'admin.gloo.solo.io/v2', kind: 'KubernetesCluster', metadata: { name: 'east', namespace: NS, uid: 'new-uid' }, spec: {} });
-  await assert.rejects(changeClusterSpec(registryApis(kubeConfigOf(fake)), NS, { name: 'east', uid: old.metadata.uid }, (s) => ({ ...s, skipWarming: true })),
-    (err: unknown) => err instanceof MeshrelayError && err.code === 'MESHRELAY_ERR_CLUSTER_NOT_FOUND');
+  fake.put({
+    apiVersion: 'admin.gloo.solo.io/v2',
+    kind: 'KubernetesCluster',
+    metadata: { name: 'east', namespace: NS, uid: 'new-uid' },
+    spec: {},
+  });
+  await assert.rejects(
+    changeClusterSpec(registryApis(kubeConfigOf(fake)), NS, { name: 'east', uid: old.metadata.uid }, (s) => ({
+      ...s,
+      skipWarming: true,
+    })),
+    (err: unknown) => err instanceof MeshrelayError && err.code === 'MESHRELAY_ERR_CLUSTER_NOT_FOUND',
+  );
   const now = fake.get('KubernetesCluster', 'east', NS) as unknown as StoredCr;
   assert.equal(now.spec['skipWarming'], undefined);
 });

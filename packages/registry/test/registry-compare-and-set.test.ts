@@ -28,13 +28,23 @@ async function fileRegistry(t: TestContext, dir: string): Promise<ClusterRegistr
 }
 
 /** Revokes on `a` while `b` edits the same cluster `edits` times; the revocation must survive every edit. */
-async function raceRevocationWithEdits(a: ClusterRegistry, b: ClusterRegistry, name: string, edits: number): Promise<string> {
+async function raceRevocationWithEdits(
+  a: ClusterRegistry,
+  b: ClusterRegistry,
+  name: string,
+  edits: number,
+): Promise<string> {
   const [revoked] = await Promise.all([
     a.revoke(name),
     (async () => {
       for (let i = 0; i < edits; i++) {
         await b.update(name, { skipWarming: i % 2 === 0 });
-        await b.setCondition(name, { type: 'ClusterWarm', status: i % 2 === 0 ? 'True' : 'False', reason: `Edit${i}`, message: 'edit' });
+        await b.setCondition(name, {
+          type: 'ClusterWarm',
+          status: i % 2 === 0 ? 'True' : 'False',
+          reason: `Edit${i}`,
+          message: 'edit',
+        });
       }
     })(),
   ]);
@@ -51,11 +61,20 @@ test('given two file registries on one directory, when one revokes while the oth
     await waitFor(() => b.get(name) !== undefined, { message: `b to see ${name}` });
     const revokedBefore = await raceRevocationWithEdits(a, b, name, 5);
     const onDisk = JSON.parse(readFileSync(join(dir, 'clusters', `${name}.json`), 'utf8')) as {
-      spec: Record<string, unknown>; status: { conditions: { reason: string }[] };
+      spec: Record<string, unknown>;
+      status: { conditions: { reason: string }[] };
     };
-    assert.equal(Date.parse(String(onDisk.spec['revokeCertificatesBefore'])), Date.parse(revokedBefore), `try ${i}: the revocation mark`);
+    assert.equal(
+      Date.parse(String(onDisk.spec['revokeCertificatesBefore'])),
+      Date.parse(revokedBefore),
+      `try ${i}: the revocation mark`,
+    );
     assert.equal(onDisk.spec['skipWarming'], true, `try ${i}: b's last spec edit`);
-    assert.equal(onDisk.status.conditions.find((c) => c.reason.startsWith('Edit'))?.reason, 'Edit4', `try ${i}: b's last condition`);
+    assert.equal(
+      onDisk.status.conditions.find((c) => c.reason.startsWith('Edit'))?.reason,
+      'Edit4',
+      `try ${i}: b's last condition`,
+    );
   }
 });
 
@@ -71,7 +90,10 @@ test('given a record b has not re-read since a revoked it, when b updates it, th
   assert.equal(before?.spec.revokeCertificatesBefore, undefined);
   const updated = await b.update('east', { skipWarming: true });
   assert.notEqual(updated.spec.revokeCertificatesBefore, undefined, 'the update carries the mark it found on disk');
-  const onDisk = JSON.parse(readFileSync(join(dir, 'clusters', 'east.json'), 'utf8')) as { spec: Record<string, unknown>; metadata: Record<string, unknown> };
+  const onDisk = JSON.parse(readFileSync(join(dir, 'clusters', 'east.json'), 'utf8')) as {
+    spec: Record<string, unknown>;
+    metadata: Record<string, unknown>;
+  };
   assert.notEqual(onDisk.spec['revokeCertificatesBefore'], undefined);
   assert.equal(onDisk.spec['skipWarming'], true);
   assert.equal(onDisk.metadata['resourceVersion'], '3', 'register, revoke and update each wrote one revision');
@@ -99,9 +121,20 @@ test('given two kubernetes registries, when one revokes while the other edits, t
     await a.register(name, {});
     await waitFor(() => b.get(name) !== undefined, { message: `b to see ${name}` });
     const revokedBefore = await raceRevocationWithEdits(a, b, name, 5);
-    const cr = fake.get('KubernetesCluster', name, NS) as unknown as { spec: Record<string, unknown>; status: { conditions: { reason: string }[] } };
-    assert.equal(Date.parse(String(cr.spec['revokeCertificatesBefore'])), Date.parse(revokedBefore), `try ${i}: the revocation mark`);
+    const cr = fake.get('KubernetesCluster', name, NS) as unknown as {
+      spec: Record<string, unknown>;
+      status: { conditions: { reason: string }[] };
+    };
+    assert.equal(
+      Date.parse(String(cr.spec['revokeCertificatesBefore'])),
+      Date.parse(revokedBefore),
+      `try ${i}: the revocation mark`,
+    );
     assert.equal(cr.spec['skipWarming'], true, `try ${i}: b's last spec edit`);
-    assert.equal(cr.status.conditions.find((c) => c.reason.startsWith('Edit'))?.reason, 'Edit4', `try ${i}: b's last condition`);
+    assert.equal(
+      cr.status.conditions.find((c) => c.reason.startsWith('Edit'))?.reason,
+      'Edit4',
+      `try ${i}: b's last condition`,
+    );
   }
 });

@@ -12,7 +12,11 @@ function demand(present: Record<string, string[]>, registered: string[]): VipDem
   return { present: new Map(Object.entries(present)), registered: new Set(registered) };
 }
 
-function step(table: ReadonlyMap<string, VipAllocation>, present: Record<string, string[]>, registered: string[]): Map<string, VipAllocation> {
+function step(
+  table: ReadonlyMap<string, VipAllocation>,
+  present: Record<string, string[]>,
+  registered: string[],
+): Map<string, VipAllocation> {
   return reconcileVips(table, demand(present, registered), CIDR);
 }
 
@@ -58,7 +62,11 @@ test('given a file store with a one-address pool, when a destination is released
   const next = await store.reconcile(demand({ east: ['ns/b'] }, ['east']));
   assert.deepEqual([...next], [['ns/b', '10.30.0.7']]);
   const reopened = await new VipAllocations(path, '10.30.0.7/32').reconcile(demand({}, ['east']));
-  assert.deepEqual([...reopened], [['ns/b', '10.30.0.7']], 'the allocation and its owner survive a restart with the owner absent');
+  assert.deepEqual(
+    [...reopened],
+    [['ns/b', '10.30.0.7']],
+    'the allocation and its owner survive a restart with the owner absent',
+  );
 });
 
 test('given a file written in the older shape (key to address), when reconciled, then the addresses are kept and owners recorded', async (t) => {

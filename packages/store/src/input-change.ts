@@ -6,8 +6,20 @@ import type { InputChangedEvent } from './snapshot-store.ts';
  * input's epoch and generation go with its hash: an agent that restarts and pushes the same
  * content changes only its epoch, and provenance (which the split-brain rule compares) names it.
  */
-export function formatChangeMessage(cluster: string, hash: string, replica: string, deleted: boolean, order?: { readonly epoch: string; readonly generation: number }): string {
-  return JSON.stringify({ cluster, hash, replica, deleted, ...(order ? { epoch: order.epoch, generation: order.generation } : {}) });
+export function formatChangeMessage(
+  cluster: string,
+  hash: string,
+  replica: string,
+  deleted: boolean,
+  order?: { readonly epoch: string; readonly generation: number },
+): string {
+  return JSON.stringify({
+    cluster,
+    hash,
+    replica,
+    deleted,
+    ...(order ? { epoch: order.epoch, generation: order.generation } : {}),
+  });
 }
 
 /** Parses a change message; undefined when it is not one. */
@@ -20,7 +32,12 @@ export function parseChangeMessage(message: string): InputChangedEvent | undefin
   }
   if (!isRecord(value)) return undefined;
   const { cluster, hash, replica, deleted, epoch, generation } = value;
-  if (typeof cluster !== 'string' || typeof hash !== 'string' || typeof replica !== 'string' || typeof deleted !== 'boolean') {
+  if (
+    typeof cluster !== 'string' ||
+    typeof hash !== 'string' ||
+    typeof replica !== 'string' ||
+    typeof deleted !== 'boolean'
+  ) {
     return undefined;
   }
   // A replica of an earlier version sends no order: the event then names the hash alone.

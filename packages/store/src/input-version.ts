@@ -14,7 +14,13 @@ export interface InputVersion {
 }
 
 export function versionOfInput(snapshot: InputSnapshot): InputVersion {
-  return { epoch: snapshot.epoch, generation: snapshot.generation, hash: snapshot.hash, bytes: snapshot.bytes, resources: snapshot.resources.length };
+  return {
+    epoch: snapshot.epoch,
+    generation: snapshot.generation,
+    hash: snapshot.hash,
+    bytes: snapshot.bytes,
+    resources: snapshot.resources.length,
+  };
 }
 
 /** The `resume` field of an input's version key in Redis. */

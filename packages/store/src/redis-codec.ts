@@ -112,7 +112,8 @@ export async function decodeInput(raw: string, cluster: string): Promise<Decoded
   // taken as they are (a restarted server decodes every input; copying and re-encoding 600 k
   // resources took most of its restart at tier M). Else the ordinary build says what is wrong.
   const snapshot =
-    (await adoptCanonicalInputSnapshot(init, texts, value.hash as string, slicer)) ?? (await rebuild(cluster, () => buildInputSnapshotInSlices(init, slicer)));
+    (await adoptCanonicalInputSnapshot(init, texts, value.hash as string, slicer)) ??
+    (await rebuild(cluster, () => buildInputSnapshotInSlices(init, slicer)));
   checkHash(snapshot.hash, value.hash, cluster);
   return { snapshot, replica: replicaOf(value) };
 }
@@ -122,16 +123,28 @@ export async function decodeOutput(raw: string, cluster: string): Promise<Decode
   const slicer = new LoopSlicer();
   const value = await parseValue(raw, cluster, slicer);
   const provenance = provenanceOf(value.provenance, cluster);
-  const snapshot = await rebuild(cluster, () => buildOutputSnapshotInSlices({ cluster, provenance, resources: resourcesOf(value) }, slicer));
+  const snapshot = await rebuild(cluster, () =>
+    buildOutputSnapshotInSlices({ cluster, provenance, resources: resourcesOf(value) }, slicer),
+  );
   checkHash(snapshot.hash, value.hash, cluster);
   return { snapshot, replica: replicaOf(value) };
 }
 
 /** Parses a value: the small header in one step, the resources (the bulk) a resource at a time. */
-async function parseValue(raw: string, cluster: string, slicer: LoopSlicer, texts?: string[]): Promise<Record<string, unknown>> {
+async function parseValue(
+  raw: string,
+  cluster: string,
+  slicer: LoopSlicer,
+  texts?: string[],
+): Promise<Record<string, unknown>> {
   let value: unknown;
   try {
-    value = await parseWithResourcesLast(raw, { maxResources: Number.MAX_SAFE_INTEGER, maxDepth: MAX_RESOURCE_DEPTH }, slicer, texts);
+    value = await parseWithResourcesLast(
+      raw,
+      { maxResources: Number.MAX_SAFE_INTEGER, maxDepth: MAX_RESOURCE_DEPTH },
+      slicer,
+      texts,
+    );
   } catch (err) {
     throw undecodable(cluster, err instanceof MeshrelayError ? err.message : 'not JSON', err);
   }
@@ -158,7 +171,9 @@ export function provenanceOf(value: unknown, cluster: string): readonly Provenan
       cluster: p.cluster,
       inputHash: p.inputHash,
       stale: p.stale === true,
-      ...(typeof p.epoch === 'string' && typeof p.generation === 'number' ? { epoch: p.epoch, generation: p.generation } : {}),
+      ...(typeof p.epoch === 'string' && typeof p.generation === 'number'
+        ? { epoch: p.epoch, generation: p.generation }
+        : {}),
     });
   });
 }
@@ -185,5 +200,9 @@ export function checkHash(actual: string, stored: unknown, cluster: string): voi
 }
 
 export function undecodable(cluster: string, reason: string, cause?: unknown): MeshrelayError {
-  return new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', `stored snapshot of cluster ${cluster} is undecodable: ${reason}`, { cause });
+  return new MeshrelayError(
+    'MESHRELAY_ERR_SNAPSHOT_UNDECODABLE',
+    `stored snapshot of cluster ${cluster} is undecodable: ${reason}`,
+    { cause },
+  );
 }

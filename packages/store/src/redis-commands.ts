@@ -47,7 +47,8 @@ export type InputWriteMode = 'put' | 'fill';
  * The result of a conditional input write: `written`; `current` (Redis already holds this version
  * and nothing was done); or `kept` with the value Redis holds instead, because it was newer.
  */
-export type InputWriteResult = { readonly kind: 'written' } | { readonly kind: 'current' } | { readonly kind: 'kept'; readonly raw: Raw };
+export type InputWriteResult =
+  { readonly kind: 'written' } | { readonly kind: 'current' } | { readonly kind: 'kept'; readonly raw: Raw };
 
 /**
  * What the version key says of the value beside it, without reading the value: the `resume`
@@ -60,7 +61,10 @@ return redis.call('HMGET', KEYS[2], 'epoch', 'generation', 'resume')
 `;
 
 /** `keys`: the input's parts hash, its version hash, and its format-1 value (either layout may hold it). */
-export async function readInputVersion(client: Redis, keys: { parts: string; version: string; value: string }): Promise<InputVersion | undefined> {
+export async function readInputVersion(
+  client: Redis,
+  keys: { parts: string; version: string; value: string },
+): Promise<InputVersion | undefined> {
   const reply = await client.eval(READ_VERSION_LUA, 3, keys.parts, keys.version, keys.value);
   if (!Array.isArray(reply)) return undefined;
   const [epoch, generation, resume] = reply as (string | null)[];
@@ -70,8 +74,19 @@ export async function readInputVersion(client: Redis, keys: { parts: string; ver
 }
 
 /** Deletes keys and publishes `message` in one transaction. */
-export async function deleteAndPublish(client: Redis, keys: readonly string[], channel: string, message: string): Promise<void> {
-  checkTransaction(await client.multi().del(...keys).publish(channel, message).exec());
+export async function deleteAndPublish(
+  client: Redis,
+  keys: readonly string[],
+  channel: string,
+  message: string,
+): Promise<void> {
+  checkTransaction(
+    await client
+      .multi()
+      .del(...keys)
+      .publish(channel, message)
+      .exec(),
+  );
 }
 
 function checkTransaction(results: [error: Error | null, result: unknown][] | null): void {

@@ -111,7 +111,11 @@ export class InputParts {
 
   /** What Redis holds for the cluster, in one transaction: its parts when present, else a format-1 value, else null. */
   async fetch(cluster: string): Promise<Raw | null> {
-    const results = await this.#client().multi().hgetall(this.#keys.inputParts(cluster)).getBuffer(this.#keys.input(cluster)).exec();
+    const results = await this.#client()
+      .multi()
+      .hgetall(this.#keys.inputParts(cluster))
+      .getBuffer(this.#keys.input(cluster))
+      .exec();
     if (results === null) throw new Error('the Redis transaction was aborted');
     for (const [error] of results) if (error) throw error;
     const parts = results[0]?.[1] as Record<string, string>;
@@ -143,10 +147,26 @@ export class InputParts {
 
   async #run(snapshot: InputSnapshot, mode: InputPartsMode, base: InputSnapshot | undefined): Promise<unknown> {
     const { cluster } = snapshot;
-    const delta = base ? await computeDelta(base.resources, snapshot.resources) : { upserts: snapshot.resources, deletedKeys: [] };
-    const header = JSON.stringify({ format: INPUT_PARTS_FORMAT, cluster, epoch: snapshot.epoch, generation: snapshot.generation, hash: snapshot.hash, replica: this.#replica });
+    const delta = base
+      ? await computeDelta(base.resources, snapshot.resources)
+      : { upserts: snapshot.resources, deletedKeys: [] };
+    const header = JSON.stringify({
+      format: INPUT_PARTS_FORMAT,
+      cluster,
+      epoch: snapshot.epoch,
+      generation: snapshot.generation,
+      hash: snapshot.hash,
+      replica: this.#replica,
+    });
     const message = formatChangeMessage(cluster, snapshot.hash, this.#replica, false, snapshot);
-    const args: string[] = [snapshot.epoch, String(snapshot.generation), mode, this.#keys.inputChannel, message, formatInputVersion(snapshot)];
+    const args: string[] = [
+      snapshot.epoch,
+      String(snapshot.generation),
+      mode,
+      this.#keys.inputChannel,
+      message,
+      formatInputVersion(snapshot),
+    ];
     args.push(base?.hash ?? '', snapshot.hash, header, String(delta.deletedKeys.length));
     for (const key of delta.deletedKeys) args.push(RESOURCE_FIELD + key);
     for (const r of delta.upserts) args.push(RESOURCE_FIELD + resourceId(r), resourceEncoding(r));
@@ -174,7 +194,10 @@ function heldRaw(reply: unknown[]): Raw {
  * Throws MESHRELAY_ERR_SNAPSHOT_UNDECODABLE for a malformed value and
  * MESHRELAY_ERR_SNAPSHOT_HASH_MISMATCH when the resources do not hash to the stored hash.
  */
-export async function decodeInputParts(fields: Readonly<Record<string, string>>, cluster: string): Promise<Decoded<InputSnapshot>> {
+export async function decodeInputParts(
+  fields: Readonly<Record<string, string>>,
+  cluster: string,
+): Promise<Decoded<InputSnapshot>> {
   const header = parseHeader(fields[HEADER_FIELD], cluster);
   if (header.hash !== fields[HASH_FIELD]) throw undecodable(cluster, 'its hash fields disagree');
   const slicer = new LoopSlicer();
@@ -186,10 +209,20 @@ export async function decodeInputParts(fields: Readonly<Record<string, string>>,
   }
   entries.sort((a, b) => compareResources(a.resource, b.resource));
   await slicer.pause();
-  const init = { cluster, epoch: header.epoch as string, generation: header.generation as number, resources: entries.map((e) => e.resource) };
+  const init = {
+    cluster,
+    epoch: header.epoch as string,
+    generation: header.generation as number,
+    resources: entries.map((e) => e.resource),
+  };
   const hash = header.hash as string;
   const snapshot =
-    (await adoptCanonicalInputSnapshot(init, entries.map((e) => e.text), hash, slicer)) ?? (await rebuild(cluster, () => buildInputSnapshotInSlices(init, slicer)));
+    (await adoptCanonicalInputSnapshot(
+      init,
+      entries.map((e) => e.text),
+      hash,
+      slicer,
+    )) ?? (await rebuild(cluster, () => buildInputSnapshotInSlices(init, slicer)));
   checkHash(snapshot.hash, hash, cluster);
   return { snapshot, replica: replicaOf(header) };
 }
@@ -197,10 +230,15 @@ export async function decodeInputParts(fields: Readonly<Record<string, string>>,
 function parseHeader(raw: string | undefined, cluster: string): Record<string, unknown> {
   if (raw === undefined) throw undecodable(cluster, 'header missing');
   const header = parseObject(raw, cluster, 'header');
-  if (header.format !== INPUT_PARTS_FORMAT) throw undecodable(cluster, `unknown format ${JSON.stringify(header.format)}`);
+  if (header.format !== INPUT_PARTS_FORMAT)
+    throw undecodable(cluster, `unknown format ${JSON.stringify(header.format)}`);
   if (header.cluster !== cluster) throw undecodable(cluster, `it names cluster ${JSON.stringify(header.cluster)}`);
   if (typeof header.hash !== 'string') throw undecodable(cluster, 'hash missing');
-  if (typeof header.epoch !== 'string' || typeof header.generation !== 'number' || !Number.isSafeInteger(header.generation)) {
+  if (
+    typeof header.epoch !== 'string' ||
+    typeof header.generation !== 'number' ||
+    !Number.isSafeInteger(header.generation)
+  ) {
     throw undecodable(cluster, 'epoch or generation missing or malformed');
   }
   return header;

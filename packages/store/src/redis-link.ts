@@ -51,11 +51,23 @@ export class RedisLink {
   constructor(options: RedisLinkOptions, events: RedisLinkEvents) {
     this.#options = options;
     this.#events = events;
-    const clientOptions = { url: options.url, endpoint: options.endpoint, commandTimeoutMs: options.commandTimeoutMs, maxReconnectDelayMs: options.maxReconnectDelayMs };
+    const clientOptions = {
+      url: options.url,
+      endpoint: options.endpoint,
+      commandTimeoutMs: options.commandTimeoutMs,
+      maxReconnectDelayMs: options.maxReconnectDelayMs,
+    };
     this.command = createRedisClient({ ...clientOptions, connectionName: `meshrelay-store-${options.replicaId}` });
     // A multi-MiB write queued behind others needs longer than a small command; a hung Redis still ends it.
-    this.bulk = createRedisClient({ ...clientOptions, commandTimeoutMs: options.commandTimeoutMs * BULK_TIMEOUT_FACTOR, connectionName: `meshrelay-store-${options.replicaId}-bulk` });
-    this.#subscriber = createRedisClient({ ...clientOptions, connectionName: `meshrelay-store-${options.replicaId}-sub` });
+    this.bulk = createRedisClient({
+      ...clientOptions,
+      commandTimeoutMs: options.commandTimeoutMs * BULK_TIMEOUT_FACTOR,
+      connectionName: `meshrelay-store-${options.replicaId}-bulk`,
+    });
+    this.#subscriber = createRedisClient({
+      ...clientOptions,
+      connectionName: `meshrelay-store-${options.replicaId}-sub`,
+    });
     this.#watch();
   }
 

@@ -9,7 +9,16 @@ import {
   type OutputSnapshot,
   type Resource,
 } from '@meshrelay/api';
-import { checkHash, provenanceOf, rebuild, replicaOf, undecodable, type Decoded, type Raw, type StoreKeys } from './redis-codec.ts';
+import {
+  checkHash,
+  provenanceOf,
+  rebuild,
+  replicaOf,
+  undecodable,
+  type Decoded,
+  type Raw,
+  type StoreKeys,
+} from './redis-codec.ts';
 import type { InputWriteMode } from './redis-commands.ts';
 
 /**
@@ -57,7 +66,6 @@ export interface OutputPartsWrite {
   readonly mode: InputWriteMode;
 }
 
-
 /**
  * The output side of the Redis store: reads either layout, writes parts. Remembers per cluster
  * the output it last wrote, while Redis is known to hold it, as the base of the next write (any
@@ -95,7 +103,14 @@ export class OutputParts {
     const { cluster } = snapshot;
     const base = this.#written.get(cluster);
     this.#written.delete(cluster);
-    const write = { partsKey: this.#keys.outputParts(cluster), legacyKey: this.#keys.output(cluster), snapshot, base, replica: this.#replica, mode };
+    const write = {
+      partsKey: this.#keys.outputParts(cluster),
+      legacyKey: this.#keys.output(cluster),
+      snapshot,
+      base,
+      replica: this.#replica,
+      mode,
+    };
     if ((await writeOutputParts(this.#client(), write)) === 'written') this.#written.set(cluster, snapshot);
   }
 
@@ -126,8 +141,16 @@ export async function writeOutputParts(client: Redis, write: OutputPartsWrite): 
 
 async function runWrite(client: Redis, write: OutputPartsWrite, base: OutputSnapshot | undefined): Promise<number> {
   const { snapshot } = write;
-  const delta = base ? await computeDelta(base.resources, snapshot.resources) : { upserts: snapshot.resources, deletedKeys: [] };
-  const header = JSON.stringify({ format: PARTS_FORMAT, cluster: snapshot.cluster, hash: snapshot.hash, provenance: snapshot.provenance, replica: write.replica });
+  const delta = base
+    ? await computeDelta(base.resources, snapshot.resources)
+    : { upserts: snapshot.resources, deletedKeys: [] };
+  const header = JSON.stringify({
+    format: PARTS_FORMAT,
+    cluster: snapshot.cluster,
+    hash: snapshot.hash,
+    provenance: snapshot.provenance,
+    replica: write.replica,
+  });
   const args: string[] = [write.mode, base?.hash ?? '', snapshot.hash, header, String(delta.deletedKeys.length)];
   for (const key of delta.deletedKeys) args.push(RESOURCE_FIELD + key);
   for (const r of delta.upserts) args.push(RESOURCE_FIELD + resourceId(r), resourceEncoding(r));
@@ -141,7 +164,10 @@ async function runWrite(client: Redis, write: OutputPartsWrite, base: OutputSnap
  * Throws MESHRELAY_ERR_SNAPSHOT_UNDECODABLE for a malformed value and
  * MESHRELAY_ERR_SNAPSHOT_HASH_MISMATCH when the resources do not hash to the stored hash.
  */
-export async function decodeOutputParts(fields: Readonly<Record<string, string>>, cluster: string): Promise<Decoded<OutputSnapshot>> {
+export async function decodeOutputParts(
+  fields: Readonly<Record<string, string>>,
+  cluster: string,
+): Promise<Decoded<OutputSnapshot>> {
   const header = parseHeader(fields[HEADER_FIELD], cluster);
   if (header.hash !== fields[HASH_FIELD]) throw undecodable(cluster, 'its hash fields disagree');
   const provenance = provenanceOf(header.provenance, cluster);
@@ -152,7 +178,9 @@ export async function decodeOutputParts(fields: Readonly<Record<string, string>>
     resources.push(parseResource(value, cluster));
     if (slicer.due()) await slicer.yield();
   }
-  const snapshot = await rebuild(cluster, () => buildOutputSnapshotInSlices({ cluster, provenance, resources }, slicer));
+  const snapshot = await rebuild(cluster, () =>
+    buildOutputSnapshotInSlices({ cluster, provenance, resources }, slicer),
+  );
   checkHash(snapshot.hash, header.hash, cluster);
   return { snapshot, replica: replicaOf(header) };
 }

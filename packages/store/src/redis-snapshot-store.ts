@@ -10,7 +10,13 @@ import { InputParts, decodeInputParts } from './redis-input-parts.ts';
 import { OutputParts, decodeOutputParts } from './redis-output-parts.ts';
 import { RedisLink } from './redis-link.ts';
 import { usesSentinel, type RedisEndpoint } from './redis-endpoint.ts';
-import type { HealthListener, InputChangedEvent, InputChangedListener, SnapshotStore, StoreHealth } from './snapshot-store.ts';
+import type {
+  HealthListener,
+  InputChangedEvent,
+  InputChangedListener,
+  SnapshotStore,
+  StoreHealth,
+} from './snapshot-store.ts';
 
 export interface RedisStoreOptions {
   /** `redis://host:port[/db]`; may be empty when `endpoint` names sentinels. */
@@ -40,8 +46,10 @@ export interface RedisStoreOptions {
  * Throws MESHRELAY_ERR_INVALID_CONFIG when replicaId is empty, or url is and no sentinels are named.
  */
 export function createRedisSnapshotStore(options: RedisStoreOptions): SnapshotStore {
-  if (options.url === '' && !usesSentinel(options.endpoint)) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', 'redis store: url is empty');
-  if (options.replicaId === '') throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', 'redis store: replicaId is empty');
+  if (options.url === '' && !usesSentinel(options.endpoint))
+    throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', 'redis store: url is empty');
+  if (options.replicaId === '')
+    throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', 'redis store: replicaId is empty');
   return new RedisSnapshotStore(options);
 }
 
@@ -129,9 +137,16 @@ class RedisSnapshotStore implements SnapshotStore {
     if (held !== undefined) return versionOfInput(held);
     if (this.#inputs.dirty.has(cluster) || !this.#writable()) return undefined;
     try {
-      return await readInputVersion(this.#link.command, { parts: this.#keys.inputParts(cluster), version: this.#keys.inputVersion(cluster), value: this.#keys.input(cluster) });
+      return await readInputVersion(this.#link.command, {
+        parts: this.#keys.inputParts(cluster),
+        version: this.#keys.inputVersion(cluster),
+        value: this.#keys.input(cluster),
+      });
     } catch (err) {
-      this.#log.warn({ err, cluster }, 'redis version read failed; answering that no input is known (an agent resuming now sends its snapshot again)');
+      this.#log.warn(
+        { err, cluster },
+        'redis version read failed; answering that no input is known (an agent resuming now sends its snapshot again)',
+      );
       return undefined;
     }
   }
@@ -171,7 +186,11 @@ class RedisSnapshotStore implements SnapshotStore {
   }
 
   health(): StoreHealth {
-    return { backend: 'redis', redisUp: this.#link.up, pendingWriteBack: this.#inputs.dirty.size + this.#outputs.dirty.size };
+    return {
+      backend: 'redis',
+      redisUp: this.#link.up,
+      pendingWriteBack: this.#inputs.dirty.size + this.#outputs.dirty.size,
+    };
   }
 
   bookkeepingSize(): number {
@@ -207,8 +226,17 @@ class RedisSnapshotStore implements SnapshotStore {
       write: (snapshot, mode) => this.#writeInput(snapshot, mode),
       holds: async (snapshot) => {
         const { cluster } = snapshot;
-        const stored = await readInputVersion(this.#link.command, { parts: this.#keys.inputParts(cluster), version: this.#keys.inputVersion(cluster), value: this.#keys.input(cluster) });
-        return stored !== undefined && stored.hash === snapshot.hash && stored.epoch === snapshot.epoch && stored.generation === snapshot.generation;
+        const stored = await readInputVersion(this.#link.command, {
+          parts: this.#keys.inputParts(cluster),
+          version: this.#keys.inputVersion(cluster),
+          value: this.#keys.input(cluster),
+        });
+        return (
+          stored !== undefined &&
+          stored.hash === snapshot.hash &&
+          stored.epoch === snapshot.epoch &&
+          stored.generation === snapshot.generation
+        );
       },
       remove: (cluster) => {
         parts.forget(cluster);
@@ -231,7 +259,8 @@ class RedisSnapshotStore implements SnapshotStore {
       dirty: new Set(),
       key: (cluster) => this.#keys.outputParts(cluster),
       fetch: (clusters) => parts.fetch(clusters),
-      decode: (raw, cluster) => (typeof raw === 'string' ? decodeOutput(raw, cluster) : decodeOutputParts(raw, cluster)),
+      decode: (raw, cluster) =>
+        typeof raw === 'string' ? decodeOutput(raw, cluster) : decodeOutputParts(raw, cluster),
       write: async (snapshot, mode) => {
         await parts.write(snapshot, mode);
         return undefined;
@@ -295,7 +324,10 @@ class RedisSnapshotStore implements SnapshotStore {
     }
     if (this.#inputs.memory.get(cluster) !== snapshot || !supersedes(remote.snapshot, snapshot)) return undefined;
     const adopted = this.#adoptInput(remote.snapshot);
-    this.#log.info({ cluster, generation: remote.snapshot.generation, hash: remote.snapshot.hash, from: remote.replica }, 'redis holds a newer input; memory takes it');
+    this.#log.info(
+      { cluster, generation: remote.snapshot.generation, hash: remote.snapshot.hash, from: remote.replica },
+      'redis holds a newer input; memory takes it',
+    );
     this.#inputListeners.emit({ cluster, hash: remote.snapshot.hash, replica: remote.replica, deleted: false });
     return adopted;
   }
@@ -361,7 +393,10 @@ class RedisSnapshotStore implements SnapshotStore {
     try {
       return await table.decode(raw, cluster);
     } catch (err) {
-      this.#log.warn({ err, cluster, kind: table.kind, key: table.key(cluster) }, 'ignoring an unreadable snapshot in redis');
+      this.#log.warn(
+        { err, cluster, kind: table.kind, key: table.key(cluster) },
+        'ignoring an unreadable snapshot in redis',
+      );
       return undefined;
     }
   }
@@ -490,4 +525,3 @@ class RedisSnapshotStore implements SnapshotStore {
     this.#healthListeners.emit(health);
   }
 }
-

@@ -1,4 +1,10 @@
-import { buildInputSnapshot, buildOutputSnapshot, type InputSnapshot, type OutputSnapshot, type Resource } from '@meshrelay/api';
+import {
+  buildInputSnapshot,
+  buildOutputSnapshot,
+  type InputSnapshot,
+  type OutputSnapshot,
+  type Resource,
+} from '@meshrelay/api';
 import { pino, type Logger } from 'pino';
 
 export function service(name: string, port = 80): Resource {
@@ -42,6 +48,9 @@ export function outputOf(cluster: string, inputs: readonly InputSnapshot[]): Out
 /** A logger that keeps every line it writes, parsed, for assertions on what was logged. */
 export function capturingLogger(): { logger: Logger; records: Record<string, unknown>[] } {
   const records: Record<string, unknown>[] = [];
-  const logger = pino({ level: 'debug' }, { write: (line: string) => void records.push(JSON.parse(line) as Record<string, unknown>) });
+  const logger = pino(
+    { level: 'debug' },
+    { write: (line: string) => void records.push(JSON.parse(line) as Record<string, unknown>) },
+  );
   return { logger, records };
 }

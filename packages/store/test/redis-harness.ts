@@ -42,9 +42,15 @@ export function redisStoreFor(t: TestContext, options: Omit<RedisStoreOptions, '
 }
 
 /** As redisStoreFor, resolving once the store reports Redis up. */
-export async function readyRedisStoreFor(t: TestContext, options: Omit<RedisStoreOptions, 'logger'>): Promise<TestStore> {
+export async function readyRedisStoreFor(
+  t: TestContext,
+  options: Omit<RedisStoreOptions, 'logger'>,
+): Promise<TestStore> {
   const made = redisStoreFor(t, options);
-  await waitFor(() => made.store.health().redisUp, { timeoutMs: 5000, message: `store ${options.replicaId} never saw Redis up` });
+  await waitFor(() => made.store.health().redisUp, {
+    timeoutMs: 5000,
+    message: `store ${options.replicaId} never saw Redis up`,
+  });
   return made;
 }
 
@@ -65,7 +71,8 @@ export async function recordPartsWrites(t: TestContext, url: string, keyPart: st
   t.after(() => monitor.disconnect());
   const writes: string[][] = [];
   monitor.on('monitor', (_time: string, args: string[]) => {
-    if (args[0]?.toLowerCase() === 'eval' && args.some((a) => a.includes(keyPart))) writes.push(args.filter((a) => a.startsWith('r:')));
+    if (args[0]?.toLowerCase() === 'eval' && args.some((a) => a.includes(keyPart)))
+      writes.push(args.filter((a) => a.startsWith('r:')));
   });
   return writes;
 }

@@ -17,7 +17,12 @@ after(() => server.stop());
 
 /** An input of cluster east holding one Service per entry, with that port. */
 function inputWith(generation: number, ports: Readonly<Record<string, number>>, epoch = 'e'): InputSnapshot {
-  return buildInputSnapshot({ cluster: 'east', epoch, generation, resources: Object.entries(ports).map(([name, port]) => service(name, port)) });
+  return buildInputSnapshot({
+    cluster: 'east',
+    epoch,
+    generation,
+    resources: Object.entries(ports).map(([name, port]) => service(name, port)),
+  });
 }
 
 test('redis input parts: given an input put, when the next generation differs in one resource, then the write carries only that resource and a fresh replica reads the new input back', async (t) => {
@@ -47,7 +52,10 @@ test('redis input parts: given another replica wrote the input since, when a rep
 
   // Tried as one changed resource on A's base, refused by the script, then written whole.
   await waitFor(() => writes.length === 2, { timeoutMs: 5000, message: `saw ${writes.length} input writes` });
-  assert.deepEqual(writes.map((w) => w.length), [1, 2]);
+  assert.deepEqual(
+    writes.map((w) => w.length),
+    [1, 2],
+  );
   const reader = await readyRedisStoreFor(t, { url: server.url, replicaId: 'c', keyPrefix });
   assert.deepEqual(await reader.store.getInput('east'), next);
 });

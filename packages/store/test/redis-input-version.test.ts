@@ -46,7 +46,9 @@ test('input version: given a version whose hash names another generation than it
 
 test('input version: given an unreadable hash field, when asked, then the store answers none', async (t) => {
   const { keyPrefix, fresh, redis } = await putThenFresh(t);
-  await redis.hset(`${keyPrefix}:input-version:east`, { resume: formatInputVersion(input).replace(input.hash, 'not-a-hash') });
+  await redis.hset(`${keyPrefix}:input-version:east`, {
+    resume: formatInputVersion(input).replace(input.hash, 'not-a-hash'),
+  });
   assert.equal(await fresh.inputVersion('east'), undefined);
 });
 

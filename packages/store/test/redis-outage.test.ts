@@ -55,14 +55,20 @@ test('redis outage: given inputs put before and during an outage, when Redis res
   assert.equal(store.health().pendingWriteBack, 2);
 
   await server.restart();
-  await waitFor(() => store.health().redisUp && store.health().pendingWriteBack === 0, { ...WAIT, message: 'write-back never finished' });
+  await waitFor(() => store.health().redisUp && store.health().pendingWriteBack === 0, {
+    ...WAIT,
+    message: 'write-back never finished',
+  });
 
   const redis = plainClientFor(t, server.url);
   assert.equal((await decodeInputParts(await redis.hgetall('mr:input-parts:east'), 'east')).snapshot.hash, during.hash);
   assert.equal((await decodeInputParts(await redis.hgetall('mr:input-parts:west'), 'west')).snapshot.hash, before.hash);
   assert.deepEqual((await decodeOutputParts(await redis.hgetall('mr:output-parts:east'), 'east')).snapshot, output);
   assert.deepEqual(healths.at(-1), { backend: 'redis', redisUp: true, pendingWriteBack: 0 });
-  assert.ok(healths.some((h) => !h.redisUp && h.pendingWriteBack > 0), 'health listeners saw the outage');
+  assert.ok(
+    healths.some((h) => !h.redisUp && h.pendingWriteBack > 0),
+    'health listeners saw the outage',
+  );
 });
 
 test('redis outage: given an input deleted during an outage, when Redis returns with the old value, then the delete is written back', async (t) => {
@@ -91,7 +97,10 @@ test('redis outage: given Redis hangs, when an input is put, then the put return
   server.resume();
   await waitFor(() => store.health().pendingWriteBack === 0, { ...WAIT, message: 'the input was never written back' });
   const redis = plainClientFor(t, server.url);
-  assert.equal((await decodeInputParts(await redis.hgetall('mr:input-parts:east'), 'east')).snapshot.hash, snapshot.hash);
+  assert.equal(
+    (await decodeInputParts(await redis.hgetall('mr:input-parts:east'), 'east')).snapshot.hash,
+    snapshot.hash,
+  );
 });
 
 test('redis outage: given Redis is not running when the store starts, when it starts later, then inputs put meanwhile reach it', async (t) => {
@@ -103,9 +112,15 @@ test('redis outage: given Redis is not running when the store starts, when it st
 
   const server = await startRedisServer({ port });
   t.after(() => server.stop());
-  await waitFor(() => store.health().redisUp && store.health().pendingWriteBack === 0, { ...WAIT, message: 'write-back never finished' });
+  await waitFor(() => store.health().redisUp && store.health().pendingWriteBack === 0, {
+    ...WAIT,
+    message: 'write-back never finished',
+  });
   const redis = plainClientFor(t, server.url);
-  assert.equal((await decodeInputParts(await redis.hgetall('mr:input-parts:east'), 'east')).snapshot.hash, snapshot.hash);
+  assert.equal(
+    (await decodeInputParts(await redis.hgetall('mr:input-parts:east'), 'east')).snapshot.hash,
+    snapshot.hash,
+  );
 });
 
 test('redis outage: given A was cut off and put generation 2, when B wrote generation 9 meanwhile, then A keeps Redis at 9 and takes it', async (t) => {
@@ -121,7 +136,10 @@ test('redis outage: given A was cut off and put generation 2, when B wrote gener
   await b.store.putInput(newer);
 
   proxy.restore();
-  await waitFor(() => a.store.health().redisUp && a.store.health().pendingWriteBack === 0, { ...WAIT, message: 'A never wrote back' });
+  await waitFor(() => a.store.health().redisUp && a.store.health().pendingWriteBack === 0, {
+    ...WAIT,
+    message: 'A never wrote back',
+  });
   const redis = plainClientFor(t, server.url);
   assert.equal((await decodeInputParts(await redis.hgetall('mr:input-parts:east'), 'east')).snapshot.hash, newer.hash);
   assert.equal((await a.store.getInput('east'))?.hash, newer.hash);
@@ -170,6 +188,12 @@ test('redis outage: given one put that did not reach Redis, when memory is writt
   server.resume();
   await waitFor(() => store.health().pendingWriteBack === 0, { ...WAIT, message: 'the input was never written back' });
   const sent = (await bytesIntoRedis(redis)) - before;
-  assert.ok(sent < big('east').bytes, `${sent} bytes went to Redis for one small input; each held input is ${big('east').bytes} bytes`);
-  assert.equal((await decodeInputParts(await redis.hgetall('mr:input-parts:north'), 'north')).snapshot.hash, inputOf('north').hash);
+  assert.ok(
+    sent < big('east').bytes,
+    `${sent} bytes went to Redis for one small input; each held input is ${big('east').bytes} bytes`,
+  );
+  assert.equal(
+    (await decodeInputParts(await redis.hgetall('mr:input-parts:north'), 'north')).snapshot.hash,
+    inputOf('north').hash,
+  );
 });

@@ -57,7 +57,10 @@ test('redis output parts: given another replica wrote the output since, when a r
 
   // Tried as one changed resource on A's base, refused by the script, then written whole.
   await waitFor(() => writes.length === 2, { timeoutMs: 5000, message: `saw ${writes.length} output writes` });
-  assert.deepEqual(writes.map((w) => w.length), [1, 2]);
+  assert.deepEqual(
+    writes.map((w) => w.length),
+    [1, 2],
+  );
 
   const reader = await readyRedisStoreFor(t, { url: server.url, replicaId: 'c', keyPrefix });
   assert.deepEqual(await reader.store.getOutput('east'), next);
@@ -83,9 +86,18 @@ test('redis output parts: given stored parts whose resources were edited, when a
   const plain = plainClientFor(t, server.url);
   const a = await readyRedisStoreFor(t, { url: server.url, replicaId: 'a', keyPrefix });
   await a.store.putOutput(outputWith(['10.0.0.1', '10.0.0.2']));
-  await plain.hset(`${keyPrefix}:output-parts:east`, 'r:ServiceEntry.networking.istio.io/v1 istio-system/svc-1', JSON.stringify(serviceEntry('svc-1', '10.6.6.6')));
+  await plain.hset(
+    `${keyPrefix}:output-parts:east`,
+    'r:ServiceEntry.networking.istio.io/v1 istio-system/svc-1',
+    JSON.stringify(serviceEntry('svc-1', '10.6.6.6')),
+  );
 
   const reader = await readyRedisStoreFor(t, { url: server.url, replicaId: 'c', keyPrefix });
   assert.equal(await reader.store.getOutput('east'), undefined);
-  assert.ok(reader.records.some((r) => (r.err as { code?: string } | undefined)?.code === 'MESHRELAY_ERR_SNAPSHOT_HASH_MISMATCH'), 'the mismatch is logged with its code');
+  assert.ok(
+    reader.records.some(
+      (r) => (r.err as { code?: string } | undefined)?.code === 'MESHRELAY_ERR_SNAPSHOT_HASH_MISMATCH',
+    ),
+    'the mismatch is logged with its code',
+  );
 });

@@ -112,8 +112,12 @@ test('redis store: given two replicas listening, when each puts an input, then o
   // Pub/sub keeps publish order: once A hears of west, it would already have heard of its own east.
   await waitFor(() => seenByA.length === 1, { timeoutMs: 5000, message: 'A never heard of west' });
 
-  assert.deepEqual(seenByB, [{ cluster: 'east', hash: east.hash, replica: 'a', deleted: false, epoch: 'epoch-1', generation: 1 }]);
-  assert.deepEqual(seenByA, [{ cluster: 'west', hash: west.hash, replica: 'b', deleted: false, epoch: 'epoch-1', generation: 1 }]);
+  assert.deepEqual(seenByB, [
+    { cluster: 'east', hash: east.hash, replica: 'a', deleted: false, epoch: 'epoch-1', generation: 1 },
+  ]);
+  assert.deepEqual(seenByA, [
+    { cluster: 'west', hash: west.hash, replica: 'b', deleted: false, epoch: 'epoch-1', generation: 1 },
+  ]);
 });
 
 test('redis store: given B holds an older input, when A puts a newer one, then B has the newer one by the time it is told', async (t) => {
@@ -183,7 +187,10 @@ test('redis store: given memory holds generation 3, when Redis announces generat
 
   const older = inputOf('east', { epoch: 'e', generation: 2, services: ['older'] });
   await redis.set(`${keyPrefix}:input:east`, await encodeInput(older, 'c'));
-  await redis.publish(`${keyPrefix}:input-changed`, JSON.stringify({ cluster: 'east', hash: older.hash, replica: 'c', deleted: false }));
+  await redis.publish(
+    `${keyPrefix}:input-changed`,
+    JSON.stringify({ cluster: 'east', hash: older.hash, replica: 'c', deleted: false }),
+  );
   await waitFor(() => events.length === 1, { timeoutMs: 5000, message: 'B was never told' });
 
   assert.equal((await b.store.getInput('east'))?.hash, held.hash);
@@ -214,7 +221,11 @@ test('redis store: given Redis holds another epoch, when A puts a lower generati
 
 for (const [corruption, field, damage] of [
   ['whose header is not JSON', '#header', (_value: string) => '{"format":2,"cluster":"east",'],
-  ['whose resources were edited after hashing', 'r:Service.v1 default/east-svc', (value: string) => value.replace('"port":80', '"port":81')],
+  [
+    'whose resources were edited after hashing',
+    'r:Service.v1 default/east-svc',
+    (value: string) => value.replace('"port":80', '"port":81'),
+  ],
   ['that names another cluster', '#header', (value: string) => value.replace('"cluster":"east"', '"cluster":"west"')],
 ] as const) {
   test(`redis store: given a Redis value ${corruption}, when another replica reads it, then it is absent, logged, and the writer keeps its memory copy`, async (t) => {
@@ -233,7 +244,11 @@ for (const [corruption, field, damage] of [
     const b = await readyRedisStoreFor(t, { url: server.url, replicaId: 'b', keyPrefix });
     assert.equal(await b.store.getInput('east'), undefined);
     assert.equal(b.store.memoryInputs().has('east'), false);
-    assert.ok(b.records.some((r) => r.level === 40 && r.msg === 'ignoring an unreadable snapshot in redis' && r.cluster === 'east'));
+    assert.ok(
+      b.records.some(
+        (r) => r.level === 40 && r.msg === 'ignoring an unreadable snapshot in redis' && r.cluster === 'east',
+      ),
+    );
     assert.equal((await a.store.getInput('east'))?.hash, snapshot.hash);
   });
 }

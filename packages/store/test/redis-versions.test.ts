@@ -21,7 +21,11 @@ test('redis versions: given a put input, when Redis is read, then a version hash
   await a.store.putInput(input);
 
   const redis = plainClientFor(t, server.url);
-  assert.deepEqual(await redis.hgetall(`${keyPrefix}:input-version:east`), { epoch: 'e-1', generation: '7', resume: formatInputVersion(input) });
+  assert.deepEqual(await redis.hgetall(`${keyPrefix}:input-version:east`), {
+    epoch: 'e-1',
+    generation: '7',
+    resume: formatInputVersion(input),
+  });
   await a.store.deleteInput('east');
   assert.equal(await redis.exists(`${keyPrefix}:input-parts:east`, `${keyPrefix}:input-version:east`), 0);
 });
@@ -62,10 +66,17 @@ test('redis versions: given two replicas, when each puts generations out of orde
   await a.store.putInput(newest);
   await b.store.putInput(inputOf('east', { epoch: 'e', generation: 5, services: ['five'] }));
 
-  await waitFor(() => b.store.memoryInputs().get('east')?.hash === newest.hash, { timeoutMs: 5000, message: 'B never took generation 6' });
+  await waitFor(() => b.store.memoryInputs().get('east')?.hash === newest.hash, {
+    timeoutMs: 5000,
+    message: 'B never took generation 6',
+  });
   assert.equal(a.store.memoryInputs().get('east')?.hash, newest.hash);
   const redis = plainClientFor(t, server.url);
-  assert.deepEqual(await redis.hgetall(`${keyPrefix}:input-version:east`), { epoch: 'e', generation: '6', resume: formatInputVersion(newest) });
+  assert.deepEqual(await redis.hgetall(`${keyPrefix}:input-version:east`), {
+    epoch: 'e',
+    generation: '6',
+    resume: formatInputVersion(newest),
+  });
   const c = await readyRedisStoreFor(t, { url: server.url, replicaId: 'c', keyPrefix });
   assert.equal((await c.store.getInput('east'))?.hash, newest.hash);
 });
@@ -86,7 +97,10 @@ test('bookkeeping: given many clusters put, read and deleted on two replicas, wh
     await a.store.deleteInput(name);
     await a.store.deleteOutput(name);
   }
-  await waitFor(() => names.every((n) => !b.store.memoryInputs().has(n)), { timeoutMs: 5000, message: 'B never dropped the deleted inputs' });
+  await waitFor(() => names.every((n) => !b.store.memoryInputs().has(n)), {
+    timeoutMs: 5000,
+    message: 'B never dropped the deleted inputs',
+  });
   // Each replica drops a deregistered cluster's output itself (outputs have no change channel).
   for (const name of names) await b.store.deleteOutput(name);
 

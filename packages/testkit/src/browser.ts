@@ -29,8 +29,16 @@ export async function openBrowserPage(t: TestContext, url: string, timeoutMs = 1
   // A persistent context is how Playwright takes a user data dir: a fresh profile per test.
   context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM_PATH,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
     viewport: { width: 1280, height: 860 },
   });
   const page = context.pages()[0] ?? (await context.newPage());

@@ -7,7 +7,13 @@ import { KINDS, buildInputSnapshot, type InputSnapshot, type KindRef, type Resou
 
 type Labels = Record<string, string>;
 
-function resource(ref: KindRef, name: string, namespace: string | undefined, body: Record<string, unknown>, labels?: Labels): Resource {
+function resource(
+  ref: KindRef,
+  name: string,
+  namespace: string | undefined,
+  body: Record<string, unknown>,
+  labels?: Labels,
+): Resource {
   const metadata: Record<string, unknown> = { name };
   if (namespace !== undefined) metadata['namespace'] = namespace;
   if (labels && Object.keys(labels).length > 0) metadata['labels'] = { ...labels };
@@ -20,14 +26,26 @@ export interface ServicePortInit {
   readonly targetPort?: number | string;
 }
 
-export function buildService(init: { name: string; namespace: string; ports: readonly ServicePortInit[]; selector?: Labels; labels?: Labels }): Resource {
+export function buildService(init: {
+  name: string;
+  namespace: string;
+  ports: readonly ServicePortInit[];
+  selector?: Labels;
+  labels?: Labels;
+}): Resource {
   const spec: Record<string, unknown> = { ports: init.ports.map((p) => ({ ...p, protocol: 'TCP' })) };
   if (init.selector) spec['selector'] = { ...init.selector };
   return resource(KINDS.Service, init.name, init.namespace, { spec }, init.labels);
 }
 
 /** An east-west gateway Service (label istio=eastwestgateway) with a load-balancer address. */
-export function buildEastWestGateway(init: { address: string; namespace?: string; name?: string; tlsPort?: number; hostname?: boolean }): Resource {
+export function buildEastWestGateway(init: {
+  address: string;
+  namespace?: string;
+  name?: string;
+  tlsPort?: number;
+  hostname?: boolean;
+}): Resource {
   const svc = buildService({
     name: init.name ?? 'istio-eastwestgateway',
     namespace: init.namespace ?? 'istio-gateways',
@@ -36,7 +54,11 @@ export function buildEastWestGateway(init: { address: string; namespace?: string
     labels: { istio: 'eastwestgateway' },
   });
   const ingress = init.hostname ? { hostname: init.address } : { ip: init.address };
-  return { ...svc, spec: { ...(svc.spec as object), type: 'LoadBalancer' }, status: { loadBalancer: { ingress: [ingress] } } };
+  return {
+    ...svc,
+    spec: { ...(svc.spec as object), type: 'LoadBalancer' },
+    status: { loadBalancer: { ingress: [ingress] } },
+  };
 }
 
 export interface EndpointInit {
@@ -46,7 +68,13 @@ export interface EndpointInit {
   readonly ready?: boolean;
 }
 
-export function buildEndpointSlice(init: { service: string; namespace: string; name?: string; ports: readonly { name: string; port: number }[]; endpoints: readonly EndpointInit[] }): Resource {
+export function buildEndpointSlice(init: {
+  service: string;
+  namespace: string;
+  name?: string;
+  ports: readonly { name: string; port: number }[];
+  endpoints: readonly EndpointInit[];
+}): Resource {
   return resource(
     KINDS.EndpointSlice,
     init.name ?? `${init.service}-abcde`,
@@ -65,10 +93,23 @@ export function buildEndpointSlice(init: { service: string; namespace: string; n
   );
 }
 
-export function buildPod(init: { name: string; namespace: string; ip: string; node?: string; serviceAccount?: string; labels?: Labels }): Resource {
+export function buildPod(init: {
+  name: string;
+  namespace: string;
+  ip: string;
+  node?: string;
+  serviceAccount?: string;
+  labels?: Labels;
+}): Resource {
   const spec: Record<string, unknown> = { serviceAccountName: init.serviceAccount ?? 'default' };
   if (init.node !== undefined) spec['nodeName'] = init.node;
-  return resource(KINDS.Pod, init.name, init.namespace, { spec, status: { phase: 'Running', podIP: init.ip, podIPs: [{ ip: init.ip }] } }, init.labels);
+  return resource(
+    KINDS.Pod,
+    init.name,
+    init.namespace,
+    { spec, status: { phase: 'Running', podIP: init.ip, podIPs: [{ ip: init.ip }] } },
+    init.labels,
+  );
 }
 
 export function buildNode(init: { name: string; region?: string; zone?: string }): Resource {
@@ -79,12 +120,27 @@ export function buildNode(init: { name: string; region?: string; zone?: string }
 }
 
 /** A Gloo resource of `kind` with the given spec. */
-export function buildGloo(kind: keyof typeof KINDS, init: { name: string; namespace: string; spec: Record<string, unknown>; labels?: Labels }): Resource {
+export function buildGloo(
+  kind: keyof typeof KINDS,
+  init: { name: string; namespace: string; spec: Record<string, unknown>; labels?: Labels },
+): Resource {
   return resource(KINDS[kind], init.name, init.namespace, { spec: structuredClone(init.spec) }, init.labels);
 }
 
-export function buildVirtualDestination(init: { name: string; namespace: string; hosts: readonly string[]; services: readonly Record<string, unknown>[]; ports: readonly Record<string, unknown>[]; labels?: Labels }): Resource {
-  return buildGloo('VirtualDestination', { name: init.name, namespace: init.namespace, labels: init.labels, spec: { hosts: [...init.hosts], services: [...init.services], ports: [...init.ports] } });
+export function buildVirtualDestination(init: {
+  name: string;
+  namespace: string;
+  hosts: readonly string[];
+  services: readonly Record<string, unknown>[];
+  ports: readonly Record<string, unknown>[];
+  labels?: Labels;
+}): Resource {
+  return buildGloo('VirtualDestination', {
+    name: init.name,
+    namespace: init.namespace,
+    labels: init.labels,
+    spec: { hosts: [...init.hosts], services: [...init.services], ports: [...init.ports] },
+  });
 }
 
 let generation = 0;

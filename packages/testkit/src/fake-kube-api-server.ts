@@ -24,7 +24,9 @@ import type { AddressInfo } from 'node:net';
 import { parse as parseYaml } from 'yaml';
 import { FakeKubePatchError } from './fake-kube-patch.ts';
 import {
-  FAKE_KUBE_RESOURCE_TYPES, FakeKubeResourceTypeTable, type FakeKubeResourceType,
+  FAKE_KUBE_RESOURCE_TYPES,
+  FakeKubeResourceTypeTable,
+  type FakeKubeResourceType,
 } from './fake-kube-resource-types.ts';
 import { FakeKubeSelectorError, type FakeKubeObject } from './fake-kube-selectors.ts';
 import { FakeKubeStatusError, reasonForCode } from './fake-kube-status.ts';
@@ -148,7 +150,11 @@ class FakeKubeApiServerImpl implements FakeKubeApiServer {
     this.#router = new FakeKubeRouter(this.#types, this.#store, this.#watches);
     const namespaceType = this.#types.resolve('Namespace');
     for (const name of options.namespaces ?? DEFAULT_NAMESPACES) {
-      this.#store.put(namespaceType, { metadata: { name }, spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' } });
+      this.#store.put(namespaceType, {
+        metadata: { name },
+        spec: { finalizers: ['kubernetes'] },
+        status: { phase: 'Active' },
+      });
     }
     this.#server = createServer((req, res) => void this.#handle(req, res));
   }
@@ -177,7 +183,9 @@ class FakeKubeApiServerImpl implements FakeKubeApiServer {
     return {
       clusters: [{ name: 'fake-kube', server: this.#url, skipTLSVerify: true }],
       users: [{ name: 'fake-kube-user', token: 'fake-kube-token' }],
-      contexts: [{ name: 'fake-kube', cluster: 'fake-kube', user: 'fake-kube-user', ...(namespace ? { namespace } : {}) }],
+      contexts: [
+        { name: 'fake-kube', cluster: 'fake-kube', user: 'fake-kube-user', ...(namespace ? { namespace } : {}) },
+      ],
       currentContext: 'fake-kube',
     };
   }
@@ -251,8 +259,12 @@ class FakeKubeApiServerImpl implements FakeKubeApiServer {
     const url = new URL(req.url ?? '/', 'http://fake-kube');
     const contentType = req.headers['content-type']?.split(';')[0]?.trim();
     const entry: FakeKubeRequest = {
-      method: req.method ?? 'GET', path: url.pathname, query: Object.fromEntries(url.searchParams),
-      contentType, body: undefined, status: 0,
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      contentType,
+      body: undefined,
+      status: 0,
     };
     this.requests.push(entry);
     try {
@@ -278,8 +290,13 @@ class FakeKubeApiServerImpl implements FakeKubeApiServer {
     if (!failure) return false;
     failure.remaining--;
     entry.status = failure.status;
-    const status = new FakeKubeStatusError(failure.status, reasonForCode(failure.status), `injected failure ${failure.status}`).status;
-    if (failure.options.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(failure.options.retryAfterSeconds));
+    const status = new FakeKubeStatusError(
+      failure.status,
+      reasonForCode(failure.status),
+      `injected failure ${failure.status}`,
+    ).status;
+    if (failure.options.retryAfterSeconds !== undefined)
+      res.setHeader('Retry-After', String(failure.options.retryAfterSeconds));
     sendJson(res, failure.status, status);
     return true;
   }

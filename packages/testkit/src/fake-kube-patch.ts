@@ -25,7 +25,10 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
 function decodePointer(pointer: string): string[] {
   if (pointer === '') return [];
   if (!pointer.startsWith('/')) throw new FakeKubePatchError(`invalid JSON pointer "${pointer}"`);
-  return pointer.slice(1).split('/').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
 function parentOf(doc: unknown, parts: string[], op: string): [Record<string, Json> | Json[], string] {
@@ -86,10 +89,18 @@ export function jsonPatch(target: unknown, operations: unknown): unknown {
   const at = (path: string): string => `/root${path}`;
   for (const operation of operations as JsonPatchOperation[]) {
     switch (operation.op) {
-      case 'add': addAt(doc, at(operation.path), operation.value ?? null, false); break;
-      case 'replace': addAt(doc, at(operation.path), operation.value ?? null, true); break;
-      case 'remove': removeAt(doc, at(operation.path)); break;
-      case 'copy': addAt(doc, at(operation.path), getAt(doc, at(operation.from ?? '')), false); break;
+      case 'add':
+        addAt(doc, at(operation.path), operation.value ?? null, false);
+        break;
+      case 'replace':
+        addAt(doc, at(operation.path), operation.value ?? null, true);
+        break;
+      case 'remove':
+        removeAt(doc, at(operation.path));
+        break;
+      case 'copy':
+        addAt(doc, at(operation.path), getAt(doc, at(operation.from ?? '')), false);
+        break;
       case 'move': {
         const value = getAt(doc, at(operation.from ?? ''));
         removeAt(doc, at(operation.from ?? ''));

@@ -19,7 +19,13 @@ export interface FakeKubeResourceType {
   readonly builtIn: boolean;
 }
 
-function builtIn(group: string, plural: string, kind: string, namespaced: boolean, status: boolean): FakeKubeResourceType {
+function builtIn(
+  group: string,
+  plural: string,
+  kind: string,
+  namespaced: boolean,
+  status: boolean,
+): FakeKubeResourceType {
   return { group, version: 'v1', plural, kind, namespaced, statusSubresource: status, builtIn: true };
 }
 
@@ -103,9 +109,7 @@ export class FakeKubeResourceTypeTable {
    * or `plural.group`. Throws when nothing or more than one type matches.
    */
   resolve(name: string): FakeKubeResourceType {
-    const matches = this.#types.filter(
-      (t) => t.kind === name || t.plural === name || qualifiedResourceOf(t) === name,
-    );
+    const matches = this.#types.filter((t) => t.kind === name || t.plural === name || qualifiedResourceOf(t) === name);
     if (matches.length !== 1) {
       throw new Error(`fake kube-apiserver: resource type "${name}" matches ${matches.length} types`);
     }

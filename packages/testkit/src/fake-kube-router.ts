@@ -3,9 +3,7 @@
 // namespaced, cluster-scoped and all-namespaces forms, with an optional `/status` subresource.
 
 import type { ServerResponse } from 'node:http';
-import {
-  apiVersionOf, type FakeKubeResourceType, type FakeKubeResourceTypeTable,
-} from './fake-kube-resource-types.ts';
+import { apiVersionOf, type FakeKubeResourceType, type FakeKubeResourceTypeTable } from './fake-kube-resource-types.ts';
 import { parseFieldSelector, parseLabelSelector, type FakeKubeObject } from './fake-kube-selectors.ts';
 import { badRequest, FakeKubeStatusError } from './fake-kube-status.ts';
 import type { FakeKubePatchType, FakeKubeStore, FakeKubeWriteOptions } from './fake-kube-store.ts';
@@ -43,7 +41,11 @@ function notFoundPath(): FakeKubeStatusError {
 }
 
 function methodNotAllowed(method: string): FakeKubeStatusError {
-  return new FakeKubeStatusError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource (${method})`);
+  return new FakeKubeStatusError(
+    405,
+    'MethodNotAllowed',
+    `the server does not allow this method on the requested resource (${method})`,
+  );
 }
 
 interface ContinueToken {
@@ -92,27 +94,55 @@ export class FakeKubeRouter {
         }
         return { status: 200, body: this.#list(path, params) };
       case 'POST':
-        if (path.name !== undefined || path.namespace === undefined && path.type.namespaced) throw methodNotAllowed('POST');
+        if (path.name !== undefined || (path.namespace === undefined && path.type.namespaced))
+          throw methodNotAllowed('POST');
         rejectDryRun(params);
-        return { status: 201, body: this.#store.create(path.type, path.namespace ?? '', asObject(request.body), writeOptions(params)) };
+        return {
+          status: 201,
+          body: this.#store.create(path.type, path.namespace ?? '', asObject(request.body), writeOptions(params)),
+        };
       case 'PUT':
         rejectDryRun(params);
-        return { status: 200, body: this.#store.replace(path.type, path.namespace ?? '', requireName(path), asObject(request.body), writeOptions(params, path)) };
+        return {
+          status: 200,
+          body: this.#store.replace(
+            path.type,
+            path.namespace ?? '',
+            requireName(path),
+            asObject(request.body),
+            writeOptions(params, path),
+          ),
+        };
       case 'PATCH': {
         rejectDryRun(params);
         const patchType = PATCH_TYPES[request.contentType ?? ''];
         if (!patchType) {
-          throw new FakeKubeStatusError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: ${Object.keys(PATCH_TYPES).join(', ')}`);
+          throw new FakeKubeStatusError(
+            415,
+            'UnsupportedMediaType',
+            `the body of the request was in an unknown format - accepted media types include: ${Object.keys(PATCH_TYPES).join(', ')}`,
+          );
         }
-        const existed = path.name !== undefined && this.#store.get(path.type, path.namespace ?? '', path.name) !== undefined;
-        const body = this.#store.patch(path.type, path.namespace ?? '', requireName(path), patchType, request.body, writeOptions(params, path));
+        const existed =
+          path.name !== undefined && this.#store.get(path.type, path.namespace ?? '', path.name) !== undefined;
+        const body = this.#store.patch(
+          path.type,
+          path.namespace ?? '',
+          requireName(path),
+          patchType,
+          request.body,
+          writeOptions(params, path),
+        );
         return { status: patchType === 'apply' && !existed ? 201 : 200, body };
       }
       case 'DELETE': {
         if (path.subresource) throw methodNotAllowed('DELETE');
         rejectDryRun(params);
         const options = (request.body ?? {}) as { preconditions?: { resourceVersion?: string; uid?: string } };
-        return { status: 200, body: this.#store.delete(path.type, path.namespace ?? '', requireName(path), options.preconditions) };
+        return {
+          status: 200,
+          body: this.#store.delete(path.type, path.namespace ?? '', requireName(path), options.preconditions),
+        };
       }
       default:
         throw methodNotAllowed(request.method);
@@ -121,7 +151,13 @@ export class FakeKubeRouter {
 
   #get(path: ResourcePath): FakeKubeObject {
     const obj = this.#store.get(path.type, path.namespace ?? '', path.name ?? '');
-    if (!obj) throw new FakeKubeStatusError(404, 'NotFound', `${path.type.group ? `${path.type.plural}.${path.type.group}` : path.type.plural} "${path.name}" not found`, { name: path.name ?? '', group: path.type.group, kind: path.type.plural });
+    if (!obj)
+      throw new FakeKubeStatusError(
+        404,
+        'NotFound',
+        `${path.type.group ? `${path.type.plural}.${path.type.group}` : path.type.plural} "${path.name}" not found`,
+        { name: path.name ?? '', group: path.type.group, kind: path.type.plural },
+      );
     return obj;
   }
 
@@ -150,14 +186,17 @@ export class FakeKubeRouter {
     const labels = parseLabelSelector(params.get('labelSelector'));
     const fields = parseFieldSelector(params.get('fieldSelector'));
     const timeout = params.get('timeoutSeconds');
-    this.#watches.serve({
-      type: path.type,
-      namespace: path.namespace,
-      filter: (o) => labels(o) && fields(o),
-      resourceVersion: params.get('resourceVersion') ?? '',
-      timeoutSeconds: timeout === null ? undefined : Number(timeout),
-      bookmarks: params.get('allowWatchBookmarks') === 'true',
-    }, res);
+    this.#watches.serve(
+      {
+        type: path.type,
+        namespace: path.namespace,
+        filter: (o) => labels(o) && fields(o),
+        resourceVersion: params.get('resourceVersion') ?? '',
+        timeoutSeconds: timeout === null ? undefined : Number(timeout),
+        bookmarks: params.get('allowWatchBookmarks') === 'true',
+      },
+      res,
+    );
   }
 
   #parsePath(pathname: string): ResourcePath {
@@ -172,7 +211,8 @@ export class FakeKubeRouter {
     } else {
       throw notFoundPath();
     }
-    const namespacedType = rest[0] === 'namespaces' && rest.length >= 3 ? this.#types.byPlural(group, version, rest[2]!) : undefined;
+    const namespacedType =
+      rest[0] === 'namespaces' && rest.length >= 3 ? this.#types.byPlural(group, version, rest[2]!) : undefined;
     const [type, namespace, tail] = namespacedType?.namespaced
       ? [namespacedType, rest[1]!, rest.slice(3)]
       : [this.#types.byPlural(group, version, rest[0]!), undefined, rest.slice(1)];
@@ -222,7 +262,17 @@ export class FakeKubeRouter {
       groupVersion: group === '' ? version : `${group}/${version}`,
       resources: types.flatMap((t) => [
         { name: t.plural, singularName: t.kind.toLowerCase(), namespaced: t.namespaced, kind: t.kind, verbs },
-        ...(t.statusSubresource ? [{ name: `${t.plural}/status`, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: ['get', 'patch', 'update'] }] : []),
+        ...(t.statusSubresource
+          ? [
+              {
+                name: `${t.plural}/status`,
+                singularName: '',
+                namespaced: t.namespaced,
+                kind: t.kind,
+                verbs: ['get', 'patch', 'update'],
+              },
+            ]
+          : []),
       ]),
     };
   }
@@ -234,7 +284,8 @@ function requireName(path: ResourcePath): string {
 }
 
 function asObject(body: unknown): FakeKubeObject {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('the request body must be a JSON object');
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    throw badRequest('the request body must be a JSON object');
   const obj = body as FakeKubeObject;
   return { ...obj, metadata: { ...(obj.metadata ?? {}) } };
 }

@@ -28,9 +28,19 @@ export class FakeKubeStatusError extends Error {
 /** The `reason` kube-apiserver uses for a bare HTTP status (for `failNext`). */
 export function reasonForCode(code: number): string {
   const reasons: Record<number, string> = {
-    400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 405: 'MethodNotAllowed',
-    409: 'Conflict', 410: 'Expired', 415: 'UnsupportedMediaType', 422: 'Invalid',
-    429: 'TooManyRequests', 500: 'InternalError', 503: 'ServiceUnavailable', 504: 'Timeout',
+    400: 'BadRequest',
+    401: 'Unauthorized',
+    403: 'Forbidden',
+    404: 'NotFound',
+    405: 'MethodNotAllowed',
+    409: 'Conflict',
+    410: 'Expired',
+    415: 'UnsupportedMediaType',
+    422: 'Invalid',
+    429: 'TooManyRequests',
+    500: 'InternalError',
+    503: 'ServiceUnavailable',
+    504: 'Timeout',
   };
   return reasons[code] ?? 'Unknown';
 }
@@ -40,11 +50,21 @@ function details(type: FakeKubeResourceType, name: string): FakeKubeStatus['deta
 }
 
 export function notFound(type: FakeKubeResourceType, name: string): FakeKubeStatusError {
-  return new FakeKubeStatusError(404, 'NotFound', `${qualifiedResourceOf(type)} "${name}" not found`, details(type, name));
+  return new FakeKubeStatusError(
+    404,
+    'NotFound',
+    `${qualifiedResourceOf(type)} "${name}" not found`,
+    details(type, name),
+  );
 }
 
 export function alreadyExists(type: FakeKubeResourceType, name: string): FakeKubeStatusError {
-  return new FakeKubeStatusError(409, 'AlreadyExists', `${qualifiedResourceOf(type)} "${name}" already exists`, details(type, name));
+  return new FakeKubeStatusError(
+    409,
+    'AlreadyExists',
+    `${qualifiedResourceOf(type)} "${name}" already exists`,
+    details(type, name),
+  );
 }
 
 export function conflict(type: FakeKubeResourceType, name: string, why: string): FakeKubeStatusError {
@@ -56,7 +76,8 @@ export function conflict(type: FakeKubeResourceType, name: string, why: string):
   );
 }
 
-export const STALE_OBJECT = 'the object has been modified; please apply your changes to the latest version and try again';
+export const STALE_OBJECT =
+  'the object has been modified; please apply your changes to the latest version and try again';
 
 export function invalid(type: FakeKubeResourceType, name: string, message: string): FakeKubeStatusError {
   return new FakeKubeStatusError(422, 'Invalid', `${type.kind} "${name}" is invalid: ${message}`, details(type, name));

@@ -10,7 +10,14 @@ import { applyConfiguration, jsonPatch, mergePatch } from './fake-kube-patch.ts'
 import { apiVersionOf, type FakeKubeResourceType } from './fake-kube-resource-types.ts';
 import type { FakeKubeMetadata, FakeKubeObject } from './fake-kube-selectors.ts';
 import {
-  alreadyExists, badRequest, conflict, expired, invalid, notFound, STALE_OBJECT, FakeKubeStatusError,
+  alreadyExists,
+  badRequest,
+  conflict,
+  expired,
+  invalid,
+  notFound,
+  STALE_OBJECT,
+  FakeKubeStatusError,
 } from './fake-kube-status.ts';
 
 export type FakeKubeEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -113,11 +120,15 @@ export class FakeKubeStore {
 
   /** POST: 409 AlreadyExists, 404 for a missing namespace; fills uid, timestamps, generation. */
   create(
-    type: FakeKubeResourceType, namespace: string, body: FakeKubeObject, options: FakeKubeWriteOptions = {},
+    type: FakeKubeResourceType,
+    namespace: string,
+    body: FakeKubeObject,
+    options: FakeKubeWriteOptions = {},
     operation: 'Update' | 'Apply' = 'Update',
   ): FakeKubeObject {
     const metadata: FakeKubeMetadata = { ...(body.metadata ?? {}) };
-    if (!metadata.name && metadata.generateName) metadata.name = metadata.generateName + randomBytes(3).toString('hex').slice(0, 5);
+    if (!metadata.name && metadata.generateName)
+      metadata.name = metadata.generateName + randomBytes(3).toString('hex').slice(0, 5);
     const name = metadata.name;
     if (!name) throw invalid(type, '', 'metadata.name: Required value: name or generateName is required');
     if (type.namespaced) {
@@ -143,7 +154,13 @@ export class FakeKubeStore {
   }
 
   /** PUT: 404 when absent, 409 Conflict on a stale resourceVersion; custom resources require one. */
-  replace(type: FakeKubeResourceType, namespace: string, name: string, body: FakeKubeObject, options: FakeKubeWriteOptions = {}): FakeKubeObject {
+  replace(
+    type: FakeKubeResourceType,
+    namespace: string,
+    name: string,
+    body: FakeKubeObject,
+    options: FakeKubeWriteOptions = {},
+  ): FakeKubeObject {
     const key = objectKey(type, namespace, name);
     const current = this.#objects.get(key);
     if (current === undefined) throw notFound(type, name);
@@ -152,7 +169,8 @@ export class FakeKubeStore {
     }
     const requested = body.metadata?.resourceVersion;
     if (requested === undefined || requested === '') {
-      if (!type.builtIn) throw invalid(type, name, 'metadata.resourceVersion: Invalid value: 0x0: must be specified for an update');
+      if (!type.builtIn)
+        throw invalid(type, name, 'metadata.resourceVersion: Invalid value: 0x0: must be specified for an update');
     } else if (requested !== current.metadata.resourceVersion) {
       throw conflict(type, name, STALE_OBJECT);
     }
@@ -161,14 +179,20 @@ export class FakeKubeStore {
 
   /** PATCH in one of the four content types; `apply` creates the object when it is absent. */
   patch(
-    type: FakeKubeResourceType, namespace: string, name: string, patchType: FakeKubePatchType,
-    patchBody: unknown, options: FakeKubeWriteOptions = {},
+    type: FakeKubeResourceType,
+    namespace: string,
+    name: string,
+    patchType: FakeKubePatchType,
+    patchBody: unknown,
+    options: FakeKubeWriteOptions = {},
   ): FakeKubeObject {
     const key = objectKey(type, namespace, name);
     const current = this.#objects.get(key);
     if (patchType === 'apply') return this.#apply(type, namespace, name, key, current, patchBody, options);
     if (current === undefined) throw notFound(type, name);
-    const patched = (patchType === 'json' ? jsonPatch(current, patchBody) : mergePatch(current, patchBody)) as FakeKubeObject;
+    const patched = (
+      patchType === 'json' ? jsonPatch(current, patchBody) : mergePatch(current, patchBody)
+    ) as FakeKubeObject;
     if (patched.metadata?.resourceVersion !== current.metadata.resourceVersion) {
       throw conflict(type, name, STALE_OBJECT);
     }
@@ -176,7 +200,12 @@ export class FakeKubeStore {
   }
 
   /** DELETE: 404 when absent, 409 on failed preconditions; with finalizers only marks deletion. */
-  delete(type: FakeKubeResourceType, namespace: string, name: string, preconditions?: { resourceVersion?: string; uid?: string }): FakeKubeObject {
+  delete(
+    type: FakeKubeResourceType,
+    namespace: string,
+    name: string,
+    preconditions?: { resourceVersion?: string; uid?: string },
+  ): FakeKubeObject {
     const key = objectKey(type, namespace, name);
     const current = this.#objects.get(key);
     if (current === undefined) throw notFound(type, name);
@@ -204,7 +233,8 @@ export class FakeKubeStore {
     const next = structuredClone({ ...obj, apiVersion: apiVersionOf(type), kind: type.kind }) as FakeKubeObject;
     if (type.namespaced) next.metadata.namespace = namespace;
     next.metadata.uid = current?.metadata.uid ?? next.metadata.uid ?? randomUUID();
-    next.metadata.creationTimestamp = current?.metadata.creationTimestamp ?? next.metadata.creationTimestamp ?? nowTimestamp();
+    next.metadata.creationTimestamp =
+      current?.metadata.creationTimestamp ?? next.metadata.creationTimestamp ?? nowTimestamp();
     next.metadata.generation = (current?.metadata.generation ?? 0) + 1;
     return this.#commit(type, key, next, current);
   }
@@ -220,13 +250,21 @@ export class FakeKubeStore {
 
   #requireNamespace(namespace: string): void {
     if (!this.#objects.has(`namespaces.//${namespace}`)) {
-      throw new FakeKubeStatusError(404, 'NotFound', `namespaces "${namespace}" not found`, { name: namespace, kind: 'namespaces' });
+      throw new FakeKubeStatusError(404, 'NotFound', `namespaces "${namespace}" not found`, {
+        name: namespace,
+        kind: 'namespaces',
+      });
     }
   }
 
   #apply(
-    type: FakeKubeResourceType, namespace: string, name: string, key: string,
-    current: FakeKubeObject | undefined, patchBody: unknown, options: FakeKubeWriteOptions,
+    type: FakeKubeResourceType,
+    namespace: string,
+    name: string,
+    key: string,
+    current: FakeKubeObject | undefined,
+    patchBody: unknown,
+    options: FakeKubeWriteOptions,
   ): FakeKubeObject {
     const manager = options.fieldManager;
     if (!manager) throw invalid(type, name, 'fieldManager: Required value: is required for apply patch');
@@ -242,19 +280,32 @@ export class FakeKubeStore {
       if (options.subresource === 'status') throw notFound(type, name);
       return this.create(type, namespace, structuredClone(applied), { fieldManager: manager }, 'Apply');
     }
-    const next = options.subresource === 'status'
-      ? { ...current, status: applyConfiguration(current.status, applied.status, (previous as FakeKubeObject | undefined)?.status) }
-      : (applyConfiguration(current, applied, previous) as FakeKubeObject);
+    const next =
+      options.subresource === 'status'
+        ? {
+            ...current,
+            status: applyConfiguration(
+              current.status,
+              applied.status,
+              (previous as FakeKubeObject | undefined)?.status,
+            ),
+          }
+        : (applyConfiguration(current, applied, previous) as FakeKubeObject);
     return this.#update(type, key, current, next as FakeKubeObject, 'Apply', options);
   }
 
   #update(
-    type: FakeKubeResourceType, key: string, current: FakeKubeObject, candidate: FakeKubeObject,
-    operation: string, options: FakeKubeWriteOptions,
+    type: FakeKubeResourceType,
+    key: string,
+    current: FakeKubeObject,
+    candidate: FakeKubeObject,
+    operation: string,
+    options: FakeKubeWriteOptions,
   ): FakeKubeObject {
-    const next: FakeKubeObject = options.subresource === 'status'
-      ? { ...structuredClone(current), status: structuredClone(candidate.status) }
-      : { ...structuredClone(candidate), apiVersion: current.apiVersion, kind: current.kind };
+    const next: FakeKubeObject =
+      options.subresource === 'status'
+        ? { ...structuredClone(current), status: structuredClone(candidate.status) }
+        : { ...structuredClone(candidate), apiVersion: current.apiVersion, kind: current.kind };
     if (next.status === undefined) delete next.status;
     if (options.subresource !== 'status' && type.statusSubresource) {
       if (current.status === undefined) delete next.status;
@@ -271,7 +322,10 @@ export class FakeKubeStore {
       next.metadata.generation = (generation ?? 0) + 1;
     }
     if (options.fieldManager) {
-      next.metadata.managedFields = upsertManagedField(managedFields, managedField(type, options.fieldManager, operation, options.subresource));
+      next.metadata.managedFields = upsertManagedField(
+        managedFields,
+        managedField(type, options.fieldManager, operation, options.subresource),
+      );
     }
     if (deletionTimestamp && (next.metadata.finalizers ?? []).length === 0) return this.#remove(type, key, next);
     return this.#commit(type, key, next, current);
@@ -297,7 +351,12 @@ export class FakeKubeStore {
     }
   }
 
-  #commit(type: FakeKubeResourceType, key: string, next: FakeKubeObject, previous: FakeKubeObject | undefined): FakeKubeObject {
+  #commit(
+    type: FakeKubeResourceType,
+    key: string,
+    next: FakeKubeObject,
+    previous: FakeKubeObject | undefined,
+  ): FakeKubeObject {
     next.metadata.resourceVersion = String(++this.#resourceVersion);
     this.#objects.set(key, next);
     this.#typeOfKey.set(key, type);
@@ -328,24 +387,37 @@ function assertDataSize(type: FakeKubeResourceType, name: string, obj: FakeKubeO
   if (!type.builtIn || (type.kind !== 'ConfigMap' && type.kind !== 'Secret')) return;
   let total = 0;
   const add = (map: unknown, decode: (v: string) => number): void => {
-    for (const [key, value] of Object.entries((map ?? {}) as Record<string, string>)) total += key.length + decode(String(value));
+    for (const [key, value] of Object.entries((map ?? {}) as Record<string, string>))
+      total += key.length + decode(String(value));
   };
   const base64 = (v: string): number => Buffer.from(v, 'base64').length;
   add(obj['data'], type.kind === 'Secret' ? base64 : (v) => Buffer.byteLength(v));
   add(obj['binaryData'], base64);
   add(obj['stringData'], (v) => Buffer.byteLength(v));
-  if (total > FAKE_KUBE_MAX_DATA_BYTES) throw invalid(type, name, `[]: Too long: must have at most ${FAKE_KUBE_MAX_DATA_BYTES} bytes`);
+  if (total > FAKE_KUBE_MAX_DATA_BYTES)
+    throw invalid(type, name, `[]: Too long: must have at most ${FAKE_KUBE_MAX_DATA_BYTES} bytes`);
 }
 
-function managedField(type: FakeKubeResourceType, manager: string, operation: string, subresource?: string): Record<string, unknown> {
+function managedField(
+  type: FakeKubeResourceType,
+  manager: string,
+  operation: string,
+  subresource?: string,
+): Record<string, unknown> {
   return {
-    manager, operation, apiVersion: apiVersionOf(type), time: nowTimestamp(), fieldsType: 'FieldsV1', fieldsV1: {},
+    manager,
+    operation,
+    apiVersion: apiVersionOf(type),
+    time: nowTimestamp(),
+    fieldsType: 'FieldsV1',
+    fieldsV1: {},
     ...(subresource ? { subresource } : {}),
   };
 }
 
 function upsertManagedField(
-  fields: Array<Record<string, unknown>> | undefined, entry: Record<string, unknown>,
+  fields: Array<Record<string, unknown>> | undefined,
+  entry: Record<string, unknown>,
 ): Array<Record<string, unknown>> {
   const same = (f: Record<string, unknown>): boolean =>
     f.manager === entry.manager && f.operation === entry.operation && f.subresource === entry.subresource;

@@ -34,7 +34,10 @@ function writeEvent(res: ServerResponse, type: WireEventType, object: unknown): 
 }
 
 /** What a watcher with `request` sees of `event`: nothing, or an event type (selector transitions). */
-function translate(request: FakeKubeWatchRequest, event: FakeKubeEvent): Exclude<WireEventType, 'BOOKMARK' | 'ERROR'> | undefined {
+function translate(
+  request: FakeKubeWatchRequest,
+  event: FakeKubeEvent,
+): Exclude<WireEventType, 'BOOKMARK' | 'ERROR'> | undefined {
   if (event.resource !== request.type) return undefined;
   const inScope = (obj: FakeKubeObject | undefined): boolean =>
     obj !== undefined &&
@@ -97,9 +100,16 @@ export class FakeKubeWatchHub {
     if (request.timeoutSeconds !== undefined) timers.push(setTimeout(() => res.end(), request.timeoutSeconds * 1000));
     if (request.bookmarks && this.#settings.bookmarkIntervalMs > 0) {
       const bookmark = { apiVersion: apiVersionOf(request.type), kind: request.type.kind };
-      timers.push(setInterval(() => writeEvent(res, 'BOOKMARK', {
-        ...bookmark, metadata: { resourceVersion: String(this.#store.resourceVersion) },
-      }), this.#settings.bookmarkIntervalMs));
+      timers.push(
+        setInterval(
+          () =>
+            writeEvent(res, 'BOOKMARK', {
+              ...bookmark,
+              metadata: { resourceVersion: String(this.#store.resourceVersion) },
+            }),
+          this.#settings.bookmarkIntervalMs,
+        ),
+      );
     }
     for (const timer of timers) timer.unref();
     res.on('close', () => {

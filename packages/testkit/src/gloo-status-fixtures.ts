@@ -19,7 +19,12 @@ export function statusFixture(): Resource[] {
       namespace,
       spec: {
         hosts: ['reviews.example.com'],
-        http: [{ name: 'all', forwardTo: { destinations: [{ ref: { name: 'reviews', namespace }, port: { number: 9080 } }] } }],
+        http: [
+          {
+            name: 'all',
+            forwardTo: { destinations: [{ ref: { name: 'reviews', namespace }, port: { number: 9080 } }] },
+          },
+        ],
       },
     }),
     buildGloo('AccessPolicy', {

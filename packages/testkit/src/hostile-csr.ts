@@ -15,7 +15,9 @@ function bigInteger(value: bigint): forge.jsbn.BigInteger {
 /** A PEM CSR with CN = cluster for the public key (modulus, exponent) and a random signature. */
 export function csrWithPublicKey(cluster: string, modulus: bigint, exponent: bigint): string {
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const signer = forge.pki.privateKeyFromPem(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()) as forge.pki.rsa.PrivateKey;
+  const signer = forge.pki.privateKeyFromPem(
+    privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+  ) as forge.pki.rsa.PrivateKey;
   const csr = forge.pki.createCertificationRequest();
   csr.publicKey = forge.pki.setRsaPublicKey(bigInteger(modulus), bigInteger(exponent));
   csr.setSubject([{ name: 'commonName', value: cluster }]);
@@ -30,7 +32,9 @@ export function csrWithPublicKey(cluster: string, modulus: bigint, exponent: big
 /** A PEM CSR with CN = cluster for a real 2048-bit RSA key whose public exponent is replaced. */
 export function csrWithPublicExponent(cluster: string, exponent: bigint): string {
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const key = forge.pki.privateKeyFromPem(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()) as forge.pki.rsa.PrivateKey;
+  const key = forge.pki.privateKeyFromPem(
+    privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+  ) as forge.pki.rsa.PrivateKey;
   return csrWithPublicKey(cluster, BigInt(`0x${key.n.toString(16)}`), exponent);
 }
 

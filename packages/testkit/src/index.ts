@@ -29,5 +29,11 @@ export { FAKE_KUBE_RESOURCE_TYPES, type FakeKubeResourceType } from './fake-kube
 export { FAKE_KUBE_MAX_DATA_BYTES } from './fake-kube-store.ts';
 export type { FakeKubeMetadata, FakeKubeObject } from './fake-kube-selectors.ts';
 export { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
-export { startHealthProbe, startHeartbeatProbe, type HeartbeatProbeTarget, type ProbeWindow, type ResponsivenessProbe } from './responsiveness-probe.ts';
+export {
+  startHealthProbe,
+  startHeartbeatProbe,
+  type HeartbeatProbeTarget,
+  type ProbeWindow,
+  type ResponsivenessProbe,
+} from './responsiveness-probe.ts';
 export { startRelayPullDouble, type RelayPullDouble } from './relay-pull-double.ts';

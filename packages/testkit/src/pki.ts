@@ -63,13 +63,28 @@ export function createTestPki(options: TestPkiOptions): TestPki {
   const trustDomain = options.trustDomain ?? TEST_TRUST_DOMAIN;
   const now = options.now ?? new Date();
   const lifetimeSeconds = options.lifetimeSeconds ?? DEFAULT_LIFETIME_SECONDS;
-  const issue = (ca: CaBundle, cluster: string, slot: number) => issueClientCert(ca, { cluster, trustDomain, now, lifetimeSeconds, keyPair: pooledKey(slot) });
+  const issue = (ca: CaBundle, cluster: string, slot: number) =>
+    issueClientCert(ca, { cluster, trustDomain, now, lifetimeSeconds, keyPair: pooledKey(slot) });
 
   const ca = createRootCa({ commonName: 'meshrelay-test-root', now, keyPair: pooledKey(SLOT.ca) });
   const foreignCa = createRootCa({ commonName: 'meshrelay-test-root', now, keyPair: pooledKey(SLOT.foreignCa) });
-  const serverCert = issueServerCertificate(ca, { hosts: [...DEFAULT_SERVER_HOSTS], lifetimeSeconds, now, keyPair: pooledKey(SLOT.server) });
-  const clientCerts = Object.fromEntries(options.clusters.map((cluster, i) => [cluster, issue(ca, cluster, SLOT.firstClient + i)]));
-  return { trustDomain, ca, serverCert, clientCerts, foreignCa, foreignClientCert: issue(foreignCa, 'a', SLOT.foreignClient) };
+  const serverCert = issueServerCertificate(ca, {
+    hosts: [...DEFAULT_SERVER_HOSTS],
+    lifetimeSeconds,
+    now,
+    keyPair: pooledKey(SLOT.server),
+  });
+  const clientCerts = Object.fromEntries(
+    options.clusters.map((cluster, i) => [cluster, issue(ca, cluster, SLOT.firstClient + i)]),
+  );
+  return {
+    trustDomain,
+    ca,
+    serverCert,
+    clientCerts,
+    foreignCa,
+    foreignClientCert: issue(foreignCa, 'a', SLOT.foreignClient),
+  };
 }
 
 interface ClientIssue {
@@ -84,6 +99,12 @@ function issueClientCert(ca: CaBundle, issue: ClientIssue): TestClientCert {
   const { cluster, keyPair } = issue;
   const uid = randomUUID();
   const csr = createCsr({ ...keyPair, cluster });
-  const issued = signClientCsr(ca, csr, { cluster, trustDomain: issue.trustDomain, uid, lifetimeSeconds: issue.lifetimeSeconds, now: issue.now });
+  const issued = signClientCsr(ca, csr, {
+    cluster,
+    trustDomain: issue.trustDomain,
+    uid,
+    lifetimeSeconds: issue.lifetimeSeconds,
+    now: issue.now,
+  });
   return { cluster, uid, keyPem: keyPair.privateKeyPem, certPem: issued.certPem, serial: issued.serial };
 }

@@ -84,7 +84,9 @@ export async function spawnProcess(options: SpawnOptions): Promise<ProcessHandle
   });
   await new Promise<void>((resolve, reject) => {
     child.once('spawn', resolve);
-    child.once('error', (err) => reject(new Error(`${name}: cannot start ${options.command}: ${err.message}`, { cause: err })));
+    child.once('error', (err) =>
+      reject(new Error(`${name}: cannot start ${options.command}: ${err.message}`, { cause: err })),
+    );
   });
   installExitHook();
   liveChildren.add(child);
@@ -142,10 +144,15 @@ class ChildProcessHandle implements ProcessHandle {
         const found = this.#findLine(test, options.after ?? 0);
         if (found !== undefined) return finish(() => resolve(found));
         if (this.#closed && this.#exit) {
-          finish(() => reject(this.#error(`exited (${formatExit(this.#exit as ProcessExit)}) before printing ${describe}`)));
+          finish(() =>
+            reject(this.#error(`exited (${formatExit(this.#exit as ProcessExit)}) before printing ${describe}`)),
+          );
         }
       };
-      const timer = setTimeout(() => finish(() => reject(this.#error(`printed no ${describe} within ${timeoutMs} ms`))), timeoutMs);
+      const timer = setTimeout(
+        () => finish(() => reject(this.#error(`printed no ${describe} within ${timeoutMs} ms`))),
+        timeoutMs,
+      );
       const finish = (settle: () => void): void => {
         clearTimeout(timer);
         this.#lineListeners.delete(check);
@@ -212,7 +219,10 @@ class ChildProcessHandle implements ProcessHandle {
   }
 
   #error(what: string): Error {
-    const tail = this.#lines.slice(-TAIL_LINES_IN_ERRORS).map((l) => `  | ${l}`).join('\n');
+    const tail = this.#lines
+      .slice(-TAIL_LINES_IN_ERRORS)
+      .map((l) => `  | ${l}`)
+      .join('\n');
     return new Error(`${this.name} (pid ${this.pid}) ${what}; last lines:\n${tail}`);
   }
 }
@@ -248,7 +258,10 @@ export interface WaitForOptions {
  * Polls `condition` until it returns true. Rejects with `message` once `timeoutMs` has passed;
  * a condition that throws counts as false, and its last error is quoted in the rejection.
  */
-export async function waitFor(condition: () => boolean | Promise<boolean>, options: WaitForOptions = {}): Promise<void> {
+export async function waitFor(
+  condition: () => boolean | Promise<boolean>,
+  options: WaitForOptions = {},
+): Promise<void> {
   const timeoutMs = options.timeoutMs ?? 10_000;
   const intervalMs = options.intervalMs ?? 25;
   const deadline = Date.now() + timeoutMs;
@@ -261,7 +274,10 @@ export async function waitFor(condition: () => boolean | Promise<boolean>, optio
     }
     if (Date.now() >= deadline) {
       const base = options.message ?? `condition not met within ${timeoutMs} ms`;
-      const detail = lastError === undefined ? '' : ` (last error: ${lastError instanceof Error ? lastError.message : String(lastError)})`;
+      const detail =
+        lastError === undefined
+          ? ''
+          : ` (last error: ${lastError instanceof Error ? lastError.message : String(lastError)})`;
       throw new Error(`${base}${detail}`, { cause: lastError });
     }
     await new Promise((resolve) => setTimeout(resolve, intervalMs));

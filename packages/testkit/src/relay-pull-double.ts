@@ -33,24 +33,29 @@ export async function startRelayPullDouble(t: TestContext): Promise<RelayPullDou
   let last = performance.now();
   let maxGap = 0;
   let count = 0;
-  server.addService({ pull: RELAY_SERVICE.pull }, {
-    pull: (stream: ServerDuplexStream<relay.v1.IPullRequest, relay.v1.IPullResponse>) => {
-      call = stream;
-      stream.on('data', (msg: relay.v1.IPullRequest) => {
-        if (msg.hello) hello();
-        if (msg.ack) acks.push(msg.ack);
-        if (msg.heartbeat) {
-          const now = performance.now();
-          maxGap = Math.max(maxGap, now - last);
-          last = now;
-          count++;
-          stream.write({ heartbeat: { sentUnixMs: Date.now() } });
-        }
-      });
-      stream.on('error', () => undefined);
+  server.addService(
+    { pull: RELAY_SERVICE.pull },
+    {
+      pull: (stream: ServerDuplexStream<relay.v1.IPullRequest, relay.v1.IPullResponse>) => {
+        call = stream;
+        stream.on('data', (msg: relay.v1.IPullRequest) => {
+          if (msg.hello) hello();
+          if (msg.ack) acks.push(msg.ack);
+          if (msg.heartbeat) {
+            const now = performance.now();
+            maxGap = Math.max(maxGap, now - last);
+            last = now;
+            count++;
+            stream.write({ heartbeat: { sentUnixMs: Date.now() } });
+          }
+        });
+        stream.on('error', () => undefined);
+      },
     },
-  });
-  const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
+  );
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
   t.after(() => server.forceShutdown());
   return {
     address: `localhost:${port}`,

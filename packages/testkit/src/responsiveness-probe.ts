@@ -47,7 +47,11 @@ class GapRecorder implements ResponsivenessProbe {
   }
 
   window(): ProbeWindow {
-    return { maxGapMs: Math.max(this.#maxGap, performance.now() - this.#last), count: this.#count, failures: this.#failures };
+    return {
+      maxGapMs: Math.max(this.#maxGap, performance.now() - this.#last),
+      count: this.#count,
+      failures: this.#failures,
+    };
   }
 }
 
@@ -70,11 +74,28 @@ export async function startHeartbeatProbe(t: TestContext, target: HeartbeatProbe
   const tls = new Client(target.address, credentials.createSsl(Buffer.from(target.caPem)));
   const res = await new Promise<relay.v1.IRegisterResponse>((resolve, reject) => {
     const m = REGISTRATION_SERVICE.register;
-    tls.makeUnaryRequest(m.path, m.requestSerialize, m.responseDeserialize, { cluster: target.cluster, token: target.token, csrPem: createCsr({ ...keys, cluster: target.cluster }) }, (err: ServiceError | null, r?: relay.v1.IRegisterResponse) => (err ? reject(err) : resolve(r ?? {})));
+    tls.makeUnaryRequest(
+      m.path,
+      m.requestSerialize,
+      m.responseDeserialize,
+      { cluster: target.cluster, token: target.token, csrPem: createCsr({ ...keys, cluster: target.cluster }) },
+      (err: ServiceError | null, r?: relay.v1.IRegisterResponse) => (err ? reject(err) : resolve(r ?? {})),
+    );
   }).finally(() => tls.close());
-  const client = new Client(target.address, credentials.createSsl(Buffer.from(target.caPem), Buffer.from(keys.privateKeyPem), Buffer.from(res.certificatePem ?? '')));
+  const client = new Client(
+    target.address,
+    credentials.createSsl(
+      Buffer.from(target.caPem),
+      Buffer.from(keys.privateKeyPem),
+      Buffer.from(res.certificatePem ?? ''),
+    ),
+  );
   const m = RELAY_SERVICE.push;
-  const stream: ClientDuplexStream<relay.v1.IPushRequest, relay.v1.IPushResponse> = client.makeBidiStreamRequest(m.path, m.requestSerialize, m.responseDeserialize);
+  const stream: ClientDuplexStream<relay.v1.IPushRequest, relay.v1.IPushResponse> = client.makeBidiStreamRequest(
+    m.path,
+    m.requestSerialize,
+    m.responseDeserialize,
+  );
   const recorder = new GapRecorder();
   let beats = 0;
   stream.on('data', (msg: relay.v1.IPushResponse) => {

@@ -5,10 +5,25 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import {
-  ApiException, CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, KubernetesObjectApi,
-  PatchStrategy, Watch, makeInformer, setHeaderOptions, type KubernetesObject, type V1Secret,
+  ApiException,
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  KubernetesObjectApi,
+  PatchStrategy,
+  Watch,
+  makeInformer,
+  setHeaderOptions,
+  type KubernetesObject,
+  type V1Secret,
 } from '@kubernetes/client-node';
-import { startFakeKubeApiServer, waitFor, type FakeKubeApiServer, type FakeKubeApiServerOptions } from '../src/index.ts';
+import {
+  startFakeKubeApiServer,
+  waitFor,
+  type FakeKubeApiServer,
+  type FakeKubeApiServerOptions,
+} from '../src/index.ts';
 
 const NS = 'gloo-mesh';
 const GLOO = { group: 'admin.gloo.solo.io', version: 'v2', plural: 'kubernetesclusters' } as const;
@@ -40,7 +55,12 @@ function statusBody(err: ApiException<unknown>): { code: number; reason: string 
 }
 
 function secret(name: string, labels: Record<string, string> = {}): V1Secret {
-  return { metadata: { name, namespace: NS, labels }, type: 'Opaque', stringData: undefined, data: { k: Buffer.from('v').toString('base64') } };
+  return {
+    metadata: { name, namespace: NS, labels },
+    type: 'Opaque',
+    stringData: undefined,
+    data: { k: Buffer.from('v').toString('base64') },
+  };
 }
 
 interface ClusterCr {
@@ -51,7 +71,12 @@ interface ClusterCr {
 }
 
 function cluster(name: string, skipWarming = false): ClusterCr {
-  return { apiVersion: 'admin.gloo.solo.io/v2', kind: 'KubernetesCluster', metadata: { name, namespace: NS }, spec: { clusterDomain: 'cluster.local', skipWarming } };
+  return {
+    apiVersion: 'admin.gloo.solo.io/v2',
+    kind: 'KubernetesCluster',
+    metadata: { name, namespace: NS },
+    spec: { clusterDomain: 'cluster.local', skipWarming },
+  };
 }
 
 test('given a Secret, when it is created, read, replaced and deleted, then the server fills and bumps metadata', async (t) => {
@@ -84,7 +109,10 @@ test('given an existing Secret, when one with the same name is created, then the
 test('given two writers of one Lease, when the second replaces with a stale resourceVersion, then it gets 409 Conflict', async (t) => {
   const server = await serverFor(t);
   const leases = kubeConfigFor(server).makeApiClient(CoordinationV1Api);
-  const lease = await leases.createNamespacedLease({ namespace: NS, body: { metadata: { name: 'l' }, spec: { holderIdentity: 'a' } } });
+  const lease = await leases.createNamespacedLease({
+    namespace: NS,
+    body: { metadata: { name: 'l' }, spec: { holderIdentity: 'a' } },
+  });
   const first = structuredClone(lease);
   first.spec!.holderIdentity = 'b';
   await leases.replaceNamespacedLease({ name: 'l', namespace: NS, body: first });
@@ -99,7 +127,9 @@ test('given a custom resource, when it is replaced without a resourceVersion, th
   const server = await serverFor(t);
   const custom = kubeConfigFor(server).makeApiClient(CustomObjectsApi);
   await custom.createNamespacedCustomObject({ ...GLOO, namespace: NS, body: cluster('c1') });
-  const err = await apiError(custom.replaceNamespacedCustomObject({ ...GLOO, namespace: NS, name: 'c1', body: cluster('c1', true) }));
+  const err = await apiError(
+    custom.replaceNamespacedCustomObject({ ...GLOO, namespace: NS, name: 'c1', body: cluster('c1', true) }),
+  );
   assert.equal(err.code, 422);
 });
 
@@ -118,7 +148,10 @@ test('given labelled Secrets, when listed with selectors and a limit, then only 
   await core.createNamespacedSecret({ namespace: NS, body: secret('c', { app: 'z', tier: 'db' }) });
   const names = (list: { items: V1Secret[] }): string[] => list.items.map((s) => s.metadata?.name ?? '');
   assert.deepEqual(names(await core.listNamespacedSecret({ namespace: NS, labelSelector: 'app=x' })), ['a']);
-  assert.deepEqual(names(await core.listNamespacedSecret({ namespace: NS, labelSelector: 'app in (x,z)' })), ['a', 'c']);
+  assert.deepEqual(names(await core.listNamespacedSecret({ namespace: NS, labelSelector: 'app in (x,z)' })), [
+    'a',
+    'c',
+  ]);
   assert.deepEqual(names(await core.listNamespacedSecret({ namespace: NS, labelSelector: 'tier,app!=x' })), ['c']);
   assert.deepEqual(names(await core.listNamespacedSecret({ namespace: NS, labelSelector: '!tier' })), ['b']);
   assert.deepEqual(names(await core.listSecretForAllNamespaces({ fieldSelector: 'metadata.name=b' })), ['b']);
@@ -134,7 +167,9 @@ test('given an informer on KubernetesClusters, when CRs are added, modified and 
   const kc = kubeConfigFor(server);
   const custom = kc.makeApiClient(CustomObjectsApi);
   const path = `/apis/${GLOO.group}/${GLOO.version}/namespaces/${NS}/${GLOO.plural}`;
-  const informer = makeInformer<KubernetesObject>(kc, path, () => custom.listNamespacedCustomObject({ ...GLOO, namespace: NS }));
+  const informer = makeInformer<KubernetesObject>(kc, path, () =>
+    custom.listNamespacedCustomObject({ ...GLOO, namespace: NS }),
+  );
   const seen: string[] = [];
   informer.on('add', (o) => seen.push(`add:${o.metadata?.name}`));
   informer.on('update', (o) => seen.push(`update:${o.metadata?.name}`));
@@ -160,11 +195,19 @@ test('given a compacted history, when a watch starts from an old resourceVersion
   const events: Array<{ type: string; object: { code?: number; reason?: string } }> = [];
   let ended = false;
   const path = `/apis/${GLOO.group}/${GLOO.version}/namespaces/${NS}/${GLOO.plural}`;
-  await new Watch(kubeConfigFor(server)).watch(path, { resourceVersion: rv }, (type, object) => events.push({ type, object }), () => {
-    ended = true;
-  });
+  await new Watch(kubeConfigFor(server)).watch(
+    path,
+    { resourceVersion: rv },
+    (type, object) => events.push({ type, object }),
+    () => {
+      ended = true;
+    },
+  );
   await waitFor(() => ended);
-  assert.deepEqual(events.map((e) => [e.type, e.object.code, e.object.reason]), [['ERROR', 410, 'Expired']]);
+  assert.deepEqual(
+    events.map((e) => [e.type, e.object.code, e.object.reason]),
+    [['ERROR', 410, 'Expired']],
+  );
 });
 
 test('given expiredWatchAs status, when a watch starts from a forgotten resourceVersion, then the HTTP status is 410', async (t) => {
@@ -173,9 +216,14 @@ test('given expiredWatchAs status, when a watch starts from a forgotten resource
   for (const name of ['a', 'b', 'c']) server.put(cluster(name));
   let error: { statusCode?: number } | undefined;
   const watcher = new Watch(kubeConfigFor(server));
-  await watcher.watch(`/apis/${GLOO.group}/${GLOO.version}/${GLOO.plural}`, { resourceVersion: rv }, () => {}, (err: unknown) => {
-    error = err as { statusCode?: number };
-  });
+  await watcher.watch(
+    `/apis/${GLOO.group}/${GLOO.version}/${GLOO.plural}`,
+    { resourceVersion: rv },
+    () => {},
+    (err: unknown) => {
+      error = err as { statusCode?: number };
+    },
+  );
   await waitFor(() => error !== undefined);
   assert.equal(error?.statusCode, 410);
 });
@@ -185,7 +233,9 @@ test('given an informer, when its watch is dropped and history compacted meanwhi
   const kc = kubeConfigFor(server);
   const custom = kc.makeApiClient(CustomObjectsApi);
   const path = `/apis/${GLOO.group}/${GLOO.version}/namespaces/${NS}/${GLOO.plural}`;
-  const informer = makeInformer<KubernetesObject>(kc, path, () => custom.listNamespacedCustomObject({ ...GLOO, namespace: NS }));
+  const informer = makeInformer<KubernetesObject>(kc, path, () =>
+    custom.listNamespacedCustomObject({ ...GLOO, namespace: NS }),
+  );
   await informer.start();
   t.after(() => informer.stop());
   await waitFor(() => server.openWatchCount === 1);
@@ -202,14 +252,20 @@ test('given server-side apply, when an object is applied twice by one manager, t
   const server = await serverFor(t);
   const objects = KubernetesObjectApi.makeApiClient(kubeConfigFor(server));
   const first: KubernetesObject & { data: Record<string, string> } = {
-    apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: NS }, data: { a: '1', b: '2' },
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'cm', namespace: NS },
+    data: { a: '1', b: '2' },
   };
   const created = await objects.patch(first, undefined, undefined, 'meshrelay', true, PatchStrategy.ServerSideApply);
   assert.deepEqual((created as { data?: unknown }).data, { a: '1', b: '2' });
   const second = { ...first, data: { a: '3' } };
   const updated = await objects.patch(second, undefined, undefined, 'meshrelay', true, PatchStrategy.ServerSideApply);
   assert.deepEqual((updated as { data?: unknown }).data, { a: '3' });
-  assert.deepEqual(updated.metadata?.managedFields?.map((f) => [f.manager, f.operation]), [['meshrelay', 'Apply']]);
+  assert.deepEqual(
+    updated.metadata?.managedFields?.map((f) => [f.manager, f.operation]),
+    [['meshrelay', 'Apply']],
+  );
   assert.equal(updated.metadata?.uid, created.metadata?.uid);
 });
 
@@ -217,7 +273,9 @@ test('given server-side apply without a field manager, when it is sent, then the
   const server = await serverFor(t);
   const objects = KubernetesObjectApi.makeApiClient(kubeConfigFor(server));
   const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: NS }, data: { a: '1' } };
-  const err = await apiError(objects.patch(cm, undefined, undefined, undefined, undefined, PatchStrategy.ServerSideApply));
+  const err = await apiError(
+    objects.patch(cm, undefined, undefined, undefined, undefined, PatchStrategy.ServerSideApply),
+  );
   assert.equal(err.code, 422);
 });
 
@@ -225,18 +283,25 @@ test('given a kind with a status subresource, when spec and status are written, 
   const server = await serverFor(t);
   const custom = kubeConfigFor(server).makeApiClient(CustomObjectsApi);
   const withStatus = { ...cluster('c1'), status: { conditions: [{ type: 'ClusterWarm', status: 'True' }] } };
-  const created = await custom.createNamespacedCustomObject({ ...GLOO, namespace: NS, body: withStatus }) as KubernetesObject & { status?: unknown };
+  const created = (await custom.createNamespacedCustomObject({
+    ...GLOO,
+    namespace: NS,
+    body: withStatus,
+  })) as KubernetesObject & { status?: unknown };
   assert.equal(created.status, undefined, 'status is dropped on create');
   const statusPatch = { status: { conditions: [{ type: 'ClusterWarm', status: 'False' }] } };
-  const patched = await custom.patchNamespacedCustomObjectStatus(
-    { ...GLOO, namespace: NS, name: 'c1', body: statusPatch }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-  ) as KubernetesObject & { status?: unknown };
+  const patched = (await custom.patchNamespacedCustomObjectStatus(
+    { ...GLOO, namespace: NS, name: 'c1', body: statusPatch },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  )) as KubernetesObject & { status?: unknown };
   assert.deepEqual(patched.status, statusPatch.status);
   assert.equal(patched.metadata?.generation, 1, 'a status write does not bump generation');
-  const replaced = await custom.replaceNamespacedCustomObject({
-    ...GLOO, namespace: NS, name: 'c1',
+  const replaced = (await custom.replaceNamespacedCustomObject({
+    ...GLOO,
+    namespace: NS,
+    name: 'c1',
     body: { ...cluster('c1', true), metadata: { ...patched.metadata }, status: { conditions: [] } },
-  }) as KubernetesObject & { status?: unknown; spec?: { skipWarming?: boolean } };
+  })) as KubernetesObject & { status?: unknown; spec?: { skipWarming?: boolean } };
   assert.deepEqual(replaced.status, statusPatch.status, 'the main endpoint ignores status');
   assert.equal(replaced.spec?.skipWarming, true);
   assert.equal(replaced.metadata?.generation, 2);
@@ -245,10 +310,29 @@ test('given a kind with a status subresource, when spec and status are written, 
 test('given a JSON patch with a failing test operation, when it is sent, then nothing changes', async (t) => {
   const server = await serverFor(t);
   const core = kubeConfigFor(server).makeApiClient(CoreV1Api);
-  const created = await core.createNamespacedConfigMap({ namespace: NS, body: { metadata: { name: 'cm' }, data: { a: '1' } } });
-  const ok = await core.patchNamespacedConfigMap({ name: 'cm', namespace: NS, body: [{ op: 'test', path: '/data/a', value: '1' }, { op: 'add', path: '/data/b', value: '2' }] });
+  const created = await core.createNamespacedConfigMap({
+    namespace: NS,
+    body: { metadata: { name: 'cm' }, data: { a: '1' } },
+  });
+  const ok = await core.patchNamespacedConfigMap({
+    name: 'cm',
+    namespace: NS,
+    body: [
+      { op: 'test', path: '/data/a', value: '1' },
+      { op: 'add', path: '/data/b', value: '2' },
+    ],
+  });
   assert.deepEqual(ok.data, { a: '1', b: '2' });
-  const err = await apiError(core.patchNamespacedConfigMap({ name: 'cm', namespace: NS, body: [{ op: 'test', path: '/data/a', value: 'x' }, { op: 'remove', path: '/data/a' }] }));
+  const err = await apiError(
+    core.patchNamespacedConfigMap({
+      name: 'cm',
+      namespace: NS,
+      body: [
+        { op: 'test', path: '/data/a', value: 'x' },
+        { op: 'remove', path: '/data/a' },
+      ],
+    }),
+  );
   assert.equal(err.code, 422);
   assert.notEqual(ok.metadata?.resourceVersion, created.metadata?.resourceVersion);
   assert.deepEqual((await core.readNamespacedConfigMap({ name: 'cm', namespace: NS })).data, { a: '1', b: '2' });
@@ -257,7 +341,10 @@ test('given a JSON patch with a failing test operation, when it is sent, then no
 test('given an unchanged object, when it is replaced as is, then the resourceVersion stays and no event is sent', async (t) => {
   const server = await serverFor(t);
   const core = kubeConfigFor(server).makeApiClient(CoreV1Api);
-  const created = await core.createNamespacedConfigMap({ namespace: NS, body: { metadata: { name: 'cm' }, data: { a: '1' } } });
+  const created = await core.createNamespacedConfigMap({
+    namespace: NS,
+    body: { metadata: { name: 'cm' }, data: { a: '1' } },
+  });
   const before = server.resourceVersion;
   const replaced = await core.replaceNamespacedConfigMap({ name: 'cm', namespace: NS, body: created });
   assert.equal(replaced.metadata?.resourceVersion, created.metadata?.resourceVersion);
@@ -274,7 +361,10 @@ test('given injected failures, when requests are made, then the next n answer th
   assert.equal(throttled.code, 429);
   assert.equal(statusBody(throttled).reason, 'TooManyRequests');
   assert.equal((await core.listNamespacedSecret({ namespace: NS })).items.length, 0);
-  assert.deepEqual(server.requests.map((r) => r.status), [500, 429, 200]);
+  assert.deepEqual(
+    server.requests.map((r) => r.status),
+    [500, 429, 200],
+  );
 });
 
 test('given a Secret owned by a custom resource, when the owner is deleted, then the Secret is garbage collected', async (t) => {
@@ -282,8 +372,14 @@ test('given a Secret owned by a custom resource, when the owner is deleted, then
   const kc = kubeConfigFor(server);
   const custom = kc.makeApiClient(CustomObjectsApi);
   const core = kc.makeApiClient(CoreV1Api);
-  const owner = await custom.createNamespacedCustomObject({ ...GLOO, namespace: NS, body: cluster('c1') }) as KubernetesObject;
-  const ownerReferences = [{ apiVersion: 'admin.gloo.solo.io/v2', kind: 'KubernetesCluster', name: 'c1', uid: owner.metadata!.uid! }];
+  const owner = (await custom.createNamespacedCustomObject({
+    ...GLOO,
+    namespace: NS,
+    body: cluster('c1'),
+  })) as KubernetesObject;
+  const ownerReferences = [
+    { apiVersion: 'admin.gloo.solo.io/v2', kind: 'KubernetesCluster', name: 'c1', uid: owner.metadata!.uid! },
+  ];
   await core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: 's', ownerReferences } } });
   await custom.deleteNamespacedCustomObject({ ...GLOO, namespace: NS, name: 'c1' });
   assert.equal(server.get('Secret', 's', NS), undefined);
@@ -313,13 +409,19 @@ test('given a watch with a label selector, when an object gains and loses the la
   const server = await serverFor(t);
   const events: string[] = [];
   const controller = await new Watch(kubeConfigFor(server)).watch(
-    '/api/v1/configmaps', { labelSelector: 'app=x', resourceVersion: String(server.resourceVersion) },
-    (type, object: KubernetesObject) => events.push(`${type}:${object.metadata?.name}`), () => {},
+    '/api/v1/configmaps',
+    { labelSelector: 'app=x', resourceVersion: String(server.resourceVersion) },
+    (type, object: KubernetesObject) => events.push(`${type}:${object.metadata?.name}`),
+    () => {},
   );
   t.after(() => controller.abort());
   server.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: NS } });
   server.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: NS, labels: { app: 'x' } } });
-  server.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: NS, labels: { app: 'x', v: '2' } } });
+  server.put({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'cm', namespace: NS, labels: { app: 'x', v: '2' } },
+  });
   server.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: NS } });
   await waitFor(() => events.length === 3, { message: `watch saw ${JSON.stringify(events)}` });
   assert.deepEqual(events, ['ADDED:cm', 'MODIFIED:cm', 'DELETED:cm']);
@@ -327,11 +429,16 @@ test('given a watch with a label selector, when an object gains and loses the la
 
 test('given ConfigMap data over 1 MiB, when created or replaced, then the server refuses it with 422 Invalid as kube-apiserver does', async (t) => {
   const core = kubeConfigFor(await serverFor(t)).makeApiClient(CoreV1Api);
-  const body = (bytes: number) => ({ metadata: { name: 'big', namespace: NS }, binaryData: { part: Buffer.alloc(bytes).toString('base64') } });
+  const body = (bytes: number) => ({
+    metadata: { name: 'big', namespace: NS },
+    binaryData: { part: Buffer.alloc(bytes).toString('base64') },
+  });
   const created = await apiError(core.createNamespacedConfigMap({ namespace: NS, body: body(1024 * 1024) }));
   assert.equal(created.code, 422);
   assert.match(JSON.stringify(statusBody(created)), /Too long: must have at most 1048576 bytes/);
   await core.createNamespacedConfigMap({ namespace: NS, body: body(1000 * 1024) });
-  const replaced = await apiError(core.replaceNamespacedConfigMap({ name: 'big', namespace: NS, body: body(1024 * 1024) }));
+  const replaced = await apiError(
+    core.replaceNamespacedConfigMap({ name: 'big', namespace: NS, body: body(1024 * 1024) }),
+  );
   assert.equal(replaced.code, 422);
 });

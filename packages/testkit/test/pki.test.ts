@@ -10,7 +10,10 @@ test('given clusters a and b, when a test PKI is built, then each client certifi
   for (const cluster of ['a', 'b']) {
     const client = pki.clientCerts[cluster]!;
     const identity = verifyClientCertificate(client.certPem, pki.ca, new Date());
-    assert.deepEqual([identity.cluster, identity.uid, identity.spiffeId], [cluster, client.uid, `spiffe://${pki.trustDomain}/cluster/${cluster}`]);
+    assert.deepEqual(
+      [identity.cluster, identity.uid, identity.spiffeId],
+      [cluster, client.uid, `spiffe://${pki.trustDomain}/cluster/${cluster}`],
+    );
   }
 });
 
@@ -30,5 +33,8 @@ test('given two test PKIs in one process, when compared, then keys are reused bu
   assert.notEqual(second.ca.certPem, first.ca.certPem);
   assert.notEqual(second.clientCerts.a!.uid, first.clientCerts.a!.uid);
   assert.notEqual(second.ca.keyPem, second.foreignCa.keyPem);
-  assert.equal(new X509Certificate(first.serverCert.certPem).subjectAltName, 'DNS:localhost, IP Address:127.0.0.1, IP Address:0:0:0:0:0:0:0:1');
+  assert.equal(
+    new X509Certificate(first.serverCert.certPem).subjectAltName,
+    'DNS:localhost, IP Address:127.0.0.1, IP Address:0:0:0:0:0:0:0:1',
+  );
 });

@@ -21,7 +21,10 @@ test('given a child printing to stdout and stderr, when lines are awaited, then 
 });
 
 test('given a line already seen, when awaited after a later mark, then only newer lines match', async (t) => {
-  const child = await node(t, `process.on('SIGUSR2', () => console.log('tick 2')); console.log('tick 1'); ${KEEP_ALIVE}`);
+  const child = await node(
+    t,
+    `process.on('SIGUSR2', () => console.log('tick 2')); console.log('tick 1'); ${KEEP_ALIVE}`,
+  );
   await child.waitForLine(/tick 1/, 5000);
   const mark = child.lineCount;
   process.kill(child.pid, 'SIGUSR2');
@@ -30,7 +33,10 @@ test('given a line already seen, when awaited after a later mark, then only newe
 
 test('given a child that exits without the line, when it is awaited, then the rejection quotes its output', async (t) => {
   const child = await node(t, `console.log('something else'); process.exit(3);`);
-  await assert.rejects(child.waitForLine(/never/, 5000), /exited \(code 3\) before printing \/never\/[\s\S]*something else/);
+  await assert.rejects(
+    child.waitForLine(/never/, 5000),
+    /exited \(code 3\) before printing \/never\/[\s\S]*something else/,
+  );
   assert.deepEqual(await child.exited, { code: 3, signal: null });
 });
 
@@ -40,7 +46,10 @@ test('given a silent child, when a line is awaited past its deadline, then it re
 });
 
 test('given a child that handles SIGTERM, when stopped, then it exits on its own terms', async (t) => {
-  const child = await node(t, `process.on('SIGTERM', () => { console.log('bye'); process.exit(0); }); console.log('up'); ${KEEP_ALIVE}`);
+  const child = await node(
+    t,
+    `process.on('SIGTERM', () => { console.log('bye'); process.exit(0); }); console.log('up'); ${KEEP_ALIVE}`,
+  );
   await child.waitForLine(/up/, 5000);
   assert.deepEqual(await child.stop(), { code: 0, signal: null });
   assert.ok(child.lines.includes('bye'));
@@ -57,7 +66,8 @@ test('given a child that ignores SIGTERM, when stopped with a grace period, then
 
 test('given a running child, when paused and resumed, then the kernel reports it stopped and then running', async (t) => {
   const child = await node(t, `setInterval(() => console.log('tick'), 20);`);
-  const state = async (): Promise<string> => (await readFile(`/proc/${child.pid}/stat`, 'utf8')).split(') ')[1]?.[0] ?? '?';
+  const state = async (): Promise<string> =>
+    (await readFile(`/proc/${child.pid}/stat`, 'utf8')).split(') ')[1]?.[0] ?? '?';
   child.pause();
   await waitFor(async () => (await state()) === 'T', { timeoutMs: 5000, message: 'the child never stopped' });
   child.resume();
@@ -114,19 +124,30 @@ test('given freePort, when its port is bound, then the bind succeeds', async (t)
   assert.ok(port > 0);
 });
 
-test('given several processes picking ports at once, then no port is handed out twice and none is in the ephemeral range', { timeout: 60_000 }, async (t) => {
-  const script = `import { freePort } from ${JSON.stringify(new URL('../src/index.ts', import.meta.url).href)};
+test(
+  'given several processes picking ports at once, then no port is handed out twice and none is in the ephemeral range',
+  { timeout: 60_000 },
+  async (t) => {
+    const script = `import { freePort } from ${JSON.stringify(new URL('../src/index.ts', import.meta.url).href)};
 const ports = [];
 for (let i = 0; i < 40; i++) ports.push(await freePort());
 console.log('ports ' + JSON.stringify(ports));
 await new Promise((r) => setTimeout(r, 1500));`;
-  const children = await Promise.all(
-    [1, 2, 3].map((n) => spawnProcess({ name: `picker-${n}`, command: process.execPath, args: ['--input-type=module', '-e', script] })),
-  );
-  t.after(() => Promise.all(children.map((c) => c.stop())));
-  const lists = await Promise.all(children.map(async (c) => JSON.parse((await c.waitForLine(/^ports /, 30_000)).slice(6)) as number[]));
-  const all = lists.flat();
-  assert.equal(all.length, 120);
-  assert.equal(new Set(all).size, 120, 'a port was handed to two processes');
-  assert.ok(all.every((p) => p >= 20_000 && p < 32_768), `a port outside 20000-32767: ${all.filter((p) => p < 20_000 || p >= 32_768).join(', ')}`);
-});
+    const children = await Promise.all(
+      [1, 2, 3].map((n) =>
+        spawnProcess({ name: `picker-${n}`, command: process.execPath, args: ['--input-type=module', '-e', script] }),
+      ),
+    );
+    t.after(() => Promise.all(children.map((c) => c.stop())));
+    const lists = await Promise.all(
+      children.map(async (c) => JSON.parse((await c.waitForLine(/^ports /, 30_000)).slice(6)) as number[]),
+    );
+    const all = lists.flat();
+    assert.equal(all.length, 120);
+    assert.equal(new Set(all).size, 120, 'a port was handed to two processes');
+    assert.ok(
+      all.every((p) => p >= 20_000 && p < 32_768),
+      `a port outside 20000-32767: ${all.filter((p) => p < 20_000 || p >= 32_768).join(', ')}`,
+    );
+  },
+);

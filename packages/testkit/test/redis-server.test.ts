@@ -69,7 +69,10 @@ test('given a stopped server, when stopped again, then nothing happens', async (
 
 test('given a busy port, when a server is started on it, then it rejects quoting redis output', async (t) => {
   const server = await serverFor(t);
-  await assert.rejects(startRedisServer({ port: server.port, readyTimeoutMs: 5000 }), /exited[\s\S]*(Address already in use|bind)/i);
+  await assert.rejects(
+    startRedisServer({ port: server.port, readyTimeoutMs: 5000 }),
+    /exited[\s\S]*(Address already in use|bind)/i,
+  );
 });
 
 test('given no redis-server on PATH, when started, then it says how to install it', async (t) => {

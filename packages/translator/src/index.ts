@@ -1,4 +1,12 @@
-export { isCleanInputList, judgedClean, recordCleanInputs, validateInputResource, validateInputResources, type InputProblem, type InputValidationResult } from './gloo/input-validation.ts';
+export {
+  isCleanInputList,
+  judgedClean,
+  recordCleanInputs,
+  validateInputResource,
+  validateInputResources,
+  type InputProblem,
+  type InputValidationResult,
+} from './gloo/input-validation.ts';
 export { createIstioValidator, type IstioValidatorOptions, type OutputValidator } from './istio/istio-validator.ts';
 export { IncrementalTranslator, type IncrementalTranslatorOptions } from './engine/incremental-translator.ts';
 export { translate } from './engine/translate.ts';

@@ -5,7 +5,15 @@
  * Workspaces and a WorkspaceSettings exporting by labels), and invalid inputs.
  */
 import type { Resource } from '@meshrelay/api';
-import { buildEastWestGateway, buildEndpointSlice, buildGloo, buildNode, buildPod, buildService, buildVirtualDestination } from '@meshrelay/testkit';
+import {
+  buildEastWestGateway,
+  buildEndpointSlice,
+  buildGloo,
+  buildNode,
+  buildPod,
+  buildService,
+  buildVirtualDestination,
+} from '@meshrelay/testkit';
 import type { ClusterInfo } from '../src/index.ts';
 
 export const CLUSTERS = ['c0', 'c1', 'c2', 'c3'] as const;
@@ -49,7 +57,18 @@ export class ChangeWorld {
   readonly clusters = new Map<string, ClusterState>();
   readonly registry = new Map<string, ClusterInfo>();
   readonly vips = new Map<string, string>();
-  readonly gloo = new Map<string, { kind: 'VirtualDestination' | 'RouteTable' | 'AccessPolicy' | 'FailoverPolicy' | 'OutlierDetectionPolicy' | 'WorkspaceSettings' } & GlooState>();
+  readonly gloo = new Map<
+    string,
+    {
+      kind:
+        | 'VirtualDestination'
+        | 'RouteTable'
+        | 'AccessPolicy'
+        | 'FailoverPolicy'
+        | 'OutlierDetectionPolicy'
+        | 'WorkspaceSettings';
+    } & GlooState
+  >();
   /** The management plane's Workspaces (none at first: then everything is one global workspace). */
   workspaces: Resource[] = [];
   readonly #random: () => number;
@@ -59,13 +78,23 @@ export class ChangeWorld {
     this.#random = random;
     for (const [c, name] of CLUSTERS.entries()) {
       const services = new Map<string, ServiceState>();
-      for (let s = 0; s < 3; s++) for (const ns of NAMESPACES) services.set(svcKey(ns, `svc-${s}`), { ips: [this.#ip(c), this.#ip(c)], versions: {}, account: `svc-${s}` });
+      for (let s = 0; s < 3; s++)
+        for (const ns of NAMESPACES)
+          services.set(svcKey(ns, `svc-${s}`), { ips: [this.#ip(c), this.#ip(c)], versions: {}, account: `svc-${s}` });
       this.clusters.set(name, { present: true, gateway: `203.0.113.${10 + c}`, services });
       this.registry.set(name, { name });
     }
     for (let s = 0; s < 3; s++) this.#addDestination(`svc-${s}`, 'shop');
-    this.gloo.set('RouteTable/shop/svc-0-routes', { kind: 'RouteTable', cluster: 'c0', spec: routeSpec('svc-0-global', '/api') });
-    this.gloo.set('AccessPolicy/shop/svc-0-access', { kind: 'AccessPolicy', cluster: 'c0', spec: accessSpec('svc-0-global', 'svc-1', 'shop') });
+    this.gloo.set('RouteTable/shop/svc-0-routes', {
+      kind: 'RouteTable',
+      cluster: 'c0',
+      spec: routeSpec('svc-0-global', '/api'),
+    });
+    this.gloo.set('AccessPolicy/shop/svc-0-access', {
+      kind: 'AccessPolicy',
+      cluster: 'c0',
+      spec: accessSpec('svc-0-global', 'svc-1', 'shop'),
+    });
     this.gloo.set('FailoverPolicy/shop/failover', { kind: 'FailoverPolicy', cluster: 'c0', spec: failoverSpec() });
   }
 
@@ -80,7 +109,16 @@ export class ChangeWorld {
 
   #addDestination(service: string, ns: string): void {
     const name = `${service}-global`;
-    this.gloo.set(`VirtualDestination/${ns}/${name}`, { kind: 'VirtualDestination', cluster: this.#pick(CLUSTERS), labels: { failover: 'on' }, spec: { hosts: [`${name}.mesh`], services: [{ labels: { app: service }, namespace: ns }], ports: [{ number: PORT, protocol: 'HTTP' }] } });
+    this.gloo.set(`VirtualDestination/${ns}/${name}`, {
+      kind: 'VirtualDestination',
+      cluster: this.#pick(CLUSTERS),
+      labels: { failover: 'on' },
+      spec: {
+        hosts: [`${name}.mesh`],
+        services: [{ labels: { app: service }, namespace: ns }],
+        ports: [{ number: PORT, protocol: 'HTTP' }],
+      },
+    });
     this.vips.set(`${ns}/${name}`, `10.200.0.${this.vips.size + 1}`);
   }
 
@@ -131,7 +169,12 @@ export class ChangeWorld {
     const state = this.clusters.get(cluster) as ClusterState;
     const key = svcKey(this.#pick(NAMESPACES), `svc-${Math.floor(this.#random() * 4)}`);
     if (state.services.has(key)) state.services.delete(key);
-    else state.services.set(key, { ips: [this.#ip(CLUSTERS.indexOf(cluster as (typeof CLUSTERS)[number]))], versions: {}, account: key.split('/')[1] as string });
+    else
+      state.services.set(key, {
+        ips: [this.#ip(CLUSTERS.indexOf(cluster as (typeof CLUSTERS)[number]))],
+        versions: {},
+        account: key.split('/')[1] as string,
+      });
     return { what: `toggle Service ${key} in ${cluster}`, touched: [cluster] };
   }
 
@@ -145,7 +188,18 @@ export class ChangeWorld {
     return { what: `edit a Pod of ${key} in ${cluster}`, touched: [cluster] };
   }
 
-  #toggleGloo(id: string, make: () => GlooState & { kind: 'VirtualDestination' | 'RouteTable' | 'AccessPolicy' | 'FailoverPolicy' | 'OutlierDetectionPolicy' | 'WorkspaceSettings' }): { what: string; touched: string[] } {
+  #toggleGloo(
+    id: string,
+    make: () => GlooState & {
+      kind:
+        | 'VirtualDestination'
+        | 'RouteTable'
+        | 'AccessPolicy'
+        | 'FailoverPolicy'
+        | 'OutlierDetectionPolicy'
+        | 'WorkspaceSettings';
+    },
+  ): { what: string; touched: string[] } {
     const old = this.gloo.get(id);
     if (old && this.#random() < 0.4) {
       this.gloo.delete(id);
@@ -153,7 +207,10 @@ export class ChangeWorld {
     }
     const next = make();
     this.gloo.set(id, next);
-    return { what: `${old ? 'edit' : 'add'} ${id}`, touched: [...new Set([next.cluster, ...(old ? [old.cluster] : [])])] };
+    return {
+      what: `${old ? 'edit' : 'add'} ${id}`,
+      touched: [...new Set([next.cluster, ...(old ? [old.cluster] : [])])],
+    };
   }
 
   #destination(): { what: string; touched: string[] } {
@@ -162,11 +219,18 @@ export class ChangeWorld {
     const name = `svc-${s}-global`;
     const port = this.#random() < 0.15 ? 9999 : PORT;
     // Without a namespace the selector matches the Service in both namespaces: a conflict to report.
-    const selector = this.#random() < 0.1 ? { labels: { app: `svc-${s}` } } : { labels: { app: `svc-${s}` }, namespace: ns };
+    const selector =
+      this.#random() < 0.1 ? { labels: { app: `svc-${s}` } } : { labels: { app: `svc-${s}` }, namespace: ns };
     // Now and then an invalid one (no hosts): admission must report it.
     const hosts = this.#random() < 0.1 ? [] : [`${name}.mesh`];
-    const result = this.#toggleGloo(`VirtualDestination/${ns}/${name}`, () => ({ kind: 'VirtualDestination', cluster: this.#pick(CLUSTERS), labels: this.#random() < 0.5 ? { failover: 'on' } : ({} as Record<string, string>), spec: { hosts, services: [selector], ports: [{ number: port, protocol: 'HTTP' }] } }));
-    if (!this.vips.has(`${ns}/${name}`)) this.vips.set(`${ns}/${name}`, `10.200.1.${s * 2 + NAMESPACES.indexOf(ns as (typeof NAMESPACES)[number])}`);
+    const result = this.#toggleGloo(`VirtualDestination/${ns}/${name}`, () => ({
+      kind: 'VirtualDestination',
+      cluster: this.#pick(CLUSTERS),
+      labels: this.#random() < 0.5 ? { failover: 'on' } : ({} as Record<string, string>),
+      spec: { hosts, services: [selector], ports: [{ number: port, protocol: 'HTTP' }] },
+    }));
+    if (!this.vips.has(`${ns}/${name}`))
+      this.vips.set(`${ns}/${name}`, `10.200.1.${s * 2 + NAMESPACES.indexOf(ns as (typeof NAMESPACES)[number])}`);
     return result;
   }
 
@@ -176,7 +240,11 @@ export class ChangeWorld {
     const spec = routeSpec(`svc-${Math.floor(this.#random() * 4)}-global`, this.#pick(['/api', '/v2', '/']));
     // Now and then bound to the workloads running version v2 (which depends on the consumer's pods).
     if (this.#random() < 0.3) spec['workloadSelectors'] = [{ selector: { labels: { version: 'v2' } } }];
-    return this.#toggleGloo(`RouteTable/${ns}/svc-${s}-routes`, () => ({ kind: 'RouteTable', cluster: this.#pick(CLUSTERS), spec }));
+    return this.#toggleGloo(`RouteTable/${ns}/svc-${s}-routes`, () => ({
+      kind: 'RouteTable',
+      cluster: this.#pick(CLUSTERS),
+      spec,
+    }));
   }
 
   #accessPolicy(): { what: string; touched: string[] } {
@@ -184,13 +252,34 @@ export class ChangeWorld {
     const ns = this.#pick(NAMESPACES);
     const roll = this.#random();
     // An invalid AccessPolicy (unknown field) fails closed: last good outputs, or deny-by-default.
-    const spec = roll < 0.15 ? { ...accessSpec(`svc-${s}-global`, 'svc-1', ns), bogus: true } : roll < 0.3 ? accessSpec(`svc-${s}-global`, 'shared', undefined) : accessSpec(`svc-${s}-global`, `svc-${Math.floor(this.#random() * 3)}`, this.#pick(NAMESPACES));
-    return this.#toggleGloo(`AccessPolicy/${ns}/svc-${s}-access`, () => ({ kind: 'AccessPolicy', cluster: this.#pick(CLUSTERS), spec }));
+    const spec =
+      roll < 0.15
+        ? { ...accessSpec(`svc-${s}-global`, 'svc-1', ns), bogus: true }
+        : roll < 0.3
+          ? accessSpec(`svc-${s}-global`, 'shared', undefined)
+          : accessSpec(`svc-${s}-global`, `svc-${Math.floor(this.#random() * 3)}`, this.#pick(NAMESPACES));
+    return this.#toggleGloo(`AccessPolicy/${ns}/svc-${s}-access`, () => ({
+      kind: 'AccessPolicy',
+      cluster: this.#pick(CLUSTERS),
+      spec,
+    }));
   }
 
   #policy(): { what: string; touched: string[] } {
-    if (this.#random() < 0.5) return this.#toggleGloo('FailoverPolicy/shop/failover', () => ({ kind: 'FailoverPolicy', cluster: this.#pick(CLUSTERS), spec: failoverSpec() }));
-    return this.#toggleGloo('OutlierDetectionPolicy/shop/outlier', () => ({ kind: 'OutlierDetectionPolicy', cluster: this.#pick(CLUSTERS), spec: { applyToDestinations: [{ kind: 'VIRTUAL_DESTINATION', selector: { labels: { failover: 'on' } } }], config: { consecutiveErrors: 1 + Math.floor(this.#random() * 5) } } }));
+    if (this.#random() < 0.5)
+      return this.#toggleGloo('FailoverPolicy/shop/failover', () => ({
+        kind: 'FailoverPolicy',
+        cluster: this.#pick(CLUSTERS),
+        spec: failoverSpec(),
+      }));
+    return this.#toggleGloo('OutlierDetectionPolicy/shop/outlier', () => ({
+      kind: 'OutlierDetectionPolicy',
+      cluster: this.#pick(CLUSTERS),
+      spec: {
+        applyToDestinations: [{ kind: 'VIRTUAL_DESTINATION', selector: { labels: { failover: 'on' } } }],
+        config: { consecutiveErrors: 1 + Math.floor(this.#random() * 5) },
+      },
+    }));
   }
 
   #presence(): { what: string; touched: string[] } {
@@ -215,10 +304,13 @@ export class ChangeWorld {
     const info = this.registry.get(cluster) as ClusterInfo;
     const roll = this.#random();
     const next: ClusterInfo =
-      roll < 0.25 ? { ...info, network: info.network === 'net-x' ? `net-${cluster}` : 'net-x' }
-      : roll < 0.5 ? { ...info, trustDomain: info.trustDomain === 'td.example' ? 'cluster.local' : 'td.example' }
-      : roll < 0.75 ? { ...info, clusterDomain: info.clusterDomain === 'corp.local' ? 'cluster.local' : 'corp.local' }
-      : { ...info, labels: { tier: info.labels?.['tier'] === 'a' ? 'b' : 'a' } };
+      roll < 0.25
+        ? { ...info, network: info.network === 'net-x' ? `net-${cluster}` : 'net-x' }
+        : roll < 0.5
+          ? { ...info, trustDomain: info.trustDomain === 'td.example' ? 'cluster.local' : 'td.example' }
+          : roll < 0.75
+            ? { ...info, clusterDomain: info.clusterDomain === 'corp.local' ? 'cluster.local' : 'corp.local' }
+            : { ...info, labels: { tier: info.labels?.['tier'] === 'a' ? 'b' : 'a' } };
     this.registry.set(cluster, next);
     return { what: `registry info of ${cluster}`, touched: [] };
   }
@@ -226,24 +318,57 @@ export class ChangeWorld {
   /** Which namespaces and clusters the Workspaces own: changes what every output's scoping reads. */
   #workspaces(): { what: string; touched: string[] } {
     const roll = this.#random();
-    const shopClusters = roll < 0.5 ? [{ name: '*', namespaces: [{ name: 'shop' }] }] : [{ selector: { tier: 'a' }, namespaces: [{ name: 'shop' }] }, { name: 'c0', namespaces: [{ name: 'shop' }] }];
-    this.workspaces = roll < 0.2 ? [] : [workspaceResource('shop-team', shopClusters), workspaceResource('pay-team', [{ name: '*', namespaces: [{ name: 'pay' }] }])];
+    const shopClusters =
+      roll < 0.5
+        ? [{ name: '*', namespaces: [{ name: 'shop' }] }]
+        : [
+            { selector: { tier: 'a' }, namespaces: [{ name: 'shop' }] },
+            { name: 'c0', namespaces: [{ name: 'shop' }] },
+          ];
+    this.workspaces =
+      roll < 0.2
+        ? []
+        : [
+            workspaceResource('shop-team', shopClusters),
+            workspaceResource('pay-team', [{ name: '*', namespaces: [{ name: 'pay' }] }]),
+          ];
     return { what: `workspaces (${this.workspaces.length})`, touched: [] };
   }
 
   /** shop's WorkspaceSettings: exports VirtualDestinations to pay-team by label, or everything, or nothing. */
   #workspaceSettings(): { what: string; touched: string[] } {
     const roll = this.#random();
-    const exportTo = roll < 0.4 ? [{ workspaces: [{ name: 'pay-team' }], resources: [{ kind: 'VIRTUAL_DESTINATION', labels: { failover: 'on' } }] }] : roll < 0.7 ? [{ workspaces: [{ name: 'pay-team' }] }] : [];
-    const result = this.#toggleGloo('WorkspaceSettings/shop/shop-team', () => ({ kind: 'WorkspaceSettings', cluster: 'c0', spec: { exportTo } }));
-    if (!this.gloo.has('WorkspaceSettings/pay/pay-team')) this.gloo.set('WorkspaceSettings/pay/pay-team', { kind: 'WorkspaceSettings', cluster: 'c0', spec: { importFrom: [{ workspaces: [{ name: 'shop-team' }] }] } });
+    const exportTo =
+      roll < 0.4
+        ? [
+            {
+              workspaces: [{ name: 'pay-team' }],
+              resources: [{ kind: 'VIRTUAL_DESTINATION', labels: { failover: 'on' } }],
+            },
+          ]
+        : roll < 0.7
+          ? [{ workspaces: [{ name: 'pay-team' }] }]
+          : [];
+    const result = this.#toggleGloo('WorkspaceSettings/shop/shop-team', () => ({
+      kind: 'WorkspaceSettings',
+      cluster: 'c0',
+      spec: { exportTo },
+    }));
+    if (!this.gloo.has('WorkspaceSettings/pay/pay-team'))
+      this.gloo.set('WorkspaceSettings/pay/pay-team', {
+        kind: 'WorkspaceSettings',
+        cluster: 'c0',
+        spec: { importFrom: [{ workspaces: [{ name: 'shop-team' }] }] },
+      });
     return { ...result, touched: ['c0'] };
   }
 
   #gateway(): { what: string; touched: string[] } {
     const cluster = this.#pick(CLUSTERS);
     const state = this.clusters.get(cluster) as ClusterState;
-    state.gateway = state.gateway.endsWith('.99') ? `203.0.113.${10 + CLUSTERS.indexOf(cluster as (typeof CLUSTERS)[number])}` : '203.0.113.99';
+    state.gateway = state.gateway.endsWith('.99')
+      ? `203.0.113.${10 + CLUSTERS.indexOf(cluster as (typeof CLUSTERS)[number])}`
+      : '203.0.113.99';
     return { what: `gateway of ${cluster}`, touched: [cluster] };
   }
 
@@ -251,20 +376,56 @@ export class ChangeWorld {
   resourcesOf(cluster: string): Resource[] {
     const state = this.clusters.get(cluster) as ClusterState;
     const node = `node-${cluster}`;
-    const out: Resource[] = [buildNode({ name: node, region: `region-${cluster}`, zone: `zone-${cluster}` }), buildEastWestGateway({ address: state.gateway })];
+    const out: Resource[] = [
+      buildNode({ name: node, region: `region-${cluster}`, zone: `zone-${cluster}` }),
+      buildEastWestGateway({ address: state.gateway }),
+    ];
     for (const [key, svc] of state.services) {
       const [ns, name] = key.split('/') as [string, string];
-      out.push(buildService({ name, namespace: ns, ports: [{ name: 'http', port: PORT, targetPort: PORT }], selector: { app: name }, labels: { app: name } }));
+      out.push(
+        buildService({
+          name,
+          namespace: ns,
+          ports: [{ name: 'http', port: PORT, targetPort: PORT }],
+          selector: { app: name },
+          labels: { app: name },
+        }),
+      );
       const pods = svc.ips.map((ip) => ({ ip, pod: `${name}-${ip.replaceAll('.', '-')}`, node }));
-      out.push(buildEndpointSlice({ service: name, namespace: ns, ports: [{ name: 'http', port: PORT }], endpoints: pods }));
-      for (const p of pods) out.push(buildPod({ name: p.pod, namespace: ns, ip: p.ip, node, serviceAccount: svc.account, labels: { app: name, version: svc.versions[p.ip] ?? 'v1' } }));
+      out.push(
+        buildEndpointSlice({ service: name, namespace: ns, ports: [{ name: 'http', port: PORT }], endpoints: pods }),
+      );
+      for (const p of pods)
+        out.push(
+          buildPod({
+            name: p.pod,
+            namespace: ns,
+            ip: p.ip,
+            node,
+            serviceAccount: svc.account,
+            labels: { app: name, version: svc.versions[p.ip] ?? 'v1' },
+          }),
+        );
     }
     for (const [id, g] of this.gloo) {
       if (g.cluster !== cluster) continue;
       const [, ns, name] = id.split('/') as [string, string, string];
       if (g.kind === 'VirtualDestination') {
-        const spec = g.spec as { hosts: string[]; services: Record<string, unknown>[]; ports: Record<string, unknown>[] };
-        out.push(buildVirtualDestination({ name, namespace: ns, hosts: spec.hosts, services: spec.services, ports: spec.ports, ...(g.labels ? { labels: g.labels } : {}) }));
+        const spec = g.spec as {
+          hosts: string[];
+          services: Record<string, unknown>[];
+          ports: Record<string, unknown>[];
+        };
+        out.push(
+          buildVirtualDestination({
+            name,
+            namespace: ns,
+            hosts: spec.hosts,
+            services: spec.services,
+            ports: spec.ports,
+            ...(g.labels ? { labels: g.labels } : {}),
+          }),
+        );
       } else {
         out.push(buildGloo(g.kind, { name, namespace: ns, spec: g.spec }));
       }
@@ -275,23 +436,45 @@ export class ChangeWorld {
 
 /** A management-plane Workspace owning `clusters` (workloadClusters entries). */
 export function workspaceResource(name: string, clusters: Record<string, unknown>[]): Resource {
-  return { apiVersion: 'admin.gloo.solo.io/v2', kind: 'Workspace', metadata: { name, namespace: 'gloo-mesh' }, spec: { workloadClusters: clusters } };
+  return {
+    apiVersion: 'admin.gloo.solo.io/v2',
+    kind: 'Workspace',
+    metadata: { name, namespace: 'gloo-mesh' },
+    spec: { workloadClusters: clusters },
+  };
 }
 
 function routeSpec(vd: string, prefix: string): Record<string, unknown> {
   return {
     hosts: [`${vd}.mesh`],
-    http: [{ name: 'api', labels: { route: 'global' }, matchers: [{ uri: { prefix } }], forwardTo: { destinations: [{ ref: { name: vd }, kind: 'VIRTUAL_DESTINATION', port: { number: PORT } }] } }],
+    http: [
+      {
+        name: 'api',
+        labels: { route: 'global' },
+        matchers: [{ uri: { prefix } }],
+        forwardTo: { destinations: [{ ref: { name: vd }, kind: 'VIRTUAL_DESTINATION', port: { number: PORT } }] },
+      },
+    ],
   };
 }
 
 function accessSpec(vd: string, client: string, clientNamespace: string | undefined): Record<string, unknown> {
   return {
     applyToDestinations: [{ kind: 'VIRTUAL_DESTINATION', selector: { name: vd } }],
-    config: { authz: { allowedClients: [{ serviceAccountSelector: { name: client, ...(clientNamespace ? { namespace: clientNamespace } : {}) } }], allowedMethods: ['GET'] } },
+    config: {
+      authz: {
+        allowedClients: [
+          { serviceAccountSelector: { name: client, ...(clientNamespace ? { namespace: clientNamespace } : {}) } },
+        ],
+        allowedMethods: ['GET'],
+      },
+    },
   };
 }
 
 function failoverSpec(): Record<string, unknown> {
-  return { applyToDestinations: [{ kind: 'VIRTUAL_DESTINATION', selector: { labels: { failover: 'on' } } }], config: { localityMappings: [{ from: { region: 'region-c0' }, to: [{ region: 'region-c1' }] }] } };
+  return {
+    applyToDestinations: [{ kind: 'VIRTUAL_DESTINATION', selector: { labels: { failover: 'on' } } }],
+    config: { localityMappings: [{ from: { region: 'region-c0' }, to: [{ region: 'region-c1' }] }] },
+  };
 }

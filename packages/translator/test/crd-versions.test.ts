@@ -11,7 +11,10 @@ const documents = bundle.split(/^---[ \t]*$/m).filter((doc) => doc.trim() !== ''
 /** The v1 entry as a full parse of the document finds it. */
 function parsedV1(doc: string): unknown {
   const crd: unknown = parse(doc);
-  const versions = isRecord(crd) && isRecord(crd['spec']) && Array.isArray(crd['spec']['versions']) ? (crd['spec']['versions'] as unknown[]) : [];
+  const versions =
+    isRecord(crd) && isRecord(crd['spec']) && Array.isArray(crd['spec']['versions'])
+      ? (crd['spec']['versions'] as unknown[])
+      : [];
   return versions.find((v) => isRecord(v) && v['name'] === 'v1');
 }
 
@@ -21,7 +24,8 @@ describe('v1VersionOf', () => {
   });
 
   it('given a CRD whose versions are written in flow style, when its v1 version is read, then the whole document is parsed to find it', () => {
-    const doc = 'apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nspec:\n  versions: [{name: v1beta1, served: true}, {name: v1, served: true, storage: true}]\n';
+    const doc =
+      'apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nspec:\n  versions: [{name: v1beta1, served: true}, {name: v1, served: true, storage: true}]\n';
     assert.deepEqual(v1VersionOf(doc), { name: 'v1', served: true, storage: true });
   });
 

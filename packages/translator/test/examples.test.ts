@@ -1,13 +1,21 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { allocateVips, createIstioValidator, translate, validateInputResources, virtualDestinationKeys } from '../src/index.ts';
+import {
+  allocateVips,
+  createIstioValidator,
+  translate,
+  validateInputResources,
+  virtualDestinationKeys,
+} from '../src/index.ts';
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import type { Resource } from '@meshrelay/api';
 import { EXAMPLES, readManifestDir, snapshotsOf } from './support.ts';
 
-const WORKSPACES = parseAllDocuments(readFileSync(join(EXAMPLES, 'workspaces.yaml'), 'utf8')).map((d) => d.toJS() as Resource);
+const WORKSPACES = parseAllDocuments(readFileSync(join(EXAMPLES, 'workspaces.yaml'), 'utf8')).map(
+  (d) => d.toJS() as Resource,
+);
 
 describe('examples/cluster-a and examples/cluster-b', () => {
   const perCluster = new Map(['cluster-a', 'cluster-b'].map((name) => [name, readManifestDir(join(EXAMPLES, name))]));
@@ -23,11 +31,20 @@ describe('examples/cluster-a and examples/cluster-b', () => {
     const inputs = snapshotsOf(perCluster);
     const vips = allocateVips(new Map(), virtualDestinationKeys(inputs));
     const validator = createIstioValidator();
-    const result = translate({ inputs, clusters: [{ name: 'cluster-a' }, { name: 'cluster-b' }], vips, workspaces: WORKSPACES }, validator);
+    const result = translate(
+      { inputs, clusters: [{ name: 'cluster-a' }, { name: 'cluster-b' }], vips, workspaces: WORKSPACES },
+      validator,
+    );
     assert.deepEqual(result.problems, []);
-    assert.deepEqual(result.statuses.filter((s) => s.state.approval !== 'ACCEPTED'), []);
+    assert.deepEqual(
+      result.statuses.filter((s) => s.state.approval !== 'ACCEPTED'),
+      [],
+    );
     assert.equal(result.statuses.length, 11);
-    const names = (cluster: string): string[] => (result.outputs.get(cluster)?.resources ?? []).map((r) => `${r.kind}/${r.metadata.namespace ?? ''}/${r.metadata.name}`).sort();
+    const names = (cluster: string): string[] =>
+      (result.outputs.get(cluster)?.resources ?? [])
+        .map((r) => `${r.kind}/${r.metadata.namespace ?? ''}/${r.metadata.name}`)
+        .sort();
     const bookinfo = [
       'AuthorizationPolicy/bookinfo/reviews-access-reviews-ap',
       'DestinationRule/bookinfo/reviews-global-vd',
@@ -43,7 +60,10 @@ describe('examples/cluster-a and examples/cluster-b', () => {
   });
 
   it('given the example route with a header match, when translated, then jason goes to the v3 subset that the DestinationRule defines', () => {
-    const result = translate({ inputs: snapshotsOf(perCluster), clusters: [], vips: new Map(), workspaces: WORKSPACES }, createIstioValidator());
+    const result = translate(
+      { inputs: snapshotsOf(perCluster), clusters: [], vips: new Map(), workspaces: WORKSPACES },
+      createIstioValidator(),
+    );
     const resources = result.outputs.get('cluster-a')?.resources ?? [];
     const vs = resources.find((r) => r.kind === 'VirtualService');
     const http = (vs?.spec as { http: { name: string; route: { destination: { subset?: string } }[] }[] }).http;
@@ -54,14 +74,20 @@ describe('examples/cluster-a and examples/cluster-b', () => {
   });
 
   it('given the example clusters, when translated, then cluster-a reaches cluster-b through its east-west gateway', () => {
-    const result = translate({ inputs: snapshotsOf(perCluster), clusters: [], vips: new Map() }, createIstioValidator());
+    const result = translate(
+      { inputs: snapshotsOf(perCluster), clusters: [], vips: new Map() },
+      createIstioValidator(),
+    );
     const se = result.outputs.get('cluster-a')?.resources.find((r) => r.kind === 'ServiceEntry');
     const endpoints = (se?.spec as { endpoints: { address: string; locality: string }[] }).endpoints;
-    assert.deepEqual(endpoints.map((e) => `${e.address} ${e.locality}`), [
-      '10.1.1.11 us-east/us-east-1a',
-      '10.1.2.12 us-east/us-east-1b',
-      '203.0.113.20 us-west/us-west-2a',
-      '203.0.113.20 us-west/us-west-2b',
-    ]);
+    assert.deepEqual(
+      endpoints.map((e) => `${e.address} ${e.locality}`),
+      [
+        '10.1.1.11 us-east/us-east-1a',
+        '10.1.2.12 us-east/us-east-1b',
+        '203.0.113.20 us-west/us-west-2a',
+        '203.0.113.20 us-west/us-west-2b',
+      ],
+    );
   });
 });

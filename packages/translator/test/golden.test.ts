@@ -6,14 +6,23 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { createIstioValidator, isCleanInputList, recordCleanInputs, translate, validateInputResources } from '../src/index.ts';
+import {
+  createIstioValidator,
+  isCleanInputList,
+  recordCleanInputs,
+  translate,
+  validateInputResources,
+} from '../src/index.ts';
 import { TESTDATA, parseCase, renderResult } from './support.ts';
 
 const UPDATE = process.env['UPDATE_GOLDEN'] === '1';
 const validator = createIstioValidator();
 
 describe('golden translations', () => {
-  const cases = readdirSync(TESTDATA, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+  const cases = readdirSync(TESTDATA, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name)
+    .sort();
 
   it('given the testdata directory, when listing cases, then there is at least one case', () => {
     assert.ok(cases.length > 0);
@@ -25,7 +34,8 @@ describe('golden translations', () => {
       const { input } = parseCase(readFileSync(join(dir, 'input.yaml'), 'utf8'));
       const result = translate(input, validator);
       for (const output of result.outputs.values()) {
-        for (const r of output.resources) assert.deepEqual(validator.validate(r), [], `${output.cluster} ${r.kind} ${r.metadata.name}`);
+        for (const r of output.resources)
+          assert.deepEqual(validator.validate(r), [], `${output.cluster} ${r.kind} ${r.metadata.name}`);
       }
       const rendered = renderResult(result);
       const expectedFile = join(dir, 'output.yaml');

@@ -1,8 +1,32 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { buildInputSnapshot, canonicalEncodingCount, canonicalJson, formatResourceKey, resourceEncoding, resourceKey, snapshotEncoding, type InputSnapshot, type Resource } from '@meshrelay/api';
-import { buildEastWestGateway, buildEndpointSlice, buildGloo, buildNode, buildPod, buildService } from '@meshrelay/testkit';
-import { IncrementalTranslator, createIstioValidator, translate, type ProducedOutput, type TranslationInput, type TranslationResult } from '../src/index.ts';
+import {
+  buildInputSnapshot,
+  canonicalEncodingCount,
+  canonicalJson,
+  formatResourceKey,
+  resourceEncoding,
+  resourceKey,
+  snapshotEncoding,
+  type InputSnapshot,
+  type Resource,
+} from '@meshrelay/api';
+import {
+  buildEastWestGateway,
+  buildEndpointSlice,
+  buildGloo,
+  buildNode,
+  buildPod,
+  buildService,
+} from '@meshrelay/testkit';
+import {
+  IncrementalTranslator,
+  createIstioValidator,
+  translate,
+  type ProducedOutput,
+  type TranslationInput,
+  type TranslationResult,
+} from '../src/index.ts';
 import { CLUSTERS, ChangeWorld, seededRandom, workspaceResource } from './change-world.ts';
 import { reviewsDestination } from './fixtures.ts';
 
@@ -11,7 +35,11 @@ const SEED = 0x1c0ffee;
 const STEPS = 400;
 
 function securityText(outputs: ReadonlyMap<string, readonly ProducedOutput[]>): string {
-  return canonicalJson([...outputs].sort(([a], [b]) => (a < b ? -1 : 1)).map(([source, list]) => [source, list.map((o) => [o.cluster, o.resource])]));
+  return canonicalJson(
+    [...outputs]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([source, list]) => [source, list.map((o) => [o.cluster, o.resource])]),
+  );
 }
 
 /** Asserts the engine's result equals the full recompute's: outputs byte for byte, problems, statuses, security outputs. */
@@ -26,7 +54,11 @@ function assertSameResult(engine: TranslationResult, full: TranslationResult, co
   }
   assert.deepEqual(engine.problems, full.problems, `${context}: problems`);
   assert.deepEqual(engine.statuses, full.statuses, `${context}: statuses`);
-  assert.equal(securityText(engine.securityOutputs), securityText(full.securityOutputs), `${context}: security outputs`);
+  assert.equal(
+    securityText(engine.securityOutputs),
+    securityText(full.securityOutputs),
+    `${context}: security outputs`,
+  );
 }
 
 /** `next`, with each resource equal in content to one of `previous` replaced by that (canonical) object. */
@@ -49,7 +81,10 @@ describe('IncrementalTranslator', () => {
       generation += 1;
       const before = snapshots.get(cluster);
       // Half the time as a delta does it: unchanged resources keep their objects from the snapshot before.
-      const resources = before && random() < 0.5 ? keepUnchanged(before.resources, world.resourcesOf(cluster)) : world.resourcesOf(cluster);
+      const resources =
+        before && random() < 0.5
+          ? keepUnchanged(before.resources, world.resourcesOf(cluster))
+          : world.resourcesOf(cluster);
       snapshots.set(cluster, buildInputSnapshot({ cluster, epoch: 'prop', generation, resources }));
     };
     for (const cluster of CLUSTERS) rebuild(cluster);
@@ -82,28 +117,61 @@ describe('IncrementalTranslator', () => {
 
 /** The exportTo of the ServiceEntry of shop/svc-0-global in `cluster`'s output. */
 function serviceEntryExport(result: TranslationResult, cluster: string): unknown {
-  const se = result.outputs.get(cluster)?.resources.find((r) => r.kind === 'ServiceEntry' && r.metadata.name === 'svc-0-global-vd');
+  const se = result.outputs
+    .get(cluster)
+    ?.resources.find((r) => r.kind === 'ServiceEntry' && r.metadata.name === 'svc-0-global-vd');
   return (se?.spec as { exportTo?: unknown } | undefined)?.exportTo;
 }
 
 describe('IncrementalTranslator scoping', () => {
   it('given workspaces exporting VirtualDestinations by label, when a VirtualDestination in c1 loses the label, then consumers whose input did not change scope it again', async () => {
     const world = new ChangeWorld(seededRandom(7));
-    world.workspaces = [workspaceResource('shop-team', [{ name: '*', namespaces: [{ name: 'shop' }] }]), workspaceResource('pay-team', [{ name: '*', namespaces: [{ name: 'pay' }] }])];
-    world.gloo.set('WorkspaceSettings/shop/shop-team', { kind: 'WorkspaceSettings', cluster: 'c0', spec: { exportTo: [{ workspaces: [{ name: 'pay-team' }], resources: [{ kind: 'VIRTUAL_DESTINATION', labels: { failover: 'on' } }] }] } });
-    world.gloo.set('WorkspaceSettings/pay/pay-team', { kind: 'WorkspaceSettings', cluster: 'c0', spec: { importFrom: [{ workspaces: [{ name: 'shop-team' }] }] } });
+    world.workspaces = [
+      workspaceResource('shop-team', [{ name: '*', namespaces: [{ name: 'shop' }] }]),
+      workspaceResource('pay-team', [{ name: '*', namespaces: [{ name: 'pay' }] }]),
+    ];
+    world.gloo.set('WorkspaceSettings/shop/shop-team', {
+      kind: 'WorkspaceSettings',
+      cluster: 'c0',
+      spec: {
+        exportTo: [
+          {
+            workspaces: [{ name: 'pay-team' }],
+            resources: [{ kind: 'VIRTUAL_DESTINATION', labels: { failover: 'on' } }],
+          },
+        ],
+      },
+    });
+    world.gloo.set('WorkspaceSettings/pay/pay-team', {
+      kind: 'WorkspaceSettings',
+      cluster: 'c0',
+      spec: { importFrom: [{ workspaces: [{ name: 'shop-team' }] }] },
+    });
     const vd = world.gloo.get('VirtualDestination/shop/svc-0-global');
     assert.ok(vd);
     vd.cluster = 'c1';
     vd.labels = { failover: 'on' };
-    const snapshots = new Map(CLUSTERS.map((c) => [c, buildInputSnapshot({ cluster: c, epoch: 'scope', generation: 1, resources: world.resourcesOf(c) })]));
-    const inputOf = (): TranslationInput => ({ inputs: new Map(snapshots), clusters: [...world.registry.values()], vips: new Map(world.vips), workspaces: world.workspaces });
+    const snapshots = new Map(
+      CLUSTERS.map((c) => [
+        c,
+        buildInputSnapshot({ cluster: c, epoch: 'scope', generation: 1, resources: world.resourcesOf(c) }),
+      ]),
+    );
+    const inputOf = (): TranslationInput => ({
+      inputs: new Map(snapshots),
+      clusters: [...world.registry.values()],
+      vips: new Map(world.vips),
+      workspaces: world.workspaces,
+    });
     const engine = new IncrementalTranslator(validator);
     const before = await engine.run(inputOf());
     assert.deepEqual(serviceEntryExport(before, 'c2'), ['pay', 'shop']);
 
     vd.labels = {};
-    snapshots.set('c1', buildInputSnapshot({ cluster: 'c1', epoch: 'scope', generation: 2, resources: world.resourcesOf('c1') }));
+    snapshots.set(
+      'c1',
+      buildInputSnapshot({ cluster: 'c1', epoch: 'scope', generation: 2, resources: world.resourcesOf('c1') }),
+    );
     const after = await engine.run(inputOf());
 
     assert.deepEqual(serviceEntryExport(after, 'c2'), ['shop']);
@@ -114,9 +182,29 @@ describe('IncrementalTranslator scoping', () => {
 function serviceIn(c: string, name: string, ips: readonly string[]): Resource[] {
   const node = `node-${c}`;
   return [
-    buildService({ name, namespace: 'bookinfo', ports: [{ name: 'http', port: 9080, targetPort: 9080 }], selector: { app: name }, labels: { app: name } }),
-    buildEndpointSlice({ service: name, namespace: 'bookinfo', ports: [{ name: 'http', port: 9080 }], endpoints: ips.map((ip, i) => ({ ip, pod: `${name}-${c}-${i}`, node })) }),
-    ...ips.map((ip, i) => buildPod({ name: `${name}-${c}-${i}`, namespace: 'bookinfo', ip, node, labels: { app: name }, serviceAccount: name })),
+    buildService({
+      name,
+      namespace: 'bookinfo',
+      ports: [{ name: 'http', port: 9080, targetPort: 9080 }],
+      selector: { app: name },
+      labels: { app: name },
+    }),
+    buildEndpointSlice({
+      service: name,
+      namespace: 'bookinfo',
+      ports: [{ name: 'http', port: 9080 }],
+      endpoints: ips.map((ip, i) => ({ ip, pod: `${name}-${c}-${i}`, node })),
+    }),
+    ...ips.map((ip, i) =>
+      buildPod({
+        name: `${name}-${c}-${i}`,
+        namespace: 'bookinfo',
+        ip,
+        node,
+        labels: { app: name },
+        serviceAccount: name,
+      }),
+    ),
   ];
 }
 
@@ -130,14 +218,23 @@ describe('IncrementalTranslator reuse', () => {
     ...(c === 'a' ? [reviewsDestination()] : []),
   ];
   const snapshotOf = (c: 'a' | 'b' | 'c', reviews: readonly string[], ratings: readonly string[]): InputSnapshot =>
-    buildInputSnapshot({ cluster: `cluster-${c}`, epoch: 'reuse', generation: 1, resources: clusterResources(c, reviews, ratings) });
+    buildInputSnapshot({
+      cluster: `cluster-${c}`,
+      epoch: 'reuse',
+      generation: 1,
+      resources: clusterResources(c, reviews, ratings),
+    });
   const start = (): Map<string, InputSnapshot> =>
     new Map([
       ['cluster-a', snapshotOf('a', ['10.1.0.1', '10.1.0.2'], ['10.1.1.1'])],
       ['cluster-b', snapshotOf('b', ['10.2.0.1', '10.2.0.2'], ['10.2.1.1'])],
       ['cluster-c', snapshotOf('c', ['10.3.0.1'], ['10.3.1.1'])],
     ]);
-  const inputOf = (inputs: Map<string, InputSnapshot>): TranslationInput => ({ inputs, clusters: [], vips: new Map([['bookinfo/reviews-global', '10.30.0.7']]) });
+  const inputOf = (inputs: Map<string, InputSnapshot>): TranslationInput => ({
+    inputs,
+    clusters: [],
+    vips: new Map([['bookinfo/reviews-global', '10.30.0.7']]),
+  });
 
   it('given an engine that translated three clusters, when an endpoint no output depends on changes, then every output keeps its resources and nothing is re-encoded', async () => {
     const engine = new IncrementalTranslator(validator);
@@ -157,7 +254,10 @@ describe('IncrementalTranslator reuse', () => {
     const engine = new IncrementalTranslator(validator);
     const inputs = start();
     const before = await engine.run(inputOf(inputs));
-    assert.deepEqual(before.statuses.map((s) => s.kind), ['VirtualDestination']);
+    assert.deepEqual(
+      before.statuses.map((s) => s.kind),
+      ['VirtualDestination'],
+    );
     inputs.set('cluster-b', snapshotOf('b', ['10.2.0.1', '10.2.0.2'], ['10.2.1.9']));
     const quiet = await engine.run(inputOf(inputs));
     assert.equal(quiet.statuses[0], before.statuses[0]);
@@ -189,8 +289,13 @@ describe('IncrementalTranslator reuse', () => {
     assert.equal(after.outputs.get('cluster-a')?.resources, before.outputs.get('cluster-a')?.resources);
     assert.equal(after.outputs.get('cluster-c')?.resources, before.outputs.get('cluster-c')?.resources);
     assert.notEqual(after.outputs.get('cluster-b')?.hash, before.outputs.get('cluster-b')?.hash);
-    const changed = (after.outputs.get('cluster-b')?.resources ?? []).filter((r) => !before.outputs.get('cluster-b')?.resources.includes(r));
-    assert.deepEqual(changed.map((r) => r.kind), ['ServiceEntry']);
+    const changed = (after.outputs.get('cluster-b')?.resources ?? []).filter(
+      (r) => !before.outputs.get('cluster-b')?.resources.includes(r),
+    );
+    assert.deepEqual(
+      changed.map((r) => r.kind),
+      ['ServiceEntry'],
+    );
   });
 
   it('given an engine that translated three clusters, when endpoints change in cluster-b, then each consumer lists only its own endpoints directly and every output encodes exactly its content', async () => {
@@ -217,16 +322,34 @@ describe('IncrementalTranslator reuse', () => {
   it('given two AccessPolicies whose outputs share a name in cluster-a, when an endpoint changes only in cluster-b, then cluster-a still reports the duplicate as a full translation does', async () => {
     // "p" in shop on bookinfo/reviews and "p-shop" in bookinfo on the same Service both name their output p-shop-reviews-ap.
     const policy = (name: string, namespace: string): Resource =>
-      buildGloo('AccessPolicy', { name, namespace, spec: { applyToDestinations: [{ kind: 'SERVICE', selector: { name: 'reviews', namespace: 'bookinfo' } }], config: { authz: { allowedClients: [{ serviceAccountSelector: { name: 'ratings' } }] } } } });
+      buildGloo('AccessPolicy', {
+        name,
+        namespace,
+        spec: {
+          applyToDestinations: [{ kind: 'SERVICE', selector: { name: 'reviews', namespace: 'bookinfo' } }],
+          config: { authz: { allowedClients: [{ serviceAccountSelector: { name: 'ratings' } }] } },
+        },
+      });
     const withPolicies = (c: 'a' | 'b', reviews: readonly string[]): InputSnapshot =>
-      buildInputSnapshot({ cluster: `cluster-${c}`, epoch: 'reuse', generation: 1, resources: [...clusterResources(c, reviews, ['10.9.1.1']), ...(c === 'a' ? [policy('p', 'shop'), policy('p-shop', 'bookinfo')] : [])] });
+      buildInputSnapshot({
+        cluster: `cluster-${c}`,
+        epoch: 'reuse',
+        generation: 1,
+        resources: [
+          ...clusterResources(c, reviews, ['10.9.1.1']),
+          ...(c === 'a' ? [policy('p', 'shop'), policy('p-shop', 'bookinfo')] : []),
+        ],
+      });
     const inputs = new Map([
       ['cluster-a', withPolicies('a', ['10.1.0.1'])],
       ['cluster-b', withPolicies('b', ['10.2.0.1'])],
     ]);
     const engine = new IncrementalTranslator(validator);
     const first = await engine.run(inputOf(inputs));
-    assert.ok(first.problems.some((p) => /two sources produce an output/.test(p.reason)), JSON.stringify(first.problems));
+    assert.ok(
+      first.problems.some((p) => /two sources produce an output/.test(p.reason)),
+      JSON.stringify(first.problems),
+    );
     inputs.set('cluster-b', withPolicies('b', ['10.2.0.9']));
     const input = inputOf(inputs);
     assertSameResult(await engine.run(input), translate(input, validator), 'endpoint changed in cluster-b');

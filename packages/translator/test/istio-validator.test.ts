@@ -20,7 +20,9 @@ function serviceEntry(spec: Record<string, unknown> = {}): Resource {
       ports: [{ number: 9080, name: 'http-9080', protocol: 'HTTP' }],
       location: 'MESH_INTERNAL',
       resolution: 'STATIC',
-      endpoints: [{ address: '10.1.1.11', ports: { 'http-9080': 9080 }, locality: 'us-east/us-east-1a', network: 'cluster-a' }],
+      endpoints: [
+        { address: '10.1.1.11', ports: { 'http-9080': 9080 }, locality: 'us-east/us-east-1a', network: 'cluster-a' },
+      ],
       ...spec,
     },
   };
@@ -28,14 +30,31 @@ function serviceEntry(spec: Record<string, unknown> = {}): Resource {
 
 const valid: [string, Resource][] = [
   ['a ServiceEntry', serviceEntry()],
-  ['a DestinationRule', { apiVersion: 'networking.istio.io/v1', kind: 'DestinationRule', metadata, spec: { host: 'reviews.global', trafficPolicy: { tls: { mode: 'ISTIO_MUTUAL' } } } }],
+  [
+    'a DestinationRule',
+    {
+      apiVersion: 'networking.istio.io/v1',
+      kind: 'DestinationRule',
+      metadata,
+      spec: { host: 'reviews.global', trafficPolicy: { tls: { mode: 'ISTIO_MUTUAL' } } },
+    },
+  ],
   [
     'a VirtualService',
     {
       apiVersion: 'networking.istio.io/v1',
       kind: 'VirtualService',
       metadata,
-      spec: { hosts: ['reviews.global'], http: [{ match: [{ uri: { prefix: '/' } }], route: [{ destination: { host: 'reviews.global', port: { number: 9080 } } }], timeout: '5s' }] },
+      spec: {
+        hosts: ['reviews.global'],
+        http: [
+          {
+            match: [{ uri: { prefix: '/' } }],
+            route: [{ destination: { host: 'reviews.global', port: { number: 9080 } } }],
+            timeout: '5s',
+          },
+        ],
+      },
     },
   ],
   [
@@ -44,7 +63,11 @@ const valid: [string, Resource][] = [
       apiVersion: 'security.istio.io/v1',
       kind: 'AuthorizationPolicy',
       metadata,
-      spec: { action: 'ALLOW', selector: { matchLabels: { app: 'reviews' } }, rules: [{ from: [{ source: { principals: ['cluster-a/ns/bookinfo/sa/x'] } }] }] },
+      spec: {
+        action: 'ALLOW',
+        selector: { matchLabels: { app: 'reviews' } },
+        rules: [{ from: [{ source: { principals: ['cluster-a/ns/bookinfo/sa/x'] } }] }],
+      },
     },
   ],
 ];
@@ -57,7 +80,9 @@ describe('createIstioValidator', () => {
   }
 
   it('given a ServiceEntry with an unknown spec field, when validated, then the field is rejected', () => {
-    assert.deepEqual(validator.validate(serviceEntry({ resolutionMode: 'STATIC' })), ['spec.resolutionMode: unknown field']);
+    assert.deepEqual(validator.validate(serviceEntry({ resolutionMode: 'STATIC' })), [
+      'spec.resolutionMode: unknown field',
+    ]);
   });
 
   it('given a ServiceEntry with an unknown field in a nested object, when validated, then the field is rejected', () => {
@@ -76,7 +101,9 @@ describe('createIstioValidator', () => {
   });
 
   it('given an endpoint port of 0, when validated, then the port is rejected', () => {
-    const problems = validator.validate(serviceEntry({ endpoints: [{ address: '10.0.0.1', ports: { 'http-9080': 0 } }] }));
+    const problems = validator.validate(
+      serviceEntry({ endpoints: [{ address: '10.0.0.1', ports: { 'http-9080': 0 } }] }),
+    );
     assert.deepEqual(problems, ['spec.endpoints[0].ports["http-9080"]: port must be between 1 and 65535']);
   });
 
@@ -96,7 +123,9 @@ describe('createIstioValidator', () => {
   });
 
   it('given a missing CRD file, when the validator is created, then it fails with an invalid-config error', () => {
-    assert.throws(() => createIstioValidator({ crdFile: '/nonexistent/crd.yaml' }), { code: 'MESHRELAY_ERR_INVALID_CONFIG' });
+    assert.throws(() => createIstioValidator({ crdFile: '/nonexistent/crd.yaml' }), {
+      code: 'MESHRELAY_ERR_INVALID_CONFIG',
+    });
   });
 
   it('given a CRD file without the Gateway CRD, when the validator is created to precompile, then it fails at once naming the CRD', (t) => {
@@ -104,14 +133,24 @@ describe('createIstioValidator', () => {
     t.after(() => rmSync(dir, { recursive: true, force: true }));
     const bundle = readFileSync(new URL('../schemas/istio-crd-all.gen.yaml', import.meta.url), 'utf8');
     const file = path.join(dir, 'crds.yaml');
-    writeFileSync(file, bundle.split(/^---[ \t]*$/m).filter((doc) => !/^ {2}name: gateways\.networking\.istio\.io$/m.test(doc)).join('---\n'));
+    writeFileSync(
+      file,
+      bundle
+        .split(/^---[ \t]*$/m)
+        .filter((doc) => !/^ {2}name: gateways\.networking\.istio\.io$/m.test(doc))
+        .join('---\n'),
+    );
     assert.doesNotThrow(() => createIstioValidator({ crdFile: file }));
-    assert.throws(() => createIstioValidator({ crdFile: file, precompile: true }), { code: 'MESHRELAY_ERR_INVALID_CONFIG', message: /gateways\.networking\.istio\.io/ });
+    assert.throws(() => createIstioValidator({ crdFile: file, precompile: true }), {
+      code: 'MESHRELAY_ERR_INVALID_CONFIG',
+      message: /gateways\.networking\.istio\.io/,
+    });
   });
 });
 
 describe('validator on ServiceEntries of shared endpoint parts', () => {
-  const shared = (endpoints: Record<string, unknown>[]): Resource => serviceEntry({ endpoints: endpoints.map((e) => canonicalPart(e)) });
+  const shared = (endpoints: Record<string, unknown>[]): Resource =>
+    serviceEntry({ endpoints: endpoints.map((e) => canonicalPart(e)) });
   const good = { address: '10.1.1.11', ports: { 'http-9080': 9080 }, network: 'cluster-a' };
 
   it('given shared endpoints that are all valid, when validated, then nothing is reported', () => {
@@ -119,7 +158,10 @@ describe('validator on ServiceEntries of shared endpoint parts', () => {
   });
 
   it('given a shared endpoint with a port of 0 or an unknown field, when validated, then exactly the full validation of a plain copy is reported', () => {
-    for (const bad of [{ ...good, ports: { 'http-9080': 0 } }, { ...good, colour: 'red' }]) {
+    for (const bad of [
+      { ...good, ports: { 'http-9080': 0 } },
+      { ...good, colour: 'red' },
+    ]) {
       const fresh = createIstioValidator();
       const issues = fresh.validate(shared([good, bad]));
       assert.ok(issues.length > 0, JSON.stringify(bad));
@@ -130,20 +172,34 @@ describe('validator on ServiceEntries of shared endpoint parts', () => {
   });
 
   it('given endpoints concatenated from shared groups, one of them holding a bad endpoint, when validated, then exactly the full validation of a plain copy is reported and only for the ServiceEntries holding that group', () => {
-    const group = (endpoints: Record<string, unknown>[]): readonly Record<string, unknown>[] => canonicalPart(endpoints.map((e) => canonicalPart(e)));
+    const group = (endpoints: Record<string, unknown>[]): readonly Record<string, unknown>[] =>
+      canonicalPart(endpoints.map((e) => canonicalPart(e)));
     const fine = group([good, { ...good, address: '10.1.1.12' }]);
-    const bad = group([{ ...good, address: '10.1.1.13' }, { ...good, address: '10.1.1.14', ports: { 'http-9080': 0 } }]);
+    const bad = group([
+      { ...good, address: '10.1.1.13' },
+      { ...good, address: '10.1.1.14', ports: { 'http-9080': 0 } },
+    ]);
     const fresh = createIstioValidator();
     const issues = fresh.validate(serviceEntry({ endpoints: canonicalConcat([fine, bad]) }));
     assert.ok(issues.length > 0);
-    assert.deepEqual(issues, createIstioValidator().validate(serviceEntry({ endpoints: [...fine, ...bad].map((e) => ({ ...e })) })));
+    assert.deepEqual(
+      issues,
+      createIstioValidator().validate(serviceEntry({ endpoints: [...fine, ...bad].map((e) => ({ ...e })) })),
+    );
     // The verdict on the bad group does not spill onto a ServiceEntry that holds only the good one.
     assert.deepEqual(fresh.validate(serviceEntry({ endpoints: canonicalConcat([fine]) })), []);
-    assert.deepEqual(fresh.validate(serviceEntry({ endpoints: canonicalConcat([bad, fine]) })), createIstioValidator().validate(serviceEntry({ endpoints: [...bad, ...fine].map((e) => ({ ...e })) })));
+    assert.deepEqual(
+      fresh.validate(serviceEntry({ endpoints: canonicalConcat([bad, fine]) })),
+      createIstioValidator().validate(serviceEntry({ endpoints: [...bad, ...fine].map((e) => ({ ...e })) })),
+    );
   });
 
   it('given more shared endpoints than a ServiceEntry may hold, when validated, then the list length is still rejected', () => {
     const endpoints = Array.from({ length: 4097 }, (_, i) => ({ ...good, address: `10.2.${i >> 8}.${i & 255}` }));
-    assert.ok(createIstioValidator().validate(shared(endpoints)).some((issue) => issue.startsWith('spec.endpoints')));
+    assert.ok(
+      createIstioValidator()
+        .validate(shared(endpoints))
+        .some((issue) => issue.startsWith('spec.endpoints')),
+    );
   });
 });

@@ -4,7 +4,12 @@ import { canonicalResource, type Resource } from '@meshrelay/api';
 import { RunMemo } from '../src/engine/translation-memo.ts';
 
 const serviceEntry = (address: string): Resource =>
-  ({ apiVersion: 'networking.istio.io/v1', kind: 'ServiceEntry', metadata: { name: 'svc', namespace: 'ns' }, spec: { hosts: ['svc.global'], endpoints: [{ address }] } }) as unknown as Resource;
+  ({
+    apiVersion: 'networking.istio.io/v1',
+    kind: 'ServiceEntry',
+    metadata: { name: 'svc', namespace: 'ns' },
+    spec: { hosts: ['svc.global'], endpoints: [{ address }] },
+  }) as unknown as Resource;
 const provenance = [{ cluster: 'c1', inputHash: 'a'.repeat(64) }];
 
 test('given an output built for a cluster, when the next run rebuilds its resources with the same content as new objects, then the output is the one built before (not encoded and hashed again)', () => {
@@ -21,5 +26,8 @@ test('given an output built for a cluster, when the next run rebuilds a resource
   memo.turn();
   const changed = memo.snapshot('c1', [canonicalResource(serviceEntry('10.0.0.2'))], provenance);
   assert.notEqual(changed.hash, first.hash);
-  assert.equal((changed.resources[0] as { spec: { endpoints: { address: string }[] } }).spec.endpoints[0]?.address, '10.0.0.2');
+  assert.equal(
+    (changed.resources[0] as { spec: { endpoints: { address: string }[] } }).spec.endpoints[0]?.address,
+    '10.0.0.2',
+  );
 });

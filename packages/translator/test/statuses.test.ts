@@ -37,7 +37,10 @@ describe('per-resource statuses and failure isolation', () => {
     const before = twoClusterMesh();
     before.get('cluster-b')?.push(badNamespacePolicy);
     const after = twoClusterMesh();
-    after.set('cluster-a', [...reviewsIn('a', ['10.1.0.1', '10.1.0.9'], 'us-east-1a'), ...(after.get('cluster-a') ?? []).filter((r) => !['Service', 'EndpointSlice', 'Pod', 'Node'].includes(r.kind))]);
+    after.set('cluster-a', [
+      ...reviewsIn('a', ['10.1.0.1', '10.1.0.9'], 'us-east-1a'),
+      ...(after.get('cluster-a') ?? []).filter((r) => !['Service', 'EndpointSlice', 'Pod', 'Node'].includes(r.kind)),
+    ]);
     after.get('cluster-b')?.push(badNamespacePolicy);
     const first = translate(inputOf(before), validator);
     const second = translate(inputOf(after), validator);
@@ -55,13 +58,26 @@ describe('per-resource statuses and failure isolation', () => {
     mesh.get('cluster-a')?.push(reviewsPolicy);
     const result = translate(inputOf(mesh), validator);
     assert.deepEqual(
-      result.statuses.map((s) => [s.source, s.state.approval, s.outputs.map((o) => `${o.cluster} ${o.kind} ${o.name}`)]),
+      result.statuses.map((s) => [
+        s.source,
+        s.state.approval,
+        s.outputs.map((o) => `${o.cluster} ${o.kind} ${o.name}`),
+      ]),
       [
-        ['AccessPolicy/bookinfo/reviews-only@cluster-a', 'ACCEPTED', ['cluster-a AuthorizationPolicy reviews-only-w0-ap', 'cluster-b AuthorizationPolicy reviews-only-w0-ap']],
+        [
+          'AccessPolicy/bookinfo/reviews-only@cluster-a',
+          'ACCEPTED',
+          ['cluster-a AuthorizationPolicy reviews-only-w0-ap', 'cluster-b AuthorizationPolicy reviews-only-w0-ap'],
+        ],
         [
           'VirtualDestination/bookinfo/reviews-global@cluster-a',
           'ACCEPTED',
-          ['cluster-a DestinationRule reviews-global-vd', 'cluster-a ServiceEntry reviews-global-vd', 'cluster-b DestinationRule reviews-global-vd', 'cluster-b ServiceEntry reviews-global-vd'],
+          [
+            'cluster-a DestinationRule reviews-global-vd',
+            'cluster-a ServiceEntry reviews-global-vd',
+            'cluster-b DestinationRule reviews-global-vd',
+            'cluster-b ServiceEntry reviews-global-vd',
+          ],
         ],
       ],
     );
@@ -71,7 +87,11 @@ describe('per-resource statuses and failure isolation', () => {
   it('given outputs, when translated, then each names its Gloo sources in the sources annotation', () => {
     const result = translate(inputOf(twoClusterMesh()), validator);
     for (const output of result.outputs.values()) {
-      for (const r of output.resources) assert.equal(r.metadata.annotations?.[SOURCES_ANNOTATION], 'VirtualDestination/bookinfo/reviews-global@cluster-a');
+      for (const r of output.resources)
+        assert.equal(
+          r.metadata.annotations?.[SOURCES_ANNOTATION],
+          'VirtualDestination/bookinfo/reviews-global@cluster-a',
+        );
     }
   });
 
@@ -86,11 +106,15 @@ describe('per-resource statuses and failure isolation', () => {
     const good = twoClusterMesh();
     good.get('cluster-a')?.push(reviewsPolicy);
     const first = translate(inputOf(good), validator);
-    const broken = { ...reviewsPolicy, spec: { ...(reviewsPolicy.spec as object), applyToWorkloads: [{ selector: { namespace: 'Bad NS' } }] } };
+    const broken = {
+      ...reviewsPolicy,
+      spec: { ...(reviewsPolicy.spec as object), applyToWorkloads: [{ selector: { namespace: 'Bad NS' } }] },
+    };
     const mesh = twoClusterMesh();
     mesh.get('cluster-a')?.push(broken);
     const second = translate(inputOf(mesh, { previousSecurityOutputs: first.securityOutputs }), validator);
-    const policies = (c: typeof first, cluster: string): Resource[] => c.outputs.get(cluster)?.resources.filter((r) => r.kind === 'AuthorizationPolicy') ?? [];
+    const policies = (c: typeof first, cluster: string): Resource[] =>
+      c.outputs.get(cluster)?.resources.filter((r) => r.kind === 'AuthorizationPolicy') ?? [];
     assert.deepEqual(policies(second, 'cluster-b'), policies(first, 'cluster-b'));
     assert.equal(policies(second, 'cluster-b').length, 1);
     assert.equal(second.statuses.find((s) => s.kind === 'AccessPolicy')?.state.approval, 'FAILED');
@@ -99,9 +123,20 @@ describe('per-resource statuses and failure isolation', () => {
 
   it('given an AccessPolicy that never translated, when it fails, then the workloads it selects get an allow-nothing policy', () => {
     const mesh = twoClusterMesh();
-    const broken = { ...reviewsPolicy, spec: { ...(reviewsPolicy.spec as object), config: { authz: { allowedClients: [{ serviceAccountSelector: { name: 'x', namespace: 'Bad NS' } }] } } } };
+    const broken = {
+      ...reviewsPolicy,
+      spec: {
+        ...(reviewsPolicy.spec as object),
+        config: { authz: { allowedClients: [{ serviceAccountSelector: { name: 'x', namespace: 'Bad NS' } }] } },
+      },
+    };
     mesh.get('cluster-a')?.push(broken);
-    const failing = { validate: (r: Resource) => (r.kind === 'AuthorizationPolicy' && JSON.stringify(r).includes('Bad NS') ? ['rejected for the test'] : validator.validate(r)) };
+    const failing = {
+      validate: (r: Resource) =>
+        r.kind === 'AuthorizationPolicy' && JSON.stringify(r).includes('Bad NS')
+          ? ['rejected for the test']
+          : validator.validate(r),
+    };
     const result = translate(inputOf(mesh), failing);
     const ap = result.outputs.get('cluster-b')?.resources.find((r) => r.kind === 'AuthorizationPolicy');
     assert.deepEqual(ap?.spec, { selector: { matchLabels: { app: 'reviews' } } });
@@ -117,9 +152,15 @@ describe('security resources that cannot be translated', () => {
     good.get('cluster-a')?.push(reviewsPolicy);
     const first = translate(inputOf(good), validator);
     const mesh = twoClusterMesh();
-    mesh.get('cluster-a')?.push({ ...reviewsPolicy, spec: { ...(reviewsPolicy.spec as object), config: { authz: {}, enforcementLayers: { cni: true } } } });
+    mesh
+      .get('cluster-a')
+      ?.push({
+        ...reviewsPolicy,
+        spec: { ...(reviewsPolicy.spec as object), config: { authz: {}, enforcementLayers: { cni: true } } },
+      });
     const second = translate(inputOf(mesh, { previousSecurityOutputs: first.securityOutputs }), validator);
-    const policiesIn = (r: typeof first): unknown[] => r.outputs.get('cluster-a')?.resources.filter((x) => x.kind === 'AuthorizationPolicy') ?? [];
+    const policiesIn = (r: typeof first): unknown[] =>
+      r.outputs.get('cluster-a')?.resources.filter((x) => x.kind === 'AuthorizationPolicy') ?? [];
     assert.deepEqual(policiesIn(second), policiesIn(first));
     const status = second.statuses.find((s) => s.kind === 'AccessPolicy');
     assert.equal(status?.state.approval, 'INVALID');
@@ -128,7 +169,12 @@ describe('security resources that cannot be translated', () => {
 
   it('given an AccessPolicy with an unknown field that never translated, when translated, then the workloads it selects deny every request', () => {
     const mesh = twoClusterMesh();
-    mesh.get('cluster-a')?.push({ ...reviewsPolicy, spec: { ...(reviewsPolicy.spec as object), config: { authz: { allowedHosts: ['x'] } } } });
+    mesh
+      .get('cluster-a')
+      ?.push({
+        ...reviewsPolicy,
+        spec: { ...(reviewsPolicy.spec as object), config: { authz: { allowedHosts: ['x'] } } },
+      });
     const result = translate(inputOf(mesh), validator);
     const ap = result.outputs.get('cluster-b')?.resources.find((r) => r.kind === 'AuthorizationPolicy');
     assert.deepEqual(ap?.spec, { selector: { matchLabels: { app: 'reviews' } } });
@@ -139,9 +185,19 @@ describe('security resources that cannot be translated', () => {
 
   it('given a RouteTable with a field Meshrelay does not implement, when translated, then it is WARNING naming the field and its VirtualService still goes out', () => {
     const mesh = twoClusterMesh();
-    mesh.get('cluster-a')?.push(
-      buildGloo('RouteTable', { name: 'reviews', namespace: 'bookinfo', spec: { hosts: ['reviews.example.com'], portalMetadata: { title: 'x' }, http: [{ forwardTo: { destinations: [{ ref: { name: 'reviews' }, port: { number: 9080 } }] } }] } }),
-    );
+    mesh
+      .get('cluster-a')
+      ?.push(
+        buildGloo('RouteTable', {
+          name: 'reviews',
+          namespace: 'bookinfo',
+          spec: {
+            hosts: ['reviews.example.com'],
+            portalMetadata: { title: 'x' },
+            http: [{ forwardTo: { destinations: [{ ref: { name: 'reviews' }, port: { number: 9080 } }] } }],
+          },
+        }),
+      );
     const result = translate(inputOf(mesh), validator);
     const status = result.statuses.find((s) => s.kind === 'RouteTable');
     assert.equal(status?.state.approval, 'WARNING');

@@ -54,7 +54,16 @@ export function parseCase(text: string): GoldenCase {
       const v = /^# vip: (\S+) (\S+)\s*$/.exec(line);
       if (v) vips.set(v[1] as string, v[2] as string);
       const i = /^# cluster-info: (\S+) (.*)$/.exec(line);
-      if (i) infos.set(i[1] as string, Object.fromEntries((i[2] as string).trim().split(/\s+/).map((kv) => kv.split('=') as [string, string])));
+      if (i)
+        infos.set(
+          i[1] as string,
+          Object.fromEntries(
+            (i[2] as string)
+              .trim()
+              .split(/\s+/)
+              .map((kv) => kv.split('=') as [string, string]),
+          ),
+        );
     }
     const doc = parse(chunk) as unknown;
     if (doc === null || doc === undefined) continue;
@@ -70,7 +79,10 @@ export function parseCase(text: string): GoldenCase {
   }));
   const workspaces = perCluster.get('management');
   perCluster.delete('management');
-  return { perCluster, input: { inputs: snapshotsOf(perCluster), clusters, vips, ...(workspaces ? { workspaces } : {}) } };
+  return {
+    perCluster,
+    input: { inputs: snapshotsOf(perCluster), clusters, vips, ...(workspaces ? { workspaces } : {}) },
+  };
 }
 
 export function snapshotsOf(perCluster: ReadonlyMap<string, readonly Resource[]>): Map<string, InputSnapshot> {
@@ -80,15 +92,19 @@ export function snapshotsOf(perCluster: ReadonlyMap<string, readonly Resource[]>
 /** Renders a result as golden text: problems as leading comments, then each cluster's resources. */
 export function renderResult(result: TranslationResult): string {
   const lines: string[] = [];
-  for (const p of result.problems) lines.push(`# problem: [${p.cluster ?? '-'}] ${p.resource ?? '-'}: ${p.approval ?? 'WARNING'}: ${p.reason}`);
+  for (const p of result.problems)
+    lines.push(`# problem: [${p.cluster ?? '-'}] ${p.resource ?? '-'}: ${p.approval ?? 'WARNING'}: ${p.reason}`);
   for (const s of result.statuses) {
-    lines.push(`# status: ${s.source}${s.state.observedGeneration > 0 ? ` generation ${s.state.observedGeneration}` : ''} ${s.state.approval}${s.state.message === '' ? '' : ` (${s.state.message})`}`);
+    lines.push(
+      `# status: ${s.source}${s.state.observedGeneration > 0 ? ` generation ${s.state.observedGeneration}` : ''} ${s.state.approval}${s.state.message === '' ? '' : ` (${s.state.message})`}`,
+    );
     for (const o of s.outputs) lines.push(`#   output: ${o.cluster} ${o.kind} ${o.namespace}/${o.name}`);
   }
   const docs: string[] = [];
   for (const cluster of [...result.outputs.keys()].sort()) {
     const output = result.outputs.get(cluster);
-    for (const r of output?.resources ?? []) docs.push(`# cluster: ${cluster}\n${stringify(r, { sortMapEntries: true })}`);
+    for (const r of output?.resources ?? [])
+      docs.push(`# cluster: ${cluster}\n${stringify(r, { sortMapEntries: true })}`);
   }
   return `${lines.join('\n')}${lines.length > 0 ? '\n' : ''}${docs.join('---\n')}`;
 }

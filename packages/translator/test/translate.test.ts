@@ -19,8 +19,14 @@ function find(output: OutputSnapshot | undefined, kind: string, name: string): R
   return r;
 }
 
-function endpointsOf(serviceEntry: Resource): { address: string; ports: Record<string, number>; weight?: number; network: string }[] {
-  return (serviceEntry.spec as { endpoints: { address: string; ports: Record<string, number>; weight?: number; network: string }[] }).endpoints;
+function endpointsOf(
+  serviceEntry: Resource,
+): { address: string; ports: Record<string, number>; weight?: number; network: string }[] {
+  return (
+    serviceEntry.spec as {
+      endpoints: { address: string; ports: Record<string, number>; weight?: number; network: string }[];
+    }
+  ).endpoints;
 }
 
 describe('translate', () => {
@@ -28,21 +34,30 @@ describe('translate', () => {
     const mesh = twoClusterMesh();
     const reversed = new Map([...mesh].reverse().map(([name, resources]) => [name, [...resources].reverse()]));
     const first = translate(inputOf(mesh, { clusters: [{ name: 'cluster-a' }, { name: 'cluster-b' }] }), validator);
-    const second = translate(inputOf(reversed, { clusters: [{ name: 'cluster-b' }, { name: 'cluster-a' }] }), validator);
+    const second = translate(
+      inputOf(reversed, { clusters: [{ name: 'cluster-b' }, { name: 'cluster-a' }] }),
+      validator,
+    );
     assert.deepEqual([...first.outputs.keys()].sort(), ['cluster-a', 'cluster-b']);
-    for (const [cluster, output] of first.outputs) assert.equal(second.outputs.get(cluster)?.hash, output.hash, cluster);
+    for (const [cluster, output] of first.outputs)
+      assert.equal(second.outputs.get(cluster)?.hash, output.hash, cluster);
     assert.deepEqual(second.problems, first.problems);
   });
 
   it('given admitted inputs, when translated, then each output carries every admitted (cluster, input hash) pair as provenance', () => {
     const input = inputOf(twoClusterMesh());
     const result = translate(input, validator);
-    const expected = [...input.inputs.values()].map((s) => ({ cluster: s.cluster, inputHash: s.hash })).sort((a, b) => a.cluster.localeCompare(b.cluster));
+    const expected = [...input.inputs.values()]
+      .map((s) => ({ cluster: s.cluster, inputHash: s.hash }))
+      .sort((a, b) => a.cluster.localeCompare(b.cluster));
     for (const output of result.outputs.values()) assert.deepEqual(output.provenance, expected);
   });
 
   it('given a registered cluster without an admitted input, when translated, then it gets no output at all', () => {
-    const result = translate(inputOf(twoClusterMesh(), { clusters: [{ name: 'cluster-a' }, { name: 'cluster-b' }, { name: 'cluster-c' }] }), validator);
+    const result = translate(
+      inputOf(twoClusterMesh(), { clusters: [{ name: 'cluster-a' }, { name: 'cluster-b' }, { name: 'cluster-c' }] }),
+      validator,
+    );
     assert.deepEqual([...result.outputs.keys()].sort(), ['cluster-a', 'cluster-b']);
     assert.equal(result.outputs.has('cluster-c'), false);
   });
@@ -52,12 +67,18 @@ describe('translate', () => {
     mesh.set('cluster-c', []);
     const result = translate(inputOf(mesh), validator);
     const se = find(result.outputs.get('cluster-c'), 'ServiceEntry', 'reviews-global-vd');
-    assert.deepEqual(endpointsOf(se).map((e) => e.address), ['203.0.113.10', '203.0.113.20']);
+    assert.deepEqual(
+      endpointsOf(se).map((e) => e.address),
+      ['203.0.113.10', '203.0.113.20'],
+    );
   });
 
   it('given an output that fails validation in one cluster, when translated, then only its resource is left out and that resource is FAILED', () => {
     const rejectGatewayB: OutputValidator = {
-      validate: (r) => (r.kind === 'ServiceEntry' && JSON.stringify(r).includes('203.0.113.20') ? ['spec.endpoints[2].address: rejected for the test'] : validator.validate(r)),
+      validate: (r) =>
+        r.kind === 'ServiceEntry' && JSON.stringify(r).includes('203.0.113.20')
+          ? ['spec.endpoints[2].address: rejected for the test']
+          : validator.validate(r),
     };
     const result = translate(inputOf(twoClusterMesh()), rejectGatewayB);
     assert.deepEqual([...result.outputs.keys()], ['cluster-a', 'cluster-b']);
@@ -77,19 +98,28 @@ describe('translate', () => {
   it('given endpoints in the consuming cluster and a remote cluster with a gateway, when translated, then local endpoints are pod IPs and remote ones go through the gateway', () => {
     const result = translate(inputOf(twoClusterMesh()), validator);
     const endpoints = endpointsOf(find(result.outputs.get('cluster-a'), 'ServiceEntry', 'reviews-global-vd'));
-    assert.deepEqual(endpoints.map((e) => [e.address, e.ports['http-9080'], e.network, e.weight]), [
-      ['10.1.0.1', 9080, 'cluster-a', undefined],
-      ['10.1.0.2', 9080, 'cluster-a', undefined],
-      ['203.0.113.20', 15443, 'cluster-b', 1],
-    ]);
+    assert.deepEqual(
+      endpoints.map((e) => [e.address, e.ports['http-9080'], e.network, e.weight]),
+      [
+        ['10.1.0.1', 9080, 'cluster-a', undefined],
+        ['10.1.0.2', 9080, 'cluster-a', undefined],
+        ['203.0.113.20', 15443, 'cluster-b', 1],
+      ],
+    );
   });
 
   it('given a remote cluster without an east-west gateway, when translated, then its endpoints are pod IPs', () => {
     const mesh = twoClusterMesh();
-    mesh.set('cluster-b', (mesh.get('cluster-b') ?? []).filter((r) => r.metadata.name !== 'istio-eastwestgateway'));
+    mesh.set(
+      'cluster-b',
+      (mesh.get('cluster-b') ?? []).filter((r) => r.metadata.name !== 'istio-eastwestgateway'),
+    );
     const result = translate(inputOf(mesh), validator);
     const endpoints = endpointsOf(find(result.outputs.get('cluster-a'), 'ServiceEntry', 'reviews-global-vd'));
-    assert.deepEqual(endpoints.map((e) => e.address), ['10.1.0.1', '10.1.0.2', '10.2.0.1']);
+    assert.deepEqual(
+      endpoints.map((e) => e.address),
+      ['10.1.0.1', '10.1.0.2', '10.2.0.1'],
+    );
   });
 
   it('given a gateway known only by host name, when translated, then the ServiceEntry resolves by DNS', () => {
@@ -101,7 +131,11 @@ describe('translate', () => {
   });
 
   it('given no VIP for a destination, when translated, then the ServiceEntry has no addresses', () => {
-    const se = find(translate(inputOf(twoClusterMesh(), { vips: new Map() }), validator).outputs.get('cluster-b'), 'ServiceEntry', 'reviews-global-vd');
+    const se = find(
+      translate(inputOf(twoClusterMesh(), { vips: new Map() }), validator).outputs.get('cluster-b'),
+      'ServiceEntry',
+      'reviews-global-vd',
+    );
     assert.equal((se.spec as { addresses?: unknown }).addresses, undefined);
   });
 
@@ -129,11 +163,24 @@ describe('translate', () => {
 
   it('given a VirtualDestination selecting two Services in one cluster, when translated, then it is not translated and a problem says why', () => {
     const mesh = twoClusterMesh();
-    const wide = { ...reviewsDestination(), spec: { ...(reviewsDestination().spec as object), services: [{ namespace: 'bookinfo' }] } };
-    mesh.set('cluster-a', [...(mesh.get('cluster-a') ?? []).filter((r) => r.kind !== 'VirtualDestination'), wide, buildService({ name: 'ratings', namespace: 'bookinfo', ports: [{ name: 'http', port: 9080 }] })]);
+    const wide = {
+      ...reviewsDestination(),
+      spec: { ...(reviewsDestination().spec as object), services: [{ namespace: 'bookinfo' }] },
+    };
+    mesh.set('cluster-a', [
+      ...(mesh.get('cluster-a') ?? []).filter((r) => r.kind !== 'VirtualDestination'),
+      wide,
+      buildService({ name: 'ratings', namespace: 'bookinfo', ports: [{ name: 'http', port: 9080 }] }),
+    ]);
     const result = translate(inputOf(mesh), validator);
-    assert.equal(result.outputs.get('cluster-a')?.resources.some((r) => r.kind === 'ServiceEntry'), false);
-    assert.match(result.problems[0]?.reason ?? '', /selects more than one Service in cluster cluster-a \(bookinfo\/ratings, bookinfo\/reviews\)/);
+    assert.equal(
+      result.outputs.get('cluster-a')?.resources.some((r) => r.kind === 'ServiceEntry'),
+      false,
+    );
+    assert.match(
+      result.problems[0]?.reason ?? '',
+      /selects more than one Service in cluster cluster-a \(bookinfo\/ratings, bookinfo\/reviews\)/,
+    );
   });
 
   it('given an invalid input resource, when translated, then it is ignored with a problem and the rest is translated', () => {
@@ -170,6 +217,9 @@ describe('translate', () => {
     const input = inputOf(twoClusterMesh());
     const before = [...input.inputs.values()].map((s) => JSON.stringify(s.resources));
     translate(input, validator);
-    assert.deepEqual([...input.inputs.values()].map((s) => JSON.stringify(s.resources)), before);
+    assert.deepEqual(
+      [...input.inputs.values()].map((s) => JSON.stringify(s.resources)),
+      before,
+    );
   });
 });

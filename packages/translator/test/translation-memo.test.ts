@@ -58,7 +58,12 @@ test('given a grouped kept value, when the next run keeps an equal one, then the
 
 test('given an output resource, when the next run rebuilds it as new objects with equal content, then the previous object is returned; a changed one replaces it', () => {
   const memo = new RunMemo();
-  const build = (port: number) => ({ apiVersion: 'networking.istio.io/v1', kind: 'ServiceEntry', metadata: { name: 'se', namespace: 'ns' }, spec: { hosts: ['a.example'], ports: [{ number: port, name: 'http' }], endpoints: [{ address: '10.0.0.1' }] } });
+  const build = (port: number) => ({
+    apiVersion: 'networking.istio.io/v1',
+    kind: 'ServiceEntry',
+    metadata: { name: 'se', namespace: 'ns' },
+    spec: { hosts: ['a.example'], ports: [{ number: port, name: 'http' }], endpoints: [{ address: '10.0.0.1' }] },
+  });
   const first = memo.resource('slot', build(80));
   memo.turn();
   assert.equal(memo.resource('slot', build(80)), first, 'equal content: the same object');

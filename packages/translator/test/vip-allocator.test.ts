@@ -47,7 +47,10 @@ describe('allocateVips', () => {
   });
 
   it('given a full pool, when another key is allocated, then it fails with a coded error', () => {
-    assert.throws(() => allocateVips(new Map(), ['x/a', 'x/b', 'x/c'], '10.40.0.0/30'), { code: 'MESHRELAY_ERR_INVALID_CONFIG', message: /exhausted/ });
+    assert.throws(() => allocateVips(new Map(), ['x/a', 'x/b', 'x/c'], '10.40.0.0/30'), {
+      code: 'MESHRELAY_ERR_INVALID_CONFIG',
+      message: /exhausted/,
+    });
   });
 
   for (const cidr of ['10.30.0.0', '10.30.0.0/33', '300.1.1.1/16', 'fdff:2000::/21x', '']) {
@@ -58,9 +61,21 @@ describe('allocateVips', () => {
 
   it('given inputs with VirtualDestinations in several clusters, when listing keys, then each namespace/name appears once, sorted', () => {
     const vd = (name: string): ReturnType<typeof buildVirtualDestination> =>
-      buildVirtualDestination({ name, namespace: 'bookinfo', hosts: [`${name}.global`], services: [{ name }], ports: [{ number: 80, protocol: 'HTTP' }] });
+      buildVirtualDestination({
+        name,
+        namespace: 'bookinfo',
+        hosts: [`${name}.global`],
+        services: [{ name }],
+        ports: [{ number: 80, protocol: 'HTTP' }],
+      });
     const inputs = new Map([
-      ['b', buildTestInputSnapshot('b', [vd('reviews'), buildService({ name: 'reviews', namespace: 'bookinfo', ports: [{ name: 'http', port: 80 }] })])],
+      [
+        'b',
+        buildTestInputSnapshot('b', [
+          vd('reviews'),
+          buildService({ name: 'reviews', namespace: 'bookinfo', ports: [{ name: 'http', port: 80 }] }),
+        ]),
+      ],
       ['a', buildTestInputSnapshot('a', [vd('ratings'), vd('reviews')])],
     ]);
     assert.deepEqual(virtualDestinationKeys(inputs), ['bookinfo/ratings', 'bookinfo/reviews']);

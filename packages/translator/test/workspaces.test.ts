@@ -9,7 +9,12 @@ import { snapshotsOf } from './support.ts';
 const validator = createIstioValidator();
 
 function workspace(name: string, cluster: string, namespaces: string[]): Resource {
-  return { apiVersion: 'admin.gloo.solo.io/v2', kind: 'Workspace', metadata: { name, namespace: 'gloo-mesh' }, spec: { workloadClusters: [{ name: cluster, namespaces: namespaces.map((n) => ({ name: n })) }] } };
+  return {
+    apiVersion: 'admin.gloo.solo.io/v2',
+    kind: 'Workspace',
+    metadata: { name, namespace: 'gloo-mesh' },
+    spec: { workloadClusters: [{ name: cluster, namespaces: namespaces.map((n) => ({ name: n })) }] },
+  };
 }
 
 const WORKSPACES = [workspace('team-a', 'cluster-a', ['bookinfo']), workspace('team-b', 'cluster-b', ['*'])];
@@ -21,7 +26,12 @@ const hijack = buildGloo('RouteTable', {
 });
 
 function inputOf(perCluster: Map<string, Resource[]>, extra: Partial<TranslationInput> = {}): TranslationInput {
-  return { inputs: snapshotsOf(perCluster), clusters: [], vips: new Map([['bookinfo/reviews-global', '10.30.0.7']]), ...extra };
+  return {
+    inputs: snapshotsOf(perCluster),
+    clusters: [],
+    vips: new Map([['bookinfo/reviews-global', '10.30.0.7']]),
+    ...extra,
+  };
 }
 
 describe('workspaces', () => {
@@ -34,7 +44,7 @@ describe('workspaces', () => {
     assert.ok(after.outputs.get('cluster-b')?.resources.some((r) => r.kind === 'VirtualService'));
   });
 
-  it("given no workspace, when cluster-b adds a RouteTable, then every cluster gets it (one implicit workspace)", () => {
+  it('given no workspace, when cluster-b adds a RouteTable, then every cluster gets it (one implicit workspace)', () => {
     const mesh = twoClusterMesh();
     mesh.get('cluster-b')?.push(hijack);
     const result = translate(inputOf(mesh), validator);
@@ -53,7 +63,10 @@ describe('workspaces', () => {
   it('given a policy whose selector names a workspace, when translated, then only destinations of that workspace are selected', () => {
     const withSelector = (workspaceName: string): Map<string, Resource[]> => {
       const mesh = twoClusterMesh();
-      const spec = { applyToDestinations: [{ kind: 'VIRTUAL_DESTINATION', selector: { workspace: workspaceName } }], config: { consecutiveErrors: 2 } };
+      const spec = {
+        applyToDestinations: [{ kind: 'VIRTUAL_DESTINATION', selector: { workspace: workspaceName } }],
+        config: { consecutiveErrors: 2 },
+      };
       mesh.get('cluster-a')?.push(buildGloo('OutlierDetectionPolicy', { name: 'strict', namespace: 'bookinfo', spec }));
       return mesh;
     };
@@ -70,26 +83,51 @@ describe('workspaces', () => {
     const broken = buildGloo('AccessPolicy', {
       name: 'broken',
       namespace: 'web',
-      spec: { applyToWorkloads: [{ selector: { namespace: 'bookinfo', labels: { app: 'reviews' } } }], config: { authz: { allowedHosts: ['x'] } } },
+      spec: {
+        applyToWorkloads: [{ selector: { namespace: 'bookinfo', labels: { app: 'reviews' } } }],
+        config: { authz: { allowedHosts: ['x'] } },
+      },
     });
     mesh.get('cluster-b')?.push(broken);
     const result = translate(inputOf(mesh, { workspaces: WORKSPACES }), validator);
-    assert.equal(result.outputs.get('cluster-a')?.resources.some((r) => r.kind === 'AuthorizationPolicy'), false);
-    assert.ok(result.outputs.get('cluster-b')?.resources.some((r) => r.kind === 'AuthorizationPolicy' && r.metadata.namespace === 'bookinfo'));
+    assert.equal(
+      result.outputs.get('cluster-a')?.resources.some((r) => r.kind === 'AuthorizationPolicy'),
+      false,
+    );
+    assert.ok(
+      result.outputs
+        .get('cluster-b')
+        ?.resources.some((r) => r.kind === 'AuthorizationPolicy' && r.metadata.namespace === 'bookinfo'),
+    );
   });
 
   it('given an export filtered by resource name, when translated, then only that VirtualDestination reaches the importing cluster', () => {
-    const settings = (name: string, namespace: string, spec: Record<string, unknown>): Resource => ({ apiVersion: 'admin.gloo.solo.io/v2', kind: 'WorkspaceSettings', metadata: { name, namespace }, spec });
+    const settings = (name: string, namespace: string, spec: Record<string, unknown>): Resource => ({
+      apiVersion: 'admin.gloo.solo.io/v2',
+      kind: 'WorkspaceSettings',
+      metadata: { name, namespace },
+      spec,
+    });
     const mesh = twoClusterMesh();
-    mesh.get('cluster-a')?.push(
-      reviewsDestination('reviews-private'),
-      settings('team-a', 'bookinfo', { exportTo: [{ workspaces: [{ name: 'team-b' }], resources: [{ kind: 'VIRTUAL_DESTINATION', name: 'reviews-global' }] }] }),
-    );
+    mesh
+      .get('cluster-a')
+      ?.push(
+        reviewsDestination('reviews-private'),
+        settings('team-a', 'bookinfo', {
+          exportTo: [
+            { workspaces: [{ name: 'team-b' }], resources: [{ kind: 'VIRTUAL_DESTINATION', name: 'reviews-global' }] },
+          ],
+        }),
+      );
     mesh.get('cluster-b')?.push(settings('team-b', 'bookinfo', { importFrom: [{ workspaces: [{ name: 'team-a' }] }] }));
     const result = translate(inputOf(mesh, { workspaces: WORKSPACES }), validator);
-    const entries = (result.outputs.get('cluster-b')?.resources ?? []).filter((r) => r.kind === 'ServiceEntry').map((r) => r.metadata.name);
+    const entries = (result.outputs.get('cluster-b')?.resources ?? [])
+      .filter((r) => r.kind === 'ServiceEntry')
+      .map((r) => r.metadata.name);
     assert.deepEqual(entries, ['reviews-global-vd']);
-    const inA = (result.outputs.get('cluster-a')?.resources ?? []).filter((r) => r.kind === 'ServiceEntry').map((r) => r.metadata.name);
+    const inA = (result.outputs.get('cluster-a')?.resources ?? [])
+      .filter((r) => r.kind === 'ServiceEntry')
+      .map((r) => r.metadata.name);
     assert.deepEqual(inA, ['reviews-global-vd', 'reviews-private-vd']);
   });
 });

@@ -14,25 +14,60 @@ export const MAX_RING_SIZE = 8_388_608;
 /** The path of a policy field in the DestinationRule: the subset's own policy when it sets the field. */
 type WhereOf = (field: string) => string;
 
-function lbFields(rule: HostRule | undefined, policy: Policy, whereOf: WhereOf, findings: FindingList): Record<string, unknown> {
+function lbFields(
+  rule: HostRule | undefined,
+  policy: Policy,
+  whereOf: WhereOf,
+  findings: FindingList,
+): Record<string, unknown> {
   const lb = isRecord(policy['loadBalancer']) ? policy['loadBalancer'] : {};
   const simple = typeof lb['simple'] === 'string' ? lb['simple'] : undefined;
   if (simple !== undefined && SIMPLE_AS_ROUND_ROBIN.has(simple) && rule) {
-    findings.add(rule.resource, `${whereOf('loadBalancer')}.loadBalancer.simple`, `${simple} is not available to gRPC clients; ROUND_ROBIN is used`);
+    findings.add(
+      rule.resource,
+      `${whereOf('loadBalancer')}.loadBalancer.simple`,
+      `${simple} is not available to gRPC clients; ROUND_ROBIN is used`,
+    );
   }
   const where = `${whereOf('loadBalancer')}.loadBalancer`;
-  if (lb['warmupDurationSecs'] !== undefined && rule) findings.add(rule.resource, `${where}.warmupDurationSecs`, 'slow start is not available to gRPC clients; new endpoints get their full share at once');
+  if (lb['warmupDurationSecs'] !== undefined && rule)
+    findings.add(
+      rule.resource,
+      `${where}.warmupDurationSecs`,
+      'slow start is not available to gRPC clients; new endpoints get their full share at once',
+    );
   if (!isRecord(lb['consistentHash'])) return { lb_policy: 'ROUND_ROBIN' };
   const hash = lb['consistentHash'];
-  if (isRecord(hash['maglev']) && rule) findings.add(rule.resource, `${where}.consistentHash.maglev`, 'Maglev is not available to gRPC clients; a hash ring is used');
+  if (isRecord(hash['maglev']) && rule)
+    findings.add(
+      rule.resource,
+      `${where}.consistentHash.maglev`,
+      'Maglev is not available to gRPC clients; a hash ring is used',
+    );
   const ring = isRecord(hash['ringHash']) ? hash['ringHash'] : {};
   const field = typeof ring['minimumRingSize'] === 'number' ? 'ringHash.minimumRingSize' : 'minimumRingSize';
-  let minimum = typeof ring['minimumRingSize'] === 'number' ? ring['minimumRingSize'] : typeof hash['minimumRingSize'] === 'number' ? hash['minimumRingSize'] : undefined;
+  let minimum =
+    typeof ring['minimumRingSize'] === 'number'
+      ? ring['minimumRingSize']
+      : typeof hash['minimumRingSize'] === 'number'
+        ? hash['minimumRingSize']
+        : undefined;
   if (minimum !== undefined && minimum > MAX_RING_SIZE) {
-    if (rule) findings.add(rule.resource, `${where}.consistentHash.${field}`, `gRPC clients refuse a hash ring over ${MAX_RING_SIZE} entries; ${MAX_RING_SIZE} is used`);
+    if (rule)
+      findings.add(
+        rule.resource,
+        `${where}.consistentHash.${field}`,
+        `gRPC clients refuse a hash ring over ${MAX_RING_SIZE} entries; ${MAX_RING_SIZE} is used`,
+      );
     minimum = MAX_RING_SIZE;
   }
-  return { lb_policy: 'RING_HASH', ring_hash_lb_config: { hash_function: 'XX_HASH', ...(minimum !== undefined ? { minimum_ring_size: { value: minimum } } : {}) } };
+  return {
+    lb_policy: 'RING_HASH',
+    ring_hash_lb_config: {
+      hash_function: 'XX_HASH',
+      ...(minimum !== undefined ? { minimum_ring_size: { value: minimum } } : {}),
+    },
+  };
 }
 
 /**
@@ -40,22 +75,41 @@ function lbFields(rule: HostRule | undefined, policy: Policy, whereOf: WhereOf, 
  * ejection is switched off. gRPC clients eject only on success rate or failure percentage,
  * so on them this ejects nothing; failover still happens when endpoints stop answering.
  */
-function outlierDetection(rule: HostRule | undefined, policy: Policy, whereOf: WhereOf, findings: FindingList): Record<string, unknown> | undefined {
+function outlierDetection(
+  rule: HostRule | undefined,
+  policy: Policy,
+  whereOf: WhereOf,
+  findings: FindingList,
+): Record<string, unknown> | undefined {
   const od = isRecord(policy['outlierDetection']) ? policy['outlierDetection'] : undefined;
   if (od === undefined) return undefined;
   const out: Record<string, unknown> = { enforcing_success_rate: { value: 0 } };
-  const five = typeof od['consecutive5xxErrors'] === 'number' ? od['consecutive5xxErrors'] : typeof od['consecutiveErrors'] === 'number' ? od['consecutiveErrors'] : undefined;
-  if (five !== undefined && five > 0) Object.assign(out, { consecutive_5xx: { value: five }, enforcing_consecutive_5xx: { value: 100 } });
+  const five =
+    typeof od['consecutive5xxErrors'] === 'number'
+      ? od['consecutive5xxErrors']
+      : typeof od['consecutiveErrors'] === 'number'
+        ? od['consecutiveErrors']
+        : undefined;
+  if (five !== undefined && five > 0)
+    Object.assign(out, { consecutive_5xx: { value: five }, enforcing_consecutive_5xx: { value: 100 } });
   else out['enforcing_consecutive_5xx'] = { value: 0 };
   const gateway = typeof od['consecutiveGatewayErrors'] === 'number' ? od['consecutiveGatewayErrors'] : undefined;
-  if (gateway !== undefined && gateway > 0) Object.assign(out, { consecutive_gateway_failure: { value: gateway }, enforcing_consecutive_gateway_failure: { value: 100 } });
+  if (gateway !== undefined && gateway > 0)
+    Object.assign(out, {
+      consecutive_gateway_failure: { value: gateway },
+      enforcing_consecutive_gateway_failure: { value: 100 },
+    });
   const interval = parseDuration(od['interval']);
   if (interval) out['interval'] = interval;
   const ejection = parseDuration(od['baseEjectionTime']);
   if (ejection) out['base_ejection_time'] = ejection;
   if (typeof od['maxEjectionPercent'] === 'number') out['max_ejection_percent'] = { value: od['maxEjectionPercent'] };
   if ((five !== undefined || gateway !== undefined) && rule) {
-    findings.add(rule.resource, `${whereOf('outlierDetection')}.outlierDetection`, 'gRPC clients do not eject on consecutive errors (only on success rate or failure percentage); endpoints that stop answering still fail over');
+    findings.add(
+      rule.resource,
+      `${whereOf('outlierDetection')}.outlierDetection`,
+      'gRPC clients do not eject on consecutive errors (only on success rate or failure percentage); endpoints that stop answering still fail over',
+    );
   }
   return out;
 }
@@ -68,7 +122,8 @@ function circuitBreakers(policy: Policy): Record<string, unknown> | undefined {
   const tcp = isRecord(pool['tcp']) ? pool['tcp'] : {};
   const threshold: Record<string, unknown> = { priority: 'DEFAULT' };
   if (typeof tcp['maxConnections'] === 'number') threshold['max_connections'] = { value: tcp['maxConnections'] };
-  if (typeof http['http1MaxPendingRequests'] === 'number') threshold['max_pending_requests'] = { value: http['http1MaxPendingRequests'] };
+  if (typeof http['http1MaxPendingRequests'] === 'number')
+    threshold['max_pending_requests'] = { value: http['http1MaxPendingRequests'] };
   if (typeof http['http2MaxRequests'] === 'number') threshold['max_requests'] = { value: http['http2MaxRequests'] };
   if (typeof http['maxRetries'] === 'number') threshold['max_retries'] = { value: http['maxRetries'] };
   return Object.keys(threshold).length > 1 ? { thresholds: [threshold] } : undefined;
@@ -79,7 +134,13 @@ function circuitBreakers(policy: Policy): Record<string, unknown> | undefined {
  * policy's `tls` is not carried: proxyless workloads get no certificates from the agent yet,
  * so their channel to a backend is plaintext (see DESIGN §15).
  */
-function buildCluster(name: string, rule: HostRule | undefined, policy: Policy, whereOf: WhereOf, findings: FindingList): Record<string, unknown> {
+function buildCluster(
+  name: string,
+  rule: HostRule | undefined,
+  policy: Policy,
+  whereOf: WhereOf,
+  findings: FindingList,
+): Record<string, unknown> {
   const cluster: Record<string, unknown> = {
     name,
     type: 'EDS',
@@ -90,7 +151,10 @@ function buildCluster(name: string, rule: HostRule | undefined, policy: Policy, 
   if (od) cluster['outlier_detection'] = od;
   const breakers = circuitBreakers(policy);
   if (breakers) cluster['circuit_breakers'] = breakers;
-  const connect = isRecord(policy['connectionPool']) && isRecord(policy['connectionPool']['tcp']) ? parseDuration(policy['connectionPool']['tcp']['connectTimeout']) : undefined;
+  const connect =
+    isRecord(policy['connectionPool']) && isRecord(policy['connectionPool']['tcp'])
+      ? parseDuration(policy['connectionPool']['tcp']['connectTimeout'])
+      : undefined;
   if (connect) cluster['connect_timeout'] = connect;
   return cluster;
 }
@@ -111,12 +175,27 @@ export function planClusters(host: ServiceHost, rule: HostRule | undefined, find
   for (const port of host.ports) {
     const policy = effectivePolicy(rule, port.number, undefined);
     const name = clusterName(host.host, port.number);
-    plans.push({ name, host, port: port.number, subsetLabels: {}, policy, body: buildCluster(name, rule, policy, () => 'spec.trafficPolicy', findings) });
+    plans.push({
+      name,
+      host,
+      port: port.number,
+      subsetLabels: {},
+      policy,
+      body: buildCluster(name, rule, policy, () => 'spec.trafficPolicy', findings),
+    });
     (rule?.subsets ?? []).forEach((subset, i) => {
       const subsetPolicy = effectivePolicy(rule, port.number, subset);
       const subsetName = clusterName(host.host, port.number, subset.name);
-      const whereOf = (field: string): string => (subset.trafficPolicy?.[field] !== undefined ? `spec.subsets[${i}].trafficPolicy` : 'spec.trafficPolicy');
-      plans.push({ name: subsetName, host, port: port.number, subsetLabels: subset.labels, policy: subsetPolicy, body: buildCluster(subsetName, rule, subsetPolicy, whereOf, findings) });
+      const whereOf = (field: string): string =>
+        subset.trafficPolicy?.[field] !== undefined ? `spec.subsets[${i}].trafficPolicy` : 'spec.trafficPolicy';
+      plans.push({
+        name: subsetName,
+        host,
+        port: port.number,
+        subsetLabels: subset.labels,
+        policy: subsetPolicy,
+        body: buildCluster(subsetName, rule, subsetPolicy, whereOf, findings),
+      });
     });
   }
   return plans;

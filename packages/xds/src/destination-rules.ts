@@ -38,10 +38,20 @@ export function indexDestinationRules(output: readonly Resource[], clusterDomain
     if (out.has(host)) continue;
     const subsets = (Array.isArray(spec['subsets']) ? spec['subsets'].filter(isRecord) : []).flatMap((s): Subset[] =>
       typeof s['name'] === 'string'
-        ? [{ name: s['name'], labels: isRecord(s['labels']) ? (s['labels'] as Record<string, string>) : {}, trafficPolicy: isRecord(s['trafficPolicy']) ? s['trafficPolicy'] : undefined }]
+        ? [
+            {
+              name: s['name'],
+              labels: isRecord(s['labels']) ? (s['labels'] as Record<string, string>) : {},
+              trafficPolicy: isRecord(s['trafficPolicy']) ? s['trafficPolicy'] : undefined,
+            },
+          ]
         : [],
     );
-    out.set(host, { resource: r, trafficPolicy: isRecord(spec['trafficPolicy']) ? spec['trafficPolicy'] : undefined, subsets });
+    out.set(host, {
+      resource: r,
+      trafficPolicy: isRecord(spec['trafficPolicy']) ? spec['trafficPolicy'] : undefined,
+      subsets,
+    });
   }
   return out;
 }

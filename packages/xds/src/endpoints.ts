@@ -30,7 +30,11 @@ function compact(groups: LocalityGroup[]): void {
   for (const g of groups) g.priority = distinct.indexOf(g.priority);
 }
 
-function applyFailover(proxy: ProxyLocality, groups: LocalityGroup[], failover: readonly Record<string, unknown>[]): void {
+function applyFailover(
+  proxy: ProxyLocality,
+  groups: LocalityGroup[],
+  failover: readonly Record<string, unknown>[],
+): void {
   for (const g of groups) {
     let priority = lbPriority(proxy, g);
     if (priority === 3) {
@@ -44,7 +48,11 @@ function applyFailover(proxy: ProxyLocality, groups: LocalityGroup[], failover: 
 }
 
 /** The value of a failoverPriority label for the proxy, from its locality (the labels a client node carries). */
-function proxyLabel(proxy: ProxyLocality, proxyLabels: Readonly<Record<string, string>>, key: string): string | undefined {
+function proxyLabel(
+  proxy: ProxyLocality,
+  proxyLabels: Readonly<Record<string, string>>,
+  key: string,
+): string | undefined {
   if (key === 'topology.kubernetes.io/region') return proxy.region;
   if (key === 'topology.kubernetes.io/zone') return proxy.zone;
   if (key === 'topology.istio.io/subzone') return proxy.subZone;
@@ -55,7 +63,12 @@ function proxyLabel(proxy: ProxyLocality, proxyLabels: Readonly<Record<string, s
  * failoverPriority: an endpoint matching the proxy on the first n labels (in order) gets
  * priority len - n; istiod splits a locality's endpoints by priority the same way.
  */
-function applyFailoverPriority(proxy: ProxyLocality, proxyLabels: Readonly<Record<string, string>>, groups: LocalityGroup[], keys: readonly string[]): LocalityGroup[] {
+function applyFailoverPriority(
+  proxy: ProxyLocality,
+  proxyLabels: Readonly<Record<string, string>>,
+  groups: LocalityGroup[],
+  keys: readonly string[],
+): LocalityGroup[] {
   const split = new Map<string, LocalityGroup>();
   for (const g of groups) {
     for (const e of g.endpoints) {
@@ -67,7 +80,14 @@ function applyFailoverPriority(proxy: ProxyLocality, proxyLabels: Readonly<Recor
       }
       const priority = keys.length - matched;
       const id = `${g.region}/${g.zone}/${g.subZone}#${priority}`;
-      const target = split.get(id) ?? { region: g.region, zone: g.zone, subZone: g.subZone, endpoints: [], priority, weight: 0 };
+      const target = split.get(id) ?? {
+        region: g.region,
+        zone: g.zone,
+        subZone: g.subZone,
+        endpoints: [],
+        priority,
+        weight: 0,
+      };
       target.endpoints.push(e);
       split.set(id, target);
     }
@@ -84,8 +104,19 @@ function localityMatches(pattern: string, g: LocalityGroup): boolean {
 }
 
 /** distribute: the proxy's matching `from` rule gives each `to` pattern a share, split among the localities it matches. */
-function applyDistribute(proxy: ProxyLocality, groups: LocalityGroup[], distribute: readonly Record<string, unknown>[]): LocalityGroup[] {
-  const self: LocalityGroup = { region: proxy.region ?? '', zone: proxy.zone ?? '', subZone: proxy.subZone ?? '', endpoints: [], priority: 0, weight: 0 };
+function applyDistribute(
+  proxy: ProxyLocality,
+  groups: LocalityGroup[],
+  distribute: readonly Record<string, unknown>[],
+): LocalityGroup[] {
+  const self: LocalityGroup = {
+    region: proxy.region ?? '',
+    zone: proxy.zone ?? '',
+    subZone: proxy.subZone ?? '',
+    endpoints: [],
+    priority: 0,
+    weight: 0,
+  };
   const rule = distribute.find((d) => typeof d['from'] === 'string' && localityMatches(d['from'], self));
   if (rule === undefined || !isRecord(rule['to'])) return groups;
   for (const g of groups) g.weight = 0;
@@ -99,7 +130,12 @@ function applyDistribute(proxy: ProxyLocality, groups: LocalityGroup[], distribu
 }
 
 /** Locality groups with priorities and weights for one proxy, as istiod's ApplyLocalityLoadBalancer does. */
-function groupsFor(endpoints: readonly ServiceEndpoint[], policy: Policy, proxy: ProxyLocality, proxyLabels: Readonly<Record<string, string>>): LocalityGroup[] {
+function groupsFor(
+  endpoints: readonly ServiceEndpoint[],
+  policy: Policy,
+  proxy: ProxyLocality,
+  proxyLabels: Readonly<Record<string, string>>,
+): LocalityGroup[] {
   const byLocality = new Map<string, LocalityGroup>();
   for (const e of endpoints) {
     const [region, zone, subZone] = splitLocality(e.locality);
@@ -117,7 +153,12 @@ function groupsFor(endpoints: readonly ServiceEndpoint[], policy: Policy, proxy:
   if (Array.isArray(setting['distribute']) && enabled) {
     groups = applyDistribute(proxy, groups, setting['distribute'].filter(isRecord));
   } else if (failoverOn && Array.isArray(setting['failoverPriority']) && setting['failoverPriority'].length > 0) {
-    groups = applyFailoverPriority(proxy, proxyLabels, groups, setting['failoverPriority'].filter((k): k is string => typeof k === 'string'));
+    groups = applyFailoverPriority(
+      proxy,
+      proxyLabels,
+      groups,
+      setting['failoverPriority'].filter((k): k is string => typeof k === 'string'),
+    );
   } else if (failoverOn) {
     applyFailover(proxy, groups, Array.isArray(setting['failover']) ? setting['failover'].filter(isRecord) : []);
   }
@@ -148,7 +189,13 @@ export function buildLoadAssignment(
   return {
     cluster_name: clusterName,
     endpoints: groups.map((g) => {
-      const eps = [...g.endpoints].sort((a, b) => (`${a.address}:${a.port}` < `${b.address}:${b.port}` ? -1 : `${a.address}:${a.port}` > `${b.address}:${b.port}` ? 1 : 0));
+      const eps = [...g.endpoints].sort((a, b) =>
+        `${a.address}:${a.port}` < `${b.address}:${b.port}`
+          ? -1
+          : `${a.address}:${a.port}` > `${b.address}:${b.port}`
+            ? 1
+            : 0,
+      );
       return {
         locality: { region: g.region, zone: g.zone, sub_zone: g.subZone },
         lb_endpoints: eps.map((e) => ({

@@ -17,6 +17,8 @@ export class FindingList {
   }
 
   list(): XdsFinding[] {
-    return [...this.#items].sort((a, b) => (a.source + a.field < b.source + b.field ? -1 : a.source + a.field > b.source + b.field ? 1 : 0));
+    return [...this.#items].sort((a, b) =>
+      a.source + a.field < b.source + b.field ? -1 : a.source + a.field > b.source + b.field ? 1 : 0,
+    );
   }
 }

@@ -6,7 +6,8 @@ export const ENDPOINT_TYPE = 'type.googleapis.com/envoy.config.endpoint.v3.Clust
 export const XDS_TYPES = [LISTENER_TYPE, ROUTE_TYPE, CLUSTER_TYPE, ENDPOINT_TYPE] as const;
 export type XdsTypeUrl = (typeof XDS_TYPES)[number];
 
-export const HCM_TYPE = 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
+export const HCM_TYPE =
+  'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
 export const ROUTER_TYPE = 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router';
 export const FAULT_TYPE = 'type.googleapis.com/envoy.extensions.filters.http.fault.v3.HTTPFault';
 export const FAULT_FILTER = 'envoy.filters.http.fault';

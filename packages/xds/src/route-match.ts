@@ -27,7 +27,10 @@ export function routeMatch(m: Json): { match: Json; unsupported: string[] } {
   else match['prefix'] = '/';
   if (m['ignoreUriCase'] === true) match['case_sensitive'] = false;
   const headers: Json[] = [];
-  for (const [key, invert] of [['headers', false], ['withoutHeaders', true]] as const) {
+  for (const [key, invert] of [
+    ['headers', false],
+    ['withoutHeaders', true],
+  ] as const) {
     const hs = isRecord(m[key]) ? m[key] : {};
     for (const name of Object.keys(hs).sort()) {
       const value = hs[name];

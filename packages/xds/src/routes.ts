@@ -21,13 +21,22 @@ const GRPC_RETRY_ON = new Set(['cancelled', 'deadline-exceeded', 'internal', 're
 /** Istio's default retryOn, which its proxies retry on when a VirtualService gives attempts but no conditions. */
 const ISTIO_DEFAULT_RETRY_ON = 'connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes';
 /** HTTP route fields gRPC clients ignore or reject, reported when set. */
-const IGNORED_HTTP_FIELDS = ['rewrite', 'mirror', 'mirrors', 'mirrorPercentage', 'mirror_percent', 'headers', 'corsPolicy'];
+const IGNORED_HTTP_FIELDS = [
+  'rewrite',
+  'mirror',
+  'mirrors',
+  'mirrorPercentage',
+  'mirror_percent',
+  'headers',
+  'corsPolicy',
+];
 
 function destinationCluster(dest: Json, vs: Resource, port: number, ctx: RouteContext): string | undefined {
   if (typeof dest['host'] !== 'string') return undefined;
   const host = resolveHost(dest['host'], vs.metadata.namespace ?? 'default', ctx.clusterDomain);
   const known = ctx.hosts.get(host);
-  const explicit = isRecord(dest['port']) && typeof dest['port']['number'] === 'number' ? dest['port']['number'] : undefined;
+  const explicit =
+    isRecord(dest['port']) && typeof dest['port']['number'] === 'number' ? dest['port']['number'] : undefined;
   // istiod: no port given → the only port of the destination, else the port the request came in on.
   const p = explicit ?? (known?.ports.length === 1 ? known.ports[0]?.number : undefined) ?? port;
   return clusterName(host, p, typeof dest['subset'] === 'string' ? dest['subset'] : '');
@@ -37,10 +46,20 @@ function retryPolicy(http: Json, where: string, vs: Resource, ctx: RouteContext)
   const retries = isRecord(http['retries']) ? http['retries'] : undefined;
   if (retries === undefined || typeof retries['attempts'] !== 'number' || retries['attempts'] <= 0) return undefined;
   const asked = typeof retries['retryOn'] === 'string' ? retries['retryOn'] : ISTIO_DEFAULT_RETRY_ON;
-  const kept = asked.split(',').map((s) => s.trim()).filter((s) => GRPC_RETRY_ON.has(s));
-  const dropped = asked.split(',').map((s) => s.trim()).filter((s) => s !== '' && !GRPC_RETRY_ON.has(s));
+  const kept = asked
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => GRPC_RETRY_ON.has(s));
+  const dropped = asked
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '' && !GRPC_RETRY_ON.has(s));
   if (dropped.length > 0 && typeof retries['retryOn'] === 'string') {
-    ctx.findings.add(vs, `${where}.retries.retryOn`, `gRPC clients retry on gRPC status codes only; ${dropped.join(',')} left out`);
+    ctx.findings.add(
+      vs,
+      `${where}.retries.retryOn`,
+      `gRPC clients retry on gRPC status codes only; ${dropped.join(',')} left out`,
+    );
   }
   if (kept.length === 0) return undefined;
   const policy: Json = { retry_on: kept.join(','), num_retries: { value: retries['attempts'] } };
@@ -60,15 +79,41 @@ function faultConfig(http: Json): Json | undefined {
   if (fault === undefined) return undefined;
   const out: Json = { '@type': FAULT_TYPE };
   const abort = isRecord(fault['abort']) ? fault['abort'] : undefined;
-  if (abort && typeof abort['httpStatus'] === 'number') out['abort'] = { http_status: abort['httpStatus'], percentage: perMillion(abort['percentage']) };
-  else if (abort && typeof abort['grpcStatus'] === 'string') out['abort'] = { grpc_status: grpcCode(abort['grpcStatus']), percentage: perMillion(abort['percentage']) };
+  if (abort && typeof abort['httpStatus'] === 'number')
+    out['abort'] = { http_status: abort['httpStatus'], percentage: perMillion(abort['percentage']) };
+  else if (abort && typeof abort['grpcStatus'] === 'string')
+    out['abort'] = { grpc_status: grpcCode(abort['grpcStatus']), percentage: perMillion(abort['percentage']) };
   const delay = isRecord(fault['delay']) ? fault['delay'] : undefined;
   const fixed = delay ? parseDuration(delay['fixedDelay']) : undefined;
-  if (delay && fixed) out['delay'] = { fixed_delay: fixed, percentage: perMillion(delay['percentage'] ?? (typeof delay['percent'] === 'number' ? { value: delay['percent'] } : undefined)) };
+  if (delay && fixed)
+    out['delay'] = {
+      fixed_delay: fixed,
+      percentage: perMillion(
+        delay['percentage'] ?? (typeof delay['percent'] === 'number' ? { value: delay['percent'] } : undefined),
+      ),
+    };
   return out['abort'] || out['delay'] ? out : undefined;
 }
 
-const GRPC_CODES = ['OK', 'CANCELLED', 'UNKNOWN', 'INVALID_ARGUMENT', 'DEADLINE_EXCEEDED', 'NOT_FOUND', 'ALREADY_EXISTS', 'PERMISSION_DENIED', 'RESOURCE_EXHAUSTED', 'FAILED_PRECONDITION', 'ABORTED', 'OUT_OF_RANGE', 'UNIMPLEMENTED', 'INTERNAL', 'UNAVAILABLE', 'DATA_LOSS', 'UNAUTHENTICATED'];
+const GRPC_CODES = [
+  'OK',
+  'CANCELLED',
+  'UNKNOWN',
+  'INVALID_ARGUMENT',
+  'DEADLINE_EXCEEDED',
+  'NOT_FOUND',
+  'ALREADY_EXISTS',
+  'PERMISSION_DENIED',
+  'RESOURCE_EXHAUSTED',
+  'FAILED_PRECONDITION',
+  'ABORTED',
+  'OUT_OF_RANGE',
+  'UNIMPLEMENTED',
+  'INTERNAL',
+  'UNAVAILABLE',
+  'DATA_LOSS',
+  'UNAUTHENTICATED',
+];
 function grpcCode(name: string): number {
   const i = GRPC_CODES.indexOf(name.toUpperCase());
   return i >= 0 ? i : Number.isInteger(Number(name)) ? Number(name) : 2;
@@ -78,13 +123,22 @@ function grpcCode(name: string): number {
 function hashPolicy(cluster: string, where: string, ctx: RouteContext): Json[] {
   const [, port, subsetName, host] = cluster.split('|');
   const rule = ctx.rules.get(host ?? '');
-  const policy = effectivePolicy(rule, Number(port), rule?.subsets.find((s) => s.name === subsetName));
+  const policy = effectivePolicy(
+    rule,
+    Number(port),
+    rule?.subsets.find((s) => s.name === subsetName),
+  );
   const lb = isRecord(policy['loadBalancer']) ? policy['loadBalancer'] : undefined;
   const hash = lb && isRecord(lb['consistentHash']) ? lb['consistentHash'] : undefined;
   if (hash === undefined) return [];
   if (typeof hash['httpHeaderName'] === 'string') return [{ header: { header_name: hash['httpHeaderName'] } }];
   if (hash['useSourceIp'] === true) return [{ filter_state: { key: 'io.grpc.channel_id' } }];
-  if (rule) ctx.findings.add(rule.resource, 'loadBalancer.consistentHash', `gRPC clients hash on a header or their channel only; calls of ${where} in the VirtualService pick at random`);
+  if (rule)
+    ctx.findings.add(
+      rule.resource,
+      'loadBalancer.consistentHash',
+      `gRPC clients hash on a header or their channel only; calls of ${where} in the VirtualService pick at random`,
+    );
   return [];
 }
 
@@ -97,7 +151,10 @@ function routeAction(http: Json, where: string, vs: Resource, port: number, ctx:
   // istiod: one destination takes all the traffic; among several, one of weight 0 takes none.
   const live = dests.length === 1 ? dests : dests.filter((d) => d.weight > 0);
   if (live.length === 0) return undefined;
-  const action: Json = live.length === 1 ? { cluster: live[0]?.cluster } : { weighted_clusters: { clusters: live.map((d) => ({ name: d.cluster, weight: { value: d.weight } })) } };
+  const action: Json =
+    live.length === 1
+      ? { cluster: live[0]?.cluster }
+      : { weighted_clusters: { clusters: live.map((d) => ({ name: d.cluster, weight: { value: d.weight } })) } };
   const timeout = parseDuration(http['timeout']);
   if (timeout) action['max_stream_duration'] = { max_stream_duration: timeout };
   const retry = retryPolicy(http, where, vs, ctx);
@@ -111,7 +168,9 @@ function routeAction(http: Json, where: string, vs: Resource, port: number, ctx:
 /** Routes of one VirtualService HTTPRoute: one per match alternative (istiod does the same). */
 function httpRoutes(http: Json, index: number, vs: Resource, port: number, ctx: RouteContext): Json[] {
   const where = `spec.http[${index}]`;
-  for (const field of IGNORED_HTTP_FIELDS) if (http[field] !== undefined) ctx.findings.add(vs, `${where}.${field}`, `gRPC clients do not apply ${field}; left out`);
+  for (const field of IGNORED_HTTP_FIELDS)
+    if (http[field] !== undefined)
+      ctx.findings.add(vs, `${where}.${field}`, `gRPC clients do not apply ${field}; left out`);
   if (http['redirect'] !== undefined || http['directResponse'] !== undefined) {
     const field = http['redirect'] !== undefined ? 'redirect' : 'directResponse';
     ctx.findings.add(vs, `${where}.${field}`, `gRPC clients cannot follow ${field}; the route is left out`);
@@ -127,10 +186,15 @@ function httpRoutes(http: Json, index: number, vs: Resource, port: number, ctx: 
     const { match, unsupported } = routeMatch({ ...m, port: undefined });
     if (unsupported.length > 0) {
       // Dropping a condition would widen the match; the alternative is left out instead.
-      ctx.findings.add(vs, `${where}.match[${i}]`, `gRPC clients cannot match on ${unsupported.join(', ')}; this match is left out`);
+      ctx.findings.add(
+        vs,
+        `${where}.match[${i}]`,
+        `gRPC clients cannot match on ${unsupported.join(', ')}; this match is left out`,
+      );
       return;
     }
-    const name = typeof http['name'] === 'string' ? http['name'] : `${vs.metadata.namespace ?? ''}/${vs.metadata.name}.${index}`;
+    const name =
+      typeof http['name'] === 'string' ? http['name'] : `${vs.metadata.namespace ?? ''}/${vs.metadata.name}.${index}`;
     out.push({ name, match, route: action, ...(fault ? { typed_per_filter_config: { [FAULT_FILTER]: fault } } : {}) });
   });
   return out;
@@ -147,7 +211,9 @@ export function virtualServicesFor(host: string, output: readonly Resource[], cl
       const hosts = Array.isArray(spec['hosts']) ? spec['hosts'].filter((h): h is string => typeof h === 'string') : [];
       return hosts.some((h) => hostMatches(resolveHost(h, r.metadata.namespace ?? 'default', clusterDomain), host));
     })
-    .sort((a, b) => (`${a.metadata.namespace}/${a.metadata.name}` < `${b.metadata.namespace}/${b.metadata.name}` ? -1 : 1));
+    .sort((a, b) =>
+      `${a.metadata.namespace}/${a.metadata.name}` < `${b.metadata.namespace}/${b.metadata.name}` ? -1 : 1,
+    );
 }
 
 /**
@@ -155,16 +221,27 @@ export function virtualServicesFor(host: string, output: readonly Resource[], cl
  * from the VirtualServices of the host (the first one's routes first, as istiod merges),
  * then, without any, one route to the host's own cluster.
  */
-export function buildRouteConfiguration(host: string, port: number, services: readonly Resource[], ctx: RouteContext): { body: Json; usesFault: boolean } {
+export function buildRouteConfiguration(
+  host: string,
+  port: number,
+  services: readonly Resource[],
+  ctx: RouteContext,
+): { body: Json; usesFault: boolean } {
   const routes: Json[] = [];
   for (const vs of services) {
-    const http = Array.isArray((vs.spec as Json)['http']) ? ((vs.spec as Json)['http'] as unknown[]).filter(isRecord) : [];
+    const http = Array.isArray((vs.spec as Json)['http'])
+      ? ((vs.spec as Json)['http'] as unknown[]).filter(isRecord)
+      : [];
     http.forEach((h, i) => routes.push(...httpRoutes(h, i, vs, port, ctx)));
   }
   if (services.length === 0) {
     const cluster = clusterName(host, port);
     const hashing = hashPolicy(cluster, 'the default route', ctx);
-    routes.push({ name: 'default', match: { prefix: '/' }, route: { cluster, ...(hashing.length > 0 ? { hash_policy: hashing } : {}) } });
+    routes.push({
+      name: 'default',
+      match: { prefix: '/' },
+      route: { cluster, ...(hashing.length > 0 ? { hash_policy: hashing } : {}) },
+    });
   }
   const name = listenerName(host, port);
   const body = { name, virtual_hosts: [{ name, domains: [host, name], routes }] };

@@ -112,17 +112,30 @@ function k8sLocality(d: Discovered, endpoint: Record<string, unknown>): string {
 function sliceEndpoints(input: XdsInput, d: Discovered, slice: Resource, portName: string): ServiceEndpoint[] {
   const body = slice as unknown as Record<string, unknown>;
   const ports = Array.isArray(body['ports']) ? body['ports'].filter(isRecord) : [];
-  const port = ports.find((p) => (str(p['name']) ?? '') === portName) ?? (ports.length === 1 && portName === '' ? ports[0] : undefined);
+  const port =
+    ports.find((p) => (str(p['name']) ?? '') === portName) ??
+    (ports.length === 1 && portName === '' ? ports[0] : undefined);
   if (port === undefined || typeof port['port'] !== 'number') return [];
   const out: ServiceEndpoint[] = [];
   for (const e of Array.isArray(body['endpoints']) ? body['endpoints'].filter(isRecord) : []) {
     // Istio sends ready endpoints only (unready ones are for PublishNotReadyAddresses, not modelled).
     if (isRecord(e['conditions']) && e['conditions']['ready'] === false) continue;
     const ref = isRecord(e['targetRef']) ? e['targetRef'] : {};
-    const pod = ref['kind'] === 'Pod' ? d.pods.get(`${str(ref['namespace']) ?? slice.metadata.namespace ?? ''}/${str(ref['name']) ?? ''}`) : undefined;
+    const pod =
+      ref['kind'] === 'Pod'
+        ? d.pods.get(`${str(ref['namespace']) ?? slice.metadata.namespace ?? ''}/${str(ref['name']) ?? ''}`)
+        : undefined;
     const locality = k8sLocality(d, e);
-    for (const address of Array.isArray(e['addresses']) ? e['addresses'].filter((a): a is string => typeof a === 'string') : []) {
-      out.push({ address, port: port['port'], labels: sortedObject(augmentLabels(labelsOf(pod?.metadata.labels), input.cluster, locality, input.network)), locality, weight: 1 });
+    for (const address of Array.isArray(e['addresses'])
+      ? e['addresses'].filter((a): a is string => typeof a === 'string')
+      : []) {
+      out.push({
+        address,
+        port: port['port'],
+        labels: sortedObject(augmentLabels(labelsOf(pod?.metadata.labels), input.cluster, locality, input.network)),
+        locality,
+        weight: 1,
+      });
     }
   }
   return out;

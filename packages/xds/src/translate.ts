@@ -37,7 +37,11 @@ function listenerBody(name: string, usesFault: boolean): Record<string, unknown>
     // The router is last: gRPC rejects a listener whose last filter is not terminal.
     { name: ROUTER_FILTER, typed_config: { '@type': ROUTER_TYPE } },
   ];
-  const hcm = { '@type': HCM_TYPE, rds: { route_config_name: name, config_source: { ads: {}, resource_api_version: 'V3' } }, http_filters: filters };
+  const hcm = {
+    '@type': HCM_TYPE,
+    rds: { route_config_name: name, config_source: { ads: {}, resource_api_version: 'V3' } },
+    http_filters: filters,
+  };
   return { name, api_listener: { api_listener: hcm } };
 }
 
@@ -90,13 +94,20 @@ export function localityKey(locality: ProxyLocality): string {
  * at `locality`; priorities follow the DestinationRule's locality settings. Unknown names
  * are skipped (the caller decides whether that is an error).
  */
-export function loadAssignmentsFor(config: XdsConfig, locality: ProxyLocality, names?: Iterable<string>): Map<string, XdsResource> {
+export function loadAssignmentsFor(
+  config: XdsConfig,
+  locality: ProxyLocality,
+  names?: Iterable<string>,
+): Map<string, XdsResource> {
   const out = new Map<string, XdsResource>();
   for (const name of names ?? config.endpointPlans.keys()) {
     const plan = config.endpointPlans.get(name);
     if (plan === undefined) continue;
     const endpoints = plan.host.ports.find((p) => p.number === plan.port)?.endpoints ?? [];
-    out.set(name, resource(name, buildLoadAssignment(name, endpoints, plan.subsetLabels, plan.policy, locality, locality.labels)));
+    out.set(
+      name,
+      resource(name, buildLoadAssignment(name, endpoints, plan.subsetLabels, plan.policy, locality, locality.labels)),
+    );
   }
   return out;
 }

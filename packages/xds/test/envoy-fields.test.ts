@@ -25,7 +25,10 @@ const TYPES: Readonly<Record<string, string>> = {
 
 function loadRoot(): protobuf.Root {
   const root = new protobuf.Root();
-  root.resolvePath = (_origin, target) => (target.startsWith('/') ? target : undefined) ?? INCLUDE.map((d) => join(d, target)).find((p) => existsSync(p)) ?? target;
+  root.resolvePath = (_origin, target) =>
+    (target.startsWith('/') ? target : undefined) ??
+    INCLUDE.map((d) => join(d, target)).find((p) => existsSync(p)) ??
+    target;
   root.loadSync(
     [
       'envoy/config/listener/v3/listener.proto',
@@ -43,7 +46,12 @@ function loadRoot(): protobuf.Root {
 }
 
 /** Paths of keys in `value` that `type` has no field for (following `@type` into Any payloads). */
-function unknownFields(root: protobuf.Root, type: protobuf.Type, value: Record<string, unknown>, path: string): string[] {
+function unknownFields(
+  root: protobuf.Root,
+  type: protobuf.Type,
+  value: Record<string, unknown>,
+  path: string,
+): string[] {
   const out: string[] = [];
   for (const [key, v] of Object.entries(value)) {
     if (key === '@type') continue;
@@ -68,10 +76,16 @@ function unknownFields(root: protobuf.Root, type: protobuf.Type, value: Record<s
 
 describe("the translation's fields against Envoy's protos", () => {
   const root = loadRoot();
-  const cases = readdirSync(TESTDATA, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+  const cases = readdirSync(TESTDATA, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name)
+    .sort();
   for (const name of cases) {
     it(`given golden case ${name}, when every resource is walked with its proto type, then no field is unknown and each encodes`, () => {
-      const output = parse(readFileSync(join(TESTDATA, name, 'output.yaml'), 'utf8')) as Record<string, Record<string, Record<string, unknown>>>;
+      const output = parse(readFileSync(join(TESTDATA, name, 'output.yaml'), 'utf8')) as Record<
+        string,
+        Record<string, Record<string, unknown>>
+      >;
       let checked = 0;
       for (const [kind, typeName] of Object.entries(TYPES)) {
         const type = root.lookupType(typeName);

@@ -28,18 +28,29 @@ function bodies(map: ReadonlyMap<string, XdsResource>): Record<string, unknown> 
 
 export function renderCase(text: string): string {
   const input = parse(text) as GoldenInput;
-  const config = buildXdsConfig({ cluster: input.cluster, ...(input.network ? { network: input.network } : {}), output: input.output ?? [], discovered: input.discovered ?? [] });
-  return stringify({
-    findings: config.findings,
-    listeners: bodies(config.listeners),
-    routes: bodies(config.routes),
-    clusters: bodies(config.clusters),
-    endpoints: bodies(loadAssignmentsFor(config, input.proxy ?? {})),
-  }, { aliasDuplicateObjects: false });
+  const config = buildXdsConfig({
+    cluster: input.cluster,
+    ...(input.network ? { network: input.network } : {}),
+    output: input.output ?? [],
+    discovered: input.discovered ?? [],
+  });
+  return stringify(
+    {
+      findings: config.findings,
+      listeners: bodies(config.listeners),
+      routes: bodies(config.routes),
+      clusters: bodies(config.clusters),
+      endpoints: bodies(loadAssignmentsFor(config, input.proxy ?? {})),
+    },
+    { aliasDuplicateObjects: false },
+  );
 }
 
 describe('golden xDS translations', () => {
-  const cases = readdirSync(TESTDATA, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+  const cases = readdirSync(TESTDATA, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name)
+    .sort();
 
   it('given the testdata directory, when listing cases, then there is at least one case', () => {
     assert.ok(cases.length > 0);

@@ -26,18 +26,26 @@ export interface AppliedOutput {
 export const LEGACY_STATE_FILE = 'last-output.json';
 
 /** The output of an earlier release's whole-output state file, if there is one (checked like any other). */
-export async function readLegacyAppliedOutput(stateDir: string, cluster: string, logger: Logger): Promise<AppliedOutput | undefined> {
+export async function readLegacyAppliedOutput(
+  stateDir: string,
+  cluster: string,
+  logger: Logger,
+): Promise<AppliedOutput | undefined> {
   const file = path.join(stateDir, LEGACY_STATE_FILE);
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') logger.warn({ err, file }, 'cannot read the last applied output');
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+      logger.warn({ err, file }, 'cannot read the last applied output');
     return undefined;
   }
   try {
     // The resources (the bulk) are parsed a resource at a time: a large output does not hold the event loop.
-    const parsed = await parseWithResourcesLast(text, { maxResources: Number.MAX_SAFE_INTEGER, maxDepth: MAX_RESOURCE_DEPTH });
+    const parsed = await parseWithResourcesLast(text, {
+      maxResources: Number.MAX_SAFE_INTEGER,
+      maxDepth: MAX_RESOURCE_DEPTH,
+    });
     if (!isRecord(parsed) || !Array.isArray(parsed['resources']) || typeof parsed['hash'] !== 'string') {
       throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_UNDECODABLE', 'not an output snapshot');
     }
@@ -57,15 +65,28 @@ export async function readLegacyAppliedOutput(stateDir: string, cluster: string,
  * hash then resumes from where the two first differ (the same frozen resources hash alike), so
  * a one-resource change re-hashes the output from that resource on, not from its start.
  */
-export async function checkAppliedOutput(output: AppliedOutput, cluster: string, previous?: AppliedOutput): Promise<AppliedOutput> {
+export async function checkAppliedOutput(
+  output: AppliedOutput,
+  cluster: string,
+  previous?: AppliedOutput,
+): Promise<AppliedOutput> {
   if (output.cluster !== cluster) {
-    throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `output is for cluster "${output.cluster}", this agent serves "${cluster}"`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INVALID_ARGUMENT',
+      `output is for cluster "${output.cluster}", this agent serves "${cluster}"`,
+    );
   }
   const init = { cluster, resources: output.resources, provenance: output.provenance ?? [] };
   // Only `resources` of the earlier snapshot is read (for its hash checkpoints).
-  const built = previous !== undefined ? buildOutputSnapshot(init, { ...previous, bytes: 0 } as OutputSnapshot) : await buildOutputSnapshotInSlices(init);
+  const built =
+    previous !== undefined
+      ? buildOutputSnapshot(init, { ...previous, bytes: 0 } as OutputSnapshot)
+      : await buildOutputSnapshotInSlices(init);
   if (built.hash !== output.hash) {
-    throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_HASH_MISMATCH', `output resources hash to ${built.hash}, not ${output.hash}`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_SNAPSHOT_HASH_MISMATCH',
+      `output resources hash to ${built.hash}, not ${output.hash}`,
+    );
   }
   return { cluster, hash: built.hash, provenance: built.provenance, resources: built.resources };
 }

@@ -2,7 +2,14 @@ import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { MeshrelayError, isRecord, resourceEncoding, sha256Hex, type Provenance, type Resource } from '@meshrelay/api';
-import { LEGACY_STATE_FILE, checkAppliedOutput, ensureDir, readLegacyAppliedOutput, writeFileAtomic, type AppliedOutput } from './applied-output-check.ts';
+import {
+  LEGACY_STATE_FILE,
+  checkAppliedOutput,
+  ensureDir,
+  readLegacyAppliedOutput,
+  writeFileAtomic,
+  type AppliedOutput,
+} from './applied-output-check.ts';
 import { runLimited } from './run-limited.ts';
 
 /** The manifest of the last applied output: cluster, hash, provenance and its resources' content hashes in order. */
@@ -62,7 +69,9 @@ export class AppliedOutputStore {
    * resource files were written. On failure the previous state stays loadable.
    */
   async save(output: AppliedOutput, digests = this.digestsOf(output.resources)): Promise<number> {
-    const stored = this.#stored ?? new Set((await ensureDir(this.#contentDir)).filter((f) => CONTENT_FILE.test(f)).map((f) => f.slice(0, 64)));
+    const stored =
+      this.#stored ??
+      new Set((await ensureDir(this.#contentDir)).filter((f) => CONTENT_FILE.test(f)).map((f) => f.slice(0, 64)));
     this.#stored = stored;
     const missing = new Map<string, Resource>();
     digests.forEach((d, i) => {
@@ -72,7 +81,12 @@ export class AppliedOutputStore {
       await writeFileAtomic(this.#contentFile(d), resourceEncoding(r));
       stored.add(d);
     });
-    const manifest: Manifest = { cluster: output.cluster, hash: output.hash, provenance: output.provenance, resources: digests };
+    const manifest: Manifest = {
+      cluster: output.cluster,
+      hash: output.hash,
+      provenance: output.provenance,
+      resources: digests,
+    };
     await writeFileAtomic(path.join(this.#dir, MANIFEST_FILE), JSON.stringify(manifest));
     this.#digests = new Map(output.resources.map((r, i) => [r, digests[i] as string]));
     await this.#collect(new Set(digests));
@@ -90,7 +104,8 @@ export class AppliedOutputStore {
     try {
       text = await readFile(file, 'utf8');
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') logger.warn({ err, file }, 'cannot read the last applied output');
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+        logger.warn({ err, file }, 'cannot read the last applied output');
       return this.#adopt(await readLegacyAppliedOutput(this.#dir, cluster, logger));
     }
     try {
@@ -117,7 +132,11 @@ export class AppliedOutputStore {
 
   async #readContent(digest: string): Promise<Resource> {
     const text = await readFile(this.#contentFile(digest), 'utf8');
-    if (sha256Hex(text) !== digest) throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_HASH_MISMATCH', `state file ${digest}.json does not hold the content it is named by`);
+    if (sha256Hex(text) !== digest)
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_SNAPSHOT_HASH_MISMATCH',
+        `state file ${digest}.json does not hold the content it is named by`,
+      );
     return JSON.parse(text) as Resource;
   }
 

@@ -1,6 +1,15 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { Backoff, isRecord, MeshrelayError, OWNER_LABEL, OWNER_LABEL_VALUE, resourceId, type BackoffOptions, type Resource } from '@meshrelay/api';
+import {
+  Backoff,
+  isRecord,
+  MeshrelayError,
+  OWNER_LABEL,
+  OWNER_LABEL_VALUE,
+  resourceId,
+  type BackoffOptions,
+  type Resource,
+} from '@meshrelay/api';
 import { APPLIED_KINDS, collectionPath, findAppliedKind, objectPath, type KubeKind } from '../kube/kube-kinds.ts';
 import { KubeHttpClient, statusCodeOf } from '../kube/kube-http.ts';
 import { AppliedOutputStore } from './applied-output-store.ts';
@@ -68,9 +77,13 @@ export class KubernetesOutputApplier implements OutputApplier {
 
   constructor(options: KubernetesApplierOptions) {
     this.#opts = options;
-    this.#http = new KubeHttpClient(options.kubeConfig, options.requestTimeoutMs !== undefined ? { timeoutMs: options.requestTimeoutMs } : {});
+    this.#http = new KubeHttpClient(
+      options.kubeConfig,
+      options.requestTimeoutMs !== undefined ? { timeoutMs: options.requestTimeoutMs } : {},
+    );
     this.#fieldManager = options.fieldManager ?? DEFAULT_FIELD_MANAGER;
-    this.#retryBackoff = options.retry === false ? undefined : new Backoff({ baseMs: 1_000, capMs: 60_000, ...options.retry });
+    this.#retryBackoff =
+      options.retry === false ? undefined : new Backoff({ baseMs: 1_000, capMs: 60_000, ...options.retry });
     this.#store = new AppliedOutputStore(options.stateDir);
   }
 
@@ -89,7 +102,10 @@ export class KubernetesOutputApplier implements OutputApplier {
       this.#applied = undefined;
       if (output) {
         this.#held = output;
-        this.#opts.logger.info({ cluster: output.cluster, hash: output.hash, resources: output.resources.length }, 'restored last applied output');
+        this.#opts.logger.info(
+          { cluster: output.cluster, hash: output.hash, resources: output.resources.length },
+          'restored last applied output',
+        );
       }
       return output;
     });
@@ -139,7 +155,10 @@ export class KubernetesOutputApplier implements OutputApplier {
       this.#held = output;
       this.#desired = undefined;
       this.#retryBackoff?.reset();
-      this.#opts.logger.info({ cluster: output.cluster, hash: output.hash, applied: report.applied, pruned: report.pruned }, 'output server-side applied');
+      this.#opts.logger.info(
+        { cluster: output.cluster, hash: output.hash, applied: report.applied, pruned: report.pruned },
+        'output server-side applied',
+      );
       return true;
     } catch (err) {
       // Only the output still wanted is retried: a newer output or stop() replaced or dropped it.
@@ -151,7 +170,10 @@ export class KubernetesOutputApplier implements OutputApplier {
   #scheduleRetry(output: AppliedOutput): void {
     if (!this.#retryBackoff) return;
     const delay = this.#retryBackoff.nextDelayMs();
-    this.#opts.logger.warn({ cluster: output.cluster, hash: output.hash, retryInMs: delay }, 'output not fully applied; retrying');
+    this.#opts.logger.warn(
+      { cluster: output.cluster, hash: output.hash, retryInMs: delay },
+      'output not fully applied; retrying',
+    );
     this.#retryTimer = setTimeout(() => {
       void this.#serialize(async () => {
         if (this.#desired !== output) return;
@@ -164,7 +186,9 @@ export class KubernetesOutputApplier implements OutputApplier {
   async #applyAndPrune(output: AppliedOutput, digests: readonly string[]): Promise<ApplyReport> {
     const applied = this.#applied;
     const ids = output.resources.map(resourceId);
-    const changed = applied ? output.resources.filter((_, i) => applied.get(ids[i] as string) !== digests[i]) : output.resources;
+    const changed = applied
+      ? output.resources.filter((_, i) => applied.get(ids[i] as string) !== digests[i])
+      : output.resources;
     const failures: string[] = [];
     await runLimited(changed, this.#opts.concurrency ?? 8, async (resource) => {
       try {
@@ -186,9 +210,14 @@ export class KubernetesOutputApplier implements OutputApplier {
 
   async #applyOne(resource: Resource): Promise<void> {
     const kind = findAppliedKind(resource.apiVersion, resource.kind);
-    if (!kind) throw new MeshrelayError('MESHRELAY_ERR_INVALID_RESOURCE', `${resource.kind} (${resource.apiVersion}) is not a kind this agent applies`);
+    if (!kind)
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_INVALID_RESOURCE',
+        `${resource.kind} (${resource.apiVersion}) is not a kind this agent applies`,
+      );
     const namespace = resource.metadata.namespace ?? '';
-    if (kind.ref.namespaced && namespace === '') throw new MeshrelayError('MESHRELAY_ERR_INVALID_RESOURCE', 'metadata.namespace is required');
+    if (kind.ref.namespaced && namespace === '')
+      throw new MeshrelayError('MESHRELAY_ERR_INVALID_RESOURCE', 'metadata.namespace is required');
     await this.#http.request({
       method: 'PATCH',
       path: objectPath(kind, namespace, resource.metadata.name),
@@ -221,7 +250,10 @@ export class KubernetesOutputApplier implements OutputApplier {
       });
     }
     if (failures.length > 0) {
-      throw new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', `the output was applied but pruning failed: ${summarize(failures)}`);
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_UNAVAILABLE',
+        `the output was applied but pruning failed: ${summarize(failures)}`,
+      );
     }
     return pruned.sort();
   }
@@ -258,7 +290,11 @@ export class KubernetesOutputApplier implements OutputApplier {
       await this.#http.request({
         method: 'DELETE',
         path: objectPath(kind, o.namespace, o.name),
-        body: { apiVersion: 'v1', kind: 'DeleteOptions', ...(o.uid !== undefined ? { preconditions: { uid: o.uid } } : {}) },
+        body: {
+          apiVersion: 'v1',
+          kind: 'DeleteOptions',
+          ...(o.uid !== undefined ? { preconditions: { uid: o.uid } } : {}),
+        },
       });
       return true;
     } catch (err) {
@@ -284,13 +320,20 @@ export function ownedObjectOf(kind: KubeKind, item: unknown): OwnedObject | unde
   const labels = isRecord(meta['labels']) ? meta['labels'] : {};
   if (labels[OWNER_LABEL] !== OWNER_LABEL_VALUE || typeof meta['name'] !== 'string') return undefined;
   const namespace = kind.ref.namespaced && typeof meta['namespace'] === 'string' ? meta['namespace'] : '';
-  const id = resourceId({ apiVersion: kind.ref.apiVersion, kind: kind.ref.kind, metadata: { name: meta['name'], ...(namespace !== '' ? { namespace } : {}) } });
+  const id = resourceId({
+    apiVersion: kind.ref.apiVersion,
+    kind: kind.ref.kind,
+    metadata: { name: meta['name'], ...(namespace !== '' ? { namespace } : {}) },
+  });
   return { id, namespace, name: meta['name'], ...(typeof meta['uid'] === 'string' ? { uid: meta['uid'] } : {}) };
 }
 
 /** The apply body: the resource as computed, plus the ownership label whatever the translator set. */
 function withOwnerLabel(resource: Resource): Resource {
-  return { ...resource, metadata: { ...resource.metadata, labels: { ...resource.metadata.labels, [OWNER_LABEL]: OWNER_LABEL_VALUE } } };
+  return {
+    ...resource,
+    metadata: { ...resource.metadata, labels: { ...resource.metadata.labels, [OWNER_LABEL]: OWNER_LABEL_VALUE } },
+  };
 }
 
 function summarize(failures: readonly string[]): string {

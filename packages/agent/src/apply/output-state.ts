@@ -18,7 +18,10 @@ export async function writeAppliedOutput(stateDir: string, output: AppliedOutput
  * Reads the persisted output back, re-checking its hash and cluster. A missing,
  * corrupt or foreign-cluster state is logged and gives undefined.
  */
-export async function readAppliedOutput(stateDir: string, cluster: string, logger: Logger): Promise<AppliedOutput | undefined> {
+export async function readAppliedOutput(
+  stateDir: string,
+  cluster: string,
+  logger: Logger,
+): Promise<AppliedOutput | undefined> {
   return new AppliedOutputStore(stateDir).load(cluster, logger);
 }
-

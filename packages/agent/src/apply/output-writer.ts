@@ -75,7 +75,10 @@ export class FileOutputWriter implements OutputApplier {
       if (!output) return undefined;
       await this.#install(output, this.#store.digestsOf(output.resources));
       this.#held = output;
-      this.#opts.logger.info({ cluster: output.cluster, hash: output.hash, resources: output.resources.length }, 'restored last applied output');
+      this.#opts.logger.info(
+        { cluster: output.cluster, hash: output.hash, resources: output.resources.length },
+        'restored last applied output',
+      );
       return output;
     });
   }
@@ -89,7 +92,8 @@ export class FileOutputWriter implements OutputApplier {
   apply(output: AppliedOutput): Promise<boolean> {
     return this.#serialize(async () => {
       const checked = await checkAppliedOutput(output, this.#opts.cluster, this.#held);
-      if (checked.hash === this.#held?.hash && (await this.#currentTarget()) === versionLinkTarget(checked.hash)) return false;
+      if (checked.hash === this.#held?.hash && (await this.#currentTarget()) === versionLinkTarget(checked.hash))
+        return false;
       const digests = this.#store.digestsOf(checked.resources);
       await this.#install(checked, digests);
       await this.#store.save(checked, digests);
@@ -123,7 +127,10 @@ export class FileOutputWriter implements OutputApplier {
     if (!(await exists(finalDir))) {
       const tmpDir = path.join(versions, `.tmp-${output.hash.slice(0, 12)}-${randomBytes(4).toString('hex')}`);
       const recycled = await this.#claimPrevious(versions, tmpDir, output.hash);
-      const current: VersionDir | undefined = this.#version && { dir: path.join(versions, this.#version.hash), files: this.#version };
+      const current: VersionDir | undefined = this.#version && {
+        dir: path.join(versions, this.#version.hash),
+        files: this.#version,
+      };
       try {
         await buildVersion(tmpDir, { output, files, encodings: this.#encodings(output, digests), current, recycled });
         await rename(tmpDir, finalDir);
@@ -138,7 +145,10 @@ export class FileOutputWriter implements OutputApplier {
       await symlink(versionLinkTarget(output.hash), tmpLink);
       await rename(tmpLink, this.currentPath);
     }
-    this.#previous = this.#version?.hash !== output.hash && previous === versionLinkTarget(this.#version?.hash ?? '') ? this.#version : undefined;
+    this.#previous =
+      this.#version?.hash !== output.hash && previous === versionLinkTarget(this.#version?.hash ?? '')
+        ? this.#version
+        : undefined;
     this.#version = files;
     await this.#prune(new Set([output.hash, path.basename(previous ?? '')]));
   }
@@ -166,7 +176,8 @@ export class FileOutputWriter implements OutputApplier {
   #encodings(output: AppliedOutput, digests: readonly string[]): Buffer[] {
     const kept = new Map<string, Buffer>();
     const encodings = digests.map((d, i) => {
-      const e = kept.get(d) ?? this.#encodingByDigest.get(d) ?? Buffer.from(resourceEncoding(output.resources[i] as Resource));
+      const e =
+        kept.get(d) ?? this.#encodingByDigest.get(d) ?? Buffer.from(resourceEncoding(output.resources[i] as Resource));
       kept.set(d, e);
       return e;
     });
@@ -200,7 +211,8 @@ function resourceFileNames(resources: readonly Resource[]): string[] {
     if (used.has(name)) name = `${safe(resource.apiVersion)}.${name}`;
     // Names that differ only in characters a file name cannot hold map to one name: each
     // further one carries a digest of its key, so no resource's file replaces another's.
-    if (used.has(name)) name = `${name.slice(0, -'.yaml'.length)}.${createHash('sha256').update(resourceId(resource)).digest('hex').slice(0, 16)}.yaml`;
+    if (used.has(name))
+      name = `${name.slice(0, -'.yaml'.length)}.${createHash('sha256').update(resourceId(resource)).digest('hex').slice(0, 16)}.yaml`;
     used.add(name);
     return name;
   });

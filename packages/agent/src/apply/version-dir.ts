@@ -54,7 +54,9 @@ export async function buildVersion(dir: string, build: VersionBuild): Promise<vo
   const { output, files, current, recycled } = build;
   const slicer = new LoopSlicer();
   const present = recycled ? clearChanged(dir, recycled.files, files) : new Set<number>();
-  const linkFrom = current ? new Map(current.files.digests.map((d, j) => [d, current.files.names[j] as string])) : new Map<string, string>();
+  const linkFrom = current
+    ? new Map(current.files.digests.map((d, j) => [d, current.files.names[j] as string]))
+    : new Map<string, string>();
   const writes: [string, string][] = [];
   for (let i = 0; i < files.names.length; i++) {
     if (present.has(i)) continue;
@@ -67,7 +69,9 @@ export async function buildVersion(dir: string, build: VersionBuild): Promise<vo
   }
   // Rendered first, written after (no write can fail unobserved while the loop takes its turns).
   // 'wx': a name is never written through (a file there could be a link shared with a served version).
-  await runLimited(writes, PARALLEL_WRITES, async ([name, text]) => writeFile(path.join(dir, name), text, { flag: 'wx' }));
+  await runLimited(writes, PARALLEL_WRITES, async ([name, text]) =>
+    writeFile(path.join(dir, name), text, { flag: 'wx' }),
+  );
   await writeSnapshotJson(path.join(dir, SNAPSHOT_FILE), output, build.encodings);
 }
 

@@ -27,7 +27,10 @@ function configOrExit(): AgentConfig {
 }
 
 const config = configOrExit();
-const logger = pino({ level: config.logLevel, base: { cluster: config.cluster, replica: config.replicaId, pid: process.pid } });
+const logger = pino({
+  level: config.logLevel,
+  base: { cluster: config.cluster, replica: config.replicaId, pid: process.pid },
+});
 const agent = buildOrExit();
 
 /** The agent, or exit 2 when a backend or the leader election cannot be set up from the config (e.g. an unreadable kubeconfig). */

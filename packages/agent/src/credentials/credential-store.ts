@@ -80,20 +80,30 @@ export class FileCredentialStore implements CredentialStore {
    */
   async load(): Promise<ClientCredentials | undefined> {
     const stored = await readJson(path.join(this.#opts.stateDir, CERT_FILE));
-    if (!isRecord(stored) || typeof stored['certificatePem'] !== 'string' || typeof stored['caBundlePem'] !== 'string') return undefined;
+    if (!isRecord(stored) || typeof stored['certificatePem'] !== 'string' || typeof stored['caBundlePem'] !== 'string')
+      return undefined;
     try {
       const creds = describeCertificate(stored['certificatePem'], stored['caBundlePem'], await this.keyPair());
       if (creds.cluster !== this.#opts.cluster) {
-        this.#opts.logger.warn({ cluster: this.#opts.cluster, certificateCluster: creds.cluster }, 'persisted client certificate is for another cluster; registering again');
+        this.#opts.logger.warn(
+          { cluster: this.#opts.cluster, certificateCluster: creds.cluster },
+          'persisted client certificate is for another cluster; registering again',
+        );
         return undefined;
       }
       if (creds.notAfterMs <= this.#now()) {
-        this.#opts.logger.warn({ cluster: creds.cluster, notAfter: new Date(creds.notAfterMs).toISOString() }, 'persisted client certificate expired; registering again');
+        this.#opts.logger.warn(
+          { cluster: creds.cluster, notAfter: new Date(creds.notAfterMs).toISOString() },
+          'persisted client certificate expired; registering again',
+        );
         return undefined;
       }
       return creds;
     } catch (err) {
-      this.#opts.logger.warn({ err, cluster: this.#opts.cluster }, 'persisted client certificate is unreadable; registering again');
+      this.#opts.logger.warn(
+        { err, cluster: this.#opts.cluster },
+        'persisted client certificate is unreadable; registering again',
+      );
       return undefined;
     }
   }
@@ -102,7 +112,10 @@ export class FileCredentialStore implements CredentialStore {
   async save(certificatePem: string, caBundlePem: string): Promise<ClientCredentials> {
     const creds = describeCertificate(certificatePem, caBundlePem, await this.keyPair());
     if (creds.cluster !== this.#opts.cluster) {
-      throw new MeshrelayError('MESHRELAY_ERR_CERTIFICATE', `issued certificate names cluster "${creds.cluster}", expected "${this.#opts.cluster}"`);
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_CERTIFICATE',
+        `issued certificate names cluster "${creds.cluster}", expected "${this.#opts.cluster}"`,
+      );
     }
     await this.#write(CERT_FILE, { certificatePem, caBundlePem });
     return creds;

@@ -80,11 +80,17 @@ export class KubernetesSecretCredentialStore implements CredentialStore {
     try {
       const creds = describeCertificate(certificatePem, caBundlePem, keyPair);
       if (creds.cluster !== this.#opts.cluster) {
-        this.#opts.logger.warn({ ...fields, certificateCluster: creds.cluster }, 'stored client certificate is for another cluster; registering again');
+        this.#opts.logger.warn(
+          { ...fields, certificateCluster: creds.cluster },
+          'stored client certificate is for another cluster; registering again',
+        );
         return undefined;
       }
       if (creds.notAfterMs <= this.#now()) {
-        this.#opts.logger.warn({ ...fields, notAfter: new Date(creds.notAfterMs).toISOString() }, 'stored client certificate expired; registering again');
+        this.#opts.logger.warn(
+          { ...fields, notAfter: new Date(creds.notAfterMs).toISOString() },
+          'stored client certificate expired; registering again',
+        );
         return undefined;
       }
       return creds;
@@ -98,10 +104,17 @@ export class KubernetesSecretCredentialStore implements CredentialStore {
     const keyPair = await this.keyPair();
     const creds = describeCertificate(certificatePem, caBundlePem, keyPair);
     if (creds.cluster !== this.#opts.cluster) {
-      throw new MeshrelayError('MESHRELAY_ERR_CERTIFICATE', `issued certificate names cluster "${creds.cluster}", expected "${this.#opts.cluster}"`);
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_CERTIFICATE',
+        `issued certificate names cluster "${creds.cluster}", expected "${this.#opts.cluster}"`,
+      );
     }
     // The key is written with the certificate: the pair must stay together even if another replica raced on the key.
-    await this.#update(() => ({ [KEY]: encode(keyPair.privateKeyPem), [CERT]: encode(certificatePem), [CA]: encode(caBundlePem) }));
+    await this.#update(() => ({
+      [KEY]: encode(keyPair.privateKeyPem),
+      [CERT]: encode(certificatePem),
+      [CA]: encode(caBundlePem),
+    }));
     return creds;
   }
 
@@ -114,10 +127,17 @@ export class KubernetesSecretCredentialStore implements CredentialStore {
 
   async #read(): Promise<SecretObject | undefined> {
     try {
-      return await this.#http.request<SecretObject>({ method: 'GET', path: `${this.#path}/${encodeURIComponent(this.#opts.name)}` });
+      return await this.#http.request<SecretObject>({
+        method: 'GET',
+        path: `${this.#path}/${encodeURIComponent(this.#opts.name)}`,
+      });
     } catch (err) {
       if (statusCodeOf(err) === 404) return undefined;
-      throw new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', `cannot read ${this.#description}: ${(err as Error).message}`, { cause: err });
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_UNAVAILABLE',
+        `cannot read ${this.#description}: ${(err as Error).message}`,
+        { cause: err },
+      );
     }
   }
 
@@ -126,7 +146,10 @@ export class KubernetesSecretCredentialStore implements CredentialStore {
    * returns the new data (merged over the current unless `replaceData`), or
    * undefined to leave the Secret as it is.
    */
-  async #update(change: (data: Readonly<Record<string, string>>) => Record<string, string> | undefined, replaceData = false): Promise<void> {
+  async #update(
+    change: (data: Readonly<Record<string, string>>) => Record<string, string> | undefined,
+    replaceData = false,
+  ): Promise<void> {
     const attempts = this.#opts.maxWriteAttempts ?? 5;
     for (let attempt = 1; ; attempt++) {
       const secret = await this.#read();
@@ -138,9 +161,16 @@ export class KubernetesSecretCredentialStore implements CredentialStore {
         return;
       } catch (err) {
         if (statusCodeOf(err) !== 409 || attempt >= attempts) {
-          throw new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', `cannot write ${this.#description}: ${(err as Error).message}`, { cause: err });
+          throw new MeshrelayError(
+            'MESHRELAY_ERR_UNAVAILABLE',
+            `cannot write ${this.#description}: ${(err as Error).message}`,
+            { cause: err },
+          );
         }
-        this.#opts.logger.debug({ cluster: this.#opts.cluster, secret: this.#description, attempt }, 'credentials Secret changed since it was read; reading it again');
+        this.#opts.logger.debug(
+          { cluster: this.#opts.cluster, secret: this.#description, attempt },
+          'credentials Secret changed since it was read; reading it again',
+        );
       }
     }
   }
@@ -152,7 +182,12 @@ export class KubernetesSecretCredentialStore implements CredentialStore {
       apiVersion: 'v1',
       kind: 'Secret',
       type: 'Opaque',
-      metadata: { name, namespace, labels: { 'app.kubernetes.io/managed-by': 'meshrelay-agent' }, ...(resourceVersion !== undefined ? { resourceVersion } : {}) },
+      metadata: {
+        name,
+        namespace,
+        labels: { 'app.kubernetes.io/managed-by': 'meshrelay-agent' },
+        ...(resourceVersion !== undefined ? { resourceVersion } : {}),
+      },
       data,
     };
     if (secret === undefined) await this.#http.request({ method: 'POST', path: this.#path, body });

@@ -8,7 +8,12 @@ import type { DiscoveryProvider } from './discovery-provider.ts';
 import { logNewInputProblems, type InputProblem } from './input-problem.ts';
 import type { ResourceValidator } from './manifest-parser.ts';
 import type { ManifestGenerations } from './manifest-generations.ts';
-import { DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TOTAL_BYTES, isManifestPath, type ManifestLimits } from './manifest-reader.ts';
+import {
+  DEFAULT_MAX_FILE_BYTES,
+  DEFAULT_MAX_TOTAL_BYTES,
+  isManifestPath,
+  type ManifestLimits,
+} from './manifest-reader.ts';
 import { assembleInputSnapshot } from './manifest-snapshot.ts';
 import { ManifestSet } from './manifest-set.ts';
 
@@ -95,9 +100,17 @@ export class FileDiscoveryProvider implements DiscoveryProvider {
   async start(): Promise<void> {
     const info = await stat(this.#root).catch(() => undefined);
     if (!info?.isDirectory()) {
-      throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `--manifests-dir: ${this.#root} is not a readable directory`);
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_INVALID_CONFIG',
+        `--manifests-dir: ${this.#root} is not a readable directory`,
+      );
     }
-    this.#set = new ManifestSet({ root: this.#root, realRoot: await realpath(this.#root), validate: this.#opts.validate, limits: this.#limits });
+    this.#set = new ManifestSet({
+      root: this.#root,
+      realRoot: await realpath(this.#root),
+      validate: this.#opts.validate,
+      limits: this.#limits,
+    });
     await this.rescan();
     this.#startWatching();
     this.#rescanTimer = setInterval(() => this.#requestScan(0, undefined), this.#opts.rescanIntervalMs ?? 60_000);
@@ -140,7 +153,9 @@ export class FileDiscoveryProvider implements DiscoveryProvider {
   #startWatching(): void {
     if (this.#watcher || this.#stopped || this.#opts.watch === false) return;
     try {
-      this.#watcher = watch(this.#root, { recursive: true, persistent: false }, (_event, filename) => this.#requestScan(this.#opts.debounceMs ?? 100, filename));
+      this.#watcher = watch(this.#root, { recursive: true, persistent: false }, (_event, filename) =>
+        this.#requestScan(this.#opts.debounceMs ?? 100, filename),
+      );
       this.#watcher.on('error', (err) => {
         this.#opts.logger.warn({ err, dir: this.#root }, 'manifest watch failed; relying on periodic rescan');
         this.#watcher?.close();
@@ -183,7 +198,14 @@ export class FileDiscoveryProvider implements DiscoveryProvider {
       changed = (request === 'all' ? await set.syncAll() : await set.syncPaths(request)).changed;
     } catch (err) {
       // Keep the previous snapshot: a vanished directory is not evidence that the resources are gone.
-      this.#setProblems([{ file: '.', document: -1, path: '', message: `cannot list the manifests dir (${(err as NodeJS.ErrnoException).code ?? 'error'})` }]);
+      this.#setProblems([
+        {
+          file: '.',
+          document: -1,
+          path: '',
+          message: `cannot list the manifests dir (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+        },
+      ]);
       return;
     }
     if (!changed && this.#current) return;
@@ -199,7 +221,13 @@ export class FileDiscoveryProvider implements DiscoveryProvider {
     if (snapshot.hash === this.#current?.hash) return;
     this.#current = snapshot;
     this.#opts.logger.info(
-      { cluster: snapshot.cluster, generation, hash: snapshot.hash, resources: snapshot.resources.length, problems: this.#problems.length },
+      {
+        cluster: snapshot.cluster,
+        generation,
+        hash: snapshot.hash,
+        resources: snapshot.resources.length,
+        problems: this.#problems.length,
+      },
       'input snapshot built',
     );
     for (const listener of this.#listeners) listener(snapshot);

@@ -37,16 +37,23 @@ export function formatInputProblem(problem: InputProblem): string {
 
 /** Stable order for problem lists (by file, document, path, message). */
 export function compareInputProblems(a: InputProblem, b: InputProblem): number {
-  const text = (p: InputProblem): string => `${p.file}\u0000${String(p.document + 1).padStart(8, '0')}\u0000${p.path}\u0000${p.message}`;
+  const text = (p: InputProblem): string =>
+    `${p.file}\u0000${String(p.document + 1).padStart(8, '0')}\u0000${p.path}\u0000${p.message}`;
   const ta = text(a);
   const tb = text(b);
   return ta < tb ? -1 : ta > tb ? 1 : 0;
 }
 
 /** Logs each problem of `next` that `previous` did not have (a problem is logged once, not on every snapshot). */
-export function logNewInputProblems(logger: Logger, cluster: string, previous: readonly InputProblem[], next: readonly InputProblem[]): void {
+export function logNewInputProblems(
+  logger: Logger,
+  cluster: string,
+  previous: readonly InputProblem[],
+  next: readonly InputProblem[],
+): void {
   const known = new Set(previous.map((p) => JSON.stringify(p)));
   for (const problem of next) {
-    if (!known.has(JSON.stringify(problem))) logger.warn({ cluster, problem }, `input problem: ${formatInputProblem(problem)}`);
+    if (!known.has(JSON.stringify(problem)))
+      logger.warn({ cluster, problem }, `input problem: ${formatInputProblem(problem)}`);
   }
 }

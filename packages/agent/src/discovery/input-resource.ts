@@ -1,4 +1,13 @@
-import { KINDS, canonicalJson, findInputKind, isKind, isMeshConfigMap, isRecord, normalizeResource, type Resource } from '@meshrelay/api';
+import {
+  KINDS,
+  canonicalJson,
+  findInputKind,
+  isKind,
+  isMeshConfigMap,
+  isRecord,
+  normalizeResource,
+  type Resource,
+} from '@meshrelay/api';
 
 /** Checks one normalized resource; returns its field problems (empty when valid). */
 export type ResourceValidator = (resource: Resource) => readonly { readonly path: string; readonly message: string }[];
@@ -14,7 +23,8 @@ export interface FieldProblem {
  * canonical encoding (what the snapshot's encoding and hash are assembled
  * from), or why it cannot be one.
  */
-export type InputConversion = { readonly resource: Resource; readonly encoding: string } | { readonly problems: readonly FieldProblem[] };
+export type InputConversion =
+  { readonly resource: Resource; readonly encoding: string } | { readonly problems: readonly FieldProblem[] };
 
 /**
  * Deepest nesting of objects and arrays accepted in one object. Kubernetes
@@ -32,7 +42,10 @@ const GLOO_API_VERSION = /^[a-z0-9.-]+\.solo\.io\/[a-z0-9]+$/;
  * (where its owners look), and a broken AccessPolicy fails closed instead of vanishing.
  */
 function carriedDespite(resource: Resource, problems: readonly FieldProblem[]): boolean {
-  return GLOO_API_VERSION.test(resource.apiVersion) && problems.every((p) => p.path === 'kind' || p.path === 'spec' || /^spec[.[]/.test(p.path));
+  return (
+    GLOO_API_VERSION.test(resource.apiVersion) &&
+    problems.every((p) => p.path === 'kind' || p.path === 'spec' || /^spec[.[]/.test(p.path))
+  );
 }
 
 /**
@@ -48,7 +61,15 @@ function carriedDespite(resource: Resource, problems: readonly FieldProblem[]): 
  * `items[3].` for a List item). Never throws.
  */
 export function toInputResource(value: unknown, validate: ResourceValidator, pathPrefix = ''): InputConversion {
-  if (nestingExceeds(value, MAX_OBJECT_DEPTH)) return { problems: [{ path: pathPrefix.replace(/\.$/, ''), message: `nests objects and arrays deeper than ${MAX_OBJECT_DEPTH} levels` }] };
+  if (nestingExceeds(value, MAX_OBJECT_DEPTH))
+    return {
+      problems: [
+        {
+          path: pathPrefix.replace(/\.$/, ''),
+          message: `nests objects and arrays deeper than ${MAX_OBJECT_DEPTH} levels`,
+        },
+      ],
+    };
   const shape = checkShape(value);
   if (shape.length > 0) return { problems: shape.map((p) => ({ path: pathPrefix + p.path, message: p.message })) };
   const raw = value as Resource;
@@ -57,7 +78,9 @@ export function toInputResource(value: unknown, validate: ResourceValidator, pat
   if (isKind(raw, KINDS.ConfigMap) && !isMeshConfigMap(raw)) return { problems: [] };
   // As `kubectl apply` does, a namespaced object without a namespace lands in "default".
   const withNamespace =
-    kindRef?.namespaced === true && (raw.metadata.namespace ?? '') === '' ? { ...raw, metadata: { ...raw.metadata, namespace: 'default' } } : raw;
+    kindRef?.namespaced === true && (raw.metadata.namespace ?? '') === ''
+      ? { ...raw, metadata: { ...raw.metadata, namespace: 'default' } }
+      : raw;
   let resource: Resource;
   let encoding: string;
   try {
@@ -67,7 +90,8 @@ export function toInputResource(value: unknown, validate: ResourceValidator, pat
     return { problems: [{ path: pathPrefix.replace(/\.$/, ''), message: (err as Error).message }] };
   }
   const problems = validate(resource);
-  if (problems.length > 0 && !carriedDespite(resource, problems)) return { problems: problems.map((p) => ({ path: pathPrefix + p.path, message: p.message })) };
+  if (problems.length > 0 && !carriedDespite(resource, problems))
+    return { problems: problems.map((p) => ({ path: pathPrefix + p.path, message: p.message })) };
   return { resource, encoding };
 }
 
@@ -78,26 +102,33 @@ function nestingExceeds(value: unknown, limit: number): boolean {
     const [item, depth] = stack.pop() as [unknown, number];
     if (item === null || typeof item !== 'object') continue;
     if (depth > limit) return true;
-    for (const member of Object.values(item)) if (member !== null && typeof member === 'object') stack.push([member, depth + 1]);
+    for (const member of Object.values(item))
+      if (member !== null && typeof member === 'object') stack.push([member, depth + 1]);
   }
   return false;
 }
 
 function checkShape(value: unknown): FieldProblem[] {
-  if (!isRecord(value)) return [{ path: '', message: 'a document must be an object with apiVersion, kind and metadata' }];
+  if (!isRecord(value))
+    return [{ path: '', message: 'a document must be an object with apiVersion, kind and metadata' }];
   const problems: FieldProblem[] = [];
   for (const key of ['apiVersion', 'kind'] as const) {
-    if (typeof value[key] !== 'string' || value[key] === '') problems.push({ path: key, message: 'is required and must be a non-empty string' });
+    if (typeof value[key] !== 'string' || value[key] === '')
+      problems.push({ path: key, message: 'is required and must be a non-empty string' });
   }
   const meta = value['metadata'];
   if (!isRecord(meta)) return [...problems, { path: 'metadata', message: 'is required and must be an object' }];
-  if (typeof meta['name'] !== 'string' || meta['name'] === '') problems.push({ path: 'metadata.name', message: 'is required and must be a non-empty string' });
-  if (meta['namespace'] !== undefined && typeof meta['namespace'] !== 'string') problems.push({ path: 'metadata.namespace', message: 'must be a string' });
+  if (typeof meta['name'] !== 'string' || meta['name'] === '')
+    problems.push({ path: 'metadata.name', message: 'is required and must be a non-empty string' });
+  if (meta['namespace'] !== undefined && typeof meta['namespace'] !== 'string')
+    problems.push({ path: 'metadata.namespace', message: 'must be a string' });
   for (const key of ['labels', 'annotations'] as const) {
     const map = meta[key];
     if (map === undefined || map === null) continue;
     if (!isRecord(map)) problems.push({ path: `metadata.${key}`, message: 'must be a map of strings' });
-    else for (const [k, v] of Object.entries(map)) if (typeof v !== 'string') problems.push({ path: `metadata.${key}.${k}`, message: 'must be a string' });
+    else
+      for (const [k, v] of Object.entries(map))
+        if (typeof v !== 'string') problems.push({ path: `metadata.${key}.${k}`, message: 'must be a string' });
   }
   return problems;
 }

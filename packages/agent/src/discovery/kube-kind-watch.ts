@@ -98,11 +98,21 @@ export class KindWatch {
     const { ref } = this.#opts.kind;
     const what = `${ref.kind} (${ref.apiVersion})`;
     if (this.#state === 'missing') {
-      return { file: this.#path, document: -1, path: '', message: `${what} is not served by the API server (404 on list; is its CRD installed?): skipped, listed again every ${Math.round((this.#opts.missingRetryMs ?? 30_000) / 1000)} s` };
+      return {
+        file: this.#path,
+        document: -1,
+        path: '',
+        message: `${what} is not served by the API server (404 on list; is its CRD installed?): skipped, listed again every ${Math.round((this.#opts.missingRetryMs ?? 30_000) / 1000)} s`,
+      };
     }
     if (this.#error === undefined || this.#state === 'synced') return undefined;
     const kept = this.#state === 'failing' ? '; the objects last seen are kept' : '';
-    return { file: this.#path, document: -1, path: '', message: `cannot list/watch ${what}: ${this.#error.message}; retrying${kept}` };
+    return {
+      file: this.#path,
+      document: -1,
+      path: '',
+      message: `cannot list/watch ${what}: ${this.#error.message}; retrying${kept}`,
+    };
   }
 
   /** Starts listing and watching; progress is reported through onChange. */
@@ -131,7 +141,9 @@ export class KindWatch {
   }
 
   #makeInformer(): ObjectInformer {
-    const informer: ObjectInformer = kubeClient().makeInformer(this.#opts.kubeConfig, this.#path, () => this.#list(informer));
+    const informer: ObjectInformer = kubeClient().makeInformer(this.#opts.kubeConfig, this.#path, () =>
+      this.#list(informer),
+    );
     const changed = (phase: 'set' | 'delete') => (obj: KubernetesObject) => {
       if (informer !== this.#informer) return;
       if (phase === 'set') this.#objects.set(objectKey(obj), obj);
@@ -165,7 +177,8 @@ export class KindWatch {
     this.#state = 'synced';
     this.#error = undefined;
     this.#backoff.reset();
-    if (recovered) this.#opts.logger.info({ kind: this.#opts.kind.ref.kind, path: this.#path }, 'kind listed and watched');
+    if (recovered)
+      this.#opts.logger.info({ kind: this.#opts.kind.ref.kind, path: this.#path }, 'kind listed and watched');
     this.#opts.onChange();
   }
 
@@ -176,7 +189,11 @@ export class KindWatch {
       let resourceVersion: string | undefined;
       let cont: string | undefined;
       do {
-        const page = await this.#opts.http.request<RawList>({ method: 'GET', path: this.#path, query: { limit: this.#opts.pageSize ?? 500, continue: cont } });
+        const page = await this.#opts.http.request<RawList>({
+          method: 'GET',
+          path: this.#path,
+          query: { limit: this.#opts.pageSize ?? 500, continue: cont },
+        });
         if (Array.isArray(page.items)) items.push(...page.items);
         const meta = isRecord(page.metadata) ? page.metadata : {};
         if (typeof meta['resourceVersion'] === 'string') resourceVersion ??= meta['resourceVersion'];

@@ -1,7 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { buildInputSnapshot, MeshrelayError, resourceId, type BackoffOptions, type InputSnapshot, type Resource, type ResourceKey } from '@meshrelay/api';
+import {
+  buildInputSnapshot,
+  MeshrelayError,
+  resourceId,
+  type BackoffOptions,
+  type InputSnapshot,
+  type Resource,
+  type ResourceKey,
+} from '@meshrelay/api';
 import type { DiscoveryProvider } from './discovery-provider.ts';
 import { compareInputProblems, logNewInputProblems, type InputProblem } from './input-problem.ts';
 import { toInputResource, type InputConversion, type ResourceValidator } from './input-resource.ts';
@@ -110,8 +118,14 @@ export class KubernetesDiscoveryProvider implements DiscoveryProvider {
       });
     const istioNamespace = this.#opts.istioNamespace ?? 'istio-system';
     this.#meshConfigWatch = watchOf(MESH_CONFIG_KIND, istioNamespace);
-    this.#meshConfig = new MeshConfigTracker(istioNamespace, `${collectionPath(MESH_CONFIG_KIND, istioNamespace)}/istio`);
-    this.#watches = [...watchTargets(this.#opts.namespaces).map(({ kind, namespace }) => watchOf(kind, namespace)), this.#meshConfigWatch];
+    this.#meshConfig = new MeshConfigTracker(
+      istioNamespace,
+      `${collectionPath(MESH_CONFIG_KIND, istioNamespace)}/istio`,
+    );
+    this.#watches = [
+      ...watchTargets(this.#opts.namespaces).map(({ kind, namespace }) => watchOf(kind, namespace)),
+      this.#meshConfigWatch,
+    ];
     const timeoutMs = this.#opts.syncTimeoutMs ?? 120_000;
     let timer: NodeJS.Timeout | undefined;
     const outcome = await new Promise<'synced' | 'stopped' | 'timeout'>((resolve) => {
@@ -124,11 +138,20 @@ export class KubernetesDiscoveryProvider implements DiscoveryProvider {
     clearTimeout(timer);
     this.#synced = undefined;
     this.#abortStart = undefined;
-    if (outcome === 'stopped') throw new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', 'the kubernetes provider was stopped before every kind was listed');
+    if (outcome === 'stopped')
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_UNAVAILABLE',
+        'the kubernetes provider was stopped before every kind was listed',
+      );
     if (outcome === 'timeout') {
-      const missing = this.#watches.filter((w) => !w.settled).map((w) => `${w.path} (${w.lastError?.message ?? 'no answer'})`);
+      const missing = this.#watches
+        .filter((w) => !w.settled)
+        .map((w) => `${w.path} (${w.lastError?.message ?? 'no answer'})`);
       await this.stop();
-      throw new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', `the Kubernetes API server did not list within ${timeoutMs} ms: ${missing.join('; ')}`);
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_UNAVAILABLE',
+        `the Kubernetes API server did not list within ${timeoutMs} ms: ${missing.join('; ')}`,
+      );
     }
     this.#build();
   }
@@ -202,10 +225,18 @@ export class KubernetesDiscoveryProvider implements DiscoveryProvider {
   #readMeshConfig(watch: KindWatch): { resource?: Resource; problem?: InputProblem } {
     const reading = (this.#meshConfig as MeshConfigTracker).read(watch.objects());
     if (reading.trustDomain !== this.#trustDomain) {
-      this.#opts.logger.info({ cluster: this.#opts.cluster, trustDomain: reading.trustDomain ?? null }, reading.trustDomain === undefined ? 'Istio mesh config sets no trust domain: Istio\'s default applies' : 'trust domain from Istio\'s mesh config');
+      this.#opts.logger.info(
+        { cluster: this.#opts.cluster, trustDomain: reading.trustDomain ?? null },
+        reading.trustDomain === undefined
+          ? "Istio mesh config sets no trust domain: Istio's default applies"
+          : "trust domain from Istio's mesh config",
+      );
       this.#trustDomain = reading.trustDomain;
     }
-    return { ...(reading.resource ? { resource: reading.resource } : {}), ...(reading.problem ? { problem: reading.problem } : {}) };
+    return {
+      ...(reading.resource ? { resource: reading.resource } : {}),
+      ...(reading.problem ? { problem: reading.problem } : {}),
+    };
   }
 
   /** Conversions are cached per API object (a changed object is a new object), so a rebuild re-validates only what changed. */
@@ -213,7 +244,10 @@ export class KubernetesDiscoveryProvider implements DiscoveryProvider {
     let conversion = this.#conversions.get(obj);
     if (!conversion) {
       // List items come without apiVersion/kind; the collection they came from says what they are.
-      conversion = toInputResource({ ...obj, apiVersion: kind.ref.apiVersion, kind: kind.ref.kind }, this.#opts.validate);
+      conversion = toInputResource(
+        { ...obj, apiVersion: kind.ref.apiVersion, kind: kind.ref.kind },
+        this.#opts.validate,
+      );
       this.#conversions.set(obj, conversion);
     }
     return conversion;
@@ -225,7 +259,13 @@ export class KubernetesDiscoveryProvider implements DiscoveryProvider {
     if (snapshot.hash === this.#current?.hash) return;
     this.#current = snapshot;
     this.#opts.logger.info(
-      { cluster: snapshot.cluster, generation, hash: snapshot.hash, resources: resources.length, problems: this.#problems.length },
+      {
+        cluster: snapshot.cluster,
+        generation,
+        hash: snapshot.hash,
+        resources: resources.length,
+        problems: this.#problems.length,
+      },
       'input snapshot built',
     );
     for (const listener of this.#listeners) listener(snapshot);
@@ -240,13 +280,25 @@ export class KubernetesDiscoveryProvider implements DiscoveryProvider {
 /** One informer per kind and watched namespace; cluster-scoped kinds once. */
 function watchTargets(namespaces: readonly string[] | undefined): Array<{ kind: KubeKind; namespace?: string }> {
   const scoped = [...new Set(namespaces ?? [])].sort();
-  return WATCHED_KINDS.flatMap((kind) => (!kind.ref.namespaced || scoped.length === 0 ? [{ kind }] : scoped.map((namespace) => ({ kind, namespace }))));
+  return WATCHED_KINDS.flatMap((kind) =>
+    !kind.ref.namespaced || scoped.length === 0 ? [{ kind }] : scoped.map((namespace) => ({ kind, namespace })),
+  );
 }
 
 /** A rejected object's problems, each naming its kind, namespace, name and field. */
-function objectProblems(obj: KubernetesObject, kind: KubeKind, problems: readonly { path: string; message: string }[]): InputProblem[] {
+function objectProblems(
+  obj: KubernetesObject,
+  kind: KubeKind,
+  problems: readonly { path: string; message: string }[],
+): InputProblem[] {
   const namespace = kind.ref.namespaced ? (obj.metadata?.namespace ?? '') : '';
   const name = obj.metadata?.name ?? '';
   const object: ResourceKey = { apiVersion: kind.ref.apiVersion, kind: kind.ref.kind, namespace, name };
-  return problems.map((p) => ({ file: objectPath(kind, namespace, name), document: -1, path: p.path, message: p.message, object }));
+  return problems.map((p) => ({
+    file: objectPath(kind, namespace, name),
+    document: -1,
+    path: p.path,
+    message: p.message,
+    object,
+  }));
 }

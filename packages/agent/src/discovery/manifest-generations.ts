@@ -16,7 +16,11 @@ export class ManifestGenerations {
 
   /** Replaces the index with the generations of the entries of the newest merged manifests. */
   update(entries: readonly ManifestEntry[]): void {
-    this.#byKey = new Map(entries.flatMap((e) => (e.generation === undefined ? [] : [[formatResourceKey(resourceKey(e.resource)), e.generation] as const])));
+    this.#byKey = new Map(
+      entries.flatMap((e) =>
+        e.generation === undefined ? [] : [[formatResourceKey(resourceKey(e.resource)), e.generation] as const],
+      ),
+    );
   }
 
   generationOf(key: ResourceKey): number {

@@ -40,7 +40,8 @@ export function parseManifest(file: string, text: string, validate: ResourceVali
     return parseDocuments(file, text, validate);
   } catch (err) {
     // The YAML composer and the validators recurse: a deeply nested file can exhaust the stack.
-    if (err instanceof RangeError) return { entries: [], problems: [{ file, document: -1, path: '', message: 'nests too deeply to be parsed' }] };
+    if (err instanceof RangeError)
+      return { entries: [], problems: [{ file, document: -1, path: '', message: 'nests too deeply to be parsed' }] };
     throw err;
   }
 }
@@ -53,9 +54,14 @@ function parseDocuments(file: string, text: string, validate: ResourceValidator)
     if ('resource' in result) {
       const generation = manifestGeneration(value);
       const resource = deepFreeze(JSON.parse(result.encoding) as Resource);
-      entries.push({ file, document, resource, encoding: result.encoding, ...(generation === undefined ? {} : { generation }) });
-    }
-    else for (const p of result.problems) problems.push({ file, document, path: p.path, message: p.message });
+      entries.push({
+        file,
+        document,
+        resource,
+        encoding: result.encoding,
+        ...(generation === undefined ? {} : { generation }),
+      });
+    } else for (const p of result.problems) problems.push({ file, document, path: p.path, message: p.message });
   };
   for (const [index, doc] of readDocuments(file, text, problems)) {
     if (doc === null || doc === undefined) continue;
@@ -82,14 +88,20 @@ function readDocuments(file: string, text: string, problems: InputProblem[]): Ar
   const docs: Array<[number, unknown]> = [];
   parseAllDocuments(text, { uniqueKeys: true, prettyErrors: false }).forEach((doc, index) => {
     if (doc.errors.length > 0) {
-      for (const err of doc.errors) problems.push({ file, document: index, path: '', message: `not valid YAML: ${yamlReason(err, text)}` });
+      for (const err of doc.errors)
+        problems.push({ file, document: index, path: '', message: `not valid YAML: ${yamlReason(err, text)}` });
       return;
     }
     try {
       docs.push([index, doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT })]);
     } catch (err) {
       if (err instanceof RangeError) throw err;
-      problems.push({ file, document: index, path: '', message: `not valid YAML: ${err instanceof YAMLError ? yamlReason(err, text) : 'an unresolved alias, or more aliases than allowed'}` });
+      problems.push({
+        file,
+        document: index,
+        path: '',
+        message: `not valid YAML: ${err instanceof YAMLError ? yamlReason(err, text) : 'an unresolved alias, or more aliases than allowed'}`,
+      });
     }
   });
   return docs;

@@ -49,7 +49,12 @@ export async function listManifestFiles(root: string): Promise<string[]> {
  * link that leads outside `realRoot` is refused unless the limits allow it; a
  * path that is not (or no longer) a regular file is `gone`.
  */
-export async function statManifest(root: string, realRoot: string, rel: string, limits: ManifestLimits): Promise<ManifestStat> {
+export async function statManifest(
+  root: string,
+  realRoot: string,
+  rel: string,
+  limits: ManifestLimits,
+): Promise<ManifestStat> {
   const full = path.join(root, rel);
   try {
     const link = await lstat(full);
@@ -57,13 +62,23 @@ export async function statManifest(root: string, realRoot: string, rel: string, 
     if (!info.isFile()) return { kind: 'gone' };
     const signature = `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}:${info.ctimeMs}`;
     if (link.isSymbolicLink() && !limits.followExternalSymlinks && !isInside(realRoot, await realpath(full))) {
-      return { kind: 'refused', signature, message: 'is a symbolic link that leads outside the manifests dir; not followed (see --follow-external-symlinks)' };
+      return {
+        kind: 'refused',
+        signature,
+        message:
+          'is a symbolic link that leads outside the manifests dir; not followed (see --follow-external-symlinks)',
+      };
     }
-    if (info.size > limits.maxFileBytes) return { kind: 'refused', signature, message: tooLargeMessage(limits.maxFileBytes) };
+    if (info.size > limits.maxFileBytes)
+      return { kind: 'refused', signature, message: tooLargeMessage(limits.maxFileBytes) };
     return { kind: 'file', signature, size: info.size };
   } catch (err) {
     if (isGone(err)) return { kind: 'gone' };
-    return { kind: 'refused', signature: `error:${(err as NodeJS.ErrnoException).code ?? 'unknown'}`, message: `cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})` };
+    return {
+      kind: 'refused',
+      signature: `error:${(err as NodeJS.ErrnoException).code ?? 'unknown'}`,
+      message: `cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+    };
   }
 }
 
@@ -73,7 +88,12 @@ export async function statManifest(root: string, realRoot: string, rel: string, 
  * that are not are an error, never replaced. Returns `undefined` when the file
  * vanished meanwhile. Problems name the file and never quote its content.
  */
-export async function readManifest(root: string, rel: string, validate: ResourceValidator, limits: ManifestLimits): Promise<ParsedManifest | undefined> {
+export async function readManifest(
+  root: string,
+  rel: string,
+  validate: ResourceValidator,
+  limits: ManifestLimits,
+): Promise<ParsedManifest | undefined> {
   const refused = (message: string): ParsedManifest => ({ entries: [], problems: [wholeFileProblem(rel, message)] });
   let bytes: Buffer;
   try {

@@ -1,6 +1,13 @@
 import type { InputProblem } from './input-problem.ts';
 import type { ManifestEntry, ParsedManifest, ResourceValidator } from './manifest-parser.ts';
-import { listManifestFiles, readManifest, statManifest, wholeFileProblem, type ManifestLimits, type ManifestStat } from './manifest-reader.ts';
+import {
+  listManifestFiles,
+  readManifest,
+  statManifest,
+  wholeFileProblem,
+  type ManifestLimits,
+  type ManifestStat,
+} from './manifest-reader.ts';
 import { mergeManifests } from './manifest-snapshot.ts';
 
 /** What the set knows of one manifest file. */
@@ -102,7 +109,13 @@ export class ManifestSet {
     if (stat.kind === 'gone') return this.#files.delete(rel);
     if (stat.kind === 'refused') {
       if (state?.signature === stat.signature && state.refusal === stat.message) return false;
-      this.#files.set(rel, { ...emptyState(state), signature: stat.signature, refusal: stat.message, problems: [wholeFileProblem(rel, stat.message)], readSignature: undefined });
+      this.#files.set(rel, {
+        ...emptyState(state),
+        signature: stat.signature,
+        refusal: stat.message,
+        problems: [wholeFileProblem(rel, stat.message)],
+        readSignature: undefined,
+      });
       return true;
     }
     if (state === undefined) {
@@ -155,11 +168,19 @@ export class ManifestSet {
     state.readSignature = signature;
     state.problems = parsed.problems;
     // An unreadable whole file (no document read at all) keeps the resources of its last good read.
-    if (!(parsed.entries.length === 0 && parsed.problems.some((p) => p.document === -1))) state.entries = parsed.entries;
+    if (!(parsed.entries.length === 0 && parsed.problems.some((p) => p.document === -1)))
+      state.entries = parsed.entries;
     return true;
   }
 }
 
 function emptyState(previous: FileState | undefined): FileState {
-  return { signature: '', size: 0, readSignature: undefined, entries: previous?.entries ?? [], problems: [], refusal: undefined };
+  return {
+    signature: '',
+    size: 0,
+    readSignature: undefined,
+    entries: previous?.entries ?? [],
+    problems: [],
+    refusal: undefined,
+  };
 }

@@ -8,7 +8,10 @@ import type { ManifestEntry, ParsedManifest } from './manifest-parser.ts';
  * the same resource the first (by file path, then document index) wins and the
  * other is reported.
  */
-export function mergeManifests(parsed: readonly ParsedManifest[]): { entries: ManifestEntry[]; problems: InputProblem[] } {
+export function mergeManifests(parsed: readonly ParsedManifest[]): {
+  entries: ManifestEntry[];
+  problems: InputProblem[];
+} {
   const seen = new Map<string, ManifestEntry>();
   const problems: InputProblem[] = [];
   for (const manifest of parsed) {

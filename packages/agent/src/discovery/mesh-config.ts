@@ -33,16 +33,22 @@ export function parseMeshTrustDomain(configMap: KubernetesObject): Parsed {
   if (!isRecord(data)) return { problem: { path: 'data', message: 'must be a map of strings' } };
   const mesh = data['mesh'];
   if (mesh === undefined) return { trustDomain: undefined };
-  if (typeof mesh !== 'string') return { problem: { path: 'data.mesh', message: 'must be a string (MeshConfig as YAML)' } };
+  if (typeof mesh !== 'string')
+    return { problem: { path: 'data.mesh', message: 'must be a string (MeshConfig as YAML)' } };
   const doc = parseDocument(mesh);
-  if (doc.errors.length > 0) return { problem: { path: 'data.mesh', message: `not valid YAML: ${doc.errors[0]?.message.split('\n')[0] ?? ''}` } };
+  if (doc.errors.length > 0)
+    return {
+      problem: { path: 'data.mesh', message: `not valid YAML: ${doc.errors[0]?.message.split('\n')[0] ?? ''}` },
+    };
   const config: unknown = doc.toJS();
   if (config === null || config === undefined) return { trustDomain: undefined };
   if (!isRecord(config)) return { problem: { path: 'data.mesh', message: 'must be a YAML mapping (MeshConfig)' } };
   const trustDomain = config['trustDomain'];
   if (trustDomain === undefined || trustDomain === null || trustDomain === '') return { trustDomain: undefined };
   if (typeof trustDomain !== 'string' || !DNS_SUBDOMAIN.test(trustDomain)) {
-    return { problem: { path: 'data.mesh trustDomain', message: `must be a DNS name, not ${JSON.stringify(trustDomain)}` } };
+    return {
+      problem: { path: 'data.mesh trustDomain', message: `must be a DNS name, not ${JSON.stringify(trustDomain)}` },
+    };
   }
   return { trustDomain };
 }
@@ -81,9 +87,16 @@ export class MeshConfigTracker {
     const parsed = parseMeshTrustDomain(configMap);
     if ('trustDomain' in parsed) {
       this.#lastGood = parsed.trustDomain;
-      return { trustDomain: parsed.trustDomain, resource: parsed.trustDomain === undefined ? undefined : meshConfigResource(parsed.trustDomain), problem: undefined };
+      return {
+        trustDomain: parsed.trustDomain,
+        resource: parsed.trustDomain === undefined ? undefined : meshConfigResource(parsed.trustDomain),
+        problem: undefined,
+      };
     }
-    const kept = this.#lastGood === undefined ? 'no trust domain was read before: Istio\'s default applies' : `the last good trust domain ${this.#lastGood} is kept`;
+    const kept =
+      this.#lastGood === undefined
+        ? "no trust domain was read before: Istio's default applies"
+        : `the last good trust domain ${this.#lastGood} is kept`;
     const problem: InputProblem = {
       file: this.#path,
       document: -1,
@@ -91,6 +104,10 @@ export class MeshConfigTracker {
       message: `${parsed.problem.message}; ${kept}`,
       object: { apiVersion: 'v1', kind: 'ConfigMap', namespace: this.#namespace, name: MESH_CONFIG_NAME },
     };
-    return { trustDomain: this.#lastGood, resource: this.#lastGood === undefined ? undefined : meshConfigResource(this.#lastGood), problem };
+    return {
+      trustDomain: this.#lastGood,
+      resource: this.#lastGood === undefined ? undefined : meshConfigResource(this.#lastGood),
+      problem,
+    };
   }
 }

@@ -72,11 +72,13 @@ export class KubeHttpClient {
     const cluster = this.#kc.getCurrentCluster();
     if (!cluster) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', 'the kubeconfig has no current cluster');
     const url = new URL(cluster.server.replace(/\/+$/, '') + req.path);
-    for (const [key, value] of Object.entries(req.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value));
+    for (const [key, value] of Object.entries(req.query ?? {}))
+      if (value !== undefined) url.searchParams.set(key, String(value));
     const options: RequestOptions = { method: req.method };
     await this.#kc.applyToHTTPSOptions(options);
     const headers: Record<string, string> = { Accept: 'application/json' };
-    for (const [key, value] of Object.entries(options.headers ?? {})) if (typeof value === 'string') headers[key] = value;
+    for (const [key, value] of Object.entries(options.headers ?? {}))
+      if (typeof value === 'string') headers[key] = value;
     const payload = req.body === undefined ? undefined : JSON.stringify(req.body);
     if (payload !== undefined) {
       headers['Content-Type'] = req.contentType ?? 'application/json';
@@ -89,7 +91,9 @@ export class KubeHttpClient {
       const call = transport.request(url, { ...options, headers }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('error', (err) => reject(new KubeApiError(0, 'ConnectionError', `${what}: ${err.message}`, { cause: err })));
+        res.on('error', (err) =>
+          reject(new KubeApiError(0, 'ConnectionError', `${what}: ${err.message}`, { cause: err })),
+        );
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
           const status = res.statusCode ?? 0;
@@ -105,7 +109,9 @@ export class KubeHttpClient {
         });
       });
       call.setTimeout(this.#timeoutMs, () => call.destroy(new Error(`no answer within ${this.#timeoutMs} ms`)));
-      call.on('error', (err) => reject(new KubeApiError(0, 'ConnectionError', `${what}: ${err.message}`, { cause: err })));
+      call.on('error', (err) =>
+        reject(new KubeApiError(0, 'ConnectionError', `${what}: ${err.message}`, { cause: err })),
+      );
       call.end(payload);
     });
   }

@@ -83,14 +83,19 @@ export class LeaderDuties {
       return;
     }
     // At once, not behind a start still in progress: a former leader must not keep pushing or applying.
-    this.#opts.stopDuties().catch((err: unknown) => this.#opts.logger.error({ err }, 'stopping the leader duties failed'));
+    this.#opts
+      .stopDuties()
+      .catch((err: unknown) => this.#opts.logger.error({ err }, 'stopping the leader duties failed'));
     void this.#enqueue(() => this.#becomeFollower());
   }
 
   async #becomeLeader(): Promise<void> {
     const elector = this.#opts.elector;
     if (!elector?.isLeader() || this.#active || this.#stopping) return;
-    this.#opts.logger.info({ identity: elector.identity }, 'leading: starting registration, discovery, push/pull and apply');
+    this.#opts.logger.info(
+      { identity: elector.identity },
+      'leading: starting registration, discovery, push/pull and apply',
+    );
     this.#active = true;
     try {
       await this.#opts.startDuties(() => elector.isLeader() && !this.#stopping);
@@ -108,7 +113,11 @@ export class LeaderDuties {
     if (!this.#active) return;
     this.#active = false;
     await this.#opts.stopDuties();
-    if (this.#opts.elector && !this.#stopping) this.#opts.logger.info({ identity: this.#opts.elector.identity, holder: this.#opts.elector.holder() }, 'following: leader duties stopped');
+    if (this.#opts.elector && !this.#stopping)
+      this.#opts.logger.info(
+        { identity: this.#opts.elector.identity, holder: this.#opts.elector.holder() },
+        'following: leader duties stopped',
+      );
   }
 
   #enqueue(task: () => Promise<void>): Promise<void> {

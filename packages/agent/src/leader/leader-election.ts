@@ -27,7 +27,12 @@ export function createAgentElector(config: AgentConfig, logger: Logger): LeaderE
         ...(config.kubeconfig !== undefined ? { kubeconfig: config.kubeconfig } : {}),
         ...(config.kubeContext !== undefined ? { context: config.kubeContext } : {}),
       });
-      return createKubernetesLeaderElector({ ...timing, kubeConfig, namespace: config.leaseNamespace, name: config.leaseName });
+      return createKubernetesLeaderElector({
+        ...timing,
+        kubeConfig,
+        namespace: config.leaseNamespace,
+        name: config.leaseName,
+      });
     }
   }
 }

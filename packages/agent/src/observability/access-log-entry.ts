@@ -21,7 +21,10 @@ interface CertificateProperties {
   readonly subject_alt_name?: readonly { readonly uri?: string; readonly dns?: string }[];
 }
 interface AccessLogCommon {
-  readonly downstream_remote_address?: { readonly socket_address?: SocketAddress; readonly pipe?: { readonly path?: string } };
+  readonly downstream_remote_address?: {
+    readonly socket_address?: SocketAddress;
+    readonly pipe?: { readonly path?: string };
+  };
   readonly tls_properties?: { readonly peer_certificate_properties?: CertificateProperties };
   readonly upstream_cluster?: string;
 }
@@ -68,7 +71,8 @@ export function httpLabels(entry: HttpAccessLogEntry): RequestLabels {
   return {
     source: sourceOf(common),
     destination: common?.upstream_cluster || entry.request?.authority || UNKNOWN,
-    response_code: typeof code === 'number' && Number.isInteger(code) && code >= 100 && code <= 599 ? String(code) : '0',
+    response_code:
+      typeof code === 'number' && Number.isInteger(code) && code >= 100 && code <= 599 ? String(code) : '0',
   };
 }
 

@@ -1,6 +1,14 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { Server, ServerCredentials, loadPackageDefinition, type GrpcObject, type ServerReadableStream, type ServiceClientConstructor, type sendUnaryData } from '@grpc/grpc-js';
+import {
+  Server,
+  ServerCredentials,
+  loadPackageDefinition,
+  type GrpcObject,
+  type ServerReadableStream,
+  type ServiceClientConstructor,
+  type sendUnaryData,
+} from '@grpc/grpc-js';
 import { loadSync, type Options as ProtoLoaderOptions } from '@grpc/proto-loader';
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
@@ -8,7 +16,13 @@ import { MeshrelayError } from '@meshrelay/api';
 import { httpLabels, tcpLabels, type StreamAccessLogsMessage } from './access-log-entry.ts';
 
 /** How proto-loader decodes the access-log messages (the shapes access-log-entry.ts reads). */
-export const ACCESS_LOG_PROTO_OPTIONS: ProtoLoaderOptions = { keepCase: true, longs: String, enums: String, defaults: false, oneofs: true };
+export const ACCESS_LOG_PROTO_OPTIONS: ProtoLoaderOptions = {
+  keepCase: true,
+  longs: String,
+  enums: String,
+  defaults: false,
+  oneofs: true,
+};
 
 const ALS_PROTO = 'envoy/service/accesslog/v3/als.proto';
 const INCLUDE_DIRS = ['envoy-api', 'xds', 'googleapis', 'protoc-gen-validate'];
@@ -27,7 +41,9 @@ export function envoyProtoIncludeDirs(): string[] {
 export function loadAccessLogService(): ServiceClientConstructor {
   const definition = loadSync(ALS_PROTO, { ...ACCESS_LOG_PROTO_OPTIONS, includeDirs: envoyProtoIncludeDirs() });
   const grpc = loadPackageDefinition(definition);
-  const service = (((grpc['envoy'] as GrpcObject)['service'] as GrpcObject)['accesslog'] as GrpcObject)['v3'] as GrpcObject;
+  const service = (((grpc['envoy'] as GrpcObject)['service'] as GrpcObject)['accesslog'] as GrpcObject)[
+    'v3'
+  ] as GrpcObject;
   return service['AccessLogService'] as ServiceClientConstructor;
 }
 
@@ -78,7 +94,10 @@ export class AccessLogSink {
       registers,
     });
     this.#server.addService(loadAccessLogService().service, {
-      StreamAccessLogs: (call: ServerReadableStream<StreamAccessLogsMessage, object>, callback: sendUnaryData<object>) => this.#stream(call, callback),
+      StreamAccessLogs: (
+        call: ServerReadableStream<StreamAccessLogsMessage, object>,
+        callback: sendUnaryData<object>,
+      ) => this.#stream(call, callback),
     });
   }
 
@@ -92,9 +111,15 @@ export class AccessLogSink {
   async start(): Promise<void> {
     const address = `${this.#opts.host ?? '0.0.0.0'}:${this.#opts.port}`;
     this.#port = await new Promise<number>((resolve, reject) => {
-      this.#server.bindAsync(address, ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port)));
+      this.#server.bindAsync(address, ServerCredentials.createInsecure(), (err, port) =>
+        err ? reject(err) : resolve(port),
+      );
     }).catch((err: unknown) => {
-      throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `--access-log-host/--access-log-port: cannot listen on ${address}: ${(err as Error).message}`, { cause: err });
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_INVALID_CONFIG',
+        `--access-log-host/--access-log-port: cannot listen on ${address}: ${(err as Error).message}`,
+        { cause: err },
+      );
     });
     this.#opts.logger.info({ port: this.#port }, 'access-log sink listening');
   }

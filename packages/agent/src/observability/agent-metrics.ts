@@ -30,11 +30,31 @@ export function createAgentMetrics(cluster: string, options: AgentMetricsOptions
   const registers = [registry];
   return {
     registry,
-    pushConnected: new Gauge({ name: 'relay_agent_push_connected', help: '1 while the push stream to a management server is open', registers }),
-    pullConnected: new Gauge({ name: 'relay_agent_pull_connected', help: '1 while the pull stream from a management server is open', registers }),
-    snapshotsPushed: new Counter({ name: 'relay_agent_snapshots_pushed_total', help: 'input snapshots sent to a management server', registers }),
-    snapshotsRejected: new Counter({ name: 'relay_agent_snapshots_rejected_total', help: 'input snapshots a management server acked with accepted=false', registers }),
-    outputsApplied: new Counter({ name: 'relay_agent_outputs_applied_total', help: 'output snapshots written to the output directory', registers }),
+    pushConnected: new Gauge({
+      name: 'relay_agent_push_connected',
+      help: '1 while the push stream to a management server is open',
+      registers,
+    }),
+    pullConnected: new Gauge({
+      name: 'relay_agent_pull_connected',
+      help: '1 while the pull stream from a management server is open',
+      registers,
+    }),
+    snapshotsPushed: new Counter({
+      name: 'relay_agent_snapshots_pushed_total',
+      help: 'input snapshots sent to a management server',
+      registers,
+    }),
+    snapshotsRejected: new Counter({
+      name: 'relay_agent_snapshots_rejected_total',
+      help: 'input snapshots a management server acked with accepted=false',
+      registers,
+    }),
+    outputsApplied: new Counter({
+      name: 'relay_agent_outputs_applied_total',
+      help: 'output snapshots written to the output directory',
+      registers,
+    }),
     inputProblems: new Gauge({
       name: 'relay_agent_input_problems',
       help: 'manifest problems (unreadable files, invalid resources, duplicates) in the latest scan',
@@ -43,7 +63,15 @@ export function createAgentMetrics(cluster: string, options: AgentMetricsOptions
         if (problems) this.set(problems());
       },
     }),
-    inputGeneration: new Gauge({ name: 'relay_agent_input_generation', help: 'generation of the latest input snapshot', registers }),
-    leader: new Gauge({ name: 'relay_agent_leader', help: '1 while this replica holds the leader lease and relays, 0 while it follows', registers }),
+    inputGeneration: new Gauge({
+      name: 'relay_agent_input_generation',
+      help: 'generation of the latest input snapshot',
+      registers,
+    }),
+    leader: new Gauge({
+      name: 'relay_agent_leader',
+      help: '1 while this replica holds the leader lease and relays, 0 while it follows',
+      registers,
+    }),
   };
 }

@@ -23,7 +23,9 @@ import { outcomeOfStatus, type SessionOutcome } from './session-outcome.ts';
 export interface PullStreamOptions {
   readonly client: Client;
   /** The output already held (undefined if none), announced in PullHello. */
-  readonly held: () => { readonly hash: string; readonly resources: readonly Resource[]; readonly provenance: readonly Provenance[] } | undefined;
+  readonly held: () =>
+    | { readonly hash: string; readonly resources: readonly Resource[]; readonly provenance: readonly Provenance[] }
+    | undefined;
   /** Applies a complete, hash-checked output; resolves once it is served. Rejection = not applied. */
   readonly apply: (output: AssembledSnapshot) => Promise<void>;
   readonly limits: AssemblyLimits;
@@ -119,7 +121,11 @@ export class PullStream {
     this.#heartbeat.heard();
     this.#markOpen();
     if (msg.goAway) {
-      this.#end({ kind: 'go-away', retryAfterMs: Number(msg.goAway.retryAfterMs ?? 0), reason: msg.goAway.reason ?? '' });
+      this.#end({
+        kind: 'go-away',
+        retryAfterMs: Number(msg.goAway.retryAfterMs ?? 0),
+        reason: msg.goAway.reason ?? '',
+      });
     } else if (msg.header) {
       this.#startAssembly(msg.header);
     } else if (msg.chunk) {
@@ -131,7 +137,10 @@ export class PullStream {
 
   #startAssembly(header: relay.v1.ISnapshotHeader): void {
     if (this.#assembler) {
-      this.#opts.logger.warn({ hash: this.#assembler.header.hash }, 'output header arrived before the previous output was complete; discarding the partial one');
+      this.#opts.logger.warn(
+        { hash: this.#assembler.header.hash },
+        'output header arrived before the previous output was complete; discarding the partial one',
+      );
     }
     this.#assembler = undefined;
     try {

@@ -1,6 +1,17 @@
 import type { Client, ClientDuplexStream, StatusObject } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
-import { OutboundWriter, RELAY_SERVICE, StreamHeartbeat, encodeSnapshotFor, encodeSnapshotFrames, relayMessageBytes, sha256Hex, type InputSnapshot, type SnapshotFrames, type relay } from '@meshrelay/api';
+import {
+  OutboundWriter,
+  RELAY_SERVICE,
+  StreamHeartbeat,
+  encodeSnapshotFor,
+  encodeSnapshotFrames,
+  relayMessageBytes,
+  sha256Hex,
+  type InputSnapshot,
+  type SnapshotFrames,
+  type relay,
+} from '@meshrelay/api';
 import { outcomeOfStatus, type SessionOutcome } from './session-outcome.ts';
 
 /** The server's verdict on one pushed snapshot. */
@@ -43,7 +54,13 @@ const EMPTY_PAYLOAD = '[]';
 
 /** An empty delta of `snapshot` against itself: it names the snapshot and carries none of it. */
 function resumeFrames({ hash, epoch, generation }: InputSnapshot): Promise<SnapshotFrames> {
-  return encodeSnapshotFrames({ hash, epoch, generation, encoding: EMPTY_PAYLOAD, delta: { baseHash: hash, payloadHash: sha256Hex(EMPTY_PAYLOAD), deletedKeys: [] } });
+  return encodeSnapshotFrames({
+    hash,
+    epoch,
+    generation,
+    encoding: EMPTY_PAYLOAD,
+    delta: { baseHash: hash, payloadHash: sha256Hex(EMPTY_PAYLOAD), deletedKeys: [] },
+  });
 }
 
 /**
@@ -111,7 +128,13 @@ export class PushStream {
     this.#handled = snapshot;
     if (snapshot.bytes > this.#opts.maxSnapshotBytes) {
       this.#opts.logger.error(
-        { cluster: snapshot.cluster, generation: snapshot.generation, hash: snapshot.hash, bytes: snapshot.bytes, limit: this.#opts.maxSnapshotBytes },
+        {
+          cluster: snapshot.cluster,
+          generation: snapshot.generation,
+          hash: snapshot.hash,
+          bytes: snapshot.bytes,
+          limit: this.#opts.maxSnapshotBytes,
+        },
         'input snapshot exceeds --max-snapshot-bytes; not pushed (the server keeps the previous one)',
       );
       return;
@@ -119,13 +142,23 @@ export class PushStream {
     this.#inFlight = snapshot;
     this.#send(snapshot).catch((err: unknown) => {
       this.#inFlight = undefined;
-      this.#opts.logger.error({ err, cluster: snapshot.cluster, generation: snapshot.generation }, 'input snapshot could not be framed; not pushed');
+      this.#opts.logger.error(
+        { err, cluster: snapshot.cluster, generation: snapshot.generation },
+        'input snapshot could not be framed; not pushed',
+      );
     });
   }
 
   async #send(snapshot: InputSnapshot): Promise<void> {
     const { hash, resources, epoch, generation, bytes } = snapshot;
-    const frames = this.#base === snapshot ? await resumeFrames(snapshot) : await encodeSnapshotFor(this.#base, { hash, resources, epoch, generation, bytes }, { patches: this.#takesPatches });
+    const frames =
+      this.#base === snapshot
+        ? await resumeFrames(snapshot)
+        : await encodeSnapshotFor(
+            this.#base,
+            { hash, resources, epoch, generation, bytes },
+            { patches: this.#takesPatches },
+          );
     if (this.#ended) return;
     this.#write({ header: frames.header });
     for (const chunk of frames.chunks) this.#write({ chunk });
@@ -143,7 +176,11 @@ export class PushStream {
     this.#heartbeat.heard();
     this.#markOpen();
     if (msg.goAway) {
-      this.#end({ kind: 'go-away', retryAfterMs: Number(msg.goAway.retryAfterMs ?? 0), reason: msg.goAway.reason ?? '' });
+      this.#end({
+        kind: 'go-away',
+        retryAfterMs: Number(msg.goAway.retryAfterMs ?? 0),
+        reason: msg.goAway.reason ?? '',
+      });
     } else if (msg.ack) {
       this.#handleAck(msg.ack);
     }
@@ -164,12 +201,23 @@ export class PushStream {
       return;
     }
     if (ack.hash !== snapshot.hash) {
-      this.#opts.logger.warn({ cluster: snapshot.cluster, hash: snapshot.hash, ackHash: ack.hash }, 'push ack names another hash than the snapshot in flight');
+      this.#opts.logger.warn(
+        { cluster: snapshot.cluster, hash: snapshot.hash, ackHash: ack.hash },
+        'push ack names another hash than the snapshot in flight',
+      );
     }
     this.#inFlight = undefined;
     // A delta the server could not take (not its base, or past its patch limits) goes again full.
-    if (!ack.accepted && (ack.errorCode === 'MESHRELAY_ERR_DELTA_BASE_MISMATCH' || ack.errorCode === 'MESHRELAY_ERR_DELTA_LIMIT')) {
-      this.#opts.logger.warn({ cluster: snapshot.cluster, generation: snapshot.generation, code: ack.errorCode, reason: ack.message }, ack.errorCode === 'MESHRELAY_ERR_DELTA_LIMIT' ? 'server refused the delta at a patch limit; resending the snapshot full' : 'server does not hold the delta base; resending the snapshot full');
+    if (
+      !ack.accepted &&
+      (ack.errorCode === 'MESHRELAY_ERR_DELTA_BASE_MISMATCH' || ack.errorCode === 'MESHRELAY_ERR_DELTA_LIMIT')
+    ) {
+      this.#opts.logger.warn(
+        { cluster: snapshot.cluster, generation: snapshot.generation, code: ack.errorCode, reason: ack.message },
+        ack.errorCode === 'MESHRELAY_ERR_DELTA_LIMIT'
+          ? 'server refused the delta at a patch limit; resending the snapshot full'
+          : 'server does not hold the delta base; resending the snapshot full',
+      );
       acceptedByDeltaServers.delete(snapshot);
       this.#base = undefined;
       this.#handled = undefined;

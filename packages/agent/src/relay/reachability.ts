@@ -15,7 +15,8 @@ export interface ReachabilityWaitOptions {
 }
 
 /** How the wait ended: the delay ran out, or the address at `index` became reachable first. */
-export type ReachabilityWaitResult = { readonly kind: 'elapsed' } | { readonly kind: 'reachable'; readonly index: number };
+export type ReachabilityWaitResult =
+  { readonly kind: 'elapsed' } | { readonly kind: 'reachable'; readonly index: number };
 
 const PROBE_TIMEOUT_MS = 2000;
 
@@ -35,7 +36,9 @@ export async function waitOrReachable(options: ReachabilityWaitOptions): Promise
     return { kind: 'elapsed' };
   }
   while (!signal.aborted && Date.now() < deadline) {
-    await sleep(Math.min(probeIntervalMs, Math.max(0, deadline - Date.now())), undefined, { signal }).catch(() => undefined);
+    await sleep(Math.min(probeIntervalMs, Math.max(0, deadline - Date.now())), undefined, { signal }).catch(
+      () => undefined,
+    );
     if (signal.aborted || Date.now() >= deadline) break;
     const index = await firstReachable(options.addresses, probe, signal);
     if (index !== undefined) return { kind: 'reachable', index };
@@ -43,7 +46,11 @@ export async function waitOrReachable(options: ReachabilityWaitOptions): Promise
   return { kind: 'elapsed' };
 }
 
-async function firstReachable(addresses: readonly string[], probe: (address: string, signal: AbortSignal) => Promise<boolean>, signal: AbortSignal): Promise<number | undefined> {
+async function firstReachable(
+  addresses: readonly string[],
+  probe: (address: string, signal: AbortSignal) => Promise<boolean>,
+  signal: AbortSignal,
+): Promise<number | undefined> {
   const results = await Promise.all(addresses.map((a) => probe(a, signal).catch(() => false)));
   const index = results.indexOf(true);
   return index < 0 ? undefined : index;
@@ -59,7 +66,13 @@ async function firstReachable(addresses: readonly string[], probe: (address: str
 export function tlsHandshakes(address: string, signal: AbortSignal): Promise<boolean> {
   const { host, port } = splitAddress(address);
   return new Promise((resolve) => {
-    const socket = connect({ host, port, ...(isIP(host) ? {} : { servername: host }), rejectUnauthorized: false, ALPNProtocols: ['h2'] });
+    const socket = connect({
+      host,
+      port,
+      ...(isIP(host) ? {} : { servername: host }),
+      rejectUnauthorized: false,
+      ALPNProtocols: ['h2'],
+    });
     const onAbort = () => done(false);
     const done = (ok: boolean) => {
       signal.removeEventListener('abort', onAbort);

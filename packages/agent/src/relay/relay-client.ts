@@ -1,7 +1,16 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, status as GrpcStatus } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
-import { Backoff, fullJitter, MeshrelayError, type AssembledSnapshot, type BackoffOptions, type Clock, type InputSnapshot, type relay } from '@meshrelay/api';
+import {
+  Backoff,
+  fullJitter,
+  MeshrelayError,
+  type AssembledSnapshot,
+  type BackoffOptions,
+  type Clock,
+  type InputSnapshot,
+  type relay,
+} from '@meshrelay/api';
 import { createCsr } from '@meshrelay/certs';
 import { needsRenewal, type ClientCredentials, type CredentialStore } from '../credentials/credential-store.ts';
 import type { AppliedOutput } from '../apply/output-writer.ts';
@@ -74,7 +83,8 @@ export interface RelayClientStatus {
   readonly pushConnected: boolean;
   readonly pullConnected: boolean;
   readonly lastPushed: PushRecord | undefined;
-  readonly lastAcked: (PushRecord & { readonly accepted: boolean; readonly errorCode: string; readonly message: string }) | undefined;
+  readonly lastAcked:
+    (PushRecord & { readonly accepted: boolean; readonly errorCode: string; readonly message: string }) | undefined;
   /** True once any snapshot was acked as accepted by a server. */
   readonly everAccepted: boolean;
   readonly certificateNotAfter: string | undefined;
@@ -119,7 +129,8 @@ export class RelayClient {
   };
 
   constructor(options: RelayClientOptions) {
-    if (options.serverAddresses.length === 0) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', '--server-address: no address given');
+    if (options.serverAddresses.length === 0)
+      throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', '--server-address: no address given');
     this.#opts = options;
     this.#now = options.now ?? Date.now;
     this.#backoff = new Backoff(options.backoff);
@@ -190,7 +201,12 @@ export class RelayClient {
    */
   async #waitForServer(delayMs: number): Promise<void> {
     const probeIntervalMs = this.#opts.reachabilityProbeMs ?? 1000;
-    const result = await waitOrReachable({ addresses: this.#opts.serverAddresses, delayMs, probeIntervalMs, signal: this.#abort.signal });
+    const result = await waitOrReachable({
+      addresses: this.#opts.serverAddresses,
+      delayMs,
+      probeIntervalMs,
+      signal: this.#abort.signal,
+    });
     if (result.kind !== 'reachable' || this.#abort.signal.aborted) return;
     this.#backoff.reset();
     this.#addressIndex = result.index;
@@ -229,17 +245,26 @@ export class RelayClient {
         // The server's hint is honoured (it spreads a crowd itself), plus a little jitter;
         // a go-away does not grow the backoff of connection failures.
         delay = goAwayDelayMs(outcome.retryAfterMs, this.#backoff.ceilingMs());
-        log.info({ ...fields, delayMs: delay, reason: outcome.reason }, `server sent go-away; moving to the next address`);
+        log.info(
+          { ...fields, delayMs: delay, reason: outcome.reason },
+          `server sent go-away; moving to the next address`,
+        );
         return delay;
       case 'fenced':
         delay = Math.max(this.#opts.fencedBackoffMs ?? 30_000, this.#backoff.nextDelayMs());
-        log.error({ ...fields, delayMs: delay }, `FENCED: a newer agent for cluster ${this.#opts.cluster} took over; this agent stands back (${outcome.message})`);
+        log.error(
+          { ...fields, delayMs: delay },
+          `FENCED: a newer agent for cluster ${this.#opts.cluster} took over; this agent stands back (${outcome.message})`,
+        );
         return delay;
       case 'unauthenticated':
         this.#creds = undefined;
         await this.#opts.credentials.drop();
         delay = this.#backoff.nextDelayMs();
-        log.error({ ...fields, delayMs: delay }, `${describeOutcome(outcome)}; dropping the client certificate and registering again`);
+        log.error(
+          { ...fields, delayMs: delay },
+          `${describeOutcome(outcome)}; dropping the client certificate and registering again`,
+        );
         return delay;
       default:
         delay = this.#backoff.nextDelayMs();
@@ -253,15 +278,33 @@ export class RelayClient {
     const loaded = await this.#opts.credentials.load();
     if (loaded) return this.#useCredentials(loaded);
     const rootCaPem = await this.#opts.rootCaPem();
-    if (!rootCaPem) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', 'no client certificate yet and no --root-ca-file to register with');
+    if (!rootCaPem)
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_INVALID_CONFIG',
+        'no client certificate yet and no --root-ca-file to register with',
+      );
     const token = await this.#opts.token();
-    if (!token) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', 'no client certificate yet and no --token or --token-file to register with');
+    if (!token)
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_INVALID_CONFIG',
+        'no client certificate yet and no --token or --token-file to register with',
+      );
     const keyPair = await this.#opts.credentials.keyPair();
     const csrPem = createCsr({ ...keyPair, cluster: this.#opts.cluster });
     this.#opts.logger.info({ cluster: this.#opts.cluster, address }, 'registering with the relay token');
-    const issued = await registerCluster({ address, rootCaPem, cluster: this.#opts.cluster, token, csrPem, timeoutMs: this.#opts.rpcTimeoutMs ?? 10_000 });
+    const issued = await registerCluster({
+      address,
+      rootCaPem,
+      cluster: this.#opts.cluster,
+      token,
+      csrPem,
+      timeoutMs: this.#opts.rpcTimeoutMs ?? 10_000,
+    });
     const creds = await this.#opts.credentials.save(issued.certificatePem, issued.caBundlePem);
-    this.#opts.logger.info({ cluster: this.#opts.cluster, address, notAfter: new Date(creds.notAfterMs).toISOString() }, 'registered; client certificate issued');
+    this.#opts.logger.info(
+      { cluster: this.#opts.cluster, address, notAfter: new Date(creds.notAfterMs).toISOString() },
+      'registered; client certificate issued',
+    );
     return this.#useCredentials(creds);
   }
 
@@ -276,14 +319,19 @@ export class RelayClient {
     const code = (err as { code?: unknown }).code;
     const fields = { cluster: this.#opts.cluster, address, err };
     if (code === GrpcStatus.UNAUTHENTICATED) {
-      this.#opts.logger.error(fields, 'registration refused: the relay token is wrong, expired or rotated out (issue a new one with `meshctl cluster register`)');
+      this.#opts.logger.error(
+        fields,
+        'registration refused: the relay token is wrong, expired or rotated out (issue a new one with `meshctl cluster register`)',
+      );
     } else if (code === GrpcStatus.RESOURCE_EXHAUSTED) {
       this.#opts.logger.error(fields, 'registration rate limited by the server; backing off');
     } else {
       this.#opts.logger.error(fields, `registration failed: ${describeOutcome(outcome)}`);
     }
     // Not 'unauthenticated': there is no certificate to drop, only a token to wait for.
-    return outcome.kind === 'unauthenticated' ? { kind: 'failed', code: GrpcStatus.UNAUTHENTICATED, message: outcome.message } : outcome;
+    return outcome.kind === 'unauthenticated'
+      ? { kind: 'failed', code: GrpcStatus.UNAUTHENTICATED, message: outcome.message }
+      : outcome;
   }
 
   async #runSession(address: string, creds: ClientCredentials): Promise<SessionOutcome> {
@@ -302,7 +350,10 @@ export class RelayClient {
     try {
       if (this.#abort.signal.aborted) return { kind: 'stopped' };
       // At most one attempt per check interval: a server that issues short certificates must not cause a renew loop.
-      if (needsRenewal(creds, this.#now()) && this.#now() - this.#lastRenewAttempt >= (this.#opts.renewCheckIntervalMs ?? 60_000)) {
+      if (
+        needsRenewal(creds, this.#now()) &&
+        this.#now() - this.#lastRenewAttempt >= (this.#opts.renewCheckIntervalMs ?? 60_000)
+      ) {
         const renewed = await this.#renew(client);
         if (renewed) return renewed;
       }
@@ -338,7 +389,10 @@ export class RelayClient {
       logger: this.#opts.logger,
       onOpen: () => this.#setStatus({ address, pushConnected: true }),
       onSent: (snapshot) => {
-        this.#setStatus({ lastPushed: { generation: snapshot.generation, hash: snapshot.hash, atUnixMs: this.#now() } }, false);
+        this.#setStatus(
+          { lastPushed: { generation: snapshot.generation, hash: snapshot.hash, atUnixMs: this.#now() } },
+          false,
+        );
         this.#opts.events?.onSnapshotPushed?.(snapshot);
       },
       onAck: (snapshot, ack) => this.#recordAck(snapshot, ack, address),
@@ -351,7 +405,10 @@ export class RelayClient {
       client,
       held: this.#opts.heldOutput,
       apply: this.#opts.applyOutput,
-      limits: { maxBytes: this.#opts.maxSnapshotBytes, maxResources: this.#opts.maxOutputResources ?? DEFAULT_MAX_OUTPUT_RESOURCES },
+      limits: {
+        maxBytes: this.#opts.maxSnapshotBytes,
+        maxResources: this.#opts.maxOutputResources ?? DEFAULT_MAX_OUTPUT_RESOURCES,
+      },
       heartbeatIntervalMs: this.#opts.heartbeatIntervalMs,
       heartbeatTimeoutMs: this.#opts.heartbeatTimeoutMs,
       logger: this.#opts.logger,
@@ -378,7 +435,14 @@ export class RelayClient {
         `snapshot rejected by the server: ${ack.errorCode}: ${ack.message}; the server keeps the previous one, and this one is not sent again (waiting for a new snapshot)`,
       );
     }
-    const lastAcked = { generation: snapshot.generation, hash: snapshot.hash, atUnixMs: this.#now(), accepted: ack.accepted, errorCode: ack.errorCode, message: ack.message };
+    const lastAcked = {
+      generation: snapshot.generation,
+      hash: snapshot.hash,
+      atUnixMs: this.#now(),
+      accepted: ack.accepted,
+      errorCode: ack.errorCode,
+      message: ack.message,
+    };
     this.#setStatus({ lastAcked, everAccepted: this.#status.everAccepted || ack.accepted }, false);
     this.#opts.events?.onSnapshotAcked?.(snapshot, ack);
   }
@@ -390,15 +454,28 @@ export class RelayClient {
     this.#lastRenewAttempt = this.#now();
     try {
       const keyPair = await this.#opts.credentials.keyPair();
-      const issued = await renewCertificate(client, createCsr({ ...keyPair, cluster: this.#opts.cluster }), this.#opts.rpcTimeoutMs ?? 10_000);
-      const creds = await this.#opts.credentials.save(issued.certificatePem, issued.caBundlePem || (this.#creds?.caBundlePem ?? ''));
+      const issued = await renewCertificate(
+        client,
+        createCsr({ ...keyPair, cluster: this.#opts.cluster }),
+        this.#opts.rpcTimeoutMs ?? 10_000,
+      );
+      const creds = await this.#opts.credentials.save(
+        issued.certificatePem,
+        issued.caBundlePem || (this.#creds?.caBundlePem ?? ''),
+      );
       this.#useCredentials(creds);
-      this.#opts.logger.info({ cluster: this.#opts.cluster, notAfter: new Date(creds.notAfterMs).toISOString() }, 'client certificate renewed; reconnecting with it');
+      this.#opts.logger.info(
+        { cluster: this.#opts.cluster, notAfter: new Date(creds.notAfterMs).toISOString() },
+        'client certificate renewed; reconnecting with it',
+      );
       return { kind: 'renewed' };
     } catch (err) {
       const outcome = outcomeOfError(err);
       if (outcome.kind === 'unauthenticated') return outcome;
-      this.#opts.logger.warn({ cluster: this.#opts.cluster, err }, `certificate renewal failed (${describeOutcome(outcome)}); will retry`);
+      this.#opts.logger.warn(
+        { cluster: this.#opts.cluster, err },
+        `certificate renewal failed (${describeOutcome(outcome)}); will retry`,
+      );
       return undefined;
     } finally {
       this.#renewing = false;

@@ -38,8 +38,15 @@ export function registrationCredentials(rootCaPem: string): ChannelCredentials {
  * certificate issued under either keeps working).
  */
 export function mtlsCredentials(creds: ClientCredentials, rootCaPem?: string): ChannelCredentials {
-  const trust = rootCaPem && !creds.caBundlePem.includes(rootCaPem.trim()) ? `${creds.caBundlePem.trim()}\n${rootCaPem.trim()}\n` : creds.caBundlePem;
-  return credentials.createSsl(Buffer.from(trust), Buffer.from(creds.keyPair.privateKeyPem), Buffer.from(creds.certificatePem));
+  const trust =
+    rootCaPem && !creds.caBundlePem.includes(rootCaPem.trim())
+      ? `${creds.caBundlePem.trim()}\n${rootCaPem.trim()}\n`
+      : creds.caBundlePem;
+  return credentials.createSsl(
+    Buffer.from(trust),
+    Buffer.from(creds.keyPair.privateKeyPem),
+    Buffer.from(creds.certificatePem),
+  );
 }
 
 export interface RegisterInput {
@@ -57,7 +64,12 @@ export async function registerCluster(input: RegisterInput): Promise<IssuedCerti
   try {
     const method = REGISTRATION_SERVICE.register;
     const request: relay.v1.IRegisterRequest = { cluster: input.cluster, token: input.token, csrPem: input.csrPem };
-    const response = await unary<relay.v1.IRegisterRequest, relay.v1.IRegisterResponse>(client, method, request, input.timeoutMs);
+    const response = await unary<relay.v1.IRegisterRequest, relay.v1.IRegisterResponse>(
+      client,
+      method,
+      request,
+      input.timeoutMs,
+    );
     return issued(response);
   } finally {
     client.close();
@@ -66,7 +78,12 @@ export async function registerCluster(input: RegisterInput): Promise<IssuedCerti
 
 /** Relay.Renew over an existing mTLS client. Rejects with the gRPC error. */
 export async function renewCertificate(client: Client, csrPem: string, timeoutMs: number): Promise<IssuedCertificate> {
-  const response = await unary<relay.v1.IRenewRequest, relay.v1.IRenewResponse>(client, RELAY_SERVICE.renew, { csrPem }, timeoutMs);
+  const response = await unary<relay.v1.IRenewRequest, relay.v1.IRenewResponse>(
+    client,
+    RELAY_SERVICE.renew,
+    { csrPem },
+    timeoutMs,
+  );
   return issued(response);
 }
 
@@ -78,14 +95,25 @@ interface UnaryMethod<Req, Res> {
 
 function unary<Req, Res>(client: Client, method: UnaryMethod<Req, Res>, request: Req, timeoutMs: number): Promise<Res> {
   return new Promise((resolve, reject) => {
-    client.makeUnaryRequest(method.path, method.requestSerialize, method.responseDeserialize, request, { deadline: Date.now() + timeoutMs }, (err, value) => {
-      if (err || value === undefined) reject(err ?? new Error(`${method.path} returned no response`));
-      else resolve(value);
-    });
+    client.makeUnaryRequest(
+      method.path,
+      method.requestSerialize,
+      method.responseDeserialize,
+      request,
+      { deadline: Date.now() + timeoutMs },
+      (err, value) => {
+        if (err || value === undefined) reject(err ?? new Error(`${method.path} returned no response`));
+        else resolve(value);
+      },
+    );
   });
 }
 
-function issued(response: { certificatePem?: string | null; caBundlePem?: string | null; notAfterUnixMs?: number | { toNumber(): number } | null }): IssuedCertificate {
+function issued(response: {
+  certificatePem?: string | null;
+  caBundlePem?: string | null;
+  notAfterUnixMs?: number | { toNumber(): number } | null;
+}): IssuedCertificate {
   return {
     certificatePem: response.certificatePem ?? '',
     caBundlePem: response.caBundlePem ?? '',

@@ -30,13 +30,18 @@ export function outcomeOfError(err: unknown): SessionOutcome {
     return { kind: 'failed', code: err.grpcStatus, message: `${err.code}: ${err.message}` };
   }
   if (code === GrpcStatus.ABORTED && message.includes('MESHRELAY_ERR_FENCED')) return { kind: 'fenced', message };
-  if (code === GrpcStatus.UNAUTHENTICATED || code === GrpcStatus.PERMISSION_DENIED) return { kind: 'unauthenticated', message };
+  if (code === GrpcStatus.UNAUTHENTICATED || code === GrpcStatus.PERMISSION_DENIED)
+    return { kind: 'unauthenticated', message };
   return { kind: 'failed', code, message };
 }
 
 /** The outcome of a stream that ended with `status` (OK = the server closed it without an error). */
-export function outcomeOfStatus(status: { readonly code: number; readonly details: string }, stream: string): SessionOutcome {
-  if (status.code === GrpcStatus.OK) return { kind: 'failed', code: GrpcStatus.UNAVAILABLE, message: `server closed the ${stream} stream` };
+export function outcomeOfStatus(
+  status: { readonly code: number; readonly details: string },
+  stream: string,
+): SessionOutcome {
+  if (status.code === GrpcStatus.OK)
+    return { kind: 'failed', code: GrpcStatus.UNAVAILABLE, message: `server closed the ${stream} stream` };
   return outcomeOfError(status);
 }
 

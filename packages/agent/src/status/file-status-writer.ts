@@ -4,12 +4,19 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { stringify } from 'yaml';
 import { DEFAULT_MANIFEST_GENERATION, type ManifestGenerations } from '../discovery/manifest-generations.ts';
-import { statusField, statusKey, withObservedGeneration, type ReportedStatus, type StatusWriter } from './resource-status.ts';
+import {
+  statusField,
+  statusKey,
+  withObservedGeneration,
+  type ReportedStatus,
+  type StatusWriter,
+} from './resource-status.ts';
 
 /** The directory, inside the manifests directory, that holds the status files (a dot-directory: never read as input). */
 export const STATUS_DIR = '.meshrelay-status';
 
-const HEADER = '# Written by the meshrelay agent: the status the management plane reported for this resource. Do not edit.\n';
+const HEADER =
+  '# Written by the meshrelay agent: the status the management plane reported for this resource. Do not edit.\n';
 
 /**
  * The `file` provider's status writer: one `<Kind>.<namespace>.<name>.yaml` in its directory
@@ -25,7 +32,12 @@ export class FileStatusWriter implements StatusWriter {
   readonly #generations: ManifestGenerations | undefined;
 
   /** `statusDir` keeps the files out of a manifests dir that is read-only or under version control. */
-  constructor(options: { readonly manifestsDir: string; readonly statusDir?: string; readonly logger: Logger; readonly generations?: ManifestGenerations }) {
+  constructor(options: {
+    readonly manifestsDir: string;
+    readonly statusDir?: string;
+    readonly logger: Logger;
+    readonly generations?: ManifestGenerations;
+  }) {
     this.#dir = options.statusDir ?? path.join(options.manifestsDir, STATUS_DIR);
     this.#logger = options.logger;
     this.#generations = options.generations;

@@ -3,10 +3,18 @@ import type { Logger } from 'pino';
 import { canonicalJson, defaultPluralOf } from '@meshrelay/api';
 import { KubeHttpClient, statusCodeOf } from '../kube/kube-http.ts';
 import { WATCHED_KINDS } from '../kube/kube-kinds.ts';
-import { statusField, statusKey, withObservedGeneration, type ReportedStatus, type StatusWriter } from './resource-status.ts';
+import {
+  statusField,
+  statusKey,
+  withObservedGeneration,
+  type ReportedStatus,
+  type StatusWriter,
+} from './resource-status.ts';
 
 function statusPath(s: ReportedStatus): string {
-  const plural = WATCHED_KINDS.find((k) => k.ref.apiVersion === s.apiVersion && k.ref.kind === s.kind)?.plural ?? defaultPluralOf(s.kind);
+  const plural =
+    WATCHED_KINDS.find((k) => k.ref.apiVersion === s.apiVersion && k.ref.kind === s.kind)?.plural ??
+    defaultPluralOf(s.kind);
   return `/apis/${s.apiVersion}/namespaces/${encodeURIComponent(s.namespace)}/${plural}/${encodeURIComponent(s.name)}/status`;
 }
 
@@ -52,8 +60,10 @@ export class KubernetesStatusWriter implements StatusWriter {
       try {
         await this.#writeOne(key, status);
       } catch (err) {
-        if (statusCodeOf(err) === 404) this.#logger.debug({ resource: key }, 'resource gone before its status was written');
-        else this.#logger.warn({ err, resource: key }, 'could not write a resource status; the next report tries again');
+        if (statusCodeOf(err) === 404)
+          this.#logger.debug({ resource: key }, 'resource gone before its status was written');
+        else
+          this.#logger.warn({ err, resource: key }, 'could not write a resource status; the next report tries again');
       }
     }
     for (const key of this.#written.keys()) if (!current.has(key)) this.#written.delete(key);
@@ -70,7 +80,10 @@ export class KubernetesStatusWriter implements StatusWriter {
       const gone = Object.keys(before?.clusters ?? {}).filter((c) => !(c in field.clusters));
       const patch = {
         metadata: { resourceVersion: live.metadata?.resourceVersion },
-        status: { state: field.state, clusters: { ...field.clusters, ...Object.fromEntries(gone.map((c) => [c, null])) } },
+        status: {
+          state: field.state,
+          clusters: { ...field.clusters, ...Object.fromEntries(gone.map((c) => [c, null])) },
+        },
       };
       try {
         await this.#http.request({ method: 'PATCH', path, body: patch, contentType: 'application/merge-patch+json' });

@@ -29,7 +29,11 @@ export interface StatusWriter {
 }
 
 function stateOf(state: relay.v1.IResourceState | null | undefined): ReportedState {
-  return { observedGeneration: Number(state?.observedGeneration ?? 0), approval: state?.approval ?? '', message: state?.message ?? '' };
+  return {
+    observedGeneration: Number(state?.observedGeneration ?? 0),
+    approval: state?.approval ?? '',
+    message: state?.message ?? '',
+  };
 }
 
 /** The statuses of a Pull message, sorted by kind, namespace, name. */
@@ -41,7 +45,11 @@ export function reportedStatusesOf(message: relay.v1.IResourceStatuses): Reporte
       namespace: s.namespace ?? '',
       name: s.name ?? '',
       state: stateOf(s.state),
-      clusters: Object.fromEntries(Object.entries(s.clusters ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([c, st]) => [c, stateOf(st)])),
+      clusters: Object.fromEntries(
+        Object.entries(s.clusters ?? {})
+          .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+          .map(([c, st]) => [c, stateOf(st)]),
+      ),
     }))
     .sort((a, b) => statusKey(a).localeCompare(statusKey(b)));
 }
@@ -52,7 +60,10 @@ export function statusKey(s: Pick<ReportedStatus, 'kind' | 'namespace' | 'name'>
 }
 
 /** The `status` field as Gloo shapes it: `state` plus the per-cluster results. */
-export function statusField(s: ReportedStatus): { state: ReportedState; clusters: Readonly<Record<string, ReportedState>> } {
+export function statusField(s: ReportedStatus): {
+  state: ReportedState;
+  clusters: Readonly<Record<string, ReportedState>>;
+} {
   return { state: s.state, clusters: s.clusters };
 }
 

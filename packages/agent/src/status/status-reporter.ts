@@ -33,7 +33,9 @@ export class StatusReporter {
     while (this.#pending) {
       const statuses = reportedStatusesOf(this.#pending);
       this.#pending = undefined;
-      await this.#writer.write(statuses).catch((err: unknown) => this.#logger.warn({ err }, 'could not write resource statuses'));
+      await this.#writer
+        .write(statuses)
+        .catch((err: unknown) => this.#logger.warn({ err }, 'could not write resource statuses'));
     }
   }
 }

@@ -1,4 +1,9 @@
-import { loadPackageDefinition, type GrpcObject, type ServiceClientConstructor, type ServiceDefinition } from '@grpc/grpc-js';
+import {
+  loadPackageDefinition,
+  type GrpcObject,
+  type ServiceClientConstructor,
+  type ServiceDefinition,
+} from '@grpc/grpc-js';
 import { loadSync, type Options as ProtoLoaderOptions } from '@grpc/proto-loader';
 import { envoyProtoIncludeDirs } from '../observability/access-log-sink.ts';
 
@@ -22,7 +27,14 @@ const PROTO_FILES = [
  * snake_case fields as the xds package writes them; enums as names; absent fields left out;
  * `json` decodes a received Any into `{'@type', ...fields}` (clients and tests read responses so).
  */
-export const ADS_PROTO_OPTIONS: ProtoLoaderOptions = { keepCase: true, longs: String, enums: String, defaults: false, oneofs: true, json: true };
+export const ADS_PROTO_OPTIONS: ProtoLoaderOptions = {
+  keepCase: true,
+  longs: String,
+  enums: String,
+  defaults: false,
+  oneofs: true,
+  json: true,
+};
 
 let loaded: GrpcObject | undefined;
 
@@ -47,7 +59,11 @@ export function adsServiceDefinition(): ServiceDefinition {
 /** A DiscoveryRequest as proto-loader decodes it with ADS_PROTO_OPTIONS. */
 export interface DiscoveryRequest {
   readonly version_info?: string;
-  readonly node?: { readonly id?: string; readonly cluster?: string; readonly locality?: { readonly region?: string; readonly zone?: string; readonly sub_zone?: string } | null } | null;
+  readonly node?: {
+    readonly id?: string;
+    readonly cluster?: string;
+    readonly locality?: { readonly region?: string; readonly zone?: string; readonly sub_zone?: string } | null;
+  } | null;
   readonly resource_names?: readonly string[];
   readonly type_url?: string;
   readonly response_nonce?: string;

@@ -44,16 +44,32 @@ export class AdsServer {
     this.#opts = opts;
     const registers = [opts.registry];
     this.#connected = new Gauge({ name: 'meshrelay_xds_connected_proxies', help: 'ADS streams open now.', registers });
-    this.#pushes = new Counter({ name: 'meshrelay_xds_pushes_total', help: 'DiscoveryResponses sent, by type (lds, rds, cds, eds).', labelNames: ['type'], registers });
-    this.#nacks = new Counter({ name: 'meshrelay_xds_nacks_total', help: 'Responses clients rejected, by type.', labelNames: ['type'], registers });
-    this.#duration = new Histogram({ name: 'meshrelay_xds_push_duration_seconds', help: 'Time to build and send one DiscoveryResponse.', buckets: [0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5], registers });
+    this.#pushes = new Counter({
+      name: 'meshrelay_xds_pushes_total',
+      help: 'DiscoveryResponses sent, by type (lds, rds, cds, eds).',
+      labelNames: ['type'],
+      registers,
+    });
+    this.#nacks = new Counter({
+      name: 'meshrelay_xds_nacks_total',
+      help: 'Responses clients rejected, by type.',
+      labelNames: ['type'],
+      registers,
+    });
+    this.#duration = new Histogram({
+      name: 'meshrelay_xds_push_duration_seconds',
+      help: 'Time to build and send one DiscoveryResponse.',
+      buckets: [0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5],
+      registers,
+    });
     for (const type of Object.values(TYPE_LABELS)) {
       this.#pushes.inc({ type }, 0);
       this.#nacks.inc({ type }, 0);
     }
     this.#server.addService(adsServiceDefinition(), {
       StreamAggregatedResources: (call: AdsCall) => this.#serve(call),
-      DeltaAggregatedResources: (call: AdsCall) => call.emit('error', { code: status.UNIMPLEMENTED, details: 'delta xDS is not served; use state of the world' }),
+      DeltaAggregatedResources: (call: AdsCall) =>
+        call.emit('error', { code: status.UNIMPLEMENTED, details: 'delta xDS is not served; use state of the world' }),
     });
   }
 
@@ -64,9 +80,15 @@ export class AdsServer {
     if (this.#opts.socket !== undefined) wanted.push(`unix:${this.#opts.socket}`);
     for (const address of wanted) {
       const port = await new Promise<number>((resolve, reject) => {
-        this.#server.bindAsync(address, ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
+        this.#server.bindAsync(address, ServerCredentials.createInsecure(), (err, p) =>
+          err ? reject(err) : resolve(p),
+        );
       }).catch((err: unknown) => {
-        throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `--xds-host/--xds-port/--xds-socket: cannot listen on ${address}: ${(err as Error).message}`, { cause: err });
+        throw new MeshrelayError(
+          'MESHRELAY_ERR_INVALID_CONFIG',
+          `--xds-host/--xds-port/--xds-socket: cannot listen on ${address}: ${(err as Error).message}`,
+          { cause: err },
+        );
       });
       const bound = address.startsWith('unix:') ? address : `${this.#opts.host ?? '127.0.0.1'}:${port}`;
       this.#addresses.push(bound);
@@ -177,7 +199,10 @@ export class AdsServer {
       // The node names the proxy in /xds/proxies and decides its endpoints' priorities.
       if (stream.nodeId === '' && (req.node === undefined || req.node === null || !req.node.id)) {
         end();
-        call.emit('error', { code: status.INVALID_ARGUMENT, details: 'the first DiscoveryRequest of a stream must carry node.id' });
+        call.emit('error', {
+          code: status.INVALID_ARGUMENT,
+          details: 'the first DiscoveryRequest of a stream must carry node.id',
+        });
         return;
       }
       stream.receive(req);

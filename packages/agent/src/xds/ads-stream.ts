@@ -1,11 +1,23 @@
 import { createHash } from 'node:crypto';
 import { status, type ServerDuplexStream } from '@grpc/grpc-js';
-import { CLUSTER_TYPE, ENDPOINT_TYPE, LISTENER_TYPE, ROUTE_TYPE, loadAssignmentsFor, type ProxyLocality, type XdsConfig, type XdsResource } from '@meshrelay/xds';
+import {
+  CLUSTER_TYPE,
+  ENDPOINT_TYPE,
+  LISTENER_TYPE,
+  ROUTE_TYPE,
+  loadAssignmentsFor,
+  type ProxyLocality,
+  type XdsConfig,
+  type XdsResource,
+} from '@meshrelay/xds';
 import type { DiscoveryRequest, DiscoveryResponse } from './ads-protos.ts';
 
 /** Short names of the four types, used as metric labels and in `/xds/proxies`. */
 export const TYPE_LABELS: Readonly<Record<string, string>> = {
-  [LISTENER_TYPE]: 'lds', [ROUTE_TYPE]: 'rds', [CLUSTER_TYPE]: 'cds', [ENDPOINT_TYPE]: 'eds',
+  [LISTENER_TYPE]: 'lds',
+  [ROUTE_TYPE]: 'rds',
+  [CLUSTER_TYPE]: 'cds',
+  [ENDPOINT_TYPE]: 'eds',
 };
 
 /** Push order: clusters before their endpoints, listeners before their routes (as Envoy expects). */
@@ -48,7 +60,8 @@ export type AdsCall = ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>;
 /** The version of a response: a hash of the names and content hashes it carries. */
 function versionOf(resources: ReadonlyMap<string, XdsResource>): string {
   const h = createHash('sha256');
-  for (const [name, r] of [...resources].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) h.update(`${name}\0${r.hash}\n`);
+  for (const [name, r] of [...resources].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+    h.update(`${name}\0${r.hash}\n`);
   return h.digest('hex').slice(0, 16);
 }
 
@@ -58,7 +71,11 @@ function sameSent(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, XdsReso
   return true;
 }
 
-function pick(all: ReadonlyMap<string, XdsResource>, names: readonly string[], wildcard: boolean): Map<string, XdsResource> {
+function pick(
+  all: ReadonlyMap<string, XdsResource>,
+  names: readonly string[],
+  wildcard: boolean,
+): Map<string, XdsResource> {
   if (wildcard && names.length === 0) return new Map(all);
   const out = new Map<string, XdsResource>();
   for (const name of names) {
@@ -97,7 +114,11 @@ export class AdsStream {
     if (this.nodeId === '' && req.node !== undefined && req.node !== null) {
       this.nodeId = req.node.id ?? '';
       const l = req.node.locality ?? {};
-      this.locality = { ...(l.region ? { region: l.region } : {}), ...(l.zone ? { zone: l.zone } : {}), ...(l.sub_zone ? { subZone: l.sub_zone } : {}) };
+      this.locality = {
+        ...(l.region ? { region: l.region } : {}),
+        ...(l.zone ? { zone: l.zone } : {}),
+        ...(l.sub_zone ? { subZone: l.sub_zone } : {}),
+      };
     }
     const typeUrl = req.type_url ?? '';
     if (TYPE_LABELS[typeUrl] === undefined) return;
@@ -142,7 +163,14 @@ export class AdsStream {
       subscribed[TYPE_LABELS[typeUrl] as string] = s.names;
       acked[TYPE_LABELS[typeUrl] as string] = s.acked;
     }
-    return { nodeId: this.nodeId, locality: this.locality, subscribed, ackedVersion: acked, ...(this.lastNack ? { lastNack: this.lastNack } : {}), nacks: this.nacks };
+    return {
+      nodeId: this.nodeId,
+      locality: this.locality,
+      subscribed,
+      ackedVersion: acked,
+      ...(this.lastNack ? { lastNack: this.lastNack } : {}),
+      nacks: this.nacks,
+    };
   }
 
   #recordNack(typeUrl: string, version: string, reason: string): void {
@@ -166,7 +194,9 @@ export class AdsStream {
     // Route and endpoint responses need not repeat what the client holds (only Listener and
     // Cluster responses must be complete): a change carries just the resources that changed.
     const changedOnly = !force && (typeUrl === ROUTE_TYPE || typeUrl === ENDPOINT_TYPE);
-    const carried = changedOnly ? [...resources.values()].filter((r) => state.sent.get(r.name) !== r.hash) : [...resources.values()];
+    const carried = changedOnly
+      ? [...resources.values()].filter((r) => state.sent.get(r.name) !== r.hash)
+      : [...resources.values()];
     this.#nonce += 1;
     state.version = versionOf(resources);
     state.nonce = String(this.#nonce);

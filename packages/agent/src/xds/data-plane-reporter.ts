@@ -15,29 +15,54 @@ function clip(text: string): string {
 function proxyMessage(p: ProxyStatus): relay.v1.IXdsProxy {
   const types: Record<string, relay.v1.IXdsTypeState> = {};
   for (const [type, names] of Object.entries(p.subscribed)) {
-    types[type] = { names: names.slice(0, REPORT_LIMITS.namesPerType).map(clip), subscribed: names.length, ackedVersion: p.ackedVersion[type] ?? '' };
+    types[type] = {
+      names: names.slice(0, REPORT_LIMITS.namesPerType).map(clip),
+      subscribed: names.length,
+      ackedVersion: p.ackedVersion[type] ?? '',
+    };
   }
-  const locality = [p.locality.region, p.locality.zone, p.locality.subZone].filter((x) => x !== undefined && x !== '').join('/');
+  const locality = [p.locality.region, p.locality.zone, p.locality.subZone]
+    .filter((x) => x !== undefined && x !== '')
+    .join('/');
   return {
     nodeId: clip(p.nodeId),
     locality,
     types,
     nacks: p.nacks,
     ...(p.lastNack
-      ? { lastNack: { typeUrl: p.lastNack.typeUrl, version: p.lastNack.version, reason: clip(p.lastNack.reason), atUnixMs: Date.parse(p.lastNack.at) } }
+      ? {
+          lastNack: {
+            typeUrl: p.lastNack.typeUrl,
+            version: p.lastNack.version,
+            reason: clip(p.lastNack.reason),
+            atUnixMs: Date.parse(p.lastNack.at),
+          },
+        }
       : {}),
   };
 }
 
 /** The report of an agent's xDS server: its proxies (by node id) and its translation's findings, bounded. */
-export function buildDataPlaneReport(serving: boolean, proxies: readonly ProxyStatus[], findings: readonly XdsFinding[], nowMs: number): relay.v1.IDataPlaneReport {
+export function buildDataPlaneReport(
+  serving: boolean,
+  proxies: readonly ProxyStatus[],
+  findings: readonly XdsFinding[],
+  nowMs: number,
+): relay.v1.IDataPlaneReport {
   const sorted = [...proxies].sort((a, b) => (a.nodeId < b.nodeId ? -1 : a.nodeId > b.nodeId ? 1 : 0));
   return {
     sentUnixMs: nowMs,
     serving,
     proxies: sorted.slice(0, REPORT_LIMITS.proxies).map(proxyMessage),
     proxiesNotListed: Math.max(0, sorted.length - REPORT_LIMITS.proxies),
-    findings: findings.slice(0, REPORT_LIMITS.findings).map((f) => ({ source: clip(f.source), sources: f.sources.map(clip), field: clip(f.field), message: clip(f.message) })),
+    findings: findings
+      .slice(0, REPORT_LIMITS.findings)
+      .map((f) => ({
+        source: clip(f.source),
+        sources: f.sources.map(clip),
+        field: clip(f.field),
+        message: clip(f.message),
+      })),
   };
 }
 

@@ -31,7 +31,12 @@ export class XdsFeed {
     this.#opts = opts;
     const enabled = opts.port !== 0 || opts.socket !== undefined;
     this.#server = enabled
-      ? new AdsServer({ ...(opts.port !== 0 ? { port: opts.port, host: opts.host } : {}), ...(opts.socket !== undefined ? { socket: opts.socket } : {}), registry: opts.registry, logger: opts.logger })
+      ? new AdsServer({
+          ...(opts.port !== 0 ? { port: opts.port, host: opts.host } : {}),
+          ...(opts.socket !== undefined ? { socket: opts.socket } : {}),
+          registry: opts.registry,
+          logger: opts.logger,
+        })
       : undefined;
   }
 

@@ -15,7 +15,13 @@ export function loopResource(i: number, seed: number): Resource {
     apiVersion: 'networking.istio.io/v1',
     kind: 'ServiceEntry',
     metadata: { name: `svc-${i}`, namespace: 'imports' },
-    spec: { hosts: [`svc-${i}.global`], endpoints: Array.from({ length: 40 }, (_, e) => ({ address: `10.0.${i % 250}.${e}`, weight: 1 + ((e + seed) % 9) })) },
+    spec: {
+      hosts: [`svc-${i}.global`],
+      endpoints: Array.from({ length: 40 }, (_, e) => ({
+        address: `10.0.${i % 250}.${e}`,
+        weight: 1 + ((e + seed) % 9),
+      })),
+    },
   };
 }
 
@@ -23,12 +29,16 @@ export function loopResource(i: number, seed: number): Resource {
 export function loopOutput(n: number, previous?: OutputSnapshot): OutputSnapshot {
   const resources = Array.from({ length: RESOURCES }, (_, i) => loopResource(i, i === n % RESOURCES ? n : 0));
   if (n % 4 < 2) resources.push(loopResource(RESOURCES, 0));
-  return buildOutputSnapshot({ cluster: 'east', resources, provenance: [{ cluster: 'east', inputHash: 'a'.repeat(64) }] }, previous);
+  return buildOutputSnapshot(
+    { cluster: 'east', resources, provenance: [{ cluster: 'east', inputHash: 'a'.repeat(64) }] },
+    previous,
+  );
 }
 
 async function main(): Promise<void> {
   const [outputDir, stateDir, first] = process.argv.slice(2);
-  if (outputDir === undefined || stateDir === undefined || first === undefined) throw new Error('usage: apply-loop.ts <outputDir> <stateDir> <first>');
+  if (outputDir === undefined || stateDir === undefined || first === undefined)
+    throw new Error('usage: apply-loop.ts <outputDir> <stateDir> <first>');
   const writer = new FileOutputWriter({ cluster: 'east', outputDir, stateDir, logger: pino({ level: 'silent' }) });
   const restored = await writer.restore();
   process.stdout.write(`restored ${restored?.hash ?? 'nothing'}\n`);

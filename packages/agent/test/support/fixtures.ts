@@ -15,7 +15,10 @@ export async function tempDir(t: TestContext, prefix = 'meshrelay-agent-'): Prom
 /** A logger that keeps every line as an object, for asserting on what was logged. */
 export function captureLogger(): { logger: Logger; lines: Array<Record<string, unknown>> } {
   const lines: Array<Record<string, unknown>> = [];
-  const logger = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+  const logger = pino(
+    { level: 'debug' },
+    { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
+  );
   return { logger, lines };
 }
 

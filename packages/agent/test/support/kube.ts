@@ -5,13 +5,22 @@ import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { isRecord } from '@meshrelay/api';
-import { startFakeKubeApiServer, type FakeKubeApiServer, type FakeKubeApiServerOptions, type FakeKubeObject, type FakeKubeRequest } from '@meshrelay/testkit';
+import {
+  startFakeKubeApiServer,
+  type FakeKubeApiServer,
+  type FakeKubeApiServerOptions,
+  type FakeKubeObject,
+  type FakeKubeRequest,
+} from '@meshrelay/testkit';
 import { listManifestFiles } from '../../src/discovery/manifest-reader.ts';
 
 export const EXAMPLES_CLUSTER_A = fileURLToPath(new URL('../../../../examples/cluster-a', import.meta.url));
 
 /** The fake API server (a test double; see packages/testkit) and a client config for it, stopped after the test. */
-export async function startFakeKube(t: TestContext, options: FakeKubeApiServerOptions = {}): Promise<{ server: FakeKubeApiServer; kubeConfig: KubeConfig }> {
+export async function startFakeKube(
+  t: TestContext,
+  options: FakeKubeApiServerOptions = {},
+): Promise<{ server: FakeKubeApiServer; kubeConfig: KubeConfig }> {
   const server = await startFakeKubeApiServer(options);
   t.after(() => server.stop());
   const kubeConfig = new KubeConfig();
@@ -34,7 +43,12 @@ export async function manifestObjects(dir: string): Promise<FakeKubeObject[]> {
   return objects;
 }
 
-export function service(name: string, port = 9080, namespace = 'bookinfo', labels: Record<string, string> = {}): FakeKubeObject {
+export function service(
+  name: string,
+  port = 9080,
+  namespace = 'bookinfo',
+  labels: Record<string, string> = {},
+): FakeKubeObject {
   return {
     apiVersion: 'v1',
     kind: 'Service',

@@ -37,16 +37,45 @@ export interface RelayOptions {
   readonly replicaOf?: RelayUnderTest & { readonly replicas: Array<() => Promise<void>> };
 }
 
-const TEST_FLAGS = ['--heartbeat-interval', '100', '--heartbeat-timeout', '600', '--safe-start-window', '0', '--translation-debounce', '10'];
+const TEST_FLAGS = [
+  '--heartbeat-interval',
+  '100',
+  '--heartbeat-timeout',
+  '600',
+  '--safe-start-window',
+  '0',
+  '--translation-debounce',
+  '10',
+];
 
-export async function startRelay(t: TestContext, options: RelayOptions = {}): Promise<RelayUnderTest & { readonly replicas: Array<() => Promise<void>> }> {
+export async function startRelay(
+  t: TestContext,
+  options: RelayOptions = {},
+): Promise<RelayUnderTest & { readonly replicas: Array<() => Promise<void>> }> {
   const first = options.replicaOf;
   const stateDir = first?.stateDir ?? (await mkdtemp(path.join(tmpdir(), 'meshrelay-agent-relay-')));
   const config = parseServerConfig([
-    '--relay-host', '127.0.0.1', '--relay-port', '0', '--http-host', '127.0.0.1', '--http-port', '0', '--metrics-port', '0',
-    '--state-dir', stateDir, '--replica-name', `test-${path.basename(stateDir)}`, ...TEST_FLAGS, ...(options.flags ?? []),
+    '--relay-host',
+    '127.0.0.1',
+    '--relay-port',
+    '0',
+    '--http-host',
+    '127.0.0.1',
+    '--http-port',
+    '0',
+    '--metrics-port',
+    '0',
+    '--state-dir',
+    stateDir,
+    '--replica-name',
+    `test-${path.basename(stateDir)}`,
+    ...TEST_FLAGS,
+    ...(options.flags ?? []),
   ]);
-  const server = await startManagementServer(config, options.logger ?? pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' }));
+  const server = await startManagementServer(
+    config,
+    options.logger ?? pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' }),
+  );
   const proxy = await startFaultProxy({ port: server.relayPort });
   const replicas: Array<() => Promise<void>> = [];
   const stop = async () => {
@@ -93,6 +122,10 @@ export async function startRelay(t: TestContext, options: RelayOptions = {}): Pr
 }
 
 /** A second replica sharing `first`'s state (CA, registry, token). */
-export function startReplica(t: TestContext, first: Awaited<ReturnType<typeof startRelay>>, flags: readonly string[] = []): ReturnType<typeof startRelay> {
+export function startReplica(
+  t: TestContext,
+  first: Awaited<ReturnType<typeof startRelay>>,
+  flags: readonly string[] = [],
+): ReturnType<typeof startRelay> {
   return startRelay(t, { replicaOf: first, flags });
 }

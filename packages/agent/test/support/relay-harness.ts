@@ -43,7 +43,11 @@ export interface ClientHarness {
  * stopped before its state directory is removed, in one after-hook, so no
  * write of the client can race the removal.
  */
-export async function startClient(t: TestContext, relays: readonly RelayUnderTest[], overrides: Partial<RelayClientOptions> & { stateDir?: string } = {}): Promise<ClientHarness> {
+export async function startClient(
+  t: TestContext,
+  relays: readonly RelayUnderTest[],
+  overrides: Partial<RelayClientOptions> & { stateDir?: string } = {},
+): Promise<ClientHarness> {
   const ownDir = overrides.stateDir === undefined ? await mkdtemp(path.join(tmpdir(), 'meshrelay-agent-')) : undefined;
   const stateDir = overrides.stateDir ?? (ownDir as string);
   const first = relays[0] as RelayUnderTest;

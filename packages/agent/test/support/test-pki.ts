@@ -12,6 +12,18 @@ export function testPki(): TestPki {
 }
 
 /** Signs an agent CSR the way the management server does. */
-export function issueClientCertificate(pki: TestPki, csrPem: string, cluster: string, uid: string, lifetimeSeconds: number): { certPem: string; notAfter: Date } {
-  return signClientCsr(pki.ca, csrPem, { cluster, trustDomain: pki.trustDomain, uid, lifetimeSeconds, now: new Date() });
+export function issueClientCertificate(
+  pki: TestPki,
+  csrPem: string,
+  cluster: string,
+  uid: string,
+  lifetimeSeconds: number,
+): { certPem: string; notAfter: Date } {
+  return signClientCsr(pki.ca, csrPem, {
+    cluster,
+    trustDomain: pki.trustDomain,
+    uid,
+    lifetimeSeconds,
+    now: new Date(),
+  });
 }

@@ -4,7 +4,13 @@ import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import { pino } from 'pino';
 import { waitFor } from '@meshrelay/testkit';
-import { createLeaseElector, type ElectionTiming, type LeaderElector, type LeaseRecord, type LeaseStore } from '../../src/index.ts';
+import {
+  createLeaseElector,
+  type ElectionTiming,
+  type LeaderElector,
+  type LeaseRecord,
+  type LeaseStore,
+} from '../../src/index.ts';
 
 export const silentLogger = pino({ level: 'silent' });
 
@@ -25,7 +31,10 @@ export function started(t: TestContext, elector: LeaderElector): LeaderElector {
 }
 
 /** Samples isLeader() of every candidate every few ms and fails the test if two ever lead at once. */
-export function watchForSplitBrain(t: TestContext, electors: readonly LeaderElector[]): { readonly samples: () => number } {
+export function watchForSplitBrain(
+  t: TestContext,
+  electors: readonly LeaderElector[],
+): { readonly samples: () => number } {
   let samples = 0;
   let violation: string | undefined;
   const timer = setInterval(() => {
@@ -42,7 +51,11 @@ export function watchForSplitBrain(t: TestContext, electors: readonly LeaderElec
 
 export async function waitForLeader(electors: readonly LeaderElector[], timeoutMs: number): Promise<LeaderElector> {
   let leader: LeaderElector | undefined;
-  await waitFor(() => (leader = electors.find((e) => e.isLeader())) !== undefined, { timeoutMs, intervalMs: 5, message: 'no candidate became leader' });
+  await waitFor(() => (leader = electors.find((e) => e.isLeader())) !== undefined, {
+    timeoutMs,
+    intervalMs: 5,
+    message: 'no candidate became leader',
+  });
   return leader as LeaderElector;
 }
 
@@ -86,7 +99,10 @@ export async function stoppedLeaderHandsOver(t: TestContext, backend: ElectionBa
   await waitForLeader([follower], backend.timing.leaseDurationMs);
   const tookMs = Date.now() - stoppedAt;
   // Released, not expired: the follower does not wait out the lease.
-  assert.ok(tookMs < backend.timing.leaseDurationMs, `took over after ${tookMs} ms, lease is ${backend.timing.leaseDurationMs} ms`);
+  assert.ok(
+    tookMs < backend.timing.leaseDurationMs,
+    `took over after ${tookMs} ms, lease is ${backend.timing.leaseDurationMs} ms`,
+  );
   const lease = await backend.readLease();
   assert.equal(lease?.holder, follower.identity);
   assert.equal(lease?.transitions, transitionsBefore + 1);
@@ -104,7 +120,10 @@ export function freezableStore(store: LeaseStore): LeaseStore & { freeze(): void
 
 export async function frozenLeaderExpiresFirst(t: TestContext, backend: ElectionBackend): Promise<void> {
   const frozenStore = freezableStore(backend.store());
-  const stuck = started(t, createLeaseElector({ ...backend.timing, store: frozenStore, identity: 'stuck', logger: silentLogger }));
+  const stuck = started(
+    t,
+    createLeaseElector({ ...backend.timing, store: frozenStore, identity: 'stuck', logger: silentLogger }),
+  );
   await waitForLeader([stuck], 3_000);
   const stuckSteppedDownAt: number[] = [];
   stuck.onChange((leader) => {
@@ -122,8 +141,14 @@ export async function frozenLeaderExpiresFirst(t: TestContext, backend: Election
   const lastRenew = (await backend.readLease())?.renewTimeMs ?? 0;
   await waitForLeader([other], backend.timing.leaseDurationMs + 2 * backend.timing.retryPeriodMs + 1_000);
   const leaseMs = (await backend.readLease())?.leaseDurationMs ?? 0;
-  assert.ok(otherLeadAt >= lastRenew + backend.timing.leaseDurationMs, `took over ${otherLeadAt - lastRenew} ms after the last renewal; lease is ${backend.timing.leaseDurationMs} ms`);
+  assert.ok(
+    otherLeadAt >= lastRenew + backend.timing.leaseDurationMs,
+    `took over ${otherLeadAt - lastRenew} ms after the last renewal; lease is ${backend.timing.leaseDurationMs} ms`,
+  );
   assert.ok(leaseMs >= backend.timing.leaseDurationMs);
   assert.equal(stuckSteppedDownAt.length, 1, 'the stuck leader reported stepping down once');
-  assert.ok((stuckSteppedDownAt[0] as number) < otherLeadAt, 'the stuck leader stepped down before the lease passed on');
+  assert.ok(
+    (stuckSteppedDownAt[0] as number) < otherLeadAt,
+    'the stuck leader stepped down before the lease passed on',
+  );
 }

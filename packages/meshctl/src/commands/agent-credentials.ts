@@ -29,7 +29,10 @@ export interface WrittenFiles {
  * its directory exists and is writable, and it is not a directory. Throws a usage error.
  */
 export async function checkCredentialFiles(files: CredentialFiles): Promise<void> {
-  const requested: [string, string | undefined][] = [['--token-out', files.tokenOut], ['--ca-out', files.caOut]];
+  const requested: [string, string | undefined][] = [
+    ['--token-out', files.tokenOut],
+    ['--ca-out', files.caOut],
+  ];
   for (const [flag, path] of requested) {
     if (path === undefined) continue;
     if (path.trim() === '') throw usageError(`${flag} must not be empty`);
@@ -39,7 +42,9 @@ export async function checkCredentialFiles(files: CredentialFiles): Promise<void
     try {
       await access(existing ? full : dirname(full), constants.W_OK);
     } catch {
-      throw usageError(`${flag}: cannot write "${path}": ${existing ? 'the file is not writable' : `directory "${dirname(full)}" does not exist or is not writable`}`);
+      throw usageError(
+        `${flag}: cannot write "${path}": ${existing ? 'the file is not writable' : `directory "${dirname(full)}" does not exist or is not writable`}`,
+      );
     }
   }
   if (files.tokenOut !== undefined && files.caOut !== undefined && resolve(files.tokenOut) === resolve(files.caOut)) {
@@ -58,7 +63,11 @@ export interface WriteOutcome {
  * existed), then the CA bundle. Never throws: a failure (MESHRELAY_ERR_INTERNAL
  * naming the file) is returned so the caller can still show the token it holds.
  */
-export async function writeCredentialFiles(files: CredentialFiles, token: string, relay: RelayEndpoint): Promise<WriteOutcome> {
+export async function writeCredentialFiles(
+  files: CredentialFiles,
+  token: string,
+  relay: RelayEndpoint,
+): Promise<WriteOutcome> {
   const written: { tokenFile?: string; caFile?: string } = {};
   try {
     if (files.tokenOut !== undefined) {
@@ -99,7 +108,8 @@ async function guard(path: string, write: () => Promise<void>): Promise<void> {
 
 /** The `meshrelay-agent` command line for a cluster; placeholders in <angle brackets> stand for files not written here. */
 export function agentCommandLine(cluster: string, relay: RelayEndpoint, written: WrittenFiles): string {
-  const word = (path: string | undefined, placeholder: string): string => (path === undefined ? placeholder : shellQuote(path));
+  const word = (path: string | undefined, placeholder: string): string =>
+    path === undefined ? placeholder : shellQuote(path);
   return [
     'npx meshrelay-agent',
     `--cluster ${shellQuote(cluster)}`,
@@ -138,7 +148,8 @@ export function renderCredentials(c: CredentialsText): string {
     ...(c.written.tokenFile === undefined ? ['the token to <token-file> (mode 0600)'] : []),
     ...(c.written.caFile === undefined ? ['the CA bundle to <root-ca-file>'] : []),
   ];
-  if (missing.length > 0) lines.push(`Save ${missing.join(' and ')}, then run the relay agent in cluster "${c.cluster}":`);
+  if (missing.length > 0)
+    lines.push(`Save ${missing.join(' and ')}, then run the relay agent in cluster "${c.cluster}":`);
   else lines.push(`Run the relay agent in cluster "${c.cluster}":`);
   lines.push(`  ${agentCommandLine(c.cluster, c.relay, c.written)}`);
   return lines.join('\n') + '\n';

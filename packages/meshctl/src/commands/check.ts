@@ -1,5 +1,12 @@
 import type { Command } from 'commander';
-import type { ClusterView, HeldOutput, ReadyResponse, ResourceView, SafeModeStatus, ServerStatus } from '../api-types.ts';
+import type {
+  ClusterView,
+  HeldOutput,
+  ReadyResponse,
+  ResourceView,
+  SafeModeStatus,
+  ServerStatus,
+} from '../api-types.ts';
 import type { CliContext } from '../cli-context.ts';
 import { formatAge, formatTimeLeft, shortHash } from '../format.ts';
 import { describeFailure, type ApiClient } from '../http-client.ts';
@@ -30,7 +37,9 @@ const SKIP_WARMING_NOTE = 'skip-warming is set, so translation does not wait for
 export function addCheckCommand(program: Command, ctx: CliContext): void {
   program
     .command('check')
-    .description('check the server, its store, each registered cluster (connected, warm), safe mode, held outputs and Gloo resource approvals; exit 1 on any problem')
+    .description(
+      'check the server, its store, each registered cluster (connected, warm), safe mode, held outputs and Gloo resource approvals; exit 1 on any problem',
+    )
     .action(async (_flags: unknown, cmd: Command) => {
       const report = await runChecks(ctx.client(cmd), ctx.now());
       if (ctx.globals(cmd).output === 'json') ctx.printJson(report);
@@ -71,7 +80,9 @@ export async function runChecks(client: ApiClient, now: Date = new Date()): Prom
 
 /** One "[ok]"/"[FAIL]" line per check, then a summary line. */
 export function renderCheckReport(r: CheckReport): string {
-  const lines = r.checks.map((c) => `${(c.ok ? (c.warn ? '[warn]' : '[ok]') : '[FAIL]').padEnd(6)} ${c.name}: ${c.detail}`);
+  const lines = r.checks.map(
+    (c) => `${(c.ok ? (c.warn ? '[warn]' : '[ok]') : '[FAIL]').padEnd(6)} ${c.name}: ${c.detail}`,
+  );
   const failed = r.checks.filter((c) => !c.ok).length;
   const total = r.checks.length;
   const warned = r.checks.filter((c) => c.ok && c.warn).length;
@@ -96,16 +107,25 @@ function readyCheck(ready: Outcome<ReadyResponse>): CheckResult {
   const name = 'server ready';
   if (!ready.ok) return { name, ok: false, detail: ready.error };
   if (ready.value.ready) return { name, ok: true, detail: `replica ${ready.value.replica} is ready` };
-  return { name, ok: false, detail: `replica ${ready.value.replica} answers /readyz with not ready (it is draining): agents are told to move elsewhere` };
+  return {
+    name,
+    ok: false,
+    detail: `replica ${ready.value.replica} answers /readyz with not ready (it is draining): agents are told to move elsewhere`,
+  };
 }
 
 function storeCheck(status: Outcome<ServerStatus>): CheckResult {
   const name = 'store';
   if (!status.ok) return { name, ok: false, detail: status.error };
   const { backend, redisUp, pendingWriteBack } = status.value.store;
-  if (backend === 'memory') return { name, ok: true, detail: 'memory only (no Redis: inputs are not shared between replicas)' };
-  const pending = pendingWriteBack > 0 ? `; ${pendingWriteBack} ${pendingWriteBack === 1 ? 'snapshot waits' : 'snapshots wait'} to be written back` : '';
-  if (!redisUp) return { name, ok: false, detail: `Redis is configured but down: this replica translates from memory${pending}` };
+  if (backend === 'memory')
+    return { name, ok: true, detail: 'memory only (no Redis: inputs are not shared between replicas)' };
+  const pending =
+    pendingWriteBack > 0
+      ? `; ${pendingWriteBack} ${pendingWriteBack === 1 ? 'snapshot waits' : 'snapshots wait'} to be written back`
+      : '';
+  if (!redisUp)
+    return { name, ok: false, detail: `Redis is configured but down: this replica translates from memory${pending}` };
   return { name, ok: true, detail: `Redis is up${pending}` };
 }
 
@@ -118,14 +138,33 @@ function workspacesCheck(status: Outcome<ServerStatus>): CheckResult[] {
   if (!status.ok || status.value.workspaces === undefined) return [];
   const { mode, names, notice, source, problems = [] } = status.value.workspaces;
   const invalid = problems.length === 0 ? '' : `; ${problems.length} invalid: ${problems.join('; ')}`;
-  const how = source === 'kubernetes' ? 'apply Workspace CRs in the management namespace' : 'define Workspaces with --workspaces-file';
-  if (mode === 'implicit-global') return [{ name, ok: true, warn: true, detail: `implicit global workspace: ${notice ?? 'no Workspace is defined'}; ${how} to scope each team${invalid}` }];
-  return [{ name, ok: true, ...(invalid === '' ? {} : { warn: true }), detail: `${names.length} defined (${names.join(', ')})${invalid}` }];
+  const how =
+    source === 'kubernetes'
+      ? 'apply Workspace CRs in the management namespace'
+      : 'define Workspaces with --workspaces-file';
+  if (mode === 'implicit-global')
+    return [
+      {
+        name,
+        ok: true,
+        warn: true,
+        detail: `implicit global workspace: ${notice ?? 'no Workspace is defined'}; ${how} to scope each team${invalid}`,
+      },
+    ];
+  return [
+    {
+      name,
+      ok: true,
+      ...(invalid === '' ? {} : { warn: true }),
+      detail: `${names.length} defined (${names.join(', ')})${invalid}`,
+    },
+  ];
 }
 
 function clusterChecks(clusters: Outcome<ClusterView[]>, replica: string, now: Date): CheckResult[] {
   if (!clusters.ok) return [{ name: 'clusters', ok: false, detail: clusters.error }];
-  if (clusters.value.length === 0) return [{ name: 'clusters', ok: true, detail: 'none registered (meshctl cluster register NAME)' }];
+  if (clusters.value.length === 0)
+    return [{ name: 'clusters', ok: true, detail: 'none registered (meshctl cluster register NAME)' }];
   const sorted = [...clusters.value].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return sorted.flatMap((c) => [connectedCheck(c, replica, now), warmCheck(c), ...tokenReuseCheck(c)]);
 }
@@ -133,14 +172,25 @@ function clusterChecks(clusters: Outcome<ClusterView[]>, replica: string, now: D
 /** Listed only while the cluster's relay token was presented with a second key (refused). */
 function tokenReuseCheck(c: ClusterView): CheckResult[] {
   if (c.relayTokenReuse === null || c.relayTokenReuse === undefined) return [];
-  return [{ name: `cluster ${c.name} relay token`, ok: false, detail: `presented with a second key since ${c.relayTokenReuse.since}: ${c.relayTokenReuse.message}` }];
+  return [
+    {
+      name: `cluster ${c.name} relay token`,
+      ok: false,
+      detail: `presented with a second key since ${c.relayTokenReuse.since}: ${c.relayTokenReuse.message}`,
+    },
+  ];
 }
 
 function connectedCheck(c: ClusterView, replica: string, now: Date): CheckResult {
   const name = `cluster ${c.name} connected`;
   const { push, pull, disconnectedSince } = c.connection;
   if (push + pull > 0) {
-    const missing = push === 0 ? '; no push stream: its inputs are not updated' : pull === 0 ? '; no pull stream: it receives no outputs' : '';
+    const missing =
+      push === 0
+        ? '; no push stream: its inputs are not updated'
+        : pull === 0
+          ? '; no pull stream: it receives no outputs'
+          : '';
     return { name, ok: true, detail: `streams open on replica ${replica}: ${push} push, ${pull} pull${missing}` };
   }
   const notes = [
@@ -156,7 +206,12 @@ function connectedCheck(c: ClusterView, replica: string, now: Date): CheckResult
 function warmCheck(c: ClusterView): CheckResult {
   const name = `cluster ${c.name} warm`;
   const reason = c.warm.reason === '' ? '' : ` (${c.warm.reason})`;
-  if (c.warm.status === 'True') return { name, ok: true, detail: `ClusterWarm=True${reason}${c.warm.since === null ? '' : ` since ${c.warm.since}`}` };
+  if (c.warm.status === 'True')
+    return {
+      name,
+      ok: true,
+      detail: `ClusterWarm=True${reason}${c.warm.since === null ? '' : ` since ${c.warm.since}`}`,
+    };
   const detail = `ClusterWarm=${c.warm.status}${reason}: no input snapshot has been received from it yet`;
   return { name, ok: false, detail: c.skipWarming ? `${detail}; ${SKIP_WARMING_NOTE}` : detail };
 }
@@ -171,7 +226,8 @@ function safeModeCheck(safeMode: Outcome<SafeModeStatus>, now: Date): CheckResul
     return { name, ok: true, detail: parts.join('; ') };
   }
   parts.push(`missing: ${s.missing.length > 0 ? s.missing.join(', ') : 'none'}`);
-  if (s.windowEndsAt !== null) parts.push(`the window ends at ${s.windowEndsAt} (in ${formatTimeLeft(s.windowEndsAt, now)})`);
+  if (s.windowEndsAt !== null)
+    parts.push(`the window ends at ${s.windowEndsAt} (in ${formatTimeLeft(s.windowEndsAt, now)})`);
   if (s.missing.length > 0 && s.waysOut.length > 0) {
     parts.push(`ways out: ${fillWaysOut(s.waysOut, s.missing).map(wayOutLine).join('; ')}`);
   }
@@ -195,7 +251,12 @@ function resourcesCheck(resources: Outcome<ResourceView[]>): CheckResult {
   const bad = resources.value.filter((r) => r.approval === 'INVALID' || r.approval === 'FAILED');
   const warned = resources.value.filter((r) => r.approval === 'WARNING').length;
   const note = warned === 0 ? '' : `; ${warned} with warnings (meshctl get KIND)`;
-  if (bad.length === 0) return { name, ok: true, detail: `${resources.value.length} Gloo resources, none INVALID or FAILED${note}` };
+  if (bad.length === 0)
+    return { name, ok: true, detail: `${resources.value.length} Gloo resources, none INVALID or FAILED${note}` };
   const named = bad.map((r) => `${r.kind} ${r.namespace}/${r.name} in ${r.cluster} is ${r.approval}: ${r.message}`);
-  return { name, ok: false, detail: `${bad.length} of ${resources.value.length} Gloo resources are not applied as written: ${named.join('; ')}` };
+  return {
+    name,
+    ok: false,
+    detail: `${bad.length} of ${resources.value.length} Gloo resources are not applied as written: ${named.join('; ')}`,
+  };
 }

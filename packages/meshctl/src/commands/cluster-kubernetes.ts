@@ -10,12 +10,22 @@ import type { CoreV1Api } from '@kubernetes/client-node';
 import { DNS_LABEL, parseDuration } from '@meshrelay/api';
 import { loadKubeConfig } from '@meshrelay/kube';
 import {
-  RELAY_ROOT_CA_SECRET, createClusterWithToken, kubeErrorCode, kubeFailure, registryApis, tokenSecretName,
+  RELAY_ROOT_CA_SECRET,
+  createClusterWithToken,
+  kubeErrorCode,
+  kubeFailure,
+  registryApis,
+  tokenSecretName,
 } from '@meshrelay/registry';
 import type { Command } from 'commander';
 import { usageError, type CliContext } from '../cli-context.ts';
 import { shellQuote } from '../format.ts';
-import { checkCredentialFiles, writeCredentialFiles, type CredentialFiles, type WrittenFiles } from './agent-credentials.ts';
+import {
+  checkCredentialFiles,
+  writeCredentialFiles,
+  type CredentialFiles,
+  type WrittenFiles,
+} from './agent-credentials.ts';
 
 /** Defaults of deploy/helm/meshrelay/values.yaml (glooAgent.relay.tokenSecret / rootCaSecret). */
 export const AGENT_TOKEN_SECRET = { name: 'relay-identity-token-secret', key: 'token' } as const;
@@ -56,14 +66,18 @@ export interface KubernetesRegistration {
 }
 
 /** Throws a usage error when a Kubernetes-only flag is given without --kubeconfig, or a value is bad. */
-export function checkKubernetesFlags(flags: Partial<KubernetesRegisterFlags>, sources: (flag: string) => string | undefined): void {
+export function checkKubernetesFlags(
+  flags: Partial<KubernetesRegisterFlags>,
+  sources: (flag: string) => string | undefined,
+): void {
   if (flags.kubeconfig === undefined) {
     const stray = ['kubeContext', 'namespace', 'relayAddress', 'tokenTtl'].filter((key) => sources(key) === 'cli');
     const named = stray.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`);
     if (named.length > 0) throw usageError(`${named.join(', ')} ${named.length === 1 ? 'needs' : 'need'} --kubeconfig`);
     return;
   }
-  if (!DNS_LABEL.test(flags.namespace ?? '')) throw usageError(`--namespace: "${flags.namespace}" is not a DNS-1123 label`);
+  if (!DNS_LABEL.test(flags.namespace ?? ''))
+    throw usageError(`--namespace: "${flags.namespace}" is not a DNS-1123 label`);
   parseTokenTtl(flags.tokenTtl);
   if (flags.relayAddress !== undefined && !/^[^\s:]+:\d{1,5}$/.test(flags.relayAddress)) {
     throw usageError(`--relay-address: "${flags.relayAddress}" is not host:port`);
@@ -71,9 +85,17 @@ export function checkKubernetesFlags(flags: Partial<KubernetesRegisterFlags>, so
 }
 
 /** Registers through the Kubernetes API and prints the hand-over; see the file comment. */
-export async function registerThroughKubernetes(ctx: CliContext, cmd: Command, name: string, flags: KubernetesRegisterFlags): Promise<void> {
+export async function registerThroughKubernetes(
+  ctx: CliContext,
+  cmd: Command,
+  name: string,
+  flags: KubernetesRegisterFlags,
+): Promise<void> {
   await checkCredentialFiles(flags);
-  const kubeConfig = loadKubeConfig({ kubeconfig: flags.kubeconfig, ...(flags.kubeContext !== undefined ? { context: flags.kubeContext } : {}) });
+  const kubeConfig = loadKubeConfig({
+    kubeconfig: flags.kubeconfig,
+    ...(flags.kubeContext !== undefined ? { context: flags.kubeContext } : {}),
+  });
   const apis = registryApis(kubeConfig);
   const created = await createClusterWithToken(apis, name, {
     namespace: flags.namespace,
@@ -85,16 +107,27 @@ export async function registerThroughKubernetes(ctx: CliContext, cmd: Command, n
   });
   const caBundlePem = await readRootCa(apis.core, flags.namespace);
   const relayAddress = flags.relayAddress ?? '<relay-address>';
-  const { written, failure } = caBundlePem === undefined
-    ? await writeCredentialFiles({ ...(flags.tokenOut !== undefined ? { tokenOut: flags.tokenOut } : {}) }, created.issued.token, { address: relayAddress, caBundlePem: '' })
-    : await writeCredentialFiles(flags, created.issued.token, { address: relayAddress, caBundlePem });
+  const { written, failure } =
+    caBundlePem === undefined
+      ? await writeCredentialFiles(
+          { ...(flags.tokenOut !== undefined ? { tokenOut: flags.tokenOut } : {}) },
+          created.issued.token,
+          { address: relayAddress, caBundlePem: '' },
+        )
+      : await writeCredentialFiles(flags, created.issued.token, { address: relayAddress, caBundlePem });
   const registration: KubernetesRegistration = {
     cluster: { name, namespace: flags.namespace, uid: created.object.metadata?.uid ?? '' },
     tokenSecret: tokenSecretName(name),
     token: created.issued.token,
     tokenExpiresAt: created.issued.expiresAt.toISOString(),
     caBundlePem,
-    install: agentInstallCommands({ cluster: name, namespace: flags.namespace, relayAddress, token: created.issued.token, written }),
+    install: agentInstallCommands({
+      cluster: name,
+      namespace: flags.namespace,
+      relayAddress,
+      token: created.issued.token,
+      written,
+    }),
   };
   if (ctx.globals(cmd).output === 'json') ctx.printJson(registration);
   else ctx.print(renderKubernetesRegistration(registration, written));
@@ -126,12 +159,14 @@ interface InstallInputs {
  */
 export function agentInstallCommands(i: InstallInputs): string[] {
   const ns = shellQuote(i.namespace);
-  const tokenSource = i.written.tokenFile !== undefined
-    ? `--from-file=${AGENT_TOKEN_SECRET.key}=${shellQuote(i.written.tokenFile)}`
-    : `--from-literal=${AGENT_TOKEN_SECRET.key}=${shellQuote(i.token)}`;
+  const tokenSource =
+    i.written.tokenFile !== undefined
+      ? `--from-file=${AGENT_TOKEN_SECRET.key}=${shellQuote(i.written.tokenFile)}`
+      : `--from-literal=${AGENT_TOKEN_SECRET.key}=${shellQuote(i.token)}`;
   const caFile = i.written.caFile !== undefined ? shellQuote(i.written.caFile) : '<root-ca-file>';
   // Placeholders (<relay-address>) stay bare so they read as something to replace.
-  const set = (key: string, value: string): string => `--set ${key}=${/^<[a-z-]+>$/.test(value) ? value : shellQuote(value)}`;
+  const set = (key: string, value: string): string =>
+    `--set ${key}=${/^<[a-z-]+>$/.test(value) ? value : shellQuote(value)}`;
   return [
     `kubectl create namespace ${ns}`,
     `kubectl --namespace ${ns} create secret generic ${AGENT_TOKEN_SECRET.name} ${tokenSource}`,
@@ -163,14 +198,23 @@ function renderKubernetesRegistration(r: KubernetesRegistration, written: Writte
   if (written.tokenFile !== undefined) lines.push(`Token written to:      ${written.tokenFile} (mode 0600)`);
   if (written.caFile !== undefined) lines.push(`Root CA written to:    ${written.caFile}`);
   lines.push('');
-  if (r.caBundlePem !== undefined) lines.push(`Relay root CA bundle (Secret ${namespace}/${RELAY_ROOT_CA_SECRET}):`, r.caBundlePem.trimEnd(), '');
-  else lines.push(`Relay root CA: Secret ${namespace}/${RELAY_ROOT_CA_SECRET} does not exist yet (no management server has started in this namespace); take its tls.crt once one has.`, '');
+  if (r.caBundlePem !== undefined)
+    lines.push(`Relay root CA bundle (Secret ${namespace}/${RELAY_ROOT_CA_SECRET}):`, r.caBundlePem.trimEnd(), '');
+  else
+    lines.push(
+      `Relay root CA: Secret ${namespace}/${RELAY_ROOT_CA_SECRET} does not exist yet (no management server has started in this namespace); take its tls.crt once one has.`,
+      '',
+    );
   const todo = [
     ...(written.caFile === undefined ? ['save the root CA bundle to <root-ca-file>'] : []),
-    ...(r.install.some((c) => c.includes('<relay-address>')) ? ['replace <relay-address> with the relay address agents dial (or pass --relay-address)'] : []),
+    ...(r.install.some((c) => c.includes('<relay-address>'))
+      ? ['replace <relay-address> with the relay address agents dial (or pass --relay-address)']
+      : []),
   ];
   if (todo.length > 0) lines.push(`Then ${todo.join(' and ')}.`);
-  lines.push(`Install the agent in cluster "${name}" (kubectl and helm pointed at that cluster, from the Meshrelay source tree):`);
+  lines.push(
+    `Install the agent in cluster "${name}" (kubectl and helm pointed at that cluster, from the Meshrelay source tree):`,
+  );
   for (const command of r.install) lines.push(`  ${command}`);
   return lines.join('\n') + '\n';
 }

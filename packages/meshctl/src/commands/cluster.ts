@@ -3,9 +3,18 @@ import { isDnsName } from '@meshrelay/api';
 import type { ClusterUpdateRequest, ClusterView, RelayEndpoint } from '../api-types.ts';
 import { clusterArgument, usageError, type CliContext } from '../cli-context.ts';
 import { formatAge, renderTable, shortHash } from '../format.ts';
-import { checkCredentialFiles, renderCredentials, writeCredentialFiles, type CredentialFiles } from './agent-credentials.ts';
 import {
-  DEFAULT_TOKEN_TTL_SECONDS, TOKEN_TTL_HELP, checkKubernetesFlags, registerThroughKubernetes, type KubernetesRegisterFlags,
+  checkCredentialFiles,
+  renderCredentials,
+  writeCredentialFiles,
+  type CredentialFiles,
+} from './agent-credentials.ts';
+import {
+  DEFAULT_TOKEN_TTL_SECONDS,
+  TOKEN_TTL_HELP,
+  checkKubernetesFlags,
+  registerThroughKubernetes,
+  type KubernetesRegisterFlags,
 } from './cluster-kubernetes.ts';
 import { addForgetContributionCommand } from './cluster-contribution.ts';
 import { addRevokeCommand } from './cluster-revoke.ts';
@@ -31,18 +40,33 @@ export function addClusterCommands(program: Command, ctx: CliContext): void {
     .description('register a workload cluster and print what its relay agent needs (the token is shown only here)')
     .addArgument(clusterArgument())
     .option('--cluster-domain <domain>', "DNS domain of the cluster's services", parseDnsName)
-    .option('--trust-domain <domain>', "SPIFFE trust domain of the cluster's workloads (default: discovered from its Istio mesh config)", parseDnsName)
+    .option(
+      '--trust-domain <domain>',
+      "SPIFFE trust domain of the cluster's workloads (default: discovered from its Istio mesh config)",
+      parseDnsName,
+    )
     .option('--skip-warming', 'translate without waiting for this cluster to be warm')
     .option('--ca-out <file>', 'also write the relay root CA bundle to this file')
     .option('--token-out <file>', 'also write the token to this file (mode 0600)')
-    .option('--kubeconfig <file>', 'register through the Kubernetes API of the management cluster (kubernetes registry) instead of the HTTP API')
+    .option(
+      '--kubeconfig <file>',
+      'register through the Kubernetes API of the management cluster (kubernetes registry) instead of the HTTP API',
+    )
     .option('--kube-context <context>', 'context of --kubeconfig (default: its current-context)')
     .option('--namespace <namespace>', 'management namespace, also used for the agent (with --kubeconfig)', 'gloo-mesh')
-    .option('--relay-address <host:port>', 'relay address agents dial, for the printed install commands (with --kubeconfig)')
-    .option('--token-ttl <duration>', `token lifetime: ${TOKEN_TTL_HELP} (with --kubeconfig; over the HTTP API the server decides)`, String(DEFAULT_TOKEN_TTL_SECONDS))
+    .option(
+      '--relay-address <host:port>',
+      'relay address agents dial, for the printed install commands (with --kubeconfig)',
+    )
+    .option(
+      '--token-ttl <duration>',
+      `token lifetime: ${TOKEN_TTL_HELP} (with --kubeconfig; over the HTTP API the server decides)`,
+      String(DEFAULT_TOKEN_TTL_SECONDS),
+    )
     .action(async (name: string, flags: RegisterFlags, cmd: Command) => {
       checkKubernetesFlags(flags, (key) => cmd.getOptionValueSource(key));
-      if (flags.kubeconfig !== undefined) return registerThroughKubernetes(ctx, cmd, name, flags as KubernetesRegisterFlags);
+      if (flags.kubeconfig !== undefined)
+        return registerThroughKubernetes(ctx, cmd, name, flags as KubernetesRegisterFlags);
       const client = ctx.client(cmd);
       await checkCredentialFiles(flags);
       const answer = await client.registerCluster({
@@ -78,20 +102,33 @@ export function addClusterCommands(program: Command, ctx: CliContext): void {
     .command('update')
     .description("change a registered cluster's settings")
     .addArgument(clusterArgument())
-    .addOption(new Option('--skip-warming [bool]', 'translate without waiting for this cluster to be warm (true|false)').argParser(parseBool).preset('true'))
+    .addOption(
+      new Option('--skip-warming [bool]', 'translate without waiting for this cluster to be warm (true|false)')
+        .argParser(parseBool)
+        .preset('true'),
+    )
     .addOption(new Option('--no-skip-warming', 'wait for this cluster to be warm again'))
     .option('--cluster-domain <domain>', "DNS domain of the cluster's services", parseDnsName)
-    .option('--trust-domain <domain>', "SPIFFE trust domain of the cluster's workloads (default: discovered from its Istio mesh config)", parseDnsName)
+    .option(
+      '--trust-domain <domain>',
+      "SPIFFE trust domain of the cluster's workloads (default: discovered from its Istio mesh config)",
+      parseDnsName,
+    )
     .action(async (name: string, flags: UpdateFlags, cmd: Command) => {
       const update: ClusterUpdateRequest = {
         ...(flags.skipWarming !== undefined ? { skipWarming: flags.skipWarming } : {}),
         ...(flags.clusterDomain !== undefined ? { clusterDomain: flags.clusterDomain } : {}),
         ...(flags.trustDomain !== undefined ? { trustDomain: flags.trustDomain } : {}),
       };
-      if (Object.keys(update).length === 0) throw usageError('nothing to update: give --skip-warming[=true|false], --no-skip-warming, --cluster-domain or --trust-domain');
+      if (Object.keys(update).length === 0)
+        throw usageError(
+          'nothing to update: give --skip-warming[=true|false], --no-skip-warming, --cluster-domain or --trust-domain',
+        );
       const view = await ctx.client(cmd).updateCluster(name, update);
       if (ctx.globals(cmd).output === 'json') return ctx.printJson(view);
-      ctx.print(`Cluster "${name}" updated: skip-warming ${view.skipWarming}, cluster domain ${view.clusterDomain ?? '(default)'}, trust domain ${view.trustDomain ?? '(discovered)'}.`);
+      ctx.print(
+        `Cluster "${name}" updated: skip-warming ${view.skipWarming}, cluster domain ${view.clusterDomain ?? '(default)'}, trust domain ${view.trustDomain ?? '(discovered)'}.`,
+      );
     });
 
   cluster
@@ -104,7 +141,14 @@ export function addClusterCommands(program: Command, ctx: CliContext): void {
       const client = ctx.client(cmd);
       await checkCredentialFiles(flags);
       const answer = await client.rotateToken(name);
-      await handOver(ctx, cmd, answer, flags, `New relay identity token for cluster "${name}" (the previous one keeps working until its overlap window ends).`, name);
+      await handOver(
+        ctx,
+        cmd,
+        answer,
+        flags,
+        `New relay identity token for cluster "${name}" (the previous one keeps working until its overlap window ends).`,
+        name,
+      );
     });
 
   addRevokeCommand(cluster, ctx, handOver);
@@ -126,7 +170,17 @@ async function handOver(
 ): Promise<void> {
   const { written, failure } = await writeCredentialFiles(files, answer.token, answer.relay);
   if (ctx.globals(cmd).output === 'json') ctx.printJson(answer);
-  else ctx.print(renderCredentials({ heading, cluster, token: answer.token, tokenExpiresAt: answer.tokenExpiresAt, relay: answer.relay, written }));
+  else
+    ctx.print(
+      renderCredentials({
+        heading,
+        cluster,
+        token: answer.token,
+        tokenExpiresAt: answer.tokenExpiresAt,
+        relay: answer.relay,
+        written,
+      }),
+    );
   if (failure) throw failure;
 }
 
@@ -154,6 +208,9 @@ function parseBool(value: string): boolean {
 
 /** Commander prefixes the message with the flag, e.g. `--trust-domain 'x' ... not a DNS name`. */
 function parseDnsName(value: string): string {
-  if (!isDnsName(value)) throw new InvalidArgumentError('not a DNS name (RFC 1123 subdomain: lowercase letters, digits, "-" and ".", labels of at most 63, at most 253 in all; e.g. cluster.local)');
+  if (!isDnsName(value))
+    throw new InvalidArgumentError(
+      'not a DNS name (RFC 1123 subdomain: lowercase letters, digits, "-" and ".", labels of at most 63, at most 253 in all; e.g. cluster.local)',
+    );
   return value;
 }

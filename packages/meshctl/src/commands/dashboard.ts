@@ -13,7 +13,8 @@ export function addDashboardCommand(program: Command, ctx: CliContext): void {
       const url = `${ctx.globals(cmd).server}/`;
       const token = tokenLocation(ctx, cmd);
       if (flags.browser) (ctx.io.openBrowser ?? launchBrowser)(url);
-      if (ctx.globals(cmd).output === 'json') return ctx.printJson({ url, openBrowser: flags.browser, adminTokenFrom: token.source });
+      if (ctx.globals(cmd).output === 'json')
+        return ctx.printJson({ url, openBrowser: flags.browser, adminTokenFrom: token.source });
       ctx.print(`Meshrelay UI: ${url}\n${token.text}`);
     });
 }

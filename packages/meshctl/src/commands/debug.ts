@@ -50,7 +50,11 @@ export function addDebugCommands(program: Command, ctx: CliContext, version: str
       try {
         await writeFile(path, formatJson(report));
       } catch (err) {
-        throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `cannot write the debug report to "${path}": ${(err as Error).message}`, { cause: err });
+        throw new MeshrelayError(
+          'MESHRELAY_ERR_INTERNAL',
+          `cannot write the debug report to "${path}": ${(err as Error).message}`,
+          { cause: err },
+        );
       }
       if (ctx.globals(cmd).output === 'json') return ctx.printJson({ file: path });
       ctx.print(`Debug report written to ${path}`);
@@ -73,7 +77,15 @@ export async function gatherDebugReport(client: ApiClient, version: string, now:
     ]);
     perCluster.push({ cluster, input, output });
   }
-  return { generatedAt: now.toISOString(), meshctlVersion: version, server: client.server, health, ready, status, clusters: perCluster };
+  return {
+    generatedAt: now.toISOString(),
+    meshctlVersion: version,
+    server: client.server,
+    health,
+    ready,
+    status,
+    clusters: perCluster,
+  };
 }
 
 async function attempt<T>(read: () => Promise<T>): Promise<T | ReportError> {

@@ -12,7 +12,9 @@ interface GetFlags {
 export function addGetCommand(program: Command, ctx: CliContext): void {
   program
     .command('get')
-    .description('list Gloo resources of a kind (e.g. routetables, AccessPolicy) with their approval, message and the outputs each produced')
+    .description(
+      'list Gloo resources of a kind (e.g. routetables, AccessPolicy) with their approval, message and the outputs each produced',
+    )
     .argument('<kind>', 'a Gloo kind, in any case, singular or plural (routetable, RouteTables, accesspolicy, ...)')
     .argument('[name]', 'only the resource of this name')
     .option('--cluster <cluster>', 'only resources that live in this cluster')
@@ -38,6 +40,14 @@ export function formatOutputs(resource: ResourceView): string {
 }
 
 export function renderResourceTable(resources: readonly ResourceView[]): string {
-  const rows = resources.map((r) => [r.kind, r.namespace, r.name, r.cluster, r.approval, r.message === '' ? '-' : r.message, formatOutputs(r)]);
+  const rows = resources.map((r) => [
+    r.kind,
+    r.namespace,
+    r.name,
+    r.cluster,
+    r.approval,
+    r.message === '' ? '-' : r.message,
+    formatOutputs(r),
+  ]);
   return renderTable(['KIND', 'NAMESPACE', 'NAME', 'CLUSTER', 'APPROVAL', 'MESSAGE', 'OUTPUTS'], rows);
 }

@@ -7,7 +7,9 @@ export function addOutputCommands(program: Command, ctx: CliContext): void {
 
   output
     .command('release')
-    .description("let the output held for a cluster go to its agent, deletions included (needs the admin token when the server has one)")
+    .description(
+      'let the output held for a cluster go to its agent, deletions included (needs the admin token when the server has one)',
+    )
     .addArgument(clusterArgument('cluster'))
     .action(async (cluster: string, _flags: unknown, cmd: Command) => {
       // Nothing held is the server's 404 MESHRELAY_ERR_SNAPSHOT_NOT_FOUND: one line, exit 1.

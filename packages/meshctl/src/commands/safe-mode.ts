@@ -23,11 +23,15 @@ const HELD_BY: Readonly<Record<string, string>> = {
 
 /** Adds `safe-mode status`. */
 export function addSafeModeCommands(program: Command, ctx: CliContext): void {
-  const safeMode = program.command('safe-mode').description('inspect the safe-mode gate that holds translation after a start');
+  const safeMode = program
+    .command('safe-mode')
+    .description('inspect the safe-mode gate that holds translation after a start');
 
   safeMode
     .command('status')
-    .description('whether translation runs or is held, which clusters it waits for, and the ways out (exits 0 either way)')
+    .description(
+      'whether translation runs or is held, which clusters it waits for, and the ways out (exits 0 either way)',
+    )
     .action(async (_flags: unknown, cmd: Command) => {
       const status = await ctx.client(cmd).safeMode();
       if (ctx.globals(cmd).output === 'json') return ctx.printJson(status);
@@ -71,14 +75,19 @@ export function describeGate(status: SafeModeStatus, now: Date): string {
 export function renderSafeMode(status: SafeModeStatus, now: Date): string {
   const lines = [`${capitalize(describeGate(status, now))}.`];
   if (!status.active) {
-    if (status.missing.length > 0) lines.push(`Left out because their inputs are missing: ${status.missing.join(', ')}`);
+    if (status.missing.length > 0)
+      lines.push(`Left out because their inputs are missing: ${status.missing.join(', ')}`);
     return lines.join('\n') + '\n';
   }
   lines.push(`Missing clusters: ${status.missing.length > 0 ? status.missing.join(', ') : 'none'}`);
   if (status.windowEndsAt !== null) {
-    lines.push(`Window ends at: ${status.windowEndsAt} (in ${formatTimeLeft(status.windowEndsAt, now)}); then translation runs without the missing clusters.`);
+    lines.push(
+      `Window ends at: ${status.windowEndsAt} (in ${formatTimeLeft(status.windowEndsAt, now)}); then translation runs without the missing clusters.`,
+    );
   } else if (status.mode === 'safe-mode') {
-    lines.push('Safe mode has no timeout: translation resumes once every missing cluster is present or taken out of the warm set.');
+    lines.push(
+      'Safe mode has no timeout: translation resumes once every missing cluster is present or taken out of the warm set.',
+    );
   }
   if (status.missing.length > 0 && status.waysOut.length > 0) {
     lines.push('Ways out:');

@@ -24,7 +24,9 @@ export interface OutputSummary extends SnapshotSummary {
 
 /** Adds `snapshot input CLUSTER` and `snapshot output CLUSTER`. */
 export function addSnapshotCommands(program: Command, ctx: CliContext): void {
-  const snapshot = program.command('snapshot').description("inspect the snapshots the management server holds for a cluster");
+  const snapshot = program
+    .command('snapshot')
+    .description('inspect the snapshots the management server holds for a cluster');
 
   snapshot
     .command('input')
@@ -34,7 +36,9 @@ export function addSnapshotCommands(program: Command, ctx: CliContext): void {
       const input = await ctx.client(cmd).getInputSnapshot(cluster);
       if (ctx.globals(cmd).output === 'json') return ctx.printJson(input);
       const s = summarizeInput(input);
-      ctx.print(`Input snapshot of cluster "${cluster}": hash ${s.hash}, epoch ${s.epoch}, generation ${s.generation}, ${countText(s)}.`);
+      ctx.print(
+        `Input snapshot of cluster "${cluster}": hash ${s.hash}, epoch ${s.epoch}, generation ${s.generation}, ${countText(s)}.`,
+      );
       ctx.io.stdout.write(resourcesYaml(input.resources));
     });
 
@@ -68,7 +72,9 @@ function baseSummary(snapshot: { hash: string; bytes: number; resources: readonl
 }
 
 function countText(s: SnapshotSummary): string {
-  const kinds = Object.entries(s.kinds).map(([kind, n]) => `${n} ${kind}`).join(', ');
+  const kinds = Object.entries(s.kinds)
+    .map(([kind, n]) => `${n} ${kind}`)
+    .join(', ');
   return `${s.resources} ${s.resources === 1 ? 'resource' : 'resources'}${kinds ? ` (${kinds})` : ''}, ${s.bytes} bytes`;
 }
 

@@ -6,8 +6,15 @@ import { formatAge, renderTable, shortHash } from '../format.ts';
 
 /** The gRPC xDS bootstrap a proxyless workload reads (GRPC_XDS_BOOTSTRAP or GRPC_XDS_BOOTSTRAP_CONFIG). */
 export interface XdsBootstrap {
-  readonly xds_servers: readonly { readonly server_uri: string; readonly channel_creds: readonly { readonly type: string }[]; readonly server_features: readonly string[] }[];
-  readonly node: { readonly id: string; readonly locality?: { readonly region: string; readonly zone?: string; readonly sub_zone?: string } };
+  readonly xds_servers: readonly {
+    readonly server_uri: string;
+    readonly channel_creds: readonly { readonly type: string }[];
+    readonly server_features: readonly string[];
+  }[];
+  readonly node: {
+    readonly id: string;
+    readonly locality?: { readonly region: string; readonly zone?: string; readonly sub_zone?: string };
+  };
 }
 
 function parseAgentAddress(value: string): string {
@@ -19,7 +26,8 @@ function parseAgentAddress(value: string): string {
 
 function parseLocality(value: string): readonly string[] {
   const parts = value.split('/');
-  if (parts.length > 3 || parts.some((p) => p === '' || /\s/.test(p))) throw new InvalidArgumentError(`"${value}" is not region[/zone[/subzone]]`);
+  if (parts.length > 3 || parts.some((p) => p === '' || /\s/.test(p)))
+    throw new InvalidArgumentError(`"${value}" is not region[/zone[/subzone]]`);
   return parts;
 }
 
@@ -34,7 +42,15 @@ export function buildXdsBootstrap(agentAddress: string, nodeId: string, locality
     xds_servers: [{ server_uri: agentAddress, channel_creds: [{ type: 'insecure' }], server_features: ['xds_v3'] }],
     node: {
       id: nodeId,
-      ...(region !== undefined ? { locality: { region, ...(zone !== undefined ? { zone } : {}), ...(subZone !== undefined ? { sub_zone: subZone } : {}) } } : {}),
+      ...(region !== undefined
+        ? {
+            locality: {
+              region,
+              ...(zone !== undefined ? { zone } : {}),
+              ...(subZone !== undefined ? { sub_zone: subZone } : {}),
+            },
+          }
+        : {}),
     },
   };
 }
@@ -54,21 +70,39 @@ export interface ProxyRow {
 
 /** Reads the agent's answer (an array, or `{proxies: [...]}`) leniently into rows; throws when it is neither. */
 export function parseProxies(body: unknown): ProxyRow[] {
-  const list = Array.isArray(body) ? body : isRecord(body) && Array.isArray(body['proxies']) ? body['proxies'] : undefined;
-  if (list === undefined) throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', 'the agent answered /xds/proxies with something that is not a list of proxies');
+  const list = Array.isArray(body)
+    ? body
+    : isRecord(body) && Array.isArray(body['proxies'])
+      ? body['proxies']
+      : undefined;
+  if (list === undefined)
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INVALID_ARGUMENT',
+      'the agent answered /xds/proxies with something that is not a list of proxies',
+    );
   return list.filter(isRecord).map((p) => {
     const loc = isRecord(p['locality']) ? p['locality'] : {};
-    const locality = [loc['region'], loc['zone'], loc['subZone'] ?? loc['sub_zone']].filter((x) => typeof x === 'string' && x !== '').join('/');
+    const locality = [loc['region'], loc['zone'], loc['subZone'] ?? loc['sub_zone']]
+      .filter((x) => typeof x === 'string' && x !== '')
+      .join('/');
     const acked = isRecord(p['acked']) ? p['acked'] : isRecord(p['ackedVersion']) ? p['ackedVersion'] : {};
     const nack = isRecord(p['lastNack']) ? p['lastNack'] : undefined;
     const subscribed = isRecord(p['subscribed']) ? p['subscribed'] : {};
     return {
       nodeId: typeof p['nodeId'] === 'string' ? p['nodeId'] : '',
       locality,
-      subscribed: Object.fromEntries(Object.entries(subscribed).map(([type, names]) => [type, Array.isArray(names) ? names.length : 0])),
+      subscribed: Object.fromEntries(
+        Object.entries(subscribed).map(([type, names]) => [type, Array.isArray(names) ? names.length : 0]),
+      ),
       acked: acked as Record<string, string>,
       nacks: typeof p['nacks'] === 'number' ? p['nacks'] : 0,
-      lastNack: nack ? { type: String(nack['type'] ?? nack['typeUrl'] ?? ''), reason: String(nack['reason'] ?? ''), at: String(nack['at'] ?? '') } : undefined,
+      lastNack: nack
+        ? {
+            type: String(nack['type'] ?? nack['typeUrl'] ?? ''),
+            reason: String(nack['reason'] ?? ''),
+            at: String(nack['at'] ?? ''),
+          }
+        : undefined,
     };
   });
 }
@@ -92,9 +126,11 @@ export function rowsOfDataPlane(views: readonly DataPlaneView[]): ProxyRow[] {
 export function dataPlaneNotes(views: readonly DataPlaneView[], now: Date): string {
   const lines: string[] = [];
   for (const v of views) {
-    if (!v.reported) lines.push(`${v.cluster}: no report from its agent (not connected, or not serving xDS: --xds-port/--xds-socket)`);
+    if (!v.reported)
+      lines.push(`${v.cluster}: no report from its agent (not connected, or not serving xDS: --xds-port/--xds-socket)`);
     else if (!v.serving) lines.push(`${v.cluster}: its agent does not serve xDS (--xds-port/--xds-socket unset)`);
-    else if (!v.agentConnected) lines.push(`${v.cluster}: agent disconnected; proxies as reported ${formatAge(v.receivedAt ?? '', now)} ago`);
+    else if (!v.agentConnected)
+      lines.push(`${v.cluster}: agent disconnected; proxies as reported ${formatAge(v.receivedAt ?? '', now)} ago`);
     if (v.proxiesNotListed > 0) lines.push(`${v.cluster}: ${v.proxiesNotListed} more proxies connected, not listed`);
     for (const f of v.findings) lines.push(`${v.cluster}: cannot take ${f.source} ${f.field}: ${f.message}`);
   }
@@ -104,18 +140,33 @@ export function dataPlaneNotes(views: readonly DataPlaneView[], now: Date): stri
 const TYPES = ['lds', 'rds', 'cds', 'eds'];
 
 /** A table: node, locality, subscribed counts and ACKed version per type, NACKs and the last one's reason. */
-export function renderProxies(rows: readonly ProxyRow[], now: Date, empty = 'No proxies are connected to this agent.'): string {
+export function renderProxies(
+  rows: readonly ProxyRow[],
+  now: Date,
+  empty = 'No proxies are connected to this agent.',
+): string {
   if (rows.length === 0) return `${empty}\n`;
   const withCluster = rows.some((r) => r.cluster !== undefined);
   return renderTable(
-    [...(withCluster ? ['CLUSTER'] : []), 'NODE', 'LOCALITY', ...TYPES.map((t) => t.toUpperCase()), 'NACKS', 'LAST NACK'],
+    [
+      ...(withCluster ? ['CLUSTER'] : []),
+      'NODE',
+      'LOCALITY',
+      ...TYPES.map((t) => t.toUpperCase()),
+      'NACKS',
+      'LAST NACK',
+    ],
     rows.map((r) => [
       ...(withCluster ? [r.cluster ?? '-'] : []),
       r.nodeId,
       r.locality === '' ? '-' : r.locality,
-      ...TYPES.map((t) => (r.subscribed[t] === undefined ? '-' : `${r.subscribed[t] ?? 0}@${shortHash(r.acked[t] || '-', 8)}`)),
+      ...TYPES.map((t) =>
+        r.subscribed[t] === undefined ? '-' : `${r.subscribed[t] ?? 0}@${shortHash(r.acked[t] || '-', 8)}`,
+      ),
       String(r.nacks),
-      r.lastNack ? `${r.lastNack.type.split('.').pop() ?? ''} ${formatAge(r.lastNack.at, now)} ago: ${r.lastNack.reason}` : '-',
+      r.lastNack
+        ? `${r.lastNack.type.split('.').pop() ?? ''} ${formatAge(r.lastNack.at, now)} ago: ${r.lastNack.reason}`
+        : '-',
     ]),
   );
 }
@@ -126,9 +177,14 @@ async function fetchProxies(agentUrl: string, timeoutMs: number): Promise<unknow
   try {
     res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
   } catch (err) {
-    throw new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', `cannot reach the agent at ${url}: ${(err as Error).message}`, { cause: err });
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_UNAVAILABLE',
+      `cannot reach the agent at ${url}: ${(err as Error).message}`,
+      { cause: err },
+    );
   }
-  if (!res.ok) throw new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', `the agent answered ${url} with HTTP ${res.status}`);
+  if (!res.ok)
+    throw new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', `the agent answered ${url} with HTTP ${res.status}`);
   return res.json();
 }
 
@@ -137,10 +193,23 @@ export function addXdsCommands(program: Command, ctx: CliContext): void {
   const xds = program.command('xds').description("proxyless gRPC workloads and the agent's xDS server");
   xds
     .command('bootstrap')
-    .description('print a gRPC xDS bootstrap (JSON) for a workload: set GRPC_XDS_BOOTSTRAP_CONFIG to it and dial xds:///<host>:<port>')
-    .requiredOption('--agent-address <host:port>', "the agent's xDS address (its --xds-host:--xds-port)", parseAgentAddress)
-    .requiredOption('--node-id <id>', 'the workload\'s node id (any string; istio-style sidecar~<ip>~<pod>.<ns>~<ns>.svc.cluster.local)')
-    .option('--locality <region/zone>', 'where the workload runs: region[/zone[/subzone]] (decides locality failover)', parseLocality)
+    .description(
+      'print a gRPC xDS bootstrap (JSON) for a workload: set GRPC_XDS_BOOTSTRAP_CONFIG to it and dial xds:///<host>:<port>',
+    )
+    .requiredOption(
+      '--agent-address <host:port>',
+      "the agent's xDS address (its --xds-host:--xds-port)",
+      parseAgentAddress,
+    )
+    .requiredOption(
+      '--node-id <id>',
+      "the workload's node id (any string; istio-style sidecar~<ip>~<pod>.<ns>~<ns>.svc.cluster.local)",
+    )
+    .option(
+      '--locality <region/zone>',
+      'where the workload runs: region[/zone[/subzone]] (decides locality failover)',
+      parseLocality,
+    )
     .action((flags: { agentAddress: string; nodeId: string; locality?: readonly string[] }) => {
       ctx.printJson(buildXdsBootstrap(flags.agentAddress, flags.nodeId, flags.locality));
     });
@@ -148,12 +217,18 @@ export function addXdsCommands(program: Command, ctx: CliContext): void {
   const proxy = program.command('proxy').description('proxies connected to the agents over xDS');
   proxy
     .command('list')
-    .description('connected proxies: node id, locality, subscribed names and ACKed version per type, NACKs with the last reason, and what they cannot take')
+    .description(
+      'connected proxies: node id, locality, subscribed names and ACKed version per type, NACKs with the last reason, and what they cannot take',
+    )
     .option('--cluster <name>', 'only this cluster (read through the management server)')
-    .option('--agent <url>', "ask one agent directly on its health port instead, e.g. http://127.0.0.1:9977")
+    .option('--agent <url>', 'ask one agent directly on its health port instead, e.g. http://127.0.0.1:9977')
     .action(async (flags: { cluster?: string; agent?: string }, cmd: Command) => {
       const g = ctx.globals(cmd);
-      if (flags.agent !== undefined && flags.cluster !== undefined) throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', '--agent and --cluster exclude each other: --agent asks one agent, --cluster asks the management server');
+      if (flags.agent !== undefined && flags.cluster !== undefined)
+        throw new MeshrelayError(
+          'MESHRELAY_ERR_INVALID_ARGUMENT',
+          '--agent and --cluster exclude each other: --agent asks one agent, --cluster asks the management server',
+        );
       if (flags.agent !== undefined) {
         const rows = parseProxies(await fetchProxies(flags.agent, g.timeoutMs));
         if (g.output === 'json') return ctx.printJson(rows);
@@ -162,6 +237,9 @@ export function addXdsCommands(program: Command, ctx: CliContext): void {
       const views = await ctx.client(cmd).dataPlane(flags.cluster);
       if (g.output === 'json') return ctx.printJson(views);
       const where = flags.cluster === undefined ? 'any cluster' : `cluster ${flags.cluster}`;
-      ctx.print(renderProxies(rowsOfDataPlane(views), ctx.now(), `No proxies are connected in ${where}.`) + dataPlaneNotes(views, ctx.now()));
+      ctx.print(
+        renderProxies(rowsOfDataPlane(views), ctx.now(), `No proxies are connected in ${where}.`) +
+          dataPlaneNotes(views, ctx.now()),
+      );
     });
 }

@@ -99,7 +99,9 @@ export function buildApiServer(deps: ApiDeps) {
     if (e.httpStatus >= 500) deps.logger.error({ err }, 'API request failed');
     return reply.code(e.httpStatus).send(e.toJSON());
   });
-  app.setNotFoundHandler((req, reply) => reply.code(404).send({ code: 'MESHRELAY_ERR_NOT_FOUND', message: `no route ${req.method} ${req.url}` }));
+  app.setNotFoundHandler((req, reply) =>
+    reply.code(404).send({ code: 'MESHRELAY_ERR_NOT_FOUND', message: `no route ${req.method} ${req.url}` }),
+  );
   registerRequestGuard(app, { allowedHosts: deps.allowedHosts, adminToken: deps.adminToken });
   registerUiRoutes(app);
 
@@ -134,21 +136,36 @@ export function buildApiServer(deps: ApiDeps) {
   });
 
   // DESIGN §13: the operator lets an absent cluster's carried contribution go (shared through the state directory).
-  app.post('/api/v1/clusters/:name/contribution/release', { schema: { params: NAME_PARAMS } }, async (req: NameRequest) => {
-    view(req.params.name);
-    const inputHash = await deps.contributions.release(req.params.name, new Date());
-    if (inputHash === undefined) throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_NOT_FOUND', `no contribution of cluster "${req.params.name}" is kept`);
-    deps.loop.trigger('contribution released');
-    return { released: { cluster: req.params.name, inputHash } };
-  });
+  app.post(
+    '/api/v1/clusters/:name/contribution/release',
+    { schema: { params: NAME_PARAMS } },
+    async (req: NameRequest) => {
+      view(req.params.name);
+      const inputHash = await deps.contributions.release(req.params.name, new Date());
+      if (inputHash === undefined)
+        throw new MeshrelayError(
+          'MESHRELAY_ERR_SNAPSHOT_NOT_FOUND',
+          `no contribution of cluster "${req.params.name}" is kept`,
+        );
+      deps.loop.trigger('contribution released');
+      return { released: { cluster: req.params.name, inputHash } };
+    },
+  );
 
   app.get('/api/v1/outputs/held', async () => ({ held: await deps.sharedHeld.list() }));
 
   app.post('/api/v1/clusters/:name/output/release', { schema: { params: NAME_PARAMS } }, async (req: NameRequest) => {
     view(req.params.name);
     const released = await deps.sharedHeld.release(req.params.name);
-    if (!released) throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_NOT_FOUND', `no output is held for cluster "${req.params.name}"`);
-    deps.logger.warn({ cluster: req.params.name, hash: released.hash, deleted: released.deleted }, 'operator released a held output');
+    if (!released)
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_SNAPSHOT_NOT_FOUND',
+        `no output is held for cluster "${req.params.name}"`,
+      );
+    deps.logger.warn(
+      { cluster: req.params.name, hash: released.hash, deleted: released.deleted },
+      'operator released a held output',
+    );
     return { released };
   });
 
@@ -166,13 +183,19 @@ export function buildApiServer(deps: ApiDeps) {
     });
   });
 
-  app.get('/api/v1/clusters/:name', { schema: { params: NAME_PARAMS } }, async (req: NameRequest) => view(req.params.name));
+  app.get('/api/v1/clusters/:name', { schema: { params: NAME_PARAMS } }, async (req: NameRequest) =>
+    view(req.params.name),
+  );
 
-  app.patch('/api/v1/clusters/:name', { schema: { params: NAME_PARAMS, body: UPDATE_BODY } }, async (req: NameRequest) => {
-    await deps.registry.update(req.params.name, req.body as ClusterUpdate);
-    deps.loop.trigger('cluster updated');
-    return view(req.params.name);
-  });
+  app.patch(
+    '/api/v1/clusters/:name',
+    { schema: { params: NAME_PARAMS, body: UPDATE_BODY } },
+    async (req: NameRequest) => {
+      await deps.registry.update(req.params.name, req.body as ClusterUpdate);
+      deps.loop.trigger('cluster updated');
+      return view(req.params.name);
+    },
+  );
 
   app.delete('/api/v1/clusters/:name', { schema: { params: NAME_PARAMS } }, async (req: NameRequest, reply) => {
     // The registry's change listener (wired by the composition root) ends the
@@ -183,29 +206,47 @@ export function buildApiServer(deps: ApiDeps) {
 
   app.post('/api/v1/clusters/:name/token', { schema: { params: NAME_PARAMS } }, async (req: NameRequest) => {
     const result = await deps.registry.rotateToken(req.params.name);
-    return { token: result.token, tokenExpiresAt: result.tokenExpiresAt.toISOString(), relay: { address: deps.relayAddress, caBundlePem: deps.caBundlePem } };
-  });
-
-  // Every replica closes the cluster's streams and refuses its older certificates on the registry change.
-  app.post('/api/v1/clusters/:name/revoke', { schema: { params: NAME_PARAMS } }, async (req: NameRequest): Promise<RevocationResponse> => {
-    const result = await deps.registry.revoke(req.params.name);
     return {
-      revokedBefore: result.revokedBefore.toISOString(), token: result.token, tokenExpiresAt: result.tokenExpiresAt.toISOString(),
+      token: result.token,
+      tokenExpiresAt: result.tokenExpiresAt.toISOString(),
       relay: { address: deps.relayAddress, caBundlePem: deps.caBundlePem },
     };
   });
 
+  // Every replica closes the cluster's streams and refuses its older certificates on the registry change.
+  app.post(
+    '/api/v1/clusters/:name/revoke',
+    { schema: { params: NAME_PARAMS } },
+    async (req: NameRequest): Promise<RevocationResponse> => {
+      const result = await deps.registry.revoke(req.params.name);
+      return {
+        revokedBefore: result.revokedBefore.toISOString(),
+        token: result.token,
+        tokenExpiresAt: result.tokenExpiresAt.toISOString(),
+        relay: { address: deps.relayAddress, caBundlePem: deps.caBundlePem },
+      };
+    },
+  );
+
   app.get('/api/v1/clusters/:name/input', { schema: { params: NAME_PARAMS } }, async (req: NameRequest) => {
     view(req.params.name);
     const input = await deps.store.getInput(req.params.name);
-    if (!input) throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_NOT_FOUND', `no input snapshot is held for cluster "${req.params.name}"`);
+    if (!input)
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_SNAPSHOT_NOT_FOUND',
+        `no input snapshot is held for cluster "${req.params.name}"`,
+      );
     return input;
   });
 
   app.get('/api/v1/clusters/:name/output', { schema: { params: NAME_PARAMS } }, async (req: NameRequest) => {
     view(req.params.name);
     const output = deps.outputs.current(req.params.name) ?? (await deps.store.getOutput(req.params.name));
-    if (!output) throw new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_NOT_FOUND', `no output snapshot exists yet for cluster "${req.params.name}"`);
+    if (!output)
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_SNAPSHOT_NOT_FOUND',
+        `no output snapshot exists yet for cluster "${req.params.name}"`,
+      );
     return output;
   });
 

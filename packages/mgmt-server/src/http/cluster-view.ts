@@ -10,7 +10,14 @@ import { RELAY_TOKEN_REUSED_CONDITION } from '../relay/token-reuse.ts';
 /** The operator's view of one cluster (the API's ClusterView) from this replica's parts. */
 export function clusterView(
   cluster: KubernetesCluster,
-  parts: { store: SnapshotStore; connections: ConnectionTracker; outputs: OutputHub; held: HeldOutputs; metrics: RelayMetrics; replica: string },
+  parts: {
+    store: SnapshotStore;
+    connections: ConnectionTracker;
+    outputs: OutputHub;
+    held: HeldOutputs;
+    metrics: RelayMetrics;
+    replica: string;
+  },
 ): ClusterView {
   const name = cluster.metadata.name;
   const warm = clusterWarmCondition(cluster);
@@ -47,7 +54,12 @@ export function clusterView(
         }
       : null,
     output: output
-      ? { hash: output.hash, resources: output.resources.length, appliedHash: parts.connections.applied(name) ?? null, held: parts.held.get(name) !== undefined }
+      ? {
+          hash: output.hash,
+          resources: output.resources.length,
+          appliedHash: parts.connections.applied(name) ?? null,
+          held: parts.held.get(name) !== undefined,
+        }
       : null,
   };
 }

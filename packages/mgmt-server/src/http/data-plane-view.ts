@@ -13,7 +13,15 @@ const QUERY = {
 
 /** A registered cluster that never reported: its agent does not serve xDS, or is older, or never connected. */
 function unreported(cluster: string): Omit<DataPlaneRecord, 'replica' | 'receivedAt'> & { readonly reported: false } {
-  return { cluster, reported: false, agentConnected: false, serving: false, proxies: [], proxiesNotListed: 0, findings: [] };
+  return {
+    cluster,
+    reported: false,
+    agentConnected: false,
+    serving: false,
+    proxies: [],
+    proxiesNotListed: 0,
+    findings: [],
+  };
 }
 
 /**
@@ -21,7 +29,11 @@ function unreported(cluster: string): Omit<DataPlaneRecord, 'replica' | 'receive
  * has (node, locality, subscribed names and ACKed version per type, NACKs with the last reason)
  * and the translation findings, from whichever replica the agent reports to.
  */
-export function registerDataPlaneRoutes<L extends FastifyBaseLogger>(app: FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, L>, reports: DataPlaneReports, registry: ClusterRegistry): void {
+export function registerDataPlaneRoutes<L extends FastifyBaseLogger>(
+  app: FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, L>,
+  reports: DataPlaneReports,
+  registry: ClusterRegistry,
+): void {
   app.get('/api/v1/xds/proxies', { schema: { querystring: QUERY } }, async (req) => {
     const { cluster } = req.query as { cluster?: string };
     const registered = registry.list().map((c) => c.metadata.name);
@@ -30,10 +42,12 @@ export function registerDataPlaneRoutes<L extends FastifyBaseLogger>(app: Fastif
     }
     const byCluster = new Map(reports.list().map((r) => [r.cluster, r]));
     const names = cluster === undefined ? [...registered].sort() : [cluster];
-    return { clusters: names.map((name) => {
-      const record = byCluster.get(name);
-      return record === undefined ? unreported(name) : { ...record, reported: true };
-    }) };
+    return {
+      clusters: names.map((name) => {
+        const record = byCluster.get(name);
+        return record === undefined ? unreported(name) : { ...record, reported: true };
+      }),
+    };
   });
 }
 
@@ -45,7 +59,25 @@ export function registerDataPlaneMetrics(metrics: Registry, reports: DataPlaneRe
       this.reset();
       for (const r of reports.list()) this.set({ cluster: r.cluster }, read(r));
     };
-  new Gauge({ name: 'meshrelay_xds_reported_proxies', help: 'Proxies connected to each cluster agent\'s xDS server, as last reported', labelNames: ['cluster'], registers, collect: each((r) => (r.agentConnected ? r.proxies.length + r.proxiesNotListed : 0)) });
-  new Gauge({ name: 'meshrelay_xds_reported_nacks', help: 'NACKs of the proxies each cluster agent last reported (sum over its proxies)', labelNames: ['cluster'], registers, collect: each((r) => r.proxies.reduce((n, p) => n + p.nacks, 0)) });
-  new Gauge({ name: 'meshrelay_xds_reported_findings', help: 'Fields of a cluster\'s outputs its proxies cannot take (translated or left out), as last reported', labelNames: ['cluster'], registers, collect: each((r) => r.findings.length) });
+  new Gauge({
+    name: 'meshrelay_xds_reported_proxies',
+    help: "Proxies connected to each cluster agent's xDS server, as last reported",
+    labelNames: ['cluster'],
+    registers,
+    collect: each((r) => (r.agentConnected ? r.proxies.length + r.proxiesNotListed : 0)),
+  });
+  new Gauge({
+    name: 'meshrelay_xds_reported_nacks',
+    help: 'NACKs of the proxies each cluster agent last reported (sum over its proxies)',
+    labelNames: ['cluster'],
+    registers,
+    collect: each((r) => r.proxies.reduce((n, p) => n + p.nacks, 0)),
+  });
+  new Gauge({
+    name: 'meshrelay_xds_reported_findings',
+    help: "Fields of a cluster's outputs its proxies cannot take (translated or left out), as last reported",
+    labelNames: ['cluster'],
+    registers,
+    collect: each((r) => r.findings.length),
+  });
 }

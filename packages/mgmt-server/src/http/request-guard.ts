@@ -25,7 +25,12 @@ const WILDCARD_BINDS = new Set(['0.0.0.0', '::', '[::]']);
  * The names a server answers to: loopback, this machine's name, the bind address unless it is a
  * wildcard, and the names configured for it (relay certificate names, advertised host, extras).
  */
-export function allowedHostsOf(parts: { httpHost: string; serverHosts: readonly string[]; advertiseAddress: string | undefined; extra: readonly string[] }): ReadonlySet<string> {
+export function allowedHostsOf(parts: {
+  httpHost: string;
+  serverHosts: readonly string[];
+  advertiseAddress: string | undefined;
+  extra: readonly string[];
+}): ReadonlySet<string> {
   const names = ['localhost', '127.0.0.1', '::1', hostname(), ...parts.serverHosts, ...parts.extra];
   if (!WILDCARD_BINDS.has(parts.httpHost)) names.push(parts.httpHost);
   if (parts.advertiseAddress !== undefined) names.push(hostOf(parts.advertiseAddress) ?? '');
@@ -54,7 +59,8 @@ function sha256(text: string): Buffer {
 
 /** Installs the checks as the first onRequest hook of `app`. */
 export function registerRequestGuard<L extends FastifyBaseLogger>(
-  app: FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, L>, options: RequestGuardOptions,
+  app: FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, L>,
+  options: RequestGuardOptions,
 ): void {
   const wanted = sha256(options.adminToken);
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
@@ -71,8 +77,10 @@ function checkHost(req: FastifyRequest, allowed: ReadonlySet<string>): string {
   const header = req.headers.host ?? '';
   const host = hostOf(header);
   if (host === undefined || !allowed.has(host)) {
-    throw new MeshrelayError('MESHRELAY_ERR_PERMISSION_DENIED',
-      `this server does not answer to host "${header.slice(0, 100)}"; an operator adds a name with --http-allowed-hosts`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_PERMISSION_DENIED',
+      `this server does not answer to host "${header.slice(0, 100)}"; an operator adds a name with --http-allowed-hosts`,
+    );
   }
   return header.toLowerCase();
 }
@@ -81,15 +89,23 @@ function checkOrigin(req: FastifyRequest, host: string): void {
   const origin = req.headers.origin;
   if (origin === undefined) return;
   if (origin.toLowerCase() !== `http://${host}` && origin.toLowerCase() !== `https://${host}`) {
-    throw new MeshrelayError('MESHRELAY_ERR_PERMISSION_DENIED', `cross-origin requests are refused (Origin "${origin.slice(0, 100)}" is not this server)`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_PERMISSION_DENIED',
+      `cross-origin requests are refused (Origin "${origin.slice(0, 100)}" is not this server)`,
+    );
   }
 }
 
 function checkContentType(req: FastifyRequest): void {
   const type = req.headers['content-type'];
-  const hasBody = (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0') || req.headers['transfer-encoding'] !== undefined;
+  const hasBody =
+    (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0') ||
+    req.headers['transfer-encoding'] !== undefined;
   if (type === undefined ? hasBody : type.split(';')[0]?.trim().toLowerCase() !== 'application/json') {
-    throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `a ${req.method} needs a JSON body (Content-Type: application/json), not ${type ?? 'a body without a type'}`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INVALID_ARGUMENT',
+      `a ${req.method} needs a JSON body (Content-Type: application/json), not ${type ?? 'a body without a type'}`,
+    );
   }
 }
 
@@ -98,7 +114,11 @@ function checkToken(req: FastifyRequest, reply: FastifyReply, wanted: Buffer): v
   // Hashing both sides makes the comparison constant-time whatever the given length.
   if (match?.[1] === undefined || !timingSafeEqual(sha256(match[1]), wanted)) {
     void reply.header('www-authenticate', 'Bearer realm="meshrelay"');
-    throw new MeshrelayError('MESHRELAY_ERR_UNAUTHENTICATED',
-      match ? 'the admin token is wrong' : 'this call needs the admin token: "Authorization: Bearer <token>" (the server logs where the token is)');
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_UNAUTHENTICATED',
+      match
+        ? 'the admin token is wrong'
+        : 'this call needs the admin token: "Authorization: Bearer <token>" (the server logs where the token is)',
+    );
   }
 }

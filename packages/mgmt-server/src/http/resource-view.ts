@@ -4,7 +4,6 @@ import type { Approval, ResourceStatus } from '@meshrelay/translator';
 
 export const APPROVALS: readonly Approval[] = ['ACCEPTED', 'WARNING', 'INVALID', 'FAILED'];
 
-
 /** The filters of GET /api/v1/resources; every one is optional and they combine with AND. */
 export interface ResourceFilter {
   readonly kind?: string;
@@ -24,7 +23,11 @@ export function kindMatches(kind: string, query: string): boolean {
 
 /** The Gloo kinds a `kind` filter may name: every Gloo kind, plus any kind a status carries. */
 function knownGlooKinds(statuses: readonly ResourceStatus[]): string[] {
-  const kinds = new Set(Object.values(KINDS).filter((k) => k.apiVersion.includes('.solo.io/')).map((k) => k.kind));
+  const kinds = new Set(
+    Object.values(KINDS)
+      .filter((k) => k.apiVersion.includes('.solo.io/'))
+      .map((k) => k.kind),
+  );
   for (const s of statuses) kinds.add(s.kind);
   return [...kinds].sort();
 }
@@ -34,18 +37,28 @@ function knownGlooKinds(statuses: readonly ResourceStatus[]): string[] {
  * unknown parameter, a repeated one, an approval that is not one of Gloo's states, or a kind that is
  * not a Gloo kind. The kind in the answer is the canonical kind name.
  */
-export function parseResourceFilter(query: Readonly<Record<string, unknown>>, statuses: readonly ResourceStatus[]): ResourceFilter {
+export function parseResourceFilter(
+  query: Readonly<Record<string, unknown>>,
+  statuses: readonly ResourceStatus[],
+): ResourceFilter {
   const filter: Record<string, string> = {};
   for (const [key, value] of Object.entries(query)) {
     if (!(FILTER_KEYS as readonly string[]).includes(key)) {
-      throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `unknown query parameter "${key}" (expected ${FILTER_KEYS.join(', ')})`);
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_INVALID_ARGUMENT',
+        `unknown query parameter "${key}" (expected ${FILTER_KEYS.join(', ')})`,
+      );
     }
-    if (typeof value !== 'string') throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `query parameter "${key}" must be given once`);
+    if (typeof value !== 'string')
+      throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `query parameter "${key}" must be given once`);
     filter[key] = value;
   }
   const approval = filter['approval'];
   if (approval !== undefined && !(APPROVALS as readonly string[]).includes(approval.toUpperCase())) {
-    throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `approval "${approval}" is not one of ${APPROVALS.join(', ')}`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INVALID_ARGUMENT',
+      `approval "${approval}" is not one of ${APPROVALS.join(', ')}`,
+    );
   }
   const kindQuery = filter['kind'];
   let kind: string | undefined;
@@ -53,7 +66,10 @@ export function parseResourceFilter(query: Readonly<Record<string, unknown>>, st
     const known = knownGlooKinds(statuses);
     kind = known.find((k) => kindMatches(k, kindQuery));
     if (kind === undefined) {
-      throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `kind "${kindQuery}" is not a Gloo kind (known: ${known.join(', ')})`);
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_INVALID_ARGUMENT',
+        `kind "${kindQuery}" is not a Gloo kind (known: ${known.join(', ')})`,
+      );
     }
   }
   return {

@@ -36,7 +36,12 @@ export interface TopologyCluster {
   /** Set while the cluster's contribution is carried: the input carried and since when. */
   readonly carried: { readonly inputHash: string; readonly since: string } | null;
   /** Set while the blast-radius guard holds the cluster's next output, on any replica. */
-  readonly heldOutput: { readonly hash: string; readonly message: string; readonly since: string; readonly replica: string } | null;
+  readonly heldOutput: {
+    readonly hash: string;
+    readonly message: string;
+    readonly since: string;
+    readonly replica: string;
+  } | null;
 }
 
 export interface TopologyDestination {
@@ -108,7 +113,10 @@ function destinationUse(resource: Resource): DestinationUse | undefined {
 function destinationUses(output: OutputSnapshot): readonly DestinationUse[] {
   let uses = usesByOutput.get(output);
   if (!uses) {
-    uses = output.resources.filter((r) => r.kind === 'ServiceEntry').map(destinationUse).filter((u) => u !== undefined);
+    uses = output.resources
+      .filter((r) => r.kind === 'ServiceEntry')
+      .map(destinationUse)
+      .filter((u) => u !== undefined);
     usesByOutput.set(output, uses);
   }
   return uses;
@@ -127,27 +135,38 @@ async function topologyClusters(deps: TopologyDeps): Promise<TopologyCluster[]> 
   const carried = new Map(deps.contributions.carried().map((c) => [c.cluster, c]));
   const held = new Map((await deps.sharedHeld.list()).map((h) => [h.cluster, h]));
   const inputs = deps.store.memoryInputs();
-  return deps.registry.list().map((cluster) => {
-    const name = cluster.metadata.name;
-    const conn = deps.connections.state(name);
-    const connected = conn.push + conn.pull > 0;
-    const warm = clusterWarmCondition(cluster);
-    const carry = carried.get(name);
-    const hold = held.get(name);
-    const contribution: ContributionState = carry ? 'carried' : !inputs.has(name) ? 'none' : connected ? 'current' : 'stale';
-    return {
-      name,
-      connected,
-      disconnectedSince: conn.disconnectedSince?.toISOString() ?? null,
-      warm: warm?.status === 'True',
-      warmReason: warm?.reason ?? '',
-      skipWarming: cluster.spec.skipWarming === true,
-      holdingTranslation: missing.has(name),
-      contribution,
-      carried: carry ? { inputHash: carry.inputHash, since: carry.since.toISOString() } : null,
-      heldOutput: hold ? { hash: hold.hash, message: hold.message, since: hold.since.toISOString(), replica: hold.replica } : null,
-    };
-  }).sort((a, b) => (a.name < b.name ? -1 : 1));
+  return deps.registry
+    .list()
+    .map((cluster) => {
+      const name = cluster.metadata.name;
+      const conn = deps.connections.state(name);
+      const connected = conn.push + conn.pull > 0;
+      const warm = clusterWarmCondition(cluster);
+      const carry = carried.get(name);
+      const hold = held.get(name);
+      const contribution: ContributionState = carry
+        ? 'carried'
+        : !inputs.has(name)
+          ? 'none'
+          : connected
+            ? 'current'
+            : 'stale';
+      return {
+        name,
+        connected,
+        disconnectedSince: conn.disconnectedSince?.toISOString() ?? null,
+        warm: warm?.status === 'True',
+        warmReason: warm?.reason ?? '',
+        skipWarming: cluster.spec.skipWarming === true,
+        holdingTranslation: missing.has(name),
+        contribution,
+        carried: carry ? { inputHash: carry.inputHash, since: carry.since.toISOString() } : null,
+        heldOutput: hold
+          ? { hash: hold.hash, message: hold.message, since: hold.since.toISOString(), replica: hold.replica }
+          : null,
+      };
+    })
+    .sort((a, b) => (a.name < b.name ? -1 : 1));
 }
 
 /**
@@ -170,11 +189,17 @@ export async function topologyView(deps: TopologyDeps): Promise<TopologyView> {
       const parsed = parseDestinationId(use.id);
       if (!parsed) continue;
       if (!destinations.has(use.id)) destinations.set(use.id, { ...parsed, hosts: use.hosts });
-      edges.set(`consume ${use.id} ${consumer.name}`, { role: 'consume', from: use.id, to: consumer.name, state: delivery });
+      edges.set(`consume ${use.id} ${consumer.name}`, {
+        role: 'consume',
+        from: use.id,
+        to: consumer.name,
+        state: delivery,
+      });
       for (const exporter of use.exporters) {
         // An endpoint of a cluster that has left the registry is gone from the next output; no node to draw it from.
         const state = byName.get(exporter)?.contribution;
-        if (state !== undefined) edges.set(`export ${exporter} ${use.id}`, { role: 'export', from: exporter, to: use.id, state });
+        if (state !== undefined)
+          edges.set(`export ${exporter} ${use.id}`, { role: 'export', from: exporter, to: use.id, state });
       }
     }
   }
@@ -189,6 +214,9 @@ export async function topologyView(deps: TopologyDeps): Promise<TopologyView> {
 }
 
 /** GET /api/v1/topology: read-only, behind the admin token like every /api/ route (request-guard.ts). */
-export function registerTopologyRoutes<L extends FastifyBaseLogger>(app: FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, L>, deps: TopologyDeps): void {
+export function registerTopologyRoutes<L extends FastifyBaseLogger>(
+  app: FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, L>,
+  deps: TopologyDeps,
+): void {
   app.get('/api/v1/topology', async () => topologyView(deps));
 }

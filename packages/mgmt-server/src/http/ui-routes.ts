@@ -17,7 +17,8 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = {
 // The UI loads nothing from elsewhere and builds its DOM without innerHTML; the
 // policy keeps it that way even if a resource name carries markup.
 const SECURITY_HEADERS = {
-  'content-security-policy': "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'content-security-policy':
+    "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   // Operators must see a new UI right after an upgrade, not a cached one.
@@ -30,7 +31,10 @@ const SECURITY_HEADERS = {
  * does not know a content type for is not served. Throws when the UI directory
  * is missing (a broken install should fail at start, not at the first page view).
  */
-export function registerUiRoutes<L extends FastifyBaseLogger>(app: FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, L>, dir: string = UI_DIR): void {
+export function registerUiRoutes<L extends FastifyBaseLogger>(
+  app: FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, L>,
+  dir: string = UI_DIR,
+): void {
   const files = readUiFiles(dir);
   const index = files.get('index.html');
   if (!index) throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `the web UI has no index.html in ${dir}`);

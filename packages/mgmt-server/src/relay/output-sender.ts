@@ -28,7 +28,10 @@ export class OutputSender {
   }
 
   async send(stream: RelayStream<relay.v1.IPullResponse>, output: OutputSnapshot): Promise<SentOutput> {
-    const frames = await encodeSnapshotFor(this.#base, output, { chunkBytes: this.#chunkBytes, patches: this.takesPatches });
+    const frames = await encodeSnapshotFor(this.#base, output, {
+      chunkBytes: this.#chunkBytes,
+      patches: this.takesPatches,
+    });
     stream.write({ header: frames.header });
     for (const chunk of frames.chunks) stream.write({ chunk });
     return { kind: frames.kind, wireBytes: frames.wireBytes };
@@ -41,6 +44,9 @@ export class OutputSender {
 
   /** True when the agent refused because it could not take a delta: the output is to go again, full. */
   wantsFull(ack: relay.v1.IAck): boolean {
-    return !ack.accepted && (ack.errorCode === 'MESHRELAY_ERR_DELTA_BASE_MISMATCH' || ack.errorCode === 'MESHRELAY_ERR_DELTA_LIMIT');
+    return (
+      !ack.accepted &&
+      (ack.errorCode === 'MESHRELAY_ERR_DELTA_BASE_MISMATCH' || ack.errorCode === 'MESHRELAY_ERR_DELTA_LIMIT')
+    );
   }
 }

@@ -27,7 +27,10 @@ export class PeerConnectionGuard {
       this.#refused++;
       // One line per burst, not per connection: a flood must not become a log flood.
       if (this.#refused === 1 || this.#refused % 1000 === 0) {
-        this.#logger.warn({ peer, open: open.size, refused: this.#refused, limit: this.#maxPerPeer }, 'relay connection refused: too many connections from this address (--max-connections-per-peer)');
+        this.#logger.warn(
+          { peer, open: open.size, refused: this.#refused, limit: this.#maxPerPeer },
+          'relay connection refused: too many connections from this address (--max-connections-per-peer)',
+        );
       }
       socket.destroy();
       return false;

@@ -18,10 +18,18 @@ export interface PeerIdentity extends ClientIdentity {
  * predate the cluster's revocation mark. Throws MESHRELAY_ERR_UNAUTHENTICATED or
  * MESHRELAY_ERR_CERTIFICATE_REVOKED with the reason.
  */
-export function authenticatePeer(call: Pick<ServerSurfaceCall, 'getAuthContext' | 'metadata'>, ca: CaBundle, registry: ClusterRegistry, now: Date): PeerIdentity {
+export function authenticatePeer(
+  call: Pick<ServerSurfaceCall, 'getAuthContext' | 'metadata'>,
+  ca: CaBundle,
+  registry: ClusterRegistry,
+  now: Date,
+): PeerIdentity {
   const peer = call.getAuthContext().sslPeerCertificate;
   if (!peer?.raw) {
-    throw new MeshrelayError('MESHRELAY_ERR_UNAUTHENTICATED', 'no verified client certificate: Relay calls need a certificate issued by the relay CA (register first)');
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_UNAUTHENTICATED',
+      'no verified client certificate: Relay calls need a certificate issued by the relay CA (register first)',
+    );
   }
   const identity = verifyClientCertificate(peer.raw, ca, now);
   // Agents may name their cluster in metadata (for logs); it must agree with the certificate.
@@ -34,10 +42,16 @@ export function authenticatePeer(call: Pick<ServerSurfaceCall, 'getAuthContext' 
   }
   const record = registry.get(identity.cluster);
   if (!record) {
-    throw new MeshrelayError('MESHRELAY_ERR_UNAUTHENTICATED', `cluster "${identity.cluster}" is not registered (deregistered?)`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_UNAUTHENTICATED',
+      `cluster "${identity.cluster}" is not registered (deregistered?)`,
+    );
   }
   if (record.metadata.uid !== identity.uid) {
-    throw new MeshrelayError('MESHRELAY_ERR_UNAUTHENTICATED', `certificate for cluster "${identity.cluster}" belongs to an earlier registration`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_UNAUTHENTICATED',
+      `certificate for cluster "${identity.cluster}" belongs to an earlier registration`,
+    );
   }
   if (isRevoked(record, identity.notBefore)) {
     throw new MeshrelayError(

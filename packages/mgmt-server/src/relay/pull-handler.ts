@@ -45,12 +45,20 @@ export function handlePull(ctx: RelayContext, call: PullCall): void {
   const mayDeliver = (stream: Stream, output: OutputSnapshot): boolean => {
     if (ctx.held.isReleased(output)) return true;
     // A cluster whose contribution an operator released is positive evidence for its removal.
-    const registered = new Set(ctx.registry.list().map((c) => c.metadata.name).filter((c) => !ctx.contributions.isReleased(c)));
+    const registered = new Set(
+      ctx.registry
+        .list()
+        .map((c) => c.metadata.name)
+        .filter((c) => !ctx.contributions.isReleased(c)),
+    );
     const verdict = assessOutput(ctx.blastRadius, heldState, output, registered);
     if (verdict.verdict === 'send') return true;
     const { verdict: _, ...held } = verdict;
     ctx.held.hold({ cluster: stream.cluster, hash: output.hash, ...held }, ctx.now());
-    stream.log.warn({ hash: output.hash, reason: verdict.reason, deleted: verdict.deleted }, `output held: ${verdict.message}`);
+    stream.log.warn(
+      { hash: output.hash, reason: verdict.reason, deleted: verdict.deleted },
+      `output held: ${verdict.message}`,
+    );
     return false;
   };
 
@@ -76,7 +84,10 @@ export function handlePull(ctx: RelayContext, call: PullCall): void {
     const sent = await sender.send(stream, output);
     ctx.metrics.outputPushes.inc({ cluster: stream.cluster });
     ctx.metrics.snapshotBytes.inc({ cluster: stream.cluster, direction: 'pull', kind: sent.kind }, sent.wireBytes);
-    stream.log.info({ hash: output.hash, bytes: output.bytes, kind: sent.kind, wireBytes: sent.wireBytes }, 'output sent');
+    stream.log.info(
+      { hash: output.hash, bytes: output.bytes, kind: sent.kind, wireBytes: sent.wireBytes },
+      'output sent',
+    );
   };
   const offer = (stream: Stream, output: OutputSnapshot): void => {
     pending = output;
@@ -103,7 +114,10 @@ export function handlePull(ctx: RelayContext, call: PullCall): void {
     } else {
       refused = hash;
       ctx.metrics.recordOutputRefused(stream.cluster, ack.errorCode ?? '');
-      stream.log.warn({ hash, code: ack.errorCode, reason: ack.message }, 'agent could not apply output; it keeps its previous one');
+      stream.log.warn(
+        { hash, code: ack.errorCode, reason: ack.message },
+        'agent could not apply output; it keeps its previous one',
+      );
     }
     inFlight = undefined;
     // Whatever came meanwhile, or (after a release) the current output.
@@ -127,9 +141,11 @@ export function handlePull(ctx: RelayContext, call: PullCall): void {
     };
     unsubscribes.push(ctx.outputs.subscribe(stream.cluster, (output) => offer(stream, output)));
     // An operator's release makes the held output deliverable.
-    unsubscribes.push(ctx.held.onRelease((cluster) => {
-      if (cluster === stream.cluster) resend();
-    }));
+    unsubscribes.push(
+      ctx.held.onRelease((cluster) => {
+        if (cluster === stream.cluster) resend();
+      }),
+    );
     resend();
     if (ctx.resourceStatuses) unsubscribes.push(feedStatuses(ctx.resourceStatuses, stream));
   };

@@ -1,5 +1,17 @@
 import type { ServerDuplexStream } from '@grpc/grpc-js';
-import { MeshrelayError, SnapshotAssembler, adoptCanonicalTexts, canonicalResource, resolveDelta, snapshotWireBytes, toMeshrelayError, type AssembledSnapshot, type ErrorCode, type HeldResources, type relay } from '@meshrelay/api';
+import {
+  MeshrelayError,
+  SnapshotAssembler,
+  adoptCanonicalTexts,
+  canonicalResource,
+  resolveDelta,
+  snapshotWireBytes,
+  toMeshrelayError,
+  type AssembledSnapshot,
+  type ErrorCode,
+  type HeldResources,
+  type relay,
+} from '@meshrelay/api';
 import type { RelayContext } from './relay-context.ts';
 import { openRelayStream, type RelayStream } from './relay-stream.ts';
 
@@ -65,9 +77,20 @@ export function handlePush(ctx: RelayContext, call: PushCall): void {
     stream.fail(e);
   };
   const nack = (stream: Stream, header: relay.v1.ISnapshotHeader, e: MeshrelayError): void => {
-    stream.log.warn({ code: e.code, reason: e.message, generation: Number(header.generation ?? 0), hash: header.hash }, 'input snapshot refused; the previous one stays');
+    stream.log.warn(
+      { code: e.code, reason: e.message, generation: Number(header.generation ?? 0), hash: header.hash },
+      'input snapshot refused; the previous one stays',
+    );
     ctx.metrics.snapshotsRejected.inc({ cluster: stream.cluster, code: e.code });
-    stream.write({ ack: { hash: header.hash ?? '', generation: header.generation ?? 0, accepted: false, errorCode: e.code, message: e.message } });
+    stream.write({
+      ack: {
+        hash: header.hash ?? '',
+        generation: header.generation ?? 0,
+        accepted: false,
+        errorCode: e.code,
+        message: e.message,
+      },
+    });
   };
   /** NACKs a content refusal; anything else ends the stream. */
   const refuse = (stream: Stream, header: relay.v1.ISnapshotHeader, err: unknown): void => {
@@ -89,20 +112,38 @@ export function handlePush(ctx: RelayContext, call: PushCall): void {
     base = { hash: held.hash };
     ctx.metrics.recordInput(stream.cluster, held);
     stream.markWarmed();
-    stream.write({ ack: { hash: claim.hash, generation: claim.generation, accepted: true, acceptsDeltas: true, acceptsPatches: true, warnings: [] } });
+    stream.write({
+      ack: {
+        hash: claim.hash,
+        generation: claim.generation,
+        accepted: true,
+        acceptsDeltas: true,
+        acceptsPatches: true,
+        warnings: [],
+      },
+    });
     stream.log.info({ generation: held.generation, hash: held.hash }, 'input snapshot resumed by hash');
     return true;
   };
 
   const accept = async (stream: Stream, done: SnapshotAssembler): Promise<void> => {
-    const limits = { maxBytes: ctx.limits.maxSnapshotBytes, maxResources: ctx.limits.maxResources, patch: ctx.limits.patch };
+    const limits = {
+      maxBytes: ctx.limits.maxSnapshotBytes,
+      maxResources: ctx.limits.maxResources,
+      patch: ctx.limits.patch,
+    };
     const kind = done.header.baseHash ? 'delta' : 'full';
-    ctx.metrics.snapshotBytes.inc({ cluster: stream.cluster, direction: 'push', kind }, snapshotWireBytes(done.header, done.receivedBytes));
+    ctx.metrics.snapshotBytes.inc(
+      { cluster: stream.cluster, direction: 'push', kind },
+      snapshotWireBytes(done.header, done.receivedBytes),
+    );
     const received = await done.finish();
     if (isResume(received) && (await resume(stream, received))) return;
     // A delta's resources become canonical copies before they are merged, as the intake would
     // make them: the input it builds is then the resolved list itself, hashed with checkpoints.
-    const copied = received.delta ? { ...received, resources: received.resources.map((r) => canonicalResource(r, false)) } : received;
+    const copied = received.delta
+      ? { ...received, resources: received.resources.map((r) => canonicalResource(r, false)) }
+      : received;
     const assembled = await resolveDelta(copied, await heldBase(stream), limits);
     // A full snapshot's resources whose received text is canonical are marked as such (the text
     // is not kept): intake then builds the input without copying or canonically encoding them.
@@ -110,27 +151,62 @@ export function handlePush(ctx: RelayContext, call: PushCall): void {
     // Translation starts as soon as the new input is in memory, while it is written to Redis.
     const result = await ctx.intake.accept(stream.cluster, assembled, () => ctx.onInputChanged(stream.cluster));
     // The stored snapshot is the same content when validation dropped nothing: keep one copy.
-    base = result.snapshot.hash === assembled.hash ? result.snapshot : { hash: assembled.hash, resources: assembled.resources };
-    ctx.metrics.recordInput(stream.cluster, { bytes: result.snapshot.bytes, resources: result.snapshot.resources.length });
+    base =
+      result.snapshot.hash === assembled.hash
+        ? result.snapshot
+        : { hash: assembled.hash, resources: assembled.resources };
+    ctx.metrics.recordInput(stream.cluster, {
+      bytes: result.snapshot.bytes,
+      resources: result.snapshot.resources.length,
+    });
     stream.markWarmed();
-    stream.write({ ack: { hash: assembled.hash, generation: assembled.generation, accepted: true, acceptsDeltas: true, acceptsPatches: true, warnings: [...result.warnings] } });
-    stream.log.info({ generation: result.snapshot.generation, hash: result.snapshot.hash, changed: result.changed }, 'input snapshot accepted');
+    stream.write({
+      ack: {
+        hash: assembled.hash,
+        generation: assembled.generation,
+        accepted: true,
+        acceptsDeltas: true,
+        acceptsPatches: true,
+        warnings: [...result.warnings],
+      },
+    });
+    stream.log.info(
+      { generation: result.snapshot.generation, hash: result.snapshot.hash, changed: result.changed },
+      'input snapshot accepted',
+    );
   };
   const startSnapshot = (stream: Stream, header: relay.v1.ISnapshotHeader): void => {
-    if (assembler || discarding || busy) throw new MeshrelayError('MESHRELAY_ERR_PROTOCOL', 'a new snapshot header arrived before the previous snapshot was acked');
+    if (assembler || discarding || busy)
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_PROTOCOL',
+        'a new snapshot header arrived before the previous snapshot was acked',
+      );
     const limitMs = ctx.limits.snapshotTransferTimeoutMs;
     deadline = setTimeout(() => {
-      fail(stream, new MeshrelayError('MESHRELAY_ERR_SNAPSHOT_TIMEOUT', `snapshot did not arrive completely within ${limitMs} ms (--snapshot-transfer-timeout)`));
+      fail(
+        stream,
+        new MeshrelayError(
+          'MESHRELAY_ERR_SNAPSHOT_TIMEOUT',
+          `snapshot did not arrive completely within ${limitMs} ms (--snapshot-transfer-timeout)`,
+        ),
+      );
     }, limitMs);
     try {
-      assembler = new SnapshotAssembler(header, { maxBytes: ctx.limits.maxSnapshotBytes, maxResources: ctx.limits.maxResources });
+      assembler = new SnapshotAssembler(header, {
+        maxBytes: ctx.limits.maxSnapshotBytes,
+        maxResources: ctx.limits.maxResources,
+      });
     } catch (err) {
       refuse(stream, header, err);
       discarding = [0, Math.max(1, Number(header.totalChunks ?? 1))];
     }
   };
   const discardChunk = (chunk: relay.v1.ISnapshotChunk, [next, total]: [number, number]): void => {
-    if ((chunk.index ?? 0) !== next) throw new MeshrelayError('MESHRELAY_ERR_PROTOCOL', `expected chunk ${next} of a refused snapshot, got chunk ${chunk.index ?? 0}`);
+    if ((chunk.index ?? 0) !== next)
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_PROTOCOL',
+        `expected chunk ${next} of a refused snapshot, got chunk ${chunk.index ?? 0}`,
+      );
     discarding = next + 1 < total ? [next + 1, total] : undefined;
     if (!discarding) clearTimeout(deadline);
   };
@@ -181,5 +257,10 @@ export function handlePush(ctx: RelayContext, call: PushCall): void {
 /** An empty delta against the snapshot it names: the sender still holds what it sent before. */
 function isResume(assembled: AssembledSnapshot): boolean {
   const delta = assembled.delta;
-  return delta !== undefined && delta.baseHash === assembled.hash && delta.deletedKeys.length === 0 && assembled.resources.length === 0;
+  return (
+    delta !== undefined &&
+    delta.baseHash === assembled.hash &&
+    delta.deletedKeys.length === 0 &&
+    assembled.resources.length === 0
+  );
 }

@@ -54,27 +54,41 @@ export function handleRegister(
   call: ServerUnaryCall<relay.v1.RegisterRequest, relay.v1.IRegisterResponse>,
   callback: sendUnaryData<relay.v1.IRegisterResponse>,
 ): void {
-  reply(ctx, callback, async () => {
-    const nameOk = isValidClusterName(call.request.cluster ?? '');
-    const source = sourceAddressOf(call.getPeer());
-    const decision = limits.limiter.tryAttempt([
-      { key: `source:${source.host}`, maxFailures: limits.maxFailuresPerSource },
-      { key: `network:${source.network}`, maxFailures: limits.maxFailuresPerSource * NETWORK_FAILURES_PER_SOURCE_FAILURE },
-    ], ctx.now().getTime());
-    if (!decision.admitted) {
-      throw new MeshrelayError('MESHRELAY_ERR_RATE_LIMITED', `too many failed registration attempts; retry in ${Math.ceil(decision.retryAfterMs / 1000)} s`);
-    }
-    // Every refusal counts against the source, a second key for a used token included.
-    let refused = true;
-    try {
-      const answer = await register(ctx, limits.bindings, call.request, nameOk, source);
-      refused = false;
-      return answer;
-    } finally {
-      if (refused) decision.attempt.fail();
-      else decision.attempt.succeed();
-    }
-  }, 'registration');
+  reply(
+    ctx,
+    callback,
+    async () => {
+      const nameOk = isValidClusterName(call.request.cluster ?? '');
+      const source = sourceAddressOf(call.getPeer());
+      const decision = limits.limiter.tryAttempt(
+        [
+          { key: `source:${source.host}`, maxFailures: limits.maxFailuresPerSource },
+          {
+            key: `network:${source.network}`,
+            maxFailures: limits.maxFailuresPerSource * NETWORK_FAILURES_PER_SOURCE_FAILURE,
+          },
+        ],
+        ctx.now().getTime(),
+      );
+      if (!decision.admitted) {
+        throw new MeshrelayError(
+          'MESHRELAY_ERR_RATE_LIMITED',
+          `too many failed registration attempts; retry in ${Math.ceil(decision.retryAfterMs / 1000)} s`,
+        );
+      }
+      // Every refusal counts against the source, a second key for a used token included.
+      let refused = true;
+      try {
+        const answer = await register(ctx, limits.bindings, call.request, nameOk, source);
+        refused = false;
+        return answer;
+      } finally {
+        if (refused) decision.attempt.fail();
+        else decision.attempt.succeed();
+      }
+    },
+    'registration',
+  );
 }
 
 /**
@@ -102,7 +116,12 @@ async function register(
     notBeforeAtLeast: revokedBefore(record),
   });
   if (bindings) {
-    const presented = { token: hashToken(token), key: publicKeyDigest(signed.certPem), boundAt: now.toISOString(), network: source.network };
+    const presented = {
+      token: hashToken(token),
+      key: publicKeyDigest(signed.certPem),
+      boundAt: now.toISOString(),
+      network: source.network,
+    };
     await reportTokenClaim(ctx, record, presented, await bindings.claim(cluster, presented));
   }
   ctx.logger.info({ cluster, serial: signed.serial, notAfter: signed.notAfter }, 'cluster registered its relay agent');
@@ -114,7 +133,10 @@ function checkRegisterRequest(cluster: string, nameOk: boolean, token: string, c
     throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', 'cluster, token and csrPem are all required');
   }
   if (!nameOk) {
-    throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `cluster name (${Buffer.byteLength(cluster)} bytes) is not a DNS-1123 label: lowercase letters, digits and "-", at most 63`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INVALID_ARGUMENT',
+      `cluster name (${Buffer.byteLength(cluster)} bytes) is not a DNS-1123 label: lowercase letters, digits and "-", at most 63`,
+    );
   }
   if (token.length > MAX_TOKEN_BYTES || csrPem.length > MAX_CSR_BYTES) {
     throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', 'token or CSR is larger than allowed');
@@ -127,19 +149,25 @@ export function handleRenew(
   call: ServerUnaryCall<relay.v1.RenewRequest, relay.v1.IRenewResponse>,
   callback: sendUnaryData<relay.v1.IRenewResponse>,
 ): void {
-  reply(ctx, callback, async () => {
-    const identity = authenticatePeer(call, ctx.ca, ctx.registry, ctx.now());
-    const csrPem = call.request.csrPem ?? '';
-    if (csrPem === '' || csrPem.length > MAX_CSR_BYTES) throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', 'csrPem is missing or too large');
-    const signed = signClientCsr(ctx.ca, csrPem, {
-      cluster: identity.cluster,
-      trustDomain: ctx.trustDomain,
-      uid: identity.uid,
-      lifetimeSeconds: ctx.clientCertLifetimeSeconds,
-      now: ctx.now(),
-      notBeforeAtLeast: revokedBefore(identity.record),
-    });
-    ctx.logger.info({ cluster: identity.cluster, serial: signed.serial }, 'client certificate renewed');
-    return { certificatePem: signed.certPem, caBundlePem: ctx.ca.certPem, notAfterUnixMs: signed.notAfter.getTime() };
-  }, 'renew');
+  reply(
+    ctx,
+    callback,
+    async () => {
+      const identity = authenticatePeer(call, ctx.ca, ctx.registry, ctx.now());
+      const csrPem = call.request.csrPem ?? '';
+      if (csrPem === '' || csrPem.length > MAX_CSR_BYTES)
+        throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', 'csrPem is missing or too large');
+      const signed = signClientCsr(ctx.ca, csrPem, {
+        cluster: identity.cluster,
+        trustDomain: ctx.trustDomain,
+        uid: identity.uid,
+        lifetimeSeconds: ctx.clientCertLifetimeSeconds,
+        now: ctx.now(),
+        notBeforeAtLeast: revokedBefore(identity.record),
+      });
+      ctx.logger.info({ cluster: identity.cluster, serial: signed.serial }, 'client certificate renewed');
+      return { certificatePem: signed.certPem, caBundlePem: ctx.ca.certPem, notAfterUnixMs: signed.notAfter.getTime() };
+    },
+    'renew',
+  );
 }

@@ -60,12 +60,14 @@ export async function startRelayServer(ctx: RelayContext, options: RelayServerOp
     ...(options.tokenBindings ? { bindings: options.tokenBindings } : {}),
   };
   server.addService(REGISTRATION_SERVICE, {
-    register: (call: Parameters<typeof handleRegister>[2], callback: Parameters<typeof handleRegister>[3]) => handleRegister(ctx, limits, call, callback),
+    register: (call: Parameters<typeof handleRegister>[2], callback: Parameters<typeof handleRegister>[3]) =>
+      handleRegister(ctx, limits, call, callback),
   });
   server.addService(RELAY_SERVICE, {
     push: (call: Parameters<typeof handlePush>[1]) => handlePush(ctx, call),
     pull: (call: Parameters<typeof handlePull>[1]) => handlePull(ctx, call),
-    renew: (call: Parameters<typeof handleRenew>[1], callback: Parameters<typeof handleRenew>[2]) => handleRenew(ctx, call, callback),
+    renew: (call: Parameters<typeof handleRenew>[1], callback: Parameters<typeof handleRenew>[2]) =>
+      handleRenew(ctx, call, callback),
   });
   const injector = server.createConnectionInjector(options.credentials);
   const guard = new PeerConnectionGuard(options.maxConnectionsPerPeer, ctx.logger);

@@ -126,7 +126,12 @@ export function openRelayStream<Req, Res extends ControlMessages>(
   call.sendMetadata(new Metadata());
   stopExpiryWatch = watchCertificateExpiry(identity.notAfter, ctx.now, () => {
     log.info({ notAfter: identity.notAfter.toISOString() }, `client certificate expired; closing the ${kind} stream`);
-    stream.finish(grpcStatusError(GRPC_STATUS.UNAUTHENTICATED, `MESHRELAY_ERR_UNAUTHENTICATED: the client certificate expired at ${identity.notAfter.toISOString()}`));
+    stream.finish(
+      grpcStatusError(
+        GRPC_STATUS.UNAUTHENTICATED,
+        `MESHRELAY_ERR_UNAUTHENTICATED: the client certificate expired at ${identity.notAfter.toISOString()}`,
+      ),
+    );
   });
 
   call.on('data', (message: Req) => {
@@ -144,7 +149,13 @@ export function openRelayStream<Req, Res extends ControlMessages>(
  * whose retry-after hint is the cluster's slot in the paced wave, and ended
  * before it is registered (no fencing, no state).
  */
-function admitted<Res extends ControlMessages>(ctx: RelayContext, call: ServerDuplexStream<unknown, Res>, kind: StreamKind, cluster: string, log: Logger): boolean {
+function admitted<Res extends ControlMessages>(
+  ctx: RelayContext,
+  call: ServerDuplexStream<unknown, Res>,
+  kind: StreamKind,
+  cluster: string,
+  log: Logger,
+): boolean {
   if (!ctx.admission) return true;
   const decision = ctx.admission.admit(cluster, ctx.now().getTime());
   if (decision.admitted) {
@@ -156,7 +167,12 @@ function admitted<Res extends ControlMessages>(ctx: RelayContext, call: ServerDu
   }
   ctx.metrics.sessionsPaced.inc();
   log.info({ retryAfterMs: decision.retryAfterMs }, `relay admit rate reached; ${kind} stream told to retry later`);
-  call.write({ goAway: { retryAfterMs: decision.retryAfterMs, reason: 'relay admit rate reached (--relay-admit-rate); retry after the hint' } } as Res);
+  call.write({
+    goAway: {
+      retryAfterMs: decision.retryAfterMs,
+      reason: 'relay admit rate reached (--relay-admit-rate); retry after the hint',
+    },
+  } as Res);
   call.end();
   return false;
 }

@@ -19,7 +19,13 @@ export function sourceAddressOf(peer: string): SourceAddress {
   if (isIPv4(host)) return { host, network: `${host.split('.').slice(0, 3).join('.')}.0/24` };
   if (isIPv6(host)) {
     const groups = ipv6Groups(host);
-    return { host, network: `${groups.slice(0, 4).map((g) => g.toString(16)).join(':')}::/64` };
+    return {
+      host,
+      network: `${groups
+        .slice(0, 4)
+        .map((g) => g.toString(16))
+        .join(':')}::/64`,
+    };
   }
   return { host, network: host };
 }
@@ -38,11 +44,14 @@ function normalizedHost(peer: string): string {
 /** The eight 16-bit groups of a valid IPv6 address, `::` expanded and a dotted IPv4 tail converted. */
 function ipv6Groups(address: string): number[] {
   const [head = '', tail] = address.split('::');
-  const parse = (part: string): number[] => part === '' ? [] : part.split(':').flatMap((group) => {
-    if (!group.includes('.')) return [Number.parseInt(group, 16)];
-    const [a = 0, b = 0, c = 0, d = 0] = group.split('.').map(Number);
-    return [(a << 8) | b, (c << 8) | d];
-  });
+  const parse = (part: string): number[] =>
+    part === ''
+      ? []
+      : part.split(':').flatMap((group) => {
+          if (!group.includes('.')) return [Number.parseInt(group, 16)];
+          const [a = 0, b = 0, c = 0, d = 0] = group.split('.').map(Number);
+          return [(a << 8) | b, (c << 8) | d];
+        });
   const front = parse(head);
   if (tail === undefined) return front;
   const back = parse(tail);

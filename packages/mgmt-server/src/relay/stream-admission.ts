@@ -2,8 +2,7 @@
 export type RandomSource = () => number;
 
 export type AdmissionDecision =
-  | { readonly admitted: true; readonly paid: boolean }
-  | { readonly admitted: false; readonly retryAfterMs: number };
+  { readonly admitted: true; readonly paid: boolean } | { readonly admitted: false; readonly retryAfterMs: number };
 
 export interface StreamAdmissionOptions {
   /** New agent sessions admitted per second (token bucket refill; the bucket holds one second's worth). */

@@ -32,7 +32,10 @@ export function closeRevokedStreams(connections: ConnectionTracker, cluster: Kub
   const name = cluster.metadata.name;
   for (const stream of connections.streams(name)) {
     if (!isRevoked(cluster, stream.certificateNotBefore)) continue;
-    log.warn({ cluster: name, stream: stream.kind, peer: stream.peer }, 'closing a stream whose client certificate was revoked');
+    log.warn(
+      { cluster: name, stream: stream.kind, peer: stream.peer },
+      'closing a stream whose client certificate was revoked',
+    );
     stream.terminate(
       GRPC_STATUS.UNAUTHENTICATED,
       `MESHRELAY_ERR_CERTIFICATE_REVOKED: cluster "${name}" was revoked at ${cluster.spec.revokeCertificatesBefore}; register again with the new token`,

@@ -17,8 +17,7 @@ export interface TokenBinding {
 }
 
 export type TokenClaim =
-  | { readonly kind: 'first' | 'same' }
-  | { readonly kind: 'reused'; readonly binding: TokenBinding };
+  { readonly kind: 'first' | 'same' } | { readonly kind: 'reused'; readonly binding: TokenBinding };
 
 /**
  * Bindings kept per cluster, newest first: the current token, the one a rotation replaced (valid
@@ -55,9 +54,11 @@ export class TokenBindings {
     const previous = this.#chains.get(cluster) ?? Promise.resolve();
     const next = previous.catch(() => undefined).then(() => this.#claim(cluster, binding));
     this.#chains.set(cluster, next);
-    void next.finally(() => {
-      if (this.#chains.get(cluster) === next) this.#chains.delete(cluster);
-    }).catch(() => undefined);
+    void next
+      .finally(() => {
+        if (this.#chains.get(cluster) === next) this.#chains.delete(cluster);
+      })
+      .catch(() => undefined);
     return next;
   }
 
@@ -85,7 +86,10 @@ export class TokenBindings {
       return Array.isArray(parsed) ? parsed.filter(isBinding) : [];
     } catch (err) {
       // An unreadable document binds nothing; the next registration writes a good one.
-      this.#logger.warn({ err, cluster, location: this.#documents.location }, 'unreadable relay token bindings; starting them again');
+      this.#logger.warn(
+        { err, cluster, location: this.#documents.location },
+        'unreadable relay token bindings; starting them again',
+      );
       return [];
     }
   }
@@ -94,5 +98,7 @@ export class TokenBindings {
 function isBinding(value: unknown): value is TokenBinding {
   if (typeof value !== 'object' || value === null) return false;
   const { token, key, boundAt, network } = value as Record<string, unknown>;
-  return typeof token === 'string' && typeof key === 'string' && typeof boundAt === 'string' && typeof network === 'string';
+  return (
+    typeof token === 'string' && typeof key === 'string' && typeof boundAt === 'string' && typeof network === 'string'
+  );
 }

@@ -13,11 +13,19 @@ export const RELAY_TOKEN_REUSED_CONDITION = 'RelayTokenReused';
  * log) and refused with MESHRELAY_ERR_TOKEN_REUSED; a new token's first key clears an earlier
  * report. A condition that cannot be written is logged; the answer to the agent stands.
  */
-export async function reportTokenClaim(ctx: RelayContext, record: KubernetesCluster, presented: TokenBinding, claim: TokenClaim): Promise<void> {
+export async function reportTokenClaim(
+  ctx: RelayContext,
+  record: KubernetesCluster,
+  presented: TokenBinding,
+  claim: TokenClaim,
+): Promise<void> {
   const cluster = record.metadata.name;
   if (claim.kind === 'reused') {
     const { binding } = claim;
-    ctx.logger.warn({ cluster, network: presented.network, boundAt: binding.boundAt, boundNetwork: binding.network }, 'relay token presented with a second key; refused');
+    ctx.logger.warn(
+      { cluster, network: presented.network, boundAt: binding.boundAt, boundNetwork: binding.network },
+      'relay token presented with a second key; refused',
+    );
     await setCondition(ctx, cluster, {
       type: RELAY_TOKEN_REUSED_CONDITION,
       status: 'True',
@@ -32,14 +40,26 @@ export async function reportTokenClaim(ctx: RelayContext, record: KubernetesClus
   }
   const reported = record.status?.conditions?.find((c) => c.type === RELAY_TOKEN_REUSED_CONDITION);
   if (claim.kind === 'first' && reported?.status === 'True') {
-    await setCondition(ctx, cluster, { type: RELAY_TOKEN_REUSED_CONDITION, status: 'False', reason: 'NewTokenRegistered', message: `a new relay token registered its first key at ${presented.boundAt}` });
+    await setCondition(ctx, cluster, {
+      type: RELAY_TOKEN_REUSED_CONDITION,
+      status: 'False',
+      reason: 'NewTokenRegistered',
+      message: `a new relay token registered its first key at ${presented.boundAt}`,
+    });
   }
 }
 
-async function setCondition(ctx: RelayContext, cluster: string, condition: Parameters<RelayContext['registry']['setCondition']>[1]): Promise<void> {
+async function setCondition(
+  ctx: RelayContext,
+  cluster: string,
+  condition: Parameters<RelayContext['registry']['setCondition']>[1],
+): Promise<void> {
   try {
     await ctx.registry.setCondition(cluster, condition);
   } catch (err) {
-    ctx.logger.warn({ err, cluster, condition: condition.type }, 'could not record the relay token condition on the cluster');
+    ctx.logger.warn(
+      { err, cluster, condition: condition.type },
+      'could not record the relay token condition on the cluster',
+    );
   }
 }

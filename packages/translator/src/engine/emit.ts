@@ -5,7 +5,14 @@
  * A security-relevant resource that is INVALID or FAILED keeps its last good outputs, or
  * else gets its deny-by-default outputs.
  */
-import { formatResourceKey, isCanonicalResource, resourceKey, type OutputSnapshot, type Provenance, type Resource } from '@meshrelay/api';
+import {
+  formatResourceKey,
+  isCanonicalResource,
+  resourceKey,
+  type OutputSnapshot,
+  type Provenance,
+  type Resource,
+} from '@meshrelay/api';
 import type { OutputValidator } from '../istio/istio-validator.ts';
 import type { ProblemSink } from './problems.ts';
 import { annotate, sameCandidates, sourced, type Sourced } from './sources.ts';
@@ -26,7 +33,11 @@ export interface EmitInput {
   readonly book: StatusBook;
   readonly problems: ProblemSink;
   /** Builds a cluster's output snapshot (an incremental engine returns the previous one when nothing changed). */
-  readonly snapshot: (cluster: string, resources: readonly Resource[], provenance: readonly Provenance[]) => OutputSnapshot;
+  readonly snapshot: (
+    cluster: string,
+    resources: readonly Resource[],
+    provenance: readonly Provenance[],
+  ) => OutputSnapshot;
   /** What the previous run emitted for `cluster` (an incremental engine; undefined: compute everything). */
   readonly previous?: (cluster: string) => ClusterEmit | undefined;
   /** Keeps what this run emitted for `cluster`, for `previous` of the next run. */
@@ -72,7 +83,11 @@ function dedupe(cluster: string, list: readonly Sourced[], book: StatusBook, pro
     const key = keyOf(s.resource);
     if (seen.has(key)) {
       const reason = `output ${key} in cluster ${cluster} is also produced by another resource; the first is kept`;
-      problems.add({ cluster, resource: key, reason: 'two sources produce an output with this name; the first is kept' });
+      problems.add({
+        cluster,
+        resource: key,
+        reason: 'two sources produce an output with this name; the first is kept',
+      });
       book.note(s.sources[0] as string, 'WARNING', reason, cluster);
       continue;
     }
@@ -109,7 +124,12 @@ function makeChecker(validator: OutputValidator): (r: Resource) => string[] {
  * Validates every candidate; returns the owners that failed (their outputs are all left out).
  * The clusters in `reused` are skipped: their outputs are the objects a clean earlier run validated.
  */
-function* failOwners(perCluster: ReadonlyMap<string, readonly Sourced[]>, reused: ReadonlySet<string>, check: (r: Resource) => string[], input: EmitInput): Generator<void, Set<string>> {
+function* failOwners(
+  perCluster: ReadonlyMap<string, readonly Sourced[]>,
+  reused: ReadonlySet<string>,
+  check: (r: Resource) => string[],
+  input: EmitInput,
+): Generator<void, Set<string>> {
   const failed = new Set<string>();
   for (const [cluster, list] of perCluster) {
     if (reused.has(cluster)) continue;
@@ -121,7 +141,12 @@ function* failOwners(perCluster: ReadonlyMap<string, readonly Sourced[]>, reused
       const owner = s.sources[0] as string;
       failed.add(owner);
       const reason = `invalid output ${keyOf(s.resource)}: ${issues.join('; ')}`;
-      input.problems.add({ cluster, resource: keyOf(s.resource), reason: `${reason}; the outputs of ${owner} are left out`, approval: 'FAILED' });
+      input.problems.add({
+        cluster,
+        resource: keyOf(s.resource),
+        reason: `${reason}; the outputs of ${owner} are left out`,
+        approval: 'FAILED',
+      });
       input.book.note(owner, 'FAILED', reason, cluster);
     }
   }
@@ -138,10 +163,22 @@ function fallbackFor(source: string, cluster: string, check: (r: Resource) => st
   const out: Sourced[] = [];
   for (const r of input.denyByDefault(source, cluster)) {
     const issues = check(r);
-    if (issues.length > 0) input.book.note(source, 'FAILED', `deny-by-default output ${keyOf(r)} is invalid and cannot be applied: ${issues.join('; ')}`, cluster);
+    if (issues.length > 0)
+      input.book.note(
+        source,
+        'FAILED',
+        `deny-by-default output ${keyOf(r)} is invalid and cannot be applied: ${issues.join('; ')}`,
+        cluster,
+      );
     else out.push(sourced(r, source));
   }
-  if (out.length > 0) input.book.note(source, 'WARNING', 'never translated successfully: the workloads it selects deny every request', cluster);
+  if (out.length > 0)
+    input.book.note(
+      source,
+      'WARNING',
+      'never translated successfully: the workloads it selects deny every request',
+      cluster,
+    );
   return out;
 }
 
@@ -152,7 +189,14 @@ function reusable(cluster: string, list: readonly Sourced[], input: EmitInput): 
 }
 
 /** One cluster's outputs, computed: what is kept of its candidates, annotated, and recorded in the book. */
-function emitCluster(cluster: string, list: readonly Sourced[], failed: ReadonlySet<string>, closed: ReadonlySet<string>, check: (r: Resource) => string[], input: EmitInput): { resources: Resource[]; produced: [string, Resource][]; dropped: boolean } {
+function emitCluster(
+  cluster: string,
+  list: readonly Sourced[],
+  failed: ReadonlySet<string>,
+  closed: ReadonlySet<string>,
+  check: (r: Resource) => string[],
+  input: EmitInput,
+): { resources: Resource[]; produced: [string, Resource][]; dropped: boolean } {
   const kept = list.filter((s) => !failed.has(s.sources[0] as string) && !closed.has(s.sources[0] as string));
   const dropped = kept.length !== list.length;
   for (const source of closed) kept.push(...fallbackFor(source, cluster, check, input));
@@ -186,13 +230,20 @@ export function* emitSteps(input: EmitInput): Generator<void, EmitResult> {
     yield;
   }
   const failed = yield* failOwners(perCluster, new Set(previous.keys()), check, input);
-  const closed = new Set(input.securitySources.filter((s) => failed.has(s) || book.approval(s) === 'INVALID' || book.approval(s) === 'FAILED'));
+  const closed = new Set(
+    input.securitySources.filter(
+      (s) => failed.has(s) || book.approval(s) === 'INVALID' || book.approval(s) === 'FAILED',
+    ),
+  );
   const outputs = new Map<string, OutputSnapshot>();
   const securityOutputs = new Map<string, ProducedOutput[]>();
   const security = new Set(input.securitySources);
   for (const [cluster, list] of perCluster) {
     // Another cluster's output may have failed an owner whose outputs are here too: then compute.
-    const before = closed.size === 0 && (failed.size === 0 || !list.some((s) => failed.has(s.sources[0] as string))) ? previous.get(cluster) : undefined;
+    const before =
+      closed.size === 0 && (failed.size === 0 || !list.some((s) => failed.has(s.sources[0] as string)))
+        ? previous.get(cluster)
+        : undefined;
     const raw = input.candidates.get(cluster) ?? list;
     let emitted: ClusterEmit;
     if (before) {
@@ -200,8 +251,16 @@ export function* emitSteps(input: EmitInput): Generator<void, EmitResult> {
       for (const [id, ref] of before.produced) book.reproduced(id, cluster, ref);
     } else {
       const made = emitCluster(cluster, list, failed, closed, check, input);
-      const produced = made.produced.map(([id, annotated]): [string, ProducedRef] => [id, book.produced(id, cluster, annotated)]);
-      emitted = { candidates: raw, clean: !deduped.has(cluster) && closed.size === 0 && !made.dropped, resources: made.resources, produced };
+      const produced = made.produced.map(([id, annotated]): [string, ProducedRef] => [
+        id,
+        book.produced(id, cluster, annotated),
+      ]);
+      emitted = {
+        candidates: raw,
+        clean: !deduped.has(cluster) && closed.size === 0 && !made.dropped,
+        resources: made.resources,
+        produced,
+      };
     }
     for (const s of list) {
       const owner = s.sources[0] as string;

@@ -43,7 +43,11 @@ export class IncrementalTranslator {
    * next run recomputes what it cannot trust.
    */
   async run(input: TranslationInput): Promise<TranslationResult> {
-    if (this.#running) throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', 'IncrementalTranslator.run: a run is already in progress (runs must not overlap)');
+    if (this.#running)
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_INTERNAL',
+        'IncrementalTranslator.run: a run is already in progress (runs must not overlap)',
+      );
     this.#running = true;
     try {
       const steps = translationSteps(input, this.#validator, this.#memo);

@@ -1,5 +1,13 @@
 /** The candidate outputs of one consuming cluster, and the deny-by-default outputs of security resources. */
-import { KINDS, formatResourceKey, isKind, resourceEncoding, resourceKey, sha256Hex, type Resource } from '@meshrelay/api';
+import {
+  KINDS,
+  formatResourceKey,
+  isKind,
+  resourceEncoding,
+  resourceKey,
+  sha256Hex,
+  type Resource,
+} from '@meshrelay/api';
 import type { SecurityResource } from '../gloo/admission.ts';
 import type { AccessContext } from '../istio/authorization-policy.ts';
 import type { ClusterIndex, EastWestGateway } from '../gloo/cluster-index.ts';
@@ -87,7 +95,8 @@ function routeRow(rt: Owned<RouteTableSpec>, ctx: CandidateContext): MemoRow {
 /** Memo hits between two yields of a loop over units (a hit costs well under a microsecond; a unit built yields at once). */
 const HITS_PER_YIELD = 32;
 
-const contextKey = (c: ClusterContext | undefined): string => (c ? `${c.name}|${c.trustDomain}|${c.network}|${c.clusterDomain}` : '');
+const contextKey = (c: ClusterContext | undefined): string =>
+  c ? `${c.name}|${c.trustDomain}|${c.network}|${c.clusterDomain}` : '';
 
 /** What the ServiceEntry of one VirtualDestination reads besides its consumer (the same for every consumer). */
 interface EntryPlan {
@@ -104,10 +113,15 @@ function entryPlan(vd: VirtualDestinationModel, ctx: CandidateContext): EntryPla
   const demand = demands.get(demandKey('VIRTUAL_DESTINATION', vd.owned.namespace, vd.owned.name));
   const settings = model.settingsOf(vd.owned.workspace);
   const selectors = settings?.spec.options?.eastWestGateways ?? [];
-  const gatewayOf = (_cluster: string, index: ClusterIndex | undefined): EastWestGateway | undefined => (selectors.length > 0 ? index?.eastWestGatewayFor(selectors) : index?.eastWestGateway);
+  const gatewayOf = (_cluster: string, index: ClusterIndex | undefined): EastWestGateway | undefined =>
+    selectors.length > 0 ? index?.eastWestGatewayFor(selectors) : index?.eastWestGateway;
   const vip = ctx.input.vips.get(vd.key);
   const keys = subsetKeys(demand);
-  const sources = [vd.owned.source, ...(demand?.sources ?? []), ...(selectors.length > 0 && settings ? [settings.source] : [])];
+  const sources = [
+    vd.owned.source,
+    ...(demand?.sources ?? []),
+    ...(selectors.length > 0 && settings ? [settings.source] : []),
+  ];
   // What buildServiceEntry reads: the model, the consumer, and each backend cluster's network and gateway.
   const reads = vd.backends
     .map((b) => {
@@ -151,13 +165,25 @@ export function* candidateOutputs(name: string, ctx: CandidateContext): Generato
   const consumer = contexts.get(name) as ClusterContext;
   const index = indexByName.get(name);
   const indexes = [...indexByName.values()];
-  const routeCtx: RouteContext = { consumer, virtualDestinations: ctx.modelByKey, externalServices: groupByName(inventory.externalServices, (es) => `${es.namespace}/${es.name}`), virtualGateways: groupByName(inventory.virtualGateways, (vg) => `${vg.namespace}/${vg.name}`), routeTables: inventory.routeTables, routePolicies: ctx.routePolicies, indexes, workspaces: model, problems };
+  const routeCtx: RouteContext = {
+    consumer,
+    virtualDestinations: ctx.modelByKey,
+    externalServices: groupByName(inventory.externalServices, (es) => `${es.namespace}/${es.name}`),
+    virtualGateways: groupByName(inventory.virtualGateways, (vg) => `${vg.namespace}/${vg.name}`),
+    routeTables: inventory.routeTables,
+    routePolicies: ctx.routePolicies,
+    indexes,
+    workspaces: model,
+    problems,
+  };
   const stable = (s: Sourced): Sourced => stableSourced(memo, name, s);
   const consumerKey = contextKey(consumer);
   const entries = yield* serviceEntries(consumer, ctx);
   // Built in the order of the one-shot translation, so problems are reported in the same order.
   const subsetRules = serviceSubsetRules(ctx.demands, consumer).map(stable);
-  const gateways = inventory.virtualGateways.flatMap((vg) => buildGateways(vg, name, problems).map((gw) => stable(sourced(gw, vg.source))));
+  const gateways = inventory.virtualGateways.flatMap((vg) =>
+    buildGateways(vg, name, problems).map((gw) => stable(sourced(gw, vg.source))),
+  );
   const virtualServices: Sourced[] = [];
   let hits = 0;
   for (const rt of inventory.routeTables) {
@@ -180,15 +206,26 @@ export function* candidateOutputs(name: string, ctx: CandidateContext): Generato
     ...virtualServices,
     ...ctx.settings
       .filter((ws) => ws.spec.options?.serviceIsolation?.enabled === true && owners.has(ws.source))
-      .flatMap((ws) => isolationOutputs(owners.get(ws.source) ?? '', consumer, indexByName, model, contexts).map((r) => stable(sourced(r, ws.source)))),
+      .flatMap((ws) =>
+        isolationOutputs(owners.get(ws.source) ?? '', consumer, indexByName, model, contexts).map((r) =>
+          stable(sourced(r, ws.source)),
+        ),
+      ),
   ];
   const reads = { consumer: name, world: ctx.routeWorld, index: index ? memo.id(index) : 0 };
-  const scoped = scopeKept(all, reads, ctx.scopeDecisions, (list) => scopeCandidates(list, name, index, model, owners, ctx.ownerObjects, ctx.scopeCache));
+  const scoped = scopeKept(all, reads, ctx.scopeDecisions, (list) =>
+    scopeCandidates(list, name, index, model, owners, ctx.ownerObjects, ctx.scopeCache),
+  );
   return homeFirst(scoped, name, model.defined, model.workspaceOf, (source) => owners.get(source));
 }
 
 /** The deny-by-default outputs of a security resource in one cluster (cached per run). */
-export function denyByDefaultOf(security: ReadonlyMap<string, SecurityResource>, model: WorkspaceModel, indexByName: ReadonlyMap<string, ClusterIndex>, accessCtx: AccessContext): (source: string, cluster: string) => readonly Resource[] {
+export function denyByDefaultOf(
+  security: ReadonlyMap<string, SecurityResource>,
+  model: WorkspaceModel,
+  indexByName: ReadonlyMap<string, ClusterIndex>,
+  accessCtx: AccessContext,
+): (source: string, cluster: string) => readonly Resource[] {
   const cache = new Map<string, readonly Resource[]>();
   return (source, cluster) => {
     const key = `${source}\u0000${cluster}`;
@@ -197,9 +234,15 @@ export function denyByDefaultOf(security: ReadonlyMap<string, SecurityResource>,
       const found = security.get(source);
       const ws = found ? (model.workspaceOf(found.cluster, found.resource.metadata.namespace ?? '') ?? '') : '';
       if (!found) cached = [];
-      else if (isKind(found.resource, KINDS.WorkspaceSettings)) cached = model.clustersOf(ws).includes(cluster) ? isolationDeny(ws, cluster, indexByName.get(cluster), model) : [];
+      else if (isKind(found.resource, KINDS.WorkspaceSettings))
+        cached = model.clustersOf(ws).includes(cluster)
+          ? isolationDeny(ws, cluster, indexByName.get(cluster), model)
+          : [];
       // Scoped like any output of the policy: only namespaces its workspace owns in this cluster.
-      else cached = denyByDefault(found.resource, found.cluster, source, ws, accessCtx).filter((r) => !model.defined || model.workspaceOf(cluster, r.metadata.namespace ?? '') === ws);
+      else
+        cached = denyByDefault(found.resource, found.cluster, source, ws, accessCtx).filter(
+          (r) => !model.defined || model.workspaceOf(cluster, r.metadata.namespace ?? '') === ws,
+        );
       cache.set(key, cached);
     }
     return cached;

@@ -43,7 +43,12 @@ const lastLists = new WeakMap<ScopeDecisions, Map<string, LastList>>();
  * The same outputs (same objects and sources) with the same reads as the consumer's last list
  * give that list's result, the same array, without looking each output up.
  */
-export function scopeKept(list: readonly Sourced[], reads: ScopeReads, decisions: ScopeDecisions, scope: (list: readonly Sourced[]) => Sourced[]): readonly Sourced[] {
+export function scopeKept(
+  list: readonly Sourced[],
+  reads: ScopeReads,
+  decisions: ScopeDecisions,
+  scope: (list: readonly Sourced[]) => Sourced[],
+): readonly Sourced[] {
   let byConsumer = lastLists.get(decisions);
   if (!byConsumer) {
     byConsumer = new Map();
@@ -59,7 +64,12 @@ export function scopeKept(list: readonly Sourced[], reads: ScopeReads, decisions
   return out;
 }
 
-function scopeEach(list: readonly Sourced[], reads: ScopeReads, decisions: ScopeDecisions, scope: (list: readonly Sourced[]) => Sourced[]): Sourced[] {
+function scopeEach(
+  list: readonly Sourced[],
+  reads: ScopeReads,
+  decisions: ScopeDecisions,
+  scope: (list: readonly Sourced[]) => Sourced[],
+): Sourced[] {
   const out: Sourced[] = [];
   for (const s of list) {
     let byConsumer = decisions.get(s.resource);
@@ -68,7 +78,12 @@ function scopeEach(list: readonly Sourced[], reads: ScopeReads, decisions: Scope
       decisions.set(s.resource, byConsumer);
     }
     let entry = byConsumer.get(reads.consumer);
-    if (!entry || entry.world !== reads.world || entry.index !== reads.index || !sameElements(entry.sources, s.sources)) {
+    if (
+      !entry ||
+      entry.world !== reads.world ||
+      entry.index !== reads.index ||
+      !sameElements(entry.sources, s.sources)
+    ) {
       const scoped = scope([s])[0];
       entry = { sources: s.sources, world: reads.world, index: reads.index, out: scoped ? scoped.resource : null };
       byConsumer.set(reads.consumer, entry);

@@ -22,7 +22,6 @@ export function sourced(resource: Resource, owner: string, ...contributors: (str
   return { resource, sources: [owner, ...new Set(rest)] };
 }
 
-
 /** Whether two candidate lists hold the same outputs with the same sources, in the same order. */
 export function sameCandidates(a: readonly Sourced[], b: readonly Sourced[]): boolean {
   if (a === b) return true;

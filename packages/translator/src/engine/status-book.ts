@@ -40,7 +40,13 @@ export type ProducedRef = object;
 
 function keyedRef(cluster: string, output: Resource): KeyedRef {
   const key = resourceKey(output);
-  const r = Object.freeze({ cluster, apiVersion: key.apiVersion, kind: key.kind, namespace: key.namespace, name: key.name });
+  const r = Object.freeze({
+    cluster,
+    apiVersion: key.apiVersion,
+    kind: key.kind,
+    namespace: key.namespace,
+    name: key.name,
+  });
   return Object.freeze({ r, k: `${cluster}\u0000${r.apiVersion}\u0000${r.kind}\u0000${r.namespace}\u0000${r.name}` });
 }
 
@@ -168,7 +174,12 @@ export class StatusBook {
       const generation = e.resource.metadata.generation ?? 0;
       const last = memo.last<QuietStatus>('quiet-status', id);
       // The source id names the resource's cluster, kind, namespace and name; not its apiVersion.
-      const same = last !== undefined && last.generation === generation && last.status.apiVersion === resourceKey(e.resource).apiVersion && sameElements(last.refs, e.outputs) && sameElements(last.consumers, consumers);
+      const same =
+        last !== undefined &&
+        last.generation === generation &&
+        last.status.apiVersion === resourceKey(e.resource).apiVersion &&
+        sameElements(last.refs, e.outputs) &&
+        sameElements(last.consumers, consumers);
       const kept = same ? last : { generation, refs: e.outputs, consumers, status: this.#status(id, e) };
       memo.keep('quiet-status', id, kept, () => false);
       return kept.status;
@@ -178,7 +189,8 @@ export class StatusBook {
   #status(id: string, e: Entry): ResourceStatus {
     const generation = e.resource.metadata.generation ?? 0;
     const clusters: Record<string, ResourceState> = {};
-    for (const c of [...e.perCluster.keys()].sort()) clusters[c] = stateOf([...e.notes, ...(e.perCluster.get(c) ?? [])], generation);
+    for (const c of [...e.perCluster.keys()].sort())
+      clusters[c] = stateOf([...e.notes, ...(e.perCluster.get(c) ?? [])], generation);
     const key = resourceKey(e.resource);
     // Frozen: a status may be handed out again by later runs (see `statuses`).
     return Object.freeze({

@@ -5,7 +5,16 @@
  * produces the same result: a memo only ever returns a value equal in content to what the
  * computation would give, and replays the problems that computation reported, in order.
  */
-import { buildOutputSnapshot, copyProvenance, isCanonicalResource, unencodedCanonicalResource, withProvenance, type OutputSnapshot, type Provenance, type Resource } from '@meshrelay/api';
+import {
+  buildOutputSnapshot,
+  copyProvenance,
+  isCanonicalResource,
+  unencodedCanonicalResource,
+  withProvenance,
+  type OutputSnapshot,
+  type Provenance,
+  type Resource,
+} from '@meshrelay/api';
 import { ProblemSink } from './problems.ts';
 import { sameContent } from './same-content.ts';
 import type { ScopeDecisions } from './scope-memo.ts';
@@ -19,7 +28,12 @@ export interface TranslationMemo {
    */
   unit<T>(table: string, key: string, problems: ProblemSink, compute: (problems: ProblemSink) => T): T;
   /** `unit` for a computation that yields between its parts. */
-  unitSteps<T>(table: string, key: string, problems: ProblemSink, compute: (problems: ProblemSink) => Generator<void, T>): Generator<void, T>;
+  unitSteps<T>(
+    table: string,
+    key: string,
+    problems: ProblemSink,
+    compute: (problems: ProblemSink) => Generator<void, T>,
+  ): Generator<void, T>;
   /** `value`, or the previous run's value of `slot` when `same` says they are equal in content. */
   keep<T>(table: string, slot: string, value: T, same: (previous: T, next: T) => boolean): T;
   /**
@@ -149,7 +163,13 @@ function sameProvenance(kept: readonly Provenance[], next: readonly Provenance[]
   const sorted = sortedCopy(next);
   return kept.every((k, i) => {
     const n = sorted[i] as Provenance;
-    return k.cluster === n.cluster && k.inputHash === n.inputHash && k.stale === n.stale && k.epoch === n.epoch && k.generation === n.generation;
+    return (
+      k.cluster === n.cluster &&
+      k.inputHash === n.inputHash &&
+      k.stale === n.stale &&
+      k.epoch === n.epoch &&
+      k.generation === n.generation
+    );
   });
 }
 
@@ -198,7 +218,12 @@ export class RunMemo implements TranslationMemo {
     }
   }
 
-  *unitSteps<T>(table: string, key: string, problems: ProblemSink, compute: (problems: ProblemSink) => Generator<void, T>): Generator<void, T> {
+  *unitSteps<T>(
+    table: string,
+    key: string,
+    problems: ProblemSink,
+    compute: (problems: ProblemSink) => Generator<void, T>,
+  ): Generator<void, T> {
     const units = this.#table(this.#units, table);
     let found = units.get(key);
     if (!found) {
@@ -230,7 +255,8 @@ export class RunMemo implements TranslationMemo {
         }) as Recorded;
         return replayed(found, problems);
       },
-      keep: <T>(key: string | number, value: T, same: (previous: T, next: T) => boolean): T => entry(key, (previous) => keptValue(previous as T | undefined, value, same)) as T,
+      keep: <T>(key: string | number, value: T, same: (previous: T, next: T) => boolean): T =>
+        entry(key, (previous) => keptValue(previous as T | undefined, value, same)) as T,
     };
   }
 
@@ -249,7 +275,10 @@ export class RunMemo implements TranslationMemo {
     const previous = this.#resources.get(slot);
     // Compared member by member, not by encoding: a rebuilt output mostly shares its large parts
     // (a ServiceEntry's endpoint groups) with the previous one, and equal plain data encodes the same.
-    const out = previous !== undefined && (previous === resource || sameContent(previous, resource)) ? previous : canonicalOf(resource);
+    const out =
+      previous !== undefined && (previous === resource || sameContent(previous, resource))
+        ? previous
+        : canonicalOf(resource);
     this.#resources.set(slot, out);
     return out;
   }
@@ -269,11 +298,17 @@ export class RunMemo implements TranslationMemo {
   snapshot(cluster: string, resources: readonly Resource[], provenance: readonly Provenance[]): OutputSnapshot {
     const previous = this.#snapshots.get(cluster);
     let snapshot: OutputSnapshot;
-    if (previous && previous.resources.length === resources.length && previous.resources.every((r, i) => sameEncoding(r, resources[i] as Resource))) {
+    if (
+      previous &&
+      previous.resources.length === resources.length &&
+      previous.resources.every((r, i) => sameEncoding(r, resources[i] as Resource))
+    ) {
       // Same resources, or rebuilt ones with the same canonical encodings (e.g. a consumer's
       // ServiceEntry made again around an unchanged endpoint group): the same output, so its
       // encoding and hash are not built again. Provenance names every admitted input, so it may differ.
-      snapshot = sameProvenance(previous.snapshot.provenance, provenance) ? previous.snapshot : withProvenance(previous.snapshot, provenance);
+      snapshot = sameProvenance(previous.snapshot.provenance, provenance)
+        ? previous.snapshot
+        : withProvenance(previous.snapshot, provenance);
     } else {
       snapshot = buildOutputSnapshot({ cluster, resources, provenance }, previous?.snapshot);
     }

@@ -1,5 +1,15 @@
 /** Admission of input resources into a translation (see admit). */
-import { KINDS, findInputKind, formatResourceKey, isCanonicalResource, isKind, isMeshConfigMap, isRecord, resourceKey, type Resource } from '@meshrelay/api';
+import {
+  KINDS,
+  findInputKind,
+  formatResourceKey,
+  isCanonicalResource,
+  isKind,
+  isMeshConfigMap,
+  isRecord,
+  resourceKey,
+  type Resource,
+} from '@meshrelay/api';
 import { isCleanInputList, isGlooResource, unimplementedFieldsOf, validateInputResource } from './input-validation.ts';
 import type { ProblemSink } from '../engine/problems.ts';
 import type { StatusBook } from '../engine/status-book.ts';
@@ -21,7 +31,10 @@ interface Verdict {
 }
 
 /** The verdict on every valid resource that sets no unimplemented field (shared: most are). */
-const CLEAN: Verdict = Object.freeze({ issues: Object.freeze([]) as unknown as Verdict['issues'], unimplemented: Object.freeze([]) as unknown as Verdict['unimplemented'] });
+const CLEAN: Verdict = Object.freeze({
+  issues: Object.freeze([]) as unknown as Verdict['issues'],
+  unimplemented: Object.freeze([]) as unknown as Verdict['unimplemented'],
+});
 
 /** `judged`: validateInputResource is known to find no problem with `r` (see isCleanInputList). */
 function verdictOf(r: Resource, isGloo: boolean, judged: boolean): Verdict {
@@ -57,7 +70,12 @@ export interface AdmittedCluster {
  * resources it found clean (a delta keeps the objects of unchanged resources). Yields between
  * slices of resources.
  */
-export function* admitCluster(cluster: string, resources: readonly Resource[], problems: ProblemSink, before?: AdmittedCluster): Generator<void, AdmittedCluster> {
+export function* admitCluster(
+  cluster: string,
+  resources: readonly Resource[],
+  problems: ProblemSink,
+  before?: AdmittedCluster,
+): Generator<void, AdmittedCluster> {
   const gloo: Resource[] = [];
   const valid: Resource[] = [];
   const validGloo: Resource[] = [];
@@ -70,7 +88,8 @@ export function* admitCluster(cluster: string, resources: readonly Resource[], p
     const isGloo = isGlooResource(r);
     if (isGloo) gloo.push(r);
     // Kubernetes objects that are not inputs (a Namespace, a ConfigMap) are not problems.
-    if (!isGloo && (!findInputKind(r.apiVersion, r.kind) || (isKind(r, KINDS.ConfigMap) && !isMeshConfigMap(r)))) continue;
+    if (!isGloo && (!findInputKind(r.apiVersion, r.kind) || (isKind(r, KINDS.ConfigMap) && !isMeshConfigMap(r))))
+      continue;
     const verdict = reusable?.has(r) === true && isCanonicalResource(r) ? CLEAN : verdictOf(r, isGloo, judged);
     if (verdict === CLEAN) {
       valid.push(r);
@@ -87,8 +106,15 @@ export function* admitCluster(cluster: string, resources: readonly Resource[], p
       continue;
     }
     for (const f of unimplemented) {
-      if (f.effect === 'WARNING') problems.add({ cluster, resource, reason: `${f.path} is not supported by Meshrelay; ignored` });
-      else problems.add({ cluster, resource, reason: `${f.path} is not supported by Meshrelay and ignoring it would weaken security; not translated`, approval: 'INVALID' });
+      if (f.effect === 'WARNING')
+        problems.add({ cluster, resource, reason: `${f.path} is not supported by Meshrelay; ignored` });
+      else
+        problems.add({
+          cluster,
+          resource,
+          reason: `${f.path} is not supported by Meshrelay and ignoring it would weaken security; not translated`,
+          approval: 'INVALID',
+        });
     }
     if (unimplemented.every((f) => f.effect === 'WARNING')) {
       valid.push(r);
@@ -108,7 +134,12 @@ export interface SecurityResource {
  * Registers every Gloo resource of an admitted cluster (any `*.solo.io` group gets a status,
  * whatever its kind) and records the security-relevant ones by source id.
  */
-export function registerGloo(cluster: string, admitted: AdmittedCluster, book: StatusBook, security: Map<string, SecurityResource>): void {
+export function registerGloo(
+  cluster: string,
+  admitted: AdmittedCluster,
+  book: StatusBook,
+  security: Map<string, SecurityResource>,
+): void {
   for (const r of admitted.gloo) {
     const id = book.register(cluster, r);
     if (isSecurityRelevant(r)) security.set(id, { cluster, resource: r });

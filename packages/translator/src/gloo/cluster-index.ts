@@ -130,7 +130,8 @@ function legacyEndpoints(endpoints: Resource): ServiceEndpoint[] {
   const out: ServiceEndpoint[] = [];
   for (const subset of list((endpoints as unknown as Record<string, unknown>)['subsets'])) {
     const ports = new Map<string, number>();
-    for (const p of list(subset['ports'])) if (typeof p['port'] === 'number') ports.set(str(p['name']) ?? '', p['port']);
+    for (const p of list(subset['ports']))
+      if (typeof p['port'] === 'number') ports.set(str(p['name']) ?? '', p['port']);
     for (const a of list(subset['addresses'])) {
       const address = str(a['ip']);
       if (address === undefined) continue;
@@ -148,12 +149,21 @@ function dedupeByAddress(endpoints: ServiceEndpoint[]): ServiceEndpoint[] {
 
 /** WorkspaceSettings options.eastWestGateways[]: the gateway Service by selector, its port, address overrides. */
 export interface EastWestGatewaySelector {
-  readonly selector?: { readonly labels?: StringMap; readonly namespace?: string; readonly cluster?: string; readonly name?: string };
+  readonly selector?: {
+    readonly labels?: StringMap;
+    readonly namespace?: string;
+    readonly cluster?: string;
+    readonly name?: string;
+  };
   readonly port?: { readonly number?: number; readonly name?: string };
   readonly hostInfoOverrides?: readonly { readonly addr?: string; readonly port?: number }[];
 }
 
-function gatewayOfService(r: Resource, port?: EastWestGatewaySelector['port'], override?: { readonly addr?: string; readonly port?: number }): EastWestGateway | undefined {
+function gatewayOfService(
+  r: Resource,
+  port?: EastWestGatewaySelector['port'],
+  override?: { readonly addr?: string; readonly port?: number },
+): EastWestGateway | undefined {
   const ingress = list(record(record(r.status)['loadBalancer'])['ingress'])[0] ?? {};
   const spec = record(r.spec);
   const externalIp = Array.isArray(spec['externalIPs']) ? str(spec['externalIPs'][0]) : undefined;
@@ -166,7 +176,8 @@ function gatewayOfService(r: Resource, port?: EastWestGatewaySelector['port'], o
       : port?.name !== undefined
         ? ports.find((p) => p['name'] === port.name)
         : (ports.find((p) => p['name'] === 'tls') ?? ports.find((p) => p['port'] === DEFAULT_TLS_PORT));
-  const number = override?.port || (typeof chosen?.['port'] === 'number' ? chosen['port'] : (port?.number ?? DEFAULT_TLS_PORT));
+  const number =
+    override?.port || (typeof chosen?.['port'] === 'number' ? chosen['port'] : (port?.number ?? DEFAULT_TLS_PORT));
   return { address, port: number };
 }
 
@@ -181,7 +192,11 @@ function findEastWestGateway(services: readonly Resource[]): EastWestGateway | u
 }
 
 /** The first Service (in sorted order) that a selector of the list matches in `cluster` and that has an address. */
-function selectEastWestGateway(cluster: string, services: readonly Resource[], selectors: readonly EastWestGatewaySelector[]): EastWestGateway | undefined {
+function selectEastWestGateway(
+  cluster: string,
+  services: readonly Resource[],
+  selectors: readonly EastWestGatewaySelector[],
+): EastWestGateway | undefined {
   for (const sel of selectors) {
     const s = sel.selector ?? {};
     if (s.cluster && s.cluster !== cluster) continue;
@@ -198,7 +213,9 @@ function selectEastWestGateway(cluster: string, services: readonly Resource[], s
 
 /** The trust domain Istio's mesh config sets (`istio` before `istio-<revision>`), if any. Never throws. */
 function meshTrustDomain(configMaps: readonly Resource[]): string | undefined {
-  for (const cm of [...configMaps].sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0))) {
+  for (const cm of [...configMaps].sort((a, b) =>
+    a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0,
+  )) {
     const mesh = record(cm['data'])['mesh'];
     if (typeof mesh !== 'string') continue;
     let parsed: unknown;
@@ -216,7 +233,11 @@ function meshTrustDomain(configMaps: readonly Resource[]): string | undefined {
 /** Builds the index of one cluster's discovered objects. `resources` must already be validated. */
 export type WorkspaceOf = (cluster: string, namespace: string) => string | undefined;
 
-export function indexCluster(cluster: string, resources: readonly Resource[], workspaceOf: WorkspaceOf = () => ''): ClusterIndex {
+export function indexCluster(
+  cluster: string,
+  resources: readonly Resource[],
+  workspaceOf: WorkspaceOf = () => '',
+): ClusterIndex {
   const serviceResources: Resource[] = [];
   const slicesByService = new Map<string, Resource[]>();
   const endpointsByKey = new Map<string, Resource>();
@@ -238,7 +259,11 @@ export function indexCluster(cluster: string, resources: readonly Resource[], wo
     } else if (isKind(r, KINDS.Endpoints)) endpointsByKey.set(objectKey(ns, r.metadata.name), r);
     else if (isKind(r, KINDS.Pod)) {
       const spec = record(r.spec);
-      pods.set(objectKey(ns, r.metadata.name), { labels: r.metadata.labels ?? {}, nodeName: str(spec['nodeName']), serviceAccount: str(spec['serviceAccountName']) });
+      pods.set(objectKey(ns, r.metadata.name), {
+        labels: r.metadata.labels ?? {},
+        nodeName: str(spec['nodeName']),
+        serviceAccount: str(spec['serviceAccountName']),
+      });
       podNamespaces.add(ns);
     } else if (isKind(r, KINDS.Node)) nodeLabels.set(r.metadata.name, r.metadata.labels ?? {});
   }

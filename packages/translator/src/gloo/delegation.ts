@@ -9,10 +9,24 @@ import type { Owned } from './inventory.ts';
 import { matchesObjectSelector } from './selectors.ts';
 
 /** The route tables a delegate action selects (a selector without namespace means the parent's), by weight then name. */
-export function delegatedTables(parent: Owned<RouteTableSpec>, action: DelegateAction, all: readonly Owned<RouteTableSpec>[]): Owned<RouteTableSpec>[] {
+export function delegatedTables(
+  parent: Owned<RouteTableSpec>,
+  action: DelegateAction,
+  all: readonly Owned<RouteTableSpec>[],
+): Owned<RouteTableSpec>[] {
   const selectors = (action.routeTables ?? []).map((s) => ({ ...s, namespace: s.namespace || parent.namespace }));
-  const chosen = all.filter((rt) => rt !== parent && selectors.some((s) => matchesObjectSelector(s, { name: rt.name, namespace: rt.namespace, cluster: rt.cluster, labels: rt.labels })));
-  return chosen.sort((a, b) => (b.spec.weight ?? 0) - (a.spec.weight ?? 0) || (a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const chosen = all.filter(
+    (rt) =>
+      rt !== parent &&
+      selectors.some((s) =>
+        matchesObjectSelector(s, { name: rt.name, namespace: rt.namespace, cluster: rt.cluster, labels: rt.labels }),
+      ),
+  );
+  return chosen.sort(
+    (a, b) =>
+      (b.spec.weight ?? 0) - (a.spec.weight ?? 0) ||
+      (a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
+  );
 }
 
 function uriPath(m: HttpRequestMatcher): string | undefined {
@@ -31,12 +45,17 @@ function narrow(parent: HttpRequestMatcher, child: HttpRequestMatcher): HttpRequ
     ...child,
     ...(child.uri === undefined && parent.uri !== undefined ? { uri: parent.uri } : {}),
     ...(parent.headers || child.headers ? { headers: [...(parent.headers ?? []), ...(child.headers ?? [])] } : {}),
-    ...(parent.queryParameters || child.queryParameters ? { queryParameters: [...(parent.queryParameters ?? []), ...(child.queryParameters ?? [])] } : {}),
+    ...(parent.queryParameters || child.queryParameters
+      ? { queryParameters: [...(parent.queryParameters ?? []), ...(child.queryParameters ?? [])] }
+      : {}),
   };
 }
 
 /** Matchers of a child route under a parent route; `dropped` counts combinations that left the parent's prefix. */
-export function mergeMatchers(parent: readonly HttpRequestMatcher[] | undefined, child: readonly HttpRequestMatcher[] | undefined): { matchers: HttpRequestMatcher[]; dropped: number } {
+export function mergeMatchers(
+  parent: readonly HttpRequestMatcher[] | undefined,
+  child: readonly HttpRequestMatcher[] | undefined,
+): { matchers: HttpRequestMatcher[]; dropped: number } {
   const parents = parent?.length ? parent : [{}];
   const children = child?.length ? child : [{}];
   const matchers: HttpRequestMatcher[] = [];
@@ -56,7 +75,14 @@ export function mergeMatchers(parent: readonly HttpRequestMatcher[] | undefined,
 export function specificity(route: HttpRoute): number {
   const best = (route.matchers ?? []).reduce((acc, m) => {
     const uri = m.uri;
-    const score = uri?.exact !== undefined ? 3_000_000 + uri.exact.length : uri?.prefix !== undefined ? 2_000_000 + uri.prefix.length * 100 : uri?.regex !== undefined ? 1_000_000 + uri.regex.length : 0;
+    const score =
+      uri?.exact !== undefined
+        ? 3_000_000 + uri.exact.length
+        : uri?.prefix !== undefined
+          ? 2_000_000 + uri.prefix.length * 100
+          : uri?.regex !== undefined
+            ? 1_000_000 + uri.regex.length
+            : 0;
     return Math.max(acc, score + (m.headers?.length ?? 0) * 10 + (m.queryParameters?.length ?? 0));
   }, 0);
   return best;

@@ -63,7 +63,12 @@ export interface StringMatch {
 
 export interface HttpRequestMatcher {
   readonly uri?: StringMatch;
-  readonly headers?: readonly { readonly name: string; readonly value?: string; readonly regex?: boolean; readonly invertMatch?: boolean }[];
+  readonly headers?: readonly {
+    readonly name: string;
+    readonly value?: string;
+    readonly regex?: boolean;
+    readonly invertMatch?: boolean;
+  }[];
   readonly queryParameters?: readonly { readonly name: string; readonly value?: string; readonly regex?: boolean }[];
   readonly method?: string;
   readonly port?: number;
@@ -76,7 +81,8 @@ export interface ForwardToAction {
   readonly hostRewrite?: string;
 }
 
-export type RedirectResponseCode = 'MOVED_PERMANENTLY' | 'FOUND' | 'SEE_OTHER' | 'TEMPORARY_REDIRECT' | 'PERMANENT_REDIRECT';
+export type RedirectResponseCode =
+  'MOVED_PERMANENTLY' | 'FOUND' | 'SEE_OTHER' | 'TEMPORARY_REDIRECT' | 'PERMANENT_REDIRECT';
 
 export interface DelegateAction {
   readonly routeTables?: readonly ObjectSelector[];
@@ -90,7 +96,11 @@ export interface HttpRoute {
   readonly matchers?: readonly HttpRequestMatcher[];
   readonly forwardTo?: ForwardToAction;
   readonly delegate?: DelegateAction;
-  readonly redirect?: { readonly hostRedirect?: string; readonly pathRedirect?: string; readonly responseCode?: RedirectResponseCode };
+  readonly redirect?: {
+    readonly hostRedirect?: string;
+    readonly pathRedirect?: string;
+    readonly responseCode?: RedirectResponseCode;
+  };
   readonly directResponse?: { readonly status: number; readonly body?: string };
 }
 
@@ -113,14 +123,23 @@ export interface RouteTableSpec {
 
 export interface IdentitySelector {
   readonly serviceAccountSelector?: ObjectSelector;
-  readonly requestIdentityMatcher?: { readonly requestPrincipals?: readonly string[]; readonly notRequestPrincipals?: readonly string[] };
+  readonly requestIdentityMatcher?: {
+    readonly requestPrincipals?: readonly string[];
+    readonly notRequestPrincipals?: readonly string[];
+  };
 }
 
 export interface Authorization {
   readonly allowedClients?: readonly IdentitySelector[];
   readonly allowedPaths?: readonly string[];
   readonly allowedMethods?: readonly string[];
-  readonly match?: { readonly request?: { readonly headers?: Readonly<Record<string, { readonly values?: readonly string[]; readonly notValues?: readonly string[] }>> } };
+  readonly match?: {
+    readonly request?: {
+      readonly headers?: Readonly<
+        Record<string, { readonly values?: readonly string[]; readonly notValues?: readonly string[] }>
+      >;
+    };
+  };
   readonly allowedIpBlocks?: readonly string[];
   readonly allowedRemoteIpBlocks?: readonly string[];
   readonly dryRun?: boolean;
@@ -130,7 +149,14 @@ export type TlsMode = 'DISABLE' | 'PERMISSIVE' | 'STRICT';
 
 export interface AccessPolicySpec {
   readonly applyToDestinations?: readonly DestinationSelector[];
-  readonly applyToWorkloads?: readonly { readonly selector?: { readonly labels?: StringMap; readonly namespace?: string; readonly cluster?: string; readonly workspace?: string } }[];
+  readonly applyToWorkloads?: readonly {
+    readonly selector?: {
+      readonly labels?: StringMap;
+      readonly namespace?: string;
+      readonly cluster?: string;
+      readonly workspace?: string;
+    };
+  }[];
   readonly config: {
     readonly authn?: { readonly tlsMode?: TlsMode };
     readonly authz?: Authorization;
@@ -147,7 +173,10 @@ export interface Locality {
 export interface FailoverPolicySpec {
   readonly applyToDestinations?: readonly DestinationSelector[];
   readonly config: {
-    readonly localityMappings?: readonly { readonly from: Locality; readonly to: readonly (Locality & { readonly weight?: number })[] }[];
+    readonly localityMappings?: readonly {
+      readonly from: Locality;
+      readonly to: readonly (Locality & { readonly weight?: number })[];
+    }[];
     readonly priorityLabels?: { readonly labels: readonly string[] };
   };
 }
@@ -181,14 +210,24 @@ export interface LoadBalancerPolicySpec {
 }
 
 export interface RouteSelector {
-  readonly route?: { readonly labels?: StringMap; readonly namespace?: string; readonly cluster?: string; readonly workspace?: string };
+  readonly route?: {
+    readonly labels?: StringMap;
+    readonly namespace?: string;
+    readonly cluster?: string;
+    readonly workspace?: string;
+  };
   readonly withDestinations?: DestinationSelector;
 }
 
 export interface RetryTimeoutPolicySpec {
   readonly applyToRoutes?: readonly RouteSelector[];
   readonly config: {
-    readonly retries?: { readonly attempts?: number; readonly perTryTimeout?: string; readonly retryOn?: string; readonly retryRemoteLocalities?: boolean };
+    readonly retries?: {
+      readonly attempts?: number;
+      readonly perTryTimeout?: string;
+      readonly retryOn?: string;
+      readonly retryRemoteLocalities?: boolean;
+    };
     readonly requestTimeout?: string;
   };
 }
@@ -265,7 +304,11 @@ export interface VirtualGatewayListener {
   readonly tls?: {
     readonly secretName?: string;
     readonly verifySubjectAltName?: readonly string[];
-    readonly parameters?: { readonly minimumProtocolVersion?: string; readonly maximumProtocolVersion?: string; readonly cipherSuites?: readonly string[] };
+    readonly parameters?: {
+      readonly minimumProtocolVersion?: string;
+      readonly maximumProtocolVersion?: string;
+      readonly cipherSuites?: readonly string[];
+    };
     readonly mode?: 'PASSTHROUGH' | 'SIMPLE' | 'MUTUAL' | 'AUTO_PASSTHROUGH' | 'ISTIO_MUTUAL';
   };
   readonly httpsRedirect?: boolean;

@@ -36,9 +36,19 @@ function podIpsAccepted(value: unknown): boolean {
 /** POD: `spec.{serviceAccountName,nodeName}` strings, `status.{phase}` a string, `status.{podIP,podIPs[].ip}` IPs. */
 function podAccepted(r: Body): boolean {
   const spec = r['spec'];
-  if (spec !== undefined && !(isObject(spec) && optionalString(spec['serviceAccountName']) && optionalString(spec['nodeName']))) return false;
+  if (
+    spec !== undefined &&
+    !(isObject(spec) && optionalString(spec['serviceAccountName']) && optionalString(spec['nodeName']))
+  )
+    return false;
   const status = r['status'];
-  return status === undefined || (isObject(status) && optionalString(status['phase']) && optionalIp(status['podIP']) && podIpsAccepted(status['podIPs']));
+  return (
+    status === undefined ||
+    (isObject(status) &&
+      optionalString(status['phase']) &&
+      optionalIp(status['podIP']) &&
+      podIpsAccepted(status['podIPs']))
+  );
 }
 
 function optionalBoolean(value: unknown): boolean {
@@ -67,10 +77,28 @@ function optionalStrings(value: unknown, fields: readonly string[]): boolean {
 function sliceEndpointAccepted(e: unknown): boolean {
   if (!isObject(e)) return false;
   const addresses = e['addresses'];
-  if (!Array.isArray(addresses) || addresses.length === 0 || !(addresses as unknown[]).every((a) => typeof a === 'string')) return false;
+  if (
+    !Array.isArray(addresses) ||
+    addresses.length === 0 ||
+    !(addresses as unknown[]).every((a) => typeof a === 'string')
+  )
+    return false;
   const conditions = e['conditions'];
-  if (conditions !== undefined && !(isObject(conditions) && optionalBoolean(conditions['ready']) && optionalBoolean(conditions['serving']) && optionalBoolean(conditions['terminating']))) return false;
-  return optionalString(e['nodeName']) && optionalString(e['zone']) && optionalStrings(e['targetRef'], ['kind', 'name', 'namespace']);
+  if (
+    conditions !== undefined &&
+    !(
+      isObject(conditions) &&
+      optionalBoolean(conditions['ready']) &&
+      optionalBoolean(conditions['serving']) &&
+      optionalBoolean(conditions['terminating'])
+    )
+  )
+    return false;
+  return (
+    optionalString(e['nodeName']) &&
+    optionalString(e['zone']) &&
+    optionalStrings(e['targetRef'], ['kind', 'name', 'namespace'])
+  );
 }
 
 /** A port of a slice (`port` optional) or of a Service (`port` required). */
@@ -83,12 +111,19 @@ const ADDRESS_TYPES = new Set<unknown>(['IPv4', 'IPv6', 'FQDN']);
 
 /** ENDPOINT_SLICE: `addressType` one of IPv4, IPv6, FQDN; typed endpoints and ports. */
 function sliceAccepted(r: Body): boolean {
-  return (r['addressType'] === undefined || ADDRESS_TYPES.has(r['addressType'])) && optionalListOf(r['endpoints'], sliceEndpointAccepted) && optionalListOf(r['ports'], (p) => portAccepted(p, false));
+  return (
+    (r['addressType'] === undefined || ADDRESS_TYPES.has(r['addressType'])) &&
+    optionalListOf(r['endpoints'], sliceEndpointAccepted) &&
+    optionalListOf(r['ports'], (p) => portAccepted(p, false))
+  );
 }
 
 /** A Service's `targetPort`: absent, a port number, or a non-empty name. */
 function targetPortAccepted(value: unknown): boolean {
-  return value === undefined || (typeof value === 'number' ? isPortNumber(value) : typeof value === 'string' && value.length > 0);
+  return (
+    value === undefined ||
+    (typeof value === 'number' ? isPortNumber(value) : typeof value === 'string' && value.length > 0)
+  );
 }
 
 function stringMapAccepted(value: unknown): boolean {
@@ -100,7 +135,8 @@ function serviceAccepted(r: Body): boolean {
   const spec = r['spec'];
   if (spec !== undefined) {
     if (!isObject(spec) || !optionalString(spec['type']) || !stringMapAccepted(spec['selector'])) return false;
-    if (!optionalListOf(spec['ports'], (p) => portAccepted(p, true) && targetPortAccepted((p as Body)['targetPort']))) return false;
+    if (!optionalListOf(spec['ports'], (p) => portAccepted(p, true) && targetPortAccepted((p as Body)['targetPort'])))
+      return false;
     if (!optionalListOf(spec['externalIPs'], (ip) => typeof ip === 'string' && isIP(ip) !== 0)) return false;
   }
   const status = r['status'];
@@ -108,7 +144,10 @@ function serviceAccepted(r: Body): boolean {
   if (!isObject(status)) return false;
   const lb = status['loadBalancer'];
   if (lb === undefined) return true;
-  return isObject(lb) && optionalListOf(lb['ingress'], (i) => isObject(i) && optionalIp(i['ip']) && optionalString(i['hostname']));
+  return (
+    isObject(lb) &&
+    optionalListOf(lb['ingress'], (i) => isObject(i) && optionalIp(i['ip']) && optionalString(i['hostname']))
+  );
 }
 
 /** NODE: any object (its labels are checked with the metadata). */

@@ -4,13 +4,35 @@
  */
 import { isIP } from 'node:net';
 import { Ajv, type ValidateFunction } from 'ajv';
-import { DNS_LABEL, DNS_SUBDOMAIN, KINDS, MESH_CONFIG_NAMESPACE, findInputKind, isMeshConfigMap, isRecord, resourceKey, type Resource, type ResourceKey } from '@meshrelay/api';
+import {
+  DNS_LABEL,
+  DNS_SUBDOMAIN,
+  KINDS,
+  MESH_CONFIG_NAMESPACE,
+  findInputKind,
+  isMeshConfigMap,
+  isRecord,
+  resourceKey,
+  type Resource,
+  type ResourceKey,
+} from '@meshrelay/api';
 import { CONFIG_MAP, ENDPOINTS, ENDPOINT_SLICE, NODE, POD, SERVICE } from './schemas/core.ts';
 import type { JsonSchema } from './schemas/gloo-common.ts';
 import { VIRTUAL_DESTINATION_SPEC, ROUTE_TABLE_SPEC } from './schemas/networking.ts';
-import { ACCESS_POLICY_SPEC, FAILOVER_POLICY_SPEC, LOAD_BALANCER_POLICY_SPEC, OUTLIER_DETECTION_POLICY_SPEC, RETRY_TIMEOUT_POLICY_SPEC } from './schemas/policies.ts';
+import {
+  ACCESS_POLICY_SPEC,
+  FAILOVER_POLICY_SPEC,
+  LOAD_BALANCER_POLICY_SPEC,
+  OUTLIER_DETECTION_POLICY_SPEC,
+  RETRY_TIMEOUT_POLICY_SPEC,
+} from './schemas/policies.ts';
 import { EXTERNAL_ENDPOINT_SPEC, EXTERNAL_SERVICE_SPEC, VIRTUAL_GATEWAY_SPEC } from './schemas/external.ts';
-import { CORS_POLICY_SPEC, FAULT_INJECTION_POLICY_SPEC, HEADER_MANIPULATION_POLICY_SPEC, MIRROR_POLICY_SPEC } from './schemas/route-policies.ts';
+import {
+  CORS_POLICY_SPEC,
+  FAULT_INJECTION_POLICY_SPEC,
+  HEADER_MANIPULATION_POLICY_SPEC,
+  MIRROR_POLICY_SPEC,
+} from './schemas/route-policies.ts';
 import { WORKSPACE_SETTINGS_SPEC, WORKSPACE_SPEC } from './schemas/workspace.ts';
 import { joinPath, problemsFromAjv, type InputProblem } from './schema-errors.ts';
 import { unimplementedFields, type UnimplementedField } from './unimplemented-fields.ts';
@@ -60,7 +82,10 @@ const compiled = new Map<string, ValidateFunction>();
 function validatorFor(id: string, schema: JsonSchema): ValidateFunction {
   let fn = compiled.get(id);
   if (!fn) {
-    ajv ??= new Ajv({ allErrors: true, strict: false, verbose: true }).addFormat('ip', (value: string) => isIP(value) !== 0);
+    ajv ??= new Ajv({ allErrors: true, strict: false, verbose: true }).addFormat(
+      'ip',
+      (value: string) => isIP(value) !== 0,
+    );
     fn = ajv.compile(schema);
     compiled.set(id, fn);
   }
@@ -85,12 +110,17 @@ function checkMetadata(metadata: unknown, namespaced: boolean, problems: InputPr
   }
   const name = metadata['name'];
   if (typeof name !== 'string' || !DNS_SUBDOMAIN.test(name)) {
-    problems.push({ path: 'metadata.name', message: 'must be a DNS-1123 subdomain (lower case alphanumerics, "-" and ".", at most 253 characters)' });
+    problems.push({
+      path: 'metadata.name',
+      message: 'must be a DNS-1123 subdomain (lower case alphanumerics, "-" and ".", at most 253 characters)',
+    });
   }
   const namespace = metadata['namespace'];
   if (namespaced) {
-    if (typeof namespace !== 'string' || namespace === '') problems.push({ path: 'metadata.namespace', message: 'is required for a namespaced kind' });
-    else if (!DNS_LABEL.test(namespace)) problems.push({ path: 'metadata.namespace', message: 'must be a DNS-1123 label' });
+    if (typeof namespace !== 'string' || namespace === '')
+      problems.push({ path: 'metadata.namespace', message: 'is required for a namespaced kind' });
+    else if (!DNS_LABEL.test(namespace))
+      problems.push({ path: 'metadata.namespace', message: 'must be a DNS-1123 label' });
   } else if (namespace !== undefined && namespace !== '') {
     problems.push({ path: 'metadata.namespace', message: 'must not be set for a cluster-scoped kind' });
   }
@@ -108,7 +138,8 @@ export function validateInputResource(r: Resource): InputProblem[] {
   if (!isRecord(value)) return [{ path: '', message: 'must be an object' }];
   const apiVersion = value['apiVersion'];
   const kind = value['kind'];
-  if (typeof apiVersion !== 'string' || apiVersion === '') return [{ path: 'apiVersion', message: 'is required and must be a string' }];
+  if (typeof apiVersion !== 'string' || apiVersion === '')
+    return [{ path: 'apiVersion', message: 'is required and must be a string' }];
   if (typeof kind !== 'string' || kind === '') return [{ path: 'kind', message: 'is required and must be a string' }];
   const ref = findInputKind(apiVersion, kind);
   if (!ref) return [{ path: 'kind', message: `${kind} (${apiVersion}) is not a supported input kind` }];
@@ -116,7 +147,12 @@ export function validateInputResource(r: Resource): InputProblem[] {
   const problems: InputProblem[] = [];
   checkMetadata(value['metadata'], ref.namespaced, problems);
   if (ref === KINDS.ConfigMap && problems.length === 0 && !isMeshConfigMap(r)) {
-    return [{ path: 'metadata.name', message: `only Istio's mesh config (istio or istio-<revision> in ${MESH_CONFIG_NAMESPACE}) is an input ConfigMap` }];
+    return [
+      {
+        path: 'metadata.name',
+        message: `only Istio's mesh config (istio or istio-<revision> in ${MESH_CONFIG_NAMESPACE}) is an input ConfigMap`,
+      },
+    ];
   }
   const entry = KIND_SCHEMAS.get(kindId(ref));
   if (!entry) return problems;
@@ -171,7 +207,12 @@ export function isCarriedDespite(r: Resource, problems: readonly InputProblem[])
   if (!isGlooResource(r)) return false;
   const metadata: InputProblem[] = [];
   checkMetadata((r as { metadata?: unknown }).metadata, typeof r.metadata?.namespace === 'string', metadata);
-  return metadata.length === 0 && problems.every((p) => p.path === 'kind' || p.path === 'spec' || p.path.startsWith('spec.') || p.path.startsWith('spec['));
+  return (
+    metadata.length === 0 &&
+    problems.every(
+      (p) => p.path === 'kind' || p.path === 'spec' || p.path.startsWith('spec.') || p.path.startsWith('spec['),
+    )
+  );
 }
 
 /** Splits resources into the kept ones (in their given order) and the rejected ones with their problems. */
@@ -220,9 +261,17 @@ function safeKey(r: Resource): ResourceKey {
     return resourceKey({
       apiVersion: String(value['apiVersion'] ?? ''),
       kind: String(value['kind'] ?? ''),
-      metadata: { name: String(meta['name'] ?? ''), namespace: typeof meta['namespace'] === 'string' ? meta['namespace'] : undefined },
+      metadata: {
+        name: String(meta['name'] ?? ''),
+        namespace: typeof meta['namespace'] === 'string' ? meta['namespace'] : undefined,
+      },
     } as Resource);
   }
   const record = isRecord(value) ? value : {};
-  return { apiVersion: String(record['apiVersion'] ?? ''), kind: String(record['kind'] ?? ''), namespace: '', name: '' };
+  return {
+    apiVersion: String(record['apiVersion'] ?? ''),
+    kind: String(record['kind'] ?? ''),
+    namespace: '',
+    name: '',
+  };
 }

@@ -80,7 +80,19 @@ export function isGlooKind(r: Resource): boolean {
 }
 
 function compareOwned(a: Owned<unknown>, b: Owned<unknown>): number {
-  return a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0;
+  return a.namespace < b.namespace
+    ? -1
+    : a.namespace > b.namespace
+      ? 1
+      : a.name < b.name
+        ? -1
+        : a.name > b.name
+          ? 1
+          : a.cluster < b.cluster
+            ? -1
+            : a.cluster > b.cluster
+              ? 1
+              : 0;
 }
 
 /** A clash inside one workspace, on both resources: the one used gets a WARNING, the other is INVALID. */
@@ -111,7 +123,12 @@ export function nameOwnerKey(kind: string, workspace: string, namespace: string,
  * first cluster by name is used. Clusters are visited in sorted order so the result does not
  * depend on map order.
  */
-export function buildInventory(perCluster: ReadonlyMap<string, readonly Resource[]>, problems: ProblemSink, workspaceOf: (cluster: string, namespace: string) => string | undefined = () => '', previousOwners: ReadonlyMap<string, string> = new Map()): Inventory {
+export function buildInventory(
+  perCluster: ReadonlyMap<string, readonly Resource[]>,
+  problems: ProblemSink,
+  workspaceOf: (cluster: string, namespace: string) => string | undefined = () => '',
+  previousOwners: ReadonlyMap<string, string> = new Map(),
+): Inventory {
   const defined = new Map<KindRef, Map<string, Owned<unknown>[]>>(GLOO_KINDS.map((k) => [k, new Map()]));
   for (const cluster of [...perCluster.keys()].sort()) {
     for (const r of perCluster.get(cluster) ?? []) {
@@ -122,7 +139,16 @@ export function buildInventory(perCluster: ReadonlyMap<string, readonly Resource
       const id = nameOwnerKey(ref.kind, workspace, namespace, r.metadata.name);
       const seen = defined.get(ref) as Map<string, Owned<unknown>[]>;
       const list = seen.get(id) ?? [];
-      list.push({ source: sourceId(r, cluster), workspace, cluster, namespace, name: r.metadata.name, labels: r.metadata.labels ?? {}, resource: r, spec: r.spec });
+      list.push({
+        source: sourceId(r, cluster),
+        workspace,
+        cluster,
+        namespace,
+        name: r.metadata.name,
+        labels: r.metadata.labels ?? {},
+        resource: r,
+        spec: r.spec,
+      });
       seen.set(id, list);
     }
   }
@@ -139,7 +165,8 @@ export function buildInventory(perCluster: ReadonlyMap<string, readonly Resource
     }
     byKind.set(ref, used);
   }
-  const sorted = <T>(ref: KindRef): Owned<T>[] => [...(byKind.get(ref) as Map<string, Owned<T>>).values()].sort(compareOwned);
+  const sorted = <T>(ref: KindRef): Owned<T>[] =>
+    [...(byKind.get(ref) as Map<string, Owned<T>>).values()].sort(compareOwned);
   return {
     owners,
     virtualDestinations: sorted<VirtualDestinationSpec>(KINDS.VirtualDestination),

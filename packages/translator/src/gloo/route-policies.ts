@@ -5,7 +5,14 @@
  * route table), or by the route's forwardTo destinations. One policy per route: the first by
  * (namespace, name); the others are reported.
  */
-import type { DestinationReference, DestinationSelector, HttpRoute, RetryTimeoutPolicySpec, RouteSelector, RouteTableSpec } from './gloo-types.ts';
+import type {
+  DestinationReference,
+  DestinationSelector,
+  HttpRoute,
+  RetryTimeoutPolicySpec,
+  RouteSelector,
+  RouteTableSpec,
+} from './gloo-types.ts';
 
 /** What every route policy spec has: the routes it selects. */
 export interface RoutePolicySpec {
@@ -18,13 +25,22 @@ import { hasLabels, matchesObjectSelector, type Selectable } from './selectors.t
 /** Looks up what a forwardTo destination refers to (for label/cluster matching). */
 export type DestinationLookup = (rt: Owned<RouteTableSpec>, ref: DestinationReference) => Selectable | undefined;
 
-function matchesRouteLabels(selector: NonNullable<RouteSelector['route']>, rt: Owned<RouteTableSpec>, route: HttpRoute): boolean {
+function matchesRouteLabels(
+  selector: NonNullable<RouteSelector['route']>,
+  rt: Owned<RouteTableSpec>,
+  route: HttpRoute,
+): boolean {
   if (selector.namespace && selector.namespace !== rt.namespace) return false;
   if (selector.cluster && selector.cluster !== rt.cluster) return false;
   return hasLabels({ ...rt.labels, ...(route.labels ?? {}) }, selector.labels);
 }
 
-function matchesDestination(selector: DestinationSelector, rt: Owned<RouteTableSpec>, dest: DestinationReference, lookup: DestinationLookup): boolean {
+function matchesDestination(
+  selector: DestinationSelector,
+  rt: Owned<RouteTableSpec>,
+  dest: DestinationReference,
+  lookup: DestinationLookup,
+): boolean {
   if ((selector.kind ?? 'SERVICE') !== (dest.kind ?? 'SERVICE')) return false;
   if (selector.port?.number !== undefined && selector.port.number !== dest.port?.number) return false;
   if (selector.port?.name !== undefined && selector.port.name !== dest.port?.name) return false;
@@ -38,7 +54,12 @@ function matchesDestination(selector: DestinationSelector, rt: Owned<RouteTableS
   return matchesObjectSelector(selector.selector, target);
 }
 
-function selectsRoute(policy: Owned<RoutePolicySpec>, rt: Owned<RouteTableSpec>, route: HttpRoute, lookup: DestinationLookup): boolean {
+function selectsRoute(
+  policy: Owned<RoutePolicySpec>,
+  rt: Owned<RouteTableSpec>,
+  route: HttpRoute,
+  lookup: DestinationLookup,
+): boolean {
   // A policy applies only to routes of its own workspace.
   if (rt.workspace !== policy.workspace) return false;
   const selectors = policy.spec.applyToRoutes ?? [];
@@ -46,7 +67,11 @@ function selectsRoute(policy: Owned<RoutePolicySpec>, rt: Owned<RouteTableSpec>,
   return selectors.some((s) => {
     if (s.route) return matchesRouteLabels(s.route, rt, route);
     if (s.withDestinations) {
-      const dests = route.forwardTo?.destinations?.length ? route.forwardTo.destinations : rt.spec.defaultDestination ? [rt.spec.defaultDestination] : [];
+      const dests = route.forwardTo?.destinations?.length
+        ? route.forwardTo.destinations
+        : rt.spec.defaultDestination
+          ? [rt.spec.defaultDestination]
+          : [];
       return dests.some((d) => matchesDestination(s.withDestinations as DestinationSelector, rt, d, lookup));
     }
     return true;
@@ -54,7 +79,12 @@ function selectsRoute(policy: Owned<RoutePolicySpec>, rt: Owned<RouteTableSpec>,
 }
 
 /** The policy of one kind for each route of `rt`, by route index (undefined = none). */
-export function routePoliciesFor<T extends RoutePolicySpec>(rt: Owned<RouteTableSpec>, policies: readonly Owned<T>[], lookup: DestinationLookup, problems: ProblemSink): (Owned<T> | undefined)[] {
+export function routePoliciesFor<T extends RoutePolicySpec>(
+  rt: Owned<RouteTableSpec>,
+  policies: readonly Owned<T>[],
+  lookup: DestinationLookup,
+  problems: ProblemSink,
+): (Owned<T> | undefined)[] {
   return (rt.spec.http ?? []).map((route, i) => {
     let winner: Owned<T> | undefined;
     for (const policy of policies) {

@@ -49,7 +49,8 @@ function describe(error: ErrorObject): { field?: string; message: string } {
     case 'oneOf':
     case 'anyOf': {
       const names = requiredBranches(error.schema);
-      if (names) return { message: `must set ${error.keyword === 'oneOf' ? 'exactly' : 'at least'} one of ${names.join(', ')}` };
+      if (names)
+        return { message: `must set ${error.keyword === 'oneOf' ? 'exactly' : 'at least'} one of ${names.join(', ')}` };
       return { message: error.message ?? 'is invalid' };
     }
     case 'not': {

@@ -19,9 +19,11 @@ export interface Selectable {
 /** True when `object` matches `selector`, including its workspace field (never ignored). */
 export function matchesObjectSelector(selector: ObjectSelector | undefined, object: Selectable): boolean {
   if (!selector) return true;
-  if (selector.workspace !== undefined && selector.workspace !== '' && selector.workspace !== object.workspace) return false;
+  if (selector.workspace !== undefined && selector.workspace !== '' && selector.workspace !== object.workspace)
+    return false;
   if (selector.name !== undefined && selector.name !== '' && selector.name !== object.name) return false;
-  if (selector.namespace !== undefined && selector.namespace !== '' && selector.namespace !== object.namespace) return false;
+  if (selector.namespace !== undefined && selector.namespace !== '' && selector.namespace !== object.namespace)
+    return false;
   if (selector.cluster !== undefined && selector.cluster !== '' && selector.cluster !== object.cluster) return false;
   return hasLabels(object.labels, selector.labels);
 }

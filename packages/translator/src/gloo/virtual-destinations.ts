@@ -77,10 +77,17 @@ export function localityOf(index: ClusterIndex, endpoint: ServiceEndpoint): stri
   if (region === undefined || region === '') return undefined;
   const parts = [region, source?.[ZONE_LABEL], source?.[SUBZONE_LABEL]];
   const last = parts.findLastIndex((p) => p !== undefined && p !== '');
-  return parts.slice(0, last + 1).map((p) => p ?? '').join('/');
+  return parts
+    .slice(0, last + 1)
+    .map((p) => p ?? '')
+    .join('/');
 }
 
-function backingEndpoints(index: ClusterIndex, service: ServiceInfo, ports: readonly { dest: DestinationPort; svc: ServicePort }[]): BackingEndpoint[] {
+function backingEndpoints(
+  index: ClusterIndex,
+  service: ServiceInfo,
+  ports: readonly { dest: DestinationPort; svc: ServicePort }[],
+): BackingEndpoint[] {
   const out: BackingEndpoint[] = [];
   for (const endpoint of index.endpointsOf(objectKey(service.namespace, service.name))) {
     const mapped: Record<string, number> = {};
@@ -146,12 +153,25 @@ export function selectorCandidates(index: ClusterIndex, selectors: readonly Obje
 }
 
 /** The backing Service of `vd` in one cluster, or undefined; more than one is an error (as in Gloo). */
-function selectService(vd: Owned<VirtualDestinationSpec>, index: ClusterIndex, problems: ProblemSink, workspaces: WorkspaceModel | undefined): ServiceInfo | undefined | 'conflict' {
-  const visible = (s: ServiceInfo): boolean => !workspaces || (s.workspace !== undefined && workspaces.visible(s.workspace, vd.workspace, 'SERVICE', s));
-  const selected = selectorCandidates(index, vd.spec.services ?? []).filter((s) => visible(s) && (vd.spec.services ?? []).some((sel) => matchesObjectSelector(sel, s)));
+function selectService(
+  vd: Owned<VirtualDestinationSpec>,
+  index: ClusterIndex,
+  problems: ProblemSink,
+  workspaces: WorkspaceModel | undefined,
+): ServiceInfo | undefined | 'conflict' {
+  const visible = (s: ServiceInfo): boolean =>
+    !workspaces || (s.workspace !== undefined && workspaces.visible(s.workspace, vd.workspace, 'SERVICE', s));
+  const selected = selectorCandidates(index, vd.spec.services ?? []).filter(
+    (s) => visible(s) && (vd.spec.services ?? []).some((sel) => matchesObjectSelector(sel, s)),
+  );
   if (selected.length > 1) {
     const names = selected.map((s) => objectKey(s.namespace, s.name)).join(', ');
-    problems.add({ cluster: vd.cluster, resource: describeOwned(vd), reason: `selects more than one Service in cluster ${index.cluster} (${names}); not translated`, approval: 'INVALID' });
+    problems.add({
+      cluster: vd.cluster,
+      resource: describeOwned(vd),
+      reason: `selects more than one Service in cluster ${index.cluster} (${names}); not translated`,
+      approval: 'INVALID',
+    });
     return 'conflict';
   }
   return selected[0];
@@ -161,7 +181,12 @@ function selectService(vd: Owned<VirtualDestinationSpec>, index: ClusterIndex, p
 export type BackendResolution = Backend | undefined | 'conflict';
 
 /** Resolves the backend of `vd` in `index`'s cluster, reporting a conflict or a missing port. */
-export function resolveBackend(vd: Owned<VirtualDestinationSpec>, index: ClusterIndex, problems: ProblemSink, workspaces?: WorkspaceModel): BackendResolution {
+export function resolveBackend(
+  vd: Owned<VirtualDestinationSpec>,
+  index: ClusterIndex,
+  problems: ProblemSink,
+  workspaces?: WorkspaceModel,
+): BackendResolution {
   const service = selectService(vd, index, problems, workspaces);
   if (service === undefined || service === 'conflict') return service;
   const ports = vd.spec.ports.map((p) => ({ name: destinationPortName(p), number: p.number, protocol: p.protocol }));
@@ -175,7 +200,11 @@ export function resolveBackend(vd: Owned<VirtualDestinationSpec>, index: Cluster
     });
     return undefined;
   }
-  return { cluster: index.cluster, service, endpoints: backingEndpoints(index, service, bound as { dest: DestinationPort; svc: ServicePort }[]) };
+  return {
+    cluster: index.cluster,
+    service,
+    endpoints: backingEndpoints(index, service, bound as { dest: DestinationPort; svc: ServicePort }[]),
+  };
 }
 
 /**
@@ -188,7 +217,12 @@ export function resolveVirtualDestination(
   indexes: readonly ClusterIndex[],
   problems: ProblemSink,
   workspaces?: WorkspaceModel,
-  backendOf: (vd: Owned<VirtualDestinationSpec>, index: ClusterIndex, problems: ProblemSink, workspaces?: WorkspaceModel) => BackendResolution = resolveBackend,
+  backendOf: (
+    vd: Owned<VirtualDestinationSpec>,
+    index: ClusterIndex,
+    problems: ProblemSink,
+    workspaces?: WorkspaceModel,
+  ) => BackendResolution = resolveBackend,
 ): VirtualDestinationModel | undefined {
   const backends: Backend[] = [];
   let conflict = false;

@@ -10,7 +10,13 @@
 import { KINDS, type Resource } from '@meshrelay/api';
 import type { ClusterIndex, ServiceInfo } from '../gloo/cluster-index.ts';
 import { objectKey } from '../gloo/cluster-index.ts';
-import type { AccessPolicySpec, Authorization, IdentitySelector, ObjectSelector, StringMap } from '../gloo/gloo-types.ts';
+import type {
+  AccessPolicySpec,
+  Authorization,
+  IdentitySelector,
+  ObjectSelector,
+  StringMap,
+} from '../gloo/gloo-types.ts';
 import { describeOwned, type Owned } from '../gloo/inventory.ts';
 import { accessPolicyOutputName, outputMetadata } from './names.ts';
 import type { ProblemSink } from '../engine/problems.ts';
@@ -81,7 +87,11 @@ function workloadTargets(policy: Owned<AccessPolicySpec>, ctx: AccessContext): T
             .filter((index) => !sel.cluster || index.cluster === sel.cluster)
             .flatMap((index) =>
               [...podCandidates(index, labels)]
-                .filter((key) => hasLabels(index.pods.get(key)?.labels, labels) && ctx.workspaceOf(index.cluster, key.split('/')[0] as string) === policy.workspace)
+                .filter(
+                  (key) =>
+                    hasLabels(index.pods.get(key)?.labels, labels) &&
+                    ctx.workspaceOf(index.cluster, key.split('/')[0] as string) === policy.workspace,
+                )
                 .map((key) => key.split('/')[0] as string),
             ),
         );
@@ -94,27 +104,51 @@ function selectedServices(policy: Owned<AccessPolicySpec>, ctx: AccessContext): 
   const selectors = policy.spec.applyToDestinations ?? [];
   // Every Service of the policy's workspace: built only for selectors that need it (a scan of all clusters).
   let everyService: ServiceInfo[] | undefined;
-  const all = (): ServiceInfo[] => (everyService ??= ctx.indexes.flatMap((index) => index.services).filter((svc) => svc.workspace === policy.workspace));
+  const all = (): ServiceInfo[] =>
+    (everyService ??= ctx.indexes
+      .flatMap((index) => index.services)
+      .filter((svc) => svc.workspace === policy.workspace));
   if (selectors.length === 0) return all();
   // A selector with labels looks at the Services that carry its first label (each cluster's label index), not at all of them.
   const selected = (selector: ObjectSelector | undefined): ServiceInfo[] =>
-    ctx.indexes.flatMap((index) => selectorCandidates(index, [selector ?? {}]).filter((svc) => svc.workspace === policy.workspace && matchesObjectSelector(selector, svc)));
+    ctx.indexes.flatMap((index) =>
+      selectorCandidates(index, [selector ?? {}]).filter(
+        (svc) => svc.workspace === policy.workspace && matchesObjectSelector(selector, svc),
+      ),
+    );
   return selectors.flatMap((s, i) => {
     if (s.kind === 'EXTERNAL_SERVICE') {
       // An AuthorizationPolicy cannot restrict an external service: fail closed rather than ignore it.
-      ctx.problems.add({ cluster: policy.cluster, resource: describeOwned(policy), reason: `applyToDestinations[${i}]: kind EXTERNAL_SERVICE cannot be enforced by Istio authorization; not translated`, approval: 'INVALID' });
+      ctx.problems.add({
+        cluster: policy.cluster,
+        resource: describeOwned(policy),
+        reason: `applyToDestinations[${i}]: kind EXTERNAL_SERVICE cannot be enforced by Istio authorization; not translated`,
+        approval: 'INVALID',
+      });
       return [];
     }
     if ((s.kind ?? 'SERVICE') === 'SERVICE') return selected(s.selector);
     return ctx.virtualDestinations
-      .filter((vd) => vd.owned.workspace === policy.workspace && matchesObjectSelector(s.selector, { name: vd.owned.name, namespace: vd.owned.namespace, cluster: vd.owned.cluster, labels: vd.owned.labels, workspace: vd.owned.workspace }))
+      .filter(
+        (vd) =>
+          vd.owned.workspace === policy.workspace &&
+          matchesObjectSelector(s.selector, {
+            name: vd.owned.name,
+            namespace: vd.owned.namespace,
+            cluster: vd.owned.cluster,
+            labels: vd.owned.labels,
+            workspace: vd.owned.workspace,
+          }),
+      )
       .flatMap((vd) => vd.backends.map((b) => b.service));
   });
 }
 
 function destinationTargets(policy: Owned<AccessPolicySpec>, ctx: AccessContext): Target[] {
   const byKey = new Map<string, ServiceInfo>();
-  const sorted = selectedServices(policy, ctx).sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
+  const sorted = selectedServices(policy, ctx).sort((a, b) =>
+    a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0,
+  );
   for (const svc of sorted) {
     const key = objectKey(svc.namespace, svc.name);
     const first = byKey.get(key);
@@ -131,7 +165,11 @@ function destinationTargets(policy: Owned<AccessPolicySpec>, ctx: AccessContext)
   const targets: Target[] = [];
   for (const [key, svc] of [...byKey].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     if (!svc.selector || Object.keys(svc.selector).length === 0) {
-      ctx.problems.add({ cluster: policy.cluster, resource: describeOwned(policy), reason: `Service ${key} has no pod selector; no AuthorizationPolicy for it` });
+      ctx.problems.add({
+        cluster: policy.cluster,
+        resource: describeOwned(policy),
+        reason: `Service ${key} has no pod selector; no AuthorizationPolicy for it`,
+      });
       continue;
     }
     targets.push({ namespace: svc.namespace, suffix: svc.name, matchLabels: svc.selector });
@@ -159,9 +197,18 @@ function namespacesByAccount(index: ClusterIndex): ReadonlyMap<string, readonly 
 }
 
 /** Principals for one service-account selector, or undefined when it cannot be expressed. */
-function principals(policy: Owned<AccessPolicySpec>, sa: NonNullable<IdentitySelector['serviceAccountSelector']>, ctx: AccessContext): string[] | undefined {
+function principals(
+  policy: Owned<AccessPolicySpec>,
+  sa: NonNullable<IdentitySelector['serviceAccountSelector']>,
+  ctx: AccessContext,
+): string[] | undefined {
   if (sa.labels && Object.keys(sa.labels).length > 0) {
-    ctx.problems.add({ cluster: policy.cluster, resource: describeOwned(policy), reason: 'serviceAccountSelector.labels cannot be matched (service accounts are not discovered); that client selector allows nothing' });
+    ctx.problems.add({
+      cluster: policy.cluster,
+      resource: describeOwned(policy),
+      reason:
+        'serviceAccountSelector.labels cannot be matched (service accounts are not discovered); that client selector allows nothing',
+    });
     return undefined;
   }
   const clusters = ctx.clusters.filter((c) => !sa.cluster || c.name === sa.cluster);
@@ -188,7 +235,11 @@ export function policyTargets(policy: Owned<AccessPolicySpec>, ctx: AccessContex
 }
 
 /** The `from` sources of one authorization; `undefined` means any client, `[]` means no client at all. */
-function sources(policy: Owned<AccessPolicySpec>, authz: Authorization, ctx: AccessContext): Record<string, unknown>[] | undefined {
+function sources(
+  policy: Owned<AccessPolicySpec>,
+  authz: Authorization,
+  ctx: AccessContext,
+): Record<string, unknown>[] | undefined {
   const ipFields: Record<string, unknown> = {};
   if (authz.allowedIpBlocks?.length) ipFields['ipBlocks'] = [...authz.allowedIpBlocks];
   if (authz.allowedRemoteIpBlocks?.length) ipFields['remoteIpBlocks'] = [...authz.allowedRemoteIpBlocks];
@@ -227,7 +278,11 @@ function conditions(authz: Authorization): Record<string, unknown>[] {
 }
 
 /** The ALLOW rule of one authorization, or undefined when it admits no client at all. */
-function rule(policy: Owned<AccessPolicySpec>, authz: Authorization, ctx: AccessContext): Record<string, unknown> | undefined {
+function rule(
+  policy: Owned<AccessPolicySpec>,
+  authz: Authorization,
+  ctx: AccessContext,
+): Record<string, unknown> | undefined {
   const from = sources(policy, authz, ctx);
   if (from && from.length === 0) return undefined;
   const operation: Record<string, unknown> = {};
@@ -247,10 +302,18 @@ function rule(policy: Owned<AccessPolicySpec>, authz: Authorization, ctx: Access
  * rule not enforced allows nothing), which is narrower than the intent, never wider.
  */
 function enforced(policy: Owned<AccessPolicySpec>, ctx: AccessContext): { list: Authorization[]; dryRun: boolean } {
-  const all = [...(policy.spec.config.authz ? [policy.spec.config.authz] : []), ...(policy.spec.config.authzList ?? [])];
+  const all = [
+    ...(policy.spec.config.authz ? [policy.spec.config.authz] : []),
+    ...(policy.spec.config.authzList ?? []),
+  ];
   const dry = all.filter((a) => a.dryRun === true);
   if (dry.length === 0 || dry.length === all.length) return { list: all, dryRun: dry.length > 0 };
-  ctx.problems.add({ cluster: policy.cluster, resource: describeOwned(policy), reason: 'some authorizations are dry runs and others are not: the dry-run ones are not applied (Istio dry run is per policy)' });
+  ctx.problems.add({
+    cluster: policy.cluster,
+    resource: describeOwned(policy),
+    reason:
+      'some authorizations are dry runs and others are not: the dry-run ones are not applied (Istio dry run is per policy)',
+  });
   return { list: all.filter((a) => a.dryRun !== true), dryRun: false };
 }
 

@@ -32,11 +32,16 @@ export function isRemoteServiceRef(ref: DestinationReference, consumer: string):
 function clusterRefs(rt: Owned<RouteTableSpec>): DestinationReference[] {
   const refs = (rt.spec.http ?? []).flatMap((r) => r.forwardTo?.destinations ?? []);
   if (rt.spec.defaultDestination) refs.push(rt.spec.defaultDestination);
-  return refs.filter((ref) => (ref.kind ?? 'SERVICE') === 'SERVICE' && ref.ref.cluster !== undefined && ref.ref.cluster !== '');
+  return refs.filter(
+    (ref) => (ref.kind ?? 'SERVICE') === 'SERVICE' && ref.ref.cluster !== undefined && ref.ref.cluster !== '',
+  );
 }
 
 /** The implicit VirtualDestinations of every `ref.cluster` Service destination, owned by the first route table naming each. */
-export function clusterDestinations(routeTables: readonly Owned<RouteTableSpec>[], indexes: readonly ClusterIndex[]): Owned<VirtualDestinationSpec>[] {
+export function clusterDestinations(
+  routeTables: readonly Owned<RouteTableSpec>[],
+  indexes: readonly ClusterIndex[],
+): Owned<VirtualDestinationSpec>[] {
   const byKey = new Map<string, Owned<VirtualDestinationSpec>>();
   for (const rt of routeTables) {
     for (const ref of clusterRefs(rt)) {
@@ -73,7 +78,11 @@ export function clusterDestinationDemands(routeTables: readonly Owned<RouteTable
     for (const ref of clusterRefs(rt)) {
       const labels: StringMap = { ...(ref.subset ?? {}) };
       if (Object.keys(labels).length === 0) continue;
-      const key = demandKey('VIRTUAL_DESTINATION', ref.ref.namespace ?? rt.namespace, clusterDestinationName(ref.ref.name, ref.ref.cluster as string));
+      const key = demandKey(
+        'VIRTUAL_DESTINATION',
+        ref.ref.namespace ?? rt.namespace,
+        clusterDestinationName(ref.ref.name, ref.ref.cluster as string),
+      );
       const demand = demands.get(key) ?? { subsets: new Map(), sources: new Set() };
       demand.subsets.set(subsetName(labels), labels);
       demand.sources.add(rt.source);

@@ -18,7 +18,8 @@ function versionItems(doc: string): string[] {
     .map((item) => {
       const lines = item.split('\n');
       let end = 1;
-      while (end < lines.length && ((lines[end] as string).startsWith('    ') || (lines[end] as string).trim() === '')) end++;
+      while (end < lines.length && ((lines[end] as string).startsWith('    ') || (lines[end] as string).trim() === ''))
+        end++;
       return lines.slice(0, end).join('\n');
     });
 }
@@ -39,6 +40,9 @@ export function v1VersionOf(doc: string): Record<string, unknown> | undefined {
     }
   }
   const crd: unknown = parse(doc);
-  const versions = isRecord(crd) && isRecord(crd['spec']) && Array.isArray(crd['spec']['versions']) ? (crd['spec']['versions'] as unknown[]) : [];
+  const versions =
+    isRecord(crd) && isRecord(crd['spec']) && Array.isArray(crd['spec']['versions'])
+      ? (crd['spec']['versions'] as unknown[])
+      : [];
   return versions.find(isV1);
 }

@@ -3,7 +3,13 @@
  * VirtualDestination, and the DestinationRule fields they become. One policy of each kind applies to a destination: the
  * first by (namespace, name); the others are reported.
  */
-import type { DestinationSelector, FailoverPolicySpec, LoadBalancerPolicySpec, Locality, OutlierDetectionPolicySpec } from '../gloo/gloo-types.ts';
+import type {
+  DestinationSelector,
+  FailoverPolicySpec,
+  LoadBalancerPolicySpec,
+  Locality,
+  OutlierDetectionPolicySpec,
+} from '../gloo/gloo-types.ts';
 import { describeOwned, type Owned } from '../gloo/inventory.ts';
 import type { ProblemSink } from '../engine/problems.ts';
 import { matchesObjectSelector } from '../gloo/selectors.ts';
@@ -11,7 +17,12 @@ import type { VirtualDestinationModel } from '../gloo/virtual-destinations.ts';
 import { fillWeights } from '../gloo/weights.ts';
 
 /** Gloo's documented OutlierDetectionPolicy defaults; also used when failover is configured without one (Istio needs it). */
-export const DEFAULT_OUTLIER_DETECTION = { consecutive5xxErrors: 5, interval: '10s', baseEjectionTime: '30s', maxEjectionPercent: 100 } as const;
+export const DEFAULT_OUTLIER_DETECTION = {
+  consecutive5xxErrors: 5,
+  interval: '10s',
+  baseEjectionTime: '30s',
+  maxEjectionPercent: 100,
+} as const;
 
 export interface DestinationPolicies {
   readonly failover?: Owned<FailoverPolicySpec>;
@@ -31,19 +42,37 @@ function selects(policy: Owned<DestinationPolicy>, vd: VirtualDestinationModel, 
   if (selectors.length === 0) return true;
   return selectors.some((s, i) => {
     if ((s.kind ?? 'SERVICE') !== 'VIRTUAL_DESTINATION') {
-      problems.add({ cluster: policy.cluster, resource: describeOwned(policy), reason: `applyToDestinations[${i}]: only kind VIRTUAL_DESTINATION is supported; ignored` });
+      problems.add({
+        cluster: policy.cluster,
+        resource: describeOwned(policy),
+        reason: `applyToDestinations[${i}]: only kind VIRTUAL_DESTINATION is supported; ignored`,
+      });
       return false;
     }
     if (s.port !== undefined) {
-      problems.add({ cluster: policy.cluster, resource: describeOwned(policy), reason: `applyToDestinations[${i}]: port-level policies are not supported; ignored` });
+      problems.add({
+        cluster: policy.cluster,
+        resource: describeOwned(policy),
+        reason: `applyToDestinations[${i}]: port-level policies are not supported; ignored`,
+      });
       return false;
     }
-    const vdObject = { name: vd.owned.name, namespace: vd.owned.namespace, cluster: vd.owned.cluster, labels: vd.owned.labels, workspace: vd.owned.workspace };
+    const vdObject = {
+      name: vd.owned.name,
+      namespace: vd.owned.namespace,
+      cluster: vd.owned.cluster,
+      labels: vd.owned.labels,
+      workspace: vd.owned.workspace,
+    };
     return matchesObjectSelector(s.selector, vdObject);
   });
 }
 
-function pickPolicy<T extends DestinationPolicy>(policies: readonly Owned<T>[], vd: VirtualDestinationModel, problems: ProblemSink): Owned<T> | undefined {
+function pickPolicy<T extends DestinationPolicy>(
+  policies: readonly Owned<T>[],
+  vd: VirtualDestinationModel,
+  problems: ProblemSink,
+): Owned<T> | undefined {
   let winner: Owned<T> | undefined;
   for (const policy of policies) {
     if (!selects(policy, vd, problems)) continue;
@@ -66,7 +95,11 @@ export function policiesFor(
   loadBalancer: readonly Owned<LoadBalancerPolicySpec>[],
   problems: ProblemSink,
 ): DestinationPolicies {
-  return { failover: pickPolicy(failover, vd, problems), outlierDetection: pickPolicy(outlier, vd, problems), loadBalancer: pickPolicy(loadBalancer, vd, problems) };
+  return {
+    failover: pickPolicy(failover, vd, problems),
+    outlierDetection: pickPolicy(outlier, vd, problems),
+    loadBalancer: pickPolicy(loadBalancer, vd, problems),
+  };
 }
 
 /**
@@ -104,13 +137,18 @@ export function localityLbSetting(spec: FailoverPolicySpec): Record<string, unkn
   const mappings = spec.config.localityMappings ?? [];
   if (spec.config.priorityLabels) setting['failoverPriority'] = [...spec.config.priorityLabels.labels];
   if (mappings.length === 0) return setting;
-  const plainFailover = mappings.every((m) => isRegionOnly(m.from) && m.to.length === 1 && m.to.every((t) => isRegionOnly(t) && t.weight === undefined));
+  const plainFailover = mappings.every(
+    (m) => isRegionOnly(m.from) && m.to.length === 1 && m.to.every((t) => isRegionOnly(t) && t.weight === undefined),
+  );
   if (plainFailover) {
     setting['failover'] = mappings.map((m) => ({ from: m.from.region, to: (m.to[0] as Locality).region }));
   } else {
     setting['distribute'] = mappings.map((m) => {
       const w = fillWeights(m.to);
-      return { from: localityPattern(m.from), to: Object.fromEntries(m.to.map((t, i) => [localityPattern(t), w[i] as number])) };
+      return {
+        from: localityPattern(m.from),
+        to: Object.fromEntries(m.to.map((t, i) => [localityPattern(t), w[i] as number])),
+      };
     });
   }
   return setting;

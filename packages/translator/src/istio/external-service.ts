@@ -21,17 +21,28 @@ function portName(p: ExternalServicePort): string {
 function localityString(l: ExternalEndpointSpec['locality']): string | undefined {
   const parts = [l?.region, l?.zone, l?.subZone];
   const last = parts.findLastIndex((p) => p !== undefined && p !== '');
-  return last < 0 ? undefined : parts.slice(0, last + 1).map((p) => p ?? '').join('/');
+  return last < 0
+    ? undefined
+    : parts
+        .slice(0, last + 1)
+        .map((p) => p ?? '')
+        .join('/');
 }
 
 /** The ExternalEndpoints an ExternalService selects: same namespace, labels a superset of its selector. */
-function selectedEndpoints(es: Owned<ExternalServiceSpec>, endpoints: readonly Owned<ExternalEndpointSpec>[]): Owned<ExternalEndpointSpec>[] {
+function selectedEndpoints(
+  es: Owned<ExternalServiceSpec>,
+  endpoints: readonly Owned<ExternalEndpointSpec>[],
+): Owned<ExternalEndpointSpec>[] {
   if (!es.spec.selector || Object.keys(es.spec.selector).length === 0) return [];
   return endpoints.filter((ee) => ee.namespace === es.namespace && hasLabels(ee.labels, es.spec.selector));
 }
 
 /** The ServiceEntry of an ExternalService and the ExternalEndpoints it selects (source ids), for the sources annotation. */
-export function buildExternalServiceEntry(es: Owned<ExternalServiceSpec>, endpoints: readonly Owned<ExternalEndpointSpec>[]): { resource: Resource; endpointSources: string[] } {
+export function buildExternalServiceEntry(
+  es: Owned<ExternalServiceSpec>,
+  endpoints: readonly Owned<ExternalEndpointSpec>[],
+): { resource: Resource; endpointSources: string[] } {
   const selected = selectedEndpoints(es, endpoints);
   const ports = es.spec.ports.map((p) => ({
     number: p.number,
@@ -49,7 +60,12 @@ export function buildExternalServiceEntry(es: Owned<ExternalServiceSpec>, endpoi
     spec['resolution'] = 'DNS';
   }
   return {
-    resource: { apiVersion: KINDS.ServiceEntry.apiVersion, kind: KINDS.ServiceEntry.kind, metadata: outputMetadata(externalServiceOutputName(es.name), es.namespace), spec },
+    resource: {
+      apiVersion: KINDS.ServiceEntry.apiVersion,
+      kind: KINDS.ServiceEntry.kind,
+      metadata: outputMetadata(externalServiceOutputName(es.name), es.namespace),
+      spec,
+    },
     endpointSources: selected.map((ee) => ee.source),
   };
 }
@@ -84,5 +100,10 @@ export function buildWorkloadEntry(ee: Owned<ExternalEndpointSpec>): Resource {
   if (Object.keys(ee.labels).length > 0) spec['labels'] = { ...ee.labels };
   const locality = localityString(ee.spec.locality);
   if (locality !== undefined) spec['locality'] = locality;
-  return { apiVersion: KINDS.WorkloadEntry.apiVersion, kind: KINDS.WorkloadEntry.kind, metadata: outputMetadata(outputName(ee.name, 'ee'), ee.namespace), spec };
+  return {
+    apiVersion: KINDS.WorkloadEntry.apiVersion,
+    kind: KINDS.WorkloadEntry.kind,
+    metadata: outputMetadata(outputName(ee.name, 'ee'), ee.namespace),
+    spec,
+  };
 }

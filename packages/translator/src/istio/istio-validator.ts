@@ -4,7 +4,16 @@
  */
 import { readFileSync } from 'node:fs';
 import { Ajv, type ValidateFunction } from 'ajv';
-import { DNS_LABEL, DNS_SUBDOMAIN, KINDS, MeshrelayError, concatParts, isCanonicalPart, isRecord, type Resource } from '@meshrelay/api';
+import {
+  DNS_LABEL,
+  DNS_SUBDOMAIN,
+  KINDS,
+  MeshrelayError,
+  concatParts,
+  isCanonicalPart,
+  isRecord,
+  type Resource,
+} from '@meshrelay/api';
 import { v1VersionOf } from './crd-versions.ts';
 import { problemsFromAjv } from '../gloo/schema-errors.ts';
 import { checkPortRanges, hasPortRangeProblems } from './port-ranges.ts';
@@ -36,7 +45,10 @@ const CRD_BY_KIND = new Map<string, string>([
   [`${KINDS.ServiceEntry.apiVersion}/${KINDS.ServiceEntry.kind}`, 'serviceentries.networking.istio.io'],
   [`${KINDS.DestinationRule.apiVersion}/${KINDS.DestinationRule.kind}`, 'destinationrules.networking.istio.io'],
   [`${KINDS.VirtualService.apiVersion}/${KINDS.VirtualService.kind}`, 'virtualservices.networking.istio.io'],
-  [`${KINDS.AuthorizationPolicy.apiVersion}/${KINDS.AuthorizationPolicy.kind}`, 'authorizationpolicies.security.istio.io'],
+  [
+    `${KINDS.AuthorizationPolicy.apiVersion}/${KINDS.AuthorizationPolicy.kind}`,
+    'authorizationpolicies.security.istio.io',
+  ],
   [`${KINDS.PeerAuthentication.apiVersion}/${KINDS.PeerAuthentication.kind}`, 'peerauthentications.security.istio.io'],
   [`${KINDS.Gateway.apiVersion}/${KINDS.Gateway.kind}`, 'gateways.networking.istio.io'],
   [`${KINDS.WorkloadEntry.apiVersion}/${KINDS.WorkloadEntry.kind}`, 'workloadentries.networking.istio.io'],
@@ -58,7 +70,10 @@ const INT32_MAX = 2147483647;
 function createAjv(): Ajv {
   const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
   ajv.addVocabulary(KUBERNETES_KEYWORDS);
-  ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && n >= INT32_MIN && n <= INT32_MAX });
+  ajv.addFormat('int32', {
+    type: 'number',
+    validate: (n: number) => Number.isInteger(n) && n >= INT32_MIN && n <= INT32_MAX,
+  });
   ajv.addFormat('double', { type: 'number', validate: () => true });
   ajv.addFormat('byte', (s: string) => /^[A-Za-z0-9+/]*={0,2}$/.test(s));
   ajv.addFormat('date-time', (s: string) => !Number.isNaN(Date.parse(s)));
@@ -84,7 +99,11 @@ export function closeObjectSchemas(schema: unknown): unknown {
       out[key] = closeObjectSchemas(value);
     }
   }
-  if (isRecord(schema['properties']) && schema['additionalProperties'] === undefined && schema['x-kubernetes-preserve-unknown-fields'] !== true) {
+  if (
+    isRecord(schema['properties']) &&
+    schema['additionalProperties'] === undefined &&
+    schema['x-kubernetes-preserve-unknown-fields'] !== true
+  ) {
     out['additionalProperties'] = false;
   }
   return out;
@@ -128,13 +147,15 @@ class IstioSchemaValidator implements OutputValidator {
    * validation runs, so what is reported is exactly what it reports.
    */
   #validSharedEndpoints(r: Resource): boolean {
-    if (r.apiVersion !== KINDS.ServiceEntry.apiVersion || r.kind !== KINDS.ServiceEntry.kind || !isRecord(r.spec)) return false;
+    if (r.apiVersion !== KINDS.ServiceEntry.apiVersion || r.kind !== KINDS.ServiceEntry.kind || !isRecord(r.spec))
+      return false;
     const endpoints = r.spec['endpoints'];
     if (!Array.isArray(endpoints) || endpoints.length === 0) return false;
     // A concatenation of shared groups is checked group by group, each group once.
     const groups = concatParts(endpoints as readonly object[]);
     if (!groups && !endpoints.every(isCanonicalPart)) return false;
-    if (this.#validate({ ...r, spec: { ...r.spec, endpoints: endpoints.map(() => EMPTY_ENDPOINT) } }).length > 0) return false;
+    if (this.#validate({ ...r, spec: { ...r.spec, endpoints: endpoints.map(() => EMPTY_ENDPOINT) } }).length > 0)
+      return false;
     return groups ? groups.every((g) => this.#groupValid(g)) : endpoints.every((e: object) => this.#endpointValid(e));
   }
 
@@ -173,7 +194,8 @@ class IstioSchemaValidator implements OutputValidator {
     if (!validateSpec(spec)) {
       for (const p of problemsFromAjv(validateSpec.errors, 'spec')) problems.push(`${p.path}: ${p.message}`);
     }
-    if (hasPortRangeProblems(spec)) for (const p of checkPortRanges(spec, 'spec')) problems.push(`${p.path}: ${p.message}`);
+    if (hasPortRangeProblems(spec))
+      for (const p of checkPortRanges(spec, 'spec')) problems.push(`${p.path}: ${p.message}`);
     return problems;
   }
 
@@ -208,11 +230,16 @@ class IstioSchemaValidator implements OutputValidator {
   #parseSpecSchema(id: string): Record<string, unknown> {
     const crdName = CRD_BY_KIND.get(id) as string;
     const doc = this.documents.get(crdName);
-    if (doc === undefined) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `the Istio CRD file has no ${crdName}`);
+    if (doc === undefined)
+      throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `the Istio CRD file has no ${crdName}`);
     const v1 = v1VersionOf(doc);
-    const specSchema = isRecord(v1) && isRecord(v1['schema']) && isRecord(v1['schema']['openAPIV3Schema']) ? v1['schema']['openAPIV3Schema'] : undefined;
+    const specSchema =
+      isRecord(v1) && isRecord(v1['schema']) && isRecord(v1['schema']['openAPIV3Schema'])
+        ? v1['schema']['openAPIV3Schema']
+        : undefined;
     const properties = specSchema && isRecord(specSchema['properties']) ? specSchema['properties']['spec'] : undefined;
-    if (!isRecord(properties)) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `the Istio CRD ${crdName} has no v1 spec schema`);
+    if (!isRecord(properties))
+      throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `the Istio CRD ${crdName} has no v1 spec schema`);
     return properties;
   }
 
@@ -222,7 +249,8 @@ class IstioSchemaValidator implements OutputValidator {
       const fields = this.specSchema(SERVICE_ENTRY_ID)['properties'];
       const endpoints = isRecord(fields) ? fields['endpoints'] : undefined;
       const items = isRecord(endpoints) ? endpoints['items'] : undefined;
-      if (!isRecord(items)) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', 'the Istio ServiceEntry CRD has no endpoint schema');
+      if (!isRecord(items))
+        throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', 'the Istio ServiceEntry CRD has no endpoint schema');
       this.#endpointSchema = this.ajv.compile(closeObjectSchemas(items) as Record<string, unknown>);
     }
     return this.#endpointSchema;
@@ -233,8 +261,10 @@ function checkMetadata(metadata: unknown): string[] {
   if (!isRecord(metadata)) return ['metadata: is required and must be an object'];
   const problems: string[] = [];
   const { name, namespace, labels } = metadata;
-  if (typeof name !== 'string' || !DNS_SUBDOMAIN.test(name)) problems.push('metadata.name: must be a DNS-1123 subdomain');
-  if (typeof namespace !== 'string' || !DNS_LABEL.test(namespace)) problems.push('metadata.namespace: must be a DNS-1123 label');
+  if (typeof name !== 'string' || !DNS_SUBDOMAIN.test(name))
+    problems.push('metadata.name: must be a DNS-1123 subdomain');
+  if (typeof namespace !== 'string' || !DNS_LABEL.test(namespace))
+    problems.push('metadata.namespace: must be a DNS-1123 label');
   if (labels !== undefined && (!isRecord(labels) || Object.values(labels).some((v) => typeof v !== 'string'))) {
     problems.push('metadata.labels: must be a map of strings');
   }
@@ -254,7 +284,11 @@ export function createIstioValidator(options: IstioValidatorOptions = {}): Outpu
   try {
     text = readFileSync(options.crdFile ?? DEFAULT_CRD_FILE, 'utf8');
   } catch (err) {
-    throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `cannot read the Istio CRD file: ${(err as Error).message}`, { cause: err });
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INVALID_CONFIG',
+      `cannot read the Istio CRD file: ${(err as Error).message}`,
+      { cause: err },
+    );
   }
   const validator = new IstioSchemaValidator(indexCrdDocuments(text));
   if (options.precompile === true) validator.precompile();

@@ -30,12 +30,19 @@ export function routeTableOutputName(rtName: string): string {
   return outputName(rtName, 'rt');
 }
 
-export function accessPolicyOutputName(policy: { name: string; namespace: string }, targetNamespace: string, target: string): string {
+export function accessPolicyOutputName(
+  policy: { name: string; namespace: string },
+  targetNamespace: string,
+  target: string,
+): string {
   const parts = policy.namespace === targetNamespace ? [policy.name] : [policy.name, policy.namespace];
   return outputName(...parts, target, 'ap');
 }
 
 /** Metadata every output carries: the owner label lets an applier prune only what it owns. */
-export function outputMetadata(name: string, namespace: string): { name: string; namespace: string; labels: Record<string, string> } {
+export function outputMetadata(
+  name: string,
+  namespace: string,
+): { name: string; namespace: string; labels: Record<string, string> } {
   return { name, namespace, labels: { [OWNER_LABEL]: OWNER_LABEL_VALUE } };
 }

@@ -35,7 +35,8 @@ export function checkPortRanges(value: unknown, path: string, parentKey = ''): I
   if (!isRecord(value)) return problems;
   for (const [key, member] of Object.entries(value)) {
     const at = joinPath(path, key);
-    const portField = key === 'targetPort' || key === 'port' || (key === 'number' && (parentKey === 'port' || parentKey === 'ports'));
+    const portField =
+      key === 'targetPort' || key === 'port' || (key === 'number' && (parentKey === 'port' || parentKey === 'ports'));
     if (portField && typeof member === 'number' && !isPort(member)) problems.push({ path: at, message: PORT_MESSAGE });
     if (key === 'ports' && isRecord(member)) {
       for (const [name, port] of Object.entries(member)) {
@@ -55,14 +56,16 @@ export function checkPortRanges(value: unknown, path: string, parentKey = ''): I
 export function hasPortRangeProblems(value: unknown, parentKey = ''): boolean {
   if (Array.isArray(value)) {
     for (const item of value) {
-      if ((parentKey === 'ports' || parentKey === 'notPorts') && typeof item === 'string' && !isPortString(item)) return true;
+      if ((parentKey === 'ports' || parentKey === 'notPorts') && typeof item === 'string' && !isPortString(item))
+        return true;
       if (hasPortRangeProblems(item, parentKey)) return true;
     }
     return false;
   }
   if (!isRecord(value)) return false;
   for (const [key, member] of Object.entries(value)) {
-    const portField = key === 'targetPort' || key === 'port' || (key === 'number' && (parentKey === 'port' || parentKey === 'ports'));
+    const portField =
+      key === 'targetPort' || key === 'port' || (key === 'number' && (parentKey === 'port' || parentKey === 'ports'));
     if (portField && typeof member === 'number' && !isPort(member)) return true;
     if (key === 'ports' && isRecord(member)) {
       if (Object.values(member).some((port) => !isPort(port))) return true;

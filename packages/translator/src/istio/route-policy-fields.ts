@@ -3,7 +3,15 @@
  * RetryTimeoutPolicy -> retries/timeout, FaultInjectionPolicy -> fault,
  * HeaderManipulationPolicy -> headers, CORSPolicy -> corsPolicy, MirrorPolicy -> mirror.
  */
-import type { CorsPolicySpec, FaultInjectionPolicySpec, HeaderManipulationPolicySpec, MirrorPolicySpec, RetryTimeoutPolicySpec, RouteTableSpec, StringMatch } from '../gloo/gloo-types.ts';
+import type {
+  CorsPolicySpec,
+  FaultInjectionPolicySpec,
+  HeaderManipulationPolicySpec,
+  MirrorPolicySpec,
+  RetryTimeoutPolicySpec,
+  RouteTableSpec,
+  StringMatch,
+} from '../gloo/gloo-types.ts';
 import type { Inventory, Owned } from '../gloo/inventory.ts';
 import type { ProblemSink } from '../engine/problems.ts';
 import { retryFields, routePoliciesFor, type DestinationLookup } from '../gloo/route-policies.ts';
@@ -17,13 +25,24 @@ export interface RoutePolicySet {
 }
 
 /** The policies of each route of `rt`, by route index. */
-export function routePolicySets(rt: Owned<RouteTableSpec>, inventory: Inventory, lookup: DestinationLookup, problems: ProblemSink): RoutePolicySet[] {
+export function routePolicySets(
+  rt: Owned<RouteTableSpec>,
+  inventory: Inventory,
+  lookup: DestinationLookup,
+  problems: ProblemSink,
+): RoutePolicySet[] {
   const retry = routePoliciesFor(rt, inventory.retryTimeoutPolicies, lookup, problems);
   const fault = routePoliciesFor(rt, inventory.faultInjectionPolicies, lookup, problems);
   const headers = routePoliciesFor(rt, inventory.headerManipulationPolicies, lookup, problems);
   const cors = routePoliciesFor(rt, inventory.corsPolicies, lookup, problems);
   const mirror = routePoliciesFor(rt, inventory.mirrorPolicies, lookup, problems);
-  return (rt.spec.http ?? []).map((_, i) => ({ retry: retry[i], fault: fault[i], headers: headers[i], cors: cors[i], mirror: mirror[i] }));
+  return (rt.spec.http ?? []).map((_, i) => ({
+    retry: retry[i],
+    fault: fault[i],
+    headers: headers[i],
+    cors: cors[i],
+    mirror: mirror[i],
+  }));
 }
 
 function percentage(value: number | undefined): Record<string, unknown> {
@@ -39,7 +58,10 @@ function faultFields(policy: Owned<FaultInjectionPolicySpec> | undefined): Recor
   return { fault };
 }
 
-function headerOperations(remove: readonly string[] | undefined, append: Readonly<Record<string, string>> | undefined): Record<string, unknown> | undefined {
+function headerOperations(
+  remove: readonly string[] | undefined,
+  append: Readonly<Record<string, string>> | undefined,
+): Record<string, unknown> | undefined {
   const ops: Record<string, unknown> = {};
   if (append && Object.keys(append).length > 0) ops['add'] = { ...append };
   if (remove?.length) ops['remove'] = [...remove];
@@ -65,7 +87,8 @@ export function escapeRegex(text: string): string {
 export function istioStringMatch(m: StringMatch): Record<string, string> {
   const flag = m.ignoreCase ? '(?i)' : '';
   if (m.exact !== undefined) return m.ignoreCase ? { regex: `${flag}${escapeRegex(m.exact)}` } : { exact: m.exact };
-  if (m.prefix !== undefined) return m.ignoreCase ? { regex: `${flag}${escapeRegex(m.prefix)}.*` } : { prefix: m.prefix };
+  if (m.prefix !== undefined)
+    return m.ignoreCase ? { regex: `${flag}${escapeRegex(m.prefix)}.*` } : { prefix: m.prefix };
   if (m.regex !== undefined) return { regex: `${flag}${m.regex}` };
   return { regex: `${flag}.*${escapeRegex(m.suffix ?? '')}` };
 }
@@ -86,5 +109,10 @@ function corsFields(policy: Owned<CorsPolicySpec> | undefined): Record<string, u
 /** The route fields of every policy but the mirror (whose destination the caller resolves). */
 export function routePolicyFields(set: RoutePolicySet | undefined): Record<string, unknown> {
   if (!set) return {};
-  return { ...retryFields(set.retry), ...faultFields(set.fault), ...headerFields(set.headers), ...corsFields(set.cors) };
+  return {
+    ...retryFields(set.retry),
+    ...faultFields(set.fault),
+    ...headerFields(set.headers),
+    ...corsFields(set.cors),
+  };
 }

@@ -30,7 +30,10 @@ function looseSelector(value: unknown): Record<string, unknown> | undefined {
   return out;
 }
 
-function looseList(value: unknown, read: (item: Record<string, unknown>) => Record<string, unknown> | undefined): Record<string, unknown>[] | undefined {
+function looseList(
+  value: unknown,
+  read: (item: Record<string, unknown>) => Record<string, unknown> | undefined,
+): Record<string, unknown>[] | undefined {
   if (value === undefined) return [];
   if (!Array.isArray(value)) return undefined;
   const out: Record<string, unknown>[] = [];
@@ -43,7 +46,9 @@ function looseList(value: unknown, read: (item: Record<string, unknown>) => Reco
 }
 
 /** The selection part of an AccessPolicy body, or undefined when it cannot be read safely. */
-function looseSelection(resource: Resource): Pick<AccessPolicySpec, 'applyToWorkloads' | 'applyToDestinations'> | undefined {
+function looseSelection(
+  resource: Resource,
+): Pick<AccessPolicySpec, 'applyToWorkloads' | 'applyToDestinations'> | undefined {
   const spec = isRecord(resource.spec) ? resource.spec : {};
   const workloads = looseList(spec['applyToWorkloads'], (w) => {
     const selector = looseSelector(w['selector']);
@@ -55,7 +60,10 @@ function looseSelection(resource: Resource): Pick<AccessPolicySpec, 'applyToWork
     return selector && (kind === 'SERVICE' || kind === 'VIRTUAL_DESTINATION') ? { selector, kind } : undefined;
   });
   if (!workloads || !destinations) return undefined;
-  return { applyToWorkloads: workloads, applyToDestinations: destinations } as Pick<AccessPolicySpec, 'applyToWorkloads' | 'applyToDestinations'>;
+  return { applyToWorkloads: workloads, applyToDestinations: destinations } as Pick<
+    AccessPolicySpec,
+    'applyToWorkloads' | 'applyToDestinations'
+  >;
 }
 
 function allowNothing(name: string, namespace: string, matchLabels?: Readonly<Record<string, string>>): Resource {
@@ -72,7 +80,13 @@ function allowNothing(name: string, namespace: string, matchLabels?: Readonly<Re
  * the names its translation would have, so a later good translation replaces them in place.
  * When its selection cannot be read, the whole namespace of the AccessPolicy is closed.
  */
-export function denyByDefault(resource: Resource, cluster: string, source: string, workspace: string, ctx: AccessContext): Resource[] {
+export function denyByDefault(
+  resource: Resource,
+  cluster: string,
+  source: string,
+  workspace: string,
+  ctx: AccessContext,
+): Resource[] {
   const namespace = resource.metadata.namespace ?? 'default';
   const owner = { name: resource.metadata.name, namespace };
   const selection = looseSelection(resource);
@@ -87,5 +101,7 @@ export function denyByDefault(resource: Resource, cluster: string, source: strin
     resource,
     spec: { ...selection, config: { authz: {} } },
   };
-  return policyTargets(policy, ctx).map((t) => allowNothing(accessPolicyOutputName(owner, t.namespace, t.suffix), t.namespace, t.matchLabels));
+  return policyTargets(policy, ctx).map((t) =>
+    allowNothing(accessPolicyOutputName(owner, t.namespace, t.suffix), t.namespace, t.matchLabels),
+  );
 }

@@ -24,7 +24,13 @@ interface WorkloadEntry {
 
 /** Endpoints of a backing cluster reached directly: one entry per pod IP (canonicalPart copies ports and labels). */
 function directEntries(backend: Backend, network: string): WorkloadEntry[] {
-  return backend.endpoints.map((ep) => ({ address: ep.address, ports: ep.ports, labels: ep.labels, network, locality: ep.locality }));
+  return backend.endpoints.map((ep) => ({
+    address: ep.address,
+    ports: ep.ports,
+    labels: ep.labels,
+    network,
+    locality: ep.locality,
+  }));
 }
 
 /**
@@ -32,7 +38,12 @@ function directEntries(backend: Backend, network: string): WorkloadEntry[] {
  * locality, weighted by the number of ready endpoints there, so locality-aware load balancing
  * and failover still see where the endpoints are.
  */
-function gatewayEntries(backend: Backend, gateway: { address: string; port: number }, network: string, subsetKeys: readonly string[]): WorkloadEntry[] {
+function gatewayEntries(
+  backend: Backend,
+  gateway: { address: string; port: number },
+  network: string,
+  subsetKeys: readonly string[],
+): WorkloadEntry[] {
   // One entry per (locality, values of the labels subsets select by), so subsets still resolve through the gateway.
   const groups = new Map<string, { locality: string; labels: Record<string, string>; count: number }>();
   for (const ep of backend.endpoints) {
@@ -48,7 +59,13 @@ function gatewayEntries(backend: Backend, gateway: { address: string; port: numb
     const group = groups.get(id) as { locality: string; labels: Record<string, string>; count: number };
     const ports: Record<string, number> = {};
     for (const name of Object.keys(backend.endpoints[0]?.ports ?? {})) ports[name] = gateway.port;
-    const entry: WorkloadEntry = { address: gateway.address, ports, labels: group.labels, network, weight: group.count };
+    const entry: WorkloadEntry = {
+      address: gateway.address,
+      ports,
+      labels: group.labels,
+      network,
+      weight: group.count,
+    };
     if (group.locality !== '') entry.locality = group.locality;
     return entry;
   });
@@ -88,7 +105,12 @@ function addressesAreIps(group: readonly WorkloadEntry[]): boolean {
  * consumer, and across translations while the backend is unchanged) shares the objects and
  * their encodings, and is encoded from the groups' encodings (see `canonicalConcat`).
  */
-function entriesOf(backend: Backend, gateway: { address: string; port: number } | undefined, network: string, subsetKeys: readonly string[]): readonly WorkloadEntry[] {
+function entriesOf(
+  backend: Backend,
+  gateway: { address: string; port: number } | undefined,
+  network: string,
+  subsetKeys: readonly string[],
+): readonly WorkloadEntry[] {
   let ways = builtEntries.get(backend);
   if (!ways) {
     ways = [];
@@ -97,9 +119,17 @@ function entriesOf(backend: Backend, gateway: { address: string; port: number } 
   const address = gateway?.address ?? null;
   const port = gateway?.port ?? null;
   for (const way of ways) {
-    if (way.address === address && way.port === port && way.network === network && sameElements(way.subsetKeys, subsetKeys)) return way.entries;
+    if (
+      way.address === address &&
+      way.port === port &&
+      way.network === network &&
+      sameElements(way.subsetKeys, subsetKeys)
+    )
+      return way.entries;
   }
-  const entries = canonicalPart(gateway ? gatewayEntries(backend, gateway, network, subsetKeys) : directEntries(backend, network));
+  const entries = canonicalPart(
+    gateway ? gatewayEntries(backend, gateway, network, subsetKeys) : directEntries(backend, network),
+  );
   ways.push({ address, port, network, subsetKeys: [...subsetKeys], entries });
   return entries;
 }
@@ -116,12 +146,16 @@ export function buildServiceEntry(
   contexts: ReadonlyMap<string, ClusterContext>,
   vip: string | undefined,
   subsetKeys: readonly string[] = [],
-  gatewayOf: (cluster: string, index: ClusterIndex | undefined) => { address: string; port: number } | undefined = (_, index) => index?.eastWestGateway,
+  gatewayOf: (cluster: string, index: ClusterIndex | undefined) => { address: string; port: number } | undefined = (
+    _,
+    index,
+  ) => index?.eastWestGateway,
 ): Resource {
   const groups: (readonly WorkloadEntry[])[] = [];
   for (const backend of vd.backends) {
     const network = contexts.get(backend.cluster)?.network ?? backend.cluster;
-    const gateway = backend.cluster === consumer.name ? undefined : gatewayOf(backend.cluster, indexes.get(backend.cluster));
+    const gateway =
+      backend.cluster === consumer.name ? undefined : gatewayOf(backend.cluster, indexes.get(backend.cluster));
     groups.push(entriesOf(backend, gateway && backend.endpoints.length > 0 ? gateway : undefined, network, subsetKeys));
   }
   // One array shared by nobody else, but made of groups shared by every consumer that reaches a backend the same way.

@@ -31,7 +31,10 @@ export function subsetName(labels: StringMap): string {
     .replace(/-+/g, '-')
     .replace(/^-|-$/g, '');
   if (full.length > 0 && full.length <= 63) return full;
-  const digest = createHash('sha256').update(JSON.stringify(Object.entries(labels).sort())).digest('hex').slice(0, 10);
+  const digest = createHash('sha256')
+    .update(JSON.stringify(Object.entries(labels).sort()))
+    .digest('hex')
+    .slice(0, 10);
   return `${full.slice(0, 52).replace(/-+$/, '')}-${digest}`.replace(/^-/, '');
 }
 
@@ -63,7 +66,11 @@ export function collectSubsets(routeTables: readonly Owned<RouteTableSpec>[], pr
       if (Object.keys(labels).length === 0) continue;
       const kind = ref.kind ?? 'SERVICE';
       if (kind === 'EXTERNAL_SERVICE') {
-        problems.add({ cluster: rt.cluster, resource: describeOwned(rt), reason: `a subset of ExternalService ${ref.ref.name} is not supported by Meshrelay; the whole service is used` });
+        problems.add({
+          cluster: rt.cluster,
+          resource: describeOwned(rt),
+          reason: `a subset of ExternalService ${ref.ref.name} is not supported by Meshrelay; the whole service is used`,
+        });
         continue;
       }
       const key = demandKey(kind, ref.ref.namespace ?? rt.namespace, ref.ref.name);
@@ -79,7 +86,9 @@ export function collectSubsets(routeTables: readonly Owned<RouteTableSpec>[], pr
 /** DestinationRule `subsets` for a demand, sorted by name. */
 export function subsetList(demand: SubsetDemand | undefined): Record<string, unknown>[] {
   if (!demand) return [];
-  return [...demand.subsets.keys()].sort().map((name) => ({ name, labels: { ...(demand.subsets.get(name) as StringMap) } }));
+  return [...demand.subsets.keys()]
+    .sort()
+    .map((name) => ({ name, labels: { ...(demand.subsets.get(name) as StringMap) } }));
 }
 
 /** The union of label keys the subsets of a demand select by (what gateway endpoints must keep). */
@@ -89,7 +98,12 @@ export function subsetKeys(demand: SubsetDemand | undefined): string[] {
 }
 
 /** The DestinationRule holding the subsets of a Service (`<name>-subsets` in its namespace) for one cluster's DNS domain. */
-export function buildServiceSubsetRule(namespace: string, name: string, clusterDomain: string, demand: SubsetDemand): Resource {
+export function buildServiceSubsetRule(
+  namespace: string,
+  name: string,
+  clusterDomain: string,
+  demand: SubsetDemand,
+): Resource {
   return {
     apiVersion: KINDS.DestinationRule.apiVersion,
     kind: KINDS.DestinationRule.kind,

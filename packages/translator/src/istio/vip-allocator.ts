@@ -27,7 +27,10 @@ function parseCidr(cidr: string): Pool {
   const match = /^([0-9.]+)\/([0-9]{1,2})$/.exec(cidr);
   const prefix = match ? Number(match[2]) : NaN;
   if (!match || !isIPv4(match[1] as string) || prefix > 32) {
-    throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `VIP pool ${JSON.stringify(cidr)} is not an IPv4 CIDR such as ${DEFAULT_VIP_CIDR}`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INVALID_CONFIG',
+      `VIP pool ${JSON.stringify(cidr)} is not an IPv4 CIDR such as ${DEFAULT_VIP_CIDR}`,
+    );
   }
   const total = 2 ** (32 - prefix);
   const base = ipToNumber(match[1] as string) - (ipToNumber(match[1] as string) % total);
@@ -46,7 +49,11 @@ function startOffset(key: string, size: number): number {
  * order of `wanted`. Throws MESHRELAY_ERR_INVALID_CONFIG for a malformed CIDR and when the
  * pool has no free address left (the configured pool is too small).
  */
-export function allocateVips(existing: ReadonlyMap<string, string>, wanted: readonly string[], cidr: string = DEFAULT_VIP_CIDR): Map<string, string> {
+export function allocateVips(
+  existing: ReadonlyMap<string, string>,
+  wanted: readonly string[],
+  cidr: string = DEFAULT_VIP_CIDR,
+): Map<string, string> {
   const pool = parseCidr(cidr);
   const result = new Map(existing);
   const used = new Set(existing.values());
@@ -61,7 +68,11 @@ export function allocateVips(existing: ReadonlyMap<string, string>, wanted: read
         break;
       }
     }
-    if (address === undefined) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `VIP pool ${cidr} is exhausted: cannot allocate an address for ${key}`);
+    if (address === undefined)
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_INVALID_CONFIG',
+        `VIP pool ${cidr} is exhausted: cannot allocate an address for ${key}`,
+      );
     used.add(address);
     result.set(key, address);
   }
@@ -72,7 +83,8 @@ export function allocateVips(existing: ReadonlyMap<string, string>, wanted: read
 export function virtualDestinationKeys(inputs: ReadonlyMap<string, InputSnapshot>): string[] {
   const keys = new Set<string>();
   for (const snapshot of inputs.values()) {
-    for (const r of snapshot.resources) if (isKind(r, KINDS.VirtualDestination)) keys.add(`${r.metadata.namespace ?? ''}/${r.metadata.name}`);
+    for (const r of snapshot.resources)
+      if (isKind(r, KINDS.VirtualDestination)) keys.add(`${r.metadata.namespace ?? ''}/${r.metadata.name}`);
   }
   return [...keys].sort();
 }

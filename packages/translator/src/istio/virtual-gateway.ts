@@ -19,10 +19,18 @@ function runsIn(selector: { readonly cluster?: string } | undefined, consumer: s
 
 /** `namespace/name` of the Gateways a VirtualGateway produces in `consumer` (what a VirtualService lists in `gateways`). */
 export function gatewayRefs(vg: Owned<VirtualGatewaySpec>, consumer: string): string[] {
-  return vg.spec.workloads.flatMap((w, i) => (runsIn(w.selector, consumer) ? [`${vg.namespace}/${virtualGatewayOutputName(vg.name, i)}`] : []));
+  return vg.spec.workloads.flatMap((w, i) =>
+    runsIn(w.selector, consumer) ? [`${vg.namespace}/${virtualGatewayOutputName(vg.name, i)}`] : [],
+  );
 }
 
-const TLS_VERSIONS: Readonly<Record<string, string>> = { TLS_AUTO: 'TLS_AUTO', TLSv1_0: 'TLSV1_0', TLSv1_1: 'TLSV1_1', TLSv1_2: 'TLSV1_2', TLSv1_3: 'TLSV1_3' };
+const TLS_VERSIONS: Readonly<Record<string, string>> = {
+  TLS_AUTO: 'TLS_AUTO',
+  TLSv1_0: 'TLSV1_0',
+  TLSv1_1: 'TLSV1_1',
+  TLSv1_2: 'TLSV1_2',
+  TLSv1_3: 'TLSV1_3',
+};
 
 function serverTls(l: VirtualGatewayListener): Record<string, unknown> | undefined {
   if (l.httpsRedirect) return { httpsRedirect: true };
@@ -48,11 +56,18 @@ function servers(vg: Owned<VirtualGatewaySpec>, problems: ProblemSink): Record<s
   (vg.spec.listeners ?? []).forEach((l, i) => {
     const number = l.port.number;
     if (number === undefined) {
-      problems.add({ cluster: vg.cluster, resource: describeOwned(vg), reason: `listeners[${i}]: a port selected by name is not supported by Meshrelay; listener left out` });
+      problems.add({
+        cluster: vg.cluster,
+        resource: describeOwned(vg),
+        reason: `listeners[${i}]: a port selected by name is not supported by Meshrelay; listener left out`,
+      });
       return;
     }
     const protocol = protocolOf(l);
-    const server: Record<string, unknown> = { port: { number, name: `${protocol.toLowerCase()}-${number}`, protocol }, hosts: ['*'] };
+    const server: Record<string, unknown> = {
+      port: { number, name: `${protocol.toLowerCase()}-${number}`, protocol },
+      hosts: ['*'],
+    };
     const tls = serverTls(l);
     if (tls) server['tls'] = tls;
     out.push(server);

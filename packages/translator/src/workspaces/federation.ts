@@ -27,11 +27,17 @@ type FederationOptions = NonNullable<NonNullable<WorkspaceSettingsSpec['options'
 function selectedPorts(ports: readonly ServicePort[], options: FederationOptions): ServicePort[] {
   const wanted = options.ports ?? [];
   if (wanted.length === 0) return [...ports];
-  return ports.filter((p) => wanted.some((w) => (w.number !== undefined && w.number === p.port) || (w.name !== undefined && w.name === p.name)));
+  return ports.filter((p) =>
+    wanted.some((w) => (w.number !== undefined && w.number === p.port) || (w.name !== undefined && w.name === p.name)),
+  );
 }
 
 /** The implicit VirtualDestinations of one WorkspaceSettings' federation (none when not enabled). */
-export function federatedDestinations(settings: Owned<WorkspaceSettingsSpec>, workspace: string, indexes: readonly ClusterIndex[]): Owned<VirtualDestinationSpec>[] {
+export function federatedDestinations(
+  settings: Owned<WorkspaceSettingsSpec>,
+  workspace: string,
+  indexes: readonly ClusterIndex[],
+): Owned<VirtualDestinationSpec>[] {
   const options = settings.spec.options?.federation;
   if (!options?.enabled) return [];
   const suffix = options.hostSuffix || DEFAULT_HOST_SUFFIX;

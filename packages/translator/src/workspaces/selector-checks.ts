@@ -18,7 +18,9 @@ interface Known {
 
 function noWorkspace(name: string, known: Known): string | undefined {
   if (known.workspaces.some((w) => glob(name, w))) return undefined;
-  return known.defined ? `names no workspace (defined: ${known.workspaces.join(', ')})` : 'names no workspace (none is defined: every resource is in the implicit global workspace)';
+  return known.defined
+    ? `names no workspace (defined: ${known.workspaces.join(', ')})`
+    : 'names no workspace (none is defined: every resource is in the implicit global workspace)';
 }
 
 /** Every `workspace` field of the spec, and every `cluster` of a `selector`, that matches nothing: `path: why`. */
@@ -37,7 +39,8 @@ function emptySelectors(value: unknown, path: string, inSelector: boolean, known
   if (inSelector && typeof cluster === 'string' && cluster !== '' && !known.clusters.includes(cluster)) {
     out.push(`${path}.cluster ${cluster} names no known cluster; the selector matches nothing`);
   }
-  for (const [key, child] of Object.entries(value)) emptySelectors(child, `${path}.${key}`, inSelector || /selector$/i.test(key), known, out);
+  for (const [key, child] of Object.entries(value))
+    emptySelectors(child, `${path}.${key}`, inSelector || /selector$/i.test(key), known, out);
 }
 
 /** WorkspaceSettings importFrom/exportTo entries whose workspace names match no workspace. */
@@ -54,7 +57,14 @@ function emptyWorkspaceRefs(spec: WorkspaceSettingsSpec, known: Known, out: stri
 }
 
 /** Reports, as WARNINGs on the resources that hold them, selectors that match nothing. */
-export function reportEmptySelectors(perCluster: ReadonlyMap<string, readonly Resource[]>, workspaces: readonly Resource[], managed: readonly ManagementWorkspace[], model: WorkspaceModel, clusters: readonly string[], problems: ProblemSink): void {
+export function reportEmptySelectors(
+  perCluster: ReadonlyMap<string, readonly Resource[]>,
+  workspaces: readonly Resource[],
+  managed: readonly ManagementWorkspace[],
+  model: WorkspaceModel,
+  clusters: readonly string[],
+  problems: ProblemSink,
+): void {
   const known: Known = { workspaces: model.workspaces.map((w) => w.name), clusters, defined: model.defined };
   for (const [cluster, resources] of perCluster) {
     for (const r of resources) {
@@ -71,7 +81,11 @@ export function reportEmptySelectors(perCluster: ReadonlyMap<string, readonly Re
       if (c.selector !== undefined && Object.keys(c.selector).length > 0) return;
       if (clusters.some((name) => glob(c.name, name))) return;
       const resource = formatResourceKey(resourceKey(ws));
-      problems.add({ cluster: MANAGEMENT_CLUSTER, resource, reason: `spec.workloadClusters[${i}].name ${c.name ?? '*'} names no known cluster; the selector matches nothing` });
+      problems.add({
+        cluster: MANAGEMENT_CLUSTER,
+        resource,
+        reason: `spec.workloadClusters[${i}].name ${c.name ?? '*'} names no known cluster; the selector matches nothing`,
+      });
     });
   }
 }

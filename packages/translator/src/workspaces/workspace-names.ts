@@ -24,14 +24,22 @@ export function groupByName<T>(items: readonly T[], keyOf: (item: T) => string):
  * The resource a referrer of workspace `home` means among same-named ones: its own workspace's,
  * else the first it may use, else the first (so the caller reports why it may not use it).
  */
-export function ownFirst<T>(list: readonly T[] | undefined, home: string | undefined, workspaceOf: (item: T) => string | undefined, usable: (item: T) => boolean): T | undefined {
+export function ownFirst<T>(
+  list: readonly T[] | undefined,
+  home: string | undefined,
+  workspaceOf: (item: T) => string | undefined,
+  usable: (item: T) => boolean,
+): T | undefined {
   if (!list || list.length === 0) return undefined;
   return list.find((item) => workspaceOf(item) === (home ?? '')) ?? list.find(usable) ?? list[0];
 }
 
 /** What `homeFirst` reads of an output: the resource and the source that owns it (first). */
 interface Candidate {
-  readonly resource: { readonly kind: string; readonly metadata: { readonly name: string; readonly namespace?: string } };
+  readonly resource: {
+    readonly kind: string;
+    readonly metadata: { readonly name: string; readonly namespace?: string };
+  };
   readonly sources: readonly string[];
 }
 
@@ -41,7 +49,13 @@ interface Candidate {
  * resource the consumer's own workspace defines under the same name. Without a clash, or
  * without workspaces, the list is returned as it is.
  */
-export function homeFirst<T extends Candidate>(list: readonly T[], consumer: string, defined: boolean, workspaceOf: (cluster: string, namespace: string) => string | undefined, ownerOf: (source: string) => string | undefined): readonly T[] {
+export function homeFirst<T extends Candidate>(
+  list: readonly T[],
+  consumer: string,
+  defined: boolean,
+  workspaceOf: (cluster: string, namespace: string) => string | undefined,
+  ownerOf: (source: string) => string | undefined,
+): readonly T[] {
   if (!defined) return list;
   const firstAt = new Map<string, number>();
   let out: T[] | undefined;

@@ -25,18 +25,33 @@ export interface ManagementWorkspace {
 }
 
 /** Validates the management plane's Workspaces (each gets a status); returns the valid ones. */
-export function admitWorkspaces(resources: readonly Resource[], book: StatusBook, problems: ProblemSink): ManagementWorkspace[] {
+export function admitWorkspaces(
+  resources: readonly Resource[],
+  book: StatusBook,
+  problems: ProblemSink,
+): ManagementWorkspace[] {
   const out: ManagementWorkspace[] = [];
   for (const r of resources) {
     if (!isRecord(r) || !isRecord(r.metadata) || typeof r.metadata.name !== 'string') {
-      problems.add({ cluster: MANAGEMENT_CLUSTER, reason: 'a Workspace without metadata.name is ignored', approval: 'INVALID' });
+      problems.add({
+        cluster: MANAGEMENT_CLUSTER,
+        reason: 'a Workspace without metadata.name is ignored',
+        approval: 'INVALID',
+      });
       continue;
     }
     book.register(MANAGEMENT_CLUSTER, r);
     const resource = formatResourceKey(resourceKey(r));
-    const issues = isKind(r, KINDS.Workspace) ? validateInputResource(r) : [{ path: 'kind', message: 'only Workspaces are management-plane resources' }];
+    const issues = isKind(r, KINDS.Workspace)
+      ? validateInputResource(r)
+      : [{ path: 'kind', message: 'only Workspaces are management-plane resources' }];
     if (issues.length > 0) {
-      problems.add({ cluster: MANAGEMENT_CLUSTER, resource, reason: `invalid Workspace ignored: ${issues.map((p) => `${p.path}: ${p.message}`).join('; ')}`, approval: 'INVALID' });
+      problems.add({
+        cluster: MANAGEMENT_CLUSTER,
+        resource,
+        reason: `invalid Workspace ignored: ${issues.map((p) => `${p.path}: ${p.message}`).join('; ')}`,
+        approval: 'INVALID',
+      });
       continue;
     }
     out.push({ name: r.metadata.name, labels: r.metadata.labels ?? {}, spec: (r.spec ?? {}) as WorkspaceSpec });
@@ -57,11 +72,21 @@ export function keepOwned(perCluster: Map<string, Resource[]>, model: WorkspaceM
         if (!isGlooResource(r)) return true;
         const resource = formatResourceKey(resourceKey(r));
         if (isKind(r, KINDS.Workspace)) {
-          problems.add({ cluster, resource, reason: 'a Workspace is a management-plane resource (define it on the management server); ignored here', approval: 'INVALID' });
+          problems.add({
+            cluster,
+            resource,
+            reason: 'a Workspace is a management-plane resource (define it on the management server); ignored here',
+            approval: 'INVALID',
+          });
           return false;
         }
         if (model.workspaceOf(cluster, r.metadata.namespace ?? '') !== undefined) return true;
-        problems.add({ cluster, resource, reason: `namespace ${r.metadata.namespace ?? ''} of cluster ${cluster} belongs to no workspace; not translated`, approval: 'INVALID' });
+        problems.add({
+          cluster,
+          resource,
+          reason: `namespace ${r.metadata.namespace ?? ''} of cluster ${cluster} belongs to no workspace; not translated`,
+          approval: 'INVALID',
+        });
         return false;
       }),
     );
@@ -112,7 +137,10 @@ function withExportTo(resource: Resource, value: string[], cache: ScopeCache): R
   cache.set(resource, copies);
   let copy = copies.get(key);
   if (!copy) {
-    copy = deepFreeze({ ...resource, spec: { ...((resource.spec ?? {}) as Record<string, unknown>), exportTo: value } });
+    copy = deepFreeze({
+      ...resource,
+      spec: { ...((resource.spec ?? {}) as Record<string, unknown>), exportTo: value },
+    });
     frozenCopies.add(copy);
     copies.set(key, copy);
   }
@@ -150,7 +178,14 @@ export function scopeCandidates(
     const lists = here.map((w) => model.namespacesIn(w, consumer, known));
     const namespaces = lists.includes('*') ? '*' : [...new Set(lists.flat() as string[])];
     const spec = (s.resource.spec ?? {}) as Record<string, unknown>;
-    out.push({ resource: withExportTo(s.resource, exportTo(spec['exportTo'], namespaces, s.resource.metadata.namespace ?? ''), cache), sources: s.sources });
+    out.push({
+      resource: withExportTo(
+        s.resource,
+        exportTo(spec['exportTo'], namespaces, s.resource.metadata.namespace ?? ''),
+        cache,
+      ),
+      sources: s.sources,
+    });
   }
   return out;
 }
@@ -179,7 +214,10 @@ export function isolationOutputs(
     return owned === '*' ? known.filter((ns) => model.workspaceOf(cluster, ns) === ws) : owned;
   };
   const namespaces = namespacesOf(workspace, consumer.name);
-  const callers = new Set([...model.recipients(workspace, 'SERVICE'), ...model.recipients(workspace, 'VIRTUAL_DESTINATION')]);
+  const callers = new Set([
+    ...model.recipients(workspace, 'SERVICE'),
+    ...model.recipients(workspace, 'VIRTUAL_DESTINATION'),
+  ]);
   const allowed = new Set<string>();
   for (const ws of callers) {
     for (const cluster of model.clustersOf(ws)) {
@@ -205,7 +243,12 @@ export function isolationOutputs(
 }
 
 /** Fail closed for WorkspaceSettings that cannot be translated: allow nothing in the namespaces of its workspace. */
-export function isolationDeny(workspace: string, consumer: string, index: ClusterIndex | undefined, model: WorkspaceModel): Resource[] {
+export function isolationDeny(
+  workspace: string,
+  consumer: string,
+  index: ClusterIndex | undefined,
+  model: WorkspaceModel,
+): Resource[] {
   const known = index?.namespaces ?? [];
   const owned = model.namespacesIn(workspace, consumer, known);
   return (owned === '*' ? known : owned).map((ns) => ({

@@ -26,7 +26,13 @@ export interface WorkspaceSpec {
 
 export interface WorkspaceObjectSelector {
   readonly workspaces?: readonly { readonly name?: string; readonly selector?: StringMap }[];
-  readonly resources?: readonly { readonly kind?: string; readonly labels?: StringMap; readonly name?: string; readonly namespace?: string; readonly cluster?: string }[];
+  readonly resources?: readonly {
+    readonly kind?: string;
+    readonly labels?: StringMap;
+    readonly name?: string;
+    readonly namespace?: string;
+    readonly cluster?: string;
+  }[];
 }
 
 export interface WorkspaceSettingsSpec {
@@ -37,7 +43,13 @@ export interface WorkspaceSettingsSpec {
     readonly federation?: {
       readonly enabled?: boolean;
       readonly hostSuffix?: string;
-      readonly serviceSelector?: readonly { readonly name?: string; readonly namespace?: string; readonly labels?: StringMap; readonly cluster?: string; readonly workspace?: string }[];
+      readonly serviceSelector?: readonly {
+        readonly name?: string;
+        readonly namespace?: string;
+        readonly labels?: StringMap;
+        readonly cluster?: string;
+        readonly workspace?: string;
+      }[];
       readonly ports?: readonly { readonly number?: number; readonly name?: string }[];
     };
     readonly eastWestGateways?: readonly EastWestGatewaySelector[];
@@ -79,7 +91,9 @@ export interface WorkspaceModel {
 function selectsWorkspace(sel: WorkspaceObjectSelector, ws: WorkspaceInfo): boolean {
   const list = sel.workspaces ?? [];
   if (list.length === 0) return false;
-  return list.some((w) => (w.name === undefined || w.name === '' || glob(w.name, ws.name)) && hasLabels(ws.labels, w.selector));
+  return list.some(
+    (w) => (w.name === undefined || w.name === '' || glob(w.name, ws.name)) && hasLabels(ws.labels, w.selector),
+  );
 }
 
 /** Whether an export/import selector's resource filter lets `object` (of `kind`) through; unknown object: by kind only. */
@@ -106,15 +120,26 @@ export function buildWorkspaceModel(
   const sorted = [...workspaces].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const ownerCache = new Map<string, string | undefined>();
   const ownsCluster = (ws: { spec: WorkspaceSpec }, cluster: string): ClusterSelectorSpec[] =>
-    (ws.spec.workloadClusters ?? []).filter((c) => glob(c.name, cluster) && hasLabels(clusterLabels.get(cluster) ?? {}, c.selector));
+    (ws.spec.workloadClusters ?? []).filter(
+      (c) => glob(c.name, cluster) && hasLabels(clusterLabels.get(cluster) ?? {}, c.selector),
+    );
   const owns = (ws: { spec: WorkspaceSpec }, cluster: string, namespace: string): boolean =>
-    ownsCluster(ws, cluster).some((c) => (c.namespaces ?? []).length === 0 || (c.namespaces ?? []).some((n) => glob(n.name, namespace) && (n.labels === undefined || Object.keys(n.labels).length === 0)));
+    ownsCluster(ws, cluster).some(
+      (c) =>
+        (c.namespaces ?? []).length === 0 ||
+        (c.namespaces ?? []).some(
+          (n) => glob(n.name, namespace) && (n.labels === undefined || Object.keys(n.labels).length === 0),
+        ),
+    );
   const workspaceOf = (cluster: string, namespace: string): string | undefined => {
     if (sorted.length === 0) return '';
     const key = `${cluster}/${namespace}`;
     if (ownerCache.has(key)) return ownerCache.get(key);
     const owners = sorted.filter((ws) => owns(ws, cluster, namespace));
-    if (owners.length > 1) problems.add({ reason: `namespace ${namespace} of cluster ${cluster} is claimed by workspaces ${owners.map((w) => w.name).join(', ')}; ${owners[0]?.name} owns it` });
+    if (owners.length > 1)
+      problems.add({
+        reason: `namespace ${namespace} of cluster ${cluster} is claimed by workspaces ${owners.map((w) => w.name).join(', ')}; ${owners[0]?.name} owns it`,
+      });
     ownerCache.set(key, owners[0]?.name);
     return owners[0]?.name;
   };
@@ -123,7 +148,11 @@ export function buildWorkspaceModel(
     const ws = workspaceOf(s.cluster, s.namespace);
     if (ws === undefined) continue;
     if (settingsOf.has(ws)) {
-      problems.add({ cluster: s.cluster, resource: `WorkspaceSettings ${s.namespace}/${s.name}`, reason: `workspace ${ws} already has WorkspaceSettings; these are ignored` });
+      problems.add({
+        cluster: s.cluster,
+        resource: `WorkspaceSettings ${s.namespace}/${s.name}`,
+        reason: `workspace ${ws} already has WorkspaceSettings; these are ignored`,
+      });
       continue;
     }
     settingsOf.set(ws, s);
@@ -135,8 +164,12 @@ export function buildWorkspaceModel(
     const exporter = byName.get(from);
     const importer = byName.get(to);
     if (!exporter || !importer) return false;
-    const exports = (exporter.settings?.spec.exportTo ?? []).some((s) => selectsWorkspace(s, importer) && allows(s, kind, object));
-    const imports = (importer.settings?.spec.importFrom ?? []).some((s) => selectsWorkspace(s, exporter) && allows(s, kind, object));
+    const exports = (exporter.settings?.spec.exportTo ?? []).some(
+      (s) => selectsWorkspace(s, importer) && allows(s, kind, object),
+    );
+    const imports = (importer.settings?.spec.importFrom ?? []).some(
+      (s) => selectsWorkspace(s, exporter) && allows(s, kind, object),
+    );
     return exports && imports;
   };
   const clustersCache = new Map<string, readonly string[]>();
@@ -147,7 +180,11 @@ export function buildWorkspaceModel(
     clustersOf: (workspace) => {
       let clusters = clustersCache.get(workspace);
       if (!clusters) {
-        clusters = [...clusterLabels.keys()].filter((c) => sorted.length === 0 || sorted.some((ws) => ws.name === workspace && ownsCluster(ws, c).length > 0)).sort();
+        clusters = [...clusterLabels.keys()]
+          .filter(
+            (c) => sorted.length === 0 || sorted.some((ws) => ws.name === workspace && ownsCluster(ws, c).length > 0),
+          )
+          .sort();
         clustersCache.set(workspace, clusters);
       }
       return clusters;
@@ -156,13 +193,25 @@ export function buildWorkspaceModel(
       const ws = byName.get(workspace);
       if (!ws) return '*';
       const selectors = ownsCluster(ws, cluster);
-      if (selectors.some((c) => (c.namespaces ?? []).length === 0 || (c.namespaces ?? []).some((n) => n.name === undefined || n.name === '*'))) return '*';
-      const explicit = selectors.flatMap((c) => (c.namespaces ?? []).flatMap((n) => (n.name && !n.name.includes('*') ? [n.name] : [])));
+      if (
+        selectors.some(
+          (c) =>
+            (c.namespaces ?? []).length === 0 ||
+            (c.namespaces ?? []).some((n) => n.name === undefined || n.name === '*'),
+        )
+      )
+        return '*';
+      const explicit = selectors.flatMap((c) =>
+        (c.namespaces ?? []).flatMap((n) => (n.name && !n.name.includes('*') ? [n.name] : [])),
+      );
       return [...new Set([...explicit, ...known])].filter((ns) => workspaceOf(cluster, ns) === workspace).sort();
     },
     visible,
     recipients: (owner, kind, object) => {
-      if (object) return sorted.length === 0 ? [''] : infos.filter((w) => visible(owner, w.name, kind, object)).map((w) => w.name);
+      if (object)
+        return sorted.length === 0
+          ? ['']
+          : infos.filter((w) => visible(owner, w.name, kind, object)).map((w) => w.name);
       const key = `${owner}\u0000${kind}`;
       let list = recipientsCache.get(key);
       if (!list) {

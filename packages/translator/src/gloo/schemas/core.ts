@@ -12,12 +12,22 @@ function openObject(properties: Record<string, JsonSchema>, extra: JsonSchema = 
 /** Validated with the `ip` format, registered by the input validator. */
 const IP: JsonSchema = { type: 'string', format: 'ip' };
 /** An IntOrString port: a number in range or a non-empty name. */
-const TARGET_PORT: JsonSchema = { type: ['integer', 'string'], if: { type: 'integer' }, then: PORT_NUMBER, else: { minLength: 1 } };
+const TARGET_PORT: JsonSchema = {
+  type: ['integer', 'string'],
+  if: { type: 'integer' },
+  then: PORT_NUMBER,
+  else: { minLength: 1 },
+};
 const OBJECT_REF = openObject({ kind: STRING, name: STRING, namespace: STRING });
 
 export const SERVICE = openObject({
   spec: openObject({
-    ports: listOf(openObject({ name: STRING, port: PORT_NUMBER, targetPort: TARGET_PORT, protocol: STRING }, { required: ['port'] })),
+    ports: listOf(
+      openObject(
+        { name: STRING, port: PORT_NUMBER, targetPort: TARGET_PORT, protocol: STRING },
+        { required: ['port'] },
+      ),
+    ),
     selector: STRING_MAP,
     type: STRING,
     externalIPs: listOf(IP),

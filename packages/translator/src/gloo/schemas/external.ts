@@ -40,7 +40,9 @@ const EXTERNAL_SERVICE_PORT = closedObject(
     name: { type: 'string', minLength: 1 },
     protocol: PROTOCOL,
     clientsideTls: CLIENT_TLS,
-    egressGatewayRoutes: unimplemented(closedObject({ portMatch: PORT_NUMBER, virtualGatewayRefs: listOf(OBJECT_REFERENCE) })),
+    egressGatewayRoutes: unimplemented(
+      closedObject({ portMatch: PORT_NUMBER, virtualGatewayRefs: listOf(OBJECT_REFERENCE) }),
+    ),
   },
   { required: ['number', 'protocol'] },
 );
@@ -59,7 +61,9 @@ export const EXTERNAL_SERVICE_SPEC = closedObject(
 export const EXTERNAL_ENDPOINT_SPEC = closedObject(
   {
     address: { type: 'string', minLength: 1 },
-    ports: listOf(closedObject({ name: { type: 'string', minLength: 1 }, number: PORT_NUMBER }, { required: ['name', 'number'] })),
+    ports: listOf(
+      closedObject({ name: { type: 'string', minLength: 1 }, number: PORT_NUMBER }, { required: ['name', 'number'] }),
+    ),
     locality: closedObject({ region: STRING, zone: STRING, subZone: STRING }),
   },
   { required: ['address'] },

@@ -20,7 +20,10 @@ export type UnimplementedEffect = 'WARNING' | 'INVALID';
  * Marks a field as accepted but not supported. `schema` still checks its shape; leave it
  * open (`{ type: 'object' }`) for a message whose inner fields Meshrelay does not read at all.
  */
-export function unimplemented(schema: JsonSchema = { type: 'object' }, effect: UnimplementedEffect = 'WARNING'): JsonSchema {
+export function unimplemented(
+  schema: JsonSchema = { type: 'object' },
+  effect: UnimplementedEffect = 'WARNING',
+): JsonSchema {
   return { ...schema, [UNIMPLEMENTED]: effect };
 }
 
@@ -58,7 +61,10 @@ export const OBJECT_SELECTOR = closedObject({
 });
 
 /** common.gloo.solo.io.PortSelector: a oneof of number or name. */
-export const PORT_SELECTOR = closedObject({ number: PORT_NUMBER, name: { type: 'string', minLength: 1 } }, { not: { required: ['number', 'name'] } });
+export const PORT_SELECTOR = closedObject(
+  { number: PORT_NUMBER, name: { type: 'string', minLength: 1 } },
+  { not: { required: ['number', 'name'] } },
+);
 
 export const DESTINATION_KIND: JsonSchema = { enum: ['SERVICE', 'VIRTUAL_DESTINATION', 'EXTERNAL_SERVICE'] };
 
@@ -81,10 +87,18 @@ export const ACCESS_DESTINATION_SELECTOR = closedObject({
 });
 
 /** common.gloo.solo.io.ObjectReference */
-export const OBJECT_REFERENCE = closedObject({ name: { type: 'string', minLength: 1 }, namespace: STRING, cluster: STRING }, { required: ['name'] });
+export const OBJECT_REFERENCE = closedObject(
+  { name: { type: 'string', minLength: 1 }, namespace: STRING, cluster: STRING },
+  { required: ['name'] },
+);
 
 /** common.gloo.solo.io.AWSLambdaReference (function destinations are not supported). */
-const AWS_LAMBDA_REFERENCE = closedObject({ cloudProvider: OBJECT_REFERENCE, function: STRING, qualifier: STRING, options: { type: 'object' } });
+const AWS_LAMBDA_REFERENCE = closedObject({
+  cloudProvider: OBJECT_REFERENCE,
+  function: STRING,
+  qualifier: STRING,
+  options: { type: 'object' },
+});
 
 /** common.gloo.solo.io.DestinationReference: a oneof of ref or awsLambda. */
 export const DESTINATION_REFERENCE = closedObject(
@@ -100,13 +114,25 @@ export const DESTINATION_REFERENCE = closedObject(
 );
 
 /** common.gloo.solo.io.WorkloadSelector */
-export const WORKLOAD_SELECTOR = closedObject({ selector: OBJECT_SELECTOR, kind: { enum: ['KUBE', 'VM'] }, port: PORT_SELECTOR });
+export const WORKLOAD_SELECTOR = closedObject({
+  selector: OBJECT_SELECTOR,
+  kind: { enum: ['KUBE', 'VM'] },
+  port: PORT_SELECTOR,
+});
 
 /** common.gloo.solo.io.RouteLabelSelector */
-export const ROUTE_LABEL_SELECTOR = closedObject({ labels: STRING_MAP, namespace: STRING, cluster: STRING, workspace: STRING });
+export const ROUTE_LABEL_SELECTOR = closedObject({
+  labels: STRING_MAP,
+  namespace: STRING,
+  cluster: STRING,
+  workspace: STRING,
+});
 
 /** common.gloo.solo.io.RouteSelector: a oneof of route or withDestinations. */
-export const ROUTE_SELECTOR = closedObject({ route: ROUTE_LABEL_SELECTOR, withDestinations: DESTINATION_SELECTOR }, { not: { required: ['route', 'withDestinations'] } });
+export const ROUTE_SELECTOR = closedObject(
+  { route: ROUTE_LABEL_SELECTOR, withDestinations: DESTINATION_SELECTOR },
+  { not: { required: ['route', 'withDestinations'] } },
+);
 
 /** common.gloo.solo.io.IdentitySelector (service accounts, external workloads, request identities). */
 export const IDENTITY_SELECTOR = closedObject({
@@ -125,8 +151,15 @@ export const STRING_MATCH = closedObject(
 export const HTTP_REQUEST_MATCHER = closedObject({
   name: STRING,
   uri: STRING_MATCH,
-  headers: listOf(closedObject({ name: { type: 'string', minLength: 1 }, value: STRING, regex: BOOLEAN, invertMatch: BOOLEAN }, { required: ['name'] })),
-  queryParameters: listOf(closedObject({ name: { type: 'string', minLength: 1 }, value: STRING, regex: BOOLEAN }, { required: ['name'] })),
+  headers: listOf(
+    closedObject(
+      { name: { type: 'string', minLength: 1 }, value: STRING, regex: BOOLEAN, invertMatch: BOOLEAN },
+      { required: ['name'] },
+    ),
+  ),
+  queryParameters: listOf(
+    closedObject({ name: { type: 'string', minLength: 1 }, value: STRING, regex: BOOLEAN }, { required: ['name'] }),
+  ),
   method: { type: 'string', pattern: '^[A-Z]+$' },
   port: PORT_NUMBER,
 });

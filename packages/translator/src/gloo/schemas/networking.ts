@@ -22,7 +22,11 @@ import {
 } from './gloo-common.ts';
 
 /** A host name as Istio accepts it in ServiceEntry/VirtualService hosts (a leading `*.` wildcard allowed). */
-export const HOST: JsonSchema = { type: 'string', pattern: '^(\\*\\.)?[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?(\\.[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)*$', maxLength: 255 };
+export const HOST: JsonSchema = {
+  type: 'string',
+  pattern: '^(\\*\\.)?[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?(\\.[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)*$',
+  maxLength: 255,
+};
 
 /** networking.gloo.solo.io.VirtualDestinationSpec.PortMapping */
 const PORT_MAPPING = closedObject(
@@ -35,7 +39,11 @@ const PORT_MAPPING = closedObject(
 );
 
 /** common.gloo.solo.io.ClientMode: a oneof of empty messages. */
-const CLIENT_MODE = closedObject({ auto: { type: 'object' }, sniRouting: { type: 'object' }, tlsTermination: { type: 'object' } });
+const CLIENT_MODE = closedObject({
+  auto: { type: 'object' },
+  sniRouting: { type: 'object' },
+  tlsTermination: { type: 'object' },
+});
 
 export const VIRTUAL_DESTINATION_SPEC = closedObject(
   {
@@ -51,7 +59,13 @@ export const VIRTUAL_DESTINATION_SPEC = closedObject(
 
 /** envoy.type.matcher.v3.RegexMatchAndSubstitute */
 const REGEX_MATCH_AND_SUBSTITUTE = closedObject(
-  { pattern: closedObject({ regex: { type: 'string', minLength: 1 }, googleRe2: { type: 'object' } }, { required: ['regex'] }), substitution: STRING },
+  {
+    pattern: closedObject(
+      { regex: { type: 'string', minLength: 1 }, googleRe2: { type: 'object' } },
+      { required: ['regex'] },
+    ),
+    substitution: STRING,
+  },
   { required: ['pattern'] },
 );
 
@@ -64,7 +78,12 @@ const FORWARD_TO_ACTION = closedObject(
     hostRewrite: STRING,
     autoHostRewrite: unimplemented(BOOLEAN),
   },
-  { allOf: [{ not: { required: ['pathRewrite', 'regexRewrite'] } }, { not: { required: ['hostRewrite', 'autoHostRewrite'] } }] },
+  {
+    allOf: [
+      { not: { required: ['pathRewrite', 'regexRewrite'] } },
+      { not: { required: ['hostRewrite', 'autoHostRewrite'] } },
+    ],
+  },
 );
 
 /** networking.gloo.solo.io.RedirectAction */
@@ -75,7 +94,10 @@ const REDIRECT_ACTION = closedObject({
 });
 
 /** networking.gloo.solo.io.DirectResponseAction */
-const DIRECT_RESPONSE_ACTION = closedObject({ status: { type: 'integer', minimum: 200, maximum: 599 }, body: STRING }, { required: ['status'] });
+const DIRECT_RESPONSE_ACTION = closedObject(
+  { status: { type: 'integer', minimum: 200, maximum: 599 }, body: STRING },
+  { required: ['status'] },
+);
 
 /** networking.gloo.solo.io.DelegateAction */
 const DELEGATE_ACTION = closedObject({

@@ -65,7 +65,10 @@ const LOCALITY = { region: { type: 'string', minLength: 1 }, zone: STRING, subZo
 const LOCALITY_MAPPING = closedObject(
   {
     from: closedObject(LOCALITY, { required: ['region'] }),
-    to: listOf(closedObject({ ...LOCALITY, weight: { type: 'integer', minimum: 0, maximum: 100 } }, { required: ['region'] }), { minItems: 1 }),
+    to: listOf(
+      closedObject({ ...LOCALITY, weight: { type: 'integer', minimum: 0, maximum: 100 } }, { required: ['region'] }),
+      { minItems: 1 },
+    ),
   },
   { required: ['from', 'to'] },
 );
@@ -76,7 +79,10 @@ export const FAILOVER_POLICY_SPEC = closedObject(
     config: closedObject(
       {
         localityMappings: listOf(LOCALITY_MAPPING),
-        priorityLabels: closedObject({ labels: listOf({ type: 'string', minLength: 1 }, { minItems: 1 }) }, { required: ['labels'] }),
+        priorityLabels: closedObject(
+          { labels: listOf({ type: 'string', minLength: 1 }, { minItems: 1 }) },
+          { required: ['labels'] },
+        ),
       },
       { not: { required: ['localityMappings', 'priorityLabels'] } },
     ),
@@ -106,7 +112,14 @@ const CONSISTENT_HASH = closedObject(
     useSourceIp: BOOLEAN,
     httpQueryParameterName: STRING,
   },
-  { oneOf: [{ required: ['httpHeaderName'] }, { required: ['httpCookie'] }, { required: ['useSourceIp'] }, { required: ['httpQueryParameterName'] }] },
+  {
+    oneOf: [
+      { required: ['httpHeaderName'] },
+      { required: ['httpCookie'] },
+      { required: ['useSourceIp'] },
+      { required: ['httpQueryParameterName'] },
+    ],
+  },
 );
 
 /** trafficcontrol.policy.gloo.solo.io/v2 LoadBalancerPolicy (policy/v2/trafficcontrol/load_balancer_policy.proto). */

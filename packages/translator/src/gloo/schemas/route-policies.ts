@@ -30,7 +30,10 @@ export const FAULT_INJECTION_POLICY_SPEC = routePolicy(
   closedObject(
     {
       delay: closedObject({ fixedDelay: DURATION, percentage: PERCENTAGE }, { required: ['fixedDelay'] }),
-      abort: closedObject({ httpStatus: { type: 'integer', minimum: 200, maximum: 599 }, percentage: PERCENTAGE }, { required: ['httpStatus'] }),
+      abort: closedObject(
+        { httpStatus: { type: 'integer', minimum: 200, maximum: 599 }, percentage: PERCENTAGE },
+        { required: ['httpStatus'] },
+      ),
     },
     { anyOf: [{ required: ['delay'] }, { required: ['abort'] }] },
   ),
@@ -63,4 +66,6 @@ export const CORS_POLICY_SPEC = routePolicy(
   }),
 );
 
-export const MIRROR_POLICY_SPEC = routePolicy(closedObject({ destination: DESTINATION_REFERENCE, percentage: PERCENTAGE }, { required: ['destination'] }));
+export const MIRROR_POLICY_SPEC = routePolicy(
+  closedObject({ destination: DESTINATION_REFERENCE, percentage: PERCENTAGE }, { required: ['destination'] }),
+);

@@ -1,11 +1,24 @@
 /** Schemas of admin.gloo.solo.io/v2 Workspace and WorkspaceSettings specs (solo-apis gloo-mesh-v2.6.x). */
-import { BOOLEAN, OBJECT_SELECTOR, PORT_SELECTOR, STRING, STRING_MAP, UINT32, closedObject, listOf, unimplemented, type JsonSchema } from './gloo-common.ts';
+import {
+  BOOLEAN,
+  OBJECT_SELECTOR,
+  PORT_SELECTOR,
+  STRING,
+  STRING_MAP,
+  UINT32,
+  closedObject,
+  listOf,
+  unimplemented,
+  type JsonSchema,
+} from './gloo-common.ts';
 
 /** common.gloo.solo.io.ClusterSelector: a cluster by name (glob) or labels, and its namespaces. */
 const CLUSTER_SELECTOR = closedObject({
   name: STRING,
   selector: STRING_MAP,
-  namespaces: listOf(closedObject({ name: STRING, configEnabled: unimplemented(BOOLEAN), labels: unimplemented(STRING_MAP) })),
+  namespaces: listOf(
+    closedObject({ name: STRING, configEnabled: unimplemented(BOOLEAN), labels: unimplemented(STRING_MAP) }),
+  ),
   configEnabled: unimplemented(BOOLEAN),
 });
 
@@ -26,10 +39,22 @@ export const RESOURCE_KINDS = [
 
 const WORKSPACE_OBJECT_SELECTOR: JsonSchema = closedObject({
   workspaces: listOf(closedObject({ name: STRING, selector: STRING_MAP })),
-  resources: listOf(closedObject({ kind: { enum: [...RESOURCE_KINDS] }, labels: STRING_MAP, name: STRING, namespace: STRING, cluster: STRING })),
+  resources: listOf(
+    closedObject({
+      kind: { enum: [...RESOURCE_KINDS] },
+      labels: STRING_MAP,
+      name: STRING,
+      namespace: STRING,
+      cluster: STRING,
+    }),
+  ),
 });
 
-const CLIENT_MODE = closedObject({ auto: { type: 'object' }, sniRouting: { type: 'object' }, tlsTermination: { type: 'object' } });
+const CLIENT_MODE = closedObject({
+  auto: { type: 'object' },
+  sniRouting: { type: 'object' },
+  tlsTermination: { type: 'object' },
+});
 
 export const WORKSPACE_SETTINGS_SPEC = closedObject({
   importFrom: listOf(WORKSPACE_OBJECT_SELECTOR),
