@@ -63,17 +63,18 @@ interface ProfileNode {
   callFrame: { functionName: string; url: string; lineNumber: number };
 }
 
-/** The functions with the most self time in a .cpuprofile, with their share of all samples. */
+/** The functions with the most self time in a .cpuprofile, with their share of the busy samples (idle left out). */
 export function topFunctions(profile: { nodes: ProfileNode[]; samples: number[] }, count = 20): string[] {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const self = new Map<string, number>();
-  for (const id of profile.samples) {
+  const busy = profile.samples.filter((id) => byId.get(id)?.callFrame.functionName !== '(idle)');
+  for (const id of busy) {
     const frame = byId.get(id)?.callFrame;
     const key = frame ? `${frame.functionName || '(anonymous)'} ${frame.url.replace(/^.*\/(packages|node_modules)\//, '$1/')}:${frame.lineNumber + 1}` : '?';
     self.set(key, (self.get(key) ?? 0) + 1);
   }
-  const total = profile.samples.length;
-  return [...self].sort((a, b) => b[1] - a[1]).slice(0, count).map(([key, n]) => `${((100 * n) / total).toFixed(1)} % ${key}`);
+  const total = busy.length;
+  return [`${busy.length} busy samples of ${profile.samples.length}`, ...[...self].sort((a, b) => b[1] - a[1]).slice(0, count).map(([key, n]) => `${((100 * n) / total).toFixed(1)} % ${key}`)];
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
