@@ -6,7 +6,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 
 /** Sections in the order they appear in the file; unknown ids go last. */
-const ORDER = ['in-process', 'agent-apply', 'tier-S', 'tier-M', 'tier-L', 'tier-custom'];
+const ORDER = ['in-process', 'agent-apply', 'tier-S', 'tier-M', 'tier-M-staggered', 'tier-L', 'tier-custom'];
 
 const open = (id: string) => `<!-- bench-section:${id} -->`;
 const close = (id: string) => `<!-- /bench-section:${id} -->`;

@@ -73,6 +73,8 @@ export interface TierOptions {
   readonly footprintIdleSeconds: number;
   readonly footprintSettleMs: number;
   readonly resultsPath: string;
+  /** Section of the results file to write (default tier-<T>, or tier-custom for a custom shape). */
+  readonly resultsSection: string | undefined;
   readonly serverFlags: readonly string[];
   /** Clusters running a real `meshrelay-agent` (at most all but one: the one-endpoint changes need a relay client). */
   readonly realAgents: readonly string[];
@@ -89,6 +91,13 @@ function wholeNumber(flag: string, raw: string | undefined, fallback: number, mi
   return n;
 }
 
+/** A results section id (letters, digits, dashes), e.g. tier-M-staggered for a second run of a tier with other flags. */
+function sectionId(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^[\w-]+$/.test(raw)) throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `--results-section: "${raw}" is not made of letters, digits and dashes`);
+  return raw;
+}
+
 /** Parses the tier bench's flags; throws MESHRELAY_ERR_INVALID_ARGUMENT naming the bad one. */
 export function parseTierOptions(argv: readonly string[]): TierOptions {
   const { values } = parseArgs({
@@ -96,7 +105,7 @@ export function parseTierOptions(argv: readonly string[]): TierOptions {
     options: {
       tier: { type: 'string' }, clusters: { type: 'string' }, services: { type: 'string' }, endpoints: { type: 'string' }, nodes: { type: 'string' },
       changes: { type: 'string' }, 'baseline-changes': { type: 'string' }, processes: { type: 'string' }, 'phase-timeout': { type: 'string' },
-      'settle-ms': { type: 'string' }, 'real-agents': { type: 'string' }, 'kind-changes': { type: 'string' }, 'stagger-seconds': { type: 'string' }, 'footprint-idle-seconds': { type: 'string' }, 'footprint-settle-ms': { type: 'string' }, results: { type: 'string' },
+      'settle-ms': { type: 'string' }, 'results-section': { type: 'string' }, 'real-agents': { type: 'string' }, 'kind-changes': { type: 'string' }, 'stagger-seconds': { type: 'string' }, 'footprint-idle-seconds': { type: 'string' }, 'footprint-settle-ms': { type: 'string' }, results: { type: 'string' },
     },
   });
   const tier = (values.tier ?? '').toUpperCase();
@@ -125,6 +134,7 @@ export function parseTierOptions(argv: readonly string[]): TierOptions {
     footprintIdleSeconds: wholeNumber('footprint-idle-seconds', values['footprint-idle-seconds'], 30),
     footprintSettleMs: wholeNumber('footprint-settle-ms', values['footprint-settle-ms'], 10_000),
     resultsPath: values.results ?? DEFAULT_RESULTS,
+    resultsSection: sectionId(values['results-section']),
     serverFlags: loopbackPeerFlags(shape.clusters),
     realAgents: realIndexes.map(clusterName),
     realAgentIndexes: realIndexes,
@@ -183,7 +193,7 @@ export async function runTier(argv: readonly string[]): Promise<string> {
     footprint = await runner.run('agent footprint (one real agent process)', () => measureAgentFootprint(options.shape, options.footprintIdleSeconds, { settleMs: options.footprintSettleMs }), { always: true });
   }
   const markdown = renderTierSection({ options, argv, startedAt, machine, loadAverage1mAtEnd: loadavg()[0] ?? 0, workload, live, baseline, footprint, phases: runner.records, stoppedAt: runner.stoppedAt });
-  writeResultsSection(options.resultsPath, options.custom ? 'tier-custom' : `tier-${options.tier}`, markdown);
+  writeResultsSection(options.resultsPath, options.resultsSection ?? (options.custom ? 'tier-custom' : `tier-${options.tier}`), markdown);
   console.log(markdown);
   console.error(`wrote ${options.resultsPath}`);
   return markdown;
