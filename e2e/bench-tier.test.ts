@@ -107,7 +107,7 @@ test('given a results file with an in-process section, when the tier bench runs 
   assert.match(figure(section, '… changes that sent bytes to an agent whose output did not change'), /^0$/);
   assert.match(
     figure(section, 'staggered cold start'),
-    /^\d+ ms \(real agents \d+ ms; last input accepted \d+ ms into the window\)$/,
+    /^\d+ ms \(real agents \d+ ms; the last cluster started \d+ ms into the window, the server accepted the last input \d+ ms into it\)$/,
   );
   assert.match(
     figure(section, 'server RSS, sampled every 500 ms'),

@@ -107,7 +107,7 @@ export function wholePathLines(r: TierReport): string[] {
     '',
     '| figure | measured | baseline (same run) | ratio |',
     '|---|---|---|---:|',
-    row(`staggered cold start: inputs arriving evenly over ${r.options.staggerSeconds} s → every agent holds its complete output, after the last arrival`, st ? `${ms(st.completeAfterLastArrivalMs)} (real agents ${ms(st.realCompleteAfterLastArrivalMs)}; last input accepted ${ms(st.lastArrivalMs)} into the window)` : r.options.staggerSeconds === 0 ? 'not run (`--stagger-seconds 0`: every input at once)' : '–', `naive cold recompute + full resend ${ms(naiveCold)}`, times(st?.completeAfterLastArrivalMs, naiveCold)),
+    row(`staggered cold start: inputs arriving evenly over ${r.options.staggerSeconds} s → every agent holds its complete output, after the last arrival`, st ? `${ms(st.completeAfterLastArrivalMs)} (real agents ${ms(st.realCompleteAfterLastArrivalMs)}; the last cluster started ${ms(st.lastArrivalMs)} into the window, the server accepted the last input ${ms(st.lastAcceptedMs)} into it)` : r.options.staggerSeconds === 0 ? 'not run (`--stagger-seconds 0`: every input at once)' : '–', `naive cold recompute + full resend ${ms(naiveCold)}`, times(st?.completeAfterLastArrivalMs, naiveCold)),
     ...kindRows(r, 'address', address),
     ...kindRows(r, 'readiness', readiness),
     row('server RSS, sampled every 500 ms over the whole run', rss ? `high-water (VmHWM) ${mib(rss.hwmKiB * 1024)}, first read during "${rss.hwmPhase}"; highest sample ${mib(rss.maxRssKiB * 1024)} during "${rss.maxPhase}", ${rss.maxAtSeconds.toFixed(0)} s into the run (${rss.samples} samples)` : '–', `settled ${mib(live.settledMemory?.rssBytes)}`, times(rss ? rss.hwmKiB * 1024 : undefined, live.settledMemory?.rssBytes)),

@@ -18,8 +18,10 @@ import { profiled } from './server-profile.ts';
 
 export interface StaggeredStart {
   readonly windowMs: number;
-  /** From the start of the window: the last cluster's first input accepted by the server. */
+  /** From the start of the window: the last cluster started (its relay client offered its input, or its agent process began discovery). */
   readonly lastArrivalMs: number;
+  /** From the start of the window: the server accepted the last cluster's first input (its ack; intake can lag far behind the arrivals). */
+  readonly lastAcceptedMs: number;
   /** From the last arrival until every agent applied an output built from every initial input. */
   readonly completeAfterLastArrivalMs: number;
   /** The same for the real agents only. */
@@ -40,16 +42,18 @@ export async function staggeredStart(fleet: Fleet, real: RealAgents | undefined,
     if (real?.has(name) === true) real.start(name);
     else fleet.startClients([name]);
   }
+  const lastArrival = Date.now();
   const arrived = (n: string) => fleet.of('acked').find((e) => e.cluster === n && e.accepted)?.at;
   const complete = (n: string) => fleet.of('applied').find((e) => e.cluster === n && e.provenance === expected)?.at;
   const progress = () => `every agent applied an output built from all ${names.length} inputs (by then ${names.filter((n) => arrived(n) !== undefined).length} inputs accepted, ${names.filter((n) => complete(n) !== undefined).length} agents complete)`;
   await fleet.waitUntil(() => names.every((n) => arrived(n) !== undefined && complete(n) !== undefined), progress, signal);
-  const lastArrival = Math.max(...names.map((n) => arrived(n) as number));
+  const lastAccepted = Math.max(...names.map((n) => arrived(n) as number));
   const first = (n: string) => fleet.of('applied').find((e) => e.cluster === n)?.at ?? Number.NaN;
   const realNames = real?.clusters ?? [];
   return {
     windowMs,
     lastArrivalMs: lastArrival - startedAt,
+    lastAcceptedMs: lastAccepted - startedAt,
     completeAfterLastArrivalMs: Math.max(...names.map((n) => complete(n) as number)) - lastArrival,
     realCompleteAfterLastArrivalMs: realNames.length > 0 ? Math.max(...realNames.map((n) => complete(n) as number)) - lastArrival : undefined,
     firstOutputMs: Math.max(...names.map(first)) - startedAt,
