@@ -51,8 +51,8 @@ export function keepEncoding(value: object, encoding: string): void {
  * Remembers that the deep-frozen canonical copy `value` enumerates its keys, at every depth, in
  * canonical order, so `JSON.stringify(value)` is its canonical encoding: the encoding is written
  * again when asked for instead of kept. Inputs are held this way (see `stringifiesCanonically`):
- * at tier M the texts kept with the 600 k resources of 50 inputs held 290 MB, and writing one
- * input of 12 k resources again takes native stringifies (13–16 ms), not a canonical encode.
+ * kept texts of large inputs cost much memory, and writing an input again takes native
+ * stringifies, not a canonical encode (see docs/design/decisions/README.md#inputs-restringified).
  */
 export function keepStringifiable(value: object): void {
   stringifiable.add(value);

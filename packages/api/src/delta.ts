@@ -168,7 +168,8 @@ function heldEncoding(r: Resource): string {
 /**
  * Takes the resources of a full snapshot a receiver holds as the base of later deltas: each is
  * frozen and its received text remembered as its encoding, so the first delta against it
- * encodes nothing it did not change (at tier M, encoding a 7 MiB output took most of a second).
+ * encodes nothing it did not change (encoding a large output is slow; see
+ * docs/design/decisions/README.md#delta-base-keeps-received-text).
  * `texts` must be the snapshot's resource texts as received (AssembledSnapshot.texts) of a
  * snapshot whose hash was checked; gives the event loop turns.
  */

@@ -13,7 +13,8 @@ const undecodable = (message: string) => new MeshrelayError('MESHRELAY_ERR_SNAPS
 /**
  * Parses a snapshot's JSON array of resources one resource at a time, giving
  * the event loop a turn every ~20 ms (LoopSlicer), so a 16 MiB snapshot does not
- * hold heartbeats up (one JSON.parse of it takes 100–200 ms). The scanner that finds each resource's end also measures its
+ * hold heartbeats up (one JSON.parse of it would; see
+ * docs/design/decisions/README.md#sliced-resource-parse). The scanner that finds each resource's end also measures its
  * nesting: a resource nested deeper than maxDepth is refused naming it, before
  * anything recursive (canonical encoding, validation) could overflow the stack.
  * With `texts`, each resource's JSON text is pushed onto it, in order.

@@ -96,8 +96,9 @@ let encodedCount = 0;
  * The deep-frozen canonical copy of `resource` (keys in canonical order, `undefined` members
  * gone): `resource` itself when it is already one, else a copy made through its canonical
  * encoding, which is kept with the copy unless it links parts kept elsewhere (see
- * CanonicalCopy.shared: at tier M, the 5,000 ServiceEntries of the outputs link their endpoint
- * groups, and kept and flattened by the wire, Redis and hashing they held 352 MB of private copies);
+ * CanonicalCopy.shared: the ServiceEntries of the outputs link their endpoint groups, and kept
+ * and flattened by the wire, Redis and hashing they would hold private copies of them; see
+ * docs/design/decisions/README.md#shared-encoding-parts);
  * `resourceEncoding` joins such an encoding again from its parts. Does not mutate its argument.
  * Frozen canonical parts of `resource` (e.g. the spec of another canonical resource) are shared
  * and not re-encoded; `keepParts` remembers the encodings of the copy's larger parts for the next

@@ -2,8 +2,9 @@
 import { enableCompileCache } from 'node:module';
 
 // Keep stripped and compiled modules between starts (keyed by source hash; see the agent's
-// binary): a restarted server loads its code in ~0.5 s instead of ~0.8 s and never loads the
-// TypeScript transpiler when its sources did not change, which shortens a reconnect storm.
+// binary): a restarted server loads its code faster and never loads the
+// TypeScript transpiler when its sources did not change, which shortens a reconnect storm
+// (see docs/design/decisions/README.md#compile-cache).
 enableCompileCache(new URL('../.compile-cache', import.meta.url).pathname);
 // On Linux the server runs with a fixed glibc mmap threshold (see allocator-tuning.ts): this
 // starts the process once more, with the same id and arguments, before anything else is loaded.

@@ -4,10 +4,10 @@
  * glibc serves an allocation above its mmap threshold with its own mapping, returned on free,
  * and everything below it from the main heap, which gives memory back only from its top. The
  * threshold starts at 128 KiB but rises to the size of each large block freed (up to 32 MiB).
- * After a cold start (50 input snapshots of ~6 MiB received in 256 KiB chunks, written to
- * Redis, 50 outputs encoded) it sits in the megabytes, so every snapshot-sized buffer lands in
- * the main heap. Once they are freed, a few live allocations above them pin the holes: a tier M
- * server settled with 440 MiB free inside glibc's heap, more than half of its own live data.
+ * After a cold start (input snapshots received in chunks, written to Redis, outputs encoded) it
+ * sits in the megabytes, so every snapshot-sized buffer lands in the main heap. Once they are
+ * freed, a few live allocations above them pin the holes, and a large share of the heap stays
+ * free but held (see docs/design/decisions/README.md#allocator-mmap-threshold).
  *
  * A fixed threshold stops the rise: buffers from 256 KiB up (every snapshot chunk, Redis value,
  * encoded output) get their own mapping and return it when freed. The setting has to be in the

@@ -41,8 +41,8 @@ const RECORD_PIECE_CHARS = 64 * 1024;
 /**
  * The record of `input` as JSON, in pieces: its resources spliced in from their canonical
  * encodings (kept with the snapshot). Equal to JSON.stringify of the record, without a multi-MB
- * stringify, string or buffer (at tier M a record is 5.7 MiB, and one change of a cluster writes
- * its record): pieces are made between turns of the event loop, as the writer takes them.
+ * stringify, string or buffer (a record is several MiB, and one change of a cluster writes its
+ * record; see docs/design/decisions/README.md#carried-contributions-background): pieces are made between turns of the event loop, as the writer takes them.
  */
 async function* recordBody(input: InputSnapshot): AsyncGenerator<string> {
   const head = JSON.stringify({
@@ -109,8 +109,9 @@ export class CarriedContributions {
   /**
    * Keeps a copy of each admitted input whose hash differs from the kept one (this also ends a
    * release). The copies are written in the background, one record at a time, the latest input
-   * of each cluster only: a translation does not wait for them (after a cold start at tier M
-   * that is 50 records of 5.7 MiB, ~2 s of work a change would otherwise queue behind). The
+   * of each cluster only: a translation does not wait for them (after a cold start that is
+   * every cluster's record, seconds of work a change would otherwise queue behind; see
+   * docs/design/decisions/README.md#carried-contributions-background). The
    * promise resolves once everything queued so far is written (see `settled`); a failed write
    * is logged, and the cluster's next input is written again.
    */

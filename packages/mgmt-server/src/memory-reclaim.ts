@@ -3,7 +3,8 @@
 // V8 sizes the heap for the allocation rate it last saw. After a cold start at tier M (50 input
 // snapshots adopted, stored and translated, their records kept) the heap holds twice its live
 // size in garbage, and with nothing allocating afterwards no collection comes to take it back:
-// a real server sat at 2.5 GB RSS of which 1.1 GB was garbage. Once the event loop has been
+// a real server sat with much of its RSS as garbage (see
+// docs/design/decisions/README.md#idle-memory-reclaim). Once the event loop has been
 // mostly idle and the heap has not grown for a while, and the heap has grown by a large amount
 // since the last reclaim, one full collection returns it. Growth that turns out to be live
 // raises the baseline instead, so a larger mesh does not cause a collection on every idle spell.

@@ -402,7 +402,8 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
 /**
  * The Istio output validator with every output schema compiled (each kind's,
  * and the per-endpoint one shared ServiceEntry endpoints are checked against).
- * Compiling takes ~0.4 s of CPU; done here, before the relay port opens, it is
+ * Compiling takes noticeable CPU (see
+ * docs/design/decisions/README.md#output-validator-compiled-at-start); done here, before the relay port opens, it is
  * not part of the first translation while agents' streams wait on heartbeats.
  */
 /** How long a starting server waits for Redis before it serves without it (DESIGN §7: Redis down). */

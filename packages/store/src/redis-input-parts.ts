@@ -20,7 +20,7 @@ import { parseObject } from './redis-output-parts.ts';
 /**
  * Inputs in Redis as one hash per cluster (format 2), as outputs are (redis-output-parts.ts): a
  * field per resource (`r:` + resourceId, its canonical encoding), `#hash` and `#header` (format,
- * cluster, epoch, generation, hash, writing replica). A change of one endpoint in a 5.7 MiB input
+ * cluster, epoch, generation, hash, writing replica). A change of one endpoint in a multi-MiB input
  * is written as its two changed resources, not as the whole value. The version key beside it
  * (epoch, generation, resume) and the newer-wins rules are those of the format-1 value, which is
  * still read, and which the next write deletes. Reads rebuild the snapshot and check its hash, so
@@ -37,7 +37,8 @@ const HEADER_FIELD = '#header';
  * ARGV: [1] epoch, [2] generation, [3] mode ('put', 'fill', or 'force' = no version compare),
  * [4] channel, [5] message, [6] resume, [7] base hash ('' = whole input), [8] hash, [9] header,
  * [10] number of deleted fields, the deleted fields, then field/value pairs (set 500 pairs per HSET:
- * a whole input is 12 k resources at scale, and one call per field cost a third of its write).
+ * a whole input is thousands of resources, and one call per field slowed its write noticeably;
+ * see docs/design/decisions/README.md#redis-input-hash).
  * The compare is writeInput's (redis-commands.ts): the small version hash decides, else the held
  * header. Returns 1 written, 0 current (a 'fill' of the version held), -1 Redis does not hold the
  * base (the writer writes the whole input), or {'parts', fields} / {'value', text}: what Redis

@@ -34,7 +34,8 @@ const BULK_TIMEOUT_FACTOR = 5;
  * several MiB each, which the server makes in the background) and one subscribed to the change
  * channel (a subscribed connection cannot run commands). Commands on one connection run in the
  * order they were sent, so a backlog of output writes on the command connection would hold up
- * an input write that an agent's ack waits for (at tier M, after a cold start, by 1–2 s); on
+ * an input write that an agent's ack waits for (after a cold start, by seconds; see
+ * docs/design/decisions/README.md#redis-bulk-connection); on
  * their own connection, Redis interleaves the two. All reconnect on their own; the subscription
  * is renewed on each reconnect, and this replica's own messages are filtered out.
  */

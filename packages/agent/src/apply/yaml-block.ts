@@ -1,7 +1,7 @@
 /**
  * Block-style YAML for JSON values (what a resource is): objects as `key: value` lines, arrays as
- * `- item` lines, empty ones inline (`{}`, `[]`). A general YAML library spends ~14 ms on one
- * 18 KB ServiceEntry; this writes the same document in a fraction of that, which is what lets a
+ * `- item` lines, empty ones inline (`{}`, `[]`). A general YAML library is many times slower on
+ * a large ServiceEntry (see docs/design/decisions/README.md#agent-yaml-writer); this writer is what lets a
  * changed resource be written at the cost of the change.
  *
  * Strings are written plain only when no YAML 1.1 or 1.2 reader can take them for anything else
