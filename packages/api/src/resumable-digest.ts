@@ -3,8 +3,8 @@
  * joined by `,` + `]`: what a snapshot's `hash` and `bytes` describe), computed in pieces and
  * with checkpoints of the hash state along the way. A later list that starts with the same
  * resources (the same frozen objects) resumes from the last checkpoint before its first
- * difference instead of hashing its whole encoding again: at tier M an output is ~7 MiB of
- * text, and a change rebuilds it around one ServiceEntry.
+ * difference instead of hashing its whole encoding again: an output is megabytes of text, and a
+ * change rebuilds it around one ServiceEntry (see docs/design/decisions/README.md#resumable-digest).
  */
 import { createHash, type Hash } from 'node:crypto';
 import { LoopSlicer } from './loop-slicer.ts';
@@ -57,7 +57,10 @@ export function digestResourceList(
   }
 }
 
-/** digestResourceList giving the event loop a turn when `slicer` says one is due (a held input of 12 k resources is ~6 MiB of text). */
+/**
+ * digestResourceList giving the event loop a turn when `slicer` says one is due (a held input is
+ * megabytes of text; see docs/design/decisions/README.md#resumable-digest).
+ */
 export async function digestResourceListInSlices(
   resources: readonly Resource[],
   pieces: Pieces,

@@ -20,8 +20,9 @@ import {
  * The snapshot builders of snapshot.ts, done in slices that give the event loop
  * a turn every ~20 ms (LoopSlicer). They give exactly what buildInputSnapshot,
  * buildOutputSnapshot and encodeResources give (same copies, order, freezing,
- * hash and errors), for the large snapshots a relay stream takes in: a 16 MiB
- * snapshot of ~45 k resources costs seconds of encoding, which must not hold
+ * hash and errors), for the large snapshots a relay stream takes in: encoding a
+ * full-size snapshot costs seconds (see
+ * docs/design/decisions/README.md#sliced-encoding), which must not hold
  * heartbeats, acks and the HTTP API up. No single step is long (each resource
  * is encoded, copied and frozen on its own), so no worker thread is needed.
  * Each resource goes through snapshot.ts's one-pass canonical copy

@@ -7,8 +7,9 @@ const MAX_SHARED_LENGTH = 64;
 /**
  * One instance of each short string value, for the objects of one parsed text. JSON.parse gives
  * every value its own string: a pod's IP is held three times (the pod's podIP, its podIPs entry
- * and the EndpointSlice address) and each node name once per pod and endpoint, a large share of
- * the server's heap (see docs/design/decisions/README.md#string-pool). Property names need no pool: V8 internalizes them.
+ * and the EndpointSlice address) and each node name many thousands of times, a large share of the
+ * server's heap (see docs/design/decisions/README.md#string-pool). Property names need no pool: V8
+ * internalizes them.
  * A pool lives as long as the walk that uses it, so it keeps nothing alive by itself.
  */
 export class StringPool {

@@ -39,10 +39,11 @@ const RECORD_HEAD =
 const RECORD_PIECE_CHARS = 64 * 1024;
 
 /**
- * The record of `input` as JSON, in pieces: its resources spliced in from their canonical
- * encodings (kept with the snapshot). Equal to JSON.stringify of the record, without a multi-MB
- * stringify, string or buffer (a record is several MiB, and one change of a cluster writes its
- * record; see docs/design/decisions/README.md#carried-contributions-background): pieces are made between turns of the event loop, as the writer takes them.
+ * The record of `input` as JSON, in pieces: its resources spliced in from their canonical encodings
+ * (kept with the snapshot). Equal to JSON.stringify of the record, without a multi-MB stringify,
+ * string or buffer (a record is several MiB, and one change of a cluster writes its record; see
+ * docs/design/decisions/README.md#carried-contributions-background): pieces are made between turns
+ * of the event loop, as the writer takes them.
  */
 async function* recordBody(input: InputSnapshot): AsyncGenerator<string> {
   const head = JSON.stringify({

@@ -490,8 +490,9 @@ class RedisSnapshotStore implements SnapshotStore {
 
   /**
    * Whether Redis already holds exactly what memory holds for the cluster: a fill then sends
-   * nothing (a write-back would otherwise send every input and output again after one write
-   * that merely timed out; see docs/design/decisions/README.md#redis-fill-check). A failed check answers no: the fill then decides.
+   * nothing (a write-back would otherwise send every input and output again after one write that
+   * merely timed out; see docs/design/decisions/README.md#redis-fill-check). A failed check answers
+   * no: the fill then decides.
    */
   async #holds<T>(table: Table<T>, cluster: string): Promise<boolean> {
     const snapshot = table.memory.get(cluster);

@@ -48,8 +48,9 @@ export interface TestPkiOptions {
 export const TEST_TRUST_DOMAIN = 'meshrelay.test';
 const DEFAULT_LIFETIME_SECONDS = 86_400;
 
-// RSA keygen is slow (see docs/design/decisions/README.md#test-key-pool); keys are reused across calls in this process (certificates are not,
-// so each call gets fresh serials and uids). Slots: CA, server, foreign CA, foreign client, clients.
+// RSA keygen is slow (see docs/design/decisions/README.md#test-key-pool); keys are reused across
+// calls in this process (certificates are not, so each call gets fresh serials and uids). Slots:
+// CA, server, foreign CA, foreign client, clients.
 const keyPool: KeyPair[] = [];
 const SLOT = { ca: 0, server: 1, foreignCa: 2, foreignClient: 3, firstClient: 4 } as const;
 
