@@ -156,7 +156,8 @@ export class CarriedContributions {
   async #keep(input: InputSnapshot): Promise<void> {
     if (this.#remembered.get(input.cluster) === input.hash) return;
     // A replica that just started knows nothing yet: it looks at the kept record first, so a
-    // restart does not write every cluster's whole input again (at tier M 50 × 5.7 MiB).
+    // restart does not write every cluster's whole input again (see
+    // docs/design/decisions/README.md#carried-contributions-background).
     if (!this.#remembered.has(input.cluster) && (await this.#keptUnreleasedHash(input.cluster)) === input.hash) {
       this.#remembered.set(input.cluster, input.hash);
       return;

@@ -109,8 +109,9 @@ export async function decodeInput(raw: string, cluster: string): Promise<Decoded
   }
   const init = { cluster, epoch, generation, resources: resourcesOf(value) };
   // The stored resources are their canonical encoding: when they hash to the stored hash, they are
-  // taken as they are (a restarted server decodes every input; copying and re-encoding 600 k
-  // resources took most of its restart at tier M). Else the ordinary build says what is wrong.
+  // taken as they are (a restarted server decodes every input, and copying and re-encoding them
+  // took most of its restart; see docs/design/decisions/README.md#adopt-stored-inputs). Else the
+  // ordinary build says what is wrong.
   const snapshot =
     (await adoptCanonicalInputSnapshot(init, texts, value.hash as string, slicer)) ??
     (await rebuild(cluster, () => buildInputSnapshotInSlices(init, slicer)));
