@@ -37,7 +37,13 @@ export class Fleet {
       child.once('exit', (code, signal) => (fleet.#exited ??= `a load generator exited (${code ?? signal})`));
       fleet.#children.push(child);
     }
-    await fleet.waitUntil(() => fleet.of('ready').length === fleet.#children.length, 'every load generator generated its inputs', options.signal);
+    try {
+      await fleet.waitUntil(() => fleet.of('ready').length === fleet.#children.length, 'every load generator generated its inputs', options.signal);
+    } catch (err) {
+      // Nobody else holds the fleet yet: stop its processes, or they outlive the bench.
+      await fleet.stop();
+      throw err;
+    }
     return fleet;
   }
 
