@@ -58,6 +58,9 @@ export interface TranslationStatus {
  * The VirtualDestination keys an input declares, computed once per snapshot (snapshots are
  * immutable; at scale a scan of every input's resources on every run costs more than the change).
  */
+/** Workspaces when the loop is given none (one implicit global workspace). */
+const NO_WORKSPACES: readonly Resource[] = Object.freeze([]);
+
 const destinationKeys = new WeakMap<InputSnapshot, readonly string[]>();
 
 function destinationKeysOf(input: InputSnapshot): readonly string[] {
@@ -281,7 +284,8 @@ export class TranslationLoop {
     }));
     // A trigger that changed nothing translation reads (an agent's ack of a write that a run already
     // took in, a condition in the registry) would give the last run's result again: skip it.
-    const workspaces = this.#o.workspaces?.() ?? [];
+    // The same array by identity from run to run: a run whose inputs did not change is skipped.
+    const workspaces = this.#o.workspaces?.() ?? NO_WORKSPACES;
     const run: RunInputs = {
       inputs,
       stale: staleClusters,
