@@ -34,13 +34,21 @@ function serviceEntry(i: number, endpoints: number, seed: number): Resource {
   return {
     apiVersion: 'networking.istio.io/v1',
     kind: 'ServiceEntry',
-    metadata: { name: `svc-${String(i).padStart(4, '0')}`, namespace: 'meshrelay-imports', labels: { 'meshrelay.io/owned-by': 'meshrelay' } },
+    metadata: {
+      name: `svc-${String(i).padStart(4, '0')}`,
+      namespace: 'meshrelay-imports',
+      labels: { 'meshrelay.io/owned-by': 'meshrelay' },
+    },
     spec: {
       hosts: [`svc-${i}.global`],
       location: 'MESH_INTERNAL',
       resolution: 'STATIC',
       ports: [{ number: 9080, name: 'http', protocol: 'HTTP' }],
-      endpoints: Array.from({ length: endpoints }, (_, e) => ({ address: `10.${(i >> 8) & 255}.${i & 255}.${(e + seed) % 250}`, ports: { http: 15443 + (e % 7) }, weight: 1 + ((e * 7 + seed) % 13) })),
+      endpoints: Array.from({ length: endpoints }, (_, e) => ({
+        address: `10.${(i >> 8) & 255}.${i & 255}.${(e + seed) % 250}`,
+        ports: { http: 15443 + (e % 7) },
+        weight: 1 + ((e * 7 + seed) % 13),
+      })),
     },
   };
 }
@@ -48,7 +56,10 @@ function serviceEntry(i: number, endpoints: number, seed: number): Resource {
 /** Changes applied after the first in each run. */
 const STEADY_CHANGES = 4;
 
-function outputs({ resources: RESOURCES, bytes: BYTES }: AgentApplyOptions): { first: OutputSnapshot; changes: OutputSnapshot[] } {
+function outputs({ resources: RESOURCES, bytes: BYTES }: AgentApplyOptions): {
+  first: OutputSnapshot;
+  changes: OutputSnapshot[];
+} {
   const perResource = BYTES / RESOURCES;
   const endpoints = Math.max(1, Math.round(perResource / 62));
   const resources = Array.from({ length: RESOURCES }, (_, i) => serviceEntry(i, endpoints, 0));
@@ -93,7 +104,12 @@ export interface AgentApplyReport {
 export async function fullApplyCpuMs(output: OutputSnapshot): Promise<number> {
   const root = await mkdtemp(path.join(tmpdir(), 'meshrelay-agent-apply-'));
   try {
-    const writer = new FileOutputWriter({ cluster: output.cluster, outputDir: path.join(root, 'out'), stateDir: path.join(root, 'state'), logger: pino({ level: 'silent' }) });
+    const writer = new FileOutputWriter({
+      cluster: output.cluster,
+      outputDir: path.join(root, 'out'),
+      stateDir: path.join(root, 'state'),
+      logger: pino({ level: 'silent' }),
+    });
     const start = process.cpuUsage();
     await writer.apply(output);
     const used = cpuMs(start);
@@ -114,7 +130,12 @@ export async function measureAgentApply(options: AgentApplyOptions = AGENT_APPLY
   for (let run = 0; run < options.runs; run++) {
     const root = await mkdtemp(path.join(tmpdir(), 'meshrelay-agent-apply-'));
     try {
-      const writer = new FileOutputWriter({ cluster: 'east', outputDir: path.join(root, 'out'), stateDir: path.join(root, 'state'), logger });
+      const writer = new FileOutputWriter({
+        cluster: 'east',
+        outputDir: path.join(root, 'out'),
+        stateDir: path.join(root, 'state'),
+        logger,
+      });
       let start = process.cpuUsage();
       await writer.apply(first);
       full.push(cpuMs(start));
@@ -168,7 +189,11 @@ async function main(): Promise<void> {
       runs: { type: 'string', default: String(AGENT_APPLY_DEFAULTS.runs) },
     },
   });
-  const report = await measureAgentApply({ resources: Number(values.resources), bytes: Number(values.bytes), runs: Number(values.runs) });
+  const report = await measureAgentApply({
+    resources: Number(values.resources),
+    bytes: Number(values.bytes),
+    runs: Number(values.runs),
+  });
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
 }
 

@@ -31,7 +31,6 @@ import { TIERS, generateWorkload, type WorkloadShape } from './workload.ts';
 
 export const AGENT_BIN = fileURLToPath(new URL('../packages/agent/bin/meshrelay-agent.js', import.meta.url));
 
-
 /** Groups a cluster's resources into manifest files the way an operator's repository would. */
 export function manifestFiles(resources: readonly Resource[]): Map<string, Resource[]> {
   const files = new Map<string, Resource[]>();
@@ -86,13 +85,22 @@ export interface AgentFootprint {
 
 /** `meshrelay-agent --help`: loads (and so compiles into the binary's compile cache) every module a start loads. */
 export async function warmCompileCache(): Promise<void> {
-  const help = await spawnProcess({ command: process.execPath, args: [AGENT_BIN, '--help'], name: 'meshrelay-agent --help' });
+  const help = await spawnProcess({
+    command: process.execPath,
+    args: [AGENT_BIN, '--help'],
+    name: 'meshrelay-agent --help',
+  });
   const { code, signal } = await help.exited;
-  if (code !== 0) throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `meshrelay-agent --help exited with ${String(code ?? signal)}`);
+  if (code !== 0)
+    throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `meshrelay-agent --help exited with ${String(code ?? signal)}`);
 }
 
 /** Runs one agent on the first cluster of `shape` (see the file comment); `settleMs` before the idle window. */
-export async function measureAgentFootprint(shape: WorkloadShape, idleSeconds: number, options: { settleMs?: number; keep?: boolean } = {}): Promise<AgentFootprint> {
+export async function measureAgentFootprint(
+  shape: WorkloadShape,
+  idleSeconds: number,
+  options: { settleMs?: number; keep?: boolean } = {},
+): Promise<AgentFootprint> {
   const workload = generateWorkload({ ...shape, clusters: 1 });
   const input = [...workload.inputs.values()][0];
   if (!input) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', 'the workload has no cluster');
@@ -100,19 +108,47 @@ export async function measureAgentFootprint(shape: WorkloadShape, idleSeconds: n
   try {
     const manifests = path.join(root, 'manifests');
     const fileCount = await writeManifests(manifests, input.resources);
-    console.error(`agent footprint: ${input.resources.length} resources in ${fileCount} files (${(input.bytes / 1e6).toFixed(1)} MB canonical)`);
+    console.error(
+      `agent footprint: ${input.resources.length} resources in ${fileCount} files (${(input.bytes / 1e6).toFixed(1)} MB canonical)`,
+    );
     await warmCompileCache();
     const spawnedAt = performance.now();
     const agent = await spawnProcess({
       command: process.execPath,
-      args: [AGENT_BIN, '--cluster', input.cluster, '--manifests-dir', manifests, '--output-dir', path.join(root, 'out'), '--state-dir', path.join(root, 'state'), '--server-address', 'localhost:1', '--token', 'unused', '--health-port', '0', '--access-log-port', '0', '--log-level', 'info'],
+      args: [
+        AGENT_BIN,
+        '--cluster',
+        input.cluster,
+        '--manifests-dir',
+        manifests,
+        '--output-dir',
+        path.join(root, 'out'),
+        '--state-dir',
+        path.join(root, 'state'),
+        '--server-address',
+        'localhost:1',
+        '--token',
+        'unused',
+        '--health-port',
+        '0',
+        '--access-log-port',
+        '0',
+        '--log-level',
+        'info',
+      ],
       name: 'meshrelay-agent',
     });
     try {
-      const built = JSON.parse(await agent.waitForLine(/input snapshot built/, 300_000)) as { resources: number; hash: string };
+      const built = JSON.parse(await agent.waitForLine(/input snapshot built/, 300_000)) as {
+        resources: number;
+        hash: string;
+      };
       const startMs = performance.now() - spawnedAt;
       if (built.resources !== input.resources.length) {
-        throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `the agent built ${built.resources} resources, the workload has ${input.resources.length}`);
+        throw new MeshrelayError(
+          'MESHRELAY_ERR_INVALID_CONFIG',
+          `the agent built ${built.resources} resources, the workload has ${input.resources.length}`,
+        );
       }
       // Settle: the first snapshot's garbage is collected and the relay client is in its backoff.
       await delay(options.settleMs ?? 10_000);
@@ -144,10 +180,20 @@ export async function measureAgentFootprint(shape: WorkloadShape, idleSeconds: n
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { tier: { type: 'string', default: 'M' }, 'idle-seconds': { type: 'string', default: '30' }, keep: { type: 'boolean', default: false } } });
+  const { values } = parseArgs({
+    options: {
+      tier: { type: 'string', default: 'M' },
+      'idle-seconds': { type: 'string', default: '30' },
+      keep: { type: 'boolean', default: false },
+    },
+  });
   const tier = values.tier.toUpperCase();
   const shape = TIERS[tier];
-  if (!shape) throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `--tier: "${values.tier}" is not one of ${Object.keys(TIERS).join(', ')}`);
+  if (!shape)
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INVALID_ARGUMENT',
+      `--tier: "${values.tier}" is not one of ${Object.keys(TIERS).join(', ')}`,
+    );
   const figures = await measureAgentFootprint(shape, Number(values['idle-seconds']), { keep: values.keep });
   console.log(JSON.stringify({ tier, ...figures }));
 }

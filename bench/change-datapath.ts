@@ -32,7 +32,13 @@ import {
 import { DirectoryDocumentStore, type ClusterRegistry } from '@meshrelay/registry';
 import { createRedisSnapshotStore, type SnapshotStore } from '@meshrelay/store';
 import { startRedisServer } from '@meshrelay/testkit';
-import { DEFAULT_VIP_CIDR, allocateVips, createIstioValidator, translate, virtualDestinationKeys } from '@meshrelay/translator';
+import {
+  DEFAULT_VIP_CIDR,
+  allocateVips,
+  createIstioValidator,
+  translate,
+  virtualDestinationKeys,
+} from '@meshrelay/translator';
 import { CarriedContributions } from '../packages/mgmt-server/src/carried-contributions.ts';
 import { InputIntake } from '../packages/mgmt-server/src/input-intake.ts';
 import { applyEndpointChange, endpointChange } from './tier/endpoint-change.ts';
@@ -73,7 +79,10 @@ async function timed<T>(samples: number[], work: () => Promise<T>): Promise<T> {
 
 function summary(samples: readonly number[]): { p50: number; max: number } {
   const sorted = [...samples].sort((a, b) => a - b);
-  return { p50: Number((sorted[Math.floor(sorted.length / 2)] ?? 0).toFixed(1)), max: Number((sorted.at(-1) ?? 0).toFixed(1)) };
+  return {
+    p50: Number((sorted[Math.floor(sorted.length / 2)] ?? 0).toFixed(1)),
+    max: Number((sorted.at(-1) ?? 0).toFixed(1)),
+  };
 }
 
 function heapMiB(): number {
@@ -82,10 +91,21 @@ function heapMiB(): number {
 }
 
 /** The agent's next push as the server assembles it: a delta from `held` to `next`. */
-async function assembledDelta(held: InputSnapshot, resources: readonly Resource[], generation: number): Promise<AssembledSnapshot> {
+async function assembledDelta(
+  held: InputSnapshot,
+  resources: readonly Resource[],
+  generation: number,
+): Promise<AssembledSnapshot> {
   const delta = await computeDelta(held.resources, resources);
   const upserts = delta.upserts.map((r) => JSON.parse(JSON.stringify(r)) as Resource);
-  const next = { epoch: held.epoch, generation, hash: '', resources: upserts, provenance: [], delta: { baseHash: held.hash, payloadHash: '', deletedKeys: [...delta.deletedKeys] } };
+  const next = {
+    epoch: held.epoch,
+    generation,
+    hash: '',
+    resources: upserts,
+    provenance: [],
+    delta: { baseHash: held.hash, payloadHash: '', deletedKeys: [...delta.deletedKeys] },
+  };
   // The announced result hash is what the agent computed over its full snapshot.
   const full = buildOutputSnapshot({ cluster: held.cluster, resources, provenance: [] });
   return { ...next, hash: full.hash };
@@ -112,17 +132,34 @@ async function main(): Promise<void> {
     const workload = generateWorkload(shape);
     const intake = new InputIntake(store, registry, logger);
     const coldStart = process.hrtime.bigint();
-    for (const input of workload.inputs.values()) await intake.accept(input.cluster, { epoch: input.epoch, generation: 1, hash: input.hash, resources: input.resources.map((r) => JSON.parse(JSON.stringify(r)) as Resource), provenance: [] });
+    for (const input of workload.inputs.values())
+      await intake.accept(input.cluster, {
+        epoch: input.epoch,
+        generation: 1,
+        hash: input.hash,
+        resources: input.resources.map((r) => JSON.parse(JSON.stringify(r)) as Resource),
+        provenance: [],
+      });
     const coldIntakeMs = ms(coldStart);
     const vips = allocateVips(new Map(), virtualDestinationKeys(workload.inputs), DEFAULT_VIP_CIDR);
-    const translated = translate({ inputs: store.memoryInputs(), clusters: workload.clusters, vips }, createIstioValidator());
+    const translated = translate(
+      { inputs: store.memoryInputs(), clusters: workload.clusters, vips },
+      createIstioValidator(),
+    );
     let output = translated.outputs.get(workload.clusters[0]?.name ?? '') as OutputSnapshot;
     for (const o of translated.outputs.values()) await store.putOutput(o);
     await contributions.remember(store.memoryInputs().values());
     const heapAfterCold = heapMiB();
     const rssAfterCold = Math.round(process.memoryUsage().rss / 1048576);
 
-    const samples = { resolve: [] as number[], intake: [] as number[], inputPut: [] as number[], contributions: [] as number[], outputPut: [] as number[], outputSend: [] as number[] };
+    const samples = {
+      resolve: [] as number[],
+      intake: [] as number[],
+      inputPut: [] as number[],
+      contributions: [] as number[],
+      outputPut: [] as number[],
+      outputSend: [] as number[],
+    };
     const sendBytes: number[] = [];
     for (let i = 0; i < changes; i++) {
       const change = endpointChange(shape, i);
@@ -132,7 +169,9 @@ async function main(): Promise<void> {
       const { snapshot } = await timed(samples.intake, () => intake.accept(change.cluster, resolved));
       // The Redis write alone (intake above includes one): the same content under the next generation.
       await timed(samples.inputPut, () => store.putInput({ ...snapshot, generation: snapshot.generation + 1 }));
-      await timed(samples.contributions, () => contributions.remember([store.memoryInputs().get(change.cluster) as InputSnapshot]));
+      await timed(samples.contributions, () =>
+        contributions.remember([store.memoryInputs().get(change.cluster) as InputSnapshot]),
+      );
       const next = changedOutput(output, i);
       await timed(samples.outputPut, () => store.putOutput(next));
       const frames = await timed(samples.outputSend, () => encodeSnapshotFor(output, next));
@@ -140,17 +179,35 @@ async function main(): Promise<void> {
       output = next;
     }
     const inputBytes = [...store.memoryInputs().values()].reduce((n, s) => n + s.bytes, 0) / workload.clusters.length;
-    console.log(JSON.stringify({
-      shape: { clusters: shape.clusters, services: shape.servicesPerCluster, endpoints: shape.endpointsPerService, changes },
-      inputResourcesPerCluster: workload.counts.inputResources / workload.clusters.length,
-      inputMiBPerCluster: Number((inputBytes / 1048576).toFixed(2)),
-      outputMiB: Number((output.bytes / 1048576).toFixed(2)),
-      coldIntakeMs: Math.round(coldIntakeMs),
-      heapMiB: { before: heapBefore, afterCold: heapAfterCold, afterChanges: heapMiB() },
-      rssMiBAfterCold: rssAfterCold,
-      perChangeMs: { resolveDelta: summary(samples.resolve), intake: summary(samples.intake), inputPut: summary(samples.inputPut), contributions: summary(samples.contributions), outputPut: summary(samples.outputPut), outputSend: summary(samples.outputSend) },
-      sendWireBytes: summary(sendBytes),
-    }, null, 2));
+    console.log(
+      JSON.stringify(
+        {
+          shape: {
+            clusters: shape.clusters,
+            services: shape.servicesPerCluster,
+            endpoints: shape.endpointsPerService,
+            changes,
+          },
+          inputResourcesPerCluster: workload.counts.inputResources / workload.clusters.length,
+          inputMiBPerCluster: Number((inputBytes / 1048576).toFixed(2)),
+          outputMiB: Number((output.bytes / 1048576).toFixed(2)),
+          coldIntakeMs: Math.round(coldIntakeMs),
+          heapMiB: { before: heapBefore, afterCold: heapAfterCold, afterChanges: heapMiB() },
+          rssMiBAfterCold: rssAfterCold,
+          perChangeMs: {
+            resolveDelta: summary(samples.resolve),
+            intake: summary(samples.intake),
+            inputPut: summary(samples.inputPut),
+            contributions: summary(samples.contributions),
+            outputPut: summary(samples.outputPut),
+            outputSend: summary(samples.outputSend),
+          },
+          sendWireBytes: summary(sendBytes),
+        },
+        null,
+        2,
+      ),
+    );
   } finally {
     contributions.stop();
     await store.close();

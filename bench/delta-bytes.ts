@@ -23,11 +23,23 @@ import {
   type HeldResources,
   type Resource,
 } from '@meshrelay/api';
-import { DEFAULT_VIP_CIDR, allocateVips, createIstioValidator, translate, virtualDestinationKeys } from '@meshrelay/translator';
+import {
+  DEFAULT_VIP_CIDR,
+  allocateVips,
+  createIstioValidator,
+  translate,
+  virtualDestinationKeys,
+} from '@meshrelay/translator';
 import { TIER_S, generateWorkload, type WorkloadShape } from './workload.ts';
 
 /** Tier M's fan-in (50 clusters × 10 endpoints per service) with 20 services per cluster. */
-export const WIDE: WorkloadShape = Object.freeze({ ...TIER_S, clusters: 50, servicesPerCluster: 20, endpointsPerService: 10, nodesPerCluster: 5 });
+export const WIDE: WorkloadShape = Object.freeze({
+  ...TIER_S,
+  clusters: 50,
+  servicesPerCluster: 20,
+  endpointsPerService: 10,
+  nodesPerCluster: 5,
+});
 
 const LIMITS = { maxBytes: 64 * 1024 * 1024, maxResources: 1_000_000 };
 
@@ -47,16 +59,29 @@ async function transfer(base: HeldResources | undefined, next: HeldResources, pa
   for (const chunk of frames.chunks) assembler.add(chunk);
   const out = await resolveDelta(await assembler.finish(), base, LIMITS);
   if (out.hash !== next.hash || snapshotEncoding(out) !== snapshotEncoding(next)) {
-    throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `a ${frames.kind} transfer did not reproduce snapshot ${next.hash}`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INTERNAL',
+      `a ${frames.kind} transfer did not reproduce snapshot ${next.hash}`,
+    );
   }
-  return { kind: frames.kind, bytes: frames.wireBytes, raw: Number(frames.header.totalBytes ?? 0), header: relay.v1.SnapshotHeader.encode(frames.header).finish().length };
+  return {
+    kind: frames.kind,
+    bytes: frames.wireBytes,
+    raw: Number(frames.header.totalBytes ?? 0),
+    header: relay.v1.SnapshotHeader.encode(frames.header).finish().length,
+  };
 }
 
 /** The resources with the first endpoint of svc-000's EndpointSlice unready. */
 function oneEndpointUnready(resources: readonly Resource[]): Resource[] {
   let changed = false;
   const out = resources.map((r) => {
-    if (changed || r.kind !== KINDS.EndpointSlice.kind || r.metadata.labels?.['kubernetes.io/service-name'] !== 'svc-000') return r;
+    if (
+      changed ||
+      r.kind !== KINDS.EndpointSlice.kind ||
+      r.metadata.labels?.['kubernetes.io/service-name'] !== 'svc-000'
+    )
+      return r;
     const copy = structuredClone(r) as Resource & { endpoints: Array<{ conditions: Record<string, boolean> }> };
     const first = copy.endpoints[0];
     if (!first || !isRecord(first.conditions)) return r;
@@ -64,7 +89,8 @@ function oneEndpointUnready(resources: readonly Resource[]): Resource[] {
     changed = true;
     return copy;
   });
-  if (!changed) throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', 'the workload has no EndpointSlice for svc-000 in cluster-0');
+  if (!changed)
+    throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', 'the workload has no EndpointSlice for svc-000 in cluster-0');
   return out;
 }
 
@@ -76,14 +102,22 @@ const labelled = (t: Transfer) => (t.kind === 'delta' ? sized(t) : `${sized(t)},
 /** The Markdown section: push and per-agent pull bytes, full against delta. */
 export async function deltaBytesSection(shape: WorkloadShape = TIER_S): Promise<string> {
   const workload = generateWorkload(shape);
-  const tier = shape === TIER_S ? 'tier S' : `${shape.clusters} clusters × ${shape.servicesPerCluster} services × ${shape.endpointsPerService} endpoints`;
+  const tier =
+    shape === TIER_S
+      ? 'tier S'
+      : `${shape.clusters} clusters × ${shape.servicesPerCluster} services × ${shape.endpointsPerService} endpoints`;
   const validator = createIstioValidator();
   const vips = allocateVips(new Map(), virtualDestinationKeys(workload.inputs), DEFAULT_VIP_CIDR);
   const before = translate({ inputs: workload.inputs, clusters: workload.clusters, vips }, validator);
 
   const oldInput = workload.inputs.get('cluster-0');
   if (!oldInput) throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', 'the workload has no cluster-0');
-  const newInput = buildInputSnapshot({ cluster: 'cluster-0', epoch: oldInput.epoch, generation: oldInput.generation + 1, resources: oneEndpointUnready(oldInput.resources) });
+  const newInput = buildInputSnapshot({
+    cluster: 'cluster-0',
+    epoch: oldInput.epoch,
+    generation: oldInput.generation + 1,
+    resources: oneEndpointUnready(oldInput.resources),
+  });
   const pushFull = await transfer(undefined, newInput);
   const pushDelta = await transfer(oldInput, newInput);
   const pushPatch = await transfer(oldInput, newInput, true);
@@ -101,7 +135,9 @@ export async function deltaBytesSection(shape: WorkloadShape = TIER_S): Promise<
     totals.full += full.bytes;
     totals.delta += delta.bytes;
     totals.patch += patch.bytes;
-    rows.push(`| ${cluster} | ${output.resources.length} | ${sized(full)} | ${labelled(delta)} | ${labelled(patch)} | ${(full.bytes / patch.bytes).toFixed(1)}× |`);
+    rows.push(
+      `| ${cluster} | ${output.resources.length} | ${sized(full)} | ${labelled(delta)} | ${labelled(patch)} | ${(full.bytes / patch.bytes).toFixed(1)}× |`,
+    );
   }
   const unchanged = after.outputs.size - rows.length;
   return [
@@ -123,4 +159,5 @@ export async function deltaBytesSection(shape: WorkloadShape = TIER_S): Promise<
 }
 
 // Run directly, it prints the section; bench/run.ts also adds it to bench/RESULTS.md.
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) console.log(await deltaBytesSection(process.argv.includes('--wide') ? WIDE : TIER_S));
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href)
+  console.log(await deltaBytesSection(process.argv.includes('--wide') ? WIDE : TIER_S));

@@ -9,16 +9,33 @@
 import { spawnSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { SnapshotAssembler, buildInputSnapshot, encodeSnapshotFramesSync, resolveDelta, resourceId, sha256Hex, type InputSnapshot, type Resource } from '@meshrelay/api';
+import {
+  SnapshotAssembler,
+  buildInputSnapshot,
+  encodeSnapshotFramesSync,
+  resolveDelta,
+  resourceId,
+  sha256Hex,
+  type InputSnapshot,
+  type Resource,
+} from '@meshrelay/api';
 
 const LIMITS = { maxBytes: 16 * 1024 * 1024, maxResources: 50_000 };
 
 function service(name: string, extra: Record<string, unknown> = {}): Resource {
-  return { apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'default' }, spec: { ports: [{ name: 'http', port: 8080, protocol: 'TCP' }], ...extra } };
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, namespace: 'default' },
+    spec: { ports: [{ name: 'http', port: 8080, protocol: 'TCP' }], ...extra },
+  };
 }
 
 function items(count: number, itemBytes: number): object[] {
-  return Array.from({ length: count }, (_, i) => ({ name: `item-${i}`, note: 'x'.repeat(Math.max(0, itemBytes - 30)) }));
+  return Array.from({ length: count }, (_, i) => ({
+    name: `item-${i}`,
+    note: 'x'.repeat(Math.max(0, itemBytes - 30)),
+  }));
 }
 
 function nested(levels: number): object {
@@ -34,20 +51,64 @@ interface Row {
 }
 
 const ROWS: Record<string, () => Row> = {
-  '1: 22 copies of a 21,845-item array (12 MiB)': () => ({ name: 'big', base: service('big', { items: items(21_845, 560) }), ops: Array.from({ length: 22 }, (_, i) => ({ op: 'copy', from: '/spec/items', path: `/spec/c${String(i).padStart(2, '0')}` })) }),
-  '2: 64 appends of a 1 MiB value': () => ({ name: 'big', base: service('big', { blob: 'b'.repeat(1024 * 1024), arr: [] }), ops: Array.from({ length: 64 }, () => ({ op: 'copy', from: '/spec/blob', path: '/spec/arr/-' })) }),
-  '3: 3,000 moves in a 5,000-item array': () => ({ name: 'big', base: service('big', { items: items(5000, 200) }), ops: Array.from({ length: 3000 }, () => ({ op: 'move', from: '/spec/items/0', path: '/spec/items/4999' })) }),
-  '3: 1,500 moves in a 5,000-item array': () => ({ name: 'big', base: service('big', { items: items(5000, 200) }), ops: Array.from({ length: 1500 }, () => ({ op: 'move', from: '/spec/items/0', path: '/spec/items/4999' })) }),
-  '4: a value 150 levels deep': () => ({ name: 'big', base: service('big'), ops: [{ op: 'add', path: '/spec/deep', value: nested(148) }] }),
-  '4: a value 3,000 levels deep': () => ({ name: 'big', base: service('big'), ops: [{ op: 'add', path: '/spec/deep', value: nested(2998) }] }),
+  '1: 22 copies of a 21,845-item array (12 MiB)': () => ({
+    name: 'big',
+    base: service('big', { items: items(21_845, 560) }),
+    ops: Array.from({ length: 22 }, (_, i) => ({
+      op: 'copy',
+      from: '/spec/items',
+      path: `/spec/c${String(i).padStart(2, '0')}`,
+    })),
+  }),
+  '2: 64 appends of a 1 MiB value': () => ({
+    name: 'big',
+    base: service('big', { blob: 'b'.repeat(1024 * 1024), arr: [] }),
+    ops: Array.from({ length: 64 }, () => ({ op: 'copy', from: '/spec/blob', path: '/spec/arr/-' })),
+  }),
+  '3: 3,000 moves in a 5,000-item array': () => ({
+    name: 'big',
+    base: service('big', { items: items(5000, 200) }),
+    ops: Array.from({ length: 3000 }, () => ({ op: 'move', from: '/spec/items/0', path: '/spec/items/4999' })),
+  }),
+  '3: 1,500 moves in a 5,000-item array': () => ({
+    name: 'big',
+    base: service('big', { items: items(5000, 200) }),
+    ops: Array.from({ length: 1500 }, () => ({ op: 'move', from: '/spec/items/0', path: '/spec/items/4999' })),
+  }),
+  '4: a value 150 levels deep': () => ({
+    name: 'big',
+    base: service('big'),
+    ops: [{ op: 'add', path: '/spec/deep', value: nested(148) }],
+  }),
+  '4: a value 3,000 levels deep': () => ({
+    name: 'big',
+    base: service('big'),
+    ops: [{ op: 'add', path: '/spec/deep', value: nested(2998) }],
+  }),
 };
 
 /** Takes in one row's delta against its base and prints one JSON line of what it cost. */
 async function runRow(label: string): Promise<void> {
   const row = (ROWS[label] as () => Row)();
-  const base: InputSnapshot = buildInputSnapshot({ cluster: 'a', epoch: 'e', generation: 1, resources: [row.base, service('small')] });
+  const base: InputSnapshot = buildInputSnapshot({
+    cluster: 'a',
+    epoch: 'e',
+    generation: 1,
+    resources: [row.base, service('small')],
+  });
   const payload = '[]';
-  const frames = encodeSnapshotFramesSync({ epoch: 'e', generation: 2, hash: 'f'.repeat(64), encoding: payload, delta: { baseHash: base.hash, payloadHash: sha256Hex(payload), deletedKeys: [], patches: [{ key: resourceId(row.base), ops: JSON.stringify(row.ops) }] } });
+  const frames = encodeSnapshotFramesSync({
+    epoch: 'e',
+    generation: 2,
+    hash: 'f'.repeat(64),
+    encoding: payload,
+    delta: {
+      baseHash: base.hash,
+      payloadHash: sha256Hex(payload),
+      deletedKeys: [],
+      patches: [{ key: resourceId(row.base), ops: JSON.stringify(row.ops) }],
+    },
+  });
   const assembler = new SnapshotAssembler(frames.header, LIMITS);
   for (const chunk of frames.chunks) assembler.add(chunk);
   const assembled = await assembler.finish();
@@ -72,7 +133,9 @@ async function runRow(label: string): Promise<void> {
   longest = Math.max(longest, performance.now() - last);
   clearInterval(ticker);
   const peak = process.resourceUsage().maxRSS * 1024;
-  process.stdout.write(`${JSON.stringify({ label, blockedMs: Math.round(longest), wallMs: Math.round(wall), rssGrowthMiB: Math.max(0, (peak - rssBefore) / 2 ** 20), outcome })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ label, blockedMs: Math.round(longest), wallMs: Math.round(wall), rssGrowthMiB: Math.max(0, (peak - rssBefore) / 2 ** 20), outcome })}\n`,
+  );
 }
 
 function main(): void {
@@ -83,13 +146,20 @@ function main(): void {
   }
   console.log('| row | event loop held (longest) | wall | peak RSS above start | outcome |\n|---|---|---|---|---|');
   for (const label of Object.keys(ROWS)) {
-    const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--row', label], { encoding: 'utf8', maxBuffer: 1 << 24 });
+    const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--row', label], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 24,
+    });
     const line = child.stdout.trim().split('\n').at(-1) ?? '';
     try {
       const r = JSON.parse(line) as { blockedMs: number; wallMs: number; rssGrowthMiB: number; outcome: string };
-      console.log(`| ${label} | ${r.blockedMs} ms | ${r.wallMs} ms | ${r.rssGrowthMiB.toFixed(1)} MiB | ${r.outcome.replaceAll('|', '/')} |`);
+      console.log(
+        `| ${label} | ${r.blockedMs} ms | ${r.wallMs} ms | ${r.rssGrowthMiB.toFixed(1)} MiB | ${r.outcome.replaceAll('|', '/')} |`,
+      );
     } catch {
-      console.log(`| ${label} | — | — | — | process ended: ${child.status ?? child.signal} ${(child.stderr.split('\n').find((l) => /Error/.test(l)) ?? '').slice(0, 120)} |`);
+      console.log(
+        `| ${label} | — | — | — | process ended: ${child.status ?? child.signal} ${(child.stderr.split('\n').find((l) => /Error/.test(l)) ?? '').slice(0, 120)} |`,
+      );
     }
   }
 }

@@ -68,6 +68,15 @@ export function measureInterleaved(tasks: readonly Task<unknown>[], options: Mea
   }
   return tasks.map((task, i) => {
     const samplesMs = samples[i] as number[];
-    return { name: task.name, samplesMs, medianMs: median(samplesMs), p25Ms: quantile(samplesMs, 0.25), p75Ms: quantile(samplesMs, 0.75), minMs: Math.min(...samplesMs), maxMs: Math.max(...samplesMs), result: results[i] };
+    return {
+      name: task.name,
+      samplesMs,
+      medianMs: median(samplesMs),
+      p25Ms: quantile(samplesMs, 0.25),
+      p75Ms: quantile(samplesMs, 0.75),
+      minMs: Math.min(...samplesMs),
+      maxMs: Math.max(...samplesMs),
+      result: results[i],
+    };
   });
 }

@@ -20,7 +20,14 @@ import { pino } from 'pino';
 import { buildInputSnapshot } from '@meshrelay/api';
 import { FileCredentialStore } from '../packages/agent/src/credentials/credential-store.ts';
 import { RelayClient } from '../packages/agent/src/relay/relay-client.ts';
-import { freeServerPorts, registerClusters, serverArgs, startServerProcess, stopChild, waitHealthy } from './tier/processes.ts';
+import {
+  freeServerPorts,
+  registerClusters,
+  serverArgs,
+  startServerProcess,
+  stopChild,
+  waitHealthy,
+} from './tier/processes.ts';
 const ADMIN_TOKEN = 'bench-reconnect-storm-admin-token';
 
 const { values } = parseArgs({
@@ -93,16 +100,35 @@ async function runStorm(): Promise<void> {
   const stateDir = mkdtempSync(join(tmpdir(), 'meshrelay-storm-server-'));
   const ports = await freeServerPorts();
   const { relayPort, httpPort } = ports;
-  const args = serverArgs(ports, stateDir, ADMIN_TOKEN, ['--safe-start-window', '0', '--relay-admit-rate', String(values['admit-rate']), '--max-connections-per-peer', '10000']);
+  const args = serverArgs(ports, stateDir, ADMIN_TOKEN, [
+    '--safe-start-window',
+    '0',
+    '--relay-admit-rate',
+    String(values['admit-rate']),
+    '--max-connections-per-peer',
+    '10000',
+  ]);
   let server = startServerProcess(args);
   const children: ChildProcess[] = [];
   try {
     await waitHealthy(server, httpPort, 60_000);
-    const { clusters, caPem } = await registerClusters(httpPort, ADMIN_TOKEN, Array.from({ length: agents }, (_, i) => `storm-${i}`));
+    const { clusters, caPem } = await registerClusters(
+      httpPort,
+      ADMIN_TOKEN,
+      Array.from({ length: agents }, (_, i) => `storm-${i}`),
+    );
     const lastAck = new Map<string, number>();
     for (let w = 0; w < workers; w++) {
-      const plan: WorkerPlan = { address: `localhost:${relayPort}`, caPem, probe: !values['no-probe'], clusters: clusters.filter((_, i) => i % workers === w) };
-      const child = spawn(process.execPath, [import.meta.filename, '--worker'], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, STORM_PLAN: JSON.stringify(plan) } });
+      const plan: WorkerPlan = {
+        address: `localhost:${relayPort}`,
+        caPem,
+        probe: !values['no-probe'],
+        clusters: clusters.filter((_, i) => i % workers === w),
+      };
+      const child = spawn(process.execPath, [import.meta.filename, '--worker'], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+        env: { ...process.env, STORM_PLAN: JSON.stringify(plan) },
+      });
       createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
         const ack = JSON.parse(line) as { acked: string; at: number };
         lastAck.set(ack.acked, ack.at);
@@ -123,12 +149,18 @@ async function runStorm(): Promise<void> {
     server = startServerProcess(args);
     const upAt = await waitHealthy(server, httpPort, 60_000);
     const lastAt = await allAckedAfter(killedAt);
-    console.log(JSON.stringify({
-      agents, workers, downMs, admitRate: Number(values['admit-rate']), probe: !values['no-probe'],
-      resyncAfterUpMs: lastAt - upAt,
-      maxAdmittedInOneSecond: mostInOneSecond(server.admittedAt),
-      admitted: server.admittedAt.length,
-    }));
+    console.log(
+      JSON.stringify({
+        agents,
+        workers,
+        downMs,
+        admitRate: Number(values['admit-rate']),
+        probe: !values['no-probe'],
+        resyncAfterUpMs: lastAt - upAt,
+        maxAdmittedInOneSecond: mostInOneSecond(server.admittedAt),
+        admitted: server.admittedAt.length,
+      }),
+    );
   } finally {
     await Promise.all(children.map((c) => stopChild(c)));
     await stopChild(server.proc);

@@ -139,7 +139,7 @@ function figuresSection(r: BenchReport): string[] {
       'each round runs every figure once (starting with a different one each round) and times it with `process.hrtime.bigint()`, ' +
       'so load from other processes and garbage-collection debt fall on all figures alike. ' +
       'Workload generation, VIP allocation and building the output validator happen once, outside every timed span. ' +
-      'The encoding figures encode the translation\'s outputs, which are identical in every run (same output digest).',
+      "The encoding figures encode the translation's outputs, which are identical in every run (same output digest).",
     '',
     '| figure | timed span (all clusters) | median ms | p25–p75 ms | min ms | max ms | runs | translation ÷ figure |',
     '|---|---|---:|---:|---:|---:|---:|---:|',
@@ -148,7 +148,9 @@ function figuresSection(r: BenchReport): string[] {
     '### Ratios (medians)',
     '',
     ...r.floors.filter((f) => f.context !== true).map((f) => `- translation = ${ratio(r.translation, f)} ${f.label}`),
-    ...r.floors.filter((f) => f.context === true).map((f) => `- context: translation = ${ratio(r.translation, f)} ${f.label}`),
+    ...r.floors
+      .filter((f) => f.context === true)
+      .map((f) => `- context: translation = ${ratio(r.translation, f)} ${f.label}`),
     '',
   ];
 }
@@ -188,7 +190,7 @@ function notesSection(r: BenchReport): string[] {
     `- The first translation in the process (cold: JIT warm-up, input schema compilation) took ${ms(r.coldTranslationMs)} ms; one sample, not in the table.`,
     `- Generating the workload (building and hashing ${r.counts.clusters} input snapshots) took ${ms(r.workloadMs)} ms; not part of any figure.`,
     `- The whole bench took ${r.totalSeconds.toFixed(1)} s.`,
-    '- Every run\'s outputs are checked (all clusters translated, no problems, same output digest), and the wire frames are decoded and reassembled once to the outputs\' hashes, outside the timed spans.',
+    "- Every run's outputs are checked (all clusters translated, no problems, same output digest), and the wire frames are decoded and reassembled once to the outputs' hashes, outside the timed spans.",
     '',
     '### Samples (ms, in run order)',
     '',

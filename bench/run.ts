@@ -8,7 +8,14 @@
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { MeshrelayError, sha256Hex, snapshotEncoding, type OutputSnapshot } from '@meshrelay/api';
-import { DEFAULT_VIP_CIDR, allocateVips, createIstioValidator, translate, virtualDestinationKeys, type TranslationResult } from '@meshrelay/translator';
+import {
+  DEFAULT_VIP_CIDR,
+  allocateVips,
+  createIstioValidator,
+  translate,
+  virtualDestinationKeys,
+  type TranslationResult,
+} from '@meshrelay/translator';
 import { agentApplySection, measureAgentApply } from './agent-apply.ts';
 import { canonicalizeOutputs, checkWireRoundTrip, frameOutputs, stringifyOutputs } from './floor.ts';
 import { deltaBytesSection } from './delta-bytes.ts';
@@ -37,17 +44,29 @@ function outputDigest(outputs: ReadonlyMap<string, OutputSnapshot>): string {
 function checkTranslation(workload: Workload, result: TranslationResult, expectedDigest?: string): void {
   if (result.problems.length > 0) {
     const first = result.problems.slice(0, 5).map((p) => `${p.cluster ?? '-'} ${p.resource ?? '-'}: ${p.reason}`);
-    throw new MeshrelayError('MESHRELAY_ERR_TRANSLATION', `tier S translation reported ${result.problems.length} problems, e.g. ${first.join(' | ')}`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_TRANSLATION',
+      `tier S translation reported ${result.problems.length} problems, e.g. ${first.join(' | ')}`,
+    );
   }
   if (result.outputs.size !== workload.clusters.length) {
-    throw new MeshrelayError('MESHRELAY_ERR_TRANSLATION', `tier S translation gave ${result.outputs.size} outputs for ${workload.clusters.length} clusters`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_TRANSLATION',
+      `tier S translation gave ${result.outputs.size} outputs for ${workload.clusters.length} clusters`,
+    );
   }
   if (expectedDigest !== undefined && outputDigest(result.outputs) !== expectedDigest) {
-    throw new MeshrelayError('MESHRELAY_ERR_TRANSLATION', 'tier S translation gave different outputs in two runs of the same input');
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_TRANSLATION',
+      'tier S translation gave different outputs in two runs of the same input',
+    );
   }
 }
 
-function outputSizes(outputs: ReadonlyMap<string, OutputSnapshot>, encodings: ReadonlyMap<string, string>): OutputSizes {
+function outputSizes(
+  outputs: ReadonlyMap<string, OutputSnapshot>,
+  encodings: ReadonlyMap<string, string>,
+): OutputSizes {
   const resourcesByKind: Record<string, number> = {};
   let resources = 0;
   let canonicalBytes = 0;
@@ -84,7 +103,11 @@ interface FigureSpec {
 /** A check that the same work on the same outputs produced the same size as a reference run. */
 function sameAs(expected: number): (result: unknown) => void {
   return (result) => {
-    if (result !== expected) throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `an encoding of the same outputs changed size: ${String(result)} ≠ ${expected}`);
+    if (result !== expected)
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_INTERNAL',
+        `an encoding of the same outputs changed size: ${String(result)} ≠ ${expected}`,
+      );
   };
 }
 
@@ -106,8 +129,13 @@ function figureSpecs({ workload, translateOnce, digest, outputs, encodings, size
   return [
     {
       label: 'translation',
-      covers: '`translate()`: input validation, VirtualDestination resolution, output building, Istio schema validation, canonical encoding and sha256 of every output',
-      task: { name: 'translation', work: translateOnce, check: (r) => checkTranslation(workload, r as TranslationResult, digest) },
+      covers:
+        '`translate()`: input validation, VirtualDestination resolution, output building, Istio schema validation, canonical encoding and sha256 of every output',
+      task: {
+        name: 'translation',
+        work: translateOnce,
+        check: (r) => checkTranslation(workload, r as TranslationResult, digest),
+      },
     },
     {
       label: 'JSON.stringify of its output',
@@ -117,17 +145,26 @@ function figureSpecs({ workload, translateOnce, digest, outputs, encodings, size
     {
       label: 'canonical JSON encoding of its output',
       covers: '`canonicalJson(output.resources)` per cluster (sorted keys; what the output hash covers)',
-      task: { name: 'canonical', work: () => canonicalizeOutputs(outputs), check: sameAs(canonicalizeOutputs(outputs)) },
+      task: {
+        name: 'canonical',
+        work: () => canonicalizeOutputs(outputs),
+        check: sameAs(canonicalizeOutputs(outputs)),
+      },
     },
     {
       label: 'wire framing of its output (gzip + protobufjs)',
-      covers: '`encodeSnapshotFrames` (gzip above 64 KiB, 256 KiB chunks) of the canonical encoding + the Relay service\'s `PullResponse` serializer (protobufjs `encode(fromObject(…))`, as grpc-js calls it) for the header and every chunk',
+      covers:
+        "`encodeSnapshotFrames` (gzip above 64 KiB, 256 KiB chunks) of the canonical encoding + the Relay service's `PullResponse` serializer (protobufjs `encode(fromObject(…))`, as grpc-js calls it) for the header and every chunk",
       task: { name: 'wire', work: () => frameOutputs(outputs, encodings).bytes, check: sameAs(sizes.wireBytes) },
     },
     {
       label: 'protobufjs framing of its output (uncompressed)',
       covers: 'the same framing with compression off: `encodeSnapshotFrames` + `PullResponse` serialization only',
-      task: { name: 'protobuf', work: () => frameOutputs(outputs, encodings, UNCOMPRESSED).bytes, check: sameAs(sizes.wireBytesUncompressed) },
+      task: {
+        name: 'protobuf',
+        work: () => frameOutputs(outputs, encodings, UNCOMPRESSED).bytes,
+        check: sameAs(sizes.wireBytesUncompressed),
+      },
     },
     {
       // Not a floor of the output: how long merely serializing what translation reads takes.
@@ -147,7 +184,9 @@ async function main(): Promise<void> {
   const workloadStart = process.hrtime.bigint();
   const workload = tierS();
   const workloadMs = elapsedMs(workloadStart);
-  console.error(`tier S: ${workload.counts.inputResources} input resources in ${workload.clusters.length} clusters (${workloadMs.toFixed(0)} ms)`);
+  console.error(
+    `tier S: ${workload.counts.inputResources} input resources in ${workload.clusters.length} clusters (${workloadMs.toFixed(0)} ms)`,
+  );
 
   // Set-up an operator pays once per process or per allocation, not per translation.
   const validator = createIstioValidator();
@@ -165,9 +204,24 @@ async function main(): Promise<void> {
   const encodings = new Map([...outputs].map(([cluster, o]) => [cluster, snapshotEncoding(o)]));
   for (const output of outputs.values()) await checkWireRoundTrip(output, encodings.get(output.cluster) as string);
   const sizes = outputSizes(outputs, encodings);
-  const specs = figureSpecs({ workload, translateOnce: () => translate(input, validator), digest, outputs, encodings, sizes });
-  const measurements = measureInterleaved(specs.map((f) => f.task), OPTIONS);
-  const [translation, ...floors] = specs.map((f, i): Figure => ({ label: f.label, covers: f.covers, context: f.context, measurement: measurements[i] as Measurement<unknown> }));
+  const specs = figureSpecs({
+    workload,
+    translateOnce: () => translate(input, validator),
+    digest,
+    outputs,
+    encodings,
+    sizes,
+  });
+  const measurements = measureInterleaved(
+    specs.map((f) => f.task),
+    OPTIONS,
+  );
+  const [translation, ...floors] = specs.map((f, i): Figure => ({
+    label: f.label,
+    covers: f.covers,
+    context: f.context,
+    measurement: measurements[i] as Measurement<unknown>,
+  }));
 
   const text = renderResults({
     startedAt,

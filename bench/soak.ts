@@ -30,7 +30,8 @@ const { values } = parseArgs({
 });
 const MINUTES = Number(values.minutes);
 const BATCH = Number(values.batch);
-if (!(MINUTES > 0) || !Number.isInteger(BATCH) || BATCH < 1) throw new Error('--minutes must be > 0 and --batch a positive integer');
+if (!(MINUTES > 0) || !Number.isInteger(BATCH) || BATCH < 1)
+  throw new Error('--minutes must be > 0 and --batch a positive integer');
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (gc === undefined) throw new Error('run with --expose-gc (npm run soak does)');
@@ -38,11 +39,24 @@ if (gc === undefined) throw new Error('run with --expose-gc (npm run soak does)'
 function resources(cluster: string, edit: number): Resource[] {
   const service = `svc-${cluster}`;
   return [
-    buildService({ name: service, namespace: 'soak', ports: [{ name: 'http', port: 8080 }], selector: { app: service } }),
-    buildEndpointSlice({ service, namespace: 'soak', ports: [{ name: 'http', port: 8080 }], endpoints: [{ ip: `10.9.${edit}.1` }] }),
+    buildService({
+      name: service,
+      namespace: 'soak',
+      ports: [{ name: 'http', port: 8080 }],
+      selector: { app: service },
+    }),
+    buildEndpointSlice({
+      service,
+      namespace: 'soak',
+      ports: [{ name: 'http', port: 8080 }],
+      endpoints: [{ ip: `10.9.${edit}.1` }],
+    }),
     buildVirtualDestination({
-      name: `vd-${cluster}-${edit}`, namespace: 'soak', hosts: [`${service}-${edit}.mesh`],
-      services: [{ name: service, namespace: 'soak' }], ports: [{ number: 8080, protocol: 'HTTP' }],
+      name: `vd-${cluster}-${edit}`,
+      namespace: 'soak',
+      hosts: [`${service}-${edit}.mesh`],
+      services: [{ name: service, namespace: 'soak' }],
+      ports: [{ number: 8080, protocol: 'HTTP' }],
     }),
   ];
 }
@@ -50,7 +64,10 @@ function resources(cluster: string, edit: number): Resource[] {
 async function churnOne(server: ManagementServer, cluster: string): Promise<void> {
   const { token } = await server.registry.register(cluster, {});
   const id = await register(server, cluster, token);
-  const client = new Client(`localhost:${server.relayPort}`, credentials.createSsl(Buffer.from(server.ca.certPem), Buffer.from(id.keyPem), Buffer.from(id.certPem)));
+  const client = new Client(
+    `localhost:${server.relayPort}`,
+    credentials.createSsl(Buffer.from(server.ca.certPem), Buffer.from(id.keyPem), Buffer.from(id.certPem)),
+  );
   try {
     const stream = openPush(client);
     for (const generation of [1, 2]) {
@@ -91,8 +108,26 @@ async function main(): Promise<void> {
   const redis = await startRedisServer();
   const stateDir = mkdtempSync(join(tmpdir(), 'meshrelay-soak-'));
   const config = parseServerConfig([
-    '--relay-host', '127.0.0.1', '--relay-port', '0', '--http-host', '127.0.0.1', '--http-port', '0', '--metrics-port', '0',
-    '--state-dir', stateDir, '--safe-start-window', '0', '--translation-debounce', '10', '--replica-name', 'soak-0', '--redis-url', redis.url,
+    '--relay-host',
+    '127.0.0.1',
+    '--relay-port',
+    '0',
+    '--http-host',
+    '127.0.0.1',
+    '--http-port',
+    '0',
+    '--metrics-port',
+    '0',
+    '--state-dir',
+    stateDir,
+    '--safe-start-window',
+    '0',
+    '--translation-debounce',
+    '10',
+    '--replica-name',
+    'soak-0',
+    '--redis-url',
+    redis.url,
   ]);
   const server = await startManagementServer(config, pino({ level: process.env['SOAK_LOG_LEVEL'] ?? 'silent' }));
   const series: Sample[] = [];
@@ -112,7 +147,9 @@ async function main(): Promise<void> {
       const timers = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
       series.push({ seconds: Math.round((Date.now() - startedAt) / 1000), registrations, heapBytes, timers });
       const vips = vipEntries(join(stateDir, 'registry', 'vip-allocations.json'));
-      process.stdout.write(`round ${round + 1}\tregistrations ${registrations}\theap ${(heapBytes / 1048576).toFixed(2)} MiB\ttimers ${timers}\tVIP allocations ${vips}\n`);
+      process.stdout.write(
+        `round ${round + 1}\tregistrations ${registrations}\theap ${(heapBytes / 1048576).toFixed(2)} MiB\ttimers ${timers}\tVIP allocations ${vips}\n`,
+      );
     }
     left = await settledCounts(server);
   } finally {
@@ -121,7 +158,8 @@ async function main(): Promise<void> {
     rmSync(stateDir, { recursive: true, force: true });
   }
   const half = Math.floor(series.length / 2);
-  const kibPerHundred = (part: readonly Sample[]): string => ((slope(part.map((p) => ({ x: p.registrations, y: p.heapBytes }))) * 100) / 1024).toFixed(1);
+  const kibPerHundred = (part: readonly Sample[]): string =>
+    ((slope(part.map((p) => ({ x: p.registrations, y: p.heapBytes }))) * 100) / 1024).toFixed(1);
   const summary = [
     `rounds ${series.length}, registrations ${registrations}, ${MINUTES} min, batch ${BATCH}`,
     `heap slope over the first half: ${kibPerHundred(series.slice(0, half))} KiB per 100 registrations`,
@@ -152,7 +190,8 @@ async function settledCounts(server: ManagementServer): Promise<Readonly<Record<
 /** bench/SOAK.md: the summary and the heap at about 30 points of the run. */
 function soakReport(series: readonly Sample[], summary: readonly string[]): string {
   const every = Math.max(1, Math.ceil(series.length / 30));
-  const rows = series.filter((_, i) => i % every === 0 || i === series.length - 1)
+  const rows = series
+    .filter((_, i) => i % every === 0 || i === series.length - 1)
     .map((p) => `| ${p.seconds} | ${p.registrations} | ${(p.heapBytes / 1048576).toFixed(2)} | ${p.timers} |`);
   return [
     '# Soak: heap under registration churn',

@@ -11,7 +11,13 @@
  */
 import { parseArgs } from 'node:util';
 import { MeshrelayError, type OutputSnapshot } from '@meshrelay/api';
-import { DEFAULT_VIP_CIDR, allocateVips, createIstioValidator, translate, virtualDestinationKeys } from '@meshrelay/translator';
+import {
+  DEFAULT_VIP_CIDR,
+  allocateVips,
+  createIstioValidator,
+  translate,
+  virtualDestinationKeys,
+} from '@meshrelay/translator';
 import { TIERS, generateClusterInput, generateWorkload, type WorkloadShape } from './workload.ts';
 
 interface Largest {
@@ -23,7 +29,8 @@ function largestOutput(shape: WorkloadShape): Largest {
   const workload = generateWorkload(shape);
   const vips = allocateVips(new Map(), virtualDestinationKeys(workload.inputs), DEFAULT_VIP_CIDR);
   const result = translate({ inputs: workload.inputs, clusters: workload.clusters, vips }, createIstioValidator());
-  if (result.outputs.size === 0) throw new MeshrelayError('MESHRELAY_ERR_TRANSLATION', 'the slice translated to no outputs');
+  if (result.outputs.size === 0)
+    throw new MeshrelayError('MESHRELAY_ERR_TRANSLATION', 'the slice translated to no outputs');
   const largest = [...result.outputs.values()].reduce((a: OutputSnapshot, b) => (b.bytes > a.bytes ? b : a));
   return { bytes: largest.bytes, resources: largest.resources.length };
 }
@@ -40,10 +47,17 @@ function row(tier: string, shape: WorkloadShape): string {
 }
 
 const { values } = parseArgs({ options: { tiers: { type: 'string', default: 'S,M,L' } } });
-const lines = ['| tier | largest input: resources | largest input: canonical bytes | largest output: resources (est.) | largest output: canonical bytes (est.) |', '|---|---:|---:|---:|---:|'];
+const lines = [
+  '| tier | largest input: resources | largest input: canonical bytes | largest output: resources (est.) | largest output: canonical bytes (est.) |',
+  '|---|---:|---:|---:|---:|',
+];
 for (const tier of values.tiers.split(',')) {
   const shape = TIERS[tier.trim().toUpperCase()];
-  if (!shape) throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `--tiers: "${tier}" is not one of ${Object.keys(TIERS).join(', ')}`);
+  if (!shape)
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INVALID_ARGUMENT',
+      `--tiers: "${tier}" is not one of ${Object.keys(TIERS).join(', ')}`,
+    );
   lines.push(row(tier.trim().toUpperCase(), shape));
   console.error(`tier ${tier} measured`);
 }

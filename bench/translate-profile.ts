@@ -16,7 +16,17 @@ import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { performance } from 'node:perf_hooks';
 import { buildInputSnapshot, type InputSnapshot, type Resource } from '@meshrelay/api';
-import { DEFAULT_VIP_CIDR, IncrementalTranslator, allocateVips, createIstioValidator, judgedClean, recordCleanInputs, translate, validateInputResources, virtualDestinationKeys } from '@meshrelay/translator';
+import {
+  DEFAULT_VIP_CIDR,
+  IncrementalTranslator,
+  allocateVips,
+  createIstioValidator,
+  judgedClean,
+  recordCleanInputs,
+  translate,
+  validateInputResources,
+  virtualDestinationKeys,
+} from '@meshrelay/translator';
 import { TIER_S, generateWorkload, serviceName } from './workload.ts';
 
 const [clusters = 20, services = 200, endpoints = 5, nodes = 10, runs = 5] = process.argv.slice(2).map(Number);
@@ -30,8 +40,16 @@ const cpuMs = (start: NodeJS.CpuUsage): number => {
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
 const genStart = performance.now();
-const workload = generateWorkload({ ...TIER_S, clusters, servicesPerCluster: services, endpointsPerService: endpoints, nodesPerCluster: nodes });
-log(`workload ${clusters}×${services}×${endpoints}: ${workload.counts.inputResources} input resources (${ms(genStart).toFixed(0)} ms)`);
+const workload = generateWorkload({
+  ...TIER_S,
+  clusters,
+  servicesPerCluster: services,
+  endpointsPerService: endpoints,
+  nodesPerCluster: nodes,
+});
+log(
+  `workload ${clusters}×${services}×${endpoints}: ${workload.counts.inputResources} input resources (${ms(genStart).toFixed(0)} ms)`,
+);
 // PRECOMPILE=1: the output schemas are compiled before the engine runs, as a server can do at start.
 const validator = createIstioValidator({ precompile: process.env['PRECOMPILE'] === '1' });
 const vips = allocateVips(new Map(), virtualDestinationKeys(workload.inputs), DEFAULT_VIP_CIDR);
@@ -46,17 +64,25 @@ if (process.env['INTAKE'] === '1') {
 }
 
 /** The input of `cluster` with one endpoint address of an exported Service (the first, svc 0) changed. */
-function oneEndpointChanged(inputs: ReadonlyMap<string, InputSnapshot>, cluster: string, n: number): Map<string, InputSnapshot> {
+function oneEndpointChanged(
+  inputs: ReadonlyMap<string, InputSnapshot>,
+  cluster: string,
+  n: number,
+): Map<string, InputSnapshot> {
   const old = inputs.get(cluster) as InputSnapshot;
   let done = false;
   const resources = old.resources.map((r): Resource => {
-    if (done || r.kind !== 'EndpointSlice' || r.metadata.labels?.['kubernetes.io/service-name'] !== serviceName(0)) return r;
+    if (done || r.kind !== 'EndpointSlice' || r.metadata.labels?.['kubernetes.io/service-name'] !== serviceName(0))
+      return r;
     done = true;
     const slice = structuredClone(r) as unknown as { endpoints: { addresses: string[] }[] };
     (slice.endpoints[0] as { addresses: string[] }).addresses = [`10.250.${(n >> 8) & 255}.${n & 255}`];
     return slice as unknown as Resource;
   });
-  return new Map(inputs).set(cluster, buildInputSnapshot({ cluster, epoch: old.epoch, generation: old.generation + n, resources }));
+  return new Map(inputs).set(
+    cluster,
+    buildInputSnapshot({ cluster, epoch: old.epoch, generation: old.generation + n, resources }),
+  );
 }
 
 /** Starts a CPU profile when `file` is set; the returned function stops it and writes it there. */
@@ -104,7 +130,9 @@ if (mode === 'memory') {
     changedCpu.push(cpuMs(cpu));
   }
   await stopProfile();
-  log(`one engine, runs after one endpoint change in ${target}: ${changed.map((x) => x.toFixed(0)).join(', ')} ms (median ${median(changed).toFixed(0)}; CPU median ${median(changedCpu).toFixed(0)} ms)`);
+  log(
+    `one engine, runs after one endpoint change in ${target}: ${changed.map((x) => x.toFixed(0)).join(', ')} ms (median ${median(changed).toFixed(0)}; CPU median ${median(changedCpu).toFixed(0)} ms)`,
+  );
   log(memoryLine(`after ${runs} change runs`));
 }
 if (mode !== 'incremental' && mode !== 'memory') {
@@ -143,6 +171,8 @@ if (mode !== 'full' && mode !== 'memory') {
     if (i > 1) changed.push(ms(start));
   }
   await stopProfile();
-  log(`engine run after one endpoint change in ${target}, median of ${runs}: ${median(changed).toFixed(0)} ms (${changed.map((x) => x.toFixed(0)).join(', ')})`);
+  log(
+    `engine run after one endpoint change in ${target}, median of ${runs}: ${median(changed).toFixed(0)} ms (${changed.map((x) => x.toFixed(0)).join(', ')})`,
+  );
 }
 log(`peak RSS: ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);

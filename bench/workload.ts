@@ -5,7 +5,15 @@
  * Every "random" choice (pod-name suffixes, node placement) comes from a seeded generator,
  * so the same shape and seed give the same input hashes on every machine.
  */
-import { KINDS, MeshrelayError, buildInputSnapshot, normalizeResource, sha256Hex, type InputSnapshot, type Resource } from '@meshrelay/api';
+import {
+  KINDS,
+  MeshrelayError,
+  buildInputSnapshot,
+  normalizeResource,
+  sha256Hex,
+  type InputSnapshot,
+  type Resource,
+} from '@meshrelay/api';
 import type { ClusterInfo } from '@meshrelay/translator';
 
 export interface WorkloadShape {
@@ -29,10 +37,22 @@ export const TIER_S: WorkloadShape = Object.freeze({
 });
 
 /** Tier M: 50 clusters × 1,000 services × 10 endpoints (603 k input resources). */
-export const TIER_M: WorkloadShape = Object.freeze({ ...TIER_S, clusters: 50, servicesPerCluster: 1000, endpointsPerService: 10, nodesPerCluster: 50 });
+export const TIER_M: WorkloadShape = Object.freeze({
+  ...TIER_S,
+  clusters: 50,
+  servicesPerCluster: 1000,
+  endpointsPerService: 10,
+  nodesPerCluster: 50,
+});
 
 /** Tier L: 200 clusters × 1,000 services × 20 endpoints; 128 Nodes keep each node's /24 under 254 pods (with 100, a random placement put 255 on one). */
-export const TIER_L: WorkloadShape = Object.freeze({ ...TIER_S, clusters: 200, servicesPerCluster: 1000, endpointsPerService: 20, nodesPerCluster: 128 });
+export const TIER_L: WorkloadShape = Object.freeze({
+  ...TIER_S,
+  clusters: 200,
+  servicesPerCluster: 1000,
+  endpointsPerService: 20,
+  nodesPerCluster: 128,
+});
 
 export const TIERS: Readonly<Record<string, WorkloadShape>> = Object.freeze({ S: TIER_S, M: TIER_M, L: TIER_L });
 
@@ -161,7 +181,13 @@ interface PodPlacement {
 }
 
 /** One Service, its EndpointSlice and its Pods in cluster `c`; `nextIp` hands out pod IPs per node. */
-function service(shape: WorkloadShape, c: number, s: number, random: () => number, nextIp: (node: number) => string): Resource[] {
+function service(
+  shape: WorkloadShape,
+  c: number,
+  s: number,
+  random: () => number,
+  nextIp: (node: number) => string,
+): Resource[] {
   const name = serviceName(s);
   const namespace = serviceNamespace(s);
   const labels = { app: name };
@@ -202,15 +228,30 @@ function service(shape: WorkloadShape, c: number, s: number, random: () => numbe
   const podResources: Resource[] = pods.map((p) => ({
     apiVersion: KINDS.Pod.apiVersion,
     kind: KINDS.Pod.kind,
-    metadata: { name: p.name, namespace, labels: { ...labels, version: 'v1', 'pod-template-hash': replicaSet.slice(name.length + 1) } },
+    metadata: {
+      name: p.name,
+      namespace,
+      labels: { ...labels, version: 'v1', 'pod-template-hash': replicaSet.slice(name.length + 1) },
+    },
     spec: { serviceAccountName: name, nodeName: p.node },
     status: { phase: 'Running', podIP: p.ip, podIPs: [{ ip: p.ip }] },
   }));
   return [svc, slice, ...podResources];
 }
 
-function gloo(kind: { apiVersion: string; kind: string }, name: string, namespace: string, spec: unknown, labels?: Record<string, string>): Resource {
-  return { apiVersion: kind.apiVersion, kind: kind.kind, metadata: { name, namespace, ...(labels ? { labels } : {}) }, spec };
+function gloo(
+  kind: { apiVersion: string; kind: string },
+  name: string,
+  namespace: string,
+  spec: unknown,
+  labels?: Record<string, string>,
+): Resource {
+  return {
+    apiVersion: kind.apiVersion,
+    kind: kind.kind,
+    metadata: { name, namespace, ...(labels ? { labels } : {}) },
+    spec,
+  };
 }
 
 /** The Gloo resources of one exported service: its VirtualDestination, a RouteTable and an AccessPolicy. */
@@ -220,11 +261,17 @@ function exportResources(shape: WorkloadShape, s: number): Resource[] {
   const vd = `${name}-global`;
   const client = serviceName((s + 1) % shape.servicesPerCluster);
   return [
-    gloo(KINDS.VirtualDestination, vd, namespace, {
-      hosts: [`${name}.global`],
-      services: [{ labels: { app: name } }],
-      ports: [{ number: SERVICE_PORT, protocol: 'HTTP', targetPort: { name: 'http' } }],
-    }, { failover: 'enabled' }),
+    gloo(
+      KINDS.VirtualDestination,
+      vd,
+      namespace,
+      {
+        hosts: [`${name}.global`],
+        services: [{ labels: { app: name } }],
+        ports: [{ number: SERVICE_PORT, protocol: 'HTTP', targetPort: { name: 'http' } }],
+      },
+      { failover: 'enabled' },
+    ),
     gloo(KINDS.RouteTable, `${name}-routes`, namespace, {
       hosts: [`${name}.global`],
       http: [
@@ -232,13 +279,24 @@ function exportResources(shape: WorkloadShape, s: number): Resource[] {
           name: 'api',
           labels: { route: 'global' },
           matchers: [{ uri: { prefix: '/api' } }],
-          forwardTo: { destinations: [{ ref: { name: vd }, kind: 'VIRTUAL_DESTINATION', port: { number: SERVICE_PORT } }] },
+          forwardTo: {
+            destinations: [{ ref: { name: vd }, kind: 'VIRTUAL_DESTINATION', port: { number: SERVICE_PORT } }],
+          },
         },
       ],
     }),
     gloo(KINDS.AccessPolicy, `${name}-access`, namespace, {
       applyToDestinations: [{ kind: 'VIRTUAL_DESTINATION', selector: { name: vd, namespace } }],
-      config: { authz: { allowedClients: [{ serviceAccountSelector: { name: client, namespace: serviceNamespace((s + 1) % shape.servicesPerCluster) } }], allowedMethods: ['GET', 'POST'] } },
+      config: {
+        authz: {
+          allowedClients: [
+            {
+              serviceAccountSelector: { name: client, namespace: serviceNamespace((s + 1) % shape.servicesPerCluster) },
+            },
+          ],
+          allowedMethods: ['GET', 'POST'],
+        },
+      },
     }),
   ];
 }
@@ -246,7 +304,10 @@ function exportResources(shape: WorkloadShape, s: number): Resource[] {
 /** Mesh-wide resilience policies that apply to every exported destination and route. */
 function meshPolicies(): Resource[] {
   const ns = NAMESPACES[0];
-  const ring = REGIONS.map((from, i) => ({ from: { region: from }, to: [{ region: REGIONS[(i + 1) % REGIONS.length] as string }] }));
+  const ring = REGIONS.map((from, i) => ({
+    from: { region: from },
+    to: [{ region: REGIONS[(i + 1) % REGIONS.length] as string }],
+  }));
   return [
     gloo(KINDS.FailoverPolicy, 'global-failover', ns, {
       applyToDestinations: [{ kind: 'VIRTUAL_DESTINATION', selector: { labels: { failover: 'enabled' } } }],
@@ -258,7 +319,10 @@ function meshPolicies(): Resource[] {
     }),
     gloo(KINDS.RetryTimeoutPolicy, 'global-retry', ns, {
       applyToRoutes: [{ route: { labels: { route: 'global' } } }],
-      config: { retries: { attempts: 3, perTryTimeout: '2s', retryOn: 'connect-failure,refused-stream,unavailable,5xx' }, requestTimeout: '10s' },
+      config: {
+        retries: { attempts: 3, perTryTimeout: '2s', retryOn: 'connect-failure,refused-stream,unavailable,5xx' },
+        requestTimeout: '10s',
+      },
     }),
   ];
 }
@@ -270,13 +334,18 @@ function clusterResources(shape: WorkloadShape, c: number): Resource[] {
   // Each node owns a /24 of the cluster's pod range (see podRangePrefix; up to 254 pods per node).
   const nextIp = (node: number): string => {
     const k = (podsOnNode[node] = (podsOnNode[node] ?? 0) + 1);
-    if (k > 254) throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `node ${node} of cluster ${c} would hold more than 254 pods; add nodes to the workload shape`);
+    if (k > 254)
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_INVALID_CONFIG',
+        `node ${node} of cluster ${c} would hold more than 254 pods; add nodes to the workload shape`,
+      );
     return `${podRangePrefix(c)}.${node}.${k}`;
   };
   const resources: Resource[] = [...nodes(shape, c), eastWestGateway(c)];
   for (let s = 0; s < shape.servicesPerCluster; s++) resources.push(...service(shape, c, s, random, nextIp));
   if (c === 0) {
-    for (let s = 0; s < shape.servicesPerCluster; s++) if (isExported(shape, s)) resources.push(...exportResources(shape, s));
+    for (let s = 0; s < shape.servicesPerCluster; s++)
+      if (isExported(shape, s)) resources.push(...exportResources(shape, s));
     resources.push(...meshPolicies());
   }
   return resources.map(normalizeResource);
@@ -284,14 +353,22 @@ function clusterResources(shape: WorkloadShape, c: number): Resource[] {
 
 function checkShape(shape: WorkloadShape): void {
   if (shape.clusters > MAX_CLUSTERS || shape.nodesPerCluster > 256) {
-    throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `workload shape exceeds the address plan (at most ${MAX_CLUSTERS} clusters of at most 256 nodes)`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INVALID_CONFIG',
+      `workload shape exceeds the address plan (at most ${MAX_CLUSTERS} clusters of at most 256 nodes)`,
+    );
   }
 }
 
 /** The input snapshot of cluster `c` alone (generation 1), equal to the one generateWorkload builds for it. */
 export function generateClusterInput(shape: WorkloadShape, c: number): InputSnapshot {
   checkShape(shape);
-  return buildInputSnapshot({ cluster: clusterName(c), epoch: EPOCH, generation: 1, resources: clusterResources(shape, c) });
+  return buildInputSnapshot({
+    cluster: clusterName(c),
+    epoch: EPOCH,
+    generation: 1,
+    resources: clusterResources(shape, c),
+  });
 }
 
 /** Builds the input snapshots of `shape`. Deterministic: same shape ⇒ same input hashes. */
@@ -311,7 +388,9 @@ export function generateWorkload(shape: WorkloadShape): Workload {
     inputBytes += snapshot.bytes;
     for (const r of snapshot.resources) inputsByKind[r.kind] = (inputsByKind[r.kind] ?? 0) + 1;
   }
-  const exportedServices = Array.from({ length: shape.servicesPerCluster }, (_, s) => s).filter((s) => isExported(shape, s)).length;
+  const exportedServices = Array.from({ length: shape.servicesPerCluster }, (_, s) => s).filter((s) =>
+    isExported(shape, s),
+  ).length;
   const counts: WorkloadCounts = {
     clusters: shape.clusters,
     servicesPerCluster: shape.servicesPerCluster,

@@ -57,22 +57,31 @@ function figureRows(r: XdsTierResult): string[] {
 export function renderXdsSection(r: XdsReport): string {
   const m = r.machine;
   const lines = [
-    '# xDS: the agent\'s ADS server, one endpoint change (`npm run bench -- --xds`)',
+    "# xDS: the agent's ADS server, one endpoint change (`npm run bench -- --xds`)",
     '',
     `Run on ${r.startedAt.toISOString()}: ${m.cpuModel} × ${m.cores} cores, ${(m.totalMemoryBytes / 1024 ** 3).toFixed(1)} GiB RAM, Node ${m.node}; ` +
       `1-minute load average ${m.loadAverage1m.toFixed(2)} at start, ${r.loadAverage1mAtEnd.toFixed(2)} at end (the machine is shared: absolute times move with load, ratios less). Took ${r.totalSeconds.toFixed(0)} s.`,
     '',
-    'The real `AdsServer` of the agent runs in a process of its own, fed the cluster\'s config as the agent feeds it; the streams connect before it has a config (the agent holds them until its first), so the first full push answers every stream at once. ' +
-      'Times run in the server process from setting the config (for a change: from taking the changed input, rebuild included) until the last stream\'s ACK of it arrived. ' +
-      'Bytes are serialized DiscoveryResponses a raw stream received (gRPC and HTTP/2 framing not counted). RSS is the server process\'s VmRSS after two full GCs. ' +
-      'The raw streams share the bench process\'s one event loop, so on a loaded machine an ACK also waits for the streams handled before it.',
+    "The real `AdsServer` of the agent runs in a process of its own, fed the cluster's config as the agent feeds it; the streams connect before it has a config (the agent holds them until its first), so the first full push answers every stream at once. " +
+      "Times run in the server process from setting the config (for a change: from taking the changed input, rebuild included) until the last stream's ACK of it arrived. " +
+      "Bytes are serialized DiscoveryResponses a raw stream received (gRPC and HTTP/2 framing not counted). RSS is the server process's VmRSS after two full GCs. " +
+      "The raw streams share the bench process's one event loop, so on a loaded machine an ACK also waits for the streams handled before it.",
   ];
   for (const t of r.tiers) {
-    lines.push('', `## Tier ${t.tier}`, '', workloadLine(t), '', '| figure | measured | baseline (same run) | ratio |', '|---|---|---|---:|', ...figureRows(t));
+    lines.push(
+      '',
+      `## Tier ${t.tier}`,
+      '',
+      workloadLine(t),
+      '',
+      '| figure | measured | baseline (same run) | ratio |',
+      '|---|---|---|---:|',
+      ...figureRows(t),
+    );
   }
   lines.push(
     '',
-    'State of the world: a change re-sends every subscribed resource of the changed type (here each stream\'s ClusterLoadAssignments), not only the changed one, so bytes per change grow with what a proxy subscribes; the versions keep streams whose resources did not change from being pushed at all.',
+    "State of the world: a change re-sends every subscribed resource of the changed type (here each stream's ClusterLoadAssignments), not only the changed one, so bytes per change grow with what a proxy subscribes; the versions keep streams whose resources did not change from being pushed at all.",
   );
   return lines.join('\n');
 }

@@ -15,7 +15,12 @@ import { applyEndpointChange } from './tier/endpoint-change.ts';
 import { procStatus } from './proc-stats.ts';
 
 export type ServerCommand =
-  | { readonly t: 'input'; readonly cluster: string; readonly output: readonly Resource[]; readonly discovered: readonly Resource[] }
+  | {
+      readonly t: 'input';
+      readonly cluster: string;
+      readonly output: readonly Resource[];
+      readonly discovered: readonly Resource[];
+    }
   | { readonly t: 'rss' }
   | { readonly t: 'await-connected'; readonly streams: number }
   | { readonly t: 'serve' }
@@ -29,7 +34,13 @@ export interface DialTarget {
 
 export type ServerEvent =
   | { readonly t: 'started'; readonly port: number }
-  | { readonly t: 'built'; readonly ms: number; readonly targets: readonly DialTarget[]; readonly listeners: number; readonly clusters: number }
+  | {
+      readonly t: 'built';
+      readonly ms: number;
+      readonly targets: readonly DialTarget[];
+      readonly listeners: number;
+      readonly clusters: number;
+    }
   | { readonly t: 'rss'; readonly rssKiB: number }
   | { readonly t: 'connected' }
   | { readonly t: 'served'; readonly ms: number }
@@ -40,7 +51,12 @@ const WAIT_LIMIT_MS = Number(process.env['XDS_BENCH_WAIT_MS'] ?? 120_000);
 const TYPES = ['lds', 'rds', 'cds', 'eds'] as const;
 
 const send = (event: ServerEvent): void => void process.send?.(event);
-const server = new AdsServer({ port: 0, host: '127.0.0.1', registry: new Registry(), logger: pino({ level: 'silent' }) });
+const server = new AdsServer({
+  port: 0,
+  host: '127.0.0.1',
+  registry: new Registry(),
+  logger: pino({ level: 'silent' }),
+});
 let cluster = '';
 let output: readonly Resource[] = [];
 let discovered: readonly Resource[] = [];
@@ -61,7 +77,11 @@ function until(done: (proxies: ProxyStatus[]) => boolean, what: string): Promise
     };
     const timer = setTimeout(() => {
       off();
-      reject(new Error(`${what} did not happen within ${WAIT_LIMIT_MS} ms; streams: ${JSON.stringify(server.proxies().map((p) => ({ node: p.nodeId, subscribed: Object.keys(p.subscribed), acked: p.ackedVersion })))}`));
+      reject(
+        new Error(
+          `${what} did not happen within ${WAIT_LIMIT_MS} ms; streams: ${JSON.stringify(server.proxies().map((p) => ({ node: p.nodeId, subscribed: Object.keys(p.subscribed), acked: p.ackedVersion })))}`,
+        ),
+      );
     }, WAIT_LIMIT_MS);
     const off = server.onChange(check);
     check();
@@ -74,7 +94,10 @@ function dialTargets(config: XdsConfig): DialTarget[] {
     const at = listener.lastIndexOf(':');
     const prefix = `outbound|${listener.slice(at + 1)}|`;
     const suffix = `|${listener.slice(0, at)}`;
-    return { listener, clusters: [...config.clusters.keys()].filter((c) => c.startsWith(prefix) && c.endsWith(suffix)) };
+    return {
+      listener,
+      clusters: [...config.clusters.keys()].filter((c) => c.startsWith(prefix) && c.endsWith(suffix)),
+    };
   });
 }
 
@@ -83,27 +106,47 @@ async function handle(cmd: ServerCommand): Promise<void> {
     ({ cluster, output, discovered } = cmd);
     const start = process.hrtime.bigint();
     built = buildXdsConfig({ cluster, output, discovered });
-    send({ t: 'built', ms: msSince(start), targets: dialTargets(built), listeners: built.listeners.size, clusters: built.clusters.size });
+    send({
+      t: 'built',
+      ms: msSince(start),
+      targets: dialTargets(built),
+      listeners: built.listeners.size,
+      clusters: built.clusters.size,
+    });
   } else if (cmd.t === 'rss') {
     // Twice: the first pass may only schedule finalisers.
     for (let i = 0; i < 2; i++) globalThis.gc?.();
     send({ t: 'rss', rssKiB: procStatus(process.pid).rssKiB });
   } else if (cmd.t === 'await-connected') {
-    await until((ps) => ps.length >= cmd.streams && ps.every((p) => (p.subscribed['lds'] ?? []).length > 0), `${cmd.streams} streams subscribing`);
+    await until(
+      (ps) => ps.length >= cmd.streams && ps.every((p) => (p.subscribed['lds'] ?? []).length > 0),
+      `${cmd.streams} streams subscribing`,
+    );
     send({ t: 'connected' });
   } else if (cmd.t === 'serve') {
     const start = process.hrtime.bigint();
     server.setConfig(built as XdsConfig);
-    await until((ps) => ps.every((p) => TYPES.every((type) => (p.ackedVersion[type] ?? '') !== '')), 'every stream ACKing all four types');
+    await until(
+      (ps) => ps.every((p) => TYPES.every((type) => (p.ackedVersion[type] ?? '') !== '')),
+      'every stream ACKing all four types',
+    );
     send({ t: 'served', ms: msSince(start) });
   } else {
     const before = new Map(server.proxies().map((p) => [p.nodeId, p.ackedVersion['eds'] ?? '']));
     const start = process.hrtime.bigint();
-    discovered = applyEndpointChange(discovered, { index: cmd.index, cluster, service: cmd.service, address: cmd.address });
+    discovered = applyEndpointChange(discovered, {
+      index: cmd.index,
+      cluster,
+      service: cmd.service,
+      address: cmd.address,
+    });
     const next = buildXdsConfig({ cluster, output, discovered });
     const buildMs = msSince(start);
     server.setConfig(next);
-    await until((ps) => ps.every((p) => (p.ackedVersion['eds'] ?? '') !== before.get(p.nodeId)), `every stream ACKing change ${cmd.index}`);
+    await until(
+      (ps) => ps.every((p) => (p.ackedVersion['eds'] ?? '') !== before.get(p.nodeId)),
+      `every stream ACKing change ${cmd.index}`,
+    );
     send({ t: 'changed', buildMs, ms: msSince(start), streams: before.size });
   }
 }

@@ -4,7 +4,12 @@
  * resource names per type (never the wildcard) and an ACK for every response. Counts the
  * bytes of every DiscoveryResponse it receives (the serialized message, before decoding).
  */
-import { credentials, makeGenericClientConstructor, type ClientDuplexStream, type ServiceDefinition } from '@grpc/grpc-js';
+import {
+  credentials,
+  makeGenericClientConstructor,
+  type ClientDuplexStream,
+  type ServiceDefinition,
+} from '@grpc/grpc-js';
 import { loadAdsService, type DiscoveryRequest, type DiscoveryResponse } from '@meshrelay/agent';
 
 export const TYPE_URLS = {
@@ -41,7 +46,11 @@ export class RawAdsStream {
         },
       },
     };
-    const Client = makeGenericClientConstructor(counted, 'AggregatedDiscoveryService') as unknown as new (address: string, creds: ReturnType<typeof credentials.createInsecure>, options: object) => AdsClient;
+    const Client = makeGenericClientConstructor(counted, 'AggregatedDiscoveryService') as unknown as new (
+      address: string,
+      creds: ReturnType<typeof credentials.createInsecure>,
+      options: object,
+    ) => AdsClient;
     this.#client = new Client(address, credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 });
     this.#call = this.#client.StreamAggregatedResources();
     this.#call.on('data', (res: DiscoveryResponse) => this.#ack(res));
@@ -58,7 +67,12 @@ export class RawAdsStream {
 
   #ack(res: DiscoveryResponse): void {
     this.responses += 1;
-    this.#call.write({ type_url: res.type_url, version_info: res.version_info, response_nonce: res.nonce, resource_names: this.#names.get(res.type_url) ?? [] });
+    this.#call.write({
+      type_url: res.type_url,
+      version_info: res.version_info,
+      response_nonce: res.nonce,
+      resource_names: this.#names.get(res.type_url) ?? [],
+    });
   }
 
   close(): void {

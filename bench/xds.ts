@@ -12,7 +12,13 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { MeshrelayError } from '@meshrelay/api';
-import { DEFAULT_VIP_CIDR, allocateVips, createIstioValidator, translate, virtualDestinationKeys } from '@meshrelay/translator';
+import {
+  DEFAULT_VIP_CIDR,
+  allocateVips,
+  createIstioValidator,
+  translate,
+  virtualDestinationKeys,
+} from '@meshrelay/translator';
 import { spawnProcess, type ProcessHandle } from '@meshrelay/testkit';
 import { describeMachine } from './report.ts';
 import { writeResultsSection } from './results-file.ts';
@@ -68,10 +74,16 @@ class ServerProcess {
   #waiter: ((e: ServerEvent) => void) | undefined;
 
   constructor() {
-    this.child = fork(SERVER_CHILD, [], { execArgv: ['--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
+    this.child = fork(SERVER_CHILD, [], {
+      execArgv: ['--expose-gc'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      serialization: 'advanced',
+    });
     this.child.on('message', (e: ServerEvent) => this.#deliver(e));
     // A server that dies answers whatever is awaited with why, instead of leaving the bench hanging.
-    this.child.on('exit', (code, signal) => this.#deliver({ t: 'failed', message: `the server process exited (${signal ?? code})` }));
+    this.child.on('exit', (code, signal) =>
+      this.#deliver({ t: 'failed', message: `the server process exited (${signal ?? code})` }),
+    );
   }
 
   #deliver(e: ServerEvent): void {
@@ -84,7 +96,8 @@ class ServerProcess {
   next<T extends ServerEvent['t']>(t: T): Promise<Extract<ServerEvent, { t: T }>> {
     const take = (e: ServerEvent): Extract<ServerEvent, { t: T }> => {
       if (e.t === 'failed') throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `xds bench server: ${e.message}`);
-      if (e.t !== t) throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `xds bench server answered ${e.t}, expected ${t}`);
+      if (e.t !== t)
+        throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `xds bench server answered ${e.t}, expected ${t}`);
       return e as Extract<ServerEvent, { t: T }>;
     };
     const queued = this.#queue.shift();
@@ -121,14 +134,21 @@ function clusterZero(shape: WorkloadShape): Extract<ServerCommand, { t: 'input' 
   const result = translate({ inputs: workload.inputs, clusters: workload.clusters, vips }, createIstioValidator());
   const output = result.outputs.get('cluster-0');
   const input = workload.inputs.get('cluster-0');
-  if (!output || !input) throw new MeshrelayError('MESHRELAY_ERR_TRANSLATION', 'the workload gave no output or input for cluster-0');
+  if (!output || !input)
+    throw new MeshrelayError('MESHRELAY_ERR_TRANSLATION', 'the workload gave no output or input for cluster-0');
   return { t: 'input', cluster: 'cluster-0', output: output.resources, discovered: input.resources };
 }
 
 /** Stream i's names: the changed host and `n - 1` others, spread over the hosts. */
 function subscriptionOf(targets: readonly DialTarget[], changed: DialTarget, i: number, n: number): Subscription {
   const others = targets.filter((t) => t !== changed);
-  const picked = [changed, ...Array.from({ length: Math.min(n - 1, others.length) }, (_, j) => others[(i * (n - 1) + j) % others.length] as DialTarget)];
+  const picked = [
+    changed,
+    ...Array.from(
+      { length: Math.min(n - 1, others.length) },
+      (_, j) => others[(i * (n - 1) + j) % others.length] as DialTarget,
+    ),
+  ];
   const listeners = picked.map((t) => t.listener);
   const clusters = picked.flatMap((t) => t.clusters);
   return { lds: listeners, rds: listeners, cds: clusters, eds: clusters };
@@ -136,9 +156,14 @@ function subscriptionOf(targets: readonly DialTarget[], changed: DialTarget, i: 
 
 function bootstrap(port: number, i: number): string {
   return JSON.stringify({
-    xds_servers: [{ server_uri: `localhost:${port}`, channel_creds: [{ type: 'insecure' }], server_features: ['xds_v3'] }],
+    xds_servers: [
+      { server_uri: `localhost:${port}`, channel_creds: [{ type: 'insecure' }], server_features: ['xds_v3'] },
+    ],
     // grpc-js-xds 1.14 takes a bootstrap whose node has no locality as no bootstrap at all.
-    node: { id: `sidecar~127.0.0.1~bench-client-${i}.shop~shop.svc.cluster.local`, locality: { region: 'us-east', zone: 'us-east-1a' } },
+    node: {
+      id: `sidecar~127.0.0.1~bench-client-${i}.shop~shop.svc.cluster.local`,
+      locality: { region: 'us-east', zone: 'us-east-1a' },
+    },
   });
 }
 
@@ -153,16 +178,28 @@ export async function runXdsTier(tier: string, shape: WorkloadShape, options: Xd
     const built = await server.ask(input, 'built');
     const service = serviceName(CHANGED);
     const changed = built.targets.find((t) => t.listener.startsWith(`${service}.${serviceNamespace(CHANGED)}.svc.`));
-    if (!changed) throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `no listener for ${service} in cluster-0's xDS config`);
+    if (!changed)
+      throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `no listener for ${service} in cluster-0's xDS config`);
     const rssIdleKiB = (await server.ask({ t: 'rss' }, 'rss')).rssKiB;
 
     for (let i = 0; i < options.realClients; i++) {
       const env = { ...process.env, GRPC_XDS_BOOTSTRAP_CONFIG: bootstrap(port, i) };
-      const proc = await spawnProcess({ name: `xds-client-${i}`, command: process.execPath, args: [CLIENT_CHILD, changed.listener], env });
+      const proc = await spawnProcess({
+        name: `xds-client-${i}`,
+        command: process.execPath,
+        args: [CLIENT_CHILD, changed.listener],
+        env,
+      });
       clients.push(proc);
     }
     for (let i = options.realClients; i < options.streams; i++) {
-      raw.push(new RawAdsStream(`localhost:${port}`, `sidecar~127.0.0.1~bench-raw-${i}.shop~shop.svc.cluster.local`, subscriptionOf(built.targets, changed, i, options.hostsPerStream)));
+      raw.push(
+        new RawAdsStream(
+          `localhost:${port}`,
+          `sidecar~127.0.0.1~bench-raw-${i}.shop~shop.svc.cluster.local`,
+          subscriptionOf(built.targets, changed, i, options.hostsPerStream),
+        ),
+      );
     }
     await server.ask({ t: 'await-connected', streams: options.streams }, 'connected');
     const served = await server.ask({ t: 'serve' }, 'served');
@@ -175,7 +212,10 @@ export async function runXdsTier(tier: string, shape: WorkloadShape, options: Xd
     const changeBytes: number[] = [];
     for (let c = 0; c < options.changes; c++) {
       const before = raw.map((s) => s.bytes);
-      const done = await server.ask({ t: 'change', index: c, service, address: `10.99.${Math.floor(c / 250)}.${(c % 250) + 1}` }, 'changed');
+      const done = await server.ask(
+        { t: 'change', index: c, service, address: `10.99.${Math.floor(c / 250)}.${(c % 250) + 1}` },
+        'changed',
+      );
       changeMs.push(done.ms);
       changeBuildMs.push(done.buildMs);
       ackedPerChange.push(done.streams);
@@ -183,7 +223,9 @@ export async function runXdsTier(tier: string, shape: WorkloadShape, options: Xd
       raw.forEach((s, i) => changeBytes.push(s.bytes - (before[i] as number)));
     }
     return {
-      tier, shape, options,
+      tier,
+      shape,
+      options,
       outputResources: input.output.length,
       discoveredResources: input.discovered.length,
       listeners: built.listeners,
@@ -191,7 +233,13 @@ export async function runXdsTier(tier: string, shape: WorkloadShape, options: Xd
       changedListener: changed.listener,
       buildMs: built.ms,
       fullPushMs: served.ms,
-      fullPushBytes, changeMs, changeBuildMs, ackedPerChange, changeBytes, rssIdleKiB, rssStreamsKiB,
+      fullPushBytes,
+      changeMs,
+      changeBuildMs,
+      ackedPerChange,
+      changeBytes,
+      rssIdleKiB,
+      rssStreamsKiB,
     };
   } finally {
     for (const s of raw) s.close();
@@ -202,7 +250,8 @@ export async function runXdsTier(tier: string, shape: WorkloadShape, options: Xd
 
 function wholeNumber(flag: string, raw: string | undefined, fallback: number, min: number): number {
   if (raw === undefined) return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < min) throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `--${flag}: "${raw}" is not a whole number ≥ ${min}`);
+  if (!/^\d+$/.test(raw) || Number(raw) < min)
+    throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `--${flag}: "${raw}" is not a whole number ≥ ${min}`);
   return Number(raw);
 }
 
@@ -211,9 +260,22 @@ function wholeNumber(flag: string, raw: string | undefined, fallback: number, mi
  * runs the tiers one after the other and writes the `xds` section of `resultsPath`.
  */
 export async function runXdsBench(argv: readonly string[], resultsPath: string): Promise<string> {
-  const { values } = parseArgs({ args: [...argv], options: { tiers: { type: 'string' }, streams: { type: 'string' }, 'real-clients': { type: 'string' }, changes: { type: 'string' } } });
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      tiers: { type: 'string' },
+      streams: { type: 'string' },
+      'real-clients': { type: 'string' },
+      changes: { type: 'string' },
+    },
+  });
   const tiers = (values.tiers ?? 'S,M').split(',');
-  for (const t of tiers) if (TIERS[t] === undefined) throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `--tiers: "${t}" is not one of ${Object.keys(TIERS).join(', ')}`);
+  for (const t of tiers)
+    if (TIERS[t] === undefined)
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_INVALID_ARGUMENT',
+        `--tiers: "${t}" is not one of ${Object.keys(TIERS).join(', ')}`,
+      );
   const streams = wholeNumber('streams', values.streams, XDS_DEFAULTS.streams, 1);
   const options: XdsBenchOptions = {
     ...XDS_DEFAULTS,
@@ -229,7 +291,13 @@ export async function runXdsBench(argv: readonly string[], resultsPath: string):
     console.error(`xds bench: tier ${tier}…`);
     results.push(await runXdsTier(tier, TIERS[tier] as WorkloadShape, options));
   }
-  const text = renderXdsSection({ startedAt, totalSeconds: Number(process.hrtime.bigint() - start) / 1e9, machine, loadAverage1mAtEnd: loadavg()[0] ?? 0, tiers: results });
+  const text = renderXdsSection({
+    startedAt,
+    totalSeconds: Number(process.hrtime.bigint() - start) / 1e9,
+    machine,
+    loadAverage1mAtEnd: loadavg()[0] ?? 0,
+    tiers: results,
+  });
   writeResultsSection(resultsPath, 'xds', text);
   console.log(text);
   console.error(`wrote ${resultsPath}`);

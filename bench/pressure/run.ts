@@ -15,12 +15,23 @@ import { Client, credentials, type ClientDuplexStream } from '@grpc/grpc-js';
 import { RELAY_SERVICE, type relay } from '@meshrelay/api';
 import type { PressureIdentity } from './identity.ts';
 
-interface Probe { readonly rss: number; readonly fds: number }
-interface Ready { readonly port: number; readonly identity: PressureIdentity; readonly probe: Probe }
+interface Probe {
+  readonly rss: number;
+  readonly fds: number;
+}
+interface Ready {
+  readonly port: number;
+  readonly identity: PressureIdentity;
+  readonly probe: Probe;
+}
 
 const MiB = 1024 * 1024;
 
-function request<T>(child: ChildProcess, message: object, pick: (m: Record<string, unknown>) => T | undefined): Promise<T> {
+function request<T>(
+  child: ChildProcess,
+  message: object,
+  pick: (m: Record<string, unknown>) => T | undefined,
+): Promise<T> {
   return new Promise((resolve) => {
     const on = (m: Record<string, unknown>) => {
       const v = pick(m);
@@ -36,20 +47,29 @@ function request<T>(child: ChildProcess, message: object, pick: (m: Record<strin
 const probe = (child: ChildProcess) => request(child, { probe: true }, (m) => m['probe'] as Probe | undefined);
 
 async function startChild(): Promise<{ child: ChildProcess; ready: Ready }> {
-  const child = fork(fileURLToPath(new URL('./server-child.ts', import.meta.url)), process.argv.slice(2), { execArgv: ['--expose-gc', '--conditions=source'] });
+  const child = fork(fileURLToPath(new URL('./server-child.ts', import.meta.url)), process.argv.slice(2), {
+    execArgv: ['--expose-gc', '--conditions=source'],
+  });
   const ready = await request(child, {}, (m) => (m['ready'] ? (m as unknown as Ready) : undefined));
   return { child, ready };
 }
 
 function mtls(ready: Ready): Client {
   const { identity } = ready;
-  return new Client(`localhost:${ready.port}`, credentials.createSsl(Buffer.from(identity.caPem), Buffer.from(identity.keyPem), Buffer.from(identity.certPem)));
+  return new Client(
+    `localhost:${ready.port}`,
+    credentials.createSsl(Buffer.from(identity.caPem), Buffer.from(identity.keyPem), Buffer.from(identity.certPem)),
+  );
 }
 
 async function chunkFlood(ready: Ready, seconds: number): Promise<string> {
   const client = mtls(ready);
   const m = RELAY_SERVICE.push;
-  const push: ClientDuplexStream<relay.v1.IPushRequest, relay.v1.IPushResponse> = client.makeBidiStreamRequest(m.path, m.requestSerialize, m.responseDeserialize);
+  const push: ClientDuplexStream<relay.v1.IPushRequest, relay.v1.IPushResponse> = client.makeBidiStreamRequest(
+    m.path,
+    m.requestSerialize,
+    m.responseDeserialize,
+  );
   let outcome = 'still open';
   let ended = false;
   let settle!: () => void;
@@ -62,7 +82,9 @@ async function chunkFlood(ready: Ready, seconds: number): Promise<string> {
     ended = true;
     settle();
   });
-  push.write({ header: { epoch: 'e', generation: 1, hash: 'a'.repeat(64), totalChunks: 4_294_967_295, totalBytes: 1000 } });
+  push.write({
+    header: { epoch: 'e', generation: 1, hash: 'a'.repeat(64), totalChunks: 4_294_967_295, totalBytes: 1000 },
+  });
   const until = Date.now() + seconds * 1000;
   // Keeps flooding after a refusal: the chunks of a refused snapshot are read and dropped.
   let index = 0;
@@ -81,7 +103,11 @@ async function chunkFlood(ready: Ready, seconds: number): Promise<string> {
 async function idlePuller(child: ChildProcess, ready: Ready, count: number, bytes: number): Promise<void> {
   const client = mtls(ready);
   const m = RELAY_SERVICE.pull;
-  const pull: ClientDuplexStream<relay.v1.IPullRequest, relay.v1.IPullResponse> = client.makeBidiStreamRequest(m.path, m.requestSerialize, m.responseDeserialize);
+  const pull: ClientDuplexStream<relay.v1.IPullRequest, relay.v1.IPullResponse> = client.makeBidiStreamRequest(
+    m.path,
+    m.requestSerialize,
+    m.responseDeserialize,
+  );
   pull.on('error', () => undefined);
   pull.write({ hello: { heldHash: '' } });
   await sleep(500);
@@ -107,7 +133,9 @@ const { child, ready } = await startChild();
 let before = await probe(child);
 const outcome = await chunkFlood(ready, 20);
 let after = await probe(child);
-console.log(`chunk flood (20 s of empty chunks after a 2^32-1 chunk header): server RSS +${mib(after.rss - before.rss)}; stream: ${outcome}`);
+console.log(
+  `chunk flood (20 s of empty chunks after a 2^32-1 chunk header): server RSS +${mib(after.rss - before.rss)}; stream: ${outcome}`,
+);
 before = await probe(child);
 await idlePuller(child, ready, 200, MiB);
 after = await probe(child);
@@ -116,7 +144,9 @@ before = await probe(child);
 const sockets = await idleConnections(ready.port, 1500);
 after = await probe(child);
 const open = () => sockets.filter((s) => !s.destroyed && s.readyState === 'open').length;
-console.log(`1500 TCP connections from one address that never start TLS: server RSS +${mib(after.rss - before.rss)}, server fds ${before.fds} -> ${after.fds}, still open after 2 s: ${open()}`);
+console.log(
+  `1500 TCP connections from one address that never start TLS: server RSS +${mib(after.rss - before.rss)}, server fds ${before.fds} -> ${after.fds}, still open after 2 s: ${open()}`,
+);
 await sleep(13_000);
 console.log(`  ... after 15 s: still open ${open()}, server fds ${(await probe(child)).fds}`);
 for (const s of sockets) s.destroy();

@@ -16,8 +16,23 @@ import { registerWithToken } from './identity.ts';
 
 const stateDir = mkdtempSync(join(tmpdir(), 'meshrelay-pressure-'));
 const config = parseServerConfig([
-  '--relay-host', '127.0.0.1', '--relay-port', '0', '--http-host', '127.0.0.1', '--http-port', '0', '--metrics-port', '0',
-  '--state-dir', stateDir, '--safe-start-window', '0', '--replica-name', 'pressure-0', ...process.argv.slice(2),
+  '--relay-host',
+  '127.0.0.1',
+  '--relay-port',
+  '0',
+  '--http-host',
+  '127.0.0.1',
+  '--http-port',
+  '0',
+  '--metrics-port',
+  '0',
+  '--state-dir',
+  stateDir,
+  '--safe-start-window',
+  '0',
+  '--replica-name',
+  'pressure-0',
+  ...process.argv.slice(2),
 ]);
 const server = await startManagementServer(config, pino({ level: 'silent' }));
 const { token } = await server.registry.register('a', {});
@@ -32,7 +47,12 @@ process.on('message', (msg: { probe?: boolean; outputs?: { count: number; bytes:
   if (msg.probe) process.send?.({ probe: probe() });
   if (msg.outputs) {
     for (let i = 0; i < msg.outputs.count; i++) {
-      const resource = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `filler-${i}`, namespace: 'default' }, data: { filler: randomBytes(msg.outputs.bytes * 0.75).toString('base64') } };
+      const resource = {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: `filler-${i}`, namespace: 'default' },
+        data: { filler: randomBytes(msg.outputs.bytes * 0.75).toString('base64') },
+      };
       server.outputs.publish(buildOutputSnapshot({ cluster: 'a', resources: [resource], provenance: [] }));
     }
     process.send?.({ published: msg.outputs.count });

@@ -3,7 +3,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { KINDS, buildInputSnapshot, type Resource } from '@meshrelay/api';
-import { DEFAULT_VIP_CIDR, allocateVips, createIstioValidator, translate, virtualDestinationKeys } from '@meshrelay/translator';
+import {
+  DEFAULT_VIP_CIDR,
+  allocateVips,
+  createIstioValidator,
+  translate,
+  virtualDestinationKeys,
+} from '@meshrelay/translator';
 import { applyKindChange, changeTargets, kindChange, realAgentIndexes } from '../tier/change-kinds.ts';
 import { loadGeneratorChangeIndexes } from '../tier/endpoint-change.ts';
 import { TIER_S, generateWorkload } from '../workload.ts';
@@ -12,7 +18,9 @@ const shape = { ...TIER_S, clusters: 3, servicesPerCluster: 20, endpointsPerServ
 
 type Slice = Resource & { endpoints: Array<{ addresses: string[]; conditions: { ready: boolean } }> };
 const sliceOf = (resources: readonly Resource[], service: string): Slice =>
-  resources.find((r) => r.kind === KINDS.EndpointSlice.kind && r.metadata.labels?.['kubernetes.io/service-name'] === service) as Slice;
+  resources.find(
+    (r) => r.kind === KINDS.EndpointSlice.kind && r.metadata.labels?.['kubernetes.io/service-name'] === service,
+  ) as Slice;
 
 /** Clusters whose translated output changes when `change` is applied to its cluster's input. */
 function changedOutputs(change: ReturnType<typeof kindChange>): string[] {
@@ -23,18 +31,29 @@ function changedOutputs(change: ReturnType<typeof kindChange>): string[] {
   const inputs = new Map(workload.inputs);
   const input = inputs.get(change.cluster);
   assert.ok(input);
-  inputs.set(change.cluster, buildInputSnapshot({ cluster: input.cluster, epoch: input.epoch, generation: input.generation + 1, resources: applyKindChange(input.resources, change) }));
+  inputs.set(
+    change.cluster,
+    buildInputSnapshot({
+      cluster: input.cluster,
+      epoch: input.epoch,
+      generation: input.generation + 1,
+      resources: applyKindChange(input.resources, change),
+    }),
+  );
   const after = translate({ inputs, clusters: workload.clusters, vips }, validator);
-  return [...after.outputs].filter(([c, o]) => before.outputs.get(c)?.hash !== o.hash).map(([c]) => c).sort();
+  return [...after.outputs]
+    .filter(([c, o]) => before.outputs.get(c)?.hash !== o.hash)
+    .map(([c]) => c)
+    .sort();
 }
 
-test('given an address change of an exported service, when translated, then only its owner\'s output changes', () => {
+test("given an address change of an exported service, when translated, then only its owner's output changes", () => {
   const change = kindChange(shape, 'address', 1, [0, 1, 2]);
   assert.deepEqual([change.cluster, change.service, change.address], ['cluster-1', 'svc-000', '10.98.0.2']);
   assert.deepEqual(changedOutputs(change), ['cluster-1']);
 });
 
-test('given a readiness flip of an exported service, when translated, then every cluster\'s output changes', () => {
+test("given a readiness flip of an exported service, when translated, then every cluster's output changes", () => {
   const change = kindChange(shape, 'readiness', 0, [2, 1]);
   assert.deepEqual([change.cluster, change.service, change.ready], ['cluster-2', 'svc-000', false]);
   assert.deepEqual(changedOutputs(change), ['cluster-0', 'cluster-1', 'cluster-2']);
@@ -45,12 +64,19 @@ test('given readiness changes in a row, when applied in turn, then they go in un
   let resources = generateWorkload(shape).inputs.get('cluster-0')?.resources ?? [];
   const first = kindChange(shape, 'readiness', 0, targets);
   const second = kindChange(shape, 'readiness', 1, targets);
-  assert.deepEqual([first.cluster, first.service, second.cluster, second.service], ['cluster-0', 'svc-000', 'cluster-0', 'svc-000']);
+  assert.deepEqual(
+    [first.cluster, first.service, second.cluster, second.service],
+    ['cluster-0', 'svc-000', 'cluster-0', 'svc-000'],
+  );
   resources = applyKindChange(resources, first);
   assert.equal(sliceOf(resources, 'svc-000').endpoints[0]?.conditions.ready, false);
   resources = applyKindChange(resources, second);
   assert.equal(sliceOf(resources, 'svc-000').endpoints[0]?.conditions.ready, true);
-  assert.equal(kindChange(shape, 'readiness', 2, targets).cluster, 'cluster-1', 'the next pair targets the next cluster');
+  assert.equal(
+    kindChange(shape, 'readiness', 2, targets).cluster,
+    'cluster-1',
+    'the next pair targets the next cluster',
+  );
 });
 
 test('given a fleet, when real agents are picked, then they spread from the first cluster to the last and the changes alternate real and relay-client clusters', () => {

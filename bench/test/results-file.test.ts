@@ -28,5 +28,8 @@ test('given several sections, when one is written again, then only that one chan
   writeResultsSection(path, 'in-process', 'P1');
   writeResultsSection(path, 'tier-S', 'S2');
   const text = await readFile(path, 'utf8');
-  assert.deepEqual([...text.matchAll(/<!-- bench-section:([\w-]+) -->\n(.*)\n/g)].map((m) => `${m[1]}=${m[2]}`), ['in-process=P1', 'tier-S=S2', 'tier-L=L1']);
+  assert.deepEqual(
+    [...text.matchAll(/<!-- bench-section:([\w-]+) -->\n(.*)\n/g)].map((m) => `${m[1]}=${m[2]}`),
+    ['in-process=P1', 'tier-S=S2', 'tier-L=L1'],
+  );
 });

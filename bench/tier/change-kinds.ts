@@ -28,8 +28,14 @@ export interface KindChange {
  * exported service; always its first endpoint. Readiness changes go in pairs: even ones set the
  * endpoint unready, odd ones ready again.
  */
-export function kindChange(shape: WorkloadShape, kind: ChangeKind, index: number, targets: readonly number[]): KindChange {
-  if (targets.length === 0) throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', 'kindChange: no target clusters');
+export function kindChange(
+  shape: WorkloadShape,
+  kind: ChangeKind,
+  index: number,
+  targets: readonly number[],
+): KindChange {
+  if (targets.length === 0)
+    throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', 'kindChange: no target clusters');
   const exported = Math.ceil(shape.servicesPerCluster / shape.exportEvery);
   if (kind === 'address') {
     const cluster = clusterName(targets[index % targets.length] as number);
@@ -51,10 +57,16 @@ interface SliceEndpoint {
 
 /** The resources with the change applied (new objects for the changed resources; the rest shared). */
 export function applyKindChange(resources: readonly Resource[], change: KindChange): Resource[] {
-  const sliceAt = resources.findIndex((r) => r.kind === KINDS.EndpointSlice.kind && r.metadata.labels?.['kubernetes.io/service-name'] === change.service);
+  const sliceAt = resources.findIndex(
+    (r) => r.kind === KINDS.EndpointSlice.kind && r.metadata.labels?.['kubernetes.io/service-name'] === change.service,
+  );
   const slice = structuredClone(resources[sliceAt]) as (Resource & { endpoints?: SliceEndpoint[] }) | undefined;
   const endpoint = slice?.endpoints?.[0];
-  if (!slice || !endpoint) throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `${change.kind} change ${change.index}: ${change.cluster} has no EndpointSlice endpoint for ${change.service}`);
+  if (!slice || !endpoint)
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INVALID_ARGUMENT',
+      `${change.kind} change ${change.index}: ${change.cluster} has no EndpointSlice endpoint for ${change.service}`,
+    );
   const out = [...resources];
   out[sliceAt] = slice;
   if (change.kind === 'readiness') {
@@ -64,9 +76,14 @@ export function applyKindChange(resources: readonly Resource[], change: KindChan
   const address = change.address as string;
   endpoint.addresses = [address];
   const podName = endpoint.targetRef?.name;
-  const podAt = resources.findIndex((r) => r.kind === KINDS.Pod.kind && r.metadata.name === podName && r.metadata.namespace === slice.metadata.namespace);
+  const podAt = resources.findIndex(
+    (r) =>
+      r.kind === KINDS.Pod.kind && r.metadata.name === podName && r.metadata.namespace === slice.metadata.namespace,
+  );
   if (podAt >= 0) {
-    const pod = structuredClone(resources[podAt]) as Resource & { status: { podIP?: string; podIPs?: Array<{ ip: string }> } };
+    const pod = structuredClone(resources[podAt]) as Resource & {
+      status: { podIP?: string; podIPs?: Array<{ ip: string }> };
+    };
     pod.status = { ...pod.status, podIP: address, podIPs: [{ ip: address }] };
     out[podAt] = pod;
   }
@@ -88,7 +105,9 @@ export function realAgentIndexes(clusters: number, count: number): number[] {
  * alternate (so both paths make the change), each list taken in order.
  */
 export function changeTargets(clusters: number, real: readonly number[]): number[] {
-  const others = Array.from({ length: clusters }, (_, i) => i).filter((i) => !real.includes(i)).slice(0, Math.max(real.length, 1));
+  const others = Array.from({ length: clusters }, (_, i) => i)
+    .filter((i) => !real.includes(i))
+    .slice(0, Math.max(real.length, 1));
   const out: number[] = [];
   for (let i = 0; i < Math.max(real.length, others.length); i++) {
     if (i < real.length) out.push(real[i] as number);

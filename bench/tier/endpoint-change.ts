@@ -35,19 +35,29 @@ interface SliceEndpoint {
 
 /** The resources with the change applied (new objects for the two changed resources; the rest shared). */
 export function applyEndpointChange(resources: readonly Resource[], change: EndpointChange): Resource[] {
-  const sliceAt = resources.findIndex((r) => r.kind === KINDS.EndpointSlice.kind && r.metadata.labels?.['kubernetes.io/service-name'] === change.service);
+  const sliceAt = resources.findIndex(
+    (r) => r.kind === KINDS.EndpointSlice.kind && r.metadata.labels?.['kubernetes.io/service-name'] === change.service,
+  );
   const slice = structuredClone(resources[sliceAt]) as (Resource & { endpoints?: SliceEndpoint[] }) | undefined;
   const endpoint = slice?.endpoints?.[0];
   const podName = endpoint?.targetRef?.name;
   if (!slice || !endpoint || podName === undefined) {
-    throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `change ${change.index}: ${change.cluster} has no EndpointSlice endpoint with a Pod for ${change.service}`);
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INVALID_ARGUMENT',
+      `change ${change.index}: ${change.cluster} has no EndpointSlice endpoint with a Pod for ${change.service}`,
+    );
   }
   endpoint.addresses = [change.address];
   const out = [...resources];
   out[sliceAt] = slice;
-  const podAt = resources.findIndex((r) => r.kind === KINDS.Pod.kind && r.metadata.name === podName && r.metadata.namespace === slice.metadata.namespace);
+  const podAt = resources.findIndex(
+    (r) =>
+      r.kind === KINDS.Pod.kind && r.metadata.name === podName && r.metadata.namespace === slice.metadata.namespace,
+  );
   if (podAt >= 0) {
-    const pod = structuredClone(resources[podAt]) as Resource & { status: { podIP?: string; podIPs?: Array<{ ip: string }> } };
+    const pod = structuredClone(resources[podAt]) as Resource & {
+      status: { podIP?: string; podIPs?: Array<{ ip: string }> };
+    };
     pod.status = { ...pod.status, podIP: change.address, podIPs: [{ ip: change.address }] };
     out[podAt] = pod;
   }
@@ -55,7 +65,11 @@ export function applyEndpointChange(resources: readonly Resource[], change: Endp
 }
 
 /** The first `count` change indexes whose cluster runs no real agent (those clusters' inputs come from manifests, not a load generator). */
-export function loadGeneratorChangeIndexes(shape: WorkloadShape, count: number, realClusters: ReadonlySet<string>): number[] {
+export function loadGeneratorChangeIndexes(
+  shape: WorkloadShape,
+  count: number,
+  realClusters: ReadonlySet<string>,
+): number[] {
   const out: number[] = [];
   if (realClusters.size >= shape.clusters) return out;
   for (let i = 0; out.length < count; i++) if (!realClusters.has(endpointChange(shape, i).cluster)) out.push(i);

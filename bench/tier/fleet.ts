@@ -24,21 +24,43 @@ export class Fleet {
   #exited: string | undefined;
 
   /** Forks `processes` load generators, clusters dealt round-robin; resolves once all generated their inputs. */
-  static async start(options: { shape: WorkloadShape; address: string; caPem: string; clusters: readonly RegisteredCluster[]; processes: number; signal: AbortSignal; skip?: ReadonlySet<string> }): Promise<Fleet> {
+  static async start(options: {
+    shape: WorkloadShape;
+    address: string;
+    caPem: string;
+    clusters: readonly RegisteredCluster[];
+    processes: number;
+    signal: AbortSignal;
+    skip?: ReadonlySet<string>;
+  }): Promise<Fleet> {
     // Clusters in `skip` run real agents instead; the rest keep their index in the workload.
-    const dealt = options.clusters.map((c, index) => ({ ...c, index })).filter((c) => options.skip?.has(c.name) !== true);
+    const dealt = options.clusters
+      .map((c, index) => ({ ...c, index }))
+      .filter((c) => options.skip?.has(c.name) !== true);
     const fleet = new Fleet();
     for (let p = 0; p < options.processes; p++) {
       const clusters = dealt.filter((_, i) => i % options.processes === p);
       if (clusters.length === 0) continue;
-      const plan: LoadGeneratorPlan = { shape: options.shape, address: options.address, caPem: options.caPem, clusters };
-      const child = fork(LOAD_GENERATOR, [], { env: { ...process.env, TIER_BENCH_PLAN: JSON.stringify(plan) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+      const plan: LoadGeneratorPlan = {
+        shape: options.shape,
+        address: options.address,
+        caPem: options.caPem,
+        clusters,
+      };
+      const child = fork(LOAD_GENERATOR, [], {
+        env: { ...process.env, TIER_BENCH_PLAN: JSON.stringify(plan) },
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      });
       child.on('message', (event: LoadGeneratorEvent) => fleet.events.push(event));
       child.once('exit', (code, signal) => (fleet.#exited ??= `a load generator exited (${code ?? signal})`));
       fleet.#children.push(child);
     }
     try {
-      await fleet.waitUntil(() => fleet.of('ready').length === fleet.#children.length, 'every load generator generated its inputs', options.signal);
+      await fleet.waitUntil(
+        () => fleet.of('ready').length === fleet.#children.length,
+        'every load generator generated its inputs',
+        options.signal,
+      );
     } catch (err) {
       // Nobody else holds the fleet yet: stop its processes, or they outlive the bench.
       await fleet.stop();
@@ -79,10 +101,16 @@ export class Fleet {
     while (!condition()) {
       if (signal.aborted) throw new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', `stopped waiting until ${describe()}`);
       const serverEnded = this.server?.ended;
-      if (serverEnded !== undefined) throw new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', `meshrelay-server ${serverEnded} while waiting until ${describe()}`);
+      if (serverEnded !== undefined)
+        throw new MeshrelayError(
+          'MESHRELAY_ERR_UNAVAILABLE',
+          `meshrelay-server ${serverEnded} while waiting until ${describe()}`,
+        );
       const other = this.alsoWatch?.();
-      if (other !== undefined) throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `${other} while waiting until ${describe()}`);
-      if (this.#exited !== undefined) throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `${this.#exited} while waiting until ${describe()}`);
+      if (other !== undefined)
+        throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `${other} while waiting until ${describe()}`);
+      if (this.#exited !== undefined)
+        throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `${this.#exited} while waiting until ${describe()}`);
       await sleep(10);
     }
   }
@@ -91,7 +119,9 @@ export class Fleet {
     for (const child of this.#children) if (child.connected) child.send({ t: 'stop' } satisfies LoadGeneratorCommand);
     const deadline = sleep(10_000).then(() => 'late' as const);
     for (const child of this.#children) {
-      const exited = new Promise<'exited'>((r) => (child.exitCode !== null || child.signalCode !== null ? r('exited') : child.once('exit', () => r('exited'))));
+      const exited = new Promise<'exited'>((r) =>
+        child.exitCode !== null || child.signalCode !== null ? r('exited') : child.once('exit', () => r('exited')),
+      );
       if ((await Promise.race([exited, deadline])) === 'late') await stopChild(child, 'SIGKILL');
     }
   }

@@ -17,7 +17,17 @@ import { kindChangePhases, staggeredStart, type KindChangeSample, type Staggered
 import { Fleet } from './fleet.ts';
 import { provenanceDigest } from './load-generator.ts';
 import type { PhaseRunner } from './phases.ts';
-import { freeServerPorts, metricEndingWith, registerClusters, scrapeMetrics, serverArgs, startServerProcess, stopChild, waitHealthy, type ServerProcess } from './processes.ts';
+import {
+  freeServerPorts,
+  metricEndingWith,
+  registerClusters,
+  scrapeMetrics,
+  serverArgs,
+  startServerProcess,
+  stopChild,
+  waitHealthy,
+  type ServerProcess,
+} from './processes.ts';
 
 const ADMIN_TOKEN = 'bench-tier-admin-token-0123456789';
 
@@ -191,13 +201,21 @@ async function serverMemory(metricsPort: number, pid: number | undefined): Promi
 
 /** Starts every relay client; resolves when every agent applied an output built from all initial inputs. */
 async function coldStart(fleet: Fleet, workload: Workload, signal: AbortSignal): Promise<ColdStart> {
-  const expected = provenanceDigest([...workload.inputs.values()].map((s) => ({ cluster: s.cluster, inputHash: s.hash })));
+  const expected = provenanceDigest(
+    [...workload.inputs.values()].map((s) => ({ cluster: s.cluster, inputHash: s.hash })),
+  );
   const names = workload.clusters.map((c) => c.name);
   const startedAt = Date.now();
   fleet.startClients();
   const complete = (name: string) => fleet.of('applied').find((e) => e.cluster === name && e.provenance === expected);
   const progress = (): string => {
-    const agentsWith = (t: 'acked' | 'applied') => new Set(fleet.of(t).filter((e) => e.t !== 'acked' || e.accepted).map((e) => e.cluster)).size;
+    const agentsWith = (t: 'acked' | 'applied') =>
+      new Set(
+        fleet
+          .of(t)
+          .filter((e) => e.t !== 'acked' || e.accepted)
+          .map((e) => e.cluster),
+      ).size;
     const completeCount = names.filter((n) => complete(n) !== undefined).length;
     return `every agent applied an output built from all ${names.length} inputs (by then: ${agentsWith('acked')} agents had an input accepted, ${agentsWith('applied')} had applied an output, ${completeCount} a complete one)`;
   };
@@ -210,13 +228,27 @@ async function coldStart(fleet: Fleet, workload: Workload, signal: AbortSignal):
 }
 
 /** One change: push it, wait until its cluster applied the new address, let late sends arrive, attribute what came. */
-async function oneChange(fleet: Fleet, change: EndpointChange, settleMs: number, signal: AbortSignal): Promise<ChangeSample> {
+async function oneChange(
+  fleet: Fleet,
+  change: EndpointChange,
+  settleMs: number,
+  signal: AbortSignal,
+): Promise<ChangeSample> {
   const mark = Date.now();
   fleet.change(change);
-  await fleet.waitUntil(() => fleet.of('offered', mark).some((e) => e.cluster === change.cluster), `${change.cluster} offered change ${change.index}`, signal);
+  await fleet.waitUntil(
+    () => fleet.of('offered', mark).some((e) => e.cluster === change.cluster),
+    `${change.cluster} offered change ${change.index}`,
+    signal,
+  );
   const offeredAt = (fleet.of('offered', mark).find((e) => e.cluster === change.cluster) as { at: number }).at;
-  const carries = () => fleet.of('applied', offeredAt).find((e) => e.cluster === change.cluster && e.found.includes(change.address));
-  await fleet.waitUntil(() => carries() !== undefined, `${change.cluster} applied change ${change.index} (${change.address})`, signal);
+  const carries = () =>
+    fleet.of('applied', offeredAt).find((e) => e.cluster === change.cluster && e.found.includes(change.address));
+  await fleet.waitUntil(
+    () => carries() !== undefined,
+    `${change.cluster} applied change ${change.index} (${change.address})`,
+    signal,
+  );
   await sleep(settleMs, undefined, { signal });
   const bytes = new Map<string, { wireBytes: number; kinds: string[] }>();
   for (const r of fleet.of('received', offeredAt)) {
@@ -227,14 +259,21 @@ async function oneChange(fleet: Fleet, change: EndpointChange, settleMs: number,
   }
   const appliedMs = new Map<string, number>();
   for (const cluster of bytes.keys()) {
-    const applied = cluster === change.cluster ? carries() : fleet.of('applied', offeredAt).find((e) => e.cluster === cluster);
+    const applied =
+      cluster === change.cluster ? carries() : fleet.of('applied', offeredAt).find((e) => e.cluster === cluster);
     if (applied) appliedMs.set(cluster, applied.at - offeredAt);
   }
   return { change, appliedMs, bytes, stages: stagesOf(fleet, change, offeredAt, carries()?.at) };
 }
 
-function stagesOf(fleet: Fleet, change: EndpointChange, offeredAt: number, appliedAt: number | undefined): ChangeStages {
-  const mine = <T extends { cluster: string; at: number }>(list: readonly T[]) => list.filter((e) => e.cluster === change.cluster);
+function stagesOf(
+  fleet: Fleet,
+  change: EndpointChange,
+  offeredAt: number,
+  appliedAt: number | undefined,
+): ChangeStages {
+  const mine = <T extends { cluster: string; at: number }>(list: readonly T[]) =>
+    list.filter((e) => e.cluster === change.cluster);
   const since = (at: number | undefined) => (at === undefined ? undefined : at - offeredAt);
   const ackedAt = mine(fleet.of('acked', offeredAt))[0]?.at;
   const received = mine(fleet.of('received', offeredAt));
@@ -258,27 +297,51 @@ interface Plane {
 }
 
 /** kill -9 the server, start it again with the same state and Redis, and wait until every agent pushed and pulled again. */
-async function reconnectStorm(plane: Plane, fleet: Fleet, names: readonly string[], settleMs: number, signal: AbortSignal): Promise<Storm> {
+async function reconnectStorm(
+  plane: Plane,
+  fleet: Fleet,
+  names: readonly string[],
+  settleMs: number,
+  signal: AbortSignal,
+): Promise<Storm> {
   const killedAt = Date.now();
   await stopChild(plane.server.proc, 'SIGKILL');
   const restartedAt = Date.now();
   plane.server = startServerProcess(plane.args);
   fleet.server = plane.server;
   const upAt = await waitHealthy(plane.server, plane.httpPort, 120_000);
-  const resynced = (n: string) => fleet.of('acked', restartedAt).some((e) => e.cluster === n && e.accepted) && fleet.of('pull-open', restartedAt).some((e) => e.cluster === n);
-  await fleet.waitUntil(() => names.every(resynced), 'every agent pushed (acked) and opened its pull stream on the restarted server', signal);
+  const resynced = (n: string) =>
+    fleet.of('acked', restartedAt).some((e) => e.cluster === n && e.accepted) &&
+    fleet.of('pull-open', restartedAt).some((e) => e.cluster === n);
+  await fleet.waitUntil(
+    () => names.every(resynced),
+    'every agent pushed (acked) and opened its pull stream on the restarted server',
+    signal,
+  );
   // An agent's resync ends with the last of its acks and pull-stream openings on the restarted server.
-  const lastOf = (n: string) => Math.max(...fleet.of('acked', restartedAt).filter((e) => e.cluster === n).map((e) => e.at), ...fleet.of('pull-open', restartedAt).filter((e) => e.cluster === n).map((e) => e.at));
+  const lastOf = (n: string) =>
+    Math.max(
+      ...fleet
+        .of('acked', restartedAt)
+        .filter((e) => e.cluster === n)
+        .map((e) => e.at),
+      ...fleet
+        .of('pull-open', restartedAt)
+        .filter((e) => e.cluster === n)
+        .map((e) => e.at),
+    );
   const resyncAt = names.map(lastOf).sort((a, b) => a - b);
   const lastAt = resyncAt[resyncAt.length - 1] as number;
-  process.stderr.write(`storm: /healthz after ${upAt - restartedAt} ms; agents resynced after (ms from restart) ${resyncAt.map((at) => at - restartedAt).join(' ')}\n`);
+  process.stderr.write(
+    `storm: /healthz after ${upAt - restartedAt} ms; agents resynced after (ms from restart) ${resyncAt.map((at) => at - restartedAt).join(' ')}\n`,
+  );
   // Whatever the restarted server would re-send comes after its first translation.
   let coldTranslationMs: number | undefined;
   let storedValidationMs: number | undefined;
   let series = await scrapeMetrics(plane.metricsPort);
   // The server's lag histogram starts over at each scrape: only this first one covers the resync.
   const lagSeconds = metricEndingWith(series, 'nodejs_eventloop_lag_max_seconds');
-  for (;; series = await scrapeMetrics(plane.metricsPort)) {
+  for (; ; series = await scrapeMetrics(plane.metricsPort)) {
     const count = metricEndingWith(series, 'translation_duration_seconds_count') ?? 0;
     if (count >= 1) {
       const sum = metricEndingWith(series, 'translation_duration_seconds_sum');
@@ -311,9 +374,23 @@ async function startPlane(options: LiveOptions): Promise<Plane> {
   const ports = await freeServerPorts();
   // MESHRELAY_BENCH_SERVER_LOG_LEVEL=info shows the server's own account of a run (on stderr with its warnings).
   const logLevel = process.env['MESHRELAY_BENCH_SERVER_LOG_LEVEL'] ?? 'warn';
-  const args = serverArgs(ports, stateDir, ADMIN_TOKEN, ['--redis-url', redis.url, '--log-level', logLevel, ...options.serverFlags]);
+  const args = serverArgs(ports, stateDir, ADMIN_TOKEN, [
+    '--redis-url',
+    redis.url,
+    '--log-level',
+    logLevel,
+    ...options.serverFlags,
+  ]);
   const server = startServerProcess(args);
-  const plane = { redis, stateDir, args, relayPort: ports.relayPort, httpPort: ports.httpPort, metricsPort: ports.metricsPort, server };
+  const plane = {
+    redis,
+    stateDir,
+    args,
+    relayPort: ports.relayPort,
+    httpPort: ports.httpPort,
+    metricsPort: ports.metricsPort,
+    server,
+  };
   await waitHealthy(server, ports.httpPort, 60_000).catch(async (err: unknown) => {
     await stopPlane(plane);
     throw err;
@@ -334,41 +411,74 @@ export async function runLive(runner: PhaseRunner, options: LiveOptions): Promis
   const names = workload.clusters.map((c) => c.name);
   const plane = await runner.run('start redis-server and meshrelay-server', () => startPlane(options));
   if (!plane) return results;
-  const sampler = new RssSampler(() => plane.server.proc.pid, () => runner.current);
+  const sampler = new RssSampler(
+    () => plane.server.proc.pid,
+    () => runner.current,
+  );
   const realRoot = await mkdtemp(join(tmpdir(), 'meshrelay-tier-agents-'));
   let fleet: Fleet | undefined;
   let real: RealAgents | undefined;
   try {
-    fleet = await runner.run('register clusters, start load generators, write the real agents\' manifests', async (signal) => {
-      const { clusters, caPem } = await registerClusters(plane.httpPort, ADMIN_TOKEN, names);
-      const address = `localhost:${plane.relayPort}`;
-      const started = await Fleet.start({ shape: workload.shape, address, caPem, clusters, processes: options.processes, signal, skip: new Set(options.realAgents) });
-      const inputs = options.realAgents.map((c) => workload.inputs.get(c)).filter((i) => i !== undefined);
-      if (inputs.length > 0) real = await RealAgents.prepare({ root: realRoot, inputs, clusters, caPem, address, events: started.events });
-      return started;
-    });
+    fleet = await runner.run(
+      "register clusters, start load generators, write the real agents' manifests",
+      async (signal) => {
+        const { clusters, caPem } = await registerClusters(plane.httpPort, ADMIN_TOKEN, names);
+        const address = `localhost:${plane.relayPort}`;
+        const started = await Fleet.start({
+          shape: workload.shape,
+          address,
+          caPem,
+          clusters,
+          processes: options.processes,
+          signal,
+          skip: new Set(options.realAgents),
+        });
+        const inputs = options.realAgents.map((c) => workload.inputs.get(c)).filter((i) => i !== undefined);
+        if (inputs.length > 0)
+          real = await RealAgents.prepare({ root: realRoot, inputs, clusters, caPem, address, events: started.events });
+        return started;
+      },
+    );
     if (!fleet) return results;
     const agents = fleet;
     agents.server = plane.server;
     agents.alsoWatch = () => real?.ended;
     results.processes = agents.processes;
     await coldStartPhase(runner, agents, real, options, results);
-    results.memory = await runner.run('server memory after convergence', () => serverMemory(plane.metricsPort, plane.server.proc.pid));
+    results.memory = await runner.run('server memory after convergence', () =>
+      serverMemory(plane.metricsPort, plane.server.proc.pid),
+    );
     const pid = plane.server.proc.pid;
-    if (pid !== undefined) results.quiet = await runner.run('server goes quiet after convergence', (signal) => serverQuiet(pid, signal));
-    results.settledMemory = await runner.run(`server memory once settled (${SETTLE_IDLE_MS / 1000} s idle)`, async (signal) => {
-      await sleep(SETTLE_IDLE_MS, undefined, { signal });
-      return serverMemory(plane.metricsPort, plane.server.proc.pid);
-    });
-    const context = { fleet: agents, real, workload, serverPid: () => plane.server.proc.pid, metricsPort: plane.metricsPort, targets: options.kindTargets };
+    if (pid !== undefined)
+      results.quiet = await runner.run('server goes quiet after convergence', (signal) => serverQuiet(pid, signal));
+    results.settledMemory = await runner.run(
+      `server memory once settled (${SETTLE_IDLE_MS / 1000} s idle)`,
+      async (signal) => {
+        await sleep(SETTLE_IDLE_MS, undefined, { signal });
+        return serverMemory(plane.metricsPort, plane.server.proc.pid);
+      },
+    );
+    const context = {
+      fleet: agents,
+      real,
+      workload,
+      serverPid: () => plane.server.proc.pid,
+      metricsPort: plane.metricsPort,
+      targets: options.kindTargets,
+    };
     await kindChangePhases(runner, context, options.kindChanges, results.kindChanges);
     await runner.run(`${options.changeIndexes.length} one-endpoint changes`, async (signal) => {
-      for (const i of options.changeIndexes) results.changes.push(await oneChange(agents, endpointChange(workload.shape, i), options.settleMs, signal));
+      for (const i of options.changeIndexes)
+        results.changes.push(await oneChange(agents, endpointChange(workload.shape, i), options.settleMs, signal));
     });
     // The storm needs a converged plane, not every change: it still runs after the change phase stopped.
     // Real agents log no pull-stream opening: the resync is timed on the load generators' clusters.
     const relayClients = names.filter((n) => !options.realAgents.includes(n));
-    results.storm = await runner.run('reconnect storm (kill -9, restart, Redis kept)', (signal) => reconnectStorm(plane, agents, relayClients, options.settleMs, signal), { always: results.cold !== undefined });
+    results.storm = await runner.run(
+      'reconnect storm (kill -9, restart, Redis kept)',
+      (signal) => reconnectStorm(plane, agents, relayClients, options.settleMs, signal),
+      { always: results.cold !== undefined },
+    );
   } finally {
     results.rss = sampler.stop();
     await real?.stop();
@@ -380,10 +490,22 @@ export async function runLive(runner: PhaseRunner, options: LiveOptions): Promis
 }
 
 /** All at once (every relay client and real agent started together) or staggered over options.staggerMs. */
-async function coldStartPhase(runner: PhaseRunner, fleet: Fleet, real: RealAgents | undefined, options: LiveOptions, results: LiveResults): Promise<void> {
+async function coldStartPhase(
+  runner: PhaseRunner,
+  fleet: Fleet,
+  real: RealAgents | undefined,
+  options: LiveOptions,
+  results: LiveResults,
+): Promise<void> {
   if (options.staggerMs > 0) {
-    results.staggered = await runner.run(`cold start, inputs arriving over ${options.staggerMs / 1000} s`, (signal) => staggeredStart(fleet, real, options.workload, options.staggerMs, signal));
-    if (results.staggered) results.cold = { firstOutputMs: results.staggered.firstOutputMs, completeOutputMs: results.staggered.completeOutputMs };
+    results.staggered = await runner.run(`cold start, inputs arriving over ${options.staggerMs / 1000} s`, (signal) =>
+      staggeredStart(fleet, real, options.workload, options.staggerMs, signal),
+    );
+    if (results.staggered)
+      results.cold = {
+        firstOutputMs: results.staggered.firstOutputMs,
+        completeOutputMs: results.staggered.completeOutputMs,
+      };
     return;
   }
   results.cold = await runner.run('cold start', (signal) => {

@@ -10,7 +10,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { pino } from 'pino';
-import { buildInputSnapshot, sha256Hex, type AssembledSnapshot, type InputSnapshot, type Provenance } from '@meshrelay/api';
+import {
+  buildInputSnapshot,
+  sha256Hex,
+  type AssembledSnapshot,
+  type InputSnapshot,
+  type Provenance,
+} from '@meshrelay/api';
 import type { AppliedOutput } from '../../packages/agent/src/apply/output-writer.ts';
 import { parseAgentConfig } from '../../packages/agent/src/config.ts';
 import { FileCredentialStore } from '../../packages/agent/src/credentials/credential-store.ts';
@@ -41,13 +47,39 @@ export type LoadGeneratorEvent =
   | { readonly t: 'offered'; readonly cluster: string; readonly generation: number; readonly at: number }
   | { readonly t: 'pushed'; readonly cluster: string; readonly generation: number; readonly at: number }
   | { readonly t: 'pull-open'; readonly cluster: string; readonly at: number }
-  | { readonly t: 'acked'; readonly cluster: string; readonly generation: number; readonly accepted: boolean; readonly code: string; readonly at: number }
-  | { readonly t: 'received'; readonly cluster: string; readonly kind: 'full' | 'delta'; readonly wireBytes: number; readonly at: number }
-  | { readonly t: 'applied'; readonly cluster: string; readonly hash: string; readonly provenance: string; readonly found: readonly string[]; readonly resources: number; readonly at: number };
+  | {
+      readonly t: 'acked';
+      readonly cluster: string;
+      readonly generation: number;
+      readonly accepted: boolean;
+      readonly code: string;
+      readonly at: number;
+    }
+  | {
+      readonly t: 'received';
+      readonly cluster: string;
+      readonly kind: 'full' | 'delta';
+      readonly wireBytes: number;
+      readonly at: number;
+    }
+  | {
+      readonly t: 'applied';
+      readonly cluster: string;
+      readonly hash: string;
+      readonly provenance: string;
+      readonly found: readonly string[];
+      readonly resources: number;
+      readonly at: number;
+    };
 
 /** sha256 over the sorted "cluster inputHash" lines: equal to the bench's digest of the inputs an output was built from. */
 export function provenanceDigest(provenance: ReadonlyArray<Pick<Provenance, 'cluster' | 'inputHash'>>): string {
-  return sha256Hex(provenance.map((p) => `${p.cluster} ${p.inputHash}`).sort().join('\n'));
+  return sha256Hex(
+    provenance
+      .map((p) => `${p.cluster} ${p.inputHash}`)
+      .sort()
+      .join('\n'),
+  );
 }
 
 function send(event: LoadGeneratorEvent): void {
@@ -65,7 +97,18 @@ function startClusters(plan: LoadGeneratorPlan, dir: string, watched: readonly s
   const states = new Map<string, ClusterState>();
   for (const { name, token, index } of plan.clusters) {
     // The agent's own defaults (heartbeats, --max-snapshot-bytes): the bench checks the tier fits them.
-    const defaults = parseAgentConfig(['--cluster', name, '--state-dir', join(dir, name), '--token', token, '--manifests-dir', dir, '--output-dir', dir]);
+    const defaults = parseAgentConfig([
+      '--cluster',
+      name,
+      '--state-dir',
+      join(dir, name),
+      '--token',
+      token,
+      '--manifests-dir',
+      dir,
+      '--output-dir',
+      dir,
+    ]);
     let pullOpen = false;
     const apply = (output: AssembledSnapshot): Promise<void> => {
       state.held = { cluster: name, hash: output.hash, provenance: output.provenance, resources: output.resources };
@@ -75,7 +118,15 @@ function startClusters(plan: LoadGeneratorPlan, dir: string, watched: readonly s
         // Nothing watched yet (cold start, the kind changes): no need to encode the output to search it.
         const text = watched.length === 0 ? '' : JSON.stringify(output.resources);
         const found = watched.filter((a) => text.includes(`"${a}"`));
-        send({ t: 'applied', cluster: name, hash: output.hash, provenance: provenanceDigest(output.provenance), found, resources: output.resources.length, at });
+        send({
+          t: 'applied',
+          cluster: name,
+          hash: output.hash,
+          provenance: provenanceDigest(output.provenance),
+          found,
+          resources: output.resources.length,
+          at,
+        });
       });
       return Promise.resolve();
     };
@@ -98,8 +149,17 @@ function startClusters(plan: LoadGeneratorPlan, dir: string, watched: readonly s
           pullOpen = status.pullConnected;
         },
         onSnapshotPushed: (s) => send({ t: 'pushed', cluster: name, generation: s.generation, at: Date.now() }),
-        onSnapshotAcked: (s, ack) => send({ t: 'acked', cluster: name, generation: s.generation, accepted: ack.accepted, code: ack.errorCode, at: Date.now() }),
-        onOutputReceived: (r) => send({ t: 'received', cluster: name, kind: r.kind, wireBytes: r.wireBytes, at: Date.now() }),
+        onSnapshotAcked: (s, ack) =>
+          send({
+            t: 'acked',
+            cluster: name,
+            generation: s.generation,
+            accepted: ack.accepted,
+            code: ack.errorCode,
+            at: Date.now(),
+          }),
+        onOutputReceived: (r) =>
+          send({ t: 'received', cluster: name, kind: r.kind, wireBytes: r.wireBytes, at: Date.now() }),
       },
     });
     const state: ClusterState = { latest: generateClusterInput(plan.shape, index), held: undefined, client };
@@ -109,10 +169,18 @@ function startClusters(plan: LoadGeneratorPlan, dir: string, watched: readonly s
 }
 
 /** Offers the next generation of a cluster's input with `edit` applied (no-op for a cluster this process does not run). */
-function offer(state: ClusterState | undefined, edit: (resources: InputSnapshot['resources']) => InputSnapshot['resources']): void {
+function offer(
+  state: ClusterState | undefined,
+  edit: (resources: InputSnapshot['resources']) => InputSnapshot['resources'],
+): void {
   if (!state) return;
   const before = state.latest;
-  state.latest = buildInputSnapshot({ cluster: before.cluster, epoch: before.epoch, generation: before.generation + 1, resources: edit(before.resources) });
+  state.latest = buildInputSnapshot({
+    cluster: before.cluster,
+    epoch: before.epoch,
+    generation: before.generation + 1,
+    resources: edit(before.resources),
+  });
   send({ t: 'offered', cluster: before.cluster, generation: state.latest.generation, at: Date.now() });
   state.client.snapshotAvailable();
 }
@@ -127,13 +195,15 @@ async function main(): Promise<void> {
   process.on('message', (command: LoadGeneratorCommand) => {
     if (command.t === 'start') {
       // Without a list every client starts; with one (a staggered cold start), only those named here.
-      for (const [name, s] of states) if (command.clusters === undefined || command.clusters.includes(name)) s.client.start();
+      for (const [name, s] of states)
+        if (command.clusters === undefined || command.clusters.includes(name)) s.client.start();
     }
     if (command.t === 'change') {
       watched.push(command.change.address);
       offer(states.get(command.change.cluster), (resources) => applyEndpointChange(resources, command.change));
     }
-    if (command.t === 'kind-change') offer(states.get(command.change.cluster), (resources) => applyKindChange(resources, command.change));
+    if (command.t === 'kind-change')
+      offer(states.get(command.change.cluster), (resources) => applyKindChange(resources, command.change));
     if (command.t === 'stop') {
       void Promise.all([...states.values()].map((s) => s.client.stop())).then(() => {
         rmSync(dir, { recursive: true, force: true });

@@ -31,8 +31,13 @@ export function projectWorkloadMemory(shape: WorkloadShape): MemoryProjection {
   const one = generateClusterInput(shape, 0);
   collect();
   const perClusterBytes = Math.max(0, process.memoryUsage().heapUsed - before);
-  if (one.resources.length === 0) throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', 'the probe cluster has no resources');
-  return { perClusterBytes, projectedBytes: perClusterBytes * shape.clusters, heapLimitBytes: getHeapStatistics().heap_size_limit };
+  if (one.resources.length === 0)
+    throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', 'the probe cluster has no resources');
+  return {
+    perClusterBytes,
+    projectedBytes: perClusterBytes * shape.clusters,
+    heapLimitBytes: getHeapStatistics().heap_size_limit,
+  };
 }
 
 const gib = (bytes: number): string => `${(bytes / 2 ** 30).toFixed(1)} GiB`;

@@ -12,7 +12,10 @@ export interface PhaseRecord {
 /** What `working` failed with, if it fails within a moment of being aborted (as "; …"), else "". */
 async function settledReason(working: Promise<unknown>): Promise<string> {
   const outcome = await Promise.race([
-    working.then(() => '', (err: unknown) => `; ${err instanceof Error ? err.message : String(err)}`),
+    working.then(
+      () => '',
+      (err: unknown) => `; ${err instanceof Error ? err.message : String(err)}`,
+    ),
     new Promise<string>((r) => setTimeout(() => r(''), 2000).unref()),
   ]);
   return outcome;
@@ -52,7 +55,11 @@ export class PhaseRunner {
   }
 
   /** Runs `work` unless an earlier phase stopped the run (or `always` is set); returns its result or undefined. */
-  async run<T>(name: string, work: (signal: AbortSignal) => Promise<T>, options: { always?: boolean; limitMs?: number } = {}): Promise<T | undefined> {
+  async run<T>(
+    name: string,
+    work: (signal: AbortSignal) => Promise<T>,
+    options: { always?: boolean; limitMs?: number } = {},
+  ): Promise<T | undefined> {
     if (this.#stopped !== undefined && options.always !== true) {
       this.records.push({ name, status: 'not run', seconds: 0 });
       return undefined;
@@ -80,7 +87,12 @@ export class PhaseRunner {
       let reason = err instanceof Error ? err.message : String(err);
       // A stopped phase usually says how far it got when it notices the abort: keep that.
       if (timedOut) reason += await settledReason(working);
-      this.records.push({ name, status: timedOut ? 'timed out' : 'failed', seconds: (performance.now() - started) / 1000, reason });
+      this.records.push({
+        name,
+        status: timedOut ? 'timed out' : 'failed',
+        seconds: (performance.now() - started) / 1000,
+        reason,
+      });
       this.#stopped ??= `${name}: ${reason}`;
       console.error(`phase ${name}: ${timedOut ? 'timed out' : 'failed'}: ${reason}`);
       controller.abort();

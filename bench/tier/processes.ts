@@ -23,10 +23,26 @@ export async function freeServerPorts(): Promise<ServerPorts> {
 }
 
 /** Flags every bench server gets: loopback ports, its own state dir, a known admin token. */
-export function serverArgs(ports: ServerPorts, stateDir: string, adminToken: string, extra: readonly string[] = []): string[] {
+export function serverArgs(
+  ports: ServerPorts,
+  stateDir: string,
+  adminToken: string,
+  extra: readonly string[] = [],
+): string[] {
   return [
-    '--relay-host', '127.0.0.1', '--relay-port', String(ports.relayPort), '--http-port', String(ports.httpPort), '--metrics-port', String(ports.metricsPort),
-    '--state-dir', stateDir, '--admin-token', adminToken, ...extra,
+    '--relay-host',
+    '127.0.0.1',
+    '--relay-port',
+    String(ports.relayPort),
+    '--http-port',
+    String(ports.httpPort),
+    '--metrics-port',
+    String(ports.metricsPort),
+    '--state-dir',
+    stateDir,
+    '--admin-token',
+    adminToken,
+    ...extra,
   ];
 }
 
@@ -55,7 +71,11 @@ export function startServerProcess(args: readonly string[]): ServerProcess {
     if (line.includes('JavaScript heap out of memory')) outOfMemory = true;
     process.stderr.write(`${line}\n`);
   });
-  proc.once('exit', (code, signal) => (server.ended = `exited with ${code ?? signal}${outOfMemory ? ' (JavaScript heap out of memory)' : ''}`));
+  proc.once(
+    'exit',
+    (code, signal) =>
+      (server.ended = `exited with ${code ?? signal}${outOfMemory ? ' (JavaScript heap out of memory)' : ''}`),
+  );
   return server;
 }
 
@@ -64,7 +84,10 @@ export async function waitHealthy(server: ServerProcess, httpPort: number, timeo
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (server.proc.exitCode !== null || server.proc.signalCode !== null) {
-      throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `meshrelay-server exited (${server.proc.exitCode ?? server.proc.signalCode}) before /healthz answered`);
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_INTERNAL',
+        `meshrelay-server exited (${server.proc.exitCode ?? server.proc.signalCode}) before /healthz answered`,
+      );
     }
     try {
       if ((await fetch(`http://127.0.0.1:${httpPort}/healthz`)).ok) return Date.now();
@@ -82,7 +105,11 @@ export interface RegisteredCluster {
 }
 
 /** Registers each cluster with POST /api/v1/clusters; returns their relay tokens and the relay CA bundle. */
-export async function registerClusters(httpPort: number, adminToken: string, names: readonly string[]): Promise<{ clusters: RegisteredCluster[]; caPem: string }> {
+export async function registerClusters(
+  httpPort: number,
+  adminToken: string,
+  names: readonly string[],
+): Promise<{ clusters: RegisteredCluster[]; caPem: string }> {
   const clusters: RegisteredCluster[] = [];
   let caPem = '';
   for (const name of names) {
@@ -91,7 +118,8 @@ export async function registerClusters(httpPort: number, adminToken: string, nam
       headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
       body: JSON.stringify({ name }),
     });
-    if (res.status !== 201) throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `registering ${name}: HTTP ${res.status} ${await res.text()}`);
+    if (res.status !== 201)
+      throw new MeshrelayError('MESHRELAY_ERR_INTERNAL', `registering ${name}: HTTP ${res.status} ${await res.text()}`);
     const reg = (await res.json()) as { token: string; relay: { caBundlePem: string } };
     clusters.push({ name, token: reg.token });
     caPem = reg.relay.caBundlePem;

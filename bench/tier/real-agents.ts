@@ -35,7 +35,12 @@ export class RealAgents {
   readonly #caFile: string;
   readonly #tokens: ReadonlyMap<string, string>;
 
-  private constructor(events: LoadGeneratorEvent[], address: string, caFile: string, tokens: ReadonlyMap<string, string>) {
+  private constructor(
+    events: LoadGeneratorEvent[],
+    address: string,
+    caFile: string,
+    tokens: ReadonlyMap<string, string>,
+  ) {
     this.#events = events;
     this.#address = address;
     this.#caFile = caFile;
@@ -43,17 +48,35 @@ export class RealAgents {
   }
 
   /** Writes each cluster's manifests under `root`/<cluster>; no process runs until `start`. */
-  static async prepare(options: { root: string; inputs: readonly InputSnapshot[]; clusters: readonly RegisteredCluster[]; caPem: string; address: string; events: LoadGeneratorEvent[] }): Promise<RealAgents> {
+  static async prepare(options: {
+    root: string;
+    inputs: readonly InputSnapshot[];
+    clusters: readonly RegisteredCluster[];
+    caPem: string;
+    address: string;
+    events: LoadGeneratorEvent[];
+  }): Promise<RealAgents> {
     const caFile = join(options.root, 'relay-ca.pem');
     await mkdir(options.root, { recursive: true });
     await writeFile(caFile, options.caPem);
     // As an install or image build does: the agents then start without transpiling their sources.
     if (options.inputs.length > 0) await warmCompileCache();
-    const agents = new RealAgents(options.events, options.address, caFile, new Map(options.clusters.map((c) => [c.name, c.token])));
+    const agents = new RealAgents(
+      options.events,
+      options.address,
+      caFile,
+      new Map(options.clusters.map((c) => [c.name, c.token])),
+    );
     for (const input of options.inputs) {
       const root = join(options.root, input.cluster);
       await writeManifests(join(root, 'manifests'), input.resources);
-      agents.#agents.set(input.cluster, { cluster: input.cluster, root, resources: [...input.resources], proc: undefined, ended: undefined });
+      agents.#agents.set(input.cluster, {
+        cluster: input.cluster,
+        root,
+        resources: [...input.resources],
+        proc: undefined,
+        ended: undefined,
+      });
     }
     return agents;
   }
@@ -77,8 +100,27 @@ export class RealAgents {
     const agent = this.#get(cluster);
     if (agent.proc) return;
     const args = [
-      AGENT_BIN, '--cluster', cluster, '--manifests-dir', join(agent.root, 'manifests'), '--output-dir', join(agent.root, 'out'), '--state-dir', join(agent.root, 'state'),
-      '--server-address', this.#address, '--token', this.#tokens.get(cluster) ?? '', '--root-ca-file', this.#caFile, '--health-port', '0', '--access-log-port', '0', '--log-level', 'info',
+      AGENT_BIN,
+      '--cluster',
+      cluster,
+      '--manifests-dir',
+      join(agent.root, 'manifests'),
+      '--output-dir',
+      join(agent.root, 'out'),
+      '--state-dir',
+      join(agent.root, 'state'),
+      '--server-address',
+      this.#address,
+      '--token',
+      this.#tokens.get(cluster) ?? '',
+      '--root-ca-file',
+      this.#caFile,
+      '--health-port',
+      '0',
+      '--access-log-port',
+      '0',
+      '--log-level',
+      'info',
     ];
     const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     agent.proc = proc;
@@ -90,7 +132,9 @@ export class RealAgents {
       this.#onLine(cluster, line);
     });
     proc.once('exit', () => log?.end());
-    createInterface({ input: proc.stderr as NodeJS.ReadableStream }).on('line', (line) => process.stderr.write(`meshrelay-agent ${cluster}: ${line}\n`));
+    createInterface({ input: proc.stderr as NodeJS.ReadableStream }).on('line', (line) =>
+      process.stderr.write(`meshrelay-agent ${cluster}: ${line}\n`),
+    );
     proc.once('exit', (code, signal) => (agent.ended = `exited with ${code ?? signal}`));
   }
 
@@ -101,7 +145,8 @@ export class RealAgents {
   /** CPU seconds the agent processes have used so far, by cluster. */
   cpu(): Map<string, number> {
     const out = new Map<string, number>();
-    for (const a of this.#agents.values()) if (a.proc?.pid !== undefined && a.ended === undefined) out.set(a.cluster, cpuSeconds(a.proc.pid));
+    for (const a of this.#agents.values())
+      if (a.proc?.pid !== undefined && a.ended === undefined) out.set(a.cluster, cpuSeconds(a.proc.pid));
     return out;
   }
 
@@ -115,7 +160,11 @@ export class RealAgents {
     agent.resources = applyKindChange(agent.resources, change);
     const files = manifestFiles(agent.resources);
     const file = [...files.keys()].find((f) => f.endsWith(`/${change.service}.yaml`));
-    if (file === undefined) throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `${change.cluster} has no manifest file for ${change.service}`);
+    if (file === undefined)
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_INVALID_ARGUMENT',
+        `${change.cluster} has no manifest file for ${change.service}`,
+      );
     const target = join(agent.root, 'manifests', file);
     const text = (files.get(file) as Resource[]).map((r) => stringify(r)).join('---\n');
     const at = Date.now();
@@ -125,13 +174,15 @@ export class RealAgents {
 
   /** SIGTERM, then SIGKILL for an agent still running 10 s later. */
   async stop(): Promise<void> {
-    await Promise.all([...this.#agents.values()].map(async (a) => {
-      if (!a.proc) return;
-      const proc = a.proc;
-      const late = setTimeout(() => proc.kill('SIGKILL'), 10_000);
-      await stopChild(proc, 'SIGTERM');
-      clearTimeout(late);
-    }));
+    await Promise.all(
+      [...this.#agents.values()].map(async (a) => {
+        if (!a.proc) return;
+        const proc = a.proc;
+        const late = setTimeout(() => proc.kill('SIGKILL'), 10_000);
+        await stopChild(proc, 'SIGTERM');
+        clearTimeout(late);
+      }),
+    );
   }
 
   /** Removes every agent's manifests, outputs and state. */
@@ -148,12 +199,34 @@ export class RealAgents {
   #onLine(cluster: string, line: string): void {
     if (/^\{"level":[4-6]\d/.test(line)) process.stderr.write(`meshrelay-agent ${cluster}: ${line}\n`);
     if (!line.includes('"msg":"output applied"') && !line.includes('"msg":"snapshot acked"')) return;
-    const entry = JSON.parse(line) as { msg: string; time: number; generation?: number; hash?: string; resources?: number; provenance?: Provenance[] };
+    const entry = JSON.parse(line) as {
+      msg: string;
+      time: number;
+      generation?: number;
+      hash?: string;
+      resources?: number;
+      provenance?: Provenance[];
+    };
     if (entry.msg === 'snapshot acked') {
-      this.#events.push({ t: 'acked', cluster, generation: entry.generation ?? 0, accepted: true, code: '', at: entry.time });
+      this.#events.push({
+        t: 'acked',
+        cluster,
+        generation: entry.generation ?? 0,
+        accepted: true,
+        code: '',
+        at: entry.time,
+      });
       return;
     }
     const at = entry.time;
-    this.#events.push({ t: 'applied', cluster, hash: entry.hash ?? '', provenance: provenanceDigest(entry.provenance ?? []), found: [], resources: entry.resources ?? 0, at });
+    this.#events.push({
+      t: 'applied',
+      cluster,
+      hash: entry.hash ?? '',
+      provenance: provenanceDigest(entry.provenance ?? []),
+      found: [],
+      resources: entry.resources ?? 0,
+      at,
+    });
   }
 }

@@ -46,7 +46,8 @@ export class RssSampler {
     const m = this.#max;
     m.samples++;
     const phase = this.#phase() ?? '–';
-    if (status.rssKiB > m.rss) Object.assign(m, { rss: status.rssKiB, phase, at: (Date.now() - this.#startedAt) / 1000 });
+    if (status.rssKiB > m.rss)
+      Object.assign(m, { rss: status.rssKiB, phase, at: (Date.now() - this.#startedAt) / 1000 });
     if (status.hwmKiB > m.hwm) Object.assign(m, { hwm: status.hwmKiB, hwmPhase: phase });
   }
 
@@ -55,6 +56,13 @@ export class RssSampler {
     this.sample();
     clearInterval(this.#timer);
     const m = this.#max;
-    return { maxRssKiB: m.rss, maxPhase: m.phase, maxAtSeconds: m.at, hwmKiB: m.hwm, hwmPhase: m.hwmPhase, samples: m.samples };
+    return {
+      maxRssKiB: m.rss,
+      maxPhase: m.phase,
+      maxAtSeconds: m.at,
+      hwmKiB: m.hwm,
+      hwmPhase: m.hwmPhase,
+      samples: m.samples,
+    };
   }
 }

@@ -30,7 +30,9 @@ import { renderTierSection } from './tier-report.ts';
 const DEFAULT_RESULTS = fileURLToPath(new URL('../RESULTS.md', import.meta.url));
 /** Per tier: load-generator processes, phase time limit (s). */
 /** Per tier: load-generator processes, phase time limit (s), real agents, cold-start arrival window (s). */
-const TIER_DEFAULTS: Readonly<Record<string, { processes: number; phaseSeconds: number; realAgents: number; staggerSeconds: number }>> = {
+const TIER_DEFAULTS: Readonly<
+  Record<string, { processes: number; phaseSeconds: number; realAgents: number; staggerSeconds: number }>
+> = {
   S: { processes: 2, phaseSeconds: 120, realAgents: 3, staggerSeconds: 10 },
   M: { processes: 5, phaseSeconds: 1200, realAgents: 3, staggerSeconds: 120 },
   L: { processes: 8, phaseSeconds: 2400, realAgents: 3, staggerSeconds: 120 },
@@ -55,9 +57,11 @@ const CONNECTIONS_PER_AGENT = 3;
  */
 function loopbackPeerFlags(clusters: number): string[] {
   const flags: string[] = [];
-  if (clusters > DEFAULT_REGISTRATION_MAX_FAILURES) flags.push('--registration-max-failures', String(clusters + DEFAULT_REGISTRATION_MAX_FAILURES));
+  if (clusters > DEFAULT_REGISTRATION_MAX_FAILURES)
+    flags.push('--registration-max-failures', String(clusters + DEFAULT_REGISTRATION_MAX_FAILURES));
   const connections = clusters * CONNECTIONS_PER_AGENT;
-  if (connections > DEFAULT_MAX_CONNECTIONS_PER_PEER) flags.push('--max-connections-per-peer', String(connections + 16));
+  if (connections > DEFAULT_MAX_CONNECTIONS_PER_PEER)
+    flags.push('--max-connections-per-peer', String(connections + 16));
   return flags;
 }
 
@@ -87,14 +91,19 @@ export interface TierOptions {
 function wholeNumber(flag: string, raw: string | undefined, fallback: number, min = 0): number {
   if (raw === undefined) return fallback;
   const n = Number(raw);
-  if (!/^\d+$/.test(raw) || n < min) throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `--${flag}: "${raw}" is not a whole number ≥ ${min}`);
+  if (!/^\d+$/.test(raw) || n < min)
+    throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `--${flag}: "${raw}" is not a whole number ≥ ${min}`);
   return n;
 }
 
 /** A results section id (letters, digits, dashes), e.g. tier-M-staggered for a second run of a tier with other flags. */
 function sectionId(raw: string | undefined): string | undefined {
   if (raw === undefined) return undefined;
-  if (!/^[\w-]+$/.test(raw)) throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `--results-section: "${raw}" is not made of letters, digits and dashes`);
+  if (!/^[\w-]+$/.test(raw))
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INVALID_ARGUMENT',
+      `--results-section: "${raw}" is not made of letters, digits and dashes`,
+    );
   return raw;
 }
 
@@ -103,15 +112,33 @@ export function parseTierOptions(argv: readonly string[]): TierOptions {
   const { values } = parseArgs({
     args: [...argv],
     options: {
-      tier: { type: 'string' }, clusters: { type: 'string' }, services: { type: 'string' }, endpoints: { type: 'string' }, nodes: { type: 'string' },
-      changes: { type: 'string' }, 'baseline-changes': { type: 'string' }, processes: { type: 'string' }, 'phase-timeout': { type: 'string' },
-      'settle-ms': { type: 'string' }, 'results-section': { type: 'string' }, 'real-agents': { type: 'string' }, 'kind-changes': { type: 'string' }, 'stagger-seconds': { type: 'string' }, 'footprint-idle-seconds': { type: 'string' }, 'footprint-settle-ms': { type: 'string' }, results: { type: 'string' },
+      tier: { type: 'string' },
+      clusters: { type: 'string' },
+      services: { type: 'string' },
+      endpoints: { type: 'string' },
+      nodes: { type: 'string' },
+      changes: { type: 'string' },
+      'baseline-changes': { type: 'string' },
+      processes: { type: 'string' },
+      'phase-timeout': { type: 'string' },
+      'settle-ms': { type: 'string' },
+      'results-section': { type: 'string' },
+      'real-agents': { type: 'string' },
+      'kind-changes': { type: 'string' },
+      'stagger-seconds': { type: 'string' },
+      'footprint-idle-seconds': { type: 'string' },
+      'footprint-settle-ms': { type: 'string' },
+      results: { type: 'string' },
     },
   });
   const tier = (values.tier ?? '').toUpperCase();
   const base = TIERS[tier];
   const defaults = TIER_DEFAULTS[tier];
-  if (!base || !defaults) throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `--tier: "${values.tier ?? ''}" is not one of ${Object.keys(TIERS).join(', ')}`);
+  if (!base || !defaults)
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INVALID_ARGUMENT',
+      `--tier: "${values.tier ?? ''}" is not one of ${Object.keys(TIERS).join(', ')}`,
+    );
   const shape: WorkloadShape = {
     ...base,
     clusters: wholeNumber('clusters', values.clusters, base.clusters, 1),
@@ -121,7 +148,10 @@ export function parseTierOptions(argv: readonly string[]): TierOptions {
   };
   const changes = wholeNumber('changes', values.changes, 20, 1);
   const custom = JSON.stringify(shape) !== JSON.stringify(base);
-  const realIndexes = realAgentIndexes(shape.clusters, Math.min(wholeNumber('real-agents', values['real-agents'], defaults.realAgents), shape.clusters - 1));
+  const realIndexes = realAgentIndexes(
+    shape.clusters,
+    Math.min(wholeNumber('real-agents', values['real-agents'], defaults.realAgents), shape.clusters - 1),
+  );
   return {
     tier,
     custom,
@@ -143,26 +173,48 @@ export function parseTierOptions(argv: readonly string[]): TierOptions {
   };
 }
 
-async function runBaseline(runner: PhaseRunner, workload: Workload, options: TierOptions, changeIndexes: readonly number[]): Promise<Baseline> {
+async function runBaseline(
+  runner: PhaseRunner,
+  workload: Workload,
+  options: TierOptions,
+  changeIndexes: readonly number[],
+): Promise<Baseline> {
   const baseline: Baseline = { changes: [] };
   const plane = new NaivePlane(workload);
-  await runner.run('baseline: naive full recompute + full resend', async (signal) => {
-    baseline.cold = await plane.recompute();
-    baseline.largestOutput = largestOutput(plane.outputs, baseline.cold.fullBytes);
-    for (const i of changeIndexes.slice(0, options.baselineChanges)) {
-      if (signal.aborted) break;
-      baseline.changes.push(await plane.change(i));
-    }
-  }, { always: true });
+  await runner.run(
+    'baseline: naive full recompute + full resend',
+    async (signal) => {
+      baseline.cold = await plane.recompute();
+      baseline.largestOutput = largestOutput(plane.outputs, baseline.cold.fullBytes);
+      for (const i of changeIndexes.slice(0, options.baselineChanges)) {
+        if (signal.aborted) break;
+        baseline.changes.push(await plane.change(i));
+      }
+    },
+    { always: true },
+  );
   if (plane.outputs.size > 0) {
     const oneCluster = workload.clusters[0]?.name as string;
-    await runner.run('encoding floors of the same outputs', () => Promise.resolve(measureFloors(plane.outputs, oneCluster, 5)).then((f) => (baseline.floors = f)), { always: true });
+    await runner.run(
+      'encoding floors of the same outputs',
+      () => Promise.resolve(measureFloors(plane.outputs, oneCluster, 5)).then((f) => (baseline.floors = f)),
+      { always: true },
+    );
     // The real agents' CPU per change is compared with a full apply of the same output (the first real agent's).
     const output = plane.outputs.get(options.realAgents[0] ?? '');
     if (output) {
-      await runner.run('baseline: full file apply of a real agent\'s output', async () => {
-        baseline.agentFullApply = { cluster: output.cluster, resources: output.resources.length, bytes: output.bytes, cpuSeconds: (await fullApplyCpuMs(output)) / 1000 };
-      }, { always: true });
+      await runner.run(
+        "baseline: full file apply of a real agent's output",
+        async () => {
+          baseline.agentFullApply = {
+            cluster: output.cluster,
+            resources: output.resources.length,
+            bytes: output.bytes,
+            cpuSeconds: (await fullApplyCpuMs(output)) / 1000,
+          };
+        },
+        { always: true },
+      );
     }
   }
   return baseline;
@@ -184,16 +236,44 @@ export async function runTier(argv: readonly string[]): Promise<string> {
   if (workload) {
     const changeIndexes = loadGeneratorChangeIndexes(options.shape, options.changes, new Set(options.realAgents));
     live = await runLive(runner, {
-      workload, changes: options.changes, processes: options.processes, settleMs: options.settleMs, serverFlags: options.serverFlags,
-      realAgents: options.realAgents, changeIndexes, kindChanges: options.kindChanges, kindTargets: changeTargets(options.shape.clusters, options.realAgentIndexes), staggerMs: options.staggerSeconds * 1000,
+      workload,
+      changes: options.changes,
+      processes: options.processes,
+      settleMs: options.settleMs,
+      serverFlags: options.serverFlags,
+      realAgents: options.realAgents,
+      changeIndexes,
+      kindChanges: options.kindChanges,
+      kindTargets: changeTargets(options.shape.clusters, options.realAgentIndexes),
+      staggerMs: options.staggerSeconds * 1000,
     });
     baseline = await runBaseline(runner, workload, options, changeIndexes);
   }
   if (options.footprintIdleSeconds > 0) {
-    footprint = await runner.run('agent footprint (one real agent process)', () => measureAgentFootprint(options.shape, options.footprintIdleSeconds, { settleMs: options.footprintSettleMs }), { always: true });
+    footprint = await runner.run(
+      'agent footprint (one real agent process)',
+      () => measureAgentFootprint(options.shape, options.footprintIdleSeconds, { settleMs: options.footprintSettleMs }),
+      { always: true },
+    );
   }
-  const markdown = renderTierSection({ options, argv, startedAt, machine, loadAverage1mAtEnd: loadavg()[0] ?? 0, workload, live, baseline, footprint, phases: runner.records, stoppedAt: runner.stoppedAt });
-  writeResultsSection(options.resultsPath, options.resultsSection ?? (options.custom ? 'tier-custom' : `tier-${options.tier}`), markdown);
+  const markdown = renderTierSection({
+    options,
+    argv,
+    startedAt,
+    machine,
+    loadAverage1mAtEnd: loadavg()[0] ?? 0,
+    workload,
+    live,
+    baseline,
+    footprint,
+    phases: runner.records,
+    stoppedAt: runner.stoppedAt,
+  });
+  writeResultsSection(
+    options.resultsPath,
+    options.resultsSection ?? (options.custom ? 'tier-custom' : `tier-${options.tier}`),
+    markdown,
+  );
   console.log(markdown);
   console.error(`wrote ${options.resultsPath}`);
   return markdown;

@@ -16,13 +16,16 @@ interface Session {
 }
 
 async function connect(port: number): Promise<Session> {
-  const targets = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as Array<{ webSocketDebuggerUrl: string }>;
+  const targets = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as Array<{
+    webSocketDebuggerUrl: string;
+  }>;
   const url = targets[0]?.webSocketDebuggerUrl;
   if (url === undefined) throw new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', `no inspector target on port ${port}`);
   const ws = new WebSocket(url);
   await new Promise((resolve, reject) => {
     ws.onopen = resolve;
-    ws.onerror = () => reject(new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', `inspector ${url} refused the connection`));
+    ws.onerror = () =>
+      reject(new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', `inspector ${url} refused the connection`));
   });
   let next = 1;
   const pending = new Map<number, (result: unknown) => void>();
@@ -31,11 +34,12 @@ async function connect(port: number): Promise<Session> {
     if (message.id !== undefined) pending.get(message.id)?.(message.result);
   };
   return {
-    send: (method, params = {}) => new Promise((resolve) => {
-      const id = next++;
-      pending.set(id, resolve);
-      ws.send(JSON.stringify({ id, method, params }));
-    }),
+    send: (method, params = {}) =>
+      new Promise((resolve) => {
+        const id = next++;
+        pending.set(id, resolve);
+        ws.send(JSON.stringify({ id, method, params }));
+      }),
     close: () => ws.close(),
   };
 }
@@ -70,15 +74,29 @@ export function topFunctions(profile: { nodes: ProfileNode[]; samples: number[] 
   const busy = profile.samples.filter((id) => byId.get(id)?.callFrame.functionName !== '(idle)');
   for (const id of busy) {
     const frame = byId.get(id)?.callFrame;
-    const key = frame ? `${frame.functionName || '(anonymous)'} ${frame.url.replace(/^.*\/(packages|node_modules)\//, '$1/')}:${frame.lineNumber + 1}` : '?';
+    const key = frame
+      ? `${frame.functionName || '(anonymous)'} ${frame.url.replace(/^.*\/(packages|node_modules)\//, '$1/')}:${frame.lineNumber + 1}`
+      : '?';
     self.set(key, (self.get(key) ?? 0) + 1);
   }
   const total = busy.length;
-  return [`${busy.length} busy samples of ${profile.samples.length}`, ...[...self].sort((a, b) => b[1] - a[1]).slice(0, count).map(([key, n]) => `${((100 * n) / total).toFixed(1)} % ${key}`)];
+  return [
+    `${busy.length} busy samples of ${profile.samples.length}`,
+    ...[...self]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, count)
+      .map(([key, n]) => `${((100 * n) / total).toFixed(1)} % ${key}`),
+  ];
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const file = process.argv[2];
-  if (file === undefined) throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', 'usage: node bench/tier/server-profile.ts <file.cpuprofile>');
-  console.log(topFunctions(JSON.parse(readFileSync(file, 'utf8')) as { nodes: ProfileNode[]; samples: number[] }).join('\n'));
+  if (file === undefined)
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INVALID_ARGUMENT',
+      'usage: node bench/tier/server-profile.ts <file.cpuprofile>',
+    );
+  console.log(
+    topFunctions(JSON.parse(readFileSync(file, 'utf8')) as { nodes: ProfileNode[]; samples: number[] }).join('\n'),
+  );
 }

@@ -21,8 +21,10 @@ const ms = (v: number | undefined): string => (v === undefined || Number.isNaN(v
 const cpu = (v: number | undefined): string => (v === undefined || Number.isNaN(v) ? '–' : `${v.toFixed(2)} s`);
 const kib = (v: number | undefined): string => (v === undefined ? '–' : `${(v / 1024).toFixed(1)} KiB`);
 const mib = (v: number | undefined): string => (v === undefined ? '–' : `${(v / MiB).toFixed(1)} MiB`);
-const text = (s: Spread | undefined, unit: (v: number) => string): string => (s ? `p50 ${unit(s.p50)}, p99 ${unit(s.p99)}, max ${unit(s.max)} (n = ${s.n})` : '–');
-const times = (a: number | undefined, b: number | undefined): string => (a === undefined || b === undefined || b === 0 || Number.isNaN(a) || Number.isNaN(b) ? '–' : `${(a / b).toFixed(3)}×`);
+const text = (s: Spread | undefined, unit: (v: number) => string): string =>
+  s ? `p50 ${unit(s.p50)}, p99 ${unit(s.p99)}, max ${unit(s.max)} (n = ${s.n})` : '–';
+const times = (a: number | undefined, b: number | undefined): string =>
+  a === undefined || b === undefined || b === 0 || Number.isNaN(a) || Number.isNaN(b) ? '–' : `${(a / b).toFixed(3)}×`;
 
 function met(value: number | undefined, limit: number): string {
   if (value === undefined || Number.isNaN(value)) return 'not measured';
@@ -75,16 +77,42 @@ function kindRows(r: TierReport, kind: 'address' | 'readiness', f: KindFigures):
   const naive = naiveMs(r);
   const full = r.baseline.agentFullApply;
   const fullBytes = naiveFullBytes(r);
-  const label = kind === 'address' ? 'address change of one endpoint of an exported service (the owner\'s output changes)' : 'readiness flip of one endpoint of an exported service (every cluster\'s output changes)';
-  const row = (figure: string, value: string, against: string, ratio: string) => `| ${figure} | ${value} | ${against} | ${ratio} |`;
+  const label =
+    kind === 'address'
+      ? "address change of one endpoint of an exported service (the owner's output changes)"
+      : "readiness flip of one endpoint of an exported service (every cluster's output changes)";
+  const row = (figure: string, value: string, against: string, ratio: string) =>
+    `| ${figure} | ${value} | ${against} | ${ratio} |`;
   return [
-    row(`${label} → every agent that must apply it applied it`, text(f.all, ms), `naive full recompute + full resend, p50 ${ms(naive)}`, `p50 ${times(f.all?.p50, naive)}, p99 ${times(f.all?.p99, naive)}`),
-    row('… each agent\'s own time (per change and agent)', text(f.perAgent, ms), '', ''),
+    row(
+      `${label} → every agent that must apply it applied it`,
+      text(f.all, ms),
+      `naive full recompute + full resend, p50 ${ms(naive)}`,
+      `p50 ${times(f.all?.p50, naive)}, p99 ${times(f.all?.p99, naive)}`,
+    ),
+    row("… each agent's own time (per change and agent)", text(f.perAgent, ms), '', ''),
     row('… the real agents (file discovery, relay, `FileOutputWriter`)', text(f.realAgents, ms), '', ''),
-    row('… changes made by editing a real agent\'s manifest file', text(f.viaEdit, ms), '', ''),
-    row('… server CPU-seconds per change (until the plane was quiet again)', text(f.serverCpu, cpu), `naive full recompute wall time (one core), p50 ${ms(naive)}`, `p50 ${times(f.serverCpu ? f.serverCpu.p50 * 1000 : undefined, naive)}`),
-    row('… CPU-seconds per change of each real agent whose output changed', text(f.agentCpu, cpu), full ? `full apply of ${full.cluster}'s output (${full.resources} resources, ${mib(full.bytes)}) by a fresh \`FileOutputWriter\`: ${cpu(full.cpuSeconds)}` : '–', `p50 ${times(f.agentCpu?.p50, full?.cpuSeconds)}`),
-    row('… bytes the server sent each agent whose output changed', text(f.bytes, kib), `full resend of an affected output, p50 ${kib(fullBytes)}`, `p50 ${times(f.bytes?.p50, fullBytes)}`),
+    row("… changes made by editing a real agent's manifest file", text(f.viaEdit, ms), '', ''),
+    row(
+      '… server CPU-seconds per change (until the plane was quiet again)',
+      text(f.serverCpu, cpu),
+      `naive full recompute wall time (one core), p50 ${ms(naive)}`,
+      `p50 ${times(f.serverCpu ? f.serverCpu.p50 * 1000 : undefined, naive)}`,
+    ),
+    row(
+      '… CPU-seconds per change of each real agent whose output changed',
+      text(f.agentCpu, cpu),
+      full
+        ? `full apply of ${full.cluster}'s output (${full.resources} resources, ${mib(full.bytes)}) by a fresh \`FileOutputWriter\`: ${cpu(full.cpuSeconds)}`
+        : '–',
+      `p50 ${times(f.agentCpu?.p50, full?.cpuSeconds)}`,
+    ),
+    row(
+      '… bytes the server sent each agent whose output changed',
+      text(f.bytes, kib),
+      `full resend of an affected output, p50 ${kib(fullBytes)}`,
+      `p50 ${times(f.bytes?.p50, fullBytes)}`,
+    ),
     row('… changes that sent bytes to an agent whose output did not change', String(f.strayBytes), 'target 0', ''),
   ];
 }
@@ -92,12 +120,19 @@ function kindRows(r: TierReport, kind: 'address' | 'readiness', f: KindFigures):
 export function wholePathLines(r: TierReport): string[] {
   const { live } = r;
   const real = live.realAgents ?? r.options.realAgents;
-  const address = kindFigures(live.kindChanges.filter((s) => s.change.kind === 'address'), real);
-  const readiness = kindFigures(live.kindChanges.filter((s) => s.change.kind === 'readiness'), real);
+  const address = kindFigures(
+    live.kindChanges.filter((s) => s.change.kind === 'address'),
+    real,
+  );
+  const readiness = kindFigures(
+    live.kindChanges.filter((s) => s.change.kind === 'readiness'),
+    real,
+  );
   const st = live.staggered;
   const rss = live.rss;
   const naiveCold = r.baseline.cold?.ms;
-  const row = (figure: string, value: string, against: string, ratio: string) => `| ${figure} | ${value} | ${against} | ${ratio} |`;
+  const row = (figure: string, value: string, against: string, ratio: string) =>
+    `| ${figure} | ${value} | ${against} | ${ratio} |`;
   return [
     '## Whole path (issue 26): real agents, two change kinds, staggered arrivals',
     '',
@@ -107,10 +142,26 @@ export function wholePathLines(r: TierReport): string[] {
     '',
     '| figure | measured | baseline (same run) | ratio |',
     '|---|---|---|---:|',
-    row(`staggered cold start: inputs arriving evenly over ${r.options.staggerSeconds} s → every agent holds its complete output, after the last arrival`, st ? `${ms(st.completeAfterLastArrivalMs)} (real agents ${ms(st.realCompleteAfterLastArrivalMs)}; the last cluster started ${ms(st.lastArrivalMs)} into the window, the server accepted the last input ${ms(st.lastAcceptedMs)} into it)` : r.options.staggerSeconds === 0 ? 'not run (`--stagger-seconds 0`: every input at once)' : '–', `naive cold recompute + full resend ${ms(naiveCold)}`, times(st?.completeAfterLastArrivalMs, naiveCold)),
+    row(
+      `staggered cold start: inputs arriving evenly over ${r.options.staggerSeconds} s → every agent holds its complete output, after the last arrival`,
+      st
+        ? `${ms(st.completeAfterLastArrivalMs)} (real agents ${ms(st.realCompleteAfterLastArrivalMs)}; the last cluster started ${ms(st.lastArrivalMs)} into the window, the server accepted the last input ${ms(st.lastAcceptedMs)} into it)`
+        : r.options.staggerSeconds === 0
+          ? 'not run (`--stagger-seconds 0`: every input at once)'
+          : '–',
+      `naive cold recompute + full resend ${ms(naiveCold)}`,
+      times(st?.completeAfterLastArrivalMs, naiveCold),
+    ),
     ...kindRows(r, 'address', address),
     ...kindRows(r, 'readiness', readiness),
-    row('server RSS, sampled every 500 ms over the whole run', rss ? `high-water (VmHWM) ${mib(rss.hwmKiB * 1024)}, first read during "${rss.hwmPhase}"; highest sample ${mib(rss.maxRssKiB * 1024)} during "${rss.maxPhase}", ${rss.maxAtSeconds.toFixed(0)} s into the run (${rss.samples} samples)` : '–', `settled ${mib(live.settledMemory?.rssBytes)}`, times(rss ? rss.hwmKiB * 1024 : undefined, live.settledMemory?.rssBytes)),
+    row(
+      'server RSS, sampled every 500 ms over the whole run',
+      rss
+        ? `high-water (VmHWM) ${mib(rss.hwmKiB * 1024)}, first read during "${rss.hwmPhase}"; highest sample ${mib(rss.maxRssKiB * 1024)} during "${rss.maxPhase}", ${rss.maxAtSeconds.toFixed(0)} s into the run (${rss.samples} samples)`
+        : '–',
+      `settled ${mib(live.settledMemory?.rssBytes)}`,
+      times(rss ? rss.hwmKiB * 1024 : undefined, live.settledMemory?.rssBytes),
+    ),
     '',
     'CPU-seconds = utime + stime of /proc/<pid>/stat, read once the server and the real agents had been under 10 % of a core for 1.5 s (or 30 s had passed) before the change, and again once they were that quiet after the last apply (the span includes heartbeats and idle work, a few ms per second). Bytes = the server\'s `relay_snapshot_bytes_total{direction="pull"}` per cluster over the same span.',
     '',

@@ -32,8 +32,16 @@ export interface StaggeredStart {
 }
 
 /** Starts clusters one after another, evenly over `windowMs` (real agents as processes, the rest as relay clients); resolves once every agent holds its complete output. */
-export async function staggeredStart(fleet: Fleet, real: RealAgents | undefined, workload: Workload, windowMs: number, signal: AbortSignal): Promise<StaggeredStart> {
-  const expected = provenanceDigest([...workload.inputs.values()].map((s) => ({ cluster: s.cluster, inputHash: s.hash })));
+export async function staggeredStart(
+  fleet: Fleet,
+  real: RealAgents | undefined,
+  workload: Workload,
+  windowMs: number,
+  signal: AbortSignal,
+): Promise<StaggeredStart> {
+  const expected = provenanceDigest(
+    [...workload.inputs.values()].map((s) => ({ cluster: s.cluster, inputHash: s.hash })),
+  );
   const names = workload.clusters.map((c) => c.name);
   const startedAt = Date.now();
   for (const [k, name] of names.entries()) {
@@ -45,8 +53,13 @@ export async function staggeredStart(fleet: Fleet, real: RealAgents | undefined,
   const lastArrival = Date.now();
   const arrived = (n: string) => fleet.of('acked').find((e) => e.cluster === n && e.accepted)?.at;
   const complete = (n: string) => fleet.of('applied').find((e) => e.cluster === n && e.provenance === expected)?.at;
-  const progress = () => `every agent applied an output built from all ${names.length} inputs (by then ${names.filter((n) => arrived(n) !== undefined).length} inputs accepted, ${names.filter((n) => complete(n) !== undefined).length} agents complete)`;
-  await fleet.waitUntil(() => names.every((n) => arrived(n) !== undefined && complete(n) !== undefined), progress, signal);
+  const progress = () =>
+    `every agent applied an output built from all ${names.length} inputs (by then ${names.filter((n) => arrived(n) !== undefined).length} inputs accepted, ${names.filter((n) => complete(n) !== undefined).length} agents complete)`;
+  await fleet.waitUntil(
+    () => names.every((n) => arrived(n) !== undefined && complete(n) !== undefined),
+    progress,
+    signal,
+  );
   const lastAccepted = Math.max(...names.map((n) => arrived(n) as number));
   const first = (n: string) => fleet.of('applied').find((e) => e.cluster === n)?.at ?? Number.NaN;
   const realNames = real?.clusters ?? [];
@@ -55,7 +68,8 @@ export async function staggeredStart(fleet: Fleet, real: RealAgents | undefined,
     lastArrivalMs: lastArrival - startedAt,
     lastAcceptedMs: lastAccepted - startedAt,
     completeAfterLastArrivalMs: Math.max(...names.map((n) => complete(n) as number)) - lastArrival,
-    realCompleteAfterLastArrivalMs: realNames.length > 0 ? Math.max(...realNames.map((n) => complete(n) as number)) - lastArrival : undefined,
+    realCompleteAfterLastArrivalMs:
+      realNames.length > 0 ? Math.max(...realNames.map((n) => complete(n) as number)) - lastArrival : undefined,
     firstOutputMs: Math.max(...names.map(first)) - startedAt,
     completeOutputMs: Math.max(...names.map((n) => complete(n) as number)) - startedAt,
   };
@@ -126,7 +140,12 @@ function heldHashes(fleet: Fleet): Map<string, string> {
 }
 
 /** Makes one change and measures it (see KindChangeSample); the plane is quiet before and after. */
-export async function oneKindChange(ctx: KindChangeContext, kind: ChangeKind, index: number, signal: AbortSignal): Promise<KindChangeSample> {
+export async function oneKindChange(
+  ctx: KindChangeContext,
+  kind: ChangeKind,
+  index: number,
+  signal: AbortSignal,
+): Promise<KindChangeSample> {
   const { fleet, real, workload } = ctx;
   const change = kindChange(workload.shape, kind, index, ctx.targets);
   const serverPid = ctx.serverPid() as number;
@@ -148,22 +167,37 @@ export async function oneKindChange(ctx: KindChangeContext, kind: ChangeKind, in
     madeAt = (offered() as { at: number }).at;
   }
   const expected = kind === 'address' ? [change.cluster] : workload.clusters.map((c) => c.name);
-  const appliedAt = (cluster: string) => fleet.of('applied', madeAt).find((e) => e.cluster === cluster && e.hash !== held.get(cluster))?.at;
+  const appliedAt = (cluster: string) =>
+    fleet.of('applied', madeAt).find((e) => e.cluster === cluster && e.hash !== held.get(cluster))?.at;
   const pending = () => expected.filter((c) => appliedAt(c) === undefined);
-  await fleet.waitUntil(() => pending().length === 0, () => `every agent applied ${kind} change ${index} of ${change.cluster}/${change.service} (still waiting for ${pending().slice(0, 5).join(', ')}${pending().length > 5 ? ', …' : ''})`, signal);
+  await fleet.waitUntil(
+    () => pending().length === 0,
+    () =>
+      `every agent applied ${kind} change ${index} of ${change.cluster}/${change.service} (still waiting for ${pending().slice(0, 5).join(', ')}${pending().length > 5 ? ', …' : ''})`,
+    signal,
+  );
   const lastApplied = Date.now();
   await quiet(watched(), signal);
   const quietAfterMs = Date.now() - lastApplied;
   const serverCpuSeconds = cpuSeconds(serverPid) - serverBefore;
-  const agentCpuSeconds = new Map([...(real?.cpu() ?? new Map<string, number>())].map(([c, v]) => [c, v - (agentsBefore.get(c) ?? v)]));
+  const agentCpuSeconds = new Map(
+    [...(real?.cpu() ?? new Map<string, number>())].map(([c, v]) => [c, v - (agentsBefore.get(c) ?? v)]),
+  );
   const bytesAfter = await pullBytes(ctx.metricsPort);
-  const bytes = new Map([...bytesAfter].map(([c, v]) => [c, v - (bytesBefore.get(c) ?? 0)] as const).filter(([, v]) => v > 0));
+  const bytes = new Map(
+    [...bytesAfter].map(([c, v]) => [c, v - (bytesBefore.get(c) ?? 0)] as const).filter(([, v]) => v > 0),
+  );
   const appliedMs = new Map(expected.map((c) => [c, (appliedAt(c) as number) - madeAt]));
   return { change, viaRealAgent, expected, appliedMs, serverCpuSeconds, agentCpuSeconds, bytes, quietAfterMs };
 }
 
 /** The address changes, then the readiness changes (under the server's profiler when asked, see server-profile.ts), each kind a phase. */
-export async function kindChangePhases(runner: PhaseRunner, context: KindChangeContext, changes: number, into: KindChangeSample[]): Promise<void> {
+export async function kindChangePhases(
+  runner: PhaseRunner,
+  context: KindChangeContext,
+  changes: number,
+  into: KindChangeSample[],
+): Promise<void> {
   for (const kind of ['address', 'readiness'] as const) {
     // Readiness flips go in unready/ready pairs (an even count), so the endpoints end ready for the changes after them.
     const count = kind === 'readiness' ? changes + (changes % 2) : changes;

@@ -22,54 +22,50 @@ function authorizationTargets(mesh: Map<string, Resource[]>, cluster: string): R
 describe('AccessPolicy on Services chosen by a selector', () => {
   it('given Services labelled in two clusters, when a policy selects by label (and by label and namespace), then exactly the matching Services get an AuthorizationPolicy', () => {
     const mesh = twoClusterMesh();
-    mesh
-      .get('cluster-a')
-      ?.push(
-        buildService({
-          name: 'ledger',
-          namespace: 'bank',
-          ports,
-          selector: { app: 'ledger' },
-          labels: { tier: 'money' },
-        }),
-        buildService({
-          name: 'teller',
-          namespace: 'bank',
-          ports,
-          selector: { app: 'teller' },
-          labels: { tier: 'front' },
-        }),
-        buildGloo('AccessPolicy', {
-          name: 'money',
-          namespace: 'bank',
-          spec: {
-            applyToDestinations: [{ selector: { labels: { tier: 'money' } } }],
-            config: { authz: { allowedClients: [{ serviceAccountSelector: { name: 'teller', namespace: 'bank' } }] } },
+    mesh.get('cluster-a')?.push(
+      buildService({
+        name: 'ledger',
+        namespace: 'bank',
+        ports,
+        selector: { app: 'ledger' },
+        labels: { tier: 'money' },
+      }),
+      buildService({
+        name: 'teller',
+        namespace: 'bank',
+        ports,
+        selector: { app: 'teller' },
+        labels: { tier: 'front' },
+      }),
+      buildGloo('AccessPolicy', {
+        name: 'money',
+        namespace: 'bank',
+        spec: {
+          applyToDestinations: [{ selector: { labels: { tier: 'money' } } }],
+          config: { authz: { allowedClients: [{ serviceAccountSelector: { name: 'teller', namespace: 'bank' } }] } },
+        },
+      }),
+      buildGloo('AccessPolicy', {
+        name: 'audit',
+        namespace: 'bank',
+        spec: {
+          applyToDestinations: [{ kind: 'SERVICE', selector: { namespace: 'vault', labels: { tier: 'money' } } }],
+          config: {
+            authz: { allowedClients: [{ serviceAccountSelector: { name: 'auditor', namespace: 'vault' } }] },
           },
-        }),
-        buildGloo('AccessPolicy', {
-          name: 'audit',
-          namespace: 'bank',
-          spec: {
-            applyToDestinations: [{ kind: 'SERVICE', selector: { namespace: 'vault', labels: { tier: 'money' } } }],
-            config: {
-              authz: { allowedClients: [{ serviceAccountSelector: { name: 'auditor', namespace: 'vault' } }] },
-            },
-          },
-        }),
-      );
-    mesh
-      .get('cluster-b')
-      ?.push(
-        buildService({
-          name: 'safe',
-          namespace: 'vault',
-          ports,
-          selector: { app: 'safe' },
-          labels: { tier: 'money', extra: 'x' },
-        }),
-        buildService({ name: 'lobby', namespace: 'vault', ports, selector: { app: 'lobby' } }),
-      );
+        },
+      }),
+    );
+    mesh.get('cluster-b')?.push(
+      buildService({
+        name: 'safe',
+        namespace: 'vault',
+        ports,
+        selector: { app: 'safe' },
+        labels: { tier: 'money', extra: 'x' },
+      }),
+      buildService({ name: 'lobby', namespace: 'vault', ports, selector: { app: 'lobby' } }),
+    );
     const targets = authorizationTargets(mesh, 'cluster-a');
     const names = Object.keys(targets).sort();
     assert.equal(names.filter((n) => n.startsWith('money')).length, 2, `policies: ${names.join(', ')}`);
@@ -88,31 +84,27 @@ describe('AccessPolicy on Services chosen by a selector', () => {
 
   it('given pods labelled in two clusters, when a policy selects workloads by two labels without a namespace, then it applies in the namespaces whose pods carry both', () => {
     const mesh = twoClusterMesh();
-    mesh
-      .get('cluster-a')
-      ?.push(
-        buildPod({ name: 'ledger-1', namespace: 'bank', ip: '10.1.5.1', labels: { app: 'ledger', tier: 'money' } }),
-        buildPod({ name: 'ledger-2', namespace: 'branch', ip: '10.1.5.2', labels: { app: 'ledger', tier: 'other' } }),
-        buildGloo('AccessPolicy', {
-          name: 'ledgers',
-          namespace: 'bank',
-          spec: {
-            applyToWorkloads: [{ selector: { labels: { app: 'ledger', tier: 'money' } } }],
-            config: { authz: { allowedClients: [{ serviceAccountSelector: { name: 'teller', namespace: 'bank' } }] } },
-          },
-        }),
-      );
-    mesh
-      .get('cluster-b')
-      ?.push(
-        buildPod({
-          name: 'ledger-3',
-          namespace: 'vault',
-          ip: '10.2.5.3',
-          labels: { tier: 'money', app: 'ledger', extra: 'x' },
-        }),
-        buildPod({ name: 'other', namespace: 'lobby', ip: '10.2.5.4', labels: { tier: 'money' } }),
-      );
+    mesh.get('cluster-a')?.push(
+      buildPod({ name: 'ledger-1', namespace: 'bank', ip: '10.1.5.1', labels: { app: 'ledger', tier: 'money' } }),
+      buildPod({ name: 'ledger-2', namespace: 'branch', ip: '10.1.5.2', labels: { app: 'ledger', tier: 'other' } }),
+      buildGloo('AccessPolicy', {
+        name: 'ledgers',
+        namespace: 'bank',
+        spec: {
+          applyToWorkloads: [{ selector: { labels: { app: 'ledger', tier: 'money' } } }],
+          config: { authz: { allowedClients: [{ serviceAccountSelector: { name: 'teller', namespace: 'bank' } }] } },
+        },
+      }),
+    );
+    mesh.get('cluster-b')?.push(
+      buildPod({
+        name: 'ledger-3',
+        namespace: 'vault',
+        ip: '10.2.5.3',
+        labels: { tier: 'money', app: 'ledger', extra: 'x' },
+      }),
+      buildPod({ name: 'other', namespace: 'lobby', ip: '10.2.5.4', labels: { tier: 'money' } }),
+    );
     const result = translate({ inputs: snapshotsOf(mesh), clusters: [], vips: new Map() }, validator);
     const policies = (result.outputs.get('cluster-a')?.resources ?? []).filter(
       (r) => r.kind === 'AuthorizationPolicy' && r.metadata.name.startsWith('ledgers'),

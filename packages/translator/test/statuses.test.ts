@@ -152,12 +152,10 @@ describe('security resources that cannot be translated', () => {
     good.get('cluster-a')?.push(reviewsPolicy);
     const first = translate(inputOf(good), validator);
     const mesh = twoClusterMesh();
-    mesh
-      .get('cluster-a')
-      ?.push({
-        ...reviewsPolicy,
-        spec: { ...(reviewsPolicy.spec as object), config: { authz: {}, enforcementLayers: { cni: true } } },
-      });
+    mesh.get('cluster-a')?.push({
+      ...reviewsPolicy,
+      spec: { ...(reviewsPolicy.spec as object), config: { authz: {}, enforcementLayers: { cni: true } } },
+    });
     const second = translate(inputOf(mesh, { previousSecurityOutputs: first.securityOutputs }), validator);
     const policiesIn = (r: typeof first): unknown[] =>
       r.outputs.get('cluster-a')?.resources.filter((x) => x.kind === 'AuthorizationPolicy') ?? [];
@@ -169,12 +167,10 @@ describe('security resources that cannot be translated', () => {
 
   it('given an AccessPolicy with an unknown field that never translated, when translated, then the workloads it selects deny every request', () => {
     const mesh = twoClusterMesh();
-    mesh
-      .get('cluster-a')
-      ?.push({
-        ...reviewsPolicy,
-        spec: { ...(reviewsPolicy.spec as object), config: { authz: { allowedHosts: ['x'] } } },
-      });
+    mesh.get('cluster-a')?.push({
+      ...reviewsPolicy,
+      spec: { ...(reviewsPolicy.spec as object), config: { authz: { allowedHosts: ['x'] } } },
+    });
     const result = translate(inputOf(mesh), validator);
     const ap = result.outputs.get('cluster-b')?.resources.find((r) => r.kind === 'AuthorizationPolicy');
     assert.deepEqual(ap?.spec, { selector: { matchLabels: { app: 'reviews' } } });
@@ -185,19 +181,17 @@ describe('security resources that cannot be translated', () => {
 
   it('given a RouteTable with a field Meshrelay does not implement, when translated, then it is WARNING naming the field and its VirtualService still goes out', () => {
     const mesh = twoClusterMesh();
-    mesh
-      .get('cluster-a')
-      ?.push(
-        buildGloo('RouteTable', {
-          name: 'reviews',
-          namespace: 'bookinfo',
-          spec: {
-            hosts: ['reviews.example.com'],
-            portalMetadata: { title: 'x' },
-            http: [{ forwardTo: { destinations: [{ ref: { name: 'reviews' }, port: { number: 9080 } }] } }],
-          },
-        }),
-      );
+    mesh.get('cluster-a')?.push(
+      buildGloo('RouteTable', {
+        name: 'reviews',
+        namespace: 'bookinfo',
+        spec: {
+          hosts: ['reviews.example.com'],
+          portalMetadata: { title: 'x' },
+          http: [{ forwardTo: { destinations: [{ ref: { name: 'reviews' }, port: { number: 9080 } }] } }],
+        },
+      }),
+    );
     const result = translate(inputOf(mesh), validator);
     const status = result.statuses.find((s) => s.kind === 'RouteTable');
     assert.equal(status?.state.approval, 'WARNING');

@@ -109,16 +109,14 @@ describe('workspaces', () => {
       spec,
     });
     const mesh = twoClusterMesh();
-    mesh
-      .get('cluster-a')
-      ?.push(
-        reviewsDestination('reviews-private'),
-        settings('team-a', 'bookinfo', {
-          exportTo: [
-            { workspaces: [{ name: 'team-b' }], resources: [{ kind: 'VIRTUAL_DESTINATION', name: 'reviews-global' }] },
-          ],
-        }),
-      );
+    mesh.get('cluster-a')?.push(
+      reviewsDestination('reviews-private'),
+      settings('team-a', 'bookinfo', {
+        exportTo: [
+          { workspaces: [{ name: 'team-b' }], resources: [{ kind: 'VIRTUAL_DESTINATION', name: 'reviews-global' }] },
+        ],
+      }),
+    );
     mesh.get('cluster-b')?.push(settings('team-b', 'bookinfo', { importFrom: [{ workspaces: [{ name: 'team-a' }] }] }));
     const result = translate(inputOf(mesh, { workspaces: WORKSPACES }), validator);
     const entries = (result.outputs.get('cluster-b')?.resources ?? [])

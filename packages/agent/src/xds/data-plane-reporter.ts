@@ -55,14 +55,12 @@ export function buildDataPlaneReport(
     serving,
     proxies: sorted.slice(0, REPORT_LIMITS.proxies).map(proxyMessage),
     proxiesNotListed: Math.max(0, sorted.length - REPORT_LIMITS.proxies),
-    findings: findings
-      .slice(0, REPORT_LIMITS.findings)
-      .map((f) => ({
-        source: clip(f.source),
-        sources: f.sources.map(clip),
-        field: clip(f.field),
-        message: clip(f.message),
-      })),
+    findings: findings.slice(0, REPORT_LIMITS.findings).map((f) => ({
+      source: clip(f.source),
+      sources: f.sources.map(clip),
+      field: clip(f.field),
+      message: clip(f.message),
+    })),
   };
 }
 
