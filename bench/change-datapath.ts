@@ -111,7 +111,10 @@ async function assembledDelta(
   return { ...next, hash: full.hash };
 }
 
-/** `output` with the endpoints of its first ServiceEntry moved to a new address, as a translation after the change gives. */
+/**
+ * `output` with the endpoints of its first ServiceEntry moved to a new address, as a translation after the change
+ * gives.
+ */
 function changedOutput(output: OutputSnapshot, n: number): OutputSnapshot {
   const at = output.resources.findIndex((r) => r.kind === KINDS.ServiceEntry.kind);
   const entry = structuredClone(output.resources[at]) as Resource & { spec: { endpoints: Array<{ address: string }> } };

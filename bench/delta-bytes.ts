@@ -6,7 +6,8 @@
  * in cluster-0 becomes unready (svc-000 is exported, so other clusters' outputs see it too).
  * Push: cluster-0's input snapshot. Pull: every output the change altered, per agent.
  * Bytes are what travels: the encoded SnapshotHeader plus the chunks' payload (gzip above
- * 64 KiB for full snapshots, above 1 KiB for deltas, as the relay sends), counted as relay_snapshot_bytes_total counts them.
+ * 64 KiB for full snapshots, above 1 KiB for deltas, as the relay sends), counted as relay_snapshot_bytes_total counts
+ * them.
  * Prints a Markdown section; exits non-zero if a delta does not reproduce the full snapshot.
  */
 import { pathToFileURL } from 'node:url';

@@ -32,7 +32,10 @@ import { TIER_S, generateWorkload, serviceName } from './workload.ts';
 const [clusters = 20, services = 200, endpoints = 5, nodes = 10, runs = 5] = process.argv.slice(2).map(Number);
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const ms = (start: number): number => performance.now() - start;
-/** CPU milliseconds (user + system) of this process since `start` (a `process.cpuUsage()`): less noisy than wall time on a shared machine. */
+/**
+ * CPU milliseconds (user + system) of this process since `start` (a `process.cpuUsage()`): less noisy than wall time on
+ * a shared machine.
+ */
 const cpuMs = (start: NodeJS.CpuUsage): number => {
   const used = process.cpuUsage(start);
   return (used.user + used.system) / 1000;

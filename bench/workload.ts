@@ -45,7 +45,10 @@ export const TIER_M: WorkloadShape = Object.freeze({
   nodesPerCluster: 50,
 });
 
-/** Tier L: 200 clusters × 1,000 services × 20 endpoints; 128 Nodes keep each node's /24 under 254 pods (with 100, a random placement put 255 on one). */
+/**
+ * Tier L: 200 clusters × 1,000 services × 20 endpoints; 128 Nodes keep each node's /24 under 254 pods (with 100, a
+ * random placement put 255 on one).
+ */
 export const TIER_L: WorkloadShape = Object.freeze({
   ...TIER_S,
   clusters: 200,

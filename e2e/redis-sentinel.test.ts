@@ -25,7 +25,9 @@ async function waitForRedisUp(mesh: Mesh, servers: readonly ServerProc[], messag
   }
 }
 
-/** Every agent's applied output holds each written VirtualDestination and was built from the inputs the server holds. */
+/**
+ * Every agent's applied output holds each written VirtualDestination and was built from the inputs the server holds.
+ */
 async function waitForConvergence(mesh: Mesh, server: ServerProc, destinations: readonly string[]): Promise<void> {
   for (const c of CLUSTERS) {
     await mesh.waitForOutput(

@@ -1,5 +1,6 @@
 // Real Redis topologies for end-to-end tests: a primary with a replica watched by three Sentinel
-// processes (`redis-server --sentinel`: the redis-server package is all they need), and a TLS-only Redis with a password and client certificates. Every process is a
+// processes (`redis-server --sentinel`: the redis-server package is all they need), and a TLS-only Redis with a
+// password and client certificates. Every process is a
 // real redis-server; every one is stopped and every directory removed through the test context.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

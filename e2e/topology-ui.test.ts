@@ -36,7 +36,10 @@ const PLAN: Readonly<
 
 const destinationId = (name: string, cluster: string) => `VirtualDestination/bookinfo/${name}-global@${cluster}`;
 
-/** A cluster's manifests: nodes, its east-west gateway, each Service with one ready endpoint, one file per VirtualDestination. */
+/**
+ * A cluster's manifests: nodes, its east-west gateway, each Service with one ready endpoint, one file per
+ * VirtualDestination.
+ */
 function writeManifests(dir: string, cluster: (typeof CLUSTERS)[number]): string {
   const { octet, services, defines } = PLAN[cluster];
   const target = join(dir, `topology-${cluster}`);
@@ -80,7 +83,10 @@ function writeManifests(dir: string, cluster: (typeof CLUSTERS)[number]): string
   return target;
 }
 
-/** The states of the drawn edges, as `role from → to: state`, sorted; read in one go, so never half of one poll's drawing and half of the next. */
+/**
+ * The states of the drawn edges, as `role from → to: state`, sorted; read in one go, so never half of one poll's
+ * drawing and half of the next.
+ */
 async function drawnEdges(page: Page): Promise<string[]> {
   const edges = await page
     .locator('#topology g.topo-edge')
@@ -155,7 +161,8 @@ test('given three clusters with real agents, then the topology draws who backs a
   await mesh.redis?.kill();
   await mesh.redis?.restart();
   await mesh.restartServer(server);
-  // Right after the restart no output exists yet: wait for all seven export edges, cluster-c's carried, the others back.
+  // Right after the restart no output exists yet: wait for all seven export edges, cluster-c's carried, the others
+  // back.
   await waitForEdges(
     page,
     (e) => {

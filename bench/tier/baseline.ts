@@ -45,7 +45,10 @@ export interface Baseline {
   readonly changes: BaselineRun[];
   /** Largest output of the initial translation, by canonical bytes. */
   largestOutput?: OutputSize & { readonly cluster: string };
-  /** A fresh FileOutputWriter's full apply of one real agent's output, in this process (the agents' CPU per change is compared with it). */
+  /**
+   * A fresh FileOutputWriter's full apply of one real agent's output, in this process (the agents' CPU per change is
+   * compared with it).
+   */
   agentFullApply?: {
     readonly cluster: string;
     readonly resources: number;

@@ -64,7 +64,10 @@ export function applyEndpointChange(resources: readonly Resource[], change: Endp
   return out;
 }
 
-/** The first `count` change indexes whose cluster runs no real agent (those clusters' inputs come from manifests, not a load generator). */
+/**
+ * The first `count` change indexes whose cluster runs no real agent (those clusters' inputs come from manifests, not a
+ * load generator).
+ */
 export function loadGeneratorChangeIndexes(
   shape: WorkloadShape,
   count: number,

@@ -95,7 +95,10 @@ export class Fleet {
     this.#broadcast({ t: 'change', change });
   }
 
-  /** Polls `condition` every 10 ms; throws naming `what` (a string, or one made at the moment, with progress) if the signal aborts or a load generator exits first. */
+  /**
+   * Polls `condition` every 10 ms; throws naming `what` (a string, or one made at the moment, with progress) if the
+   * signal aborts or a load generator exits first.
+   */
   async waitUntil(condition: () => boolean, what: string | (() => string), signal: AbortSignal): Promise<void> {
     const describe = () => (typeof what === 'string' ? what : what());
     while (!condition()) {

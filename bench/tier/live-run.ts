@@ -153,7 +153,9 @@ export interface Quiet {
   readonly reached: boolean;
 }
 
-/** The server counts as quiet after QUIET_WINDOWS windows of QUIET_WINDOW_MS in a row each under QUIET_SHARE of a core. */
+/**
+ * The server counts as quiet after QUIET_WINDOWS windows of QUIET_WINDOW_MS in a row each under QUIET_SHARE of a core.
+ */
 const QUIET_SHARE = 0.1;
 const QUIET_WINDOW_MS = 1000;
 const QUIET_WINDOWS = 2;
@@ -296,7 +298,9 @@ interface Plane {
   server: ServerProcess;
 }
 
-/** kill -9 the server, start it again with the same state and Redis, and wait until every agent pushed and pulled again. */
+/**
+ * kill -9 the server, start it again with the same state and Redis, and wait until every agent pushed and pulled again.
+ */
 async function reconnectStorm(
   plane: Plane,
   fleet: Fleet,

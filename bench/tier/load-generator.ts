@@ -72,7 +72,9 @@ export type LoadGeneratorEvent =
       readonly at: number;
     };
 
-/** sha256 over the sorted "cluster inputHash" lines: equal to the bench's digest of the inputs an output was built from. */
+/**
+ * sha256 over the sorted "cluster inputHash" lines: equal to the bench's digest of the inputs an output was built from.
+ */
 export function provenanceDigest(provenance: ReadonlyArray<Pick<Provenance, 'cluster' | 'inputHash'>>): string {
   return sha256Hex(
     provenance
@@ -168,7 +170,9 @@ function startClusters(plan: LoadGeneratorPlan, dir: string, watched: readonly s
   return states;
 }
 
-/** Offers the next generation of a cluster's input with `edit` applied (no-op for a cluster this process does not run). */
+/**
+ * Offers the next generation of a cluster's input with `edit` applied (no-op for a cluster this process does not run).
+ */
 function offer(
   state: ClusterState | undefined,
   edit: (resources: InputSnapshot['resources']) => InputSnapshot['resources'],

@@ -54,9 +54,13 @@ export interface ServerProcess {
   ended: string | undefined;
 }
 
-/** Spawns the server binary; its JSON log lines are read for admissions, stderr is passed through and watched for V8's out-of-memory report. */
+/**
+ * Spawns the server binary; its JSON log lines are read for admissions, stderr is passed through and watched for V8's
+ * out-of-memory report.
+ */
 export function startServerProcess(args: readonly string[]): ServerProcess {
-  // BENCH_SERVER_NODE_ARGS (e.g. "--inspect=127.0.0.1:9339") goes to the server's node only, to profile it during a run.
+  // BENCH_SERVER_NODE_ARGS (e.g. "--inspect=127.0.0.1:9339") goes to the server's node only, to profile it during a
+  // run.
   const nodeArgs = (process.env['BENCH_SERVER_NODE_ARGS'] ?? '').split(/\s+/).filter(Boolean);
   const proc = spawn(process.execPath, [...nodeArgs, SERVER_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   const server: ServerProcess = { proc, admittedAt: [], ended: undefined };
@@ -79,7 +83,9 @@ export function startServerProcess(args: readonly string[]): ServerProcess {
   return server;
 }
 
-/** Polls /healthz until it answers 200; returns the Unix ms it did. Throws past the deadline or if the process exits. */
+/**
+ * Polls /healthz until it answers 200; returns the Unix ms it did. Throws past the deadline or if the process exits.
+ */
 export async function waitHealthy(server: ServerProcess, httpPort: number, timeoutMs: number): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
@@ -139,7 +145,9 @@ export async function scrapeMetrics(metricsPort: number): Promise<Map<string, nu
   return series;
 }
 
-/** The value of the first series whose metric name (labels aside) ends with `suffix` (default metrics carry a prefix). */
+/**
+ * The value of the first series whose metric name (labels aside) ends with `suffix` (default metrics carry a prefix).
+ */
 export function metricEndingWith(series: ReadonlyMap<string, number>, suffix: string): number | undefined {
   for (const [key, value] of series) if (key.split('{')[0]?.endsWith(suffix)) return value;
   return undefined;

@@ -96,7 +96,9 @@ function wholeNumber(flag: string, raw: string | undefined, fallback: number, mi
   return n;
 }
 
-/** A results section id (letters, digits, dashes), e.g. tier-M-staggered for a second run of a tier with other flags. */
+/**
+ * A results section id (letters, digits, dashes), e.g. tier-M-staggered for a second run of a tier with other flags.
+ */
 function sectionId(raw: string | undefined): string | undefined {
   if (raw === undefined) return undefined;
   if (!/^[\w-]+$/.test(raw))

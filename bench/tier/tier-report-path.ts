@@ -1,4 +1,7 @@
-/** The whole-path part of a tier section (issue 26): real agents, the two change kinds, staggered arrivals, server memory. */
+/**
+ * The whole-path part of a tier section (issue 26): real agents, the two change kinds, staggered arrivals, server
+ * memory.
+ */
 import { quantile } from '../measure.ts';
 import type { TierReport } from './tier-report.ts';
 import type { KindChangeSample } from './whole-path.ts';
@@ -55,14 +58,18 @@ function kindFigures(samples: readonly KindChangeSample[], real: readonly string
     realAgents: spread(values((s) => [...s.appliedMs].filter(([c]) => real.includes(c)).map(([, v]) => v))),
     viaEdit: spread(values((s) => (s.viaRealAgent ? [Math.max(...s.appliedMs.values())] : []))),
     serverCpu: spread(values((s) => [s.serverCpuSeconds])),
-    // Agents whose output changed: the agents that had to apply it (the owner also ran its discovery when the change was its edit).
+    // Agents whose output changed: the agents that had to apply it (the owner also ran its discovery when the change
+    // was its edit).
     agentCpu: spread(values((s) => [...s.agentCpuSeconds].filter(([c]) => s.expected.includes(c)).map(([, v]) => v))),
     bytes: spread(values((s) => [...s.bytes].filter(([c]) => s.expected.includes(c)).map(([, v]) => v))),
     strayBytes: samples.filter((s) => [...s.bytes.keys()].some((c) => !s.expected.includes(c))).length,
   };
 }
 
-/** Median of the naive full recompute + full resend over the baseline's changes (what a plane without incremental work pays per change). */
+/**
+ * Median of the naive full recompute + full resend over the baseline's changes (what a plane without incremental work
+ * pays per change).
+ */
 function naiveMs(r: TierReport): number | undefined {
   const runs = r.baseline.changes.map((b) => b.ms);
   return runs.length > 0 ? quantile(runs, 0.5) : undefined;

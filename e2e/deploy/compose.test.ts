@@ -41,7 +41,9 @@ function service(compose: Compose, name: string): Service {
 
 function run(command: string, args: readonly string[]): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
-    execFile(command, [...args], { cwd: ROOT }, (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, out: stdout + stderr }));
+    execFile(command, [...args], { cwd: ROOT }, (err, stdout, stderr) =>
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, out: stdout + stderr }),
+    );
   });
 }
 
@@ -66,7 +68,8 @@ test('given every service, when its references are resolved, then each dependenc
   const declared = new Set(Object.keys(compose.volumes ?? {}));
   const used = new Set<string>();
   for (const [name, svc] of Object.entries(compose.services)) {
-    for (const dependency of Object.keys(svc.depends_on ?? {})) assert.ok(compose.services[dependency], `${name} depends on unknown service ${dependency}`);
+    for (const dependency of Object.keys(svc.depends_on ?? {}))
+      assert.ok(compose.services[dependency], `${name} depends on unknown service ${dependency}`);
     for (const volume of svc.volumes ?? []) {
       const source = volume.split(':')[0] ?? '';
       if (source.startsWith('.') || source.startsWith('/')) {
@@ -77,7 +80,11 @@ test('given every service, when its references are resolved, then each dependenc
       }
     }
   }
-  assert.deepEqual([...declared].filter((v) => !used.has(v)), [], 'declared volumes nobody uses');
+  assert.deepEqual(
+    [...declared].filter((v) => !used.has(v)),
+    [],
+    'declared volumes nobody uses',
+  );
 });
 
 test('given every image, when inspected, then each is pinned to a tag other than latest', () => {
@@ -98,28 +105,43 @@ test('given the two management servers, when compared, then they share one state
     return mount;
   });
   assert.equal(new Set(stateMounts).size, 1, 'the replicas do not share their state');
-  assert.notEqual(service(compose, 'mgmt-0').environment?.['POD_NAME'], service(compose, 'mgmt-1').environment?.['POD_NAME']);
+  assert.notEqual(
+    service(compose, 'mgmt-0').environment?.['POD_NAME'],
+    service(compose, 'mgmt-1').environment?.['POD_NAME'],
+  );
 });
 
-test('given the servers\' environment, when read by meshrelay-server\'s own config parser, then every variable is known and accepted', () => {
+test("given the servers' environment, when read by meshrelay-server's own config parser, then every variable is known and accepted", () => {
   const compose = loadCompose();
   for (const name of SERVERS) {
     const env = service(compose, name).environment ?? {};
-    assert.deepEqual(Object.keys(env).filter((k) => !SERVER_ENV.has(k)), [], `${name} sets variables meshrelay-server does not read`);
+    assert.deepEqual(
+      Object.keys(env).filter((k) => !SERVER_ENV.has(k)),
+      [],
+      `${name} sets variables meshrelay-server does not read`,
+    );
     const config = parseServerConfig([], env);
     assert.ok(config.serverHosts.includes(name), `${name} is not in its own certificate names`);
   }
 });
 
-test('given the agents\' environment, when read by meshrelay-agent\'s own validator, then every variable is known and accepted', () => {
+test("given the agents' environment, when read by meshrelay-agent's own validator, then every variable is known and accepted", () => {
   const compose = loadCompose();
   for (const [name, cluster] of Object.entries(AGENTS)) {
     const env = service(compose, name).environment ?? {};
-    assert.deepEqual(Object.keys(env).filter((k) => !AGENT_ENV.has(k)), [], `${name} sets variables meshrelay-agent does not read`);
+    assert.deepEqual(
+      Object.keys(env).filter((k) => !AGENT_ENV.has(k)),
+      [],
+      `${name} sets variables meshrelay-agent does not read`,
+    );
     const options = Object.fromEntries(Object.entries(env).map(([k, v]) => [AGENT_ENV.get(k)?.key ?? k, v]));
     const config = validateAgentOptions(options);
     assert.equal(config.cluster, cluster);
-    assert.deepEqual([...config.serverAddresses].sort(), SERVERS.map((s) => `${s}:9900`), `${name} does not know both replicas`);
+    assert.deepEqual(
+      [...config.serverAddresses].sort(),
+      SERVERS.map((s) => `${s}:9900`),
+      `${name} does not know both replicas`,
+    );
   }
 });
 
@@ -131,8 +153,16 @@ test('given each agent, when its mounts are resolved, then it reads its example 
   for (const [name, cluster] of Object.entries(AGENTS)) {
     const agent = service(compose, name);
     assert.equal(agent.depends_on?.['register']?.condition, 'service_completed_successfully', name);
-    assert.ok((agent.volumes ?? []).includes(`./examples/${cluster}:${agent.environment?.['MESHRELAY_AGENT_MANIFESTS_DIR']}:ro`), `${name} manifests mount`);
-    assert.ok((agent.volumes ?? []).includes(`${credentials[0]}:${credentials[1]}:ro`), `${name} does not mount the credentials read-only`);
+    assert.ok(
+      (agent.volumes ?? []).includes(
+        `./examples/${cluster}:${agent.environment?.['MESHRELAY_AGENT_MANIFESTS_DIR']}:ro`,
+      ),
+      `${name} manifests mount`,
+    );
+    assert.ok(
+      (agent.volumes ?? []).includes(`${credentials[0]}:${credentials[1]}:ro`),
+      `${name} does not mount the credentials read-only`,
+    );
     assert.ok(script.includes(cluster), `register does not register ${cluster}`);
     // register writes <credentials>/<cluster>/token and ca.pem; the agent reads exactly those files.
     assert.equal(agent.environment?.['MESHRELAY_AGENT_TOKEN_FILE'], `${credentials[1]}/${cluster}/token`);
@@ -143,24 +173,34 @@ test('given each agent, when its mounts are resolved, then it reads its example 
 });
 
 test('given the register service, when meshctl is asked, then the flags it uses exist', async () => {
-  const help = await run(process.execPath, [join(ROOT, 'packages/meshctl/bin/meshctl.js'), 'cluster', 'register', '--help']);
+  const help = await run(process.execPath, [
+    join(ROOT, 'packages/meshctl/bin/meshctl.js'),
+    'cluster',
+    'register',
+    '--help',
+  ]);
   assert.equal(help.code, 0, help.out);
-  for (const flag of ['--token-out', '--ca-out']) assert.ok(help.out.includes(flag), `meshctl cluster register has no ${flag}`);
+  for (const flag of ['--token-out', '--ca-out'])
+    assert.ok(help.out.includes(flag), `meshctl cluster register has no ${flag}`);
   assert.equal(service(loadCompose(), 'register').environment?.['MESHCTL_SERVER'], 'http://mgmt-0:8090');
 });
 
 test('given the Prometheus config, when promtool checks it, then it is valid and scrapes both servers on their metrics port', async () => {
   const check = await run('promtool', ['check', 'config', PROMETHEUS_FILE]);
   assert.equal(check.code, 0, check.out);
-  const config = parse(readFileSync(PROMETHEUS_FILE, 'utf8')) as { scrape_configs: { job_name: string; static_configs: { targets: string[] }[] }[] };
+  const config = parse(readFileSync(PROMETHEUS_FILE, 'utf8')) as {
+    scrape_configs: { job_name: string; static_configs: { targets: string[] }[] }[];
+  };
   const targets = config.scrape_configs.flatMap((job) => job.static_configs.flatMap((s) => s.targets));
   const metricsPort = SERVER_ENV.get('MESHRELAY_METRICS_PORT')?.defaultValue;
   for (const server of SERVERS) assert.ok(targets.includes(`${server}:${metricsPort}`), `${server} is not scraped`);
   const prometheus = service(loadCompose(), 'prometheus');
-  assert.ok((prometheus.volumes ?? []).includes('./deploy/prometheus/prometheus.yml:/etc/prometheus/prometheus.yml:ro'));
+  assert.ok(
+    (prometheus.volumes ?? []).includes('./deploy/prometheus/prometheus.yml:/etc/prometheus/prometheus.yml:ro'),
+  );
 });
 
-test('given the servers, when their binds and published ports are read, then API and metrics serve the other containers but are published on this machine\'s loopback only', () => {
+test("given the servers, when their binds and published ports are read, then API and metrics serve the other containers but are published on this machine's loopback only", () => {
   const compose = loadCompose();
   for (const name of SERVERS) {
     const svc = service(compose, name) as Service & { ports?: string[] };
@@ -179,8 +219,16 @@ test('given the register service, when it calls the API, then it reads the admin
   const compose = loadCompose();
   const register = service(compose, 'register');
   const stateDir = service(compose, 'mgmt-0').environment?.['MESHRELAY_STATE_DIR'];
-  const stateMount = (service(compose, 'mgmt-0').volumes ?? []).find((v) => v.split(':')[1] === stateDir)?.split(':')[0];
+  const stateMount = (service(compose, 'mgmt-0').volumes ?? [])
+    .find((v) => v.split(':')[1] === stateDir)
+    ?.split(':')[0];
   assert.equal(register.environment?.['MESHRELAY_ADMIN_TOKEN_FILE'], `${stateDir}/admin-token`);
-  assert.ok((register.volumes ?? []).includes(`${stateMount}:${stateDir}:ro`), 'register does not mount the server state read-only');
-  assert.match((register.command ?? []).join('\n'), /echo "admin token: \$\$MESHRELAY_ADMIN_TOKEN_FILE in volume server-state/);
+  assert.ok(
+    (register.volumes ?? []).includes(`${stateMount}:${stateDir}:ro`),
+    'register does not mount the server state read-only',
+  );
+  assert.match(
+    (register.command ?? []).join('\n'),
+    /echo "admin token: \$\$MESHRELAY_ADMIN_TOKEN_FILE in volume server-state/,
+  );
 });

@@ -4,7 +4,18 @@ import { Ajv, type ValidateFunction } from 'ajv';
 
 type Schema = Record<string, unknown>;
 
-const FORBIDDEN = ['$ref', 'definitions', 'id', '$schema', 'additionalItems', 'patternProperties', 'dependencies', 'if', 'then', 'else'];
+const FORBIDDEN = [
+  '$ref',
+  'definitions',
+  'id',
+  '$schema',
+  'additionalItems',
+  'patternProperties',
+  'dependencies',
+  'if',
+  'then',
+  'else',
+];
 const JUNCTORS = ['allOf', 'anyOf', 'oneOf', 'not'];
 const NOT_IN_JUNCTORS = ['type', 'additionalProperties', 'default', 'nullable', 'description'];
 const TYPES = new Set(['object', 'array', 'string', 'integer', 'number', 'boolean']);
@@ -18,13 +29,18 @@ export function structuralProblems(node: Schema, path = '$', inJunctor = false):
   if (inJunctor) {
     for (const key of NOT_IN_JUNCTORS) if (key in node) say(`"${key}" is not allowed inside a logical junctor`);
   } else {
-    const preserved = node['x-kubernetes-preserve-unknown-fields'] === true || node['x-kubernetes-int-or-string'] === true;
+    const preserved =
+      node['x-kubernetes-preserve-unknown-fields'] === true || node['x-kubernetes-int-or-string'] === true;
     if (!preserved && !TYPES.has(String(node['type']))) say(`needs a type, has ${JSON.stringify(node['type'])}`);
-    if ('properties' in node && 'additionalProperties' in node) say('properties and additionalProperties are mutually exclusive');
+    if ('properties' in node && 'additionalProperties' in node)
+      say('properties and additionalProperties are mutually exclusive');
   }
-  for (const [name, child] of Object.entries((node['properties'] ?? {}) as Record<string, Schema>)) problems.push(...structuralProblems(child, `${path}.${name}`, inJunctor));
-  if (typeof node['additionalProperties'] === 'object') problems.push(...structuralProblems(node['additionalProperties'] as Schema, `${path}.*`, inJunctor));
-  if (typeof node['items'] === 'object') problems.push(...structuralProblems(node['items'] as Schema, `${path}[]`, inJunctor));
+  for (const [name, child] of Object.entries((node['properties'] ?? {}) as Record<string, Schema>))
+    problems.push(...structuralProblems(child, `${path}.${name}`, inJunctor));
+  if (typeof node['additionalProperties'] === 'object')
+    problems.push(...structuralProblems(node['additionalProperties'] as Schema, `${path}.*`, inJunctor));
+  if (typeof node['items'] === 'object')
+    problems.push(...structuralProblems(node['items'] as Schema, `${path}[]`, inJunctor));
   for (const junctor of JUNCTORS) {
     const value = node[junctor];
     if (value === undefined) continue;
@@ -37,7 +53,13 @@ export function structuralProblems(node: Schema, path = '$', inJunctor = false):
 /** Compiles an openAPIV3Schema for validation (the x-kubernetes-* extensions carry no value checks here). */
 export function compileCrdSchema(schema: Schema): ValidateFunction {
   const ajv = new Ajv({ allErrors: true, strict: false });
-  for (const keyword of ['x-kubernetes-preserve-unknown-fields', 'x-kubernetes-list-type', 'x-kubernetes-list-map-keys', 'x-kubernetes-int-or-string']) ajv.addKeyword(keyword);
+  for (const keyword of [
+    'x-kubernetes-preserve-unknown-fields',
+    'x-kubernetes-list-type',
+    'x-kubernetes-list-map-keys',
+    'x-kubernetes-int-or-string',
+  ])
+    ajv.addKeyword(keyword);
   ajv.addFormat('date-time', /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/);
   return ajv.compile(schema);
 }

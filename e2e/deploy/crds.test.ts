@@ -37,7 +37,9 @@ function crdFiles(): Map<string, Crd> {
 
 function crdFor(apiVersion: string, kind: string): Crd {
   const [group, version] = apiVersion.split('/');
-  const crd = [...crdFiles().values()].find((c) => c.spec.group === group && c.spec.names.kind === kind && c.spec.versions.some((v) => v.name === version));
+  const crd = [...crdFiles().values()].find(
+    (c) => c.spec.group === group && c.spec.names.kind === kind && c.spec.versions.some((v) => v.name === version),
+  );
   if (!crd) throw new Error(`no CRD for ${apiVersion} ${kind}`);
   return crd;
 }
@@ -64,11 +66,13 @@ function exampleGlooResources(): Json[] {
 
 function genCrds(args: readonly string[]): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [join(ROOT, 'scripts/gen-crds.ts'), ...args], { cwd: ROOT }, (err, stdout, stderr) => resolve({ code: err ? 1 : 0, out: stdout + stderr }));
+    execFile(process.execPath, [join(ROOT, 'scripts/gen-crds.ts'), ...args], { cwd: ROOT }, (err, stdout, stderr) =>
+      resolve({ code: err ? 1 : 0, out: stdout + stderr }),
+    );
   });
 }
 
-test('given the committed CRDs, when gen-crds --check runs, then they match the translator\'s schemas', async () => {
+test("given the committed CRDs, when gen-crds --check runs, then they match the translator's schemas", async () => {
   const run = await genCrds(['--check']);
   assert.equal(run.code, 0, run.out);
   assert.match(run.out, /17 CRDs are up to date/);
@@ -88,29 +92,46 @@ test('given a copy of the CRDs with one edited and one removed, when gen-crds --
 });
 
 test('given schemas Kubernetes refuses, when the structural check runs, then it names each problem', () => {
-  assert.match(structuralProblems({ type: 'object', properties: { a: { type: 'string' } }, additionalProperties: false }).join(), /mutually exclusive/);
-  assert.match(structuralProblems({ type: 'object', properties: { kind: { enum: ['A', 'B'] } } }).join(), /\$\.kind: needs a type/);
-  assert.match(structuralProblems({ type: 'object', oneOf: [{ type: 'object', required: ['a'] }] }).join(), /"type" is not allowed inside a logical junctor/);
-  assert.match(structuralProblems({ type: 'object', properties: { p: { type: 'integer', if: { minimum: 1 } } } }).join(), /\$\.p: "if" is not allowed/);
+  assert.match(
+    structuralProblems({ type: 'object', properties: { a: { type: 'string' } }, additionalProperties: false }).join(),
+    /mutually exclusive/,
+  );
+  assert.match(
+    structuralProblems({ type: 'object', properties: { kind: { enum: ['A', 'B'] } } }).join(),
+    /\$\.kind: needs a type/,
+  );
+  assert.match(
+    structuralProblems({ type: 'object', oneOf: [{ type: 'object', required: ['a'] }] }).join(),
+    /"type" is not allowed inside a logical junctor/,
+  );
+  assert.match(
+    structuralProblems({ type: 'object', properties: { p: { type: 'integer', if: { minimum: 1 } } } }).join(),
+    /\$\.p: "if" is not allowed/,
+  );
 });
 
 test('given every CRD file, when checked as a Kubernetes object, then each is a valid CustomResourceDefinition with a structural schema', () => {
   for (const [file, crd] of crdFiles()) {
     assert.deepEqual(kubeProblems([crd as unknown as Parameters<typeof kubeProblems>[0][number]]), [], file);
     assert.equal(crd.metadata.name, `${crd.spec.names.plural}.${crd.spec.group}`, file);
-    for (const version of crd.spec.versions) assert.deepEqual(structuralProblems(version.schema.openAPIV3Schema), [], `${file} ${version.name}`);
+    for (const version of crd.spec.versions)
+      assert.deepEqual(structuralProblems(version.schema.openAPIV3Schema), [], `${file} ${version.name}`);
   }
 });
 
 test('given the kinds the translator reads and the registry kind, when the CRDs are listed, then each has exactly one CRD of the right scope', () => {
   const glooKinds = [...INPUT_KINDS.filter((k) => k.apiVersion.includes('.gloo.solo.io/')), KINDS.KubernetesCluster];
-  for (const kind of glooKinds) assert.equal(crdFor(kind.apiVersion, kind.kind).spec.scope, kind.namespaced ? 'Namespaced' : 'Cluster', kind.kind);
+  for (const kind of glooKinds)
+    assert.equal(crdFor(kind.apiVersion, kind.kind).spec.scope, kind.namespaced ? 'Namespaced' : 'Cluster', kind.kind);
   assert.equal(crdFiles().size, glooKinds.length);
 });
 
 test('given the chart, when helm renders it with CRDs, then every CRD is included', async () => {
   const crds = objectsOfKind(await renderChart({}, { includeCrds: true }), 'CustomResourceDefinition');
-  assert.deepEqual(crds.map((c) => c.metadata.name).sort(), [...crdFiles().values()].map((c) => c.metadata.name).sort());
+  assert.deepEqual(
+    crds.map((c) => c.metadata.name).sort(),
+    [...crdFiles().values()].map((c) => c.metadata.name).sort(),
+  );
 });
 
 test('given the KubernetesCluster CRD, when inspected, then it has a status subresource, a Warm column and typed conditions', () => {
@@ -123,16 +144,32 @@ test('given the KubernetesCluster CRD, when inspected, then it has a status subr
     kind: 'KubernetesCluster',
     metadata: { name: 'cluster-a', namespace: 'gloo-mesh' },
     spec: { clusterDomain: 'cluster.local', skipWarming: false },
-    status: { conditions: [{ type: 'ClusterWarm', status: 'False', reason: 'ClusterRegistered', message: 'waiting for the first input', lastTransitionTime: '2026-11-22T00:00:00Z' }] },
+    status: {
+      conditions: [
+        {
+          type: 'ClusterWarm',
+          status: 'False',
+          reason: 'ClusterRegistered',
+          message: 'waiting for the first input',
+          lastTransitionTime: '2026-11-22T00:00:00Z',
+        },
+      ],
+    },
   };
   assert.equal(admittedByCrd(cluster), true);
-  assert.equal(admittedByCrd({ ...cluster, status: { conditions: [{ type: 'ClusterWarm', status: 'Maybe' }] } }), false);
+  assert.equal(
+    admittedByCrd({ ...cluster, status: { conditions: [{ type: 'ClusterWarm', status: 'Maybe' }] } }),
+    false,
+  );
   assert.equal(admittedByCrd({ ...cluster, spec: { skipWarming: 'yes' } }), false);
 });
 
 test('given KubernetesCluster CRs whose clusterDomain is not a DNS name, when validated against the CRD, then the API server schema refuses them', () => {
   const cluster = (clusterDomain: string) => ({
-    apiVersion: 'admin.gloo.solo.io/v2', kind: 'KubernetesCluster', metadata: { name: 'east', namespace: 'gloo-mesh' }, spec: { clusterDomain },
+    apiVersion: 'admin.gloo.solo.io/v2',
+    kind: 'KubernetesCluster',
+    metadata: { name: 'east', namespace: 'gloo-mesh' },
+    spec: { clusterDomain },
   });
   assert.equal(admittedByCrd(cluster('cluster.local')), true);
   assert.equal(admittedByCrd(cluster('evil domain\n<b>x</b>')), false);
@@ -144,20 +181,76 @@ test('given KubernetesCluster CRs whose clusterDomain is not a DNS name, when va
 test('given the example Gloo resources, when validated against their CRDs, then the API server schema admits every one', () => {
   const examples = exampleGlooResources();
   assert.ok(examples.length >= 6, `only ${examples.length} examples found`);
-  for (const resource of examples) assert.equal(admittedByCrd(resource), true, `${String(resource['kind'])} ${JSON.stringify(resource['metadata'])}`);
+  for (const resource of examples)
+    assert.equal(admittedByCrd(resource), true, `${String(resource['kind'])} ${JSON.stringify(resource['metadata'])}`);
 });
 
 /** Breaks one example of the kind; the translator must refuse the result. */
 const BREAKAGES: readonly (readonly [kind: string, what: string, breakSpec: (spec: Json) => void])[] = [
-  ['VirtualDestination', 'a port above 65535', (s) => { ((s['ports'] as Json[])[0] as Json)['number'] = 70000; }],
-  ['VirtualDestination', 'no hosts', (s) => { s['hosts'] = []; }],
-  ['VirtualDestination', 'an unknown protocol', (s) => { ((s['ports'] as Json[])[0] as Json)['protocol'] = 'SMTP'; }],
-  ['RouteTable', 'a route name with capitals', (s) => { ((s['http'] as Json[])[0] as Json)['name'] = 'Reviews_API'; }],
-  ['RouteTable', 'a uri matcher with two kinds of match', (s) => { (((s['http'] as Json[])[0] as Json)['matchers'] as Json[])[0] = { uri: { prefix: '/a', exact: '/a' } }; }],
-  ['AccessPolicy', 'no config', (s) => { delete s['config']; }],
-  ['FailoverPolicy', 'both locality mappings and priority labels', (s) => { (s['config'] as Json)['localityMappings'] = []; (s['config'] as Json)['priorityLabels'] = { labels: ['a'] }; }],
-  ['OutlierDetectionPolicy', 'a duration in words', (s) => { (s['config'] as Json)['interval'] = 'ten seconds'; }],
-  ['RetryTimeoutPolicy', 'a config with neither retries nor a timeout', (s) => { s['config'] = {}; }],
+  [
+    'VirtualDestination',
+    'a port above 65535',
+    (s) => {
+      ((s['ports'] as Json[])[0] as Json)['number'] = 70000;
+    },
+  ],
+  [
+    'VirtualDestination',
+    'no hosts',
+    (s) => {
+      s['hosts'] = [];
+    },
+  ],
+  [
+    'VirtualDestination',
+    'an unknown protocol',
+    (s) => {
+      ((s['ports'] as Json[])[0] as Json)['protocol'] = 'SMTP';
+    },
+  ],
+  [
+    'RouteTable',
+    'a route name with capitals',
+    (s) => {
+      ((s['http'] as Json[])[0] as Json)['name'] = 'Reviews_API';
+    },
+  ],
+  [
+    'RouteTable',
+    'a uri matcher with two kinds of match',
+    (s) => {
+      (((s['http'] as Json[])[0] as Json)['matchers'] as Json[])[0] = { uri: { prefix: '/a', exact: '/a' } };
+    },
+  ],
+  [
+    'AccessPolicy',
+    'no config',
+    (s) => {
+      delete s['config'];
+    },
+  ],
+  [
+    'FailoverPolicy',
+    'both locality mappings and priority labels',
+    (s) => {
+      (s['config'] as Json)['localityMappings'] = [];
+      (s['config'] as Json)['priorityLabels'] = { labels: ['a'] };
+    },
+  ],
+  [
+    'OutlierDetectionPolicy',
+    'a duration in words',
+    (s) => {
+      (s['config'] as Json)['interval'] = 'ten seconds';
+    },
+  ],
+  [
+    'RetryTimeoutPolicy',
+    'a config with neither retries nor a timeout',
+    (s) => {
+      s['config'] = {};
+    },
+  ],
 ];
 
 for (const [kind, what, breakSpec] of BREAKAGES) {

@@ -24,7 +24,10 @@ function headingAnchors(markdown: string): Set<string> {
   const seen = new Map<string, number>();
   const anchors = new Set<string>();
   for (const [, text = ''] of markdown.replace(/^```[\s\S]*?^```/gm, '').matchAll(/^#{1,6} +(.+?) *#*$/gm)) {
-    const base = text.toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+    const base = text
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
     const n = seen.get(base) ?? 0;
     seen.set(base, n + 1);
     anchors.add(n === 0 ? base : `${base}-${n}`);
@@ -40,29 +43,46 @@ function problemOf(page: string, target: string): string | undefined {
   if (relative(ROOT, file).startsWith('..')) return `${target} leads out of the repository`;
   if (!existsSync(file)) return `${target}: ${relative(ROOT, file)} does not exist`;
   if (anchor === undefined || anchor === '') return undefined;
-  if (!file.endsWith('.md') || statSync(file).isDirectory()) return `${target}: an anchor into something that is not a Markdown page`;
-  return headingAnchors(readFileSync(file, 'utf8')).has(anchor) ? undefined : `${target}: ${relative(ROOT, file)} has no heading #${anchor}`;
+  if (!file.endsWith('.md') || statSync(file).isDirectory())
+    return `${target}: an anchor into something that is not a Markdown page`;
+  return headingAnchors(readFileSync(file, 'utf8')).has(anchor)
+    ? undefined
+    : `${target}: ${relative(ROOT, file)} has no heading #${anchor}`;
 }
 
 test('given the Markdown pages of the repository, when every relative link is followed, then each file and anchor exists', () => {
   assert.ok(PAGES.length >= 20, `expected the README, CONTRIBUTING, CHANGELOG and docs/, found ${PAGES.length} pages`);
-  const broken = PAGES.flatMap((page) => linkTargets(readFileSync(join(ROOT, page), 'utf8'))
-    .map((target) => problemOf(page, target))
-    .filter((problem) => problem !== undefined)
-    .map((problem) => `${page}: ${problem}`));
+  const broken = PAGES.flatMap((page) =>
+    linkTargets(readFileSync(join(ROOT, page), 'utf8'))
+      .map((target) => problemOf(page, target))
+      .filter((problem) => problem !== undefined)
+      .map((problem) => `${page}: ${problem}`),
+  );
   assert.deepEqual(broken, []);
 });
 
 test('given the README, when its links are listed, then it reaches the operating, reference and design pages', () => {
   const targets = new Set(linkTargets(readFileSync(join(ROOT, 'README.md'), 'utf8')));
-  for (const page of ['docs/operating/safe-mode.md', 'docs/operating/redis.md', 'docs/operating/security.md', 'docs/operating/kubernetes.md',
-    'docs/operating/troubleshooting.md', 'docs/reference/meshrelay-server.md', 'docs/reference/meshrelay-agent.md', 'docs/reference/meshctl.md',
-    'docs/reference/metrics.md', 'docs/reference/http-api.md', 'docs/reference/gloo-kinds.md', 'docs/design/README.md', 'CONTRIBUTING.md']) {
+  for (const page of [
+    'docs/operating/safe-mode.md',
+    'docs/operating/redis.md',
+    'docs/operating/security.md',
+    'docs/operating/kubernetes.md',
+    'docs/operating/troubleshooting.md',
+    'docs/reference/meshrelay-server.md',
+    'docs/reference/meshrelay-agent.md',
+    'docs/reference/meshctl.md',
+    'docs/reference/metrics.md',
+    'docs/reference/http-api.md',
+    'docs/reference/gloo-kinds.md',
+    'docs/design/README.md',
+    'CONTRIBUTING.md',
+  ]) {
     assert.ok(targets.has(page), `README.md does not link ${page}`);
   }
 });
 
-test('given the code\'s DESIGN §N citations, when the design index is read, then every cited section has a page that carries its number', () => {
+test("given the code's DESIGN §N citations, when the design index is read, then every cited section has a page that carries its number", () => {
   const index = readFileSync(join(ROOT, 'docs/design/README.md'), 'utf8');
   const cited = new Set<number>();
   for (const file of globSync('{packages/*/src,e2e,bench,scripts}/**/*.ts', { cwd: ROOT })) {

@@ -19,7 +19,8 @@ function metricsPage(): { server: string; agent: string } {
 }
 
 /** Whether a page names a metric in code, bare or with its labels. */
-const names = (page: string, metric: string): boolean => page.includes(`\`${metric}\``) || page.includes(`\`${metric}{`);
+const names = (page: string, metric: string): boolean =>
+  page.includes(`\`${metric}\``) || page.includes(`\`${metric}{`);
 
 /** The string literals of a source tree that match a pattern's first group. */
 function literals(glob: string, pattern: RegExp): string[] {
@@ -30,33 +31,52 @@ function literals(glob: string, pattern: RegExp): string[] {
   return [...found].sort();
 }
 
-test('given a real meshrelay-server, when its /metrics is scraped, then every series it exports has a row on the metrics page', { timeout: 60_000 }, async (t) => {
-  const mesh = await Mesh.start(t, { redis: false });
-  const server = await mesh.startServer('mgmt-0');
-  const exported = [...(await mesh.metrics(server)).matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1] ?? '');
-  const own = exported.filter((name) => !name.startsWith('meshrelay_process_'));
-  assert.ok(own.length >= 20, `expected the server's own metrics, found ${own.join(', ')}`);
+test(
+  'given a real meshrelay-server, when its /metrics is scraped, then every series it exports has a row on the metrics page',
+  { timeout: 60_000 },
+  async (t) => {
+    const mesh = await Mesh.start(t, { redis: false });
+    const server = await mesh.startServer('mgmt-0');
+    const exported = [...(await mesh.metrics(server)).matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1] ?? '');
+    const own = exported.filter((name) => !name.startsWith('meshrelay_process_'));
+    assert.ok(own.length >= 20, `expected the server's own metrics, found ${own.join(', ')}`);
 
-  const { server: page } = metricsPage();
-  assert.deepEqual(own.filter((name) => !names(page, name)), []);
-});
+    const { server: page } = metricsPage();
+    assert.deepEqual(
+      own.filter((name) => !names(page, name)),
+      [],
+    );
+  },
+);
 
-test('given the agent\'s metric definitions, when compared with the metrics page, then each has a row in its agent section', () => {
+test("given the agent's metric definitions, when compared with the metrics page, then each has a row in its agent section", () => {
   const defined = literals('packages/agent/src/**/*.ts', /\bname: '((?:relay|meshrelay)_[a-z_]+)'/g);
   assert.ok(defined.length >= 10, `expected the agent's metrics, found ${defined.join(', ')}`);
 
   const { agent: page } = metricsPage();
-  assert.deepEqual(defined.filter((name) => !names(page, name)), []);
+  assert.deepEqual(
+    defined.filter((name) => !names(page, name)),
+    [],
+  );
 });
 
-test('given the server\'s HTTP routes, when compared with the HTTP API page, then every /api/v1 route has a row', () => {
+test("given the server's HTTP routes, when compared with the HTTP API page, then every /api/v1 route has a row", () => {
   const routes = literals('packages/mgmt-server/src/http/**/*.ts', /'(\/api\/v1\/[a-z0-9/:_-]+)'/g);
   assert.ok(routes.length >= 10, `expected the API's routes, found ${routes.join(', ')}`);
 
   // The page writes a path parameter as NAME and may list sibling paths together (`…/input`, `/output`).
   const page = read('docs/reference/http-api.md').replaceAll('NAME', ':name');
   const rows = page.split('\n').filter((line) => line.startsWith('| `'));
-  const documented = (route: string): boolean => rows.some((row) => row.includes(route)
-    || [...row.matchAll(/`(\/[a-z0-9/:_-]+)`/g)].some((m) => route.endsWith(m[1] ?? '\0') && row.includes(route.slice(0, route.lastIndexOf('/')))));
-  assert.deepEqual(routes.filter((route) => !documented(route)), []);
+  const documented = (route: string): boolean =>
+    rows.some(
+      (row) =>
+        row.includes(route) ||
+        [...row.matchAll(/`(\/[a-z0-9/:_-]+)`/g)].some(
+          (m) => route.endsWith(m[1] ?? '\0') && row.includes(route.slice(0, route.lastIndexOf('/'))),
+        ),
+    );
+  assert.deepEqual(
+    routes.filter((route) => !documented(route)),
+    [],
+  );
 });

@@ -11,23 +11,38 @@ import { containerEnv } from './kube-checks.ts';
 /** Options the chart leaves at the binary's default on purpose. */
 const SERVER_UNMAPPED = [
   'MESHRELAY_ADMIN_TOKEN', // the token arrives as a file from a Secret, or the server keeps its own
-  'KUBECONFIG', 'MESHRELAY_KUBE_CONTEXT', // in-cluster: the pod's service account
+  'KUBECONFIG',
+  'MESHRELAY_KUBE_CONTEXT', // in-cluster: the pod's service account
   'MESHRELAY_WORKSPACES_FILE', // a local-run file; the chart has no Workspace source yet
 ];
 const AGENT_UNMAPPED = [
   'MESHRELAY_AGENT_TOKEN', // the token arrives as a file from a Secret
-  'KUBECONFIG', 'MESHRELAY_AGENT_KUBE_CONTEXT', // in-cluster: the pod's service account
+  'KUBECONFIG',
+  'MESHRELAY_AGENT_KUBE_CONTEXT', // in-cluster: the pod's service account
   'MESHRELAY_AGENT_LEASE_FILE', // the chart elects with a Lease, never a file
   'MESHRELAY_AGENT_LEASE_NAME', // the binary's meshrelay-agent-<cluster> is unique per cluster
   'MESHRELAY_AGENT_STATUS_DIR', // the chart discovers through the Kubernetes API; statuses go to the resources
 ];
 /** Variables whose value the chart derives (paths, names, the downward API) rather than copies from one value. */
 const SERVER_DERIVED = [
-  'POD_NAME', 'REDIS_URL', 'MESHRELAY_REDIS_TLS_KEY_FILE', 'MESHRELAY_NAMESPACE', 'MESHRELAY_STATE_DIR', 'MESHRELAY_SERVER_HOSTS', 'MESHRELAY_ADVERTISE_ADDRESS', 'MESHRELAY_HTTP_ALLOWED_HOSTS',
+  'POD_NAME',
+  'REDIS_URL',
+  'MESHRELAY_REDIS_TLS_KEY_FILE',
+  'MESHRELAY_NAMESPACE',
+  'MESHRELAY_STATE_DIR',
+  'MESHRELAY_SERVER_HOSTS',
+  'MESHRELAY_ADVERTISE_ADDRESS',
+  'MESHRELAY_HTTP_ALLOWED_HOSTS',
 ];
 const AGENT_DERIVED = [
-  'MESHRELAY_AGENT_REPLICA_ID', 'MESHRELAY_AGENT_LEASE_NAMESPACE', 'MESHRELAY_AGENT_TOKEN_FILE', 'MESHRELAY_AGENT_ROOT_CA_FILE',
-  'MESHRELAY_AGENT_MANIFESTS_DIR', 'MESHRELAY_AGENT_OUTPUT_DIR', 'MESHRELAY_AGENT_STATE_DIR', 'MESHRELAY_AGENT_CREDENTIALS_NAMESPACE',
+  'MESHRELAY_AGENT_REPLICA_ID',
+  'MESHRELAY_AGENT_LEASE_NAMESPACE',
+  'MESHRELAY_AGENT_TOKEN_FILE',
+  'MESHRELAY_AGENT_ROOT_CA_FILE',
+  'MESHRELAY_AGENT_MANIFESTS_DIR',
+  'MESHRELAY_AGENT_OUTPUT_DIR',
+  'MESHRELAY_AGENT_STATE_DIR',
+  'MESHRELAY_AGENT_CREDENTIALS_NAMESPACE',
 ];
 /** Where the chart's default differs from the binary's on purpose: in a cluster, the cluster's API is the backend. */
 const SERVER_CHART_DEFAULTS: Readonly<Record<string, string>> = {
@@ -53,7 +68,12 @@ const SERVER_MAPPINGS: readonly Mapping[] = [
   ['glooMgmtServer.metrics.port', 9191, 'MESHRELAY_METRICS_PORT', '9191'],
   ['glooMgmtServer.registry', 'file', 'MESHRELAY_REGISTRY', 'file'],
   ['glooMgmtServer.state.path', '/data/meshrelay', 'MESHRELAY_STATE_DIR', '/data/meshrelay'],
-  ['glooMgmtServer.relay.advertiseAddress', 'relay.example.org:443', 'MESHRELAY_ADVERTISE_ADDRESS', 'relay.example.org:443'],
+  [
+    'glooMgmtServer.relay.advertiseAddress',
+    'relay.example.org:443',
+    'MESHRELAY_ADVERTISE_ADDRESS',
+    'relay.example.org:443',
+  ],
   ['glooMgmtServer.relay.trustDomain', 'mesh.example.org', 'MESHRELAY_TRUST_DOMAIN', 'mesh.example.org'],
   ['glooMgmtServer.relay.clientCertLifetime', '12h', 'MESHRELAY_CLIENT_CERT_LIFETIME', '12h'],
   ['glooMgmtServer.relay.tokenTtl', '7d', 'MESHRELAY_TOKEN_TTL', '7d'],
@@ -79,11 +99,21 @@ const SERVER_MAPPINGS: readonly Mapping[] = [
   ['glooMgmtServer.safeStartWindow', 0, 'MESHRELAY_SAFE_START_WINDOW', '0'],
   ['glooMgmtServer.blastRadius.maxDeleteShare', 0.25, 'MESHRELAY_MAX_DELETE_SHARE', '0.25'],
   ['glooMgmtServer.blastRadius.minResources', 11, 'MESHRELAY_BLAST_RADIUS_MIN_RESOURCES', '11'],
-  ['glooMgmtServer.adminToken.secretName', 'meshrelay-admin', 'MESHRELAY_ADMIN_TOKEN_FILE', '/etc/meshrelay/admin-token/token'],
+  [
+    'glooMgmtServer.adminToken.secretName',
+    'meshrelay-admin',
+    'MESHRELAY_ADMIN_TOKEN_FILE',
+    '/etc/meshrelay/admin-token/token',
+  ],
   ['glooMgmtServer.logLevel', 'debug', 'MESHRELAY_LOG_LEVEL', 'debug'],
   ['redis.external.url', 'redis://cache.example.org:6379', 'REDIS_URL', 'redis://cache.example.org:6379'],
   ['redis.external.username', 'meshrelay', 'MESHRELAY_REDIS_USERNAME', 'meshrelay'],
-  ['redis.external.passwordSecret.name', 'redis-auth', 'MESHRELAY_REDIS_PASSWORD_FILE', '/etc/meshrelay/redis-password/password'],
+  [
+    'redis.external.passwordSecret.name',
+    'redis-auth',
+    'MESHRELAY_REDIS_PASSWORD_FILE',
+    '/etc/meshrelay/redis-password/password',
+  ],
   ['redis.external.tls.enabled', true, 'MESHRELAY_REDIS_TLS', 'true'],
   ['redis.external.tls.secretName', 'redis-tls', 'MESHRELAY_REDIS_TLS_CA_FILE', '/etc/meshrelay/redis-tls/ca.crt'],
   ['redis.external.tls.clientCertificate', true, 'MESHRELAY_REDIS_TLS_CERT_FILE', '/etc/meshrelay/redis-tls/tls.crt'],
@@ -92,14 +122,29 @@ const SERVER_MAPPINGS: readonly Mapping[] = [
 
 /** Sentinel replaces the URL, so its values render in a second sample. */
 const SERVER_SENTINEL_MAPPINGS: readonly Mapping[] = [
-  ['redis.external.sentinel.hosts', ['s1.example.org:26379', '[fd00::1]:26379'], 'MESHRELAY_REDIS_SENTINELS', 's1.example.org:26379,[fd00::1]:26379'],
+  [
+    'redis.external.sentinel.hosts',
+    ['s1.example.org:26379', '[fd00::1]:26379'],
+    'MESHRELAY_REDIS_SENTINELS',
+    's1.example.org:26379,[fd00::1]:26379',
+  ],
   ['redis.external.sentinel.masterName', 'mymaster', 'MESHRELAY_REDIS_SENTINEL_MASTER', 'mymaster'],
-  ['redis.external.sentinel.passwordSecret.name', 'sentinel-auth', 'MESHRELAY_REDIS_SENTINEL_PASSWORD_FILE', '/etc/meshrelay/redis-sentinel-password/password'],
+  [
+    'redis.external.sentinel.passwordSecret.name',
+    'sentinel-auth',
+    'MESHRELAY_REDIS_SENTINEL_PASSWORD_FILE',
+    '/etc/meshrelay/redis-sentinel-password/password',
+  ],
 ];
 
 const AGENT_COMMON_MAPPINGS: readonly Mapping[] = [
   ['glooAgent.cluster', 'cluster-x', 'MESHRELAY_AGENT_CLUSTER', 'cluster-x'],
-  ['glooAgent.relay.serverAddress', 'a.example.org:9900,b.example.org:9900', 'MESHRELAY_AGENT_SERVER_ADDRESS', 'a.example.org:9900,b.example.org:9900'],
+  [
+    'glooAgent.relay.serverAddress',
+    'a.example.org:9900,b.example.org:9900',
+    'MESHRELAY_AGENT_SERVER_ADDRESS',
+    'a.example.org:9900,b.example.org:9900',
+  ],
   ['glooAgent.relay.heartbeatInterval', '2s', 'MESHRELAY_AGENT_HEARTBEAT_INTERVAL', '2s'],
   ['glooAgent.relay.heartbeatTimeout', '9s', 'MESHRELAY_AGENT_HEARTBEAT_TIMEOUT', '9s'],
   ['glooAgent.relay.maxSnapshotBytes', '32MiB', 'MESHRELAY_AGENT_MAX_SNAPSHOT_BYTES', '32MiB'],
@@ -120,13 +165,20 @@ const AGENT_COMMON_MAPPINGS: readonly Mapping[] = [
  * kubernetes discovery with file output and an elected leader; file discovery with kubernetes
  * apply and one replica without election.
  */
-const AGENT_SAMPLES: Readonly<Record<string, { readonly mappings: readonly Mapping[]; readonly base: Record<string, unknown> }>> = {
+const AGENT_SAMPLES: Readonly<
+  Record<string, { readonly mappings: readonly Mapping[]; readonly base: Record<string, unknown> }>
+> = {
   'kubernetes discovery': {
     base: { glooMgmtServer: { enabled: false }, glooAgent: { enabled: true, replicas: 2 } },
     mappings: [
       ...AGENT_COMMON_MAPPINGS,
       ['glooAgent.discovery.provider', 'kubernetes', 'MESHRELAY_AGENT_DISCOVERY_PROVIDER', 'kubernetes'],
-      ['glooAgent.discovery.watchNamespaces', ['team-a', 'team-b'], 'MESHRELAY_AGENT_WATCH_NAMESPACES', 'team-a,team-b'],
+      [
+        'glooAgent.discovery.watchNamespaces',
+        ['team-a', 'team-b'],
+        'MESHRELAY_AGENT_WATCH_NAMESPACES',
+        'team-a,team-b',
+      ],
       ['glooAgent.discovery.istioNamespace', 'istio-config', 'MESHRELAY_AGENT_ISTIO_NAMESPACE', 'istio-config'],
       ['glooAgent.apply', 'file', 'MESHRELAY_AGENT_APPLY', 'file'],
       ['glooAgent.leaderElection.enabled', true, 'MESHRELAY_AGENT_LEADER_ELECTION', 'kubernetes'],
@@ -136,7 +188,10 @@ const AGENT_SAMPLES: Readonly<Record<string, { readonly mappings: readonly Mappi
     ],
   },
   'file discovery': {
-    base: { glooMgmtServer: { enabled: false }, glooAgent: { enabled: true, replicas: 1, discovery: { file: { configMap: 'manifests' } } } },
+    base: {
+      glooMgmtServer: { enabled: false },
+      glooAgent: { enabled: true, replicas: 1, discovery: { file: { configMap: 'manifests' } } },
+    },
     mappings: [
       ...AGENT_COMMON_MAPPINGS,
       ['glooAgent.discovery.provider', 'file', 'MESHRELAY_AGENT_DISCOVERY_PROVIDER', 'file'],
@@ -163,10 +218,16 @@ function valuesOf(mappings: readonly Mapping[], base: Record<string, unknown>): 
 }
 
 const SERVER_BASE = { redis: { deploy: false } };
-const AGENT_DEFAULTS = { glooMgmtServer: { enabled: false }, glooAgent: { enabled: true, cluster: 'cluster-a', relay: { serverAddress: 'relay.example.org:9900' } } };
+const AGENT_DEFAULTS = {
+  glooMgmtServer: { enabled: false },
+  glooAgent: { enabled: true, cluster: 'cluster-a', relay: { serverAddress: 'relay.example.org:9900' } },
+};
 
 async function serverEnv(values: object, options: TemplateOptions = {}): Promise<Map<string, string>> {
-  return containerEnv(findObject(await renderChart(values, options), 'Deployment', 'meshrelay-mgmt-server'), 'mgmt-server');
+  return containerEnv(
+    findObject(await renderChart(values, options), 'Deployment', 'meshrelay-mgmt-server'),
+    'mgmt-server',
+  );
 }
 
 async function agentEnv(values: object, options: TemplateOptions = {}): Promise<Map<string, string>> {
@@ -181,7 +242,11 @@ function asProcessEnv(env: ReadonlyMap<string, string>): Record<string, string> 
 test('given each server value set to a sample, when the chart renders, then exactly its environment variable carries it', async () => {
   const env = await serverEnv(valuesOf(SERVER_MAPPINGS, SERVER_BASE));
   for (const [path, , name, expected] of SERVER_MAPPINGS) assert.equal(env.get(name), expected, `${path} -> ${name}`);
-  assert.equal(new Set(SERVER_MAPPINGS.map((m) => m[2])).size, SERVER_MAPPINGS.length, 'two values map onto one variable');
+  assert.equal(
+    new Set(SERVER_MAPPINGS.map((m) => m[2])).size,
+    SERVER_MAPPINGS.length,
+    'two values map onto one variable',
+  );
 });
 
 for (const [sample, { mappings, base }] of Object.entries(AGENT_SAMPLES)) {
@@ -194,7 +259,8 @@ for (const [sample, { mappings, base }] of Object.entries(AGENT_SAMPLES)) {
 
 test('given the Redis Sentinel values set to a sample, when the chart renders, then they replace REDIS_URL and the server accepts them', async () => {
   const env = await serverEnv(valuesOf(SERVER_SENTINEL_MAPPINGS, SERVER_BASE));
-  for (const [path, , name, expected] of SERVER_SENTINEL_MAPPINGS) assert.equal(env.get(name), expected, `${path} -> ${name}`);
+  for (const [path, , name, expected] of SERVER_SENTINEL_MAPPINGS)
+    assert.equal(env.get(name), expected, `${path} -> ${name}`);
   assert.equal(env.has('REDIS_URL'), false, 'the sentinels name the primary; no URL beside them');
   const config = parseServerConfig([], asProcessEnv(env));
   assert.deepEqual(config.redisSentinels, ['s1.example.org:26379', '[fd00::1]:26379']);
@@ -203,29 +269,55 @@ test('given the Redis Sentinel values set to a sample, when the chart renders, t
 test('given the server container, when its variables are compared with meshrelay-server, then each is an option it reads and each option is mapped', async () => {
   const env = await serverEnv(valuesOf(SERVER_MAPPINGS, SERVER_BASE));
   const sentinelEnv = await serverEnv(valuesOf(SERVER_SENTINEL_MAPPINGS, SERVER_BASE));
-  assert.deepEqual([...env.keys(), ...sentinelEnv.keys()].filter((name) => !SERVER_ENV.has(name)), [], 'the chart sets variables meshrelay-server does not read');
-  const unmapped = [...SERVER_ENV.keys()].filter((name) => !env.has(name) && !sentinelEnv.has(name) && !SERVER_UNMAPPED.includes(name));
+  assert.deepEqual(
+    [...env.keys(), ...sentinelEnv.keys()].filter((name) => !SERVER_ENV.has(name)),
+    [],
+    'the chart sets variables meshrelay-server does not read',
+  );
+  const unmapped = [...SERVER_ENV.keys()].filter(
+    (name) => !env.has(name) && !sentinelEnv.has(name) && !SERVER_UNMAPPED.includes(name),
+  );
   assert.deepEqual(unmapped, [], 'meshrelay-server options without a chart value');
   const mapped = new Set([...SERVER_MAPPINGS.map((m) => m[2]), ...SERVER_DERIVED]);
-  assert.deepEqual([...env.keys()].filter((name) => !mapped.has(name)), [], 'variables set by the chart without a mapping in this test');
-  assert.deepEqual(SERVER_UNMAPPED.filter((name) => !SERVER_ENV.has(name)), [], 'an unmapped name that is not an option');
+  assert.deepEqual(
+    [...env.keys()].filter((name) => !mapped.has(name)),
+    [],
+    'variables set by the chart without a mapping in this test',
+  );
+  assert.deepEqual(
+    SERVER_UNMAPPED.filter((name) => !SERVER_ENV.has(name)),
+    [],
+    'an unmapped name that is not an option',
+  );
 });
 
 test('given the agent container, when its variables are compared with meshrelay-agent, then each is an option it reads and each option is mapped', async () => {
   const seen = new Set<string>();
   for (const [sample, { mappings, base }] of Object.entries(AGENT_SAMPLES)) {
     const env = await agentEnv(valuesOf(mappings, base));
-    assert.deepEqual([...env.keys()].filter((name) => !AGENT_ENV.has(name)), [], `${sample}: the chart sets variables meshrelay-agent does not read`);
+    assert.deepEqual(
+      [...env.keys()].filter((name) => !AGENT_ENV.has(name)),
+      [],
+      `${sample}: the chart sets variables meshrelay-agent does not read`,
+    );
     const mapped = new Set([...mappings.map((m) => m[2]), ...AGENT_DERIVED]);
-    assert.deepEqual([...env.keys()].filter((name) => !mapped.has(name)), [], `${sample}: variables set by the chart without a mapping in this test`);
+    assert.deepEqual(
+      [...env.keys()].filter((name) => !mapped.has(name)),
+      [],
+      `${sample}: variables set by the chart without a mapping in this test`,
+    );
     for (const name of env.keys()) seen.add(name);
   }
   const unmapped = [...AGENT_ENV.keys()].filter((name) => !seen.has(name) && !AGENT_UNMAPPED.includes(name));
   assert.deepEqual(unmapped, [], 'meshrelay-agent options without a chart value');
-  assert.deepEqual(AGENT_UNMAPPED.filter((name) => !AGENT_ENV.has(name)), [], 'an unmapped name that is not an option');
+  assert.deepEqual(
+    AGENT_UNMAPPED.filter((name) => !AGENT_ENV.has(name)),
+    [],
+    'an unmapped name that is not an option',
+  );
 });
 
-test('given default values, when the chart renders, then every server variable equals the binary\'s own default or the chart\'s deliberate one', async () => {
+test("given default values, when the chart renders, then every server variable equals the binary's own default or the chart's deliberate one", async () => {
   const env = await serverEnv({});
   for (const [name, option] of SERVER_ENV) {
     const expected = SERVER_CHART_DEFAULTS[name] ?? option.defaultValue;
@@ -235,11 +327,17 @@ test('given default values, when the chart renders, then every server variable e
   for (const [name, value] of Object.entries(SERVER_CHART_DEFAULTS)) assert.equal(env.get(name), value, name);
 });
 
-test('given default agent values, when the chart renders, then every agent variable equals the binary\'s own default or the chart\'s deliberate one', async () => {
+test("given default agent values, when the chart renders, then every agent variable equals the binary's own default or the chart's deliberate one", async () => {
   const env = await agentEnv(AGENT_DEFAULTS);
   for (const [name, option] of AGENT_ENV) {
     const expected = AGENT_CHART_DEFAULTS[name] ?? option.defaultValue;
-    if (AGENT_DERIVED.includes(name) || name === 'MESHRELAY_AGENT_SERVER_ADDRESS' || expected === undefined || !env.has(name)) continue;
+    if (
+      AGENT_DERIVED.includes(name) ||
+      name === 'MESHRELAY_AGENT_SERVER_ADDRESS' ||
+      expected === undefined ||
+      !env.has(name)
+    )
+      continue;
     assert.equal(env.get(name), expected, `${name} (${option.flag})`);
   }
   for (const [name, value] of Object.entries(AGENT_CHART_DEFAULTS)) assert.equal(env.get(name), value, name);
@@ -255,13 +353,18 @@ test('given sample and default values, when the server config parser reads the r
 });
 
 test('given sample and default values, when the agent config validator reads the rendered environment, then it accepts it', async () => {
-  const valueSets = [AGENT_DEFAULTS, ...Object.values(AGENT_SAMPLES).map(({ mappings, base }) => valuesOf(mappings, base))];
+  const valueSets = [
+    AGENT_DEFAULTS,
+    ...Object.values(AGENT_SAMPLES).map(({ mappings, base }) => valuesOf(mappings, base)),
+  ];
   for (const values of valueSets) {
     const env = asProcessEnv(await agentEnv(values));
-    const options = Object.fromEntries(Object.entries(env).flatMap(([name, value]) => {
-      const option = AGENT_ENV.get(name);
-      return option ? [[option.key, value]] : [];
-    }));
+    const options = Object.fromEntries(
+      Object.entries(env).flatMap(([name, value]) => {
+        const option = AGENT_ENV.get(name);
+        return option ? [[option.key, value]] : [];
+      }),
+    );
     const config = validateAgentOptions(options);
     assert.equal(config.cluster, env['MESHRELAY_AGENT_CLUSTER']);
     assert.equal(config.leaderElection, env['MESHRELAY_AGENT_LEADER_ELECTION']);
@@ -269,22 +372,32 @@ test('given sample and default values, when the agent config validator reads the
   }
 });
 
-test('given a release namespace, when the chart renders, then the server\'s registry namespace and the agents\' Lease and credentials Secret namespaces are that namespace', async () => {
+test("given a release namespace, when the chart renders, then the server's registry namespace and the agents' Lease and credentials Secret namespaces are that namespace", async () => {
   const options = { namespace: 'mesh-system' };
   assert.equal((await serverEnv({}, options)).get('MESHRELAY_NAMESPACE'), 'mesh-system');
   assert.equal((await agentEnv(AGENT_DEFAULTS, options)).get('MESHRELAY_AGENT_LEASE_NAMESPACE'), 'mesh-system');
   assert.equal((await agentEnv(AGENT_DEFAULTS, options)).get('MESHRELAY_AGENT_CREDENTIALS_NAMESPACE'), 'mesh-system');
 });
 
-test('given the agent pods, when the chart renders, then each replica\'s lease identity is its pod name', async () => {
+test("given the agent pods, when the chart renders, then each replica's lease identity is its pod name", async () => {
   const env = await agentEnv(AGENT_DEFAULTS);
-  assert.deepEqual(JSON.parse(env.get('MESHRELAY_AGENT_REPLICA_ID') ?? 'null'), { fieldRef: { fieldPath: 'metadata.name' } });
+  assert.deepEqual(JSON.parse(env.get('MESHRELAY_AGENT_REPLICA_ID') ?? 'null'), {
+    fieldRef: { fieldPath: 'metadata.name' },
+  });
 });
 
 test('given the server certificate names, when the chart renders, then they cover the relay Service, the advertised host and relay.serverHosts', async () => {
-  const env = await serverEnv({ glooMgmtServer: { relay: { advertiseAddress: 'relay.example.org:443', serverHosts: ['203.0.113.7'] } } });
+  const env = await serverEnv({
+    glooMgmtServer: { relay: { advertiseAddress: 'relay.example.org:443', serverHosts: ['203.0.113.7'] } },
+  });
   const hosts = (env.get('MESHRELAY_SERVER_HOSTS') ?? '').split(',');
-  for (const host of ['meshrelay-relay', 'meshrelay-relay.gloo-mesh.svc', 'meshrelay-relay.gloo-mesh.svc.cluster.local', 'relay.example.org', '203.0.113.7']) {
+  for (const host of [
+    'meshrelay-relay',
+    'meshrelay-relay.gloo-mesh.svc',
+    'meshrelay-relay.gloo-mesh.svc.cluster.local',
+    'relay.example.org',
+    '203.0.113.7',
+  ]) {
     assert.ok(hosts.includes(host), `${host} missing from ${hosts.join(',')}`);
   }
 });

@@ -24,7 +24,8 @@ export interface HelmRun {
 
 /** Installs helm when .tools/helm/helm is missing (a clean checkout); returns its path. */
 export function ensureHelm(): string {
-  if (!existsSync(HELM)) execFileSync('bash', [join(ROOT, 'scripts/install-helm.sh')], { stdio: ['ignore', 'inherit', 'inherit'] });
+  if (!existsSync(HELM))
+    execFileSync('bash', [join(ROOT, 'scripts/install-helm.sh')], { stdio: ['ignore', 'inherit', 'inherit'] });
   return HELM;
 }
 
@@ -62,7 +63,15 @@ export async function templateRun(values: object, options: TemplateOptions = {})
   try {
     const file = join(dir, 'values.json');
     writeFileSync(file, JSON.stringify(values));
-    const args = ['template', options.release ?? 'meshrelay', CHART, '--namespace', options.namespace ?? 'gloo-mesh', '--values', file];
+    const args = [
+      'template',
+      options.release ?? 'meshrelay',
+      CHART,
+      '--namespace',
+      options.namespace ?? 'gloo-mesh',
+      '--values',
+      file,
+    ];
     if (options.includeCrds) args.push('--include-crds');
     return await runHelm(args);
   } finally {
@@ -70,9 +79,20 @@ export async function templateRun(values: object, options: TemplateOptions = {})
   }
 }
 
-/** The NOTES `helm install` prints with these `--set` values (a client-side dry run); throws with helm's message when it fails. */
+/**
+ * The NOTES `helm install` prints with these `--set` values (a client-side dry run); throws with helm's message when it
+ * fails.
+ */
 export async function installNotes(values: readonly string[], namespace = 'gloo-mesh'): Promise<string> {
-  const run = await runHelm(['install', 'meshrelay', CHART, '--dry-run=client', '--namespace', namespace, ...values.flatMap((v) => ['--set', v])]);
+  const run = await runHelm([
+    'install',
+    'meshrelay',
+    CHART,
+    '--dry-run=client',
+    '--namespace',
+    namespace,
+    ...values.flatMap((v) => ['--set', v]),
+  ]);
   if (run.code !== 0) throw new Error(`helm install --dry-run failed (exit ${run.code}): ${run.stderr}`);
   return run.stdout.slice(run.stdout.indexOf('NOTES:'));
 }
@@ -99,7 +119,8 @@ export function parseManifests(text: string): KubeObject[] {
 /** The one object of this kind and name; throws naming what is there instead. */
 export function findObject(objects: readonly KubeObject[], kind: string, name: string): KubeObject {
   const found = objects.find((o) => o.kind === kind && o.metadata.name === name);
-  if (!found) throw new Error(`no ${kind} "${name}" among ${objects.map((o) => `${o.kind}/${o.metadata.name}`).join(', ')}`);
+  if (!found)
+    throw new Error(`no ${kind} "${name}" among ${objects.map((o) => `${o.kind}/${o.metadata.name}`).join(', ')}`);
   return found;
 }
 

@@ -3,23 +3,49 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CHART, findObject, installNotes, objectsOfKind, renderChart, runHelm, templateRun } from './helm-runner.ts';
-import { asList, asRecord, containerEnv, firstContainer, kubeProblems, podSpecOf, podTemplateLabels, rbacVerbs, specOf } from './kube-checks.ts';
+import {
+  asList,
+  asRecord,
+  containerEnv,
+  firstContainer,
+  kubeProblems,
+  podSpecOf,
+  podTemplateLabels,
+  rbacVerbs,
+  specOf,
+} from './kube-checks.ts';
 
-const AGENT = { glooAgent: { enabled: true, cluster: 'cluster-a', relay: { serverAddress: 'relay.example.com:9900' } } };
+const AGENT = {
+  glooAgent: { enabled: true, cluster: 'cluster-a', relay: { serverAddress: 'relay.example.com:9900' } },
+};
 const VALUE_SETS: Record<string, object> = {
   defaults: {},
   'safe mode, no start window': { glooMgmtServer: { safeMode: true, safeStartWindow: 0 } },
   'external Redis': { redis: { deploy: false, external: { url: 'rediss://redis.example.com:6380' } } },
   'agent only': { glooMgmtServer: { enabled: false }, ...AGENT },
-  'agent with the file provider': { glooMgmtServer: { enabled: false }, glooAgent: { ...AGENT.glooAgent, discovery: { provider: 'file', file: { configMap: 'cluster-a-manifests' } } } },
-  'agent with file output': { glooMgmtServer: { enabled: false }, glooAgent: { ...AGENT.glooAgent, apply: 'file', discovery: { watchNamespaces: ['bookinfo'] } } },
+  'agent with the file provider': {
+    glooMgmtServer: { enabled: false },
+    glooAgent: { ...AGENT.glooAgent, discovery: { provider: 'file', file: { configMap: 'cluster-a-manifests' } } },
+  },
+  'agent with file output': {
+    glooMgmtServer: { enabled: false },
+    glooAgent: { ...AGENT.glooAgent, apply: 'file', discovery: { watchNamespaces: ['bookinfo'] } },
+  },
   'agent with file discovery and kubernetes apply, one replica, no election': {
     glooMgmtServer: { enabled: false },
-    glooAgent: { ...AGENT.glooAgent, replicas: 1, apply: 'kubernetes', leaderElection: { enabled: false }, discovery: { provider: 'file', file: { configMap: 'm' } } },
+    glooAgent: {
+      ...AGENT.glooAgent,
+      replicas: 1,
+      apply: 'kubernetes',
+      leaderElection: { enabled: false },
+      discovery: { provider: 'file', file: { configMap: 'm' } },
+    },
   },
   'three replicas with a ServiceMonitor': { glooMgmtServer: { replicas: 3, serviceMonitor: { enabled: true } } },
   'file registry on a shared volume': { glooMgmtServer: { registry: 'file' } },
-  'one replica without shared state': { glooMgmtServer: { registry: 'file', replicas: 1, state: { persistence: { enabled: false } } } },
+  'one replica without shared state': {
+    glooMgmtServer: { registry: 'file', replicas: 1, state: { persistence: { enabled: false } } },
+  },
 };
 
 const MGMT = 'meshrelay-mgmt-server';
@@ -28,7 +54,17 @@ test('given the chart, when helm lint runs with default and agent values, then n
   const plain = await runHelm(['lint', '--strict', CHART]);
   assert.equal(plain.code, 0, plain.stdout + plain.stderr);
   assert.match(plain.stdout, /1 chart\(s\) linted, 0 chart\(s\) failed/);
-  const agent = await runHelm(['lint', '--strict', CHART, '--set', 'glooAgent.enabled=true', '--set', 'glooAgent.cluster=cluster-a', '--set', 'glooAgent.relay.serverAddress=relay.example.com:9900']);
+  const agent = await runHelm([
+    'lint',
+    '--strict',
+    CHART,
+    '--set',
+    'glooAgent.enabled=true',
+    '--set',
+    'glooAgent.cluster=cluster-a',
+    '--set',
+    'glooAgent.relay.serverAddress=relay.example.com:9900',
+  ]);
   assert.equal(agent.code, 0, agent.stdout + agent.stderr);
 });
 
@@ -44,15 +80,19 @@ test('given default values, when the chart renders, then the management server r
   const deployment = findObject(await renderChart({}), 'Deployment', MGMT);
   assert.equal(specOf(deployment)['replicas'], 2);
   const constraints = asList(podSpecOf(deployment)?.['topologySpreadConstraints']);
-  assert.deepEqual(constraints.map((c) => [c['topologyKey'], c['whenUnsatisfiable']]), [
-    ['topology.kubernetes.io/zone', 'ScheduleAnyway'],
-    ['kubernetes.io/hostname', 'ScheduleAnyway'],
-  ]);
+  assert.deepEqual(
+    constraints.map((c) => [c['topologyKey'], c['whenUnsatisfiable']]),
+    [
+      ['topology.kubernetes.io/zone', 'ScheduleAnyway'],
+      ['kubernetes.io/hostname', 'ScheduleAnyway'],
+    ],
+  );
   const labels = podTemplateLabels(deployment);
   for (const c of constraints) {
     const matchLabels = asRecord(asRecord(c['labelSelector'])['matchLabels']);
     assert.ok(Object.keys(matchLabels).length > 0, 'constraint without a selector');
-    for (const [k, v] of Object.entries(matchLabels)) assert.equal(labels[k], v, `selector ${k}=${String(v)} does not match the pods`);
+    for (const [k, v] of Object.entries(matchLabels))
+      assert.equal(labels[k], v, `selector ${k}=${String(v)} does not match the pods`);
   }
 });
 
@@ -61,7 +101,8 @@ test('given default values, when the chart renders, then a PodDisruptionBudget k
   const pdb = findObject(objects, 'PodDisruptionBudget', MGMT);
   assert.equal(specOf(pdb)['minAvailable'], 1);
   const labels = podTemplateLabels(findObject(objects, 'Deployment', MGMT));
-  for (const [k, v] of Object.entries(asRecord(asRecord(specOf(pdb)['selector'])['matchLabels']))) assert.equal(labels[k], v);
+  for (const [k, v] of Object.entries(asRecord(asRecord(specOf(pdb)['selector'])['matchLabels'])))
+    assert.equal(labels[k], v);
 });
 
 test('given default values, when the chart renders, then the server keeps its registry in the Kubernetes API of the release namespace and needs no shared volume', async () => {
@@ -94,7 +135,9 @@ test('given one replica, when the chart renders, then no PodDisruptionBudget blo
   const objects = await renderChart(VALUE_SETS['one replica without shared state'] ?? {});
   assert.deepEqual(objectsOfKind(objects, 'PodDisruptionBudget'), []);
   assert.deepEqual(objectsOfKind(objects, 'PersistentVolumeClaim'), []);
-  const state = asList(podSpecOf(findObject(objects, 'Deployment', MGMT))?.['volumes']).find((v) => v['name'] === 'state');
+  const state = asList(podSpecOf(findObject(objects, 'Deployment', MGMT))?.['volumes']).find(
+    (v) => v['name'] === 'state',
+  );
   assert.deepEqual(state?.['emptyDir'], {});
 });
 
@@ -139,19 +182,32 @@ test('given safeMode true and safeStartWindow 0, when the chart renders, then th
 
 test('given a safeStartWindow with a unit, when the chart renders, then the server gets it as written (not cut to a number)', async () => {
   const objects = await renderChart({ glooMgmtServer: { safeStartWindow: '3m' } });
-  assert.equal(containerEnv(findObject(objects, 'Deployment', MGMT), 'mgmt-server').get('MESHRELAY_SAFE_START_WINDOW'), '3m');
+  assert.equal(
+    containerEnv(findObject(objects, 'Deployment', MGMT), 'mgmt-server').get('MESHRELAY_SAFE_START_WINDOW'),
+    '3m',
+  );
 });
 
 test('given an external Redis URL, when the chart renders, then no Redis is deployed and REDIS_URL is that URL', async () => {
   const objects = await renderChart(VALUE_SETS['external Redis'] ?? {});
-  assert.equal(objects.some((o) => o.metadata.name === 'meshrelay-redis'), false);
-  assert.equal(containerEnv(findObject(objects, 'Deployment', MGMT), 'mgmt-server').get('REDIS_URL'), 'rediss://redis.example.com:6380');
+  assert.equal(
+    objects.some((o) => o.metadata.name === 'meshrelay-redis'),
+    false,
+  );
+  assert.equal(
+    containerEnv(findObject(objects, 'Deployment', MGMT), 'mgmt-server').get('REDIS_URL'),
+    'rediss://redis.example.com:6380',
+  );
 });
 
 test('given an external Redis URL in a Secret, when the chart renders, then REDIS_URL comes from that Secret', async () => {
-  const objects = await renderChart({ redis: { deploy: false, external: { urlSecret: { name: 'redis-credentials', key: 'url' } } } });
+  const objects = await renderChart({
+    redis: { deploy: false, external: { urlSecret: { name: 'redis-credentials', key: 'url' } } },
+  });
   const env = containerEnv(findObject(objects, 'Deployment', MGMT), 'mgmt-server');
-  assert.deepEqual(JSON.parse(env.get('REDIS_URL') ?? 'null'), { secretKeyRef: { name: 'redis-credentials', key: 'url' } });
+  assert.deepEqual(JSON.parse(env.get('REDIS_URL') ?? 'null'), {
+    secretKeyRef: { name: 'redis-credentials', key: 'url' },
+  });
 });
 
 test('given 3 replicas and serviceMonitor enabled, when the chart renders, then 3 replicas run and the ServiceMonitor scrapes the metrics Service', async () => {
@@ -163,12 +219,18 @@ test('given 3 replicas and serviceMonitor enabled, when the chart renders, then 
     assert.equal(metrics.metadata.labels?.[k], v, `ServiceMonitor selector ${k} does not match the metrics Service`);
   }
   const portNames = asList(specOf(metrics)['ports']).map((p) => p['name']);
-  assert.deepEqual(asList(specOf(monitor)['endpoints']).map((e) => e['port']), portNames);
+  assert.deepEqual(
+    asList(specOf(monitor)['endpoints']).map((e) => e['port']),
+    portNames,
+  );
 });
 
 test('given the agent enabled, when the chart renders, then only the agent, its RBAC and its secrets as files are rendered', async () => {
   const objects = await renderChart(VALUE_SETS['agent only'] ?? {});
-  assert.equal(objects.some((o) => o.metadata.name.includes('mgmt-server') || o.metadata.name.includes('redis')), false);
+  assert.equal(
+    objects.some((o) => o.metadata.name.includes('mgmt-server') || o.metadata.name.includes('redis')),
+    false,
+  );
   const agent = findObject(objects, 'Deployment', 'meshrelay-agent');
   assert.equal(specOf(agent)['replicas'], 2);
   const env = containerEnv(agent, 'agent');
@@ -176,7 +238,8 @@ test('given the agent enabled, when the chart renders, then only the agent, its 
   assert.equal(env.get('MESHRELAY_AGENT_SERVER_ADDRESS'), 'relay.example.com:9900');
   const pod = podSpecOf(agent) ?? {};
   const container = firstContainer(agent);
-  const mountFor = (volume: string) => asList(container['volumeMounts']).find((m) => m['name'] === volume)?.['mountPath'];
+  const mountFor = (volume: string) =>
+    asList(container['volumeMounts']).find((m) => m['name'] === volume)?.['mountPath'];
   const secretOf = (volume: string) => asRecord(asList(pod['volumes']).find((v) => v['name'] === volume)?.['secret']);
   assert.equal(secretOf('relay-token')['secretName'], 'relay-identity-token-secret');
   assert.equal(secretOf('relay-ca')['secretName'], 'relay-root-tls-secret');
@@ -191,7 +254,15 @@ test('given the default server, when the chart renders, then its Role grants exa
   const role = findObject(objects, 'Role', MGMT);
   assert.equal(role.metadata.namespace, 'mesh-mgmt');
   const rules = asList(role['rules']);
-  assert.deepEqual(rbacVerbs(rules, 'admin.gloo.solo.io', 'kubernetesclusters'), ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch']);
+  assert.deepEqual(rbacVerbs(rules, 'admin.gloo.solo.io', 'kubernetesclusters'), [
+    'create',
+    'delete',
+    'get',
+    'list',
+    'patch',
+    'update',
+    'watch',
+  ]);
   assert.deepEqual(rbacVerbs(rules, 'admin.gloo.solo.io', 'kubernetesclusters/status'), ['get', 'patch', 'update']);
   assert.deepEqual(rbacVerbs(rules, '', 'secrets'), ['create', 'delete', 'get', 'list', 'update']);
   assert.deepEqual(rbacVerbs(rules, '', 'configmaps'), ['create', 'delete', 'get', 'list', 'update']);
@@ -199,7 +270,7 @@ test('given the default server, when the chart renders, then its Role grants exa
   // Read only: the management plane's Workspaces and RootTrustPolicy, followed from their CRs.
   assert.deepEqual(rbacVerbs(rules, 'admin.gloo.solo.io', 'workspaces'), ['list', 'watch']);
   assert.deepEqual(rbacVerbs(rules, 'admin.gloo.solo.io', 'roottrustpolicies'), ['list', 'watch']);
-  assert.equal(rules.length, 6, 'a rule beyond the registry\'s needs');
+  assert.equal(rules.length, 6, "a rule beyond the registry's needs");
   const binding = findObject(objects, 'RoleBinding', MGMT);
   assert.deepEqual(asList(binding['subjects']), [{ kind: 'ServiceAccount', name: MGMT, namespace: 'mesh-mgmt' }]);
 });
@@ -213,29 +284,93 @@ test('given registry file, when the chart renders, then the server gets no API a
 
 const BAD_VALUES: readonly (readonly [string, object, RegExp])[] = [
   ['negative replicas', { glooMgmtServer: { replicas: -1 } }, /\/glooMgmtServer\/replicas/],
-  ['a safeStartWindow that is not a number', { glooMgmtServer: { safeStartWindow: 'soon' } }, /\/glooMgmtServer\/safeStartWindow/],
+  [
+    'a safeStartWindow that is not a number',
+    { glooMgmtServer: { safeStartWindow: 'soon' } },
+    /\/glooMgmtServer\/safeStartWindow/,
+  ],
   ['a negative safeStartWindow', { glooMgmtServer: { safeStartWindow: -5 } }, /\/glooMgmtServer\/safeStartWindow/],
-  ['the agent enabled without a cluster', { glooAgent: { enabled: true, relay: { serverAddress: 'relay.example.com:9900' } } }, /\/glooAgent\/cluster/],
-  ['the agent enabled without a server address', { glooAgent: { enabled: true, cluster: 'cluster-a' } }, /\/glooAgent\/relay\/serverAddress/],
+  [
+    'the agent enabled without a cluster',
+    { glooAgent: { enabled: true, relay: { serverAddress: 'relay.example.com:9900' } } },
+    /\/glooAgent\/cluster/,
+  ],
+  [
+    'the agent enabled without a server address',
+    { glooAgent: { enabled: true, cluster: 'cluster-a' } },
+    /\/glooAgent\/relay\/serverAddress/,
+  ],
   ['an unknown top-level key', { glooMgmtSever: { replicas: 3 } }, /glooMgmtSever/],
   ['an unknown nested key', { glooMgmtServer: { replica: 3 } }, /\/glooMgmtServer.*'replica'/],
-  ['a cluster name that is not a DNS label', { ...AGENT, glooAgent: { ...AGENT.glooAgent, cluster: 'Cluster_A' } }, /\/glooAgent\/cluster/],
+  [
+    'a cluster name that is not a DNS label',
+    { ...AGENT, glooAgent: { ...AGENT.glooAgent, cluster: 'Cluster_A' } },
+    /\/glooAgent\/cluster/,
+  ],
   ['the latest image tag', { glooMgmtServer: { image: { tag: 'latest' } } }, /\/glooMgmtServer\/image\/tag/],
   ['no embedded Redis and no external one', { redis: { deploy: false } }, /\/redis\/external/],
-  ['the file provider without a ConfigMap', { glooAgent: { ...AGENT.glooAgent, discovery: { provider: 'file' } } }, /\/glooAgent\/discovery\/file\/configMap/],
-  ['a PDB that can never allow an eviction', { glooMgmtServer: { podDisruptionBudget: { minAvailable: 2 } } }, /glooMgmtServer\.podDisruptionBudget\.minAvailable/],
-  ['two replicas without shared state on the file registry', { glooMgmtServer: { registry: 'file', state: { persistence: { enabled: false } } } }, /glooMgmtServer\.state\.persistence\.enabled/],
+  [
+    'the file provider without a ConfigMap',
+    { glooAgent: { ...AGENT.glooAgent, discovery: { provider: 'file' } } },
+    /\/glooAgent\/discovery\/file\/configMap/,
+  ],
+  [
+    'a PDB that can never allow an eviction',
+    { glooMgmtServer: { podDisruptionBudget: { minAvailable: 2 } } },
+    /glooMgmtServer\.podDisruptionBudget\.minAvailable/,
+  ],
+  [
+    'two replicas without shared state on the file registry',
+    { glooMgmtServer: { registry: 'file', state: { persistence: { enabled: false } } } },
+    /glooMgmtServer\.state\.persistence\.enabled/,
+  ],
   ['an unknown registry', { glooMgmtServer: { registry: 'etcd' } }, /\/glooMgmtServer\/registry/],
   ['an unknown apply backend', { ...AGENT, glooAgent: { ...AGENT.glooAgent, apply: 'helm' } }, /\/glooAgent\/apply/],
-  ['a watched namespace that is not a DNS label', { ...AGENT, glooAgent: { ...AGENT.glooAgent, discovery: { watchNamespaces: ['Team_A'] } } }, /\/glooAgent\/discovery\/watchNamespaces/],
-  ['two agent replicas without leader election', { ...AGENT, glooAgent: { ...AGENT.glooAgent, leaderElection: { enabled: false } } }, /glooAgent\.leaderElection\.enabled/],
-  ['the access-log sink on the health port', { ...AGENT, glooAgent: { ...AGENT.glooAgent, accessLog: { port: 9977 } } }, /glooAgent\.accessLog\.port/],
-  ['a lease duration that is not a duration', { ...AGENT, glooAgent: { ...AGENT.glooAgent, leaderElection: { leaseDuration: 'long' } } }, /\/glooAgent\/leaderElection\/leaseDuration/],
-  ['a heartbeat timeout shorter than the interval', { glooMgmtServer: { relay: { heartbeatTimeout: 1000 } } }, /glooMgmtServer\.relay\.heartbeatTimeout/],
-  ['a heartbeat timeout in units shorter than the interval in units', { glooMgmtServer: { relay: { heartbeatInterval: '10s', heartbeatTimeout: '9500ms' } } }, /heartbeatTimeout \(9500 ms\) must be longer than .*heartbeatInterval \(10000 ms\)/],
-  ['a safeStartWindow with an unknown unit', { glooMgmtServer: { safeStartWindow: '3 weeks' } }, /\/glooMgmtServer\/safeStartWindow/],
-  ['a token TTL that is not a duration', { glooMgmtServer: { relay: { tokenTtl: 'a week' } } }, /\/glooMgmtServer\/relay\/tokenTtl/],
-  ['extraEnv overriding a chart value', { glooMgmtServer: { extraEnv: [{ name: 'MESHRELAY_SAFE_MODE', value: 'true' }] } }, /glooMgmtServer\.extraEnv: MESHRELAY_SAFE_MODE/],
+  [
+    'a watched namespace that is not a DNS label',
+    { ...AGENT, glooAgent: { ...AGENT.glooAgent, discovery: { watchNamespaces: ['Team_A'] } } },
+    /\/glooAgent\/discovery\/watchNamespaces/,
+  ],
+  [
+    'two agent replicas without leader election',
+    { ...AGENT, glooAgent: { ...AGENT.glooAgent, leaderElection: { enabled: false } } },
+    /glooAgent\.leaderElection\.enabled/,
+  ],
+  [
+    'the access-log sink on the health port',
+    { ...AGENT, glooAgent: { ...AGENT.glooAgent, accessLog: { port: 9977 } } },
+    /glooAgent\.accessLog\.port/,
+  ],
+  [
+    'a lease duration that is not a duration',
+    { ...AGENT, glooAgent: { ...AGENT.glooAgent, leaderElection: { leaseDuration: 'long' } } },
+    /\/glooAgent\/leaderElection\/leaseDuration/,
+  ],
+  [
+    'a heartbeat timeout shorter than the interval',
+    { glooMgmtServer: { relay: { heartbeatTimeout: 1000 } } },
+    /glooMgmtServer\.relay\.heartbeatTimeout/,
+  ],
+  [
+    'a heartbeat timeout in units shorter than the interval in units',
+    { glooMgmtServer: { relay: { heartbeatInterval: '10s', heartbeatTimeout: '9500ms' } } },
+    /heartbeatTimeout \(9500 ms\) must be longer than .*heartbeatInterval \(10000 ms\)/,
+  ],
+  [
+    'a safeStartWindow with an unknown unit',
+    { glooMgmtServer: { safeStartWindow: '3 weeks' } },
+    /\/glooMgmtServer\/safeStartWindow/,
+  ],
+  [
+    'a token TTL that is not a duration',
+    { glooMgmtServer: { relay: { tokenTtl: 'a week' } } },
+    /\/glooMgmtServer\/relay\/tokenTtl/,
+  ],
+  [
+    'extraEnv overriding a chart value',
+    { glooMgmtServer: { extraEnv: [{ name: 'MESHRELAY_SAFE_MODE', value: 'true' }] } },
+    /glooMgmtServer\.extraEnv: MESHRELAY_SAFE_MODE/,
+  ],
 ];
 
 for (const [name, values, message] of BAD_VALUES) {
@@ -248,13 +383,22 @@ for (const [name, values, message] of BAD_VALUES) {
 
 const notesOf = (values: readonly string[]): Promise<string> => installNotes(values);
 
-test('given a server install, when helm prints its notes, then they register through the Kubernetes API or the HTTP API and install the agent with the chart\'s secret names', async () => {
+test("given a server install, when helm prints its notes, then they register through the Kubernetes API or the HTTP API and install the agent with the chart's secret names", async () => {
   const notes = await notesOf([]);
-  assert.match(notes, /meshctl cluster register <cluster> --kubeconfig <management-kubeconfig> --namespace gloo-mesh \\\n/);
-  assert.match(notes, /meshctl --server http:\/\/localhost:8090 cluster register <cluster> --token-out token --ca-out ca\.crt/);
+  assert.match(
+    notes,
+    /meshctl cluster register <cluster> --kubeconfig <management-kubeconfig> --namespace gloo-mesh \\\n/,
+  );
+  assert.match(
+    notes,
+    /meshctl --server http:\/\/localhost:8090 cluster register <cluster> --token-out token --ca-out ca\.crt/,
+  );
   assert.match(notes, /create secret generic relay-identity-token-secret --from-file=token=token/);
   assert.match(notes, /create secret generic relay-root-tls-secret --from-file=ca\.crt=ca\.crt/);
-  assert.match(notes, /--set glooAgent\.enabled=true --set glooAgent\.cluster=<cluster> --set glooAgent\.relay\.serverAddress=<relay-address>/);
+  assert.match(
+    notes,
+    /--set glooAgent\.enabled=true --set glooAgent\.cluster=<cluster> --set glooAgent\.relay\.serverAddress=<relay-address>/,
+  );
   assert.match(notes, /meshctl --server http:\/\/localhost:8090 check/);
 });
 

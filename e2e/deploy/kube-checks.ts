@@ -76,12 +76,17 @@ function checkMeta(obj: KubeObject, say: (what: string) => void): void {
   if (typeof obj.kind !== 'string' || obj.kind === '') say('kind is missing');
   const name = obj.metadata?.name;
   const nameRule = obj.kind === 'Service' ? DNS_1035_LABEL : DNS_1123_SUBDOMAIN;
-  if (typeof name !== 'string' || !nameRule.test(name)) say(`metadata.name "${String(name)}" is not a valid ${obj.kind === 'Service' ? 'DNS-1035 label' : 'DNS-1123 subdomain'}`);
+  if (typeof name !== 'string' || !nameRule.test(name))
+    say(
+      `metadata.name "${String(name)}" is not a valid ${obj.kind === 'Service' ? 'DNS-1035 label' : 'DNS-1123 subdomain'}`,
+    );
   const namespaced = !CLUSTER_SCOPED.has(obj.kind);
-  if (namespaced && !DNS_1123_LABEL.test(obj.metadata?.namespace ?? '')) say('metadata.namespace is missing or invalid');
+  if (namespaced && !DNS_1123_LABEL.test(obj.metadata?.namespace ?? ''))
+    say('metadata.namespace is missing or invalid');
   if (!namespaced && obj.metadata?.namespace !== undefined) say('a cluster-scoped object has metadata.namespace');
   for (const [key, value] of Object.entries(obj.metadata?.labels ?? {})) {
-    if (typeof value !== 'string' || value.length > 63 || !LABEL_VALUE.test(value)) say(`label ${key}="${String(value)}" is not a valid label value`);
+    if (typeof value !== 'string' || value.length > 63 || !LABEL_VALUE.test(value))
+      say(`label ${key}="${String(value)}" is not a valid label value`);
   }
 }
 
@@ -97,13 +102,16 @@ function checkPod(pod: Json, say: (what: string) => void): void {
     const where = `container ${String(container['name'])}`;
     if (!DNS_1123_LABEL.test(String(container['name']))) say(`${where}: name is not a DNS-1123 label`);
     const image = String(container['image'] ?? '');
-    if (!/^[^:@\s]+(:[\w][\w.-]{0,127})(@sha256:[0-9a-f]{64})?$/.test(image) || image.endsWith(':latest')) say(`${where}: image "${image}" needs an explicit tag other than latest`);
+    if (!/^[^:@\s]+(:[\w][\w.-]{0,127})(@sha256:[0-9a-f]{64})?$/.test(image) || image.endsWith(':latest'))
+      say(`${where}: image "${image}" needs an explicit tag other than latest`);
     const portNames = new Set<unknown>();
     for (const port of list(container['ports'])) {
       const number = port['containerPort'];
-      if (typeof number !== 'number' || !Number.isInteger(number) || number < 1 || number > 65535) say(`${where}: containerPort ${String(number)} is outside 1-65535`);
+      if (typeof number !== 'number' || !Number.isInteger(number) || number < 1 || number > 65535)
+        say(`${where}: containerPort ${String(number)} is outside 1-65535`);
       if (port['name'] !== undefined) {
-        if (!IANA_SVC_NAME.test(String(port['name']))) say(`${where}: port name "${String(port['name'])}" is not an IANA service name`);
+        if (!IANA_SVC_NAME.test(String(port['name'])))
+          say(`${where}: port name "${String(port['name'])}" is not an IANA service name`);
         if (portNames.has(port['name'])) say(`${where}: port name "${String(port['name'])}" is used twice`);
         portNames.add(port['name']);
       }
@@ -111,7 +119,8 @@ function checkPod(pod: Json, say: (what: string) => void): void {
     checkEnv(list(container['env']), (what) => say(`${where}: ${what}`));
     for (const probe of ['startupProbe', 'livenessProbe', 'readinessProbe']) {
       const port = rec(rec(container[probe])['httpGet'])['port'] ?? rec(rec(container[probe])['tcpSocket'])['port'];
-      if (typeof port === 'string' && !portNames.has(port)) say(`${where}: ${probe} uses port "${port}" that the container does not declare`);
+      if (typeof port === 'string' && !portNames.has(port))
+        say(`${where}: ${probe} uses port "${port}" that the container does not declare`);
     }
     for (const mount of list(container['volumeMounts'])) {
       if (!volumes.has(mount['name'])) say(`${where}: volumeMount "${String(mount['name'])}" has no volume`);
@@ -148,11 +157,14 @@ function checkService(service: KubeObject, objects: readonly KubeObject[], say: 
     say('selects no rendered pods');
     return;
   }
-  const declared = new Set(pods.flatMap((o) => list(podSpecOf(o)?.['containers']).flatMap((c) => list(c['ports']).map((p) => p['name']))));
+  const declared = new Set(
+    pods.flatMap((o) => list(podSpecOf(o)?.['containers']).flatMap((c) => list(c['ports']).map((p) => p['name']))),
+  );
   for (const port of list(spec['ports'])) {
     const number = port['port'];
     if (typeof number !== 'number' || number < 1 || number > 65535) say(`port ${String(number)} is outside 1-65535`);
-    if (typeof port['targetPort'] === 'string' && !declared.has(port['targetPort'])) say(`targetPort "${port['targetPort']}" is not a port of the selected pods`);
+    if (typeof port['targetPort'] === 'string' && !declared.has(port['targetPort']))
+      say(`targetPort "${port['targetPort']}" is not a port of the selected pods`);
   }
 }
 
@@ -160,7 +172,12 @@ function checkService(service: KubeObject, objects: readonly KubeObject[], say: 
 export function containerEnv(workload: KubeObject, container: string): Map<string, string> {
   const found = list(podSpecOf(workload)?.['containers']).find((c) => c['name'] === container);
   if (!found) throw new Error(`${workload.kind}/${workload.metadata.name} has no container "${container}"`);
-  return new Map(list(found['env']).map((e) => [String(e['name']), 'value' in e ? String(e['value']) : JSON.stringify(e['valueFrom'])]));
+  return new Map(
+    list(found['env']).map((e) => [
+      String(e['name']),
+      'value' in e ? String(e['value']) : JSON.stringify(e['valueFrom']),
+    ]),
+  );
 }
 
 export function firstContainer(workload: KubeObject): Json {

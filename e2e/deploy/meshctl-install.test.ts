@@ -7,7 +7,19 @@ import { asList, asRecord, containerEnv, kubeProblems, podSpecOf } from './kube-
 import { helmTemplateArgs, joinedCommands, registerWithKubeconfig, secretOf } from './meshctl-runner.ts';
 
 const RELAY = 'relay.example.com:9900';
-const REGISTER = ['cluster', 'register', 'east', '--kubeconfig', 'mgmt.kubeconfig', '--relay-address', RELAY, '--token-out', 'token', '--ca-out', 'ca.crt'];
+const REGISTER = [
+  'cluster',
+  'register',
+  'east',
+  '--kubeconfig',
+  'mgmt.kubeconfig',
+  '--relay-address',
+  RELAY,
+  '--token-out',
+  'token',
+  '--ca-out',
+  'ca.crt',
+];
 
 test('given meshctl registered a cluster through the Kubernetes API, when its printed helm install is rendered, then the agent mounts exactly the Secrets its kubectl lines create', async (t) => {
   const { dir, install } = await registerWithKubeconfig(t, REGISTER);
@@ -23,7 +35,11 @@ test('given meshctl registered a cluster through the Kubernetes API, when its pr
   assert.equal(run.code, 0, run.stderr);
   const objects = parseManifests(run.stdout);
   assert.deepEqual(kubeProblems(objects), []);
-  assert.equal(objects.some((o) => /mgmt-server|redis/.test(o.metadata.name)), false, 'the workload cluster gets only the agent');
+  assert.equal(
+    objects.some((o) => /mgmt-server|redis/.test(o.metadata.name)),
+    false,
+    'the workload cluster gets only the agent',
+  );
   const agent = findObject(objects, 'Deployment', 'meshrelay-agent-agent');
   assert.equal(agent.metadata.namespace, 'gloo-mesh');
   const volumes = asList(podSpecOf(agent)?.['volumes']);
@@ -40,12 +56,25 @@ test('given meshctl registered a cluster through the Kubernetes API, when its pr
 
 test('given a server install with an advertised relay address, when its notes are compared with what meshctl prints for a cluster, then the agent install commands are the same', async (t) => {
   const { dir, install } = await registerWithKubeconfig(t, REGISTER);
-  const run = await runHelm(['install', 'meshrelay', CHART, '--dry-run=client', '--namespace', 'gloo-mesh', '--set', `glooMgmtServer.relay.advertiseAddress=${RELAY}`]);
+  const run = await runHelm([
+    'install',
+    'meshrelay',
+    CHART,
+    '--dry-run=client',
+    '--namespace',
+    'gloo-mesh',
+    '--set',
+    `glooMgmtServer.relay.advertiseAddress=${RELAY}`,
+  ]);
   assert.equal(run.code, 0, run.stderr);
   const notes = joinedCommands(run.stdout.slice(run.stdout.indexOf('NOTES:')).replaceAll('<cluster>', 'east'));
 
   const printed = install.map((line) => line.replaceAll(`${dir}/`, ''));
 
   for (const line of printed) assert.ok(notes.includes(line), `the notes lack:\n${line}\nnotes:\n${notes.join('\n')}`);
-  assert.ok(notes.includes(`meshctl cluster register east --kubeconfig <management-kubeconfig> --namespace gloo-mesh --relay-address ${RELAY} --token-out token --ca-out ca.crt`));
+  assert.ok(
+    notes.includes(
+      `meshctl cluster register east --kubeconfig <management-kubeconfig> --namespace gloo-mesh --relay-address ${RELAY} --token-out token --ca-out ca.crt`,
+    ),
+  );
 });

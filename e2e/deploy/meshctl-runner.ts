@@ -28,7 +28,8 @@ const FILE_OPTIONS = new Set(['--token-out', '--ca-out']);
  * meshctl's stderr when it exits non-zero. Everything is removed in `t.after`.
  */
 export async function registerWithKubeconfig(t: TestContext, argv: readonly string[]): Promise<KubernetesRegistration> {
-  if (argv[0] !== 'cluster' || argv[1] !== 'register' || !argv.includes('--kubeconfig')) throw new Error(`not a cluster register --kubeconfig command: ${argv.join(' ')}`);
+  if (argv[0] !== 'cluster' || argv[1] !== 'register' || !argv.includes('--kubeconfig'))
+    throw new Error(`not a cluster register --kubeconfig command: ${argv.join(' ')}`);
   const fake = await startFakeKubeApiServer();
   t.after(() => fake.stop());
   const dir = mkdtempSync(join(tmpdir(), 'meshrelay-register-'));
@@ -49,7 +50,11 @@ export async function registerWithKubeconfig(t: TestContext, argv: readonly stri
   });
   let stdout = '';
   let stderr = '';
-  const io = { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) }, env: {} };
+  const io = {
+    stdout: { write: (s: string) => (stdout += s) },
+    stderr: { write: (s: string) => (stderr += s) },
+    env: {},
+  };
   const code = await runMeshctl(['-o', 'json', ...local], io);
   if (code !== 0) throw new Error(`meshctl ${argv.join(' ')} exited ${code}: ${stderr}`);
   const answer = JSON.parse(stdout) as { install: string[] };
@@ -58,7 +63,11 @@ export async function registerWithKubeconfig(t: TestContext, argv: readonly stri
 
 /** Shell text with `\`-continued lines joined and runs of blanks collapsed, one command per line. */
 export function joinedCommands(text: string): string[] {
-  return text.replace(/\\\n\s*/g, ' ').split('\n').map((l) => l.trim().replace(/\s+/g, ' ')).filter((l) => l !== '');
+  return text
+    .replace(/\\\n\s*/g, ' ')
+    .split('\n')
+    .map((l) => l.trim().replace(/\s+/g, ' '))
+    .filter((l) => l !== '');
 }
 
 /**
@@ -68,7 +77,8 @@ export function joinedCommands(text: string): string[] {
  */
 export function helmTemplateArgs(line: string): string[] {
   const words = line.split(' ');
-  if (words[0] !== 'helm' || words[1] !== 'install' || words.length < 4) throw new Error(`not a helm install line: ${line}`);
+  if (words[0] !== 'helm' || words[1] !== 'install' || words.length < 4)
+    throw new Error(`not a helm install line: ${line}`);
   if (/['"\\$`]/.test(line)) throw new Error(`quoting in a helm line is not followed here: ${line}`);
   const chart = resolve(ROOT, words[3] ?? '');
   if (chart !== CHART) throw new Error(`the line installs ${words[3]}, not the chart at ${CHART}`);

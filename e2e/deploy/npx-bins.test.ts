@@ -34,35 +34,49 @@ function npx(args: readonly string[], cache: string): Promise<Run> {
   });
 }
 
-test('given a fresh npm cache, when each binary is run through npx, then it answers with nothing on stderr and npx installs nothing', { timeout: 300_000 }, async (t) => {
-  const cache = await mkdtemp(join(tmpdir(), 'meshrelay-npx-'));
-  t.after(() => rm(cache, { recursive: true, force: true }));
-  const { version } = JSON.parse(readFileSync(join(ROOT, 'packages/meshctl/package.json'), 'utf8')) as { version: string };
+test(
+  'given a fresh npm cache, when each binary is run through npx, then it answers with nothing on stderr and npx installs nothing',
+  { timeout: 300_000 },
+  async (t) => {
+    const cache = await mkdtemp(join(tmpdir(), 'meshrelay-npx-'));
+    t.after(() => rm(cache, { recursive: true, force: true }));
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'packages/meshctl/package.json'), 'utf8')) as {
+      version: string;
+    };
 
-  const results = [];
-  for (const args of [['meshctl', '--version'], ['meshrelay-server', '--help'], ['meshrelay-agent', '--help']]) {
-    results.push({ args, run: await npx(args, cache) });
-  }
+    const results = [];
+    for (const args of [
+      ['meshctl', '--version'],
+      ['meshrelay-server', '--help'],
+      ['meshrelay-agent', '--help'],
+    ]) {
+      results.push({ args, run: await npx(args, cache) });
+    }
 
-  for (const { args, run } of results) {
-    assert.equal(run.code, 0, `${args.join(' ')}: ${run.stderr}`);
-    assert.equal(run.stderr, '', `${args.join(' ')} printed on stderr`);
-  }
-  assert.equal(results[0]?.run.stdout.trim(), version);
-  assert.match(results[1]?.run.stdout ?? '', /^Usage: meshrelay-server/);
-  assert.match(results[2]?.run.stdout ?? '', /^Usage: meshrelay-agent/);
-  const installed = existsSync(join(cache, '_npx')) ? readdirSync(join(cache, '_npx')) : [];
-  assert.deepEqual(installed, [], 'npx installed the repository into its cache (and checked its engines doing so)');
-});
+    for (const { args, run } of results) {
+      assert.equal(run.code, 0, `${args.join(' ')}: ${run.stderr}`);
+      assert.equal(run.stderr, '', `${args.join(' ')} printed on stderr`);
+    }
+    assert.equal(results[0]?.run.stdout.trim(), version);
+    assert.match(results[1]?.run.stdout ?? '', /^Usage: meshrelay-server/);
+    assert.match(results[2]?.run.stdout ?? '', /^Usage: meshrelay-agent/);
+    const installed = existsSync(join(cache, '_npx')) ? readdirSync(join(cache, '_npx')) : [];
+    assert.deepEqual(installed, [], 'npx installed the repository into its cache (and checked its engines doing so)');
+  },
+);
 
-test('given the binaries run through npx, when they report the Node running them, then it is the one the install brings', { timeout: 120_000 }, async (t) => {
-  const cache = await mkdtemp(join(tmpdir(), 'meshrelay-npx-'));
-  t.after(() => rm(cache, { recursive: true, force: true }));
-  const bundled = join(ROOT, 'node_modules/.bin/node');
+test(
+  'given the binaries run through npx, when they report the Node running them, then it is the one the install brings',
+  { timeout: 120_000 },
+  async (t) => {
+    const cache = await mkdtemp(join(tmpdir(), 'meshrelay-npx-'));
+    t.after(() => rm(cache, { recursive: true, force: true }));
+    const bundled = join(ROOT, 'node_modules/.bin/node');
 
-  // `npx node` resolves node the way a bin's `#!/usr/bin/env node` line does under npx.
-  const run = await npx(['node', '-p', 'process.execPath'], cache);
+    // `npx node` resolves node the way a bin's `#!/usr/bin/env node` line does under npx.
+    const run = await npx(['node', '-p', 'process.execPath'], cache);
 
-  assert.equal(run.code, 0, run.stderr);
-  assert.equal(run.stdout.trim(), realpathSync(bundled));
-});
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stdout.trim(), realpathSync(bundled));
+  },
+);

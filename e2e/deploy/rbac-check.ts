@@ -17,7 +17,8 @@ export interface ResourceRequest {
   readonly name?: string;
 }
 
-const RESOURCE_PATH = /^\/(?:api\/v1|apis\/([^/]+)\/[^/]+)(?:\/namespaces\/([^/]+))?\/([^/]+)(?:\/([^/]+)(?:\/([^/]+))?)?$/;
+const RESOURCE_PATH =
+  /^\/(?:api\/v1|apis\/([^/]+)\/[^/]+)(?:\/namespaces\/([^/]+))?\/([^/]+)(?:\/([^/]+)(?:\/([^/]+))?)?$/;
 
 /** The RBAC attributes of one request; throws for a path that is not a resource request. */
 export function resourceRequestOf(request: Pick<FakeKubeRequest, 'method' | 'path' | 'query'>): ResourceRequest {
@@ -34,7 +35,13 @@ export function resourceRequestOf(request: Pick<FakeKubeRequest, 'method' | 'pat
   };
   const verb = verbs[request.method];
   if (verb === undefined) throw new Error(`${request.method} ${request.path}: no RBAC verb for this method`);
-  return { verb, group, resource: subresource !== undefined ? `${plural}/${subresource}` : plural, namespace, ...(name !== undefined ? { name } : {}) };
+  return {
+    verb,
+    group,
+    resource: subresource !== undefined ? `${plural}/${subresource}` : plural,
+    namespace,
+    ...(name !== undefined ? { name } : {}),
+  };
 }
 
 function ruleAllows(rule: Record<string, unknown>, r: ResourceRequest): boolean {

@@ -31,9 +31,17 @@ function pngSize(bytes: Buffer, name: string): { width: number; height: number }
 }
 
 /** meshctl against the tour's server with its admin token: exit code and everything it printed. */
-async function meshctl(mesh: Mesh, server: ServerProc, args: readonly string[]): Promise<{ code: number; out: string }> {
+async function meshctl(
+  mesh: Mesh,
+  server: ServerProc,
+  args: readonly string[],
+): Promise<{ code: number; out: string }> {
   let out = '';
-  const io = { stdout: { write: (s: string) => (out += s, true) }, stderr: { write: (s: string) => (out += s, true) }, env: { MESHRELAY_ADMIN_TOKEN: mesh.adminToken() } };
+  const io = {
+    stdout: { write: (s: string) => ((out += s), true) },
+    stderr: { write: (s: string) => ((out += s), true) },
+    env: { MESHRELAY_ADMIN_TOKEN: mesh.adminToken() },
+  };
   return { code: await runMeshctl(['--server', server.api, ...args], io), out };
 }
 
@@ -46,7 +54,12 @@ async function startExamples(t: TestContext): Promise<{ mesh: Mesh; server: Serv
     await mesh.startAgent(cluster, { from: cluster });
   }
   for (const cluster of CLUSTERS) {
-    await mesh.waitForOutput(cluster, (o) => o.provenance.length === CLUSTERS.length, 60_000, `an output of ${cluster} built from both clusters`);
+    await mesh.waitForOutput(
+      cluster,
+      (o) => o.provenance.length === CLUSTERS.length,
+      60_000,
+      `an output of ${cluster} built from both clusters`,
+    );
   }
   return { mesh, server };
 }
@@ -58,59 +71,105 @@ test('given the README, when it shows the UI, then the picture it embeds is a wh
   assert.ok(height >= 600, `a whole page, not a strip: ${height} px high`);
 });
 
-test('given the example clusters on real processes, when the UI is opened and signed in to, then a screenshot shows both clusters warm and their resources', { timeout: 180_000 }, async (t) => {
-  const { mesh, server } = await startExamples(t);
+test(
+  'given the example clusters on real processes, when the UI is opened and signed in to, then a screenshot shows both clusters warm and their resources',
+  { timeout: 180_000 },
+  async (t) => {
+    const { mesh, server } = await startExamples(t);
 
-  const page = await openBrowserPage(t, `${server.api}/?poll=250`, UI_TIMEOUT_MS);
-  await page.locator('#admin-token').fill(mesh.adminToken());
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  const rows = page.locator('#clusters tbody tr');
-  await waitFor(async () => {
-    const text = await rows.allInnerTexts();
-    return text.length === CLUSTERS.length && text.every((row) => /cluster-[ab]/.test(row) && /\bwarm\b/.test(row) && !/not warm/.test(row));
-  }, { timeoutMs: UI_TIMEOUT_MS, intervalMs: 200, message: 'the UI did not list both clusters as warm' });
-  await waitFor(async () => (await page.locator('#resources tbody tr').count()) > 0, {
-    timeoutMs: UI_TIMEOUT_MS, intervalMs: 200, message: 'the UI listed no Gloo resources',
-  });
+    const page = await openBrowserPage(t, `${server.api}/?poll=250`, UI_TIMEOUT_MS);
+    await page.locator('#admin-token').fill(mesh.adminToken());
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const rows = page.locator('#clusters tbody tr');
+    await waitFor(
+      async () => {
+        const text = await rows.allInnerTexts();
+        return (
+          text.length === CLUSTERS.length &&
+          text.every((row) => /cluster-[ab]/.test(row) && /\bwarm\b/.test(row) && !/not warm/.test(row))
+        );
+      },
+      { timeoutMs: UI_TIMEOUT_MS, intervalMs: 200, message: 'the UI did not list both clusters as warm' },
+    );
+    await waitFor(async () => (await page.locator('#resources tbody tr').count()) > 0, {
+      timeoutMs: UI_TIMEOUT_MS,
+      intervalMs: 200,
+      message: 'the UI listed no Gloo resources',
+    });
 
-  const taken = await saveScreenshot(page, 'docs', 'ui');
-  assert.equal(pngSize(readFileSync(taken), taken).width, 1280);
-  if (process.env['MESHRELAY_UPDATE_DOCS_SCREENSHOT'] === '1') copyFileSync(taken, join(ROOT, SCREENSHOT));
-});
+    const taken = await saveScreenshot(page, 'docs', 'ui');
+    assert.equal(pngSize(readFileSync(taken), taken).width, 1280);
+    if (process.env['MESHRELAY_UPDATE_DOCS_SCREENSHOT'] === '1') copyFileSync(taken, join(ROOT, SCREENSHOT));
+  },
+);
 
-test('given the example clusters, when the README\'s tour checks them, edits the RouteTable and breaks it, then each step does what the README says', { timeout: 180_000 }, async (t) => {
-  for (const text of [MANIFEST, `\`${FROM}\` to \`${TO}\``, VIRTUAL_SERVICE, `\`${BREAK}\``, 'npx meshctl check']) {
-    assert.ok(README.includes(text), `the tour names ${text}`);
-  }
-  assert.ok(readFileSync(join(ROOT, MANIFEST), 'utf8').includes(FROM), `${MANIFEST} has the ${FROM} the tour changes`);
-  const { mesh, server } = await startExamples(t);
-  const agentA = mesh.agents.get('cluster-a');
-  const agentB = mesh.agents.get('cluster-b');
-  assert.ok(agentA && agentB);
-  const manifest = join(agentA.manifestsDir, 'mesh-config.yaml');
-  const virtualService = join(agentB.outputDir, 'current', VIRTUAL_SERVICE);
-  const subset = () => (existsSync(virtualService) ? /subset: (\S+)/.exec(readFileSync(virtualService, 'utf8'))?.[1] : undefined);
+test(
+  "given the example clusters, when the README's tour checks them, edits the RouteTable and breaks it, then each step does what the README says",
+  { timeout: 180_000 },
+  async (t) => {
+    for (const text of [MANIFEST, `\`${FROM}\` to \`${TO}\``, VIRTUAL_SERVICE, `\`${BREAK}\``, 'npx meshctl check']) {
+      assert.ok(README.includes(text), `the tour names ${text}`);
+    }
+    assert.ok(
+      readFileSync(join(ROOT, MANIFEST), 'utf8').includes(FROM),
+      `${MANIFEST} has the ${FROM} the tour changes`,
+    );
+    const { mesh, server } = await startExamples(t);
+    const agentA = mesh.agents.get('cluster-a');
+    const agentB = mesh.agents.get('cluster-b');
+    assert.ok(agentA && agentB);
+    const manifest = join(agentA.manifestsDir, 'mesh-config.yaml');
+    const virtualService = join(agentB.outputDir, 'current', VIRTUAL_SERVICE);
+    const subset = () =>
+      existsSync(virtualService) ? /subset: (\S+)/.exec(readFileSync(virtualService, 'utf8'))?.[1] : undefined;
 
-  // Step 3: every check passes.
-  await waitFor(async () => (await meshctl(mesh, server, ['check'])).code === 0, { timeoutMs: 30_000, intervalMs: 500, message: 'meshctl check did not pass' });
-  assert.equal(subset(), 'version-v3');
+    // Step 3: every check passes.
+    await waitFor(async () => (await meshctl(mesh, server, ['check'])).code === 0, {
+      timeoutMs: 30_000,
+      intervalMs: 500,
+      message: 'meshctl check did not pass',
+    });
+    assert.equal(subset(), 'version-v3');
 
-  // Step 4: the edit lands in cluster-b's VirtualService.
-  const original = readFileSync(manifest, 'utf8');
-  writeFileSync(manifest, original.replace(FROM, TO));
-  await waitFor(() => subset() === 'version-v2', { timeoutMs: 30_000, intervalMs: 100, message: `cluster-b's ${VIRTUAL_SERVICE} did not change to version-v2` });
+    // Step 4: the edit lands in cluster-b's VirtualService.
+    const original = readFileSync(manifest, 'utf8');
+    writeFileSync(manifest, original.replace(FROM, TO));
+    await waitFor(() => subset() === 'version-v2', {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+      message: `cluster-b's ${VIRTUAL_SERVICE} did not change to version-v2`,
+    });
 
-  // The break: check fails naming the resource and the field, the VirtualService is left out.
-  const broken = original.replace('spec:\n  hosts:\n    - reviews.global\n  http:', `spec:\n  ${BREAK}\n  hosts:\n    - reviews.global\n  http:`);
-  assert.notEqual(broken, original, `the RouteTable's spec in ${MANIFEST} is where the tour breaks it`);
-  writeFileSync(manifest, broken);
-  await waitFor(async () => (await meshctl(mesh, server, ['check'])).code === 1, { timeoutMs: 30_000, intervalMs: 500, message: 'meshctl check did not fail' });
-  const { out } = await meshctl(mesh, server, ['check']);
-  assert.match(out, /RouteTable bookinfo\/reviews-routes in cluster-a is INVALID: .*spec\.bogusField/);
-  await waitFor(() => !existsSync(virtualService), { timeoutMs: 30_000, intervalMs: 100, message: `cluster-b kept ${VIRTUAL_SERVICE}` });
-  assert.ok(existsSync(join(agentB.outputDir, 'current', 'ServiceEntry.bookinfo.reviews-global-vd.yaml')), 'other outputs keep flowing');
+    // The break: check fails naming the resource and the field, the VirtualService is left out.
+    const broken = original.replace(
+      'spec:\n  hosts:\n    - reviews.global\n  http:',
+      `spec:\n  ${BREAK}\n  hosts:\n    - reviews.global\n  http:`,
+    );
+    assert.notEqual(broken, original, `the RouteTable's spec in ${MANIFEST} is where the tour breaks it`);
+    writeFileSync(manifest, broken);
+    await waitFor(async () => (await meshctl(mesh, server, ['check'])).code === 1, {
+      timeoutMs: 30_000,
+      intervalMs: 500,
+      message: 'meshctl check did not fail',
+    });
+    const { out } = await meshctl(mesh, server, ['check']);
+    assert.match(out, /RouteTable bookinfo\/reviews-routes in cluster-a is INVALID: .*spec\.bogusField/);
+    await waitFor(() => !existsSync(virtualService), {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+      message: `cluster-b kept ${VIRTUAL_SERVICE}`,
+    });
+    assert.ok(
+      existsSync(join(agentB.outputDir, 'current', 'ServiceEntry.bookinfo.reviews-global-vd.yaml')),
+      'other outputs keep flowing',
+    );
 
-  // Taken out again, the VirtualService comes back.
-  writeFileSync(manifest, original);
-  await waitFor(() => subset() === 'version-v3', { timeoutMs: 30_000, intervalMs: 100, message: `${VIRTUAL_SERVICE} did not come back` });
-});
+    // Taken out again, the VirtualService comes back.
+    writeFileSync(manifest, original);
+    await waitFor(() => subset() === 'version-v3', {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+      message: `${VIRTUAL_SERVICE} did not come back`,
+    });
+  },
+);

@@ -5,7 +5,10 @@ import { mtlsClient, next, openPush, pushSnapshot, register } from '../../packag
 import type { CheckReport } from '@meshrelay/meshctl';
 import { apiGet, meshctlAt, startServer, tokenFrom, type RunningServer } from './harness.ts';
 
-/** A server whose cluster-a pushed statusFixture() (an ACCEPTED RouteTable, an INVALID AccessPolicy), once both have a status. */
+/**
+ * A server whose cluster-a pushed statusFixture() (an ACCEPTED RouteTable, an INVALID AccessPolicy), once both have a
+ * status.
+ */
 async function serverWithFixture(t: TestContext): Promise<RunningServer> {
   const running = await startServer(t);
   const registered = await meshctlAt(running.url, ['cluster', 'register', 'cluster-a']);

@@ -137,7 +137,9 @@ export class XdsWorld {
     return found;
   }
 
-  /** Stops a backend process; it stays registered (ready) in the manifests, as a crashed pod does until probes notice. */
+  /**
+   * Stops a backend process; it stays registered (ready) in the manifests, as a crashed pod does until probes notice.
+   */
   async stopBackend(octet: number): Promise<void> {
     await this.#backend(octet).proc.stop();
   }

@@ -40,5 +40,8 @@ export const GREETERS: Readonly<Record<string, { readonly address: string; reado
   'cluster-b': { address: '127.0.0.72', port: 17071 },
 };
 
-/** The host and port the client dials: the VirtualDestination greeter-global (examples/grpc-demo/cluster-a/greeter.yaml). */
+/**
+ * The host and port the client dials: the VirtualDestination greeter-global
+ * (examples/grpc-demo/cluster-a/greeter.yaml).
+ */
 export const GREETER_TARGET = 'xds:///greeter.global:17070';

@@ -21,11 +21,15 @@ import type { StatusWriter } from './status/resource-status.ts';
 export interface AgentBackends {
   readonly provider: DiscoveryProvider;
   readonly applier: OutputApplier;
-  /** Builds another provider like `provider`, never started (a new epoch unless one was given): one per leadership term. */
+  /**
+   * Builds another provider like `provider`, never started (a new epoch unless one was given): one per leadership term.
+   */
   readonly createProvider: () => DiscoveryProvider;
   /** Where the client key and certificate live: the Secret of --credentials-secret, else the state dir. */
   readonly credentials: CredentialStore;
-  /** Where reported statuses go: beside the manifests (file provider) or the status subresource (kubernetes provider). */
+  /**
+   * Where reported statuses go: beside the manifests (file provider) or the status subresource (kubernetes provider).
+   */
   readonly statuses: StatusWriter;
 }
 

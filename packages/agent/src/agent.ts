@@ -189,7 +189,10 @@ export class Agent {
     );
   }
 
-  /** Stops the leader duties (then releases the lease), and closes the access-log sink and the health server; idempotent. */
+  /**
+   * Stops the leader duties (then releases the lease), and closes the access-log sink and the health server;
+   * idempotent.
+   */
   async stop(): Promise<void> {
     await this.#duties.stop();
     this.#dataPlane.stop();

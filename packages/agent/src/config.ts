@@ -22,7 +22,9 @@ export const LEADER_ELECTION_MODES = ['none', 'file', 'kubernetes'] as const;
 export type LeaderElectionMode = (typeof LEADER_ELECTION_MODES)[number];
 export type Backend = (typeof BACKENDS)[number];
 
-/** The one typed configuration of a relay agent process (flags and MESHRELAY_AGENT_* variables map onto it one to one). */
+/**
+ * The one typed configuration of a relay agent process (flags and MESHRELAY_AGENT_* variables map onto it one to one).
+ */
 export interface AgentConfig {
   readonly cluster: string;
   /** Management server relay addresses (host:port), tried in order and rotated on failure or go-away. */
@@ -32,7 +34,10 @@ export interface AgentConfig {
   readonly rootCaFile?: string;
   /** Discovery source: a manifests directory (`file`, the default) or the cluster's API server (`kubernetes`). */
   readonly discoveryProvider?: Backend;
-  /** Output sink: files in the output dir (`file`) or server-side apply into the cluster (`kubernetes`); default: as discoveryProvider. */
+  /**
+   * Output sink: files in the output dir (`file`) or server-side apply into the cluster (`kubernetes`); default: as
+   * discoveryProvider.
+   */
   readonly apply?: Backend;
   /** Required with the file provider. */
   readonly manifestsDir?: string;
@@ -45,10 +50,16 @@ export interface AgentConfig {
   readonly kubeContext?: string;
   /** Namespaces the kubernetes provider watches; empty or absent = all. */
   readonly watchNamespaces?: readonly string[];
-  /** Namespace of Istio's mesh config ConfigMap `istio` the kubernetes provider reads the trust domain from (default istio-system). */
+  /**
+   * Namespace of Istio's mesh config ConfigMap `istio` the kubernetes provider reads the trust domain from (default
+   * istio-system).
+   */
   readonly istioNamespace?: string;
   readonly stateDir: string;
-  /** When set, the client key and certificate live in this Secret (shared by replicas and restarts) instead of the state dir. */
+  /**
+   * When set, the client key and certificate live in this Secret (shared by replicas and restarts) instead of the state
+   * dir.
+   */
   readonly credentialsSecret?: string;
   /** Namespace of credentialsSecret. */
   readonly credentialsNamespace: string;
@@ -61,7 +72,10 @@ export interface AgentConfig {
   /** File provider: follow symlinks that lead outside the manifests dir (default false). */
   readonly followExternalSymlinks?: boolean;
   readonly healthPort: number;
-  /** Address the health/metrics server listens on (default 0.0.0.0: kubelet probes and Prometheus come from outside the pod). */
+  /**
+   * Address the health/metrics server listens on (default 0.0.0.0: kubelet probes and Prometheus come from outside the
+   * pod).
+   */
   readonly healthHost?: string;
   readonly heartbeatIntervalMs: number;
   readonly heartbeatTimeoutMs: number;
@@ -69,7 +83,9 @@ export interface AgentConfig {
   readonly maxSnapshotBytes: number;
   /** Port of the Envoy access-log sink (gRPC AccessLogService) every replica serves. */
   readonly accessLogPort: number;
-  /** Address the access-log sink listens on (default 0.0.0.0: the cluster's sidecars send to it over the pod network). */
+  /**
+   * Address the access-log sink listens on (default 0.0.0.0: the cluster's sidecars send to it over the pod network).
+   */
   readonly accessLogHost?: string;
   /** Port of the aggregated xDS server for proxyless gRPC clients (0 = off unless --xds-socket is set). */
   readonly xdsPort?: number;
@@ -408,7 +424,10 @@ export function validateAgentOptions(
   return Object.freeze(config);
 }
 
-/** --discovery-provider, --apply and what each needs: the file backends their dirs, the kubernetes ones their kubeconfig. */
+/**
+ * --discovery-provider, --apply and what each needs: the file backends their dirs, the kubernetes ones their
+ * kubeconfig.
+ */
 function backendOptions(values: OptionValues, fieldName: FieldNamer, problems: string[]): Partial<AgentConfig> {
   const backend = (key: string, flag: string, fallback: Backend): Backend => {
     const raw = optionalText(values[key]);

@@ -71,7 +71,10 @@ export class HealthServer {
     return address;
   }
 
-  /** Listens on host:port. Throws MESHRELAY_ERR_INVALID_CONFIG when it cannot (e.g. the port is in use, the address is not local). */
+  /**
+   * Listens on host:port. Throws MESHRELAY_ERR_INVALID_CONFIG when it cannot (e.g. the port is in use, the address is
+   * not local).
+   */
   async start(): Promise<void> {
     const host = this.#opts.host ?? '0.0.0.0';
     await new Promise<void>((resolve, reject) => {

@@ -10,7 +10,10 @@ import { startRelay, type RelayUnderTest } from './support/relay-harness.ts';
 
 const LAUNCHER = fileURLToPath(new URL('../bin/meshrelay-agent.js', import.meta.url));
 
-/** A real agent process for cluster "east" on random ports; resolves with its bound ports once it logged "relay agent started". */
+/**
+ * A real agent process for cluster "east" on random ports; resolves with its bound ports once it logged "relay agent
+ * started".
+ */
 async function startAgent(t: TestContext, root: string, relay: RelayUnderTest, extraArgs: string[] = []) {
   await writeFile(path.join(root, 'ca.pem'), relay.caPem);
   const args = [

@@ -82,7 +82,10 @@ function seeded(seed: number): () => number {
   };
 }
 
-/** One random edit: write (new or changed content, sometimes a duplicate or a broken document), delete or rename a file; returns how many files it wrote to. */
+/**
+ * One random edit: write (new or changed content, sometimes a duplicate or a broken document), delete or rename a file;
+ * returns how many files it wrote to.
+ */
 async function randomEdit(dir: string, random: () => number): Promise<number> {
   const pick = (n: number): number => Math.floor(random() * n);
   const file = path.join(dir, pick(2) === 0 ? '' : 'nested', `f${pick(8)}.yaml`);

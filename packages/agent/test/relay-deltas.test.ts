@@ -141,7 +141,10 @@ test('given an agent that received a full output and then a delta, when each arr
   assert.equal(received[1]?.wireBytes, await snapshotBytes(relay, 'pull', 'delta'));
 });
 
-/** An exported service's ServiceEntry with 10 endpoints in each of 50 clusters; `gone` names an endpoint that is not there. */
+/**
+ * An exported service's ServiceEntry with 10 endpoints in each of 50 clusters; `gone` names an endpoint that is not
+ * there.
+ */
 function serviceEntry(gone = -1): Resource {
   const endpoints = Array.from({ length: 500 }, (_, i) => ({
     address: `10.${Math.floor(i / 10)}.0.${(i % 10) + 1}`,

@@ -52,7 +52,10 @@ export class BoundedPatcher {
     return this.#root;
   }
 
-  /** The canonical size of `result`, as kept up to date operation by operation (measured when the base's size was not given). */
+  /**
+   * The canonical size of `result`, as kept up to date operation by operation (measured when the base's size was not
+   * given).
+   */
   get bytes(): number {
     return this.#baseBytes === undefined ? this.#measure(this.#root, Infinity).bytes : this.#baseBytes + this.#growth;
   }
@@ -100,7 +103,10 @@ export class BoundedPatcher {
     }
   }
 
-  /** Puts `value` at `path` (inserting into an array, setting an object member); `replacing` when the place was just emptied by replace. */
+  /**
+   * Puts `value` at `path` (inserting into an array, setting an object member); `replacing` when the place was just
+   * emptied by replace.
+   */
   #add(path: readonly string[], value: unknown, replacing = false): void {
     // A value larger than the room left is refused while it is measured, before the rest of it is walked.
     const room = Math.min(
@@ -169,7 +175,10 @@ export class BoundedPatcher {
     return node;
   }
 
-  /** The container at `path`, owned: each container on the way not owned yet is replaced by a copy (charged by its size). */
+  /**
+   * The container at `path`, owned: each container on the way not owned yet is replaced by a copy (charged by its
+   * size).
+   */
   #writable(path: readonly string[]): Container {
     this.#root = this.#own(this.#root, []);
     let node = this.#root as Container;
@@ -195,7 +204,10 @@ export class BoundedPatcher {
     return copy;
   }
 
-  /** A value about to be shared by two places: its owned containers (only those hold owned ones) are no longer written into. */
+  /**
+   * A value about to be shared by two places: its owned containers (only those hold owned ones) are no longer written
+   * into.
+   */
   #disown(value: unknown): void {
     if (typeof value !== 'object' || value === null || !this.#owned.delete(value)) return;
     const children = Array.isArray(value) ? value : Object.values(value);
@@ -238,7 +250,10 @@ export class BoundedPatcher {
     return measure;
   }
 
-  /** JSON equality of a value of the document (nested within the depth limit) and an operation's value, charged per item compared. */
+  /**
+   * JSON equality of a value of the document (nested within the depth limit) and an operation's value, charged per item
+   * compared.
+   */
   #equal(a: unknown, b: unknown): boolean {
     if (typeof a !== 'object' || a === null || typeof b !== 'object' || b === null) return a === b;
     if (Array.isArray(a) !== Array.isArray(b)) return false;

@@ -71,7 +71,9 @@ export function isStringifiable(value: object): boolean {
   return stringifiable.has(value);
 }
 
-/** Whether `value` is a deep-frozen canonical copy whose encoding is known (kept or stringifiable), without writing it. */
+/**
+ * Whether `value` is a deep-frozen canonical copy whose encoding is known (kept or stringifiable), without writing it.
+ */
 export function hasKnownEncoding(value: object): boolean {
   return known.has(value) || stringifiable.has(value);
 }

@@ -15,7 +15,10 @@ export interface KubernetesCluster {
   readonly metadata: {
     readonly name: string;
     readonly namespace: string;
-    /** Changes on every (re-)registration; client certificates carry it, so a deregistered cluster's certificates stop working. */
+    /**
+     * Changes on every (re-)registration; client certificates carry it, so a deregistered cluster's certificates stop
+     * working.
+     */
     readonly uid: string;
     readonly creationTimestamp: string;
     readonly labels?: Readonly<Record<string, string>>;

@@ -108,7 +108,10 @@ async function diffResources(
   return { upserts, deletedKeys: [...before.keys()].sort(), replaced };
 }
 
-/** Whether `r` (whose canonical encoding is `encoding` when given) is `old` unchanged: the same deep-frozen object, or the same encoding. */
+/**
+ * Whether `r` (whose canonical encoding is `encoding` when given) is `old` unchanged: the same deep-frozen object, or
+ * the same encoding.
+ */
 function unchanged(old: Resource, r: Resource, encoding: string | undefined): boolean {
   return (old === r && Object.isFrozen(r)) || resourceEncoding(old) === (encoding ?? resourceEncoding(r));
 }
@@ -185,7 +188,9 @@ export async function rememberReceivedEncodings(
   }
 }
 
-/** What applyDelta holds a delta's patches to (see PatchBudget); unset fields are unbounded, or DEFAULT_PATCH_LIMITS. */
+/**
+ * What applyDelta holds a delta's patches to (see PatchBudget); unset fields are unbounded, or DEFAULT_PATCH_LIMITS.
+ */
 export interface DeltaLimits {
   readonly patch?: PatchLimits;
   /** The snapshot byte limit: no patched resource, and not the snapshot, may grow past it. */
@@ -324,7 +329,10 @@ function lowerBound(list: readonly Resource[], probe: Pick<Resource, 'apiVersion
   return lo;
 }
 
-/** The key fields formatResourceKey wrote into `id` ("kind.apiVersion namespace/name"), or undefined when it does not have that form. */
+/**
+ * The key fields formatResourceKey wrote into `id` ("kind.apiVersion namespace/name"), or undefined when it does not
+ * have that form.
+ */
 function parseResourceId(id: string): Pick<Resource, 'apiVersion' | 'kind' | 'metadata'> | undefined {
   const dot = id.indexOf('.');
   const space = id.indexOf(' ', dot + 1);
@@ -335,7 +343,10 @@ function parseResourceId(id: string): Pick<Resource, 'apiVersion' | 'kind' | 'me
   return { kind: id.slice(0, dot), apiVersion: id.slice(dot + 1, space), metadata };
 }
 
-/** `base` with each resource at `at` replaced by its entry in `changes` (undefined = removed) and every other entry inserted in order. */
+/**
+ * `base` with each resource at `at` replaced by its entry in `changes` (undefined = removed) and every other entry
+ * inserted in order.
+ */
 function mergeChanges(
   base: readonly Resource[],
   at: ReadonlyMap<string, number>,

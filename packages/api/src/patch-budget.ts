@@ -33,7 +33,9 @@ export const DEFAULT_PATCH_LIMITS: PatchLimits = Object.freeze({
   maxDepth: MAX_RESOURCE_DEPTH,
 });
 
-/** `limits` with every field it lacks taken from DEFAULT_PATCH_LIMITS; refuses a field that is not a positive integer. */
+/**
+ * `limits` with every field it lacks taken from DEFAULT_PATCH_LIMITS; refuses a field that is not a positive integer.
+ */
 export function patchLimits(limits: Partial<PatchLimits> = {}): PatchLimits {
   const merged = { ...DEFAULT_PATCH_LIMITS, ...limits };
   for (const [name, value] of Object.entries(merged)) {

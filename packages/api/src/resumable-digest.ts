@@ -10,7 +10,10 @@ import { createHash, type Hash } from 'node:crypto';
 import { LoopSlicer } from './loop-slicer.ts';
 import type { Resource } from './resource.ts';
 
-/** Characters of encoding gathered before they are fed to the hash (one update per resource costs more than the hashing). */
+/**
+ * Characters of encoding gathered before they are fed to the hash (one update per resource costs more than the
+ * hashing).
+ */
 const PIECE_CHARS = 64 * 1024;
 /** Bytes hashed between two checkpoints. */
 const CHECKPOINT_BYTES = 256 * 1024;

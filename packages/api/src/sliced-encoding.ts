@@ -85,7 +85,8 @@ async function isSorted(copies: readonly Resource[], slicer: LoopSlicer): Promis
  * copying or encoding anything: when the texts, joined as an array, hash to `claimedHash` and the
  * resources are strictly sorted, each resource is deep-frozen (its short strings shared across the
  * snapshot, see StringPool) and its encoding known: written again by `JSON.stringify` (see
- * keepStringifiable), or its text kept where V8 enumerates its keys out of canonical order. Otherwise undefined: the caller builds the snapshot the ordinary way, which
+ * keepStringifiable), or its text kept where V8 enumerates its keys out of canonical order. Otherwise undefined: the
+ * caller builds the snapshot the ordinary way, which
  * re-encodes and reports what is wrong. (A text parses to an object whose canonical encoding is
  * that text exactly when the text is canonical; the hash, which a writer computes over the
  * canonical encoding, is what says it is.)

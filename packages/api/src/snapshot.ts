@@ -121,7 +121,10 @@ export function canonicalResource(resource: Resource, keepParts = true): Resourc
   return copy as Resource;
 }
 
-/** Canonical copies whose encoding is not kept, with whether it links shared parts (see `unencodedCanonicalResource`, `canonicalResource`). */
+/**
+ * Canonical copies whose encoding is not kept, with whether it links shared parts (see `unencodedCanonicalResource`,
+ * `canonicalResource`).
+ */
 const unencoded = new WeakMap<object, boolean>();
 
 /**
@@ -178,7 +181,9 @@ export function encodeResources(resources: readonly Resource[], keepParts = true
   return { resources: copies, encoding, hash: sha256Hex(encoding) };
 }
 
-/** The canonical copies of `resources`, sorted and frozen; throws MESHRELAY_ERR_INVALID_RESOURCE when two share a key. */
+/**
+ * The canonical copies of `resources`, sorted and frozen; throws MESHRELAY_ERR_INVALID_RESOURCE when two share a key.
+ */
 function sortedCanonicalCopies(resources: readonly Resource[], keepParts: boolean): readonly Resource[] {
   const copies = resources.map((r) => canonicalResource(r, keepParts)).sort(compareResources);
   for (let i = 1; i < copies.length; i++) {

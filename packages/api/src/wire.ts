@@ -81,7 +81,10 @@ function frames(input: FrameInput, raw: Buffer, gzipped: Buffer | undefined, opt
   return { header: snapshotHeader(input, chunks.length, raw.length, gzipped !== undefined), chunks };
 }
 
-/** The header announcing `input` in `totalChunks` chunks carrying its `totalBytes`-byte encoding (gzip'd when `compressed`). */
+/**
+ * The header announcing `input` in `totalChunks` chunks carrying its `totalBytes`-byte encoding (gzip'd when
+ * `compressed`).
+ */
 export function snapshotHeader(
   input: Omit<FrameInput, 'encoding'>,
   totalChunks: number,
@@ -173,7 +176,10 @@ export interface AssembledSnapshot {
   readonly generation: number;
   readonly hash: string;
   readonly resources: readonly Resource[];
-  /** For a delta with relative provenance (delta.provenance set): only the entries that changed, until resolveDelta rebuilds the whole list. */
+  /**
+   * For a delta with relative provenance (delta.provenance set): only the entries that changed, until resolveDelta
+   * rebuilds the whole list.
+   */
   readonly provenance: readonly Provenance[];
   /**
    * Set for a delta: `resources` are then its upserts and `hash` the announced

@@ -141,7 +141,8 @@ test('given a change touching most resources, when framed, then it goes full bec
 });
 
 test('given a small delta and a large compressible snapshot, when framed, then the choice compares the bytes as they travel (compressed)', async () => {
-  // One big changed resource in a snapshot of many similar small ones: the raw delta is smaller, but not once gzip has worked on the full one.
+  // One big changed resource in a snapshot of many similar small ones: the raw delta is smaller, but not once gzip has
+  // worked on the full one.
   const big = service('big', 1, {
     annotations: Object.fromEntries(Array.from({ length: 400 }, (_, i) => [`k${i}`, `${i * 7919}`])),
   });

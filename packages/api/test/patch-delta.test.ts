@@ -229,7 +229,8 @@ test('given a receiver that took an output full and kept its received texts, whe
 
   assert.equal(out.hash, wideAfter.hash);
   assert.equal(snapshotEncoding(out), snapshotEncoding(wideAfter));
-  // What is left to encode is the patched ServiceEntry and the rebuilt provenance list (one object per entry, and the list).
+  // What is left to encode is the patched ServiceEntry and the rebuilt provenance list (one object per entry, and the
+  // list).
   const before2 = canonicalObjectEncodeCount();
   canonicalJson(structuredClone(wideAfter.resources.find((r) => r.kind === 'ServiceEntry')));
   const patchedAlone = canonicalObjectEncodeCount() - before2;
@@ -271,7 +272,9 @@ test('given a relative provenance entry whose hash bytes are not a sha256, when 
   await assert.rejects(receive(bad, before), { code: 'MESHRELAY_ERR_SNAPSHOT_UNDECODABLE' });
 });
 
-/** Twenty clusters with a new input each since `before`, under the same agent epochs (a realistic 36-character epoch). */
+/**
+ * Twenty clusters with a new input each since `before`, under the same agent epochs (a realistic 36-character epoch).
+ */
 function twentyMoved(epoch: (i: number) => string): { base: OutputSnapshot; next: OutputSnapshot } {
   const entries = (generation: number): Provenance[] =>
     CLUSTERS.map((cluster, i) => ({

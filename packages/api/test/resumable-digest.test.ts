@@ -26,7 +26,9 @@ function entry(name: string, size: number, salt = ''): Resource {
   } as unknown as Resource);
 }
 
-/** Endpoint groups shared by the linked entries: canonical parts, some long enough to be hashed as pieces of their own. */
+/**
+ * Endpoint groups shared by the linked entries: canonical parts, some long enough to be hashed as pieces of their own.
+ */
 const GROUPS = Array.from({ length: 6 }, (_, g) =>
   canonicalPart(
     Array.from({ length: 4 + g * 3 }, (_, i) => ({
@@ -138,7 +140,10 @@ test('given lists of linked and plain entries, when digested, then a checkpoint 
   }
 });
 
-/** An input resource as the intake copies it (no parts kept); every fifth has integer-like label keys, which V8 enumerates in numeric order ("9" before "10"), not canonical. */
+/**
+ * An input resource as the intake copies it (no parts kept); every fifth has integer-like label keys, which V8
+ * enumerates in numeric order ("9" before "10"), not canonical.
+ */
 function inputResource(name: string, salt = ''): Resource {
   const labels: Record<string, string> = { app: 'a', zone: 'z' };
   if (Number(name.slice(-1)) % 5 === 0) Object.assign(labels, { '10': 'ten', '9': 'nine' });

@@ -55,7 +55,10 @@ function expectedDelta(
   };
 }
 
-/** A next list from `base`: most resources the same objects, some edited (as equal or new copies), some removed, some added. */
+/**
+ * A next list from `base`: most resources the same objects, some edited (as equal or new copies), some removed, some
+ * added.
+ */
 function change(base: readonly Resource[], rnd: (n: number) => number, step: number, frozen: boolean): Resource[] {
   const out: Resource[] = [];
   for (const r of base) {

@@ -70,7 +70,8 @@ export function createCsr(options: CsrOptions): string {
  * URI SAN spiffe://<trustDomain>/cluster/<cluster>, extKeyUsage clientAuth, random serial,
  * valid from now − 60 s for lifetimeSeconds (never past the CA's own expiry).
  * Refuses (MESHRELAY_ERR_CERTIFICATE) a CSR that is unreadable, not self-consistent, uses an RSA
- * key outside 2048–4096 bits or an exponent other than 65537, or names another cluster: the CSR is the caller's claim, the
+ * key outside 2048–4096 bits or an exponent other than 65537, or names another cluster: the CSR is the caller's claim,
+ * the
  * registration is the server's truth.
  */
 export function signClientCsr(

@@ -58,7 +58,10 @@ export function usageError(message: string): MeshrelayError {
   return new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', message);
 }
 
-/** Adds --server, the admin credential options, -o/--output and --timeout; commander shows each default and variable in --help. */
+/**
+ * Adds --server, the admin credential options, -o/--output and --timeout; commander shows each default and variable in
+ * --help.
+ */
 export function addGlobalOptions(program: Command): void {
   program
     .addOption(

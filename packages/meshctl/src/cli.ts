@@ -13,7 +13,10 @@ import { addSnapshotCommands } from './commands/snapshot.ts';
 import { addXdsCommands } from './commands/xds.ts';
 import { ApiError, describeFailure } from './http-client.ts';
 
-/** Exit codes: 0 success, 1 the server or the machine failed the request (or a check failed), 2 the command line is wrong. */
+/**
+ * Exit codes: 0 success, 1 the server or the machine failed the request (or a check failed), 2 the command line is
+ * wrong.
+ */
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;

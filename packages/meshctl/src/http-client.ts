@@ -96,7 +96,10 @@ export interface ApiClient {
   listResources(query?: ResourceQuery): Promise<ResourceView[]>;
   /** POST /api/v1/clusters/:name/contribution/release: stop carrying an absent cluster's last known contribution. */
   forgetContribution(cluster: string): Promise<{ cluster: string; inputHash: string }>;
-  /** GET /api/v1/xds/proxies: per cluster, what its agent reports of its proxies; rejects with MESHRELAY_ERR_CLUSTER_NOT_FOUND for an unknown cluster. */
+  /**
+   * GET /api/v1/xds/proxies: per cluster, what its agent reports of its proxies; rejects with
+   * MESHRELAY_ERR_CLUSTER_NOT_FOUND for an unknown cluster.
+   */
   dataPlane(cluster?: string): Promise<DataPlaneView[]>;
   health(): Promise<HealthResponse>;
   /** Resolves for both ready (200) and not ready (503) answers. */

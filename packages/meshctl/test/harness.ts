@@ -34,7 +34,10 @@ export interface MeshctlResult {
   readonly stderr: string;
 }
 
-/** Runs meshctl in this process with only the given environment variables, in an empty working directory unless `cwd` is given. */
+/**
+ * Runs meshctl in this process with only the given environment variables, in an empty working directory unless `cwd` is
+ * given.
+ */
 export async function meshctl(
   args: readonly string[],
   env: Record<string, string> = {},

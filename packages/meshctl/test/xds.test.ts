@@ -1,4 +1,7 @@
-/** meshctl xds bootstrap and proxy list: the bootstrap a workload reads, and the proxy table from an agent's /xds/proxies. */
+/**
+ * meshctl xds bootstrap and proxy list: the bootstrap a workload reads, and the proxy table from an agent's
+ * /xds/proxies.
+ */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseProxies, renderProxies } from '../src/commands/xds.ts';

@@ -35,7 +35,10 @@ const CHECK_INTERVAL_MS = 1000;
 const RECORD_HEAD =
   /^\{"cluster":("(?:[^"\\]|\\.)*"),"epoch":"(?:[^"\\]|\\.)*","generation":\d+,"hash":"([0-9a-f]{64})","resources":\[/;
 
-/** Characters of a record gathered into one piece of its body: small enough for V8's young generation (a string over ~128 KiB is allocated among old objects, where a burst of record writes wakes full collections). */
+/**
+ * Characters of a record gathered into one piece of its body: small enough for V8's young generation (a string over
+ * ~128 KiB is allocated among old objects, where a burst of record writes wakes full collections).
+ */
 const RECORD_PIECE_CHARS = 64 * 1024;
 
 /**

@@ -69,7 +69,10 @@ export interface ServerConfig {
   /** Kubeconfig file (kubernetes registry); unset = in-cluster service account. */
   readonly kubeconfig: string | undefined;
   readonly kubeContext: string | undefined;
-  /** YAML file of the management plane's Gloo Workspaces; unset = Workspace CRs (kubernetes registry) or one implicit workspace. */
+  /**
+   * YAML file of the management plane's Gloo Workspaces; unset = Workspace CRs (kubernetes registry) or one implicit
+   * workspace.
+   */
   readonly workspacesFile: string | undefined;
 }
 

@@ -23,7 +23,9 @@ function notesBySource(records: readonly DataPlaneRecord[]): Map<string, Map<str
   return notes;
 }
 
-/** `state` with the data plane's lines added: ACCEPTED becomes WARNING; worse approvals stay, with the lines appended. */
+/**
+ * `state` with the data plane's lines added: ACCEPTED becomes WARNING; worse approvals stay, with the lines appended.
+ */
 function withLines(state: ResourceState | undefined, observedGeneration: number, text: string): ResourceState {
   if (state === undefined || state.approval === 'ACCEPTED')
     return { observedGeneration, approval: 'WARNING', message: text };

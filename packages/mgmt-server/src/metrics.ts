@@ -194,7 +194,9 @@ export class RelayMetrics {
     for (const code of [...Object.keys(ERROR_CATALOGUE), OTHER_CODE]) this.outputsRefused.remove({ cluster, code });
   }
 
-  /** Counts an agent's refusal of an output; a code outside the catalogue counts as "other" (agents do not mint series). */
+  /**
+   * Counts an agent's refusal of an output; a code outside the catalogue counts as "other" (agents do not mint series).
+   */
   recordOutputRefused(cluster: string, code: string): void {
     this.outputsRefused.inc({ cluster, code: Object.hasOwn(ERROR_CATALOGUE, code) ? code : OTHER_CODE });
   }

@@ -36,7 +36,10 @@ export class OutputPersister {
     this.#pump();
   }
 
-  /** Drops a cluster's pending write (its cluster is gone); a write in flight completes, in store order before any later delete. */
+  /**
+   * Drops a cluster's pending write (its cluster is gone); a write in flight completes, in store order before any later
+   * delete.
+   */
   forget(cluster: string): void {
     this.#pending.delete(cluster);
   }

@@ -54,7 +54,10 @@ export interface WorkspacesView {
   readonly source: WorkspacesSourceKind;
   /** Names of the Workspaces in force (the translator judges each one; see their statuses). */
   readonly names: readonly string[];
-  /** Set in implicit-global mode (what that mode allows, in an operator's words) and when Workspace CRs exist but none is valid. */
+  /**
+   * Set in implicit-global mode (what that mode allows, in an operator's words) and when Workspace CRs exist but none
+   * is valid.
+   */
   readonly notice: string | null;
   /** Workspace CRs not (or only in a previous version) in force, each naming the object and field. */
   readonly problems: readonly string[];

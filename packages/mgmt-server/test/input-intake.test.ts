@@ -169,7 +169,9 @@ test('intake: given a held input, when a delta removes a run of resources and ad
   );
 });
 
-/** `store` whose input writes, once `hold()` was called, resolve only when `release()` is called (a slow Redis write). */
+/**
+ * `store` whose input writes, once `hold()` was called, resolve only when `release()` is called (a slow Redis write).
+ */
 function slowWrites(store: SnapshotStore): SnapshotStore & { hold(): void; release(): void; readonly pending: number } {
   let held = false;
   const waiting: (() => void)[] = [];

@@ -16,7 +16,10 @@ import { mtlsClient, next, openPush, registerCluster, relayTarget, startTestServ
 /** Longest pause of heartbeats or /healthz answers allowed while the snapshot is taken in (heartbeats every 100 ms). */
 const MAX_GAP_MS = 1000;
 
-/** A cluster's discovery as it looks at scale: per service a Service, an EndpointSlice of 5 and 3 Pods (~16 MiB for 9,000 services). */
+/**
+ * A cluster's discovery as it looks at scale: per service a Service, an EndpointSlice of 5 and 3 Pods (~16 MiB for
+ * 9,000 services).
+ */
 function discovered(services: number): Resource[] {
   const resources: Resource[] = [];
   for (let i = 0; i < services; i++) {

@@ -41,7 +41,9 @@ interface Pushing {
   readonly heartbeats: ResponsivenessProbe;
 }
 
-/** A server holding `resources` as cluster a's input (pushed full), and a second cluster's stream counting heartbeats. */
+/**
+ * A server holding `resources` as cluster a's input (pushed full), and a second cluster's stream counting heartbeats.
+ */
 async function pushing(t: TestContext, resources: Resource[]): Promise<Pushing> {
   const server = await startTestServer(t, [
     '--heartbeat-interval',
@@ -219,7 +221,8 @@ for (const levels of [150, 2000, 3000]) {
     async (t) => {
       const small = service('small');
       const p = await pushing(t, [service('big'), small]);
-      // The hash of the result as the sender would announce it, where it can be computed, so the depth alone is what refuses it.
+      // The hash of the result as the sender would announce it, where it can be computed, so the depth alone is what
+      // refuses it.
       let hash: string | undefined;
       try {
         hash = snap(2, [

@@ -59,7 +59,10 @@ async function ack(stream: PushStream) {
   return next(stream, (m) => m.ack ?? undefined);
 }
 
-/** A server sharing `redisUrl`, started now (nothing in its memory), with cluster "a" registered and one push stream open. */
+/**
+ * A server sharing `redisUrl`, started now (nothing in its memory), with cluster "a" registered and one push stream
+ * open.
+ */
 async function serverWithStream(
   t: TestContext,
   redisUrl: string,

@@ -75,7 +75,8 @@ test('given an agent that has its statuses, when translations change none of the
   });
   const first = received.findIndex((s) => (s.statuses ?? []).length > 0);
 
-  // Two more translations of the same inputs: the quiet RouteTable's status and the AccessPolicy's (which has notes) stay as they are.
+  // Two more translations of the same inputs: the quiet RouteTable's status and the AccessPolicy's (which has notes)
+  // stay as they are.
   await server.loop.runNow();
   await server.loop.runNow();
   const routeTableGeneration = (s: relay.v1.IResourceStatuses) =>

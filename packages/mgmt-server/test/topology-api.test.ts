@@ -33,7 +33,10 @@ function checkoutEndpoints(ip: string): Resource {
   });
 }
 
-/** Registers `cluster`, opens its push stream and pushes `resources`; the stream stays open (the cluster is connected) until ended. */
+/**
+ * Registers `cluster`, opens its push stream and pushes `resources`; the stream stays open (the cluster is connected)
+ * until ended.
+ */
 async function connect(
   t: TestContext,
   server: TestServer,

@@ -41,7 +41,10 @@ async function screenshot(page: Page, name: string): Promise<void> {
   await saveScreenshot(page, 'ui', name);
 }
 
-/** Pushes one input snapshot for a cluster through a real mTLS relay client (registering it first without a token); returns the input hash. */
+/**
+ * Pushes one input snapshot for a cluster through a real mTLS relay client (registering it first without a token);
+ * returns the input hash.
+ */
 async function pushInput(t: TestContext, server: TestServer, name: string, token?: string): Promise<string> {
   const identity = await register(server, name, token ?? (await server.registry.register(name, {})).token);
   const stream = openPush(mtlsClient(t, server, identity));

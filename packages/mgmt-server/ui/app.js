@@ -73,7 +73,9 @@ function formatCountdown(iso) {
 // technology: inside a role="alert" banner every change would re-announce the
 // whole banner. The absolute time is always there for a screen reader.
 
-/** A relative time ("5 s ago") kept current by the clock tick; the absolute time is in its title and for screen readers. */
+/**
+ * A relative time ("5 s ago") kept current by the clock tick; the absolute time is in its title and for screen readers.
+ */
 function ago(iso) {
   return [
     h(
@@ -526,7 +528,8 @@ function clusterRow(c, selected, missing) {
       'data-cluster': c.name,
       class: [selected ? 'selected' : '', missing ? 'missing' : ''].join(' ').trim() || null,
       onclick: (ev) => {
-        // A click on the link navigates by itself; a drag that selected text (a hash to copy) is not a click on the row.
+        // A click on the link navigates by itself; a drag that selected text (a hash to copy) is not a click on the
+        // row.
         if (ev.target instanceof Element && ev.target.closest('a')) return;
         if (getSelection()?.toString()) return;
         location.hash = href;

@@ -154,7 +154,9 @@ function labelAt(x1, a, mid, x2, b) {
   return { x: Math.round(x), y: Math.round(y - 5) };
 }
 
-/** A cubic curve from the right side of one node to the left side of the next layer's node, labelled when not current. */
+/**
+ * A cubic curve from the right side of one node to the left side of the next layer's node, labelled when not current.
+ */
 function edgePath(e, pos, names, labelled) {
   const [x1, y1, x2, y2] =
     e.role === 'export'
@@ -249,7 +251,10 @@ function drawing(view) {
   );
 }
 
-/** What needs a look, one line per cluster and concern, in words: the drawing's text alternative for what matters in an incident. */
+/**
+ * What needs a look, one line per cluster and concern, in words: the drawing's text alternative for what matters in an
+ * incident.
+ */
 function attention(view) {
   const consumes = (name) => view.edges.filter((e) => e.role === 'consume' && e.to === name).length;
   const exports = (name) => view.edges.filter((e) => e.role === 'export' && e.from === name).length;

@@ -1,6 +1,7 @@
 // Revocation with the `kubernetes` registry backend: the token Secret is rotated with no
 // overlap, then the KubernetesCluster CR gets spec.revokeCertificatesBefore (a compare-and-set
-// write, kubernetes-spec-change.ts, so it composes with other spec edits). Every replica's informer sees the CR change. Used by the
+// write, kubernetes-spec-change.ts, so it composes with other spec edits). Every replica's informer sees the CR change.
+// Used by the
 // server's registry and by `meshctl cluster revoke --kubeconfig`.
 
 import type { KubernetesClusterObject, KubernetesRegistryApis } from './kubernetes-objects.ts';

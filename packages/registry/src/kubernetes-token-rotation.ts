@@ -32,7 +32,8 @@ export class KubernetesTokenRotation {
 
   /**
    * Issues a new token for the cluster incarnation `owner`; the current one stays valid for the
-   * overlap window (`overlapSeconds`, default the configured one; 0 voids it at once). Throws MESHRELAY_ERR_UNAVAILABLE when the API fails or rotations keep colliding.
+   * overlap window (`overlapSeconds`, default the configured one; 0 voids it at once). Throws MESHRELAY_ERR_UNAVAILABLE
+   * when the API fails or rotations keep colliding.
    */
   async rotate(
     owner: { name: string; uid: string },

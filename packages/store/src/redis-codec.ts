@@ -31,7 +31,9 @@ export interface StoreKeys {
   input(cluster: string): string;
   /** An input as a hash of one field per resource (format 2; see redis-input-parts.ts). */
   inputParts(cluster: string): string;
-  /** A small hash (epoch, generation) kept beside each input value, so a conditional write need not decode the value. */
+  /**
+   * A small hash (epoch, generation) kept beside each input value, so a conditional write need not decode the value.
+   */
   inputVersion(cluster: string): string;
   /** An output in the whole-value layout (format 1): still read, replaced on the next write. */
   output(cluster: string): string;

@@ -125,7 +125,10 @@ export class InputParts {
     return value === null ? null : utf8InSlices(value);
   }
 
-  /** Writes the input unless Redis holds a newer one: the changed resources over this replica's last write when Redis still holds it, else whole. */
+  /**
+   * Writes the input unless Redis holds a newer one: the changed resources over this replica's last write when Redis
+   * still holds it, else whole.
+   */
   async write(snapshot: InputSnapshot, mode: InputPartsMode): Promise<InputWriteResult> {
     const { cluster } = snapshot;
     const base = this.#written.get(cluster);

@@ -60,7 +60,9 @@ interface Table<T> {
   /** Clusters whose memory state (a snapshot or its absence) Redis has not seen. */
   readonly dirty: Set<string>;
   key(cluster: string): string;
-  /** What Redis holds for each cluster (the store asks for one at a time): a format-1 value, an output's parts, or null. */
+  /**
+   * What Redis holds for each cluster (the store asks for one at a time): a format-1 value, an output's parts, or null.
+   */
   fetch(clusters: readonly string[]): Promise<(Raw | null)[]>;
   decode(raw: Raw, cluster: string): Promise<Decoded<T>>;
   /** Writes the snapshot; returns the mutation number of an entry adopted from Redis instead, if any. */

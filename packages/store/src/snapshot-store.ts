@@ -63,7 +63,10 @@ export interface SnapshotStore {
    */
   inputVersion(cluster: string): Promise<InputVersion | undefined>;
 
-  /** Every input held in memory now: a new map per call (the caller may change the map, not the snapshots). Never touches Redis. */
+  /**
+   * Every input held in memory now: a new map per call (the caller may change the map, not the snapshots). Never
+   * touches Redis.
+   */
   memoryInputs(): ReadonlyMap<string, InputSnapshot>;
 
   /**
@@ -72,7 +75,9 @@ export interface SnapshotStore {
    */
   loadInputs(clusters: readonly string[]): Promise<ReadonlyMap<string, InputSnapshot>>;
 
-  /** Removes the cluster's input from memory and Redis and tells the other replicas. Redis down: kept for write-back. */
+  /**
+   * Removes the cluster's input from memory and Redis and tells the other replicas. Redis down: kept for write-back.
+   */
   deleteInput(cluster: string): Promise<void>;
 
   /**

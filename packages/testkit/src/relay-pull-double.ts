@@ -15,7 +15,9 @@ export interface RelayPullDouble {
   readonly address: string;
   /** Acks the agent sent, in order. */
   readonly acks: readonly relay.v1.IAck[];
-  /** Longest time between two of the agent's heartbeats (or since the last one) since reset(), ms, and how many arrived. */
+  /**
+   * Longest time between two of the agent's heartbeats (or since the last one) since reset(), ms, and how many arrived.
+   */
   heartbeatWindow(): { readonly maxGapMs: number; readonly count: number };
   resetHeartbeats(): void;
   /** Resolves once an agent opened a Pull stream and said hello. */

@@ -1,4 +1,5 @@
-// AccessPolicy targets chosen by selectors: Services (applyToDestinations of kind SERVICE) and workloads (applyToWorkloads) in every cluster.
+// AccessPolicy targets chosen by selectors: Services (applyToDestinations of kind SERVICE) and workloads
+// (applyToWorkloads) in every cluster.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Resource } from '@meshrelay/api';

@@ -50,7 +50,10 @@ export function reviewsDestination(name = 'reviews-global'): Resource {
   });
 }
 
-/** cluster-a: reviews (2 pods), gateway 203.0.113.10, the VirtualDestination; cluster-b: reviews (1 pod), gateway 203.0.113.20. */
+/**
+ * cluster-a: reviews (2 pods), gateway 203.0.113.10, the VirtualDestination; cluster-b: reviews (1 pod), gateway
+ * 203.0.113.20.
+ */
 export function twoClusterMesh(): Map<string, Resource[]> {
   return new Map([
     [

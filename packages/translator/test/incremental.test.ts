@@ -42,7 +42,9 @@ function securityText(outputs: ReadonlyMap<string, readonly ProducedOutput[]>): 
   );
 }
 
-/** Asserts the engine's result equals the full recompute's: outputs byte for byte, problems, statuses, security outputs. */
+/**
+ * Asserts the engine's result equals the full recompute's: outputs byte for byte, problems, statuses, security outputs.
+ */
 function assertSameResult(engine: TranslationResult, full: TranslationResult, context: string): void {
   assert.deepEqual([...engine.outputs.keys()], [...full.outputs.keys()], `${context}: output clusters`);
   for (const [cluster, expected] of full.outputs) {
@@ -284,7 +286,8 @@ describe('IncrementalTranslator reuse', () => {
     inputs.set('cluster-b', snapshotOf('b', ['10.2.0.1', '10.2.0.9'], ['10.2.1.1']));
     const encodings = canonicalEncodingCount();
     const after = await engine.run(inputOf(inputs));
-    // The ServiceEntry's canonical copy and its annotated copy; the other clusters reach cluster-b through its gateway (unchanged weight).
+    // The ServiceEntry's canonical copy and its annotated copy; the other clusters reach cluster-b through its gateway
+    // (unchanged weight).
     assert.equal(canonicalEncodingCount() - encodings, 2);
     assert.equal(after.outputs.get('cluster-a')?.resources, before.outputs.get('cluster-a')?.resources);
     assert.equal(after.outputs.get('cluster-c')?.resources, before.outputs.get('cluster-c')?.resources);
@@ -320,7 +323,8 @@ describe('IncrementalTranslator reuse', () => {
   });
 
   it('given two AccessPolicies whose outputs share a name in cluster-a, when an endpoint changes only in cluster-b, then cluster-a still reports the duplicate as a full translation does', async () => {
-    // "p" in shop on bookinfo/reviews and "p-shop" in bookinfo on the same Service both name their output p-shop-reviews-ap.
+    // "p" in shop on bookinfo/reviews and "p-shop" in bookinfo on the same Service both name their output
+    // p-shop-reviews-ap.
     const policy = (name: string, namespace: string): Resource =>
       buildGloo('AccessPolicy', {
         name,

@@ -3,7 +3,8 @@
  *
  * Golden case input format (test/testdata/<case>/input.yaml): multi-document YAML. A comment
  * line `# cluster: NAME` at the start of a document puts that document and the ones after it
- * into NAME's input snapshot, until the next such line. `# vip: <namespace>/<name> <address>` lines give VIP allocations and
+ * into NAME's input snapshot, until the next such line. `# vip: <namespace>/<name> <address>` lines give VIP
+ * allocations and
  * `# cluster-info: NAME key=value ...` lines (trustDomain, network, clusterDomain) give
  * ClusterInfo fields (`labels=k:v;k2:v2` gives its labels). Documents under `# cluster: management`
  * are the management plane's Workspaces.

@@ -103,7 +103,9 @@ function localityMatches(pattern: string, g: LocalityGroup): boolean {
   return parts.every((p, i) => p === '*' || p === own[i]);
 }
 
-/** distribute: the proxy's matching `from` rule gives each `to` pattern a share, split among the localities it matches. */
+/**
+ * distribute: the proxy's matching `from` rule gives each `to` pattern a share, split among the localities it matches.
+ */
 function applyDistribute(
   proxy: ProxyLocality,
   groups: LocalityGroup[],

@@ -140,7 +140,9 @@ export class AppliedOutputStore {
     return JSON.parse(text) as Resource;
   }
 
-  /** Deletes content files (and the earlier release's whole-output file) that the manifest just written does not name. */
+  /**
+   * Deletes content files (and the earlier release's whole-output file) that the manifest just written does not name.
+   */
   async #collect(keep: ReadonlySet<string>): Promise<void> {
     const stored = this.#stored as Set<string>;
     const stale = [...stored].filter((d) => !keep.has(d));

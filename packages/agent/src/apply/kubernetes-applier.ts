@@ -29,7 +29,10 @@ export interface KubernetesApplierOptions {
   readonly fieldManager?: string;
   /** Requests in flight at once (default 8). */
   readonly concurrency?: number;
-  /** Pacing of background re-applies of an output that failed (default 1 s doubling to 60 s, full jitter); false = no retry. */
+  /**
+   * Pacing of background re-applies of an output that failed (default 1 s doubling to 60 s, full jitter); false = no
+   * retry.
+   */
   readonly retry?: BackoffOptions | false;
   /** Per-request timeout (default 30 s). */
   readonly requestTimeoutMs?: number;
@@ -132,7 +135,10 @@ export class KubernetesOutputApplier implements OutputApplier {
     });
   }
 
-  /** Drops the pending retry and waits for an apply in progress; apply() may be called again afterwards (a new leadership term). */
+  /**
+   * Drops the pending retry and waits for an apply in progress; apply() may be called again afterwards (a new
+   * leadership term).
+   */
   async stop(): Promise<void> {
     this.#desired = undefined;
     clearTimeout(this.#retryTimer);
@@ -182,7 +188,10 @@ export class KubernetesOutputApplier implements OutputApplier {
     }, delay);
   }
 
-  /** Applies what changed since this term's last complete apply (everything without one), then prunes if the set of resources changed. */
+  /**
+   * Applies what changed since this term's last complete apply (everything without one), then prunes if the set of
+   * resources changed.
+   */
   async #applyAndPrune(output: AppliedOutput, digests: readonly string[]): Promise<ApplyReport> {
     const applied = this.#applied;
     const ids = output.resources.map(resourceId);

@@ -17,6 +17,9 @@ export interface OutputApplier {
    * does not match or any part of it could not be applied.
    */
   apply(output: AppliedOutput): Promise<boolean>;
-  /** Cancels background work (retries) and waits for an apply in progress; idempotent, and apply() works again afterwards. */
+  /**
+   * Cancels background work (retries) and waits for an apply in progress; idempotent, and apply() works again
+   * afterwards.
+   */
   stop(): Promise<void>;
 }

@@ -40,7 +40,10 @@ export class FileOutputWriter implements OutputApplier {
   /** The version this writer last installed (what `current` serves) and the one before it. */
   #version: VersionFiles | undefined;
   #previous: VersionFiles | undefined;
-  /** The UTF-8 canonical encoding of each resource of the held output, by content hash (snapshot.json is gathered from them). */
+  /**
+   * The UTF-8 canonical encoding of each resource of the held output, by content hash (snapshot.json is gathered from
+   * them).
+   */
   #encodingByDigest = new Map<string, Buffer>();
   #queue: Promise<unknown> = Promise.resolve();
 
@@ -202,7 +205,10 @@ function versionLinkTarget(hash: string): string {
   return path.join(VERSIONS_DIR, hash);
 }
 
-/** The file name of each resource of a version, in order: `<kind>.<namespace>.<name>.yaml`, the apiVersion in front for a second kind of that name. */
+/**
+ * The file name of each resource of a version, in order: `<kind>.<namespace>.<name>.yaml`, the apiVersion in front for
+ * a second kind of that name.
+ */
 function resourceFileNames(resources: readonly Resource[]): string[] {
   const used = new Set<string>();
   return resources.map((resource) => {

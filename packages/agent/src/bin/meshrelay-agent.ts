@@ -33,7 +33,10 @@ const logger = pino({
 });
 const agent = buildOrExit();
 
-/** The agent, or exit 2 when a backend or the leader election cannot be set up from the config (e.g. an unreadable kubeconfig). */
+/**
+ * The agent, or exit 2 when a backend or the leader election cannot be set up from the config (e.g. an unreadable
+ * kubeconfig).
+ */
 function buildOrExit(): Agent {
   try {
     return new Agent(config, logger);

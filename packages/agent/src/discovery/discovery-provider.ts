@@ -18,6 +18,9 @@ export interface DiscoveryProvider {
   readonly current: InputSnapshot | undefined;
   /** Problems of the latest read, in a stable order (a new array per read; do not mutate). */
   readonly problems: readonly InputProblem[];
-  /** Registers a listener called with every NEW snapshot (new content ⇒ generation + 1). Returns an unsubscribe function. */
+  /**
+   * Registers a listener called with every NEW snapshot (new content ⇒ generation + 1). Returns an unsubscribe
+   * function.
+   */
   onSnapshot(listener: (snapshot: InputSnapshot) => void): () => void;
 }

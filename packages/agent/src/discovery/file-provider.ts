@@ -24,7 +24,10 @@ export interface FileProviderOptions {
   readonly logger: Logger;
   /** Quiet time after the last change before a new snapshot is built (default 100 ms). */
   readonly debounceMs?: number;
-  /** Safety rescan period: stats every file (reads only changed ones), for watch events the platform drops (default 60 s). */
+  /**
+   * Safety rescan period: stats every file (reads only changed ones), for watch events the platform drops (default 60
+   * s).
+   */
   readonly rescanIntervalMs?: number;
   /** Follow changes with fs.watch (default true); without it only the periodic rescan notices changes. */
   readonly watch?: boolean;
@@ -125,7 +128,10 @@ export class FileDiscoveryProvider implements DiscoveryProvider {
     await this.#scanning;
   }
 
-  /** Stats the whole directory now (serialized with any scan in progress), reads what changed and publishes a snapshot if content changed. */
+  /**
+   * Stats the whole directory now (serialized with any scan in progress), reads what changed and publishes a snapshot
+   * if content changed.
+   */
   async rescan(): Promise<void> {
     this.#pendingAll = true;
     return this.#drain();

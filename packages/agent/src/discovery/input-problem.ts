@@ -14,7 +14,10 @@ export interface InputProblem {
    * the kubernetes provider.
    */
   readonly file: string;
-  /** 0-based index of the YAML document (or JSON array item) in the file; -1 when the whole file (or an API object) is meant. */
+  /**
+   * 0-based index of the YAML document (or JSON array item) in the file; -1 when the whole file (or an API object) is
+   * meant.
+   */
   readonly document: number;
   /** Dotted field path inside the document ('' when the document itself is unreadable). */
   readonly path: string;

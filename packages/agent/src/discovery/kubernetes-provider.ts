@@ -25,11 +25,16 @@ export interface KubernetesProviderOptions {
   readonly logger: Logger;
   /** Namespaces to watch; empty or undefined = all. Nodes are cluster-scoped and always watched. */
   readonly namespaces?: readonly string[];
-  /** Where Istio's mesh config ConfigMap `istio` is, for the trust domain (default istio-system; watched whatever `namespaces` says). */
+  /**
+   * Where Istio's mesh config ConfigMap `istio` is, for the trust domain (default istio-system; watched whatever
+   * `namespaces` says).
+   */
   readonly istioNamespace?: string;
   /** Quiet time after the last change before a new snapshot is built (default 100 ms). */
   readonly debounceMs?: number;
-  /** How long start() waits for every kind's first list (default 120 s, like controller-runtime's cache sync timeout). */
+  /**
+   * How long start() waits for every kind's first list (default 120 s, like controller-runtime's cache sync timeout).
+   */
   readonly syncTimeoutMs?: number;
   /** Retry pacing after list/watch errors. */
   readonly backoff?: BackoffOptions;
@@ -84,7 +89,9 @@ export class KubernetesDiscoveryProvider implements DiscoveryProvider {
     return this.#problems;
   }
 
-  /** The trust domain Istio's mesh config sets (the last good one while it is malformed); undefined = Istio's default. */
+  /**
+   * The trust domain Istio's mesh config sets (the last good one while it is malformed); undefined = Istio's default.
+   */
   get trustDomain(): string | undefined {
     return this.#trustDomain;
   }
@@ -156,7 +163,10 @@ export class KubernetesDiscoveryProvider implements DiscoveryProvider {
     this.#build();
   }
 
-  /** Stops every informer; a start() still waiting for the first lists rejects. Idempotent; a stopped provider is not restarted. */
+  /**
+   * Stops every informer; a start() still waiting for the first lists rejects. Idempotent; a stopped provider is not
+   * restarted.
+   */
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#abortStart?.();
@@ -239,7 +249,10 @@ export class KubernetesDiscoveryProvider implements DiscoveryProvider {
     };
   }
 
-  /** Conversions are cached per API object (a changed object is a new object), so a rebuild re-validates only what changed. */
+  /**
+   * Conversions are cached per API object (a changed object is a new object), so a rebuild re-validates only what
+   * changed.
+   */
   #convert(obj: KubernetesObject, kind: KubeKind): InputConversion {
     let conversion = this.#conversions.get(obj);
     if (!conversion) {

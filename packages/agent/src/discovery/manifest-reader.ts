@@ -3,7 +3,10 @@ import path from 'node:path';
 import type { InputProblem } from './input-problem.ts';
 import { parseManifest, type ParsedManifest, type ResourceValidator } from './manifest-parser.ts';
 
-/** What the file provider accepts from its directory (flags --max-manifest-file-bytes, --max-manifests-bytes, --follow-external-symlinks). */
+/**
+ * What the file provider accepts from its directory (flags --max-manifest-file-bytes, --max-manifests-bytes,
+ * --follow-external-symlinks).
+ */
 export interface ManifestLimits {
   /** Largest manifest file read; a larger one is refused before it is read. */
   readonly maxFileBytes: number;

@@ -17,7 +17,10 @@ export const MESH_CONFIG_NAME = 'istio';
 
 /** What the mesh config gives the snapshot now. */
 export interface MeshConfigReading {
-  /** The trust domain in force: the mesh config's, the last good one when it is malformed, else undefined (Istio's default). */
+  /**
+   * The trust domain in force: the mesh config's, the last good one when it is malformed, else undefined (Istio's
+   * default).
+   */
   readonly trustDomain: string | undefined;
   /** The mesh config resource for the snapshot, when a trust domain is in force. */
   readonly resource: Resource | undefined;

@@ -14,7 +14,10 @@ export interface LeaderDutiesOptions {
   readonly logger: Logger;
   /** Told about every change of leadership (for metrics); must not throw. */
   readonly onLeadershipChange?: (leader: boolean) => void;
-  /** After the duties failed to start, the replica hands the lease on and campaigns again after this long (default 15 s). */
+  /**
+   * After the duties failed to start, the replica hands the lease on and campaigns again after this long (default 15
+   * s).
+   */
   readonly retryAfterFailureMs?: number;
 }
 

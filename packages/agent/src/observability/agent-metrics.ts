@@ -25,7 +25,8 @@ export function createAgentMetrics(cluster: string, options: AgentMetricsOptions
   const problems = options.inputProblems;
   const registry = new Registry();
   registry.setDefaultLabels({ cluster });
-  // Event-loop delay sampled every 100 ms rather than prom-client's 10 ms: a stall is still seen, and an idle agent wakes 10 times less.
+  // Event-loop delay sampled every 100 ms rather than prom-client's 10 ms: a stall is still seen, and an idle agent
+  // wakes 10 times less.
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 100 });
   const registers = [registry];
   return {

@@ -447,7 +447,9 @@ export class RelayClient {
     this.#opts.events?.onSnapshotAcked?.(snapshot, ack);
   }
 
-  /** Renews the client certificate over `client`; returns the outcome that ends the session, or undefined to carry on. */
+  /**
+   * Renews the client certificate over `client`; returns the outcome that ends the session, or undefined to carry on.
+   */
   async #renew(client: Client): Promise<SessionOutcome | undefined> {
     if (this.#renewing) return undefined;
     this.#renewing = true;
@@ -488,7 +490,10 @@ export class RelayClient {
   }
 }
 
-/** Wait after a go-away: at least the hint (never 0, so a server cannot cause a tight loop), plus jitter up to a quarter of it. */
+/**
+ * Wait after a go-away: at least the hint (never 0, so a server cannot cause a tight loop), plus jitter up to a quarter
+ * of it.
+ */
 function goAwayDelayMs(retryAfterMs: number, backoffCeilingMs: number): number {
   const hint = Math.max(retryAfterMs, 50);
   return hint + fullJitter(Math.min(hint / 4, backoffCeilingMs));

@@ -12,7 +12,9 @@ import {
   type StatusWriter,
 } from './resource-status.ts';
 
-/** The directory, inside the manifests directory, that holds the status files (a dot-directory: never read as input). */
+/**
+ * The directory, inside the manifests directory, that holds the status files (a dot-directory: never read as input).
+ */
 export const STATUS_DIR = '.meshrelay-status';
 
 const HEADER =
@@ -20,7 +22,8 @@ const HEADER =
 
 /**
  * The `file` provider's status writer: one `<Kind>.<namespace>.<name>.yaml` in its directory
- * (`statusDir`, by default `<manifests>/.meshrelay-status`) per Gloo resource, holding its identity and `status` (never the manifest's content). Each file is
+ * (`statusDir`, by default `<manifests>/.meshrelay-status`) per Gloo resource, holding its identity and `status` (never
+ * the manifest's content). Each file is
  * written to a temporary name and renamed, so a reader sees the old or the new file, never a partial
  * one. Files of resources no longer reported are removed. The file provider skips dot-directories,
  * so these files are never read back as input. observedGeneration is the manifest's own

@@ -106,7 +106,9 @@ async function guard(path: string, write: () => Promise<void>): Promise<void> {
   }
 }
 
-/** The `meshrelay-agent` command line for a cluster; placeholders in <angle brackets> stand for files not written here. */
+/**
+ * The `meshrelay-agent` command line for a cluster; placeholders in <angle brackets> stand for files not written here.
+ */
 export function agentCommandLine(cluster: string, relay: RelayEndpoint, written: WrittenFiles): string {
   const word = (path: string | undefined, placeholder: string): string =>
     path === undefined ? placeholder : shellQuote(path);

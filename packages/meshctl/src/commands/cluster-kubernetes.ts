@@ -35,7 +35,10 @@ export const DEFAULT_TOKEN_TTL_SECONDS = 604_800;
 /** --token-ttl's help text. */
 export const TOKEN_TTL_HELP = 'a duration (12h, 7d) or bare seconds, at least 1m';
 
-/** --token-ttl in seconds: a duration (12h, 7d) or bare seconds, whole seconds, at least a minute; a usage error otherwise. */
+/**
+ * --token-ttl in seconds: a duration (12h, 7d) or bare seconds, whole seconds, at least a minute; a usage error
+ * otherwise.
+ */
 export function parseTokenTtl(raw: string | undefined): number {
   const ttl = parseDuration(raw ?? '', 60_000, 's');
   if ('error' in ttl) throw usageError(`--token-ttl: ${ttl.error}`);

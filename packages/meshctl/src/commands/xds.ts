@@ -122,7 +122,9 @@ export function rowsOfDataPlane(views: readonly DataPlaneView[]): ProxyRow[] {
   );
 }
 
-/** One line per cluster that has something to say beyond its proxies: not reporting, disconnected, clipped, findings. */
+/**
+ * One line per cluster that has something to say beyond its proxies: not reporting, disconnected, clipped, findings.
+ */
 export function dataPlaneNotes(views: readonly DataPlaneView[], now: Date): string {
   const lines: string[] = [];
   for (const v of views) {

@@ -9,7 +9,9 @@ import type { OutputHub } from '../output-hub.ts';
 import type { SharedHeldOutputs } from '../shared-held-outputs.ts';
 import type { TranslationLoop } from '../translation-loop.ts';
 
-/** Istio's endpoint label naming the cluster an endpoint is in; the translator sets it on every ServiceEntry endpoint. */
+/**
+ * Istio's endpoint label naming the cluster an endpoint is in; the translator sets it on every ServiceEntry endpoint.
+ */
 const ENDPOINT_CLUSTER_LABEL = 'topology.istio.io/cluster';
 const DESTINATION_SOURCE_PREFIX = 'VirtualDestination/';
 
@@ -20,7 +22,10 @@ const DESTINATION_SOURCE_PREFIX = 'VirtualDestination/';
  */
 export type ContributionState = 'current' | 'stale' | 'carried' | 'none';
 
-/** How a consumer receives a destination: its agent is connected, its output is held by the blast-radius guard, or its agent is away. */
+/**
+ * How a consumer receives a destination: its agent is connected, its output is held by the blast-radius guard, or its
+ * agent is away.
+ */
 export type DeliveryState = 'current' | 'held' | 'disconnected';
 
 export interface TopologyCluster {
@@ -54,7 +59,10 @@ export interface TopologyDestination {
   readonly hosts: readonly string[];
 }
 
-/** exporter → destination (`export`: the cluster's endpoints back it) or destination → consumer (`consume`: the cluster's output holds it). */
+/**
+ * exporter → destination (`export`: the cluster's endpoints back it) or destination → consumer (`consume`: the
+ * cluster's output holds it).
+ */
 export interface TopologyEdge {
   readonly role: 'export' | 'consume';
   readonly from: string;
@@ -81,7 +89,9 @@ export interface TopologyDeps {
   readonly replica: string;
 }
 
-/** One VirtualDestination as one consumer's output holds it: its ServiceEntry's hosts and the clusters of its endpoints. */
+/**
+ * One VirtualDestination as one consumer's output holds it: its ServiceEntry's hosts and the clusters of its endpoints.
+ */
 interface DestinationUse {
   readonly id: string;
   readonly hosts: readonly string[];

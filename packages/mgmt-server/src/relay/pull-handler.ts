@@ -37,7 +37,9 @@ export function handlePull(ctx: RelayContext, call: PullCall): void {
   /** Hash of the last output the agent refused: not sent again until another output came. */
   let refused: string | undefined;
   const unsubscribes: (() => void)[] = [];
-  /** The cluster, once its agent reported its data plane on this stream (its record is marked disconnected at the end). */
+  /**
+   * The cluster, once its agent reported its data plane on this stream (its record is marked disconnected at the end).
+   */
   let reportedBy: string | undefined;
   const sender = new OutputSender(ctx.limits.chunkBytes);
 

@@ -92,7 +92,10 @@ function routeRow(rt: Owned<RouteTableSpec>, ctx: CandidateContext): MemoRow {
   return row;
 }
 
-/** Memo hits between two yields of a loop over units (a hit costs well under a microsecond; a unit built yields at once). */
+/**
+ * Memo hits between two yields of a loop over units (a hit costs well under a microsecond; a unit built yields at
+ * once).
+ */
 const HITS_PER_YIELD = 32;
 
 const contextKey = (c: ClusterContext | undefined): string =>
@@ -100,7 +103,10 @@ const contextKey = (c: ClusterContext | undefined): string =>
 
 /** What the ServiceEntry of one VirtualDestination reads besides its consumer (the same for every consumer). */
 interface EntryPlan {
-  /** The memo row of the ServiceEntry units, one per consumer: its group digests everything below and the model's identity. */
+  /**
+   * The memo row of the ServiceEntry units, one per consumer: its group digests everything below and the model's
+   * identity.
+   */
   readonly row: MemoRow;
   readonly vip: string | undefined;
   readonly subsetKeys: readonly string[];

@@ -145,7 +145,10 @@ class Generations<V> {
   }
 }
 
-/** `next` as `buildOutputSnapshot` keeps it (plain copies sorted by cluster), made once per list: every cluster's output has the same. */
+/**
+ * `next` as `buildOutputSnapshot` keeps it (plain copies sorted by cluster), made once per list: every cluster's output
+ * has the same.
+ */
 const sortedProvenance = new WeakMap<readonly Provenance[], readonly Provenance[]>();
 
 function sortedCopy(next: readonly Provenance[]): readonly Provenance[] {

@@ -181,7 +181,9 @@ function gatewayOfService(
   return { address, port: number };
 }
 
-/** Picks the east-west gateway a cluster declares: the first Service labelled istio=eastwestgateway that has an address. */
+/**
+ * Picks the east-west gateway a cluster declares: the first Service labelled istio=eastwestgateway that has an address.
+ */
 function findEastWestGateway(services: readonly Resource[]): EastWestGateway | undefined {
   for (const r of services) {
     if (r.metadata.labels?.[EAST_WEST_GATEWAY_LABEL.key] !== EAST_WEST_GATEWAY_LABEL.value) continue;

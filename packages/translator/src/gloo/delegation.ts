@@ -8,7 +8,9 @@ import type { DelegateAction, HttpRequestMatcher, HttpRoute, RouteTableSpec } fr
 import type { Owned } from './inventory.ts';
 import { matchesObjectSelector } from './selectors.ts';
 
-/** The route tables a delegate action selects (a selector without namespace means the parent's), by weight then name. */
+/**
+ * The route tables a delegate action selects (a selector without namespace means the parent's), by weight then name.
+ */
 export function delegatedTables(
   parent: Owned<RouteTableSpec>,
   action: DelegateAction,

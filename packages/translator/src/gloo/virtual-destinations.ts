@@ -59,7 +59,10 @@ function findServicePort(service: ServiceInfo, port: VirtualDestinationPort): Se
   return service.ports.find((p) => p.port === number);
 }
 
-/** The port an endpoint listens on for a Service port: the EndpointSlice port of the same name, else a numeric targetPort. */
+/**
+ * The port an endpoint listens on for a Service port: the EndpointSlice port of the same name, else a numeric
+ * targetPort.
+ */
 function endpointPort(endpoint: ServiceEndpoint, servicePort: ServicePort): number | undefined {
   const named = endpoint.ports.get(servicePort.name);
   if (named !== undefined) return named;

@@ -109,7 +109,8 @@ function selectedServices(policy: Owned<AccessPolicySpec>, ctx: AccessContext): 
       .flatMap((index) => index.services)
       .filter((svc) => svc.workspace === policy.workspace));
   if (selectors.length === 0) return all();
-  // A selector with labels looks at the Services that carry its first label (each cluster's label index), not at all of them.
+  // A selector with labels looks at the Services that carry its first label (each cluster's label index), not at all of
+  // them.
   const selected = (selector: ObjectSelector | undefined): ServiceInfo[] =>
     ctx.indexes.flatMap((index) =>
       selectorCandidates(index, [selector ?? {}]).filter(

@@ -37,7 +37,10 @@ function clusterRefs(rt: Owned<RouteTableSpec>): DestinationReference[] {
   );
 }
 
-/** The implicit VirtualDestinations of every `ref.cluster` Service destination, owned by the first route table naming each. */
+/**
+ * The implicit VirtualDestinations of every `ref.cluster` Service destination, owned by the first route table naming
+ * each.
+ */
 export function clusterDestinations(
   routeTables: readonly Owned<RouteTableSpec>[],
   indexes: readonly ClusterIndex[],
@@ -71,7 +74,9 @@ export function clusterDestinations(
   return [...byKey.keys()].sort().map((k) => byKey.get(k) as Owned<VirtualDestinationSpec>);
 }
 
-/** The subsets (`ref.subset` alone: the host already holds only that cluster) each implicit VirtualDestination needs. */
+/**
+ * The subsets (`ref.subset` alone: the host already holds only that cluster) each implicit VirtualDestination needs.
+ */
 export function clusterDestinationDemands(routeTables: readonly Owned<RouteTableSpec>[]): Map<string, SubsetDemand> {
   const demands = new Map<string, SubsetDemand>();
   for (const rt of routeTables) {

@@ -16,7 +16,10 @@ import { matchesObjectSelector } from '../gloo/selectors.ts';
 import type { VirtualDestinationModel } from '../gloo/virtual-destinations.ts';
 import { fillWeights } from '../gloo/weights.ts';
 
-/** Gloo's documented OutlierDetectionPolicy defaults; also used when failover is configured without one (Istio needs it). */
+/**
+ * Gloo's documented OutlierDetectionPolicy defaults; also used when failover is configured without one (Istio needs
+ * it).
+ */
 export const DEFAULT_OUTLIER_DETECTION = {
   consecutive5xxErrors: 5,
   interval: '10s',

@@ -1,4 +1,6 @@
-/** VirtualDestination (+ FailoverPolicy, OutlierDetectionPolicy, LoadBalancerPolicy) -> DestinationRules, one per host. */
+/**
+ * VirtualDestination (+ FailoverPolicy, OutlierDetectionPolicy, LoadBalancerPolicy) -> DestinationRules, one per host.
+ */
 import { KINDS, type Resource } from '@meshrelay/api';
 import {
   loadBalancerSettings,

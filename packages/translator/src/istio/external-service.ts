@@ -38,7 +38,9 @@ function selectedEndpoints(
   return endpoints.filter((ee) => ee.namespace === es.namespace && hasLabels(ee.labels, es.spec.selector));
 }
 
-/** The ServiceEntry of an ExternalService and the ExternalEndpoints it selects (source ids), for the sources annotation. */
+/**
+ * The ServiceEntry of an ExternalService and the ExternalEndpoints it selects (source ids), for the sources annotation.
+ */
 export function buildExternalServiceEntry(
   es: Owned<ExternalServiceSpec>,
   endpoints: readonly Owned<ExternalEndpointSpec>[],

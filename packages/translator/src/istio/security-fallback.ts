@@ -11,7 +11,10 @@ import { accessPolicyOutputName, outputMetadata } from './names.ts';
 
 const STRING_FIELDS = ['name', 'namespace', 'cluster', 'workspace'] as const;
 
-/** A selector read leniently from an unvalidated body: string fields and a string label map, or undefined when unreadable. */
+/**
+ * A selector read leniently from an unvalidated body: string fields and a string label map, or undefined when
+ * unreadable.
+ */
 function looseSelector(value: unknown): Record<string, unknown> | undefined {
   if (value === undefined) return {};
   if (!isRecord(value)) return undefined;

@@ -97,7 +97,10 @@ export function subsetKeys(demand: SubsetDemand | undefined): string[] {
   return [...new Set([...demand.subsets.values()].flatMap((labels) => Object.keys(labels)))].sort();
 }
 
-/** The DestinationRule holding the subsets of a Service (`<name>-subsets` in its namespace) for one cluster's DNS domain. */
+/**
+ * The DestinationRule holding the subsets of a Service (`<name>-subsets` in its namespace) for one cluster's DNS
+ * domain.
+ */
 export function buildServiceSubsetRule(
   namespace: string,
   name: string,

@@ -79,7 +79,10 @@ export function allocateVips(
   return result;
 }
 
-/** The `<namespace>/<name>` of every VirtualDestination in the inputs, sorted and unique: the keys translate() looks VIPs up by. */
+/**
+ * The `<namespace>/<name>` of every VirtualDestination in the inputs, sorted and unique: the keys translate() looks
+ * VIPs up by.
+ */
 export function virtualDestinationKeys(inputs: ReadonlyMap<string, InputSnapshot>): string[] {
   const keys = new Set<string>();
   for (const snapshot of inputs.values()) {

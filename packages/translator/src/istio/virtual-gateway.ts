@@ -17,7 +17,9 @@ function runsIn(selector: { readonly cluster?: string } | undefined, consumer: s
   return selector?.cluster === undefined || selector.cluster === '' || selector.cluster === consumer;
 }
 
-/** `namespace/name` of the Gateways a VirtualGateway produces in `consumer` (what a VirtualService lists in `gateways`). */
+/**
+ * `namespace/name` of the Gateways a VirtualGateway produces in `consumer` (what a VirtualService lists in `gateways`).
+ */
 export function gatewayRefs(vg: Owned<VirtualGatewaySpec>, consumer: string): string[] {
   return vg.spec.workloads.flatMap((w, i) =>
     runsIn(w.selector, consumer) ? [`${vg.namespace}/${virtualGatewayOutputName(vg.name, i)}`] : [],

@@ -94,7 +94,9 @@ export function httpMatch(m: HttpRequestMatcher): Record<string, unknown> {
   return out;
 }
 
-/** The Service a reference means: in the referenced (or the route table's) cluster, else the first cluster that has it. */
+/**
+ * The Service a reference means: in the referenced (or the route table's) cluster, else the first cluster that has it.
+ */
 export function findService(
   rt: Home,
   ref: DestinationReference,
@@ -363,7 +365,9 @@ function routesOf(
   return out ? [out] : [];
 }
 
-/** MirrorPolicy -> `mirror` + `mirrorPercentage`; a mirror destination that cannot be resolved is reported and left out. */
+/**
+ * MirrorPolicy -> `mirror` + `mirrorPercentage`; a mirror destination that cannot be resolved is reported and left out.
+ */
 function mirrorFields(
   rt: Owned<RouteTableSpec>,
   policies: RoutePolicySet | undefined,

@@ -96,7 +96,9 @@ function selectsWorkspace(sel: WorkspaceObjectSelector, ws: WorkspaceInfo): bool
   );
 }
 
-/** Whether an export/import selector's resource filter lets `object` (of `kind`) through; unknown object: by kind only. */
+/**
+ * Whether an export/import selector's resource filter lets `object` (of `kind`) through; unknown object: by kind only.
+ */
 function allows(sel: WorkspaceObjectSelector, kind: ExportKind, object: Selectable | undefined): boolean {
   const resources = sel.resources ?? [];
   if (resources.length === 0) return true;
