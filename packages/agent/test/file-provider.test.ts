@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { MeshrelayError, type InputSnapshot } from '@meshrelay/api';
@@ -193,4 +193,29 @@ test('given a manifests dir that does not exist, when the provider starts, then 
       err.code === 'MESHRELAY_ERR_INVALID_CONFIG' &&
       err.message.includes('--manifests-dir'),
   );
+});
+
+test('given a manifest replaced by rename again and again, staged in its directory or elsewhere, then every replacement is noticed by the watch', async (t) => {
+  const dir = await tempDir(t);
+  await mkdir(path.join(dir, 'team'));
+  await writeFile(path.join(dir, 'svc.yaml'), serviceYaml('svc-0'));
+  await writeFile(path.join(dir, 'team', 'svc.yaml'), serviceYaml('team-0'));
+  const { published } = await startProvider(t, dir);
+  await waitFor(() => published.length >= 1, { timeoutMs: 5_000, message: 'no first snapshot' });
+  const outside = await tempDir(t);
+  for (let i = 1; i <= 6; i++) {
+    // Editors stage the new file beside the old one; other tools stage it elsewhere on the same filesystem.
+    for (const [sub, name] of [
+      ['', 'svc'],
+      ['team', 'team'],
+    ] as const) {
+      const staged = path.join(i % 2 === 0 ? outside : path.join(dir, sub), `.${name}.${i}.tmp`);
+      await writeFile(staged, serviceYaml(`${name}-${i}`));
+      await rename(staged, path.join(dir, sub, 'svc.yaml'));
+      await waitFor(() => names(published.at(-1)).includes(`Service/bookinfo/${name}-${i}`), {
+        timeoutMs: 5_000,
+        message: `replacement ${i} of ${sub || '.'}/svc.yaml was not noticed (last: ${names(published.at(-1)).join(', ')})`,
+      });
+    }
+  }
 });

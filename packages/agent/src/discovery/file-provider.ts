@@ -16,6 +16,7 @@ import {
 } from './manifest-reader.ts';
 import { assembleInputSnapshot } from './manifest-snapshot.ts';
 import { ManifestSet } from './manifest-set.ts';
+import { DirectoryWatchers } from './directory-watchers.ts';
 
 export interface FileProviderOptions {
   readonly cluster: string;
@@ -59,6 +60,7 @@ export class FileDiscoveryProvider implements DiscoveryProvider {
   #current: InputSnapshot | undefined;
   #problems: readonly InputProblem[] = [];
   #watcher: FSWatcher | undefined;
+  #directoryWatchers: DirectoryWatchers | undefined;
   #rescanTimer: NodeJS.Timeout | undefined;
   #debounceTimer: NodeJS.Timeout | undefined;
   #firstPendingChange = 0;
@@ -125,6 +127,7 @@ export class FileDiscoveryProvider implements DiscoveryProvider {
     clearTimeout(this.#debounceTimer);
     this.#watcher?.close();
     this.#watcher = undefined;
+    this.#directoryWatchers?.close();
     await this.#scanning;
   }
 
@@ -173,6 +176,18 @@ export class FileDiscoveryProvider implements DiscoveryProvider {
     }
   }
 
+  /** Follows each manifest directory on its own as well (see DirectoryWatchers); a directory new to it is scanned. */
+  #watchDirectories(set: ManifestSet): void {
+    if (this.#stopped || this.#opts.watch === false) return;
+    this.#directoryWatchers ??= new DirectoryWatchers(
+      this.#root,
+      (rel) => this.#requestScan(this.#opts.debounceMs ?? 100, rel),
+      this.#opts.logger,
+    );
+    // Files written into a directory before its watch began are found by one more scan.
+    if (this.#directoryWatchers.update(set.directories()) && this.#current) this.#requestScan(0, undefined);
+  }
+
   /**
    * Queues a path named by a watch event (a manifest: stat just it; anything
    * else, e.g. a directory or a ConfigMap's `..data` swap: stat everything)
@@ -214,6 +229,7 @@ export class FileDiscoveryProvider implements DiscoveryProvider {
       ]);
       return;
     }
+    this.#watchDirectories(set);
     if (!changed && this.#current) return;
     const { entries, problems } = set.merged();
     this.#opts.generations?.update(entries);

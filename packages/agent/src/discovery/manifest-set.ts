@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { InputProblem } from './input-problem.ts';
 import type { ManifestEntry, ParsedManifest, ResourceValidator } from './manifest-parser.ts';
 import {
@@ -91,6 +92,16 @@ export class ManifestSet {
     let changed = false;
     for (const rel of paths) changed = this.#applyStat(rel, await this.#stat(rel)) || changed;
     return { changed: (await this.#admitAndRead()) || changed };
+  }
+
+  /** The directories (relative, '' = the root) holding the manifests known now, and their parents. */
+  directories(): string[] {
+    const dirs = new Set<string>(['']);
+    for (const rel of this.#files.keys()) {
+      for (let dir = path.posix.dirname(rel); dir !== '.' && !dirs.has(dir); dir = path.posix.dirname(dir))
+        dirs.add(dir);
+    }
+    return [...dirs].sort();
   }
 
   /** The winning entries and every problem, merged in path order (see mergeManifests). */
