@@ -115,6 +115,9 @@ function command(text) {
 function update(el, data, build) {
   const signature = JSON.stringify(data);
   if (signatures.get(el) === signature) return false;
+  // Text an operator is selecting (a command to copy) stays: the new content waits until the selection ends.
+  const selection = getSelection();
+  if (selection && !selection.isCollapsed && el.contains(selection.anchorNode)) return false;
   signatures.set(el, signature);
   const focused = el.contains(document.activeElement) ? document.activeElement.id : '';
   el.replaceChildren(...nodes(build()));
