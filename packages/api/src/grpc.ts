@@ -66,4 +66,11 @@ export const RELAY_SERVICE = {
     false,
     false,
   ),
+  meshTrust: method<relay.v1.IMeshTrustRequest, relay.v1.IMeshTrustResponse>(
+    '/relay.v1.Relay/MeshTrust',
+    v1.MeshTrustRequest,
+    v1.MeshTrustResponse,
+    false,
+    false,
+  ),
 } satisfies ServiceDefinition;

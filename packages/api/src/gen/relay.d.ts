@@ -113,6 +113,20 @@ export namespace relay {
              * @returns Promise
              */
             public renew(request: relay.v1.IRenewRequest): Promise<relay.v1.RenewResponse>;
+
+            /**
+             * Calls MeshTrust.
+             * @param request MeshTrustRequest message or plain object
+             * @param callback Node-style callback called with the error, if any, and MeshTrustResponse
+             */
+            public meshTrust(request: relay.v1.IMeshTrustRequest, callback: relay.v1.Relay.MeshTrustCallback): void;
+
+            /**
+             * Calls MeshTrust.
+             * @param request MeshTrustRequest message or plain object
+             * @returns Promise
+             */
+            public meshTrust(request: relay.v1.IMeshTrustRequest): Promise<relay.v1.MeshTrustResponse>;
         }
 
         namespace Relay {
@@ -137,6 +151,13 @@ export namespace relay {
              * @param [response] RenewResponse
              */
             type RenewCallback = (error: (Error|null), response?: relay.v1.RenewResponse) => void;
+
+            /**
+             * Callback as used by {@link relay.v1.Relay#meshTrust}.
+             * @param error Error, if any
+             * @param [response] MeshTrustResponse
+             */
+            type MeshTrustCallback = (error: (Error|null), response?: relay.v1.MeshTrustResponse) => void;
         }
 
         /** Properties of a RegisterRequest. */
@@ -2917,6 +2938,405 @@ export namespace relay {
 
             /**
              * Gets the default type url for ResourceStatuses
+             * @param [typeUrlPrefix] your custom typeUrlPrefix(default "type.googleapis.com")
+             * @returns The default type url
+             */
+            public static getTypeUrl(typeUrlPrefix?: string): string;
+        }
+
+        /** Properties of a MeshTrustRequest. */
+        interface IMeshTrustRequest {
+
+            /** MeshTrustRequest intermediateCsrPem */
+            intermediateCsrPem?: (string|null);
+
+            /** MeshTrustRequest trustDomain */
+            trustDomain?: (string|null);
+
+            /** MeshTrustRequest appliedGeneration */
+            appliedGeneration?: (number|null);
+
+            /** MeshTrustRequest intermediateRootId */
+            intermediateRootId?: (string|null);
+
+            /** MeshTrustRequest intermediateNotAfterUnixMs */
+            intermediateNotAfterUnixMs?: (number|null);
+
+            /** MeshTrustRequest oldRootLeafNotAfterUnixMs */
+            oldRootLeafNotAfterUnixMs?: (number|null);
+
+            /** MeshTrustRequest workloads */
+            workloads?: (relay.v1.IWorkloadCertState[]|null);
+
+            /** MeshTrustRequest workloadsNotListed */
+            workloadsNotListed?: (number|null);
+        }
+
+        /** Represents a MeshTrustRequest. */
+        class MeshTrustRequest implements IMeshTrustRequest {
+
+            /**
+             * Constructs a new MeshTrustRequest.
+             * @param [p] Properties to set
+             */
+            constructor(p?: relay.v1.IMeshTrustRequest);
+
+            /** MeshTrustRequest intermediateCsrPem. */
+            public intermediateCsrPem: string;
+
+            /** MeshTrustRequest trustDomain. */
+            public trustDomain: string;
+
+            /** MeshTrustRequest appliedGeneration. */
+            public appliedGeneration: number;
+
+            /** MeshTrustRequest intermediateRootId. */
+            public intermediateRootId: string;
+
+            /** MeshTrustRequest intermediateNotAfterUnixMs. */
+            public intermediateNotAfterUnixMs: number;
+
+            /** MeshTrustRequest oldRootLeafNotAfterUnixMs. */
+            public oldRootLeafNotAfterUnixMs: number;
+
+            /** MeshTrustRequest workloads. */
+            public workloads: relay.v1.IWorkloadCertState[];
+
+            /** MeshTrustRequest workloadsNotListed. */
+            public workloadsNotListed: number;
+
+            /**
+             * Creates a new MeshTrustRequest instance using the specified properties.
+             * @param [properties] Properties to set
+             * @returns MeshTrustRequest instance
+             */
+            public static create(properties?: relay.v1.IMeshTrustRequest): relay.v1.MeshTrustRequest;
+
+            /**
+             * Encodes the specified MeshTrustRequest message. Does not implicitly {@link relay.v1.MeshTrustRequest.verify|verify} messages.
+             * @param m MeshTrustRequest message or plain object to encode
+             * @param [w] Writer to encode to
+             * @returns Writer
+             */
+            public static encode(m: relay.v1.IMeshTrustRequest, w?: $protobuf.Writer): $protobuf.Writer;
+
+            /**
+             * Encodes the specified MeshTrustRequest message, length delimited. Does not implicitly {@link relay.v1.MeshTrustRequest.verify|verify} messages.
+             * @param message MeshTrustRequest message or plain object to encode
+             * @param [writer] Writer to encode to
+             * @returns Writer
+             */
+            public static encodeDelimited(message: relay.v1.IMeshTrustRequest, writer?: $protobuf.Writer): $protobuf.Writer;
+
+            /**
+             * Decodes a MeshTrustRequest message from the specified reader or buffer.
+             * @param r Reader or buffer to decode from
+             * @param [l] Message length if known beforehand
+             * @returns MeshTrustRequest
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): relay.v1.MeshTrustRequest;
+
+            /**
+             * Decodes a MeshTrustRequest message from the specified reader or buffer, length delimited.
+             * @param reader Reader or buffer to decode from
+             * @returns MeshTrustRequest
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            public static decodeDelimited(reader: ($protobuf.Reader|Uint8Array)): relay.v1.MeshTrustRequest;
+
+            /**
+             * Verifies a MeshTrustRequest message.
+             * @param m Plain object to verify
+             * @returns `null` if valid, otherwise the reason why it is not
+             */
+            public static verify(m: { [k: string]: any }): (string|null);
+
+            /**
+             * Creates a MeshTrustRequest message from a plain object. Also converts values to their respective internal types.
+             * @param d Plain object
+             * @returns MeshTrustRequest
+             */
+            public static fromObject(d: { [k: string]: any }): relay.v1.MeshTrustRequest;
+
+            /**
+             * Creates a plain object from a MeshTrustRequest message. Also converts values to other types if specified.
+             * @param m MeshTrustRequest
+             * @param [o] Conversion options
+             * @returns Plain object
+             */
+            public static toObject(m: relay.v1.MeshTrustRequest, o?: $protobuf.IConversionOptions): { [k: string]: any };
+
+            /**
+             * Converts this MeshTrustRequest to JSON.
+             * @returns JSON object
+             */
+            public toJSON(): { [k: string]: any };
+
+            /**
+             * Gets the default type url for MeshTrustRequest
+             * @param [typeUrlPrefix] your custom typeUrlPrefix(default "type.googleapis.com")
+             * @returns The default type url
+             */
+            public static getTypeUrl(typeUrlPrefix?: string): string;
+        }
+
+        /** Properties of a WorkloadCertState. */
+        interface IWorkloadCertState {
+
+            /** WorkloadCertState spiffeId */
+            spiffeId?: (string|null);
+
+            /** WorkloadCertState notAfterUnixMs */
+            notAfterUnixMs?: (number|null);
+        }
+
+        /** Represents a WorkloadCertState. */
+        class WorkloadCertState implements IWorkloadCertState {
+
+            /**
+             * Constructs a new WorkloadCertState.
+             * @param [p] Properties to set
+             */
+            constructor(p?: relay.v1.IWorkloadCertState);
+
+            /** WorkloadCertState spiffeId. */
+            public spiffeId: string;
+
+            /** WorkloadCertState notAfterUnixMs. */
+            public notAfterUnixMs: number;
+
+            /**
+             * Creates a new WorkloadCertState instance using the specified properties.
+             * @param [properties] Properties to set
+             * @returns WorkloadCertState instance
+             */
+            public static create(properties?: relay.v1.IWorkloadCertState): relay.v1.WorkloadCertState;
+
+            /**
+             * Encodes the specified WorkloadCertState message. Does not implicitly {@link relay.v1.WorkloadCertState.verify|verify} messages.
+             * @param m WorkloadCertState message or plain object to encode
+             * @param [w] Writer to encode to
+             * @returns Writer
+             */
+            public static encode(m: relay.v1.IWorkloadCertState, w?: $protobuf.Writer): $protobuf.Writer;
+
+            /**
+             * Encodes the specified WorkloadCertState message, length delimited. Does not implicitly {@link relay.v1.WorkloadCertState.verify|verify} messages.
+             * @param message WorkloadCertState message or plain object to encode
+             * @param [writer] Writer to encode to
+             * @returns Writer
+             */
+            public static encodeDelimited(message: relay.v1.IWorkloadCertState, writer?: $protobuf.Writer): $protobuf.Writer;
+
+            /**
+             * Decodes a WorkloadCertState message from the specified reader or buffer.
+             * @param r Reader or buffer to decode from
+             * @param [l] Message length if known beforehand
+             * @returns WorkloadCertState
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): relay.v1.WorkloadCertState;
+
+            /**
+             * Decodes a WorkloadCertState message from the specified reader or buffer, length delimited.
+             * @param reader Reader or buffer to decode from
+             * @returns WorkloadCertState
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            public static decodeDelimited(reader: ($protobuf.Reader|Uint8Array)): relay.v1.WorkloadCertState;
+
+            /**
+             * Verifies a WorkloadCertState message.
+             * @param m Plain object to verify
+             * @returns `null` if valid, otherwise the reason why it is not
+             */
+            public static verify(m: { [k: string]: any }): (string|null);
+
+            /**
+             * Creates a WorkloadCertState message from a plain object. Also converts values to their respective internal types.
+             * @param d Plain object
+             * @returns WorkloadCertState
+             */
+            public static fromObject(d: { [k: string]: any }): relay.v1.WorkloadCertState;
+
+            /**
+             * Creates a plain object from a WorkloadCertState message. Also converts values to other types if specified.
+             * @param m WorkloadCertState
+             * @param [o] Conversion options
+             * @returns Plain object
+             */
+            public static toObject(m: relay.v1.WorkloadCertState, o?: $protobuf.IConversionOptions): { [k: string]: any };
+
+            /**
+             * Converts this WorkloadCertState to JSON.
+             * @returns JSON object
+             */
+            public toJSON(): { [k: string]: any };
+
+            /**
+             * Gets the default type url for WorkloadCertState
+             * @param [typeUrlPrefix] your custom typeUrlPrefix(default "type.googleapis.com")
+             * @returns The default type url
+             */
+            public static getTypeUrl(typeUrlPrefix?: string): string;
+        }
+
+        /** Properties of a MeshTrustResponse. */
+        interface IMeshTrustResponse {
+
+            /** MeshTrustResponse enabled */
+            enabled?: (boolean|null);
+
+            /** MeshTrustResponse generation */
+            generation?: (number|null);
+
+            /** MeshTrustResponse phase */
+            phase?: (number|null);
+
+            /** MeshTrustResponse bundleRootPems */
+            bundleRootPems?: (string[]|null);
+
+            /** MeshTrustResponse signingRootId */
+            signingRootId?: (string|null);
+
+            /** MeshTrustResponse signingRootPem */
+            signingRootPem?: (string|null);
+
+            /** MeshTrustResponse intermediateCertPem */
+            intermediateCertPem?: (string|null);
+
+            /** MeshTrustResponse rsaKeyBits */
+            rsaKeyBits?: (number|null);
+
+            /** MeshTrustResponse orgName */
+            orgName?: (string|null);
+
+            /** MeshTrustResponse graceRatio */
+            graceRatio?: (number|null);
+
+            /** MeshTrustResponse ttlDays */
+            ttlDays?: (number|null);
+        }
+
+        /** Represents a MeshTrustResponse. */
+        class MeshTrustResponse implements IMeshTrustResponse {
+
+            /**
+             * Constructs a new MeshTrustResponse.
+             * @param [p] Properties to set
+             */
+            constructor(p?: relay.v1.IMeshTrustResponse);
+
+            /** MeshTrustResponse enabled. */
+            public enabled: boolean;
+
+            /** MeshTrustResponse generation. */
+            public generation: number;
+
+            /** MeshTrustResponse phase. */
+            public phase: number;
+
+            /** MeshTrustResponse bundleRootPems. */
+            public bundleRootPems: string[];
+
+            /** MeshTrustResponse signingRootId. */
+            public signingRootId: string;
+
+            /** MeshTrustResponse signingRootPem. */
+            public signingRootPem: string;
+
+            /** MeshTrustResponse intermediateCertPem. */
+            public intermediateCertPem: string;
+
+            /** MeshTrustResponse rsaKeyBits. */
+            public rsaKeyBits: number;
+
+            /** MeshTrustResponse orgName. */
+            public orgName: string;
+
+            /** MeshTrustResponse graceRatio. */
+            public graceRatio: number;
+
+            /** MeshTrustResponse ttlDays. */
+            public ttlDays: number;
+
+            /**
+             * Creates a new MeshTrustResponse instance using the specified properties.
+             * @param [properties] Properties to set
+             * @returns MeshTrustResponse instance
+             */
+            public static create(properties?: relay.v1.IMeshTrustResponse): relay.v1.MeshTrustResponse;
+
+            /**
+             * Encodes the specified MeshTrustResponse message. Does not implicitly {@link relay.v1.MeshTrustResponse.verify|verify} messages.
+             * @param m MeshTrustResponse message or plain object to encode
+             * @param [w] Writer to encode to
+             * @returns Writer
+             */
+            public static encode(m: relay.v1.IMeshTrustResponse, w?: $protobuf.Writer): $protobuf.Writer;
+
+            /**
+             * Encodes the specified MeshTrustResponse message, length delimited. Does not implicitly {@link relay.v1.MeshTrustResponse.verify|verify} messages.
+             * @param message MeshTrustResponse message or plain object to encode
+             * @param [writer] Writer to encode to
+             * @returns Writer
+             */
+            public static encodeDelimited(message: relay.v1.IMeshTrustResponse, writer?: $protobuf.Writer): $protobuf.Writer;
+
+            /**
+             * Decodes a MeshTrustResponse message from the specified reader or buffer.
+             * @param r Reader or buffer to decode from
+             * @param [l] Message length if known beforehand
+             * @returns MeshTrustResponse
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): relay.v1.MeshTrustResponse;
+
+            /**
+             * Decodes a MeshTrustResponse message from the specified reader or buffer, length delimited.
+             * @param reader Reader or buffer to decode from
+             * @returns MeshTrustResponse
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            public static decodeDelimited(reader: ($protobuf.Reader|Uint8Array)): relay.v1.MeshTrustResponse;
+
+            /**
+             * Verifies a MeshTrustResponse message.
+             * @param m Plain object to verify
+             * @returns `null` if valid, otherwise the reason why it is not
+             */
+            public static verify(m: { [k: string]: any }): (string|null);
+
+            /**
+             * Creates a MeshTrustResponse message from a plain object. Also converts values to their respective internal types.
+             * @param d Plain object
+             * @returns MeshTrustResponse
+             */
+            public static fromObject(d: { [k: string]: any }): relay.v1.MeshTrustResponse;
+
+            /**
+             * Creates a plain object from a MeshTrustResponse message. Also converts values to other types if specified.
+             * @param m MeshTrustResponse
+             * @param [o] Conversion options
+             * @returns Plain object
+             */
+            public static toObject(m: relay.v1.MeshTrustResponse, o?: $protobuf.IConversionOptions): { [k: string]: any };
+
+            /**
+             * Converts this MeshTrustResponse to JSON.
+             * @returns JSON object
+             */
+            public toJSON(): { [k: string]: any };
+
+            /**
+             * Gets the default type url for MeshTrustResponse
              * @param [typeUrlPrefix] your custom typeUrlPrefix(default "type.googleapis.com")
              * @returns The default type url
              */

@@ -225,6 +225,39 @@ export const relay = $root.relay = (() => {
              * @variation 2
              */
 
+            /**
+             * Callback as used by {@link relay.v1.Relay#meshTrust}.
+             * @memberof relay.v1.Relay
+             * @typedef MeshTrustCallback
+             * @type {function}
+             * @param {Error|null} error Error, if any
+             * @param {relay.v1.MeshTrustResponse} [response] MeshTrustResponse
+             */
+
+            /**
+             * Calls MeshTrust.
+             * @function meshTrust
+             * @memberof relay.v1.Relay
+             * @instance
+             * @param {relay.v1.IMeshTrustRequest} request MeshTrustRequest message or plain object
+             * @param {relay.v1.Relay.MeshTrustCallback} callback Node-style callback called with the error, if any, and MeshTrustResponse
+             * @returns {undefined}
+             * @variation 1
+             */
+            Object.defineProperty(Relay.prototype.meshTrust = function meshTrust(request, callback) {
+                return this.rpcCall(meshTrust, $root.relay.v1.MeshTrustRequest, $root.relay.v1.MeshTrustResponse, request, callback);
+            }, "name", { value: "MeshTrust" });
+
+            /**
+             * Calls MeshTrust.
+             * @function meshTrust
+             * @memberof relay.v1.Relay
+             * @instance
+             * @param {relay.v1.IMeshTrustRequest} request MeshTrustRequest message or plain object
+             * @returns {Promise<relay.v1.MeshTrustResponse>} Promise
+             * @variation 2
+             */
+
             return Relay;
         })();
 
@@ -8803,6 +8836,1335 @@ export const relay = $root.relay = (() => {
             };
 
             return ResourceStatuses;
+        })();
+
+        v1.MeshTrustRequest = (function() {
+
+            /**
+             * Properties of a MeshTrustRequest.
+             * @memberof relay.v1
+             * @interface IMeshTrustRequest
+             * @property {string|null} [intermediateCsrPem] MeshTrustRequest intermediateCsrPem
+             * @property {string|null} [trustDomain] MeshTrustRequest trustDomain
+             * @property {number|null} [appliedGeneration] MeshTrustRequest appliedGeneration
+             * @property {string|null} [intermediateRootId] MeshTrustRequest intermediateRootId
+             * @property {number|null} [intermediateNotAfterUnixMs] MeshTrustRequest intermediateNotAfterUnixMs
+             * @property {number|null} [oldRootLeafNotAfterUnixMs] MeshTrustRequest oldRootLeafNotAfterUnixMs
+             * @property {Array.<relay.v1.IWorkloadCertState>|null} [workloads] MeshTrustRequest workloads
+             * @property {number|null} [workloadsNotListed] MeshTrustRequest workloadsNotListed
+             */
+
+            /**
+             * Constructs a new MeshTrustRequest.
+             * @memberof relay.v1
+             * @classdesc Represents a MeshTrustRequest.
+             * @implements IMeshTrustRequest
+             * @constructor
+             * @param {relay.v1.IMeshTrustRequest=} [p] Properties to set
+             */
+            function MeshTrustRequest(p) {
+                this.workloads = [];
+                if (p)
+                    for (var ks = Object.keys(p), i = 0; i < ks.length; ++i)
+                        if (p[ks[i]] != null && ks[i] !== "__proto__")
+                            this[ks[i]] = p[ks[i]];
+            }
+
+            /**
+             * MeshTrustRequest intermediateCsrPem.
+             * @member {string} intermediateCsrPem
+             * @memberof relay.v1.MeshTrustRequest
+             * @instance
+             */
+            MeshTrustRequest.prototype.intermediateCsrPem = "";
+
+            /**
+             * MeshTrustRequest trustDomain.
+             * @member {string} trustDomain
+             * @memberof relay.v1.MeshTrustRequest
+             * @instance
+             */
+            MeshTrustRequest.prototype.trustDomain = "";
+
+            /**
+             * MeshTrustRequest appliedGeneration.
+             * @member {number} appliedGeneration
+             * @memberof relay.v1.MeshTrustRequest
+             * @instance
+             */
+            MeshTrustRequest.prototype.appliedGeneration = $util.Long ? $util.Long.fromBits(0,0,true) : 0;
+
+            /**
+             * MeshTrustRequest intermediateRootId.
+             * @member {string} intermediateRootId
+             * @memberof relay.v1.MeshTrustRequest
+             * @instance
+             */
+            MeshTrustRequest.prototype.intermediateRootId = "";
+
+            /**
+             * MeshTrustRequest intermediateNotAfterUnixMs.
+             * @member {number} intermediateNotAfterUnixMs
+             * @memberof relay.v1.MeshTrustRequest
+             * @instance
+             */
+            MeshTrustRequest.prototype.intermediateNotAfterUnixMs = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+
+            /**
+             * MeshTrustRequest oldRootLeafNotAfterUnixMs.
+             * @member {number} oldRootLeafNotAfterUnixMs
+             * @memberof relay.v1.MeshTrustRequest
+             * @instance
+             */
+            MeshTrustRequest.prototype.oldRootLeafNotAfterUnixMs = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+
+            /**
+             * MeshTrustRequest workloads.
+             * @member {Array.<relay.v1.IWorkloadCertState>} workloads
+             * @memberof relay.v1.MeshTrustRequest
+             * @instance
+             */
+            MeshTrustRequest.prototype.workloads = $util.emptyArray;
+
+            /**
+             * MeshTrustRequest workloadsNotListed.
+             * @member {number} workloadsNotListed
+             * @memberof relay.v1.MeshTrustRequest
+             * @instance
+             */
+            MeshTrustRequest.prototype.workloadsNotListed = 0;
+
+            /**
+             * Creates a new MeshTrustRequest instance using the specified properties.
+             * @function create
+             * @memberof relay.v1.MeshTrustRequest
+             * @static
+             * @param {relay.v1.IMeshTrustRequest=} [properties] Properties to set
+             * @returns {relay.v1.MeshTrustRequest} MeshTrustRequest instance
+             */
+            MeshTrustRequest.create = function create(properties) {
+                return new MeshTrustRequest(properties);
+            };
+
+            /**
+             * Encodes the specified MeshTrustRequest message. Does not implicitly {@link relay.v1.MeshTrustRequest.verify|verify} messages.
+             * @function encode
+             * @memberof relay.v1.MeshTrustRequest
+             * @static
+             * @param {relay.v1.IMeshTrustRequest} m MeshTrustRequest message or plain object to encode
+             * @param {$protobuf.Writer} [w] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            MeshTrustRequest.encode = function encode(m, w, q) {
+                if (!w)
+                    w = $Writer.create();
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                if (m.intermediateCsrPem != null && Object.hasOwnProperty.call(m, "intermediateCsrPem"))
+                    w.uint32(10).string(m.intermediateCsrPem);
+                if (m.trustDomain != null && Object.hasOwnProperty.call(m, "trustDomain"))
+                    w.uint32(18).string(m.trustDomain);
+                if (m.appliedGeneration != null && Object.hasOwnProperty.call(m, "appliedGeneration"))
+                    w.uint32(24).uint64(m.appliedGeneration);
+                if (m.intermediateRootId != null && Object.hasOwnProperty.call(m, "intermediateRootId"))
+                    w.uint32(34).string(m.intermediateRootId);
+                if (m.intermediateNotAfterUnixMs != null && Object.hasOwnProperty.call(m, "intermediateNotAfterUnixMs"))
+                    w.uint32(40).int64(m.intermediateNotAfterUnixMs);
+                if (m.oldRootLeafNotAfterUnixMs != null && Object.hasOwnProperty.call(m, "oldRootLeafNotAfterUnixMs"))
+                    w.uint32(48).int64(m.oldRootLeafNotAfterUnixMs);
+                if (m.workloads != null && m.workloads.length) {
+                    for (var i = 0; i < m.workloads.length; ++i)
+                        $root.relay.v1.WorkloadCertState.encode(m.workloads[i], w.uint32(58).fork(), q + 1).ldelim();
+                }
+                if (m.workloadsNotListed != null && Object.hasOwnProperty.call(m, "workloadsNotListed"))
+                    w.uint32(64).uint32(m.workloadsNotListed);
+                return w;
+            };
+
+            /**
+             * Encodes the specified MeshTrustRequest message, length delimited. Does not implicitly {@link relay.v1.MeshTrustRequest.verify|verify} messages.
+             * @function encodeDelimited
+             * @memberof relay.v1.MeshTrustRequest
+             * @static
+             * @param {relay.v1.IMeshTrustRequest} message MeshTrustRequest message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            MeshTrustRequest.encodeDelimited = function encodeDelimited(message, writer) {
+                return this.encode(message, writer).ldelim();
+            };
+
+            /**
+             * Decodes a MeshTrustRequest message from the specified reader or buffer.
+             * @function decode
+             * @memberof relay.v1.MeshTrustRequest
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} r Reader or buffer to decode from
+             * @param {number} [l] Message length if known beforehand
+             * @returns {relay.v1.MeshTrustRequest} MeshTrustRequest
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            MeshTrustRequest.decode = function decode(r, l, e, n) {
+                if (!(r instanceof $Reader))
+                    r = $Reader.create(r);
+                if (n === undefined)
+                    n = 0;
+                if (n > $Reader.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var c, m;
+                if (l === undefined)
+                    c = r.len;
+                else {
+                    c = r.pos + l;
+                    if (c > r.len)
+                        throw RangeError("index out of range");
+                    l = r.len;
+                    r.len = c;
+                }
+                m = new $root.relay.v1.MeshTrustRequest();
+                while (r.pos < c) {
+                    var t = r.uint32();
+                    if (t === e)
+                        break;
+                    switch (t >>> 3) {
+                    case 1: {
+                            m.intermediateCsrPem = r.string();
+                            break;
+                        }
+                    case 2: {
+                            m.trustDomain = r.string();
+                            break;
+                        }
+                    case 3: {
+                            m.appliedGeneration = r.uint64();
+                            break;
+                        }
+                    case 4: {
+                            m.intermediateRootId = r.string();
+                            break;
+                        }
+                    case 5: {
+                            m.intermediateNotAfterUnixMs = r.int64();
+                            break;
+                        }
+                    case 6: {
+                            m.oldRootLeafNotAfterUnixMs = r.int64();
+                            break;
+                        }
+                    case 7: {
+                            if (!(m.workloads && m.workloads.length))
+                                m.workloads = [];
+                            m.workloads.push($root.relay.v1.WorkloadCertState.decode(r, r.uint32(), undefined, n + 1));
+                            break;
+                        }
+                    case 8: {
+                            m.workloadsNotListed = r.uint32();
+                            break;
+                        }
+                    default:
+                        r.skipType(t & 7, n);
+                        break;
+                    }
+                }
+                if (l !== undefined) {
+                    if (r.pos !== c)
+                        throw RangeError("index out of range");
+                    r.len = l;
+                }
+                return m;
+            };
+
+            /**
+             * Decodes a MeshTrustRequest message from the specified reader or buffer, length delimited.
+             * @function decodeDelimited
+             * @memberof relay.v1.MeshTrustRequest
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @returns {relay.v1.MeshTrustRequest} MeshTrustRequest
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            MeshTrustRequest.decodeDelimited = function decodeDelimited(reader) {
+                if (!(reader instanceof $Reader))
+                    reader = new $Reader(reader);
+                return this.decode(reader, reader.uint32());
+            };
+
+            /**
+             * Verifies a MeshTrustRequest message.
+             * @function verify
+             * @memberof relay.v1.MeshTrustRequest
+             * @static
+             * @param {Object.<string,*>} m Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            MeshTrustRequest.verify = function verify(m, n) {
+                if (typeof m !== "object" || m === null)
+                    return "object expected";
+                if (n === undefined)
+                    n = 0;
+                if (n > $util.recursionLimit)
+                    return "maximum nesting depth exceeded";
+                if (m.intermediateCsrPem != null && Object.hasOwnProperty.call(m, "intermediateCsrPem")) {
+                    if (!$util.isString(m.intermediateCsrPem))
+                        return "intermediateCsrPem: string expected";
+                }
+                if (m.trustDomain != null && Object.hasOwnProperty.call(m, "trustDomain")) {
+                    if (!$util.isString(m.trustDomain))
+                        return "trustDomain: string expected";
+                }
+                if (m.appliedGeneration != null && Object.hasOwnProperty.call(m, "appliedGeneration")) {
+                    if (!$util.isInteger(m.appliedGeneration) && !(m.appliedGeneration && $util.isInteger(m.appliedGeneration.low) && $util.isInteger(m.appliedGeneration.high)))
+                        return "appliedGeneration: integer|Long expected";
+                }
+                if (m.intermediateRootId != null && Object.hasOwnProperty.call(m, "intermediateRootId")) {
+                    if (!$util.isString(m.intermediateRootId))
+                        return "intermediateRootId: string expected";
+                }
+                if (m.intermediateNotAfterUnixMs != null && Object.hasOwnProperty.call(m, "intermediateNotAfterUnixMs")) {
+                    if (!$util.isInteger(m.intermediateNotAfterUnixMs) && !(m.intermediateNotAfterUnixMs && $util.isInteger(m.intermediateNotAfterUnixMs.low) && $util.isInteger(m.intermediateNotAfterUnixMs.high)))
+                        return "intermediateNotAfterUnixMs: integer|Long expected";
+                }
+                if (m.oldRootLeafNotAfterUnixMs != null && Object.hasOwnProperty.call(m, "oldRootLeafNotAfterUnixMs")) {
+                    if (!$util.isInteger(m.oldRootLeafNotAfterUnixMs) && !(m.oldRootLeafNotAfterUnixMs && $util.isInteger(m.oldRootLeafNotAfterUnixMs.low) && $util.isInteger(m.oldRootLeafNotAfterUnixMs.high)))
+                        return "oldRootLeafNotAfterUnixMs: integer|Long expected";
+                }
+                if (m.workloads != null && Object.hasOwnProperty.call(m, "workloads")) {
+                    if (!Array.isArray(m.workloads))
+                        return "workloads: array expected";
+                    for (var i = 0; i < m.workloads.length; ++i) {
+                        {
+                            var e = $root.relay.v1.WorkloadCertState.verify(m.workloads[i], n + 1);
+                            if (e)
+                                return "workloads." + e;
+                        }
+                    }
+                }
+                if (m.workloadsNotListed != null && Object.hasOwnProperty.call(m, "workloadsNotListed")) {
+                    if (!$util.isInteger(m.workloadsNotListed))
+                        return "workloadsNotListed: integer expected";
+                }
+                return null;
+            };
+
+            /**
+             * Creates a MeshTrustRequest message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof relay.v1.MeshTrustRequest
+             * @static
+             * @param {Object.<string,*>} d Plain object
+             * @returns {relay.v1.MeshTrustRequest} MeshTrustRequest
+             */
+            MeshTrustRequest.fromObject = function fromObject(d, n) {
+                if (d instanceof $root.relay.v1.MeshTrustRequest)
+                    return d;
+                if (!$util.isObject(d))
+                    throw TypeError(".relay.v1.MeshTrustRequest: object expected");
+                if (n === undefined)
+                    n = 0;
+                if (n > $util.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var m = new $root.relay.v1.MeshTrustRequest();
+                if (d.intermediateCsrPem != null) {
+                    m.intermediateCsrPem = String(d.intermediateCsrPem);
+                }
+                if (d.trustDomain != null) {
+                    m.trustDomain = String(d.trustDomain);
+                }
+                if (d.appliedGeneration != null) {
+                    if ($util.Long)
+                        m.appliedGeneration = $util.Long.fromValue(d.appliedGeneration, true);
+                    else if (typeof d.appliedGeneration === "string")
+                        m.appliedGeneration = parseInt(d.appliedGeneration, 10);
+                    else if (typeof d.appliedGeneration === "number")
+                        m.appliedGeneration = d.appliedGeneration;
+                    else if (typeof d.appliedGeneration === "object")
+                        m.appliedGeneration = new $util.LongBits(d.appliedGeneration.low >>> 0, d.appliedGeneration.high >>> 0).toNumber(true);
+                }
+                if (d.intermediateRootId != null) {
+                    m.intermediateRootId = String(d.intermediateRootId);
+                }
+                if (d.intermediateNotAfterUnixMs != null) {
+                    if ($util.Long)
+                        m.intermediateNotAfterUnixMs = $util.Long.fromValue(d.intermediateNotAfterUnixMs, false);
+                    else if (typeof d.intermediateNotAfterUnixMs === "string")
+                        m.intermediateNotAfterUnixMs = parseInt(d.intermediateNotAfterUnixMs, 10);
+                    else if (typeof d.intermediateNotAfterUnixMs === "number")
+                        m.intermediateNotAfterUnixMs = d.intermediateNotAfterUnixMs;
+                    else if (typeof d.intermediateNotAfterUnixMs === "object")
+                        m.intermediateNotAfterUnixMs = new $util.LongBits(d.intermediateNotAfterUnixMs.low >>> 0, d.intermediateNotAfterUnixMs.high >>> 0).toNumber();
+                }
+                if (d.oldRootLeafNotAfterUnixMs != null) {
+                    if ($util.Long)
+                        m.oldRootLeafNotAfterUnixMs = $util.Long.fromValue(d.oldRootLeafNotAfterUnixMs, false);
+                    else if (typeof d.oldRootLeafNotAfterUnixMs === "string")
+                        m.oldRootLeafNotAfterUnixMs = parseInt(d.oldRootLeafNotAfterUnixMs, 10);
+                    else if (typeof d.oldRootLeafNotAfterUnixMs === "number")
+                        m.oldRootLeafNotAfterUnixMs = d.oldRootLeafNotAfterUnixMs;
+                    else if (typeof d.oldRootLeafNotAfterUnixMs === "object")
+                        m.oldRootLeafNotAfterUnixMs = new $util.LongBits(d.oldRootLeafNotAfterUnixMs.low >>> 0, d.oldRootLeafNotAfterUnixMs.high >>> 0).toNumber();
+                }
+                if (d.workloads) {
+                    if (!Array.isArray(d.workloads))
+                        throw TypeError(".relay.v1.MeshTrustRequest.workloads: array expected");
+                    m.workloads = [];
+                    for (var i = 0; i < d.workloads.length; ++i) {
+                        if (!$util.isObject(d.workloads[i]))
+                            throw TypeError(".relay.v1.MeshTrustRequest.workloads: object expected");
+                        m.workloads[i] = $root.relay.v1.WorkloadCertState.fromObject(d.workloads[i], n + 1);
+                    }
+                }
+                if (d.workloadsNotListed != null) {
+                    m.workloadsNotListed = d.workloadsNotListed >>> 0;
+                }
+                return m;
+            };
+
+            /**
+             * Creates a plain object from a MeshTrustRequest message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof relay.v1.MeshTrustRequest
+             * @static
+             * @param {relay.v1.MeshTrustRequest} m MeshTrustRequest
+             * @param {$protobuf.IConversionOptions} [o] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            MeshTrustRequest.toObject = function toObject(m, o, q) {
+                if (!o)
+                    o = {};
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                var d = {};
+                if (o.arrays || o.defaults) {
+                    d.workloads = [];
+                }
+                if (o.defaults) {
+                    d.intermediateCsrPem = "";
+                    d.trustDomain = "";
+                    if ($util.Long) {
+                        var n = new $util.Long(0, 0, true);
+                        d.appliedGeneration = o.longs === String ? n.toString() : o.longs === Number ? n.toNumber() : typeof BigInt !== "undefined" && o.longs === BigInt ? n.toBigInt() : n;
+                    } else
+                        d.appliedGeneration = o.longs === String ? "0" : typeof BigInt !== "undefined" && o.longs === BigInt ? BigInt("0") : 0;
+                    d.intermediateRootId = "";
+                    if ($util.Long) {
+                        var n = new $util.Long(0, 0, false);
+                        d.intermediateNotAfterUnixMs = o.longs === String ? n.toString() : o.longs === Number ? n.toNumber() : typeof BigInt !== "undefined" && o.longs === BigInt ? n.toBigInt() : n;
+                    } else
+                        d.intermediateNotAfterUnixMs = o.longs === String ? "0" : typeof BigInt !== "undefined" && o.longs === BigInt ? BigInt("0") : 0;
+                    if ($util.Long) {
+                        var n = new $util.Long(0, 0, false);
+                        d.oldRootLeafNotAfterUnixMs = o.longs === String ? n.toString() : o.longs === Number ? n.toNumber() : typeof BigInt !== "undefined" && o.longs === BigInt ? n.toBigInt() : n;
+                    } else
+                        d.oldRootLeafNotAfterUnixMs = o.longs === String ? "0" : typeof BigInt !== "undefined" && o.longs === BigInt ? BigInt("0") : 0;
+                    d.workloadsNotListed = 0;
+                }
+                if (m.intermediateCsrPem != null && Object.hasOwnProperty.call(m, "intermediateCsrPem")) {
+                    d.intermediateCsrPem = m.intermediateCsrPem;
+                }
+                if (m.trustDomain != null && Object.hasOwnProperty.call(m, "trustDomain")) {
+                    d.trustDomain = m.trustDomain;
+                }
+                if (m.appliedGeneration != null && Object.hasOwnProperty.call(m, "appliedGeneration")) {
+                    if (typeof BigInt !== "undefined" && o.longs === BigInt)
+                        d.appliedGeneration = typeof m.appliedGeneration === "number" ? BigInt(m.appliedGeneration) : $util.Long.fromBits(m.appliedGeneration.low >>> 0, m.appliedGeneration.high >>> 0, true).toBigInt();
+                    else if (typeof m.appliedGeneration === "number")
+                        d.appliedGeneration = o.longs === String ? String(m.appliedGeneration) : m.appliedGeneration;
+                    else
+                        d.appliedGeneration = o.longs === String ? $util.Long.prototype.toString.call(m.appliedGeneration) : o.longs === Number ? new $util.LongBits(m.appliedGeneration.low >>> 0, m.appliedGeneration.high >>> 0).toNumber(true) : m.appliedGeneration;
+                }
+                if (m.intermediateRootId != null && Object.hasOwnProperty.call(m, "intermediateRootId")) {
+                    d.intermediateRootId = m.intermediateRootId;
+                }
+                if (m.intermediateNotAfterUnixMs != null && Object.hasOwnProperty.call(m, "intermediateNotAfterUnixMs")) {
+                    if (typeof BigInt !== "undefined" && o.longs === BigInt)
+                        d.intermediateNotAfterUnixMs = typeof m.intermediateNotAfterUnixMs === "number" ? BigInt(m.intermediateNotAfterUnixMs) : $util.Long.fromBits(m.intermediateNotAfterUnixMs.low >>> 0, m.intermediateNotAfterUnixMs.high >>> 0, false).toBigInt();
+                    else if (typeof m.intermediateNotAfterUnixMs === "number")
+                        d.intermediateNotAfterUnixMs = o.longs === String ? String(m.intermediateNotAfterUnixMs) : m.intermediateNotAfterUnixMs;
+                    else
+                        d.intermediateNotAfterUnixMs = o.longs === String ? $util.Long.prototype.toString.call(m.intermediateNotAfterUnixMs) : o.longs === Number ? new $util.LongBits(m.intermediateNotAfterUnixMs.low >>> 0, m.intermediateNotAfterUnixMs.high >>> 0).toNumber() : m.intermediateNotAfterUnixMs;
+                }
+                if (m.oldRootLeafNotAfterUnixMs != null && Object.hasOwnProperty.call(m, "oldRootLeafNotAfterUnixMs")) {
+                    if (typeof BigInt !== "undefined" && o.longs === BigInt)
+                        d.oldRootLeafNotAfterUnixMs = typeof m.oldRootLeafNotAfterUnixMs === "number" ? BigInt(m.oldRootLeafNotAfterUnixMs) : $util.Long.fromBits(m.oldRootLeafNotAfterUnixMs.low >>> 0, m.oldRootLeafNotAfterUnixMs.high >>> 0, false).toBigInt();
+                    else if (typeof m.oldRootLeafNotAfterUnixMs === "number")
+                        d.oldRootLeafNotAfterUnixMs = o.longs === String ? String(m.oldRootLeafNotAfterUnixMs) : m.oldRootLeafNotAfterUnixMs;
+                    else
+                        d.oldRootLeafNotAfterUnixMs = o.longs === String ? $util.Long.prototype.toString.call(m.oldRootLeafNotAfterUnixMs) : o.longs === Number ? new $util.LongBits(m.oldRootLeafNotAfterUnixMs.low >>> 0, m.oldRootLeafNotAfterUnixMs.high >>> 0).toNumber() : m.oldRootLeafNotAfterUnixMs;
+                }
+                if (m.workloads && m.workloads.length) {
+                    d.workloads = [];
+                    for (var j = 0; j < m.workloads.length; ++j) {
+                        d.workloads[j] = $root.relay.v1.WorkloadCertState.toObject(m.workloads[j], o, q + 1);
+                    }
+                }
+                if (m.workloadsNotListed != null && Object.hasOwnProperty.call(m, "workloadsNotListed")) {
+                    d.workloadsNotListed = m.workloadsNotListed;
+                }
+                return d;
+            };
+
+            /**
+             * Converts this MeshTrustRequest to JSON.
+             * @function toJSON
+             * @memberof relay.v1.MeshTrustRequest
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            MeshTrustRequest.prototype.toJSON = function toJSON() {
+                return this.constructor.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            /**
+             * Gets the default type url for MeshTrustRequest
+             * @function getTypeUrl
+             * @memberof relay.v1.MeshTrustRequest
+             * @static
+             * @param {string} [typeUrlPrefix] your custom typeUrlPrefix(default "type.googleapis.com")
+             * @returns {string} The default type url
+             */
+            MeshTrustRequest.getTypeUrl = function getTypeUrl(typeUrlPrefix) {
+                if (typeUrlPrefix === undefined) {
+                    typeUrlPrefix = "type.googleapis.com";
+                }
+                return typeUrlPrefix + "/relay.v1.MeshTrustRequest";
+            };
+
+            return MeshTrustRequest;
+        })();
+
+        v1.WorkloadCertState = (function() {
+
+            /**
+             * Properties of a WorkloadCertState.
+             * @memberof relay.v1
+             * @interface IWorkloadCertState
+             * @property {string|null} [spiffeId] WorkloadCertState spiffeId
+             * @property {number|null} [notAfterUnixMs] WorkloadCertState notAfterUnixMs
+             */
+
+            /**
+             * Constructs a new WorkloadCertState.
+             * @memberof relay.v1
+             * @classdesc Represents a WorkloadCertState.
+             * @implements IWorkloadCertState
+             * @constructor
+             * @param {relay.v1.IWorkloadCertState=} [p] Properties to set
+             */
+            function WorkloadCertState(p) {
+                if (p)
+                    for (var ks = Object.keys(p), i = 0; i < ks.length; ++i)
+                        if (p[ks[i]] != null && ks[i] !== "__proto__")
+                            this[ks[i]] = p[ks[i]];
+            }
+
+            /**
+             * WorkloadCertState spiffeId.
+             * @member {string} spiffeId
+             * @memberof relay.v1.WorkloadCertState
+             * @instance
+             */
+            WorkloadCertState.prototype.spiffeId = "";
+
+            /**
+             * WorkloadCertState notAfterUnixMs.
+             * @member {number} notAfterUnixMs
+             * @memberof relay.v1.WorkloadCertState
+             * @instance
+             */
+            WorkloadCertState.prototype.notAfterUnixMs = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+
+            /**
+             * Creates a new WorkloadCertState instance using the specified properties.
+             * @function create
+             * @memberof relay.v1.WorkloadCertState
+             * @static
+             * @param {relay.v1.IWorkloadCertState=} [properties] Properties to set
+             * @returns {relay.v1.WorkloadCertState} WorkloadCertState instance
+             */
+            WorkloadCertState.create = function create(properties) {
+                return new WorkloadCertState(properties);
+            };
+
+            /**
+             * Encodes the specified WorkloadCertState message. Does not implicitly {@link relay.v1.WorkloadCertState.verify|verify} messages.
+             * @function encode
+             * @memberof relay.v1.WorkloadCertState
+             * @static
+             * @param {relay.v1.IWorkloadCertState} m WorkloadCertState message or plain object to encode
+             * @param {$protobuf.Writer} [w] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            WorkloadCertState.encode = function encode(m, w, q) {
+                if (!w)
+                    w = $Writer.create();
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                if (m.spiffeId != null && Object.hasOwnProperty.call(m, "spiffeId"))
+                    w.uint32(10).string(m.spiffeId);
+                if (m.notAfterUnixMs != null && Object.hasOwnProperty.call(m, "notAfterUnixMs"))
+                    w.uint32(16).int64(m.notAfterUnixMs);
+                return w;
+            };
+
+            /**
+             * Encodes the specified WorkloadCertState message, length delimited. Does not implicitly {@link relay.v1.WorkloadCertState.verify|verify} messages.
+             * @function encodeDelimited
+             * @memberof relay.v1.WorkloadCertState
+             * @static
+             * @param {relay.v1.IWorkloadCertState} message WorkloadCertState message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            WorkloadCertState.encodeDelimited = function encodeDelimited(message, writer) {
+                return this.encode(message, writer).ldelim();
+            };
+
+            /**
+             * Decodes a WorkloadCertState message from the specified reader or buffer.
+             * @function decode
+             * @memberof relay.v1.WorkloadCertState
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} r Reader or buffer to decode from
+             * @param {number} [l] Message length if known beforehand
+             * @returns {relay.v1.WorkloadCertState} WorkloadCertState
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            WorkloadCertState.decode = function decode(r, l, e, n) {
+                if (!(r instanceof $Reader))
+                    r = $Reader.create(r);
+                if (n === undefined)
+                    n = 0;
+                if (n > $Reader.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var c, m;
+                if (l === undefined)
+                    c = r.len;
+                else {
+                    c = r.pos + l;
+                    if (c > r.len)
+                        throw RangeError("index out of range");
+                    l = r.len;
+                    r.len = c;
+                }
+                m = new $root.relay.v1.WorkloadCertState();
+                while (r.pos < c) {
+                    var t = r.uint32();
+                    if (t === e)
+                        break;
+                    switch (t >>> 3) {
+                    case 1: {
+                            m.spiffeId = r.string();
+                            break;
+                        }
+                    case 2: {
+                            m.notAfterUnixMs = r.int64();
+                            break;
+                        }
+                    default:
+                        r.skipType(t & 7, n);
+                        break;
+                    }
+                }
+                if (l !== undefined) {
+                    if (r.pos !== c)
+                        throw RangeError("index out of range");
+                    r.len = l;
+                }
+                return m;
+            };
+
+            /**
+             * Decodes a WorkloadCertState message from the specified reader or buffer, length delimited.
+             * @function decodeDelimited
+             * @memberof relay.v1.WorkloadCertState
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @returns {relay.v1.WorkloadCertState} WorkloadCertState
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            WorkloadCertState.decodeDelimited = function decodeDelimited(reader) {
+                if (!(reader instanceof $Reader))
+                    reader = new $Reader(reader);
+                return this.decode(reader, reader.uint32());
+            };
+
+            /**
+             * Verifies a WorkloadCertState message.
+             * @function verify
+             * @memberof relay.v1.WorkloadCertState
+             * @static
+             * @param {Object.<string,*>} m Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            WorkloadCertState.verify = function verify(m, n) {
+                if (typeof m !== "object" || m === null)
+                    return "object expected";
+                if (n === undefined)
+                    n = 0;
+                if (n > $util.recursionLimit)
+                    return "maximum nesting depth exceeded";
+                if (m.spiffeId != null && Object.hasOwnProperty.call(m, "spiffeId")) {
+                    if (!$util.isString(m.spiffeId))
+                        return "spiffeId: string expected";
+                }
+                if (m.notAfterUnixMs != null && Object.hasOwnProperty.call(m, "notAfterUnixMs")) {
+                    if (!$util.isInteger(m.notAfterUnixMs) && !(m.notAfterUnixMs && $util.isInteger(m.notAfterUnixMs.low) && $util.isInteger(m.notAfterUnixMs.high)))
+                        return "notAfterUnixMs: integer|Long expected";
+                }
+                return null;
+            };
+
+            /**
+             * Creates a WorkloadCertState message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof relay.v1.WorkloadCertState
+             * @static
+             * @param {Object.<string,*>} d Plain object
+             * @returns {relay.v1.WorkloadCertState} WorkloadCertState
+             */
+            WorkloadCertState.fromObject = function fromObject(d, n) {
+                if (d instanceof $root.relay.v1.WorkloadCertState)
+                    return d;
+                if (!$util.isObject(d))
+                    throw TypeError(".relay.v1.WorkloadCertState: object expected");
+                if (n === undefined)
+                    n = 0;
+                if (n > $util.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var m = new $root.relay.v1.WorkloadCertState();
+                if (d.spiffeId != null) {
+                    m.spiffeId = String(d.spiffeId);
+                }
+                if (d.notAfterUnixMs != null) {
+                    if ($util.Long)
+                        m.notAfterUnixMs = $util.Long.fromValue(d.notAfterUnixMs, false);
+                    else if (typeof d.notAfterUnixMs === "string")
+                        m.notAfterUnixMs = parseInt(d.notAfterUnixMs, 10);
+                    else if (typeof d.notAfterUnixMs === "number")
+                        m.notAfterUnixMs = d.notAfterUnixMs;
+                    else if (typeof d.notAfterUnixMs === "object")
+                        m.notAfterUnixMs = new $util.LongBits(d.notAfterUnixMs.low >>> 0, d.notAfterUnixMs.high >>> 0).toNumber();
+                }
+                return m;
+            };
+
+            /**
+             * Creates a plain object from a WorkloadCertState message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof relay.v1.WorkloadCertState
+             * @static
+             * @param {relay.v1.WorkloadCertState} m WorkloadCertState
+             * @param {$protobuf.IConversionOptions} [o] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            WorkloadCertState.toObject = function toObject(m, o, q) {
+                if (!o)
+                    o = {};
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                var d = {};
+                if (o.defaults) {
+                    d.spiffeId = "";
+                    if ($util.Long) {
+                        var n = new $util.Long(0, 0, false);
+                        d.notAfterUnixMs = o.longs === String ? n.toString() : o.longs === Number ? n.toNumber() : typeof BigInt !== "undefined" && o.longs === BigInt ? n.toBigInt() : n;
+                    } else
+                        d.notAfterUnixMs = o.longs === String ? "0" : typeof BigInt !== "undefined" && o.longs === BigInt ? BigInt("0") : 0;
+                }
+                if (m.spiffeId != null && Object.hasOwnProperty.call(m, "spiffeId")) {
+                    d.spiffeId = m.spiffeId;
+                }
+                if (m.notAfterUnixMs != null && Object.hasOwnProperty.call(m, "notAfterUnixMs")) {
+                    if (typeof BigInt !== "undefined" && o.longs === BigInt)
+                        d.notAfterUnixMs = typeof m.notAfterUnixMs === "number" ? BigInt(m.notAfterUnixMs) : $util.Long.fromBits(m.notAfterUnixMs.low >>> 0, m.notAfterUnixMs.high >>> 0, false).toBigInt();
+                    else if (typeof m.notAfterUnixMs === "number")
+                        d.notAfterUnixMs = o.longs === String ? String(m.notAfterUnixMs) : m.notAfterUnixMs;
+                    else
+                        d.notAfterUnixMs = o.longs === String ? $util.Long.prototype.toString.call(m.notAfterUnixMs) : o.longs === Number ? new $util.LongBits(m.notAfterUnixMs.low >>> 0, m.notAfterUnixMs.high >>> 0).toNumber() : m.notAfterUnixMs;
+                }
+                return d;
+            };
+
+            /**
+             * Converts this WorkloadCertState to JSON.
+             * @function toJSON
+             * @memberof relay.v1.WorkloadCertState
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            WorkloadCertState.prototype.toJSON = function toJSON() {
+                return this.constructor.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            /**
+             * Gets the default type url for WorkloadCertState
+             * @function getTypeUrl
+             * @memberof relay.v1.WorkloadCertState
+             * @static
+             * @param {string} [typeUrlPrefix] your custom typeUrlPrefix(default "type.googleapis.com")
+             * @returns {string} The default type url
+             */
+            WorkloadCertState.getTypeUrl = function getTypeUrl(typeUrlPrefix) {
+                if (typeUrlPrefix === undefined) {
+                    typeUrlPrefix = "type.googleapis.com";
+                }
+                return typeUrlPrefix + "/relay.v1.WorkloadCertState";
+            };
+
+            return WorkloadCertState;
+        })();
+
+        v1.MeshTrustResponse = (function() {
+
+            /**
+             * Properties of a MeshTrustResponse.
+             * @memberof relay.v1
+             * @interface IMeshTrustResponse
+             * @property {boolean|null} [enabled] MeshTrustResponse enabled
+             * @property {number|null} [generation] MeshTrustResponse generation
+             * @property {number|null} [phase] MeshTrustResponse phase
+             * @property {Array.<string>|null} [bundleRootPems] MeshTrustResponse bundleRootPems
+             * @property {string|null} [signingRootId] MeshTrustResponse signingRootId
+             * @property {string|null} [signingRootPem] MeshTrustResponse signingRootPem
+             * @property {string|null} [intermediateCertPem] MeshTrustResponse intermediateCertPem
+             * @property {number|null} [rsaKeyBits] MeshTrustResponse rsaKeyBits
+             * @property {string|null} [orgName] MeshTrustResponse orgName
+             * @property {number|null} [graceRatio] MeshTrustResponse graceRatio
+             * @property {number|null} [ttlDays] MeshTrustResponse ttlDays
+             */
+
+            /**
+             * Constructs a new MeshTrustResponse.
+             * @memberof relay.v1
+             * @classdesc Represents a MeshTrustResponse.
+             * @implements IMeshTrustResponse
+             * @constructor
+             * @param {relay.v1.IMeshTrustResponse=} [p] Properties to set
+             */
+            function MeshTrustResponse(p) {
+                this.bundleRootPems = [];
+                if (p)
+                    for (var ks = Object.keys(p), i = 0; i < ks.length; ++i)
+                        if (p[ks[i]] != null && ks[i] !== "__proto__")
+                            this[ks[i]] = p[ks[i]];
+            }
+
+            /**
+             * MeshTrustResponse enabled.
+             * @member {boolean} enabled
+             * @memberof relay.v1.MeshTrustResponse
+             * @instance
+             */
+            MeshTrustResponse.prototype.enabled = false;
+
+            /**
+             * MeshTrustResponse generation.
+             * @member {number} generation
+             * @memberof relay.v1.MeshTrustResponse
+             * @instance
+             */
+            MeshTrustResponse.prototype.generation = $util.Long ? $util.Long.fromBits(0,0,true) : 0;
+
+            /**
+             * MeshTrustResponse phase.
+             * @member {number} phase
+             * @memberof relay.v1.MeshTrustResponse
+             * @instance
+             */
+            MeshTrustResponse.prototype.phase = 0;
+
+            /**
+             * MeshTrustResponse bundleRootPems.
+             * @member {Array.<string>} bundleRootPems
+             * @memberof relay.v1.MeshTrustResponse
+             * @instance
+             */
+            MeshTrustResponse.prototype.bundleRootPems = $util.emptyArray;
+
+            /**
+             * MeshTrustResponse signingRootId.
+             * @member {string} signingRootId
+             * @memberof relay.v1.MeshTrustResponse
+             * @instance
+             */
+            MeshTrustResponse.prototype.signingRootId = "";
+
+            /**
+             * MeshTrustResponse signingRootPem.
+             * @member {string} signingRootPem
+             * @memberof relay.v1.MeshTrustResponse
+             * @instance
+             */
+            MeshTrustResponse.prototype.signingRootPem = "";
+
+            /**
+             * MeshTrustResponse intermediateCertPem.
+             * @member {string} intermediateCertPem
+             * @memberof relay.v1.MeshTrustResponse
+             * @instance
+             */
+            MeshTrustResponse.prototype.intermediateCertPem = "";
+
+            /**
+             * MeshTrustResponse rsaKeyBits.
+             * @member {number} rsaKeyBits
+             * @memberof relay.v1.MeshTrustResponse
+             * @instance
+             */
+            MeshTrustResponse.prototype.rsaKeyBits = 0;
+
+            /**
+             * MeshTrustResponse orgName.
+             * @member {string} orgName
+             * @memberof relay.v1.MeshTrustResponse
+             * @instance
+             */
+            MeshTrustResponse.prototype.orgName = "";
+
+            /**
+             * MeshTrustResponse graceRatio.
+             * @member {number} graceRatio
+             * @memberof relay.v1.MeshTrustResponse
+             * @instance
+             */
+            MeshTrustResponse.prototype.graceRatio = 0;
+
+            /**
+             * MeshTrustResponse ttlDays.
+             * @member {number} ttlDays
+             * @memberof relay.v1.MeshTrustResponse
+             * @instance
+             */
+            MeshTrustResponse.prototype.ttlDays = 0;
+
+            /**
+             * Creates a new MeshTrustResponse instance using the specified properties.
+             * @function create
+             * @memberof relay.v1.MeshTrustResponse
+             * @static
+             * @param {relay.v1.IMeshTrustResponse=} [properties] Properties to set
+             * @returns {relay.v1.MeshTrustResponse} MeshTrustResponse instance
+             */
+            MeshTrustResponse.create = function create(properties) {
+                return new MeshTrustResponse(properties);
+            };
+
+            /**
+             * Encodes the specified MeshTrustResponse message. Does not implicitly {@link relay.v1.MeshTrustResponse.verify|verify} messages.
+             * @function encode
+             * @memberof relay.v1.MeshTrustResponse
+             * @static
+             * @param {relay.v1.IMeshTrustResponse} m MeshTrustResponse message or plain object to encode
+             * @param {$protobuf.Writer} [w] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            MeshTrustResponse.encode = function encode(m, w, q) {
+                if (!w)
+                    w = $Writer.create();
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                if (m.enabled != null && Object.hasOwnProperty.call(m, "enabled"))
+                    w.uint32(8).bool(m.enabled);
+                if (m.generation != null && Object.hasOwnProperty.call(m, "generation"))
+                    w.uint32(16).uint64(m.generation);
+                if (m.phase != null && Object.hasOwnProperty.call(m, "phase"))
+                    w.uint32(24).uint32(m.phase);
+                if (m.bundleRootPems != null && m.bundleRootPems.length) {
+                    for (var i = 0; i < m.bundleRootPems.length; ++i)
+                        w.uint32(34).string(m.bundleRootPems[i]);
+                }
+                if (m.signingRootId != null && Object.hasOwnProperty.call(m, "signingRootId"))
+                    w.uint32(42).string(m.signingRootId);
+                if (m.signingRootPem != null && Object.hasOwnProperty.call(m, "signingRootPem"))
+                    w.uint32(50).string(m.signingRootPem);
+                if (m.intermediateCertPem != null && Object.hasOwnProperty.call(m, "intermediateCertPem"))
+                    w.uint32(58).string(m.intermediateCertPem);
+                if (m.rsaKeyBits != null && Object.hasOwnProperty.call(m, "rsaKeyBits"))
+                    w.uint32(64).uint32(m.rsaKeyBits);
+                if (m.orgName != null && Object.hasOwnProperty.call(m, "orgName"))
+                    w.uint32(74).string(m.orgName);
+                if (m.graceRatio != null && Object.hasOwnProperty.call(m, "graceRatio"))
+                    w.uint32(81).double(m.graceRatio);
+                if (m.ttlDays != null && Object.hasOwnProperty.call(m, "ttlDays"))
+                    w.uint32(88).uint32(m.ttlDays);
+                return w;
+            };
+
+            /**
+             * Encodes the specified MeshTrustResponse message, length delimited. Does not implicitly {@link relay.v1.MeshTrustResponse.verify|verify} messages.
+             * @function encodeDelimited
+             * @memberof relay.v1.MeshTrustResponse
+             * @static
+             * @param {relay.v1.IMeshTrustResponse} message MeshTrustResponse message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            MeshTrustResponse.encodeDelimited = function encodeDelimited(message, writer) {
+                return this.encode(message, writer).ldelim();
+            };
+
+            /**
+             * Decodes a MeshTrustResponse message from the specified reader or buffer.
+             * @function decode
+             * @memberof relay.v1.MeshTrustResponse
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} r Reader or buffer to decode from
+             * @param {number} [l] Message length if known beforehand
+             * @returns {relay.v1.MeshTrustResponse} MeshTrustResponse
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            MeshTrustResponse.decode = function decode(r, l, e, n) {
+                if (!(r instanceof $Reader))
+                    r = $Reader.create(r);
+                if (n === undefined)
+                    n = 0;
+                if (n > $Reader.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var c, m;
+                if (l === undefined)
+                    c = r.len;
+                else {
+                    c = r.pos + l;
+                    if (c > r.len)
+                        throw RangeError("index out of range");
+                    l = r.len;
+                    r.len = c;
+                }
+                m = new $root.relay.v1.MeshTrustResponse();
+                while (r.pos < c) {
+                    var t = r.uint32();
+                    if (t === e)
+                        break;
+                    switch (t >>> 3) {
+                    case 1: {
+                            m.enabled = r.bool();
+                            break;
+                        }
+                    case 2: {
+                            m.generation = r.uint64();
+                            break;
+                        }
+                    case 3: {
+                            m.phase = r.uint32();
+                            break;
+                        }
+                    case 4: {
+                            if (!(m.bundleRootPems && m.bundleRootPems.length))
+                                m.bundleRootPems = [];
+                            m.bundleRootPems.push(r.string());
+                            break;
+                        }
+                    case 5: {
+                            m.signingRootId = r.string();
+                            break;
+                        }
+                    case 6: {
+                            m.signingRootPem = r.string();
+                            break;
+                        }
+                    case 7: {
+                            m.intermediateCertPem = r.string();
+                            break;
+                        }
+                    case 8: {
+                            m.rsaKeyBits = r.uint32();
+                            break;
+                        }
+                    case 9: {
+                            m.orgName = r.string();
+                            break;
+                        }
+                    case 10: {
+                            m.graceRatio = r.double();
+                            break;
+                        }
+                    case 11: {
+                            m.ttlDays = r.uint32();
+                            break;
+                        }
+                    default:
+                        r.skipType(t & 7, n);
+                        break;
+                    }
+                }
+                if (l !== undefined) {
+                    if (r.pos !== c)
+                        throw RangeError("index out of range");
+                    r.len = l;
+                }
+                return m;
+            };
+
+            /**
+             * Decodes a MeshTrustResponse message from the specified reader or buffer, length delimited.
+             * @function decodeDelimited
+             * @memberof relay.v1.MeshTrustResponse
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @returns {relay.v1.MeshTrustResponse} MeshTrustResponse
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            MeshTrustResponse.decodeDelimited = function decodeDelimited(reader) {
+                if (!(reader instanceof $Reader))
+                    reader = new $Reader(reader);
+                return this.decode(reader, reader.uint32());
+            };
+
+            /**
+             * Verifies a MeshTrustResponse message.
+             * @function verify
+             * @memberof relay.v1.MeshTrustResponse
+             * @static
+             * @param {Object.<string,*>} m Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            MeshTrustResponse.verify = function verify(m, n) {
+                if (typeof m !== "object" || m === null)
+                    return "object expected";
+                if (n === undefined)
+                    n = 0;
+                if (n > $util.recursionLimit)
+                    return "maximum nesting depth exceeded";
+                if (m.enabled != null && Object.hasOwnProperty.call(m, "enabled")) {
+                    if (typeof m.enabled !== "boolean")
+                        return "enabled: boolean expected";
+                }
+                if (m.generation != null && Object.hasOwnProperty.call(m, "generation")) {
+                    if (!$util.isInteger(m.generation) && !(m.generation && $util.isInteger(m.generation.low) && $util.isInteger(m.generation.high)))
+                        return "generation: integer|Long expected";
+                }
+                if (m.phase != null && Object.hasOwnProperty.call(m, "phase")) {
+                    if (!$util.isInteger(m.phase))
+                        return "phase: integer expected";
+                }
+                if (m.bundleRootPems != null && Object.hasOwnProperty.call(m, "bundleRootPems")) {
+                    if (!Array.isArray(m.bundleRootPems))
+                        return "bundleRootPems: array expected";
+                    for (var i = 0; i < m.bundleRootPems.length; ++i) {
+                        if (!$util.isString(m.bundleRootPems[i]))
+                            return "bundleRootPems: string[] expected";
+                    }
+                }
+                if (m.signingRootId != null && Object.hasOwnProperty.call(m, "signingRootId")) {
+                    if (!$util.isString(m.signingRootId))
+                        return "signingRootId: string expected";
+                }
+                if (m.signingRootPem != null && Object.hasOwnProperty.call(m, "signingRootPem")) {
+                    if (!$util.isString(m.signingRootPem))
+                        return "signingRootPem: string expected";
+                }
+                if (m.intermediateCertPem != null && Object.hasOwnProperty.call(m, "intermediateCertPem")) {
+                    if (!$util.isString(m.intermediateCertPem))
+                        return "intermediateCertPem: string expected";
+                }
+                if (m.rsaKeyBits != null && Object.hasOwnProperty.call(m, "rsaKeyBits")) {
+                    if (!$util.isInteger(m.rsaKeyBits))
+                        return "rsaKeyBits: integer expected";
+                }
+                if (m.orgName != null && Object.hasOwnProperty.call(m, "orgName")) {
+                    if (!$util.isString(m.orgName))
+                        return "orgName: string expected";
+                }
+                if (m.graceRatio != null && Object.hasOwnProperty.call(m, "graceRatio")) {
+                    if (typeof m.graceRatio !== "number")
+                        return "graceRatio: number expected";
+                }
+                if (m.ttlDays != null && Object.hasOwnProperty.call(m, "ttlDays")) {
+                    if (!$util.isInteger(m.ttlDays))
+                        return "ttlDays: integer expected";
+                }
+                return null;
+            };
+
+            /**
+             * Creates a MeshTrustResponse message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof relay.v1.MeshTrustResponse
+             * @static
+             * @param {Object.<string,*>} d Plain object
+             * @returns {relay.v1.MeshTrustResponse} MeshTrustResponse
+             */
+            MeshTrustResponse.fromObject = function fromObject(d, n) {
+                if (d instanceof $root.relay.v1.MeshTrustResponse)
+                    return d;
+                if (!$util.isObject(d))
+                    throw TypeError(".relay.v1.MeshTrustResponse: object expected");
+                if (n === undefined)
+                    n = 0;
+                if (n > $util.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var m = new $root.relay.v1.MeshTrustResponse();
+                if (d.enabled != null) {
+                    m.enabled = Boolean(d.enabled);
+                }
+                if (d.generation != null) {
+                    if ($util.Long)
+                        m.generation = $util.Long.fromValue(d.generation, true);
+                    else if (typeof d.generation === "string")
+                        m.generation = parseInt(d.generation, 10);
+                    else if (typeof d.generation === "number")
+                        m.generation = d.generation;
+                    else if (typeof d.generation === "object")
+                        m.generation = new $util.LongBits(d.generation.low >>> 0, d.generation.high >>> 0).toNumber(true);
+                }
+                if (d.phase != null) {
+                    m.phase = d.phase >>> 0;
+                }
+                if (d.bundleRootPems) {
+                    if (!Array.isArray(d.bundleRootPems))
+                        throw TypeError(".relay.v1.MeshTrustResponse.bundleRootPems: array expected");
+                    m.bundleRootPems = [];
+                    for (var i = 0; i < d.bundleRootPems.length; ++i) {
+                        m.bundleRootPems[i] = String(d.bundleRootPems[i]);
+                    }
+                }
+                if (d.signingRootId != null) {
+                    m.signingRootId = String(d.signingRootId);
+                }
+                if (d.signingRootPem != null) {
+                    m.signingRootPem = String(d.signingRootPem);
+                }
+                if (d.intermediateCertPem != null) {
+                    m.intermediateCertPem = String(d.intermediateCertPem);
+                }
+                if (d.rsaKeyBits != null) {
+                    m.rsaKeyBits = d.rsaKeyBits >>> 0;
+                }
+                if (d.orgName != null) {
+                    m.orgName = String(d.orgName);
+                }
+                if (d.graceRatio != null) {
+                    m.graceRatio = Number(d.graceRatio);
+                }
+                if (d.ttlDays != null) {
+                    m.ttlDays = d.ttlDays >>> 0;
+                }
+                return m;
+            };
+
+            /**
+             * Creates a plain object from a MeshTrustResponse message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof relay.v1.MeshTrustResponse
+             * @static
+             * @param {relay.v1.MeshTrustResponse} m MeshTrustResponse
+             * @param {$protobuf.IConversionOptions} [o] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            MeshTrustResponse.toObject = function toObject(m, o, q) {
+                if (!o)
+                    o = {};
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                var d = {};
+                if (o.arrays || o.defaults) {
+                    d.bundleRootPems = [];
+                }
+                if (o.defaults) {
+                    d.enabled = false;
+                    if ($util.Long) {
+                        var n = new $util.Long(0, 0, true);
+                        d.generation = o.longs === String ? n.toString() : o.longs === Number ? n.toNumber() : typeof BigInt !== "undefined" && o.longs === BigInt ? n.toBigInt() : n;
+                    } else
+                        d.generation = o.longs === String ? "0" : typeof BigInt !== "undefined" && o.longs === BigInt ? BigInt("0") : 0;
+                    d.phase = 0;
+                    d.signingRootId = "";
+                    d.signingRootPem = "";
+                    d.intermediateCertPem = "";
+                    d.rsaKeyBits = 0;
+                    d.orgName = "";
+                    d.graceRatio = 0;
+                    d.ttlDays = 0;
+                }
+                if (m.enabled != null && Object.hasOwnProperty.call(m, "enabled")) {
+                    d.enabled = m.enabled;
+                }
+                if (m.generation != null && Object.hasOwnProperty.call(m, "generation")) {
+                    if (typeof BigInt !== "undefined" && o.longs === BigInt)
+                        d.generation = typeof m.generation === "number" ? BigInt(m.generation) : $util.Long.fromBits(m.generation.low >>> 0, m.generation.high >>> 0, true).toBigInt();
+                    else if (typeof m.generation === "number")
+                        d.generation = o.longs === String ? String(m.generation) : m.generation;
+                    else
+                        d.generation = o.longs === String ? $util.Long.prototype.toString.call(m.generation) : o.longs === Number ? new $util.LongBits(m.generation.low >>> 0, m.generation.high >>> 0).toNumber(true) : m.generation;
+                }
+                if (m.phase != null && Object.hasOwnProperty.call(m, "phase")) {
+                    d.phase = m.phase;
+                }
+                if (m.bundleRootPems && m.bundleRootPems.length) {
+                    d.bundleRootPems = [];
+                    for (var j = 0; j < m.bundleRootPems.length; ++j) {
+                        d.bundleRootPems[j] = m.bundleRootPems[j];
+                    }
+                }
+                if (m.signingRootId != null && Object.hasOwnProperty.call(m, "signingRootId")) {
+                    d.signingRootId = m.signingRootId;
+                }
+                if (m.signingRootPem != null && Object.hasOwnProperty.call(m, "signingRootPem")) {
+                    d.signingRootPem = m.signingRootPem;
+                }
+                if (m.intermediateCertPem != null && Object.hasOwnProperty.call(m, "intermediateCertPem")) {
+                    d.intermediateCertPem = m.intermediateCertPem;
+                }
+                if (m.rsaKeyBits != null && Object.hasOwnProperty.call(m, "rsaKeyBits")) {
+                    d.rsaKeyBits = m.rsaKeyBits;
+                }
+                if (m.orgName != null && Object.hasOwnProperty.call(m, "orgName")) {
+                    d.orgName = m.orgName;
+                }
+                if (m.graceRatio != null && Object.hasOwnProperty.call(m, "graceRatio")) {
+                    d.graceRatio = o.json && !isFinite(m.graceRatio) ? String(m.graceRatio) : m.graceRatio;
+                }
+                if (m.ttlDays != null && Object.hasOwnProperty.call(m, "ttlDays")) {
+                    d.ttlDays = m.ttlDays;
+                }
+                return d;
+            };
+
+            /**
+             * Converts this MeshTrustResponse to JSON.
+             * @function toJSON
+             * @memberof relay.v1.MeshTrustResponse
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            MeshTrustResponse.prototype.toJSON = function toJSON() {
+                return this.constructor.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            /**
+             * Gets the default type url for MeshTrustResponse
+             * @function getTypeUrl
+             * @memberof relay.v1.MeshTrustResponse
+             * @static
+             * @param {string} [typeUrlPrefix] your custom typeUrlPrefix(default "type.googleapis.com")
+             * @returns {string} The default type url
+             */
+            MeshTrustResponse.getTypeUrl = function getTypeUrl(typeUrlPrefix) {
+                if (typeUrlPrefix === undefined) {
+                    typeUrlPrefix = "type.googleapis.com";
+                }
+                return typeUrlPrefix + "/relay.v1.MeshTrustResponse";
+            };
+
+            return MeshTrustResponse;
         })();
 
         return v1;
