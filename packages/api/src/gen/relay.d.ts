@@ -1802,6 +1802,9 @@ export namespace relay {
 
             /** PullRequest dataPlane */
             dataPlane?: (relay.v1.IDataPlaneReport|null);
+
+            /** PullRequest interest */
+            interest?: (relay.v1.IInterestReport|null);
         }
 
         /** Represents a PullRequest. */
@@ -1825,8 +1828,11 @@ export namespace relay {
             /** PullRequest dataPlane. */
             public dataPlane?: (relay.v1.IDataPlaneReport|null);
 
+            /** PullRequest interest. */
+            public interest?: (relay.v1.IInterestReport|null);
+
             /** PullRequest message. */
-            public message?: ("hello"|"ack"|"heartbeat"|"dataPlane");
+            public message?: ("hello"|"ack"|"heartbeat"|"dataPlane"|"interest");
 
             /**
              * Creates a new PullRequest instance using the specified properties.
@@ -1900,6 +1906,206 @@ export namespace relay {
 
             /**
              * Gets the default type url for PullRequest
+             * @param [typeUrlPrefix] your custom typeUrlPrefix(default "type.googleapis.com")
+             * @returns The default type url
+             */
+            public static getTypeUrl(typeUrlPrefix?: string): string;
+        }
+
+        /** Properties of an InterestReport. */
+        interface IInterestReport {
+
+            /** InterestReport hosts */
+            hosts?: (relay.v1.IInterestHost[]|null);
+        }
+
+        /** Represents an InterestReport. */
+        class InterestReport implements IInterestReport {
+
+            /**
+             * Constructs a new InterestReport.
+             * @param [p] Properties to set
+             */
+            constructor(p?: relay.v1.IInterestReport);
+
+            /** InterestReport hosts. */
+            public hosts: relay.v1.IInterestHost[];
+
+            /**
+             * Creates a new InterestReport instance using the specified properties.
+             * @param [properties] Properties to set
+             * @returns InterestReport instance
+             */
+            public static create(properties?: relay.v1.IInterestReport): relay.v1.InterestReport;
+
+            /**
+             * Encodes the specified InterestReport message. Does not implicitly {@link relay.v1.InterestReport.verify|verify} messages.
+             * @param m InterestReport message or plain object to encode
+             * @param [w] Writer to encode to
+             * @returns Writer
+             */
+            public static encode(m: relay.v1.IInterestReport, w?: $protobuf.Writer): $protobuf.Writer;
+
+            /**
+             * Encodes the specified InterestReport message, length delimited. Does not implicitly {@link relay.v1.InterestReport.verify|verify} messages.
+             * @param message InterestReport message or plain object to encode
+             * @param [writer] Writer to encode to
+             * @returns Writer
+             */
+            public static encodeDelimited(message: relay.v1.IInterestReport, writer?: $protobuf.Writer): $protobuf.Writer;
+
+            /**
+             * Decodes an InterestReport message from the specified reader or buffer.
+             * @param r Reader or buffer to decode from
+             * @param [l] Message length if known beforehand
+             * @returns InterestReport
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): relay.v1.InterestReport;
+
+            /**
+             * Decodes an InterestReport message from the specified reader or buffer, length delimited.
+             * @param reader Reader or buffer to decode from
+             * @returns InterestReport
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            public static decodeDelimited(reader: ($protobuf.Reader|Uint8Array)): relay.v1.InterestReport;
+
+            /**
+             * Verifies an InterestReport message.
+             * @param m Plain object to verify
+             * @returns `null` if valid, otherwise the reason why it is not
+             */
+            public static verify(m: { [k: string]: any }): (string|null);
+
+            /**
+             * Creates an InterestReport message from a plain object. Also converts values to their respective internal types.
+             * @param d Plain object
+             * @returns InterestReport
+             */
+            public static fromObject(d: { [k: string]: any }): relay.v1.InterestReport;
+
+            /**
+             * Creates a plain object from an InterestReport message. Also converts values to other types if specified.
+             * @param m InterestReport
+             * @param [o] Conversion options
+             * @returns Plain object
+             */
+            public static toObject(m: relay.v1.InterestReport, o?: $protobuf.IConversionOptions): { [k: string]: any };
+
+            /**
+             * Converts this InterestReport to JSON.
+             * @returns JSON object
+             */
+            public toJSON(): { [k: string]: any };
+
+            /**
+             * Gets the default type url for InterestReport
+             * @param [typeUrlPrefix] your custom typeUrlPrefix(default "type.googleapis.com")
+             * @returns The default type url
+             */
+            public static getTypeUrl(typeUrlPrefix?: string): string;
+        }
+
+        /** Properties of an InterestHost. */
+        interface IInterestHost {
+
+            /** InterestHost host */
+            host?: (string|null);
+
+            /** InterestHost source */
+            source?: (string|null);
+        }
+
+        /** Represents an InterestHost. */
+        class InterestHost implements IInterestHost {
+
+            /**
+             * Constructs a new InterestHost.
+             * @param [p] Properties to set
+             */
+            constructor(p?: relay.v1.IInterestHost);
+
+            /** InterestHost host. */
+            public host: string;
+
+            /** InterestHost source. */
+            public source: string;
+
+            /**
+             * Creates a new InterestHost instance using the specified properties.
+             * @param [properties] Properties to set
+             * @returns InterestHost instance
+             */
+            public static create(properties?: relay.v1.IInterestHost): relay.v1.InterestHost;
+
+            /**
+             * Encodes the specified InterestHost message. Does not implicitly {@link relay.v1.InterestHost.verify|verify} messages.
+             * @param m InterestHost message or plain object to encode
+             * @param [w] Writer to encode to
+             * @returns Writer
+             */
+            public static encode(m: relay.v1.IInterestHost, w?: $protobuf.Writer): $protobuf.Writer;
+
+            /**
+             * Encodes the specified InterestHost message, length delimited. Does not implicitly {@link relay.v1.InterestHost.verify|verify} messages.
+             * @param message InterestHost message or plain object to encode
+             * @param [writer] Writer to encode to
+             * @returns Writer
+             */
+            public static encodeDelimited(message: relay.v1.IInterestHost, writer?: $protobuf.Writer): $protobuf.Writer;
+
+            /**
+             * Decodes an InterestHost message from the specified reader or buffer.
+             * @param r Reader or buffer to decode from
+             * @param [l] Message length if known beforehand
+             * @returns InterestHost
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): relay.v1.InterestHost;
+
+            /**
+             * Decodes an InterestHost message from the specified reader or buffer, length delimited.
+             * @param reader Reader or buffer to decode from
+             * @returns InterestHost
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            public static decodeDelimited(reader: ($protobuf.Reader|Uint8Array)): relay.v1.InterestHost;
+
+            /**
+             * Verifies an InterestHost message.
+             * @param m Plain object to verify
+             * @returns `null` if valid, otherwise the reason why it is not
+             */
+            public static verify(m: { [k: string]: any }): (string|null);
+
+            /**
+             * Creates an InterestHost message from a plain object. Also converts values to their respective internal types.
+             * @param d Plain object
+             * @returns InterestHost
+             */
+            public static fromObject(d: { [k: string]: any }): relay.v1.InterestHost;
+
+            /**
+             * Creates a plain object from an InterestHost message. Also converts values to other types if specified.
+             * @param m InterestHost
+             * @param [o] Conversion options
+             * @returns Plain object
+             */
+            public static toObject(m: relay.v1.InterestHost, o?: $protobuf.IConversionOptions): { [k: string]: any };
+
+            /**
+             * Converts this InterestHost to JSON.
+             * @returns JSON object
+             */
+            public toJSON(): { [k: string]: any };
+
+            /**
+             * Gets the default type url for InterestHost
              * @param [typeUrlPrefix] your custom typeUrlPrefix(default "type.googleapis.com")
              * @returns The default type url
              */

@@ -5211,6 +5211,7 @@ export const relay = $root.relay = (() => {
              * @property {relay.v1.IAck|null} [ack] PullRequest ack
              * @property {relay.v1.IHeartbeat|null} [heartbeat] PullRequest heartbeat
              * @property {relay.v1.IDataPlaneReport|null} [dataPlane] PullRequest dataPlane
+             * @property {relay.v1.IInterestReport|null} [interest] PullRequest interest
              */
 
             /**
@@ -5260,17 +5261,25 @@ export const relay = $root.relay = (() => {
              */
             PullRequest.prototype.dataPlane = null;
 
+            /**
+             * PullRequest interest.
+             * @member {relay.v1.IInterestReport|null|undefined} interest
+             * @memberof relay.v1.PullRequest
+             * @instance
+             */
+            PullRequest.prototype.interest = null;
+
             // OneOf field names bound to virtual getters and setters
             let $oneOfFields;
 
             /**
              * PullRequest message.
-             * @member {"hello"|"ack"|"heartbeat"|"dataPlane"|undefined} message
+             * @member {"hello"|"ack"|"heartbeat"|"dataPlane"|"interest"|undefined} message
              * @memberof relay.v1.PullRequest
              * @instance
              */
             Object.defineProperty(PullRequest.prototype, "message", {
-                get: $util.oneOfGetter($oneOfFields = ["hello", "ack", "heartbeat", "dataPlane"]),
+                get: $util.oneOfGetter($oneOfFields = ["hello", "ack", "heartbeat", "dataPlane", "interest"]),
                 set: $util.oneOfSetter($oneOfFields)
             });
 
@@ -5310,6 +5319,8 @@ export const relay = $root.relay = (() => {
                     $root.relay.v1.Heartbeat.encode(m.heartbeat, w.uint32(26).fork(), q + 1).ldelim();
                 if (m.dataPlane != null && Object.hasOwnProperty.call(m, "dataPlane"))
                     $root.relay.v1.DataPlaneReport.encode(m.dataPlane, w.uint32(34).fork(), q + 1).ldelim();
+                if (m.interest != null && Object.hasOwnProperty.call(m, "interest"))
+                    $root.relay.v1.InterestReport.encode(m.interest, w.uint32(42).fork(), q + 1).ldelim();
                 return w;
             };
 
@@ -5374,6 +5385,10 @@ export const relay = $root.relay = (() => {
                         }
                     case 4: {
                             m.dataPlane = $root.relay.v1.DataPlaneReport.decode(r, r.uint32(), undefined, n + 1);
+                            break;
+                        }
+                    case 5: {
+                            m.interest = $root.relay.v1.InterestReport.decode(r, r.uint32(), undefined, n + 1);
                             break;
                         }
                     default:
@@ -5459,6 +5474,16 @@ export const relay = $root.relay = (() => {
                             return "dataPlane." + e;
                     }
                 }
+                if (m.interest != null && Object.hasOwnProperty.call(m, "interest")) {
+                    if (p.message === 1)
+                        return "message: multiple values";
+                    p.message = 1;
+                    {
+                        var e = $root.relay.v1.InterestReport.verify(m.interest, n + 1);
+                        if (e)
+                            return "interest." + e;
+                    }
+                }
                 return null;
             };
 
@@ -5500,6 +5525,11 @@ export const relay = $root.relay = (() => {
                         throw TypeError(".relay.v1.PullRequest.dataPlane: object expected");
                     m.dataPlane = $root.relay.v1.DataPlaneReport.fromObject(d.dataPlane, n + 1);
                 }
+                if (d.interest != null) {
+                    if (!$util.isObject(d.interest))
+                        throw TypeError(".relay.v1.PullRequest.interest: object expected");
+                    m.interest = $root.relay.v1.InterestReport.fromObject(d.interest, n + 1);
+                }
                 return m;
             };
 
@@ -5540,6 +5570,11 @@ export const relay = $root.relay = (() => {
                     if (o.oneofs)
                         d.message = "dataPlane";
                 }
+                if (m.interest != null && Object.hasOwnProperty.call(m, "interest")) {
+                    d.interest = $root.relay.v1.InterestReport.toObject(m.interest, o, q + 1);
+                    if (o.oneofs)
+                        d.message = "interest";
+                }
                 return d;
             };
 
@@ -5570,6 +5605,546 @@ export const relay = $root.relay = (() => {
             };
 
             return PullRequest;
+        })();
+
+        v1.InterestReport = (function() {
+
+            /**
+             * Properties of an InterestReport.
+             * @memberof relay.v1
+             * @interface IInterestReport
+             * @property {Array.<relay.v1.IInterestHost>|null} [hosts] InterestReport hosts
+             */
+
+            /**
+             * Constructs a new InterestReport.
+             * @memberof relay.v1
+             * @classdesc Represents an InterestReport.
+             * @implements IInterestReport
+             * @constructor
+             * @param {relay.v1.IInterestReport=} [p] Properties to set
+             */
+            function InterestReport(p) {
+                this.hosts = [];
+                if (p)
+                    for (var ks = Object.keys(p), i = 0; i < ks.length; ++i)
+                        if (p[ks[i]] != null && ks[i] !== "__proto__")
+                            this[ks[i]] = p[ks[i]];
+            }
+
+            /**
+             * InterestReport hosts.
+             * @member {Array.<relay.v1.IInterestHost>} hosts
+             * @memberof relay.v1.InterestReport
+             * @instance
+             */
+            InterestReport.prototype.hosts = $util.emptyArray;
+
+            /**
+             * Creates a new InterestReport instance using the specified properties.
+             * @function create
+             * @memberof relay.v1.InterestReport
+             * @static
+             * @param {relay.v1.IInterestReport=} [properties] Properties to set
+             * @returns {relay.v1.InterestReport} InterestReport instance
+             */
+            InterestReport.create = function create(properties) {
+                return new InterestReport(properties);
+            };
+
+            /**
+             * Encodes the specified InterestReport message. Does not implicitly {@link relay.v1.InterestReport.verify|verify} messages.
+             * @function encode
+             * @memberof relay.v1.InterestReport
+             * @static
+             * @param {relay.v1.IInterestReport} m InterestReport message or plain object to encode
+             * @param {$protobuf.Writer} [w] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            InterestReport.encode = function encode(m, w, q) {
+                if (!w)
+                    w = $Writer.create();
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                if (m.hosts != null && m.hosts.length) {
+                    for (var i = 0; i < m.hosts.length; ++i)
+                        $root.relay.v1.InterestHost.encode(m.hosts[i], w.uint32(10).fork(), q + 1).ldelim();
+                }
+                return w;
+            };
+
+            /**
+             * Encodes the specified InterestReport message, length delimited. Does not implicitly {@link relay.v1.InterestReport.verify|verify} messages.
+             * @function encodeDelimited
+             * @memberof relay.v1.InterestReport
+             * @static
+             * @param {relay.v1.IInterestReport} message InterestReport message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            InterestReport.encodeDelimited = function encodeDelimited(message, writer) {
+                return this.encode(message, writer).ldelim();
+            };
+
+            /**
+             * Decodes an InterestReport message from the specified reader or buffer.
+             * @function decode
+             * @memberof relay.v1.InterestReport
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} r Reader or buffer to decode from
+             * @param {number} [l] Message length if known beforehand
+             * @returns {relay.v1.InterestReport} InterestReport
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            InterestReport.decode = function decode(r, l, e, n) {
+                if (!(r instanceof $Reader))
+                    r = $Reader.create(r);
+                if (n === undefined)
+                    n = 0;
+                if (n > $Reader.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var c, m;
+                if (l === undefined)
+                    c = r.len;
+                else {
+                    c = r.pos + l;
+                    if (c > r.len)
+                        throw RangeError("index out of range");
+                    l = r.len;
+                    r.len = c;
+                }
+                m = new $root.relay.v1.InterestReport();
+                while (r.pos < c) {
+                    var t = r.uint32();
+                    if (t === e)
+                        break;
+                    switch (t >>> 3) {
+                    case 1: {
+                            if (!(m.hosts && m.hosts.length))
+                                m.hosts = [];
+                            m.hosts.push($root.relay.v1.InterestHost.decode(r, r.uint32(), undefined, n + 1));
+                            break;
+                        }
+                    default:
+                        r.skipType(t & 7, n);
+                        break;
+                    }
+                }
+                if (l !== undefined) {
+                    if (r.pos !== c)
+                        throw RangeError("index out of range");
+                    r.len = l;
+                }
+                return m;
+            };
+
+            /**
+             * Decodes an InterestReport message from the specified reader or buffer, length delimited.
+             * @function decodeDelimited
+             * @memberof relay.v1.InterestReport
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @returns {relay.v1.InterestReport} InterestReport
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            InterestReport.decodeDelimited = function decodeDelimited(reader) {
+                if (!(reader instanceof $Reader))
+                    reader = new $Reader(reader);
+                return this.decode(reader, reader.uint32());
+            };
+
+            /**
+             * Verifies an InterestReport message.
+             * @function verify
+             * @memberof relay.v1.InterestReport
+             * @static
+             * @param {Object.<string,*>} m Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            InterestReport.verify = function verify(m, n) {
+                if (typeof m !== "object" || m === null)
+                    return "object expected";
+                if (n === undefined)
+                    n = 0;
+                if (n > $util.recursionLimit)
+                    return "maximum nesting depth exceeded";
+                if (m.hosts != null && Object.hasOwnProperty.call(m, "hosts")) {
+                    if (!Array.isArray(m.hosts))
+                        return "hosts: array expected";
+                    for (var i = 0; i < m.hosts.length; ++i) {
+                        {
+                            var e = $root.relay.v1.InterestHost.verify(m.hosts[i], n + 1);
+                            if (e)
+                                return "hosts." + e;
+                        }
+                    }
+                }
+                return null;
+            };
+
+            /**
+             * Creates an InterestReport message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof relay.v1.InterestReport
+             * @static
+             * @param {Object.<string,*>} d Plain object
+             * @returns {relay.v1.InterestReport} InterestReport
+             */
+            InterestReport.fromObject = function fromObject(d, n) {
+                if (d instanceof $root.relay.v1.InterestReport)
+                    return d;
+                if (!$util.isObject(d))
+                    throw TypeError(".relay.v1.InterestReport: object expected");
+                if (n === undefined)
+                    n = 0;
+                if (n > $util.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var m = new $root.relay.v1.InterestReport();
+                if (d.hosts) {
+                    if (!Array.isArray(d.hosts))
+                        throw TypeError(".relay.v1.InterestReport.hosts: array expected");
+                    m.hosts = [];
+                    for (var i = 0; i < d.hosts.length; ++i) {
+                        if (!$util.isObject(d.hosts[i]))
+                            throw TypeError(".relay.v1.InterestReport.hosts: object expected");
+                        m.hosts[i] = $root.relay.v1.InterestHost.fromObject(d.hosts[i], n + 1);
+                    }
+                }
+                return m;
+            };
+
+            /**
+             * Creates a plain object from an InterestReport message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof relay.v1.InterestReport
+             * @static
+             * @param {relay.v1.InterestReport} m InterestReport
+             * @param {$protobuf.IConversionOptions} [o] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            InterestReport.toObject = function toObject(m, o, q) {
+                if (!o)
+                    o = {};
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                var d = {};
+                if (o.arrays || o.defaults) {
+                    d.hosts = [];
+                }
+                if (m.hosts && m.hosts.length) {
+                    d.hosts = [];
+                    for (var j = 0; j < m.hosts.length; ++j) {
+                        d.hosts[j] = $root.relay.v1.InterestHost.toObject(m.hosts[j], o, q + 1);
+                    }
+                }
+                return d;
+            };
+
+            /**
+             * Converts this InterestReport to JSON.
+             * @function toJSON
+             * @memberof relay.v1.InterestReport
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            InterestReport.prototype.toJSON = function toJSON() {
+                return this.constructor.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            /**
+             * Gets the default type url for InterestReport
+             * @function getTypeUrl
+             * @memberof relay.v1.InterestReport
+             * @static
+             * @param {string} [typeUrlPrefix] your custom typeUrlPrefix(default "type.googleapis.com")
+             * @returns {string} The default type url
+             */
+            InterestReport.getTypeUrl = function getTypeUrl(typeUrlPrefix) {
+                if (typeUrlPrefix === undefined) {
+                    typeUrlPrefix = "type.googleapis.com";
+                }
+                return typeUrlPrefix + "/relay.v1.InterestReport";
+            };
+
+            return InterestReport;
+        })();
+
+        v1.InterestHost = (function() {
+
+            /**
+             * Properties of an InterestHost.
+             * @memberof relay.v1
+             * @interface IInterestHost
+             * @property {string|null} [host] InterestHost host
+             * @property {string|null} [source] InterestHost source
+             */
+
+            /**
+             * Constructs a new InterestHost.
+             * @memberof relay.v1
+             * @classdesc Represents an InterestHost.
+             * @implements IInterestHost
+             * @constructor
+             * @param {relay.v1.IInterestHost=} [p] Properties to set
+             */
+            function InterestHost(p) {
+                if (p)
+                    for (var ks = Object.keys(p), i = 0; i < ks.length; ++i)
+                        if (p[ks[i]] != null && ks[i] !== "__proto__")
+                            this[ks[i]] = p[ks[i]];
+            }
+
+            /**
+             * InterestHost host.
+             * @member {string} host
+             * @memberof relay.v1.InterestHost
+             * @instance
+             */
+            InterestHost.prototype.host = "";
+
+            /**
+             * InterestHost source.
+             * @member {string} source
+             * @memberof relay.v1.InterestHost
+             * @instance
+             */
+            InterestHost.prototype.source = "";
+
+            /**
+             * Creates a new InterestHost instance using the specified properties.
+             * @function create
+             * @memberof relay.v1.InterestHost
+             * @static
+             * @param {relay.v1.IInterestHost=} [properties] Properties to set
+             * @returns {relay.v1.InterestHost} InterestHost instance
+             */
+            InterestHost.create = function create(properties) {
+                return new InterestHost(properties);
+            };
+
+            /**
+             * Encodes the specified InterestHost message. Does not implicitly {@link relay.v1.InterestHost.verify|verify} messages.
+             * @function encode
+             * @memberof relay.v1.InterestHost
+             * @static
+             * @param {relay.v1.IInterestHost} m InterestHost message or plain object to encode
+             * @param {$protobuf.Writer} [w] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            InterestHost.encode = function encode(m, w, q) {
+                if (!w)
+                    w = $Writer.create();
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                if (m.host != null && Object.hasOwnProperty.call(m, "host"))
+                    w.uint32(10).string(m.host);
+                if (m.source != null && Object.hasOwnProperty.call(m, "source"))
+                    w.uint32(18).string(m.source);
+                return w;
+            };
+
+            /**
+             * Encodes the specified InterestHost message, length delimited. Does not implicitly {@link relay.v1.InterestHost.verify|verify} messages.
+             * @function encodeDelimited
+             * @memberof relay.v1.InterestHost
+             * @static
+             * @param {relay.v1.IInterestHost} message InterestHost message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            InterestHost.encodeDelimited = function encodeDelimited(message, writer) {
+                return this.encode(message, writer).ldelim();
+            };
+
+            /**
+             * Decodes an InterestHost message from the specified reader or buffer.
+             * @function decode
+             * @memberof relay.v1.InterestHost
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} r Reader or buffer to decode from
+             * @param {number} [l] Message length if known beforehand
+             * @returns {relay.v1.InterestHost} InterestHost
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            InterestHost.decode = function decode(r, l, e, n) {
+                if (!(r instanceof $Reader))
+                    r = $Reader.create(r);
+                if (n === undefined)
+                    n = 0;
+                if (n > $Reader.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var c, m;
+                if (l === undefined)
+                    c = r.len;
+                else {
+                    c = r.pos + l;
+                    if (c > r.len)
+                        throw RangeError("index out of range");
+                    l = r.len;
+                    r.len = c;
+                }
+                m = new $root.relay.v1.InterestHost();
+                while (r.pos < c) {
+                    var t = r.uint32();
+                    if (t === e)
+                        break;
+                    switch (t >>> 3) {
+                    case 1: {
+                            m.host = r.string();
+                            break;
+                        }
+                    case 2: {
+                            m.source = r.string();
+                            break;
+                        }
+                    default:
+                        r.skipType(t & 7, n);
+                        break;
+                    }
+                }
+                if (l !== undefined) {
+                    if (r.pos !== c)
+                        throw RangeError("index out of range");
+                    r.len = l;
+                }
+                return m;
+            };
+
+            /**
+             * Decodes an InterestHost message from the specified reader or buffer, length delimited.
+             * @function decodeDelimited
+             * @memberof relay.v1.InterestHost
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @returns {relay.v1.InterestHost} InterestHost
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            InterestHost.decodeDelimited = function decodeDelimited(reader) {
+                if (!(reader instanceof $Reader))
+                    reader = new $Reader(reader);
+                return this.decode(reader, reader.uint32());
+            };
+
+            /**
+             * Verifies an InterestHost message.
+             * @function verify
+             * @memberof relay.v1.InterestHost
+             * @static
+             * @param {Object.<string,*>} m Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            InterestHost.verify = function verify(m, n) {
+                if (typeof m !== "object" || m === null)
+                    return "object expected";
+                if (n === undefined)
+                    n = 0;
+                if (n > $util.recursionLimit)
+                    return "maximum nesting depth exceeded";
+                if (m.host != null && Object.hasOwnProperty.call(m, "host")) {
+                    if (!$util.isString(m.host))
+                        return "host: string expected";
+                }
+                if (m.source != null && Object.hasOwnProperty.call(m, "source")) {
+                    if (!$util.isString(m.source))
+                        return "source: string expected";
+                }
+                return null;
+            };
+
+            /**
+             * Creates an InterestHost message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof relay.v1.InterestHost
+             * @static
+             * @param {Object.<string,*>} d Plain object
+             * @returns {relay.v1.InterestHost} InterestHost
+             */
+            InterestHost.fromObject = function fromObject(d, n) {
+                if (d instanceof $root.relay.v1.InterestHost)
+                    return d;
+                if (!$util.isObject(d))
+                    throw TypeError(".relay.v1.InterestHost: object expected");
+                if (n === undefined)
+                    n = 0;
+                if (n > $util.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var m = new $root.relay.v1.InterestHost();
+                if (d.host != null) {
+                    m.host = String(d.host);
+                }
+                if (d.source != null) {
+                    m.source = String(d.source);
+                }
+                return m;
+            };
+
+            /**
+             * Creates a plain object from an InterestHost message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof relay.v1.InterestHost
+             * @static
+             * @param {relay.v1.InterestHost} m InterestHost
+             * @param {$protobuf.IConversionOptions} [o] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            InterestHost.toObject = function toObject(m, o, q) {
+                if (!o)
+                    o = {};
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                var d = {};
+                if (o.defaults) {
+                    d.host = "";
+                    d.source = "";
+                }
+                if (m.host != null && Object.hasOwnProperty.call(m, "host")) {
+                    d.host = m.host;
+                }
+                if (m.source != null && Object.hasOwnProperty.call(m, "source")) {
+                    d.source = m.source;
+                }
+                return d;
+            };
+
+            /**
+             * Converts this InterestHost to JSON.
+             * @function toJSON
+             * @memberof relay.v1.InterestHost
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            InterestHost.prototype.toJSON = function toJSON() {
+                return this.constructor.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            /**
+             * Gets the default type url for InterestHost
+             * @function getTypeUrl
+             * @memberof relay.v1.InterestHost
+             * @static
+             * @param {string} [typeUrlPrefix] your custom typeUrlPrefix(default "type.googleapis.com")
+             * @returns {string} The default type url
+             */
+            InterestHost.getTypeUrl = function getTypeUrl(typeUrlPrefix) {
+                if (typeUrlPrefix === undefined) {
+                    typeUrlPrefix = "type.googleapis.com";
+                }
+                return typeUrlPrefix + "/relay.v1.InterestHost";
+            };
+
+            return InterestHost;
         })();
 
         v1.DataPlaneReport = (function() {
