@@ -128,6 +128,11 @@ export const ERROR_CATALOGUE = {
     http: 409,
     summary: 'a newer connection for the same cluster took over',
   },
+  MESHRELAY_ERR_ROTATION_IN_PROGRESS: {
+    grpc: GRPC_STATUS.FAILED_PRECONDITION,
+    http: 409,
+    summary: 'a mesh root rotation is under way',
+  },
   MESHRELAY_ERR_CERTIFICATE: {
     grpc: GRPC_STATUS.INVALID_ARGUMENT,
     http: 400,
