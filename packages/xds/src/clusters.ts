@@ -3,6 +3,7 @@ import { effectivePolicy, type HostRule, type Policy } from './destination-rules
 import { parseDuration } from './duration.ts';
 import type { FindingList } from './findings.ts';
 import { clusterName } from './names.ts';
+import { upstreamTlsSocket } from './tls.ts';
 import type { ServiceHost } from './types.ts';
 
 /** Load-balancing algorithms a gRPC client has besides ROUND_ROBIN and RING_HASH: none. */
@@ -130,23 +131,58 @@ function circuitBreakers(policy: Policy): Record<string, unknown> | undefined {
 }
 
 /**
- * One EDS cluster for a host's port (and subset), with the DestinationRule's policy. The
- * policy's `tls` is not carried: proxyless workloads get no certificates from the agent yet,
- * so their channel to a backend is plaintext (see DESIGN §15).
+ * Istio's auto mTLS: with mesh trust on, a mesh destination is called over mTLS unless the
+ * DestinationRule says DISABLE; a MESH_EXTERNAL ServiceEntry only when it says ISTIO_MUTUAL.
+ * SIMPLE and MUTUAL name certificate files a gRPC client is never given: the mesh
+ * certificate is used instead, so such calls fail rather than go out in plaintext.
+ */
+function transportSocket(
+  sec: ClusterSecurity,
+  rule: HostRule | undefined,
+  policy: Policy,
+  whereOf: WhereOf,
+): Record<string, unknown> | undefined {
+  if (!sec.meshTls) return undefined;
+  const tls = isRecord(policy['tls']) ? policy['tls'] : {};
+  const mode = typeof tls['mode'] === 'string' ? tls['mode'] : undefined;
+  if (mode === 'DISABLE') return undefined;
+  if (mode === undefined) return sec.host.external === true ? undefined : upstreamTlsSocket();
+  if (mode !== 'ISTIO_MUTUAL' && rule)
+    sec.findings.add(
+      rule.resource,
+      `${whereOf('tls')}.tls.mode`,
+      `${mode} needs certificate files gRPC clients are not given; the mesh certificate is presented instead`,
+    );
+  return upstreamTlsSocket();
+}
+
+/** What decides a cluster's transport: the destination, whether mesh trust is on, where findings go. */
+interface ClusterSecurity {
+  readonly host: ServiceHost;
+  readonly meshTls: boolean;
+  readonly findings: FindingList;
+}
+
+/**
+ * One EDS cluster for a host's port (and subset), with the DestinationRule's policy and,
+ * with mesh trust on, the mesh's mTLS (see transportSocket).
  */
 function buildCluster(
   name: string,
   rule: HostRule | undefined,
   policy: Policy,
   whereOf: WhereOf,
-  findings: FindingList,
+  sec: ClusterSecurity,
 ): Record<string, unknown> {
+  const findings = sec.findings;
   const cluster: Record<string, unknown> = {
     name,
     type: 'EDS',
     eds_cluster_config: { eds_config: { ads: {}, resource_api_version: 'V3' }, service_name: name },
     ...lbFields(rule, policy, whereOf, findings),
   };
+  const socket = transportSocket(sec, rule, policy, whereOf);
+  if (socket) cluster['transport_socket'] = socket;
   const od = outlierDetection(rule, policy, whereOf, findings);
   if (od) cluster['outlier_detection'] = od;
   const breakers = circuitBreakers(policy);
@@ -170,7 +206,13 @@ export interface ClusterPlan {
 }
 
 /** Every cluster of a host: one per port, and one per port and DestinationRule subset. */
-export function planClusters(host: ServiceHost, rule: HostRule | undefined, findings: FindingList): ClusterPlan[] {
+export function planClusters(
+  host: ServiceHost,
+  rule: HostRule | undefined,
+  findings: FindingList,
+  meshTls = false,
+): ClusterPlan[] {
+  const sec: ClusterSecurity = { host, meshTls, findings };
   const plans: ClusterPlan[] = [];
   for (const port of host.ports) {
     const policy = effectivePolicy(rule, port.number, undefined);
@@ -181,7 +223,7 @@ export function planClusters(host: ServiceHost, rule: HostRule | undefined, find
       port: port.number,
       subsetLabels: {},
       policy,
-      body: buildCluster(name, rule, policy, () => 'spec.trafficPolicy', findings),
+      body: buildCluster(name, rule, policy, () => 'spec.trafficPolicy', sec),
     });
     (rule?.subsets ?? []).forEach((subset, i) => {
       const subsetPolicy = effectivePolicy(rule, port.number, subset);
@@ -194,7 +236,7 @@ export function planClusters(host: ServiceHost, rule: HostRule | undefined, find
         port: port.number,
         subsetLabels: subset.labels,
         policy: subsetPolicy,
-        body: buildCluster(subsetName, rule, subsetPolicy, whereOf, findings),
+        body: buildCluster(subsetName, rule, subsetPolicy, whereOf, sec),
       });
     });
   }

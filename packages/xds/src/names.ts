@@ -44,3 +44,30 @@ export function hostMatches(pattern: string, host: string): boolean {
   if (pattern.startsWith('*.')) return host.endsWith(pattern.slice(1));
   return pattern === host;
 }
+
+/** The certificate provider instance the workload bootstrap maps to its mesh certificate files. */
+export const CERT_PROVIDER_INSTANCE = 'meshrelay';
+/** How an XdsServer names the Listener of the address it binds (its bootstrap's template, `%s` = `ip:port`). */
+export const SERVER_LISTENER_PREFIX = 'grpc/server?xds.resource.listening_address=';
+export const SERVER_LISTENER_TEMPLATE = `${SERVER_LISTENER_PREFIX}%s`;
+export const HCM_FILTER = 'envoy.filters.network.http_connection_manager';
+export const RBAC_TYPE = 'type.googleapis.com/envoy.extensions.filters.http.rbac.v3.RBAC';
+export const TLS_SOCKET = 'envoy.transport_sockets.tls';
+export const UPSTREAM_TLS_TYPE = 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext';
+export const DOWNSTREAM_TLS_TYPE = 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext';
+
+/** The server Listener name for `address:port` (IPv6 addresses in brackets, as grpc-js formats them). */
+export function serverListenerName(address: string, port: number): string {
+  return `${SERVER_LISTENER_PREFIX}${address.includes(':') ? `[${address}]` : address}:${port}`;
+}
+
+/** The address and port a server Listener name is for, or undefined when it is not one. */
+export function parseServerListenerName(name: string): { address: string; port: number } | undefined {
+  if (!name.startsWith(SERVER_LISTENER_PREFIX)) return undefined;
+  const hostPort = name.slice(SERVER_LISTENER_PREFIX.length);
+  const match = /^(?:\[([0-9a-fA-F:.]+)\]|([0-9.]+)):(\d{1,5})$/.exec(hostPort);
+  if (match === null) return undefined;
+  const port = Number(match[3]);
+  if (port <= 0 || port > 65_535) return undefined;
+  return { address: match[1] ?? match[2] ?? '', port };
+}

@@ -71,7 +71,12 @@ function serviceEntryHosts(input: XdsInput, out: Map<string, ServiceHost>): void
     const hosts = Array.isArray(s['hosts']) ? s['hosts'].filter((h): h is string => typeof h === 'string') : [];
     for (const host of hosts) {
       if (host.includes('*') || out.has(host)) continue;
-      out.set(host, { host, namespace: r.metadata.namespace ?? '', ports: servicePorts });
+      out.set(host, {
+        host,
+        namespace: r.metadata.namespace ?? '',
+        ports: servicePorts,
+        ...(s['location'] === 'MESH_EXTERNAL' ? { external: true } : {}),
+      });
     }
   }
 }

@@ -6,6 +6,7 @@ import { buildLoadAssignment } from './endpoints.ts';
 import { FindingList } from './findings.ts';
 import { FAULT_FILTER, FAULT_TYPE, HCM_TYPE, ROUTER_FILTER, ROUTER_TYPE, listenerName } from './names.ts';
 import { buildRouteConfiguration, virtualServicesFor } from './routes.ts';
+import { buildServerListener, planInbound, type InboundPlan } from './server-listeners.ts';
 import { collectServiceHosts } from './services.ts';
 import type { ProxyLocality, XdsFinding, XdsInput, XdsResource } from './types.ts';
 
@@ -19,6 +20,8 @@ export interface XdsConfig {
   readonly routes: ReadonlyMap<string, XdsResource>;
   readonly clusters: ReadonlyMap<string, XdsResource>;
   readonly endpointPlans: ReadonlyMap<string, ClusterPlan>;
+  /** What XdsServer Listeners are built from when a server asks (see `serverListenerFor`). */
+  readonly inbound: InboundPlan;
   readonly findings: readonly XdsFinding[];
 }
 
@@ -73,13 +76,16 @@ export function buildXdsConfig(input: XdsInput): XdsConfig {
       routes.push([name, resource(name, route.body)]);
       listeners.push([name, resource(name, listenerBody(name, route.usesFault))]);
     }
-    for (const plan of planClusters(host, rules.get(host.host), findings)) plans.push([plan.name, plan]);
+    for (const plan of planClusters(host, rules.get(host.host), findings, input.meshTls !== undefined))
+      plans.push([plan.name, plan]);
   }
+  const inbound = planInbound(input, findings);
   return Object.freeze({
     listeners: sortedMap(listeners),
     routes: sortedMap(routes),
     clusters: sortedMap(plans.map(([name, plan]): [string, XdsResource] => [name, resource(name, plan.body)])),
     endpointPlans: sortedMap(plans),
+    inbound,
     findings: findings.list(),
   });
 }
@@ -110,4 +116,13 @@ export function loadAssignmentsFor(
     );
   }
   return out;
+}
+
+/**
+ * The Listener an XdsServer asks for by the address it binds (`grpc/server?xds.resource.listening_address=ip:port`),
+ * or undefined when `name` is not such a name or no known workload has that address (nor the Pod `nodeId` names).
+ */
+export function serverListenerFor(config: XdsConfig, name: string, nodeId?: string): XdsResource | undefined {
+  const body = buildServerListener(config.inbound, name, nodeId);
+  return body === undefined ? undefined : resource(name, body);
 }

@@ -12,6 +12,19 @@ export interface XdsInput {
   readonly output: readonly Resource[];
   /** The discovered input: Service, EndpointSlice, Pod and Node resources are read; others ignored. */
   readonly discovered: readonly Resource[];
+  /**
+   * Mesh trust, when the cluster's workloads hold mesh certificates: mesh destinations are then
+   * called over mTLS and XdsServer listeners serve TLS. Absent: everything stays plaintext.
+   */
+  readonly meshTls?: MeshTls;
+}
+
+/** What the translation needs to know about mesh trust. */
+export interface MeshTls {
+  /** The trust domain of this cluster's workload certificates (`spiffe://<trustDomain>/ns/../sa/..`). */
+  readonly trustDomain: string;
+  /** Istio's root namespace: its PeerAuthentication and AuthorizationPolicy apply mesh-wide (default istio-system). */
+  readonly rootNamespace?: string;
 }
 
 /** Where a proxy runs, from its node's locality; decides endpoint priorities. */
@@ -62,5 +75,7 @@ export interface ServicePort {
 export interface ServiceHost {
   readonly host: string;
   readonly namespace: string;
+  /** A ServiceEntry with `location: MESH_EXTERNAL`: its endpoints hold no mesh certificates. */
+  readonly external?: boolean;
   readonly ports: readonly ServicePort[];
 }

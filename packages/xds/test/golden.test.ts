@@ -9,7 +9,15 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parse, stringify } from 'yaml';
 import type { Resource } from '@meshrelay/api';
-import { buildXdsConfig, loadAssignmentsFor, type ProxyLocality, type XdsResource } from '../src/index.ts';
+import {
+  buildXdsConfig,
+  loadAssignmentsFor,
+  serverListenerFor,
+  type MeshTls,
+  type ProxyLocality,
+  type XdsConfig,
+  type XdsResource,
+} from '../src/index.ts';
 
 const UPDATE = process.env['UPDATE_GOLDEN'] === '1';
 const TESTDATA = new URL('./testdata/', import.meta.url).pathname;
@@ -20,6 +28,17 @@ interface GoldenInput {
   proxy?: ProxyLocality;
   output?: Resource[];
   discovered?: Resource[];
+  meshTls?: MeshTls;
+  /** XdsServer Listener names to render (with the node id of the server asking, when given). */
+  serverListeners?: { name: string; nodeId?: string }[];
+}
+
+/** Each asked server Listener's body, or null when none is served for that name. */
+function serverListeners(
+  config: XdsConfig,
+  asked: NonNullable<GoldenInput['serverListeners']>,
+): Record<string, unknown> {
+  return Object.fromEntries(asked.map((a) => [a.name, serverListenerFor(config, a.name, a.nodeId)?.body ?? null]));
 }
 
 function bodies(map: ReadonlyMap<string, XdsResource>): Record<string, unknown> {
@@ -31,6 +50,7 @@ export function renderCase(text: string): string {
   const config = buildXdsConfig({
     cluster: input.cluster,
     ...(input.network ? { network: input.network } : {}),
+    ...(input.meshTls ? { meshTls: input.meshTls } : {}),
     output: input.output ?? [],
     discovered: input.discovered ?? [],
   });
@@ -41,6 +61,7 @@ export function renderCase(text: string): string {
       routes: bodies(config.routes),
       clusters: bodies(config.clusters),
       endpoints: bodies(loadAssignmentsFor(config, input.proxy ?? {})),
+      ...(input.serverListeners ? { serverListeners: serverListeners(config, input.serverListeners) } : {}),
     },
     { aliasDuplicateObjects: false },
   );
