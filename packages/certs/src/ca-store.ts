@@ -31,9 +31,10 @@ export class FileCaStore implements CaStore {
   readonly path: string;
   readonly #dir: string;
 
-  constructor(dir: string) {
+  /** `fileName` lets other CAs (the mesh roots) use the same atomic store under their own name. */
+  constructor(dir: string, fileName = CA_FILE_NAME) {
     this.#dir = dir;
-    this.path = join(dir, CA_FILE_NAME);
+    this.path = join(dir, fileName);
   }
 
   async load(): Promise<CaBundle | undefined> {
