@@ -49,6 +49,10 @@ export interface ServerConfig {
   readonly heartbeatIntervalMs: number;
   readonly heartbeatTimeoutMs: number;
   readonly translationDebounceMs: number;
+  /** A cluster's output carries a VirtualDestination only while the cluster has an interest in it (§17). */
+  readonly interestScopedOutputs: boolean;
+  /** A learned interest not renewed for this long expires. */
+  readonly interestIdleMs: number;
   /** Idle time after which heap growth since the last reclaim is collected; 0 = never. */
   readonly memoryReclaimIdleMs: number;
   readonly vipCidr: string;
@@ -405,6 +409,24 @@ const SPECS: readonly Spec[] = [
       'coalesce input changes for this long before translating; 0 translates on the next turn of the event loop (a burst coalesces behind a running translation all the same): a duration (10ms, 1s) or bare ms',
   },
   {
+    key: 'interestScopedOutputs',
+    flag: 'interest-scoped-outputs',
+    env: 'MESHRELAY_INTEREST_SCOPED_OUTPUTS',
+    kind: 'bool',
+    default: 'false',
+    description:
+      "a cluster's output carries a VirtualDestination's ServiceEntries and DestinationRules only while the cluster has an interest in it: declared (the destination is defined there, has backends there or a route there names it) or a lease its agent renews by using one of its hosts",
+  },
+  {
+    key: 'interestIdleMs',
+    flag: 'interest-idle',
+    env: 'MESHRELAY_INTEREST_IDLE',
+    kind: 'duration',
+    default: '600000',
+    description:
+      'a learned interest that no agent report renewed for this long expires (agents renew each host in use twice per --interest-idle at their default): a duration (30s, 10m) or bare ms',
+  },
+  {
     key: 'memoryReclaimIdleMs',
     flag: 'memory-reclaim-idle',
     env: 'MESHRELAY_MEMORY_RECLAIM_IDLE',
@@ -652,6 +674,12 @@ export function parseServerConfig(argv: readonly string[], env: NodeJS.ProcessEn
   ] as const) {
     if (value < 1 || !Number.isSafeInteger(value))
       throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `--${flag}: must be a whole number of at least 1`);
+  }
+  if (config.interestIdleMs < 1000) {
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INVALID_CONFIG',
+      '--interest-idle (MESHRELAY_INTEREST_IDLE): must be at least 1s (a lease shorter than a report round trip would flap)',
+    );
   }
   if (config.heartbeatTimeoutMs <= config.heartbeatIntervalMs) {
     throw new MeshrelayError(

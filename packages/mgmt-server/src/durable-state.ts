@@ -43,7 +43,8 @@ export interface DurableState {
 }
 
 /** The collections of plane-wide documents (directory names, and ConfigMap label values). */
-export type SharedCollection = 'stream-claims' | 'held-outputs' | 'contributions' | 'token-bindings' | 'data-plane';
+export type SharedCollection =
+  'stream-claims' | 'held-outputs' | 'contributions' | 'token-bindings' | 'data-plane' | 'interests';
 
 /** The Lease of the status-writer election in the management namespace. */
 export const STATUS_WRITER_LEASE = 'meshrelay-mgmt-status-writer';

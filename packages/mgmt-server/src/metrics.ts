@@ -21,6 +21,8 @@ export class RelayMetrics {
   readonly memoryReclaimDuration: Histogram<string>;
   readonly memoryReclaimedBytes: Counter<string>;
   readonly outputPushes: Counter<'cluster'>;
+  /** Translations that changed a cluster's unscoped output but not what its interests let through. */
+  readonly interestPushesAvoided: Counter<string>;
   readonly snapshotsRejected: Counter<'cluster' | 'code'>;
   readonly outputsRefused: Counter<'cluster' | 'code'>;
   readonly outputWriteFailures: Counter<'cluster'>;
@@ -123,6 +125,11 @@ export class RelayMetrics {
       name: 'relay_output_pushes_total',
       help: 'Output snapshots sent to agents',
       labelNames: ['cluster'],
+      registers,
+    });
+    this.interestPushesAvoided = new Counter({
+      name: 'meshrelay_interest_pushes_avoided_total',
+      help: 'Output changes a cluster was not sent because they touched only VirtualDestinations it has no interest in (--interest-scoped-outputs)',
       registers,
     });
     this.sessionsAdmitted = new Counter({

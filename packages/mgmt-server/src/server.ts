@@ -26,6 +26,8 @@ import { TokenBindings } from './relay/token-bindings.ts';
 import { closeRevokedStreams } from './relay/stream-certificates.ts';
 import { createRelayServerCredentials } from './relay/tls-credentials.ts';
 import { DataPlaneReports } from './data-plane-reports.ts';
+import { InterestLeases } from './interests/interest-leases.ts';
+import { registerInterestMetrics } from './http/interests-view.ts';
 import { DataPlaneStatusView } from './data-plane-status.ts';
 import { registerDataPlaneMetrics } from './http/data-plane-view.ts';
 import { SharedHeldOutputs } from './shared-held-outputs.ts';
@@ -140,6 +142,14 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
   );
   const metrics = new RelayMetrics(config.replicaName, connections);
   registerDataPlaneMetrics(metrics.registry, dataPlane);
+  // Leases are kept (and shown) whether or not outputs are scoped by them (DESIGN §17).
+  const interests = new InterestLeases({
+    documents: durable.documents('interests'),
+    idleMs: config.interestIdleMs,
+    logger: log.child({ component: 'interests' }),
+  });
+  await interests.start();
+  registerInterestMetrics(metrics.registry, interests);
   metrics.setRedisUpProbe(() => store.health().redisUp);
   const persister = new OutputPersister({
     store,
@@ -160,7 +170,11 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     debounceMs: config.translationDebounceMs,
     uptimeMs: () => Date.now() - startedAt,
     workspaces: () => management.workspaces(),
+    ...(config.interestScopedOutputs ? { scope: interests } : {}),
   });
+  const unsubscribeInterests = config.interestScopedOutputs
+    ? interests.onChange((changed) => loop.trigger(`interest changed in ${changed.join(', ')}`))
+    : () => undefined;
   const unsubscribeWorkspaces = management.onWorkspacesChange((reason) => loop.trigger(reason));
   metrics.setStateProbes(
     () => loop.status().gate,
@@ -222,6 +236,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
       },
     },
     dataPlane,
+    interests,
   };
 
   const unsubscribeRegistry = registry.onChange((change: RegistryChange) => {
@@ -237,6 +252,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
       persister.forget(change.name);
       held.forget(change.name);
       dataPlane.forget(change.name);
+      interests.forget(change.name);
       void contributions
         .forget(change.name)
         .catch((err: unknown) =>
@@ -308,6 +324,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     sharedHeld,
     contributions,
     dataPlane,
+    interests: { leases: interests, scoped: config.interestScopedOutputs, scoping: () => loop.scoping() },
     resourceStatuses,
     metrics,
     replica: config.replicaName,
@@ -381,6 +398,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
       unsubscribeStore();
       unsubscribeSweep();
       unsubscribeWorkspaces();
+      unsubscribeInterests();
       reclaimer.stop();
       await relay.stop();
       await loop.stop();
@@ -388,6 +406,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
       contributions.stop();
       await sharedHeld.stop();
       await dataPlane.stop();
+      await interests.stop();
       await claims.stop();
       await api.close();
       await new Promise<void>((resolve) => metricsServer.close(() => resolve()));

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { InputSnapshot, KubernetesCluster, Resource } from '@meshrelay/api';
+import type { InputSnapshot, KubernetesCluster, OutputSnapshot, Resource } from '@meshrelay/api';
 import type { ClusterRegistry, VipAllocationStore } from '@meshrelay/registry';
 import type { SnapshotStore } from '@meshrelay/store';
 import {
@@ -15,6 +15,7 @@ import type { CarriedContributions } from './carried-contributions.ts';
 import type { RelayMetrics } from './metrics.ts';
 import type { OutputHub } from './output-hub.ts';
 import type { OutputPersister } from './output-persister.ts';
+import { OutputScoper, type ScopedOutput } from './interests/output-scope.ts';
 import { isUnjudged, judgeStoredInputs } from './input-intake.ts';
 import { completeProvenance } from './provenance-order.ts';
 import { decideGate, type GateConfig, type GateDecision } from './safe-mode-gate.ts';
@@ -40,6 +41,17 @@ export interface TranslationLoopOptions {
    * new array (by identity) is a change: a trigger after it translates again.
    */
   readonly workspaces?: () => readonly Resource[];
+  /**
+   * Interest-scoped outputs (DESIGN §17, --interest-scoped-outputs): each cluster's output keeps
+   * a VirtualDestination only while the cluster has an interest in it. Absent: outputs unscoped.
+   */
+  readonly scope?: InterestScope;
+}
+
+/** The hosts each cluster holds a lease on; `version` bumps when any of that may have changed. */
+export interface InterestScope {
+  readonly version: number;
+  held(cluster: string): ReadonlySet<string>;
 }
 
 export interface TranslationStatus {
@@ -118,6 +130,13 @@ export class TranslationLoop {
   #nameOwners: ReadonlyMap<string, string> = new Map();
   /** What the last completed run translated. */
   #lastRun: RunInputs | undefined;
+  /** The last run's outputs before interest scoping, to scope again when only interests change. */
+  #lastBuilt: readonly OutputSnapshot[] = [];
+  /** The interest version the published outputs were scoped with. */
+  #scopedVersion = -1;
+  readonly #scoper = new OutputScoper();
+  /** Hash of each cluster's last unscoped output: a change that scoping hid is a push avoided. */
+  readonly #unscopedHashes = new Map<string, string>();
   readonly #statusListeners = new Set<(s: TranslationStatus) => void>();
 
   constructor(options: TranslationLoopOptions) {
@@ -294,6 +313,12 @@ export class TranslationLoop {
       workspaces,
     };
     if (this.#lastRun !== undefined && sameRunInputs(this.#lastRun, run)) {
+      if (this.#o.scope !== undefined && this.#o.scope.version !== this.#scopedVersion) {
+        // Only interests changed: the translation stands, each cluster is scoped again (the
+        // scoper redoes only the clusters whose held hosts changed).
+        this.#publish(this.#lastBuilt);
+        return;
+      }
       this.#o.logger.debug('nothing translation reads changed since the last run; not translated again');
       // The gate's account of why it is open may have moved on (e.g. to already-open).
       if (JSON.stringify(gate) !== JSON.stringify(this.#status.gate)) this.#setStatus({ ...this.#status, gate });
@@ -314,20 +339,8 @@ export class TranslationLoop {
     this.#nameOwners = result.nameOwners;
     this.#o.metrics.translationProblems.set(result.problems.length);
     for (const problem of result.problems) this.#o.logger.warn({ ...problem }, 'translation problem');
-    for (const built of result.outputs.values()) {
-      const output = completeProvenance(built, inputs, staleClusters);
-      if (this.#o.outputs.current(output.cluster)?.hash === output.hash) {
-        this.#o.outputs.refresh(output);
-        continue;
-      }
-      // Agents first; the Redis write follows without holding up delivery or the next cluster.
-      this.#o.outputs.publish(output);
-      this.#o.persister.persist(output);
-      this.#o.logger.info(
-        { cluster: output.cluster, hash: output.hash, resources: output.resources.length },
-        'output snapshot updated',
-      );
-    }
+    this.#lastBuilt = [...result.outputs.values()].map((built) => completeProvenance(built, inputs, staleClusters));
+    this.#publish(this.#lastBuilt);
     const { heldSince: _held, windowEndsAt: _window, ...rest } = this.#status;
     this.#setStatus({
       ...rest,
@@ -338,6 +351,35 @@ export class TranslationLoop {
       admitted: [...admitted.values()].map((s) => ({ cluster: s.cluster, inputHash: s.hash })),
     });
     this.#lastRun = run;
+  }
+
+  /** Publishes each cluster's output (scoped to its interests when scoping is on) that changed. */
+  #publish(built: readonly OutputSnapshot[]): void {
+    const { scope } = this.#o;
+    if (scope !== undefined) this.#scopedVersion = scope.version;
+    for (const unscoped of built) {
+      const output = scope === undefined ? unscoped : this.#scoper.scope(unscoped, scope.held(unscoped.cluster)).output;
+      const unscopedBefore = this.#unscopedHashes.get(unscoped.cluster);
+      if (scope !== undefined) this.#unscopedHashes.set(unscoped.cluster, unscoped.hash);
+      if (this.#o.outputs.current(output.cluster)?.hash === output.hash) {
+        this.#o.outputs.refresh(output);
+        if (unscopedBefore !== undefined && unscopedBefore !== unscoped.hash)
+          this.#o.metrics.interestPushesAvoided.inc();
+        continue;
+      }
+      // Agents first; the Redis write follows without holding up delivery or the next cluster.
+      this.#o.outputs.publish(output);
+      this.#o.persister.persist(output);
+      this.#o.logger.info(
+        { cluster: output.cluster, hash: output.hash, resources: output.resources.length },
+        'output snapshot updated',
+      );
+    }
+  }
+
+  /** Per cluster, which VirtualDestinations its output carries and why (empty without scoping). */
+  scoping(): ReadonlyMap<string, ScopedOutput> {
+    return this.#scoper.all();
   }
 
   #setStatus(status: TranslationStatus): void {

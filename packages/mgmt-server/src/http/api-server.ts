@@ -15,6 +15,7 @@ import type { TranslationLoop } from '../translation-loop.ts';
 import type { WorkspacesView } from '../workspaces-file.ts';
 import { clusterView } from './cluster-view.ts';
 import { registerDataPlaneRoutes } from './data-plane-view.ts';
+import { registerInterestRoutes, type InterestsViewSources } from './interests-view.ts';
 import { registerRequestGuard } from './request-guard.ts';
 import { listResources, parseResourceFilter } from './resource-view.ts';
 import { registerTopologyRoutes } from './topology-view.ts';
@@ -32,6 +33,8 @@ export interface ApiDeps {
   readonly contributions: CarriedContributions;
   /** What agents report of their proxies (GET /api/v1/xds/proxies). */
   readonly dataPlane?: DataPlaneReports;
+  /** Interest leases and scoping (GET /api/v1/interests). */
+  readonly interests?: Omit<InterestsViewSources, 'registry'>;
   /** The statuses the API shows (the translation's, with the data plane's findings); default the translation's. */
   readonly resourceStatuses?: () => readonly ResourceStatus[];
   readonly metrics: RelayMetrics;
@@ -126,6 +129,7 @@ export function buildApiServer(deps: ApiDeps) {
   }));
 
   if (deps.dataPlane) registerDataPlaneRoutes(app, deps.dataPlane, deps.registry);
+  if (deps.interests) registerInterestRoutes(app, { ...deps.interests, registry: deps.registry });
   registerTopologyRoutes(app, deps);
 
   app.get('/api/v1/safe-mode', async () => safeModeView(deps.loop, deps.contributions));

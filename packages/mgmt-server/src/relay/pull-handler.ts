@@ -162,7 +162,7 @@ export function handlePull(ctx: RelayContext, call: PullCall): void {
       else if (message.dataPlane) {
         reportedBy = stream.cluster;
         ctx.dataPlane?.record(stream.cluster, message.dataPlane, ctx.now());
-      }
+      } else if (message.interest) ctx.interests?.renew(stream.cluster, message.interest);
     },
     () => {
       unsubscribes.forEach((u) => u());

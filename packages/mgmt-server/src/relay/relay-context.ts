@@ -12,6 +12,7 @@ import type { OutputHub } from '../output-hub.ts';
 import type { ClusterRegistry } from '@meshrelay/registry';
 import type { ResourceStatusSource } from './status-feed.ts';
 import type { DataPlaneReports } from '../data-plane-reports.ts';
+import type { InterestLeases } from '../interests/interest-leases.ts';
 import type { StreamAdmission } from './stream-admission.ts';
 
 export interface RelayLimits {
@@ -52,6 +53,8 @@ export interface RelayContext {
   readonly resourceStatuses?: ResourceStatusSource;
   /** Where agents' data-plane reports go (see DataPlaneReports); absent, they are ignored. */
   readonly dataPlane?: DataPlaneReports;
+  /** Where agents' interest reports renew leases (DESIGN §17); absent, they are ignored. */
+  readonly interests?: InterestLeases;
 }
 
 /** A gRPC status for a stream or unary error, with the catalogue code leading the message. */

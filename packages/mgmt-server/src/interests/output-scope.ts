@@ -1,0 +1,159 @@
+// Interest-scoped outputs (DESIGN §17): which VirtualDestinations a cluster's output carries.
+// Pure: a function of the unscoped output and the hosts the cluster holds leases on.
+
+import {
+  SOURCES_ANNOTATION,
+  buildOutputSnapshot,
+  withProvenance,
+  type OutputSnapshot,
+  type Resource,
+} from '@meshrelay/api';
+
+const VD_PREFIX = 'VirtualDestination/';
+const CLUSTER_LABEL = 'topology.istio.io/cluster';
+/** The outputs a VirtualDestination owns: they go when the cluster has no interest in it. */
+const SCOPED_KINDS = new Set(['ServiceEntry', 'DestinationRule']);
+
+/** Why a cluster receives a VirtualDestination (the first that applies). */
+export type InterestReason = 'defined-here' | 'backends-here' | 'routed-here' | 'lease' | 'none';
+
+export interface DestinationScope {
+  /** The VirtualDestination's source id, `VirtualDestination/namespace/name@cluster`. */
+  readonly destination: string;
+  /** Its hosts in this cluster's output (ServiceEntry hosts). */
+  readonly hosts: readonly string[];
+  readonly reason: InterestReason;
+}
+
+export interface ScopedOutput {
+  readonly output: OutputSnapshot;
+  /** Every VirtualDestination the unscoped output carried, sorted by id; reason `none` = left out. */
+  readonly destinations: readonly DestinationScope[];
+}
+
+function sourcesOf(r: Resource): readonly string[] {
+  const value = r.metadata.annotations?.[SOURCES_ANNOTATION];
+  return value === undefined || value === '' ? [] : value.split(',');
+}
+
+function isScopedKind(r: Resource): boolean {
+  return SCOPED_KINDS.has(r.kind) && r.apiVersion.startsWith('networking.istio.io/');
+}
+
+interface DestinationFacts {
+  hosts: Set<string>;
+  backendsHere: boolean;
+  routedHere: boolean;
+}
+
+/** What the output says of each VirtualDestination: its hosts, whether it has backends or routes here. */
+function factsOf(cluster: string, resources: readonly Resource[]): Map<string, DestinationFacts> {
+  const facts = new Map<string, DestinationFacts>();
+  const of = (id: string): DestinationFacts => {
+    let f = facts.get(id);
+    if (f === undefined) {
+      f = { hosts: new Set(), backendsHere: false, routedHere: false };
+      facts.set(id, f);
+    }
+    return f;
+  };
+  for (const r of resources) {
+    const ids = sourcesOf(r).filter((s) => s.startsWith(VD_PREFIX));
+    if (ids.length === 0) continue;
+    const spec = (r.spec ?? {}) as {
+      hosts?: unknown;
+      endpoints?: readonly { labels?: Record<string, string> }[];
+    };
+    for (const id of ids) {
+      const f = of(id);
+      if (!isScopedKind(r)) {
+        // A route (VirtualService from a RouteTable) in this cluster sends traffic to it.
+        f.routedHere = true;
+        continue;
+      }
+      if (r.kind !== 'ServiceEntry') continue;
+      if (Array.isArray(spec.hosts))
+        for (const h of spec.hosts) if (typeof h === 'string') f.hosts.add(h.toLowerCase());
+      if ((spec.endpoints ?? []).some((e) => e.labels?.[CLUSTER_LABEL] === cluster)) f.backendsHere = true;
+    }
+  }
+  return facts;
+}
+
+function reasonFor(id: string, cluster: string, f: DestinationFacts, held: ReadonlySet<string>): InterestReason {
+  if (id.endsWith(`@${cluster}`)) return 'defined-here';
+  if (f.backendsHere) return 'backends-here';
+  if (f.routedHere) return 'routed-here';
+  for (const host of f.hosts) if (held.has(host)) return 'lease';
+  return 'none';
+}
+
+/**
+ * The output `cluster` receives when it holds leases on `held` hosts: every resource of the
+ * unscoped output except the ServiceEntries and DestinationRules of VirtualDestinations the
+ * cluster has no interest in. Declared interest needs no lease: the destination is defined in
+ * this cluster, has backends here (an endpoint labelled with this cluster), or a route here names
+ * it. `previous` (the last scoped output of the cluster) lets the hash resume where they differ.
+ */
+export function scopeOutput(
+  output: OutputSnapshot,
+  held: ReadonlySet<string>,
+  previous?: OutputSnapshot,
+): ScopedOutput {
+  const facts = factsOf(output.cluster, output.resources);
+  const destinations: DestinationScope[] = [...facts]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([id, f]) => ({
+      destination: id,
+      hosts: [...f.hosts].sort(),
+      reason: reasonFor(id, output.cluster, f, held),
+    }));
+  const dropped = new Set(destinations.filter((d) => d.reason === 'none').map((d) => d.destination));
+  if (dropped.size === 0) return { output, destinations };
+  const kept = output.resources.filter((r) => !isScopedKind(r) || !sourcesOf(r).some((s) => dropped.has(s)));
+  const scoped = buildOutputSnapshot(
+    { cluster: output.cluster, resources: kept, provenance: output.provenance },
+    previous,
+  );
+  return { output: scoped, destinations };
+}
+
+/**
+ * `scopeOutput` with memory per cluster: the same unscoped resources and the same held hosts
+ * give the previous result again (an interest change redoes only its cluster; a change of one
+ * cluster's output redoes only that cluster).
+ */
+export class OutputScoper {
+  readonly #last = new Map<
+    string,
+    { resources: readonly Resource[]; provenance: OutputSnapshot['provenance']; heldKey: string; result: ScopedOutput }
+  >();
+
+  scope(output: OutputSnapshot, held: ReadonlySet<string>): ScopedOutput {
+    const heldKey = [...held].sort().join(',');
+    const last = this.#last.get(output.cluster);
+    let result: ScopedOutput;
+    if (last !== undefined && last.resources === output.resources && last.heldKey === heldKey) {
+      if (last.provenance === output.provenance) return last.result;
+      // Same content, another provenance (a contribution turned stale or fresh): no new hash.
+      const kept = last.result.output;
+      result = {
+        ...last.result,
+        output: kept.resources === output.resources ? output : withProvenance(kept, output.provenance),
+      };
+    } else {
+      result = scopeOutput(output, held, last?.result.output);
+    }
+    this.#last.set(output.cluster, { resources: output.resources, provenance: output.provenance, heldKey, result });
+    return result;
+  }
+
+  /** The last scoping of every cluster (for the interests view). */
+  all(): ReadonlyMap<string, ScopedOutput> {
+    return new Map([...this.#last].map(([cluster, l]) => [cluster, l.result]));
+  }
+
+  forget(cluster: string): void {
+    this.#last.delete(cluster);
+  }
+}
