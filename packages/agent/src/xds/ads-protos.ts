@@ -21,6 +21,8 @@ const PROTO_FILES = [
   'envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.proto',
   'envoy/extensions/filters/http/router/v3/router.proto',
   'envoy/extensions/filters/http/fault/v3/fault.proto',
+  'envoy/extensions/filters/http/rbac/v3/rbac.proto',
+  'envoy/extensions/transport_sockets/tls/v3/tls.proto',
 ];
 
 /**

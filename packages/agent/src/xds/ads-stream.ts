@@ -5,7 +5,9 @@ import {
   ENDPOINT_TYPE,
   LISTENER_TYPE,
   ROUTE_TYPE,
+  SERVER_LISTENER_PREFIX,
   loadAssignmentsFor,
+  serverListenerFor,
   type ProxyLocality,
   type XdsConfig,
   type XdsResource,
@@ -180,7 +182,16 @@ export class AdsStream {
   }
 
   #resources(c: XdsConfig, typeUrl: string, names: readonly string[]): Map<string, XdsResource> {
-    if (typeUrl === LISTENER_TYPE) return pick(c.listeners, names, true);
+    if (typeUrl === LISTENER_TYPE) {
+      const out = pick(c.listeners, names, true);
+      // XdsServer backends ask for their own Listener by the address they bind; it is built on request.
+      for (const name of names) {
+        if (!name.startsWith(SERVER_LISTENER_PREFIX)) continue;
+        const listener = serverListenerFor(c, name, this.nodeId);
+        if (listener !== undefined) out.set(name, listener);
+      }
+      return out;
+    }
     if (typeUrl === CLUSTER_TYPE) return pick(c.clusters, names, true);
     if (typeUrl === ROUTE_TYPE) return pick(c.routes, names, false);
     return names.length === 0 ? new Map() : loadAssignmentsFor(c, this.locality, names);

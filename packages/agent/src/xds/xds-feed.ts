@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Resource } from '@meshrelay/api';
-import type { XdsFinding } from '@meshrelay/xds';
+import type { MeshTls, XdsFinding } from '@meshrelay/xds';
 import { AdsServer } from './ads-server.ts';
 import type { ProxyStatus } from './ads-stream.ts';
 
@@ -24,6 +24,7 @@ export class XdsFeed {
   readonly #server: AdsServer | undefined;
   #output: readonly Resource[] = [];
   #discovered: readonly Resource[] = [];
+  #meshTls: MeshTls | undefined;
   /** No config is served before the cluster's own workloads are known: a partial one would say hosts do not exist. */
   #haveDiscovered = false;
 
@@ -65,6 +66,18 @@ export class XdsFeed {
     this.#refresh();
   }
 
+  /**
+   * Mesh trust for the cluster's workloads: with a trust domain, mesh destinations are called over
+   * mTLS and XdsServer backends serve TLS (their certificates come from the agent); undefined
+   * turns that off. Until called, xDS is plaintext.
+   */
+  meshTls(state: MeshTls | undefined): void {
+    if (state?.trustDomain === this.#meshTls?.trustDomain && state?.rootNamespace === this.#meshTls?.rootNamespace)
+      return;
+    this.#meshTls = state;
+    this.#refresh();
+  }
+
   /** What the current config's translation could not give gRPC clients (logged as `xds findings` too). */
   findings(): readonly XdsFinding[] {
     return this.#server?.config.findings ?? [];
@@ -92,7 +105,12 @@ export class XdsFeed {
   #refresh(): void {
     if (this.#server === undefined || !this.#haveDiscovered) return;
     try {
-      this.#server.updateFrom({ cluster: this.#opts.cluster, output: this.#output, discovered: this.#discovered });
+      this.#server.updateFrom({
+        cluster: this.#opts.cluster,
+        output: this.#output,
+        discovered: this.#discovered,
+        ...(this.#meshTls !== undefined ? { meshTls: this.#meshTls } : {}),
+      });
     } catch (err) {
       // A translation failure keeps the last good config served; the next input retries.
       this.#opts.logger.error({ err }, 'xds translation failed; the last good config stays served');
