@@ -24,7 +24,6 @@ export {
   type RandomSource,
 } from '@meshrelay/api';
 export { createAgentBackends, type AgentBackends } from './agent-backends.ts';
-export { AdsServer, type AdsServerOptions } from './xds/ads-server.ts';
 export {
   BACKENDS,
   LEADER_ELECTION_MODES,
