@@ -16,6 +16,7 @@ import {
   type VipAllocation,
   type VipDemand,
 } from './vip-ownership.ts';
+import type { VipPools } from '@meshrelay/translator';
 
 const DATA_KEY = 'allocations.json';
 const WRITE_ATTEMPTS = 8;
@@ -32,11 +33,11 @@ const WRITE_ATTEMPTS = 8;
 export class KubernetesVipAllocations implements VipAllocationStore {
   readonly #apis: KubernetesRegistryApis;
   readonly #namespace: string;
-  readonly #cidr: string;
+  readonly #cidr: string | Partial<VipPools>;
   #known: ReadonlyMap<string, VipAllocation> = new Map();
   #chain: Promise<unknown> = Promise.resolve();
 
-  constructor(apis: KubernetesRegistryApis, namespace: string, cidr: string) {
+  constructor(apis: KubernetesRegistryApis, namespace: string, cidr: string | Partial<VipPools>) {
     this.#apis = apis;
     this.#namespace = namespace;
     this.#cidr = cidr;

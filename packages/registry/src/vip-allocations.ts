@@ -9,6 +9,7 @@ import {
   type VipAllocation,
   type VipDemand,
 } from './vip-ownership.ts';
+import type { VipPools } from '@meshrelay/translator';
 
 /** Durable VIP allocations: the file store below, or the ConfigMap store (kubernetes-vip-allocations.ts). */
 export interface VipAllocationStore {
@@ -29,10 +30,10 @@ export interface VipAllocationStore {
  */
 export class VipAllocations implements VipAllocationStore {
   readonly #path: string;
-  readonly #cidr: string;
+  readonly #cidr: string | Partial<VipPools>;
   #chain: Promise<unknown> = Promise.resolve();
 
-  constructor(path: string, cidr: string) {
+  constructor(path: string, cidr: string | Partial<VipPools>) {
     this.#path = path;
     this.#cidr = cidr;
   }

@@ -1,5 +1,5 @@
 import { MeshrelayError, isRecord } from '@meshrelay/api';
-import { allocateVips } from '@meshrelay/translator';
+import { allocateVips, type VipPools } from '@meshrelay/translator';
 
 /**
  * One VirtualDestination's VIP and the clusters whose inputs declare it. `owners` is null for an
@@ -26,9 +26,14 @@ export type VipTable = ReadonlyMap<string, VipAllocation>;
  * A cluster that is merely absent (disconnected, restarting, held by safe mode) keeps every key it
  * had, so its VIPs stay stable. An allocation left with no owner is released; its address is free
  * for a later key. An allocation of unknown owners is settled only when every registered cluster
- * is present. New keys get an address as allocateVips() gives it; existing ones never change.
+ * is present. New keys get an address as allocateVips() gives it, from the pool of their kind
+ * (`cidr`: the default VIPs' pool, or every pool); existing ones never change.
  */
-export function reconcileVips(table: VipTable, demand: VipDemand, cidr: string): Map<string, VipAllocation> {
+export function reconcileVips(
+  table: VipTable,
+  demand: VipDemand,
+  cidr: string | Partial<VipPools>,
+): Map<string, VipAllocation> {
   const allPresent = [...demand.registered].every((c) => demand.present.has(c));
   const owners = new Map<string, Set<string> | null>();
   for (const [key, allocation] of table) {

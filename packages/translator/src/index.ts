@@ -21,5 +21,20 @@ export type {
   TranslationProblem,
   TranslationResult,
 } from './engine/types.ts';
-export { DEFAULT_VIP_CIDR, allocateVips, virtualDestinationKeys } from './istio/vip-allocator.ts';
+export {
+  DEFAULT_VIP_CIDR,
+  DEFAULT_VIP_POOLS,
+  allocateVips,
+  checkVipPools,
+  vipPools,
+  virtualDestinationKeys,
+  type VipPools,
+} from './istio/vip-allocator.ts';
+export {
+  INSTANCE_ADDRESSES_ANNOTATION,
+  INSTANCE_LABEL,
+  POLICY_HOST_LABEL,
+  instanceVipKey,
+  policyVipKey,
+} from './istio/policy-vips.ts';
 export { sameElements } from './engine/same-content.ts';

@@ -59,7 +59,7 @@ describe('allocateVips', () => {
     });
   }
 
-  it('given inputs with VirtualDestinations in several clusters, when listing keys, then each namespace/name appears once, sorted', () => {
+  it('given inputs with VirtualDestinations in several clusters, when listing keys, then each namespace/name and its policy keys appear once, sorted', () => {
     const vd = (name: string): ReturnType<typeof buildVirtualDestination> =>
       buildVirtualDestination({
         name,
@@ -78,6 +78,13 @@ describe('allocateVips', () => {
       ],
       ['a', buildTestInputSnapshot('a', [vd('ratings'), vd('reviews')])],
     ]);
-    assert.deepEqual(virtualDestinationKeys(inputs), ['bookinfo/ratings', 'bookinfo/reviews']);
+    assert.deepEqual(virtualDestinationKeys(inputs), [
+      'bookinfo/ratings',
+      'bookinfo/reviews',
+      'closest:bookinfo/ratings',
+      'closest:bookinfo/reviews',
+      'round-robin:bookinfo/ratings',
+      'round-robin:bookinfo/reviews',
+    ]);
   });
 });

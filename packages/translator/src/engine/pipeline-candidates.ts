@@ -17,6 +17,8 @@ import type { RoutePolicySet } from '../istio/route-policy-fields.ts';
 import type { RouteTableSpec } from '../gloo/gloo-types.ts';
 import { denyByDefault } from '../istio/security-fallback.ts';
 import { buildServiceEntry, type ClusterContext } from '../istio/service-entry.ts';
+import { buildSemanticServiceEntries } from '../istio/semantic-entries.ts';
+import { semanticAddressesKey, semanticAddressesOf, type SemanticAddresses } from '../istio/policy-vips.ts';
 import { scopeKept, type ScopeDecisions } from './scope-memo.ts';
 import type { Selectable } from '../gloo/selectors.ts';
 import { sourced, type Sourced } from './sources.ts';
@@ -109,6 +111,8 @@ interface EntryPlan {
    */
   readonly row: MemoRow;
   readonly vip: string | undefined;
+  /** Its policy and instance addresses (policy-vips.ts). */
+  readonly addresses: SemanticAddresses;
   readonly subsetKeys: readonly string[];
   readonly sources: readonly string[];
   readonly gatewayOf: (cluster: string, index: ClusterIndex | undefined) => EastWestGateway | undefined;
@@ -122,6 +126,7 @@ function entryPlan(vd: VirtualDestinationModel, ctx: CandidateContext): EntryPla
   const gatewayOf = (_cluster: string, index: ClusterIndex | undefined): EastWestGateway | undefined =>
     selectors.length > 0 ? index?.eastWestGatewayFor(selectors) : index?.eastWestGateway;
   const vip = ctx.input.vips.get(vd.key);
+  const addresses = semanticAddressesOf(vd, ctx.input.vips);
   const keys = subsetKeys(demand);
   const sources = [
     vd.owned.source,
@@ -135,8 +140,10 @@ function entryPlan(vd: VirtualDestinationModel, ctx: CandidateContext): EntryPla
       return `${contextKey(contexts.get(b.cluster))}@${gw ? `${gw.address}:${gw.port}` : '-'}`;
     })
     .join('\u0000');
-  const key = sha256Hex([memo.id(vd), vip ?? '-', keys.join(','), sources.join(','), reads].join('\u0001'));
-  return { row: memo.row('service-entry', key), vip, subsetKeys: keys, sources, gatewayOf };
+  const key = sha256Hex(
+    [memo.id(vd), vip ?? '-', semanticAddressesKey(addresses), keys.join(','), sources.join(','), reads].join('\u0001'),
+  );
+  return { row: memo.row('service-entry', key), vip, addresses, subsetKeys: keys, sources, gatewayOf };
 }
 
 /** The ServiceEntry of every VirtualDestination for `consumer`: rebuilt only when something it reads changed. */
@@ -151,13 +158,16 @@ function* serviceEntries(consumer: ClusterContext, ctx: CandidateContext): Gener
       plan = entryPlan(vd, ctx);
       ctx.entryPlans.set(vd, plan);
     }
-    const { vip, subsetKeys: keys, sources, gatewayOf } = plan;
+    const { vip, addresses, subsetKeys: keys, sources, gatewayOf } = plan;
     let built = false;
     out.push(
-      plan.row.unit(consumerKey, ctx.problems, () => {
+      ...plan.row.unit(consumerKey, ctx.problems, () => {
         built = true;
         const se = buildServiceEntry(vd, consumer, indexByName, contexts, vip, keys, gatewayOf);
-        return stableSourced(memo, `se\u0000${consumer.name}`, sourced(se, vd.owned.source, ...sources.slice(1)));
+        const semantic = buildSemanticServiceEntries(vd, se, addresses, consumer, indexByName, contexts, gatewayOf);
+        return [se, ...semantic].map((r) =>
+          stableSourced(memo, `se\u0000${consumer.name}`, sourced(r, vd.owned.source, ...sources.slice(1))),
+        );
       }),
     );
     if (built || ++hits % HITS_PER_YIELD === 0) yield;

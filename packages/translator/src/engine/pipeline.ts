@@ -230,7 +230,7 @@ export function* translationSteps(
     ...collectSubsets(inventory.routeTables, problems),
     ...clusterDestinationDemands(inventory.routeTables),
   ]);
-  const shared = (yield* sharedOutputs(inventory, models, demands, accessCtx, problems)).map((s) =>
+  const shared = (yield* sharedOutputs(inventory, models, demands, accessCtx, problems, input.vips)).map((s) =>
     stableSourced(memo, 'shared', s),
   );
   const lookup: DestinationLookup = (rt, ref) => {

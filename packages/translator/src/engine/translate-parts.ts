@@ -24,6 +24,7 @@ import type { WorkspaceModel, WorkspaceSettingsSpec } from '../workspaces/worksp
 import { buildServiceSubsetRule, demandKey, subsetList, type SubsetDemands } from '../istio/subsets.ts';
 import type { ClusterInfo } from './types.ts';
 import type { VirtualDestinationModel } from '../gloo/virtual-destinations.ts';
+import { semanticAddressesOf } from '../istio/policy-vips.ts';
 
 const DEFAULT_CLUSTER_DOMAIN = 'cluster.local';
 /** Istio's default meshConfig.trustDomain. */
@@ -50,6 +51,7 @@ export function* sharedOutputs(
   demands: SubsetDemands,
   accessCtx: AccessContext,
   problems: ProblemSink,
+  vips: ReadonlyMap<string, string> = new Map(),
 ): Generator<void, Sourced[]> {
   const out: Sourced[] = [];
   for (const vd of models) {
@@ -61,7 +63,7 @@ export function* sharedOutputs(
       problems,
     );
     const demand = demands.get(demandKey('VIRTUAL_DESTINATION', vd.owned.namespace, vd.owned.name));
-    for (const dr of buildDestinationRules(vd, policies, subsetList(demand))) {
+    for (const dr of buildDestinationRules(vd, policies, subsetList(demand), semanticAddressesOf(vd, vips))) {
       out.push(
         sourced(
           dr,

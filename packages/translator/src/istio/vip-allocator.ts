@@ -4,9 +4,43 @@
  */
 import { createHash } from 'node:crypto';
 import { isIPv4 } from 'node:net';
-import { KINDS, MeshrelayError, isKind, type InputSnapshot } from '@meshrelay/api';
+import { MeshrelayError, type InputSnapshot } from '@meshrelay/api';
+import { inputAddressKeys, keyPool } from './policy-vips.ts';
 
 export const DEFAULT_VIP_CIDR = '10.30.0.0/16';
+
+/**
+ * The pool each kind of address comes from. Distinct ranges make the behaviour visible in the
+ * address itself (10.31.x.x is always round robin, 10.32.x.x closest, 10.33.x.x an instance).
+ */
+export interface VipPools {
+  /** The default VIP of each VirtualDestination. */
+  readonly virtualDestination: string;
+  readonly roundRobin: string;
+  readonly closest: string;
+  readonly instance: string;
+}
+
+export const DEFAULT_VIP_POOLS: VipPools = Object.freeze({
+  virtualDestination: DEFAULT_VIP_CIDR,
+  roundRobin: '10.31.0.0/16',
+  closest: '10.32.0.0/16',
+  instance: '10.33.0.0/16',
+});
+
+/** Pools from a single CIDR (the default VIPs' pool; the others keep their defaults) or a partial set. */
+export function vipPools(pools: string | Partial<VipPools> = {}): VipPools {
+  return typeof pools === 'string'
+    ? { ...DEFAULT_VIP_POOLS, virtualDestination: pools }
+    : { ...DEFAULT_VIP_POOLS, ...pools };
+}
+
+function poolCidr(key: string, pools: VipPools): string {
+  const pool = keyPool(key);
+  if (pool === 'round-robin') return pools.roundRobin;
+  if (pool === 'closest') return pools.closest;
+  return pool === 'instance' ? pools.instance : pools.virtualDestination;
+}
 
 interface Pool {
   readonly base: number;
@@ -42,23 +76,45 @@ function startOffset(key: string, size: number): number {
   return digest.readUInt32BE(0) % size;
 }
 
+/** Throws MESHRELAY_ERR_INVALID_CONFIG naming both pools when two of them share an address. */
+export function checkVipPools(pools: VipPools): void {
+  const ranges = Object.entries(pools).map(([name, cidr]) => {
+    const pool = parseCidr(cidr);
+    const size = pool.size + (pool.first === 1 ? 2 : 0);
+    return { name, cidr, from: pool.base, to: pool.base + size - 1 };
+  });
+  for (const [i, a] of ranges.entries())
+    for (const b of ranges.slice(i + 1))
+      if (a.from <= b.to && b.from <= a.to)
+        throw new MeshrelayError(
+          'MESHRELAY_ERR_INVALID_CONFIG',
+          `VIP pools overlap: ${a.name} ${a.cidr} and ${b.name} ${b.cidr} (each kind of address needs its own range)`,
+        );
+}
+
 /**
  * Returns every existing allocation unchanged plus an address for each wanted key that has
- * none: the first free address probing linearly (wrapping) from an offset derived from
- * sha256(key). New keys are allocated in sorted order, so the result does not depend on the
- * order of `wanted`. Throws MESHRELAY_ERR_INVALID_CONFIG for a malformed CIDR and when the
- * pool has no free address left (the configured pool is too small).
+ * none, from the key's pool (see keyPool): the first free address probing linearly (wrapping)
+ * from an offset derived from sha256(key), so a released key that comes back gets its old
+ * address again unless another key took it meanwhile. New keys are allocated in sorted order,
+ * so the result does not depend on the order of `wanted`. A string is the default VIPs' pool.
+ * Throws MESHRELAY_ERR_INVALID_CONFIG for a malformed CIDR and when a pool has no free address
+ * left (the configured pool is too small).
  */
 export function allocateVips(
   existing: ReadonlyMap<string, string>,
   wanted: readonly string[],
-  cidr: string = DEFAULT_VIP_CIDR,
+  pools: string | Partial<VipPools> = DEFAULT_VIP_POOLS,
 ): Map<string, string> {
-  const pool = parseCidr(cidr);
+  const all = vipPools(pools);
   const result = new Map(existing);
   const used = new Set(existing.values());
+  const parsed = new Map<string, Pool>();
   for (const key of [...new Set(wanted)].sort()) {
     if (result.has(key)) continue;
+    const cidr = poolCidr(key, all);
+    const pool = parsed.get(cidr) ?? parseCidr(cidr);
+    parsed.set(cidr, pool);
     const start = startOffset(key, pool.size);
     let address: string | undefined;
     for (let i = 0; i < pool.size; i++) {
@@ -80,14 +136,12 @@ export function allocateVips(
 }
 
 /**
- * The `<namespace>/<name>` of every VirtualDestination in the inputs, sorted and unique: the keys translate() looks
- * VIPs up by.
+ * Every address key the inputs claim, sorted and unique: the keys translate() looks VIPs up by.
+ * Per VirtualDestination `<namespace>/<name>` (its default VIP) and its round-robin and closest
+ * keys; per Pod labelled with an instance id, that instance's key (see policy-vips.ts).
  */
 export function virtualDestinationKeys(inputs: ReadonlyMap<string, InputSnapshot>): string[] {
   const keys = new Set<string>();
-  for (const snapshot of inputs.values()) {
-    for (const r of snapshot.resources)
-      if (isKind(r, KINDS.VirtualDestination)) keys.add(`${r.metadata.namespace ?? ''}/${r.metadata.name}`);
-  }
+  for (const snapshot of inputs.values()) for (const key of inputAddressKeys(snapshot)) keys.add(key);
   return [...keys].sort();
 }
