@@ -2,7 +2,7 @@
  * Small wrappers around node-forge's X.509 model shared by the CA, the CSR signer and the
  * certificate readers. Forge only knows RSA, which is all Meshrelay issues.
  */
-import { randomBytes } from 'node:crypto';
+import { createPublicKey, randomBytes, sign } from 'node:crypto';
 import forge from 'node-forge';
 import { MeshrelayError } from '@meshrelay/api';
 
@@ -18,7 +18,7 @@ const SAN_IP = 7;
 
 /** A DN attribute written as UTF8String (forge defaults to PrintableString). */
 export interface NameAttribute {
-  readonly name: 'commonName' | 'organizationalUnitName';
+  readonly name: 'commonName' | 'organizationName' | 'organizationalUnitName';
   readonly value: string;
 }
 
@@ -68,6 +68,44 @@ export function signCertificate(cert: ForgeCertificate, issuer: ForgeCertificate
   return forge.pki.certificateToPem(cert);
 }
 
+/**
+ * Signs a certificate for a subject key of any type node:crypto reads (EC included, which forge
+ * cannot model): forge lays out the TBSCertificate around a placeholder key, the real
+ * SubjectPublicKeyInfo is put in its place, and node:crypto signs with the issuer's RSA key
+ * (SHA-256). `template.extensions` must not contain a computed subjectKeyIdentifier: forge would
+ * derive it from the placeholder.
+ */
+export function signCertificateForAnyKey(
+  template: CertificateTemplate,
+  issuer: ForgeCertificate,
+  issuerKeyPem: string,
+): string {
+  const spkiDer = createPublicKey(template.publicKeyPem).export({ type: 'spki', format: 'der' });
+  const cert = buildCertificate({ ...template, publicKeyPem: forge.pki.publicKeyToPem(issuer.publicKey) });
+  cert.setIssuer(issuer.subject.attributes);
+  const sha256WithRsa = forge.pki.oids['sha256WithRSAEncryption']!;
+  cert.siginfo.algorithmOid = sha256WithRsa;
+  cert.signatureOid = sha256WithRsa;
+  // getTBSCertificate is public in forge but missing from @types/node-forge.
+  const { getTBSCertificate } = forge.pki as unknown as { getTBSCertificate(c: ForgeCertificate): forge.asn1.Asn1 };
+  const tbs = getTBSCertificate(cert);
+  // TBSCertificate: [0] version, serial, signature, issuer, validity, subject, subjectPublicKeyInfo, [3] extensions.
+  const fields = tbs.value as forge.asn1.Asn1[];
+  fields[6] = forge.asn1.fromDer(forge.util.createBuffer(spkiDer.toString('binary')));
+  const tbsDer = Buffer.from(forge.asn1.toDer(tbs).getBytes(), 'binary');
+  const signature = sign('sha256', tbsDer, issuerKeyPem);
+  const { asn1 } = forge;
+  const certificate = asn1.create(asn1.Class.UNIVERSAL, asn1.Type.SEQUENCE, true, [
+    tbs,
+    asn1.create(asn1.Class.UNIVERSAL, asn1.Type.SEQUENCE, true, [
+      asn1.create(asn1.Class.UNIVERSAL, asn1.Type.OID, false, asn1.oidToDer(sha256WithRsa).getBytes()),
+      asn1.create(asn1.Class.UNIVERSAL, asn1.Type.NULL, false, ''),
+    ]),
+    asn1.create(asn1.Class.UNIVERSAL, asn1.Type.BITSTRING, false, '\x00' + signature.toString('binary')),
+  ]);
+  return lfPem(forge.pem.encode({ type: 'CERTIFICATE', body: asn1.toDer(certificate).getBytes() }));
+}
+
 /** Parses one PEM certificate; a malformed one is MESHRELAY_ERR_CERTIFICATE naming `what`. */
 export function parseCertificate(pem: string, what: string): ForgeCertificate {
   try {
@@ -108,6 +146,11 @@ export function uriSan(uri: string): object {
 
 export function hostSan(host: string, isIp: boolean): object {
   return isIp ? { type: SAN_IP, ip: host } : { type: SAN_DNS, value: host };
+}
+
+/** The PEM with LF line ends (forge writes CRLF), so bundles built from it concatenate byte for byte. */
+export function lfPem(pem: string): string {
+  return pem.replace(/\r\n/g, '\n');
 }
 
 export function errorMessage(err: unknown): string {
