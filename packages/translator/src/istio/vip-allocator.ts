@@ -76,10 +76,18 @@ function startOffset(key: string, size: number): number {
   return digest.readUInt32BE(0) % size;
 }
 
-/** Throws MESHRELAY_ERR_INVALID_CONFIG naming both pools when two of them share an address. */
-export function checkVipPools(pools: VipPools): void {
+/**
+ * Checks named pools (e.g. by the flag that sets each): each an IPv4 CIDR, no two sharing an
+ * address. Throws MESHRELAY_ERR_INVALID_CONFIG naming the pool that is wrong, or both that overlap.
+ */
+export function checkVipPools(pools: Readonly<Record<string, string>>): void {
   const ranges = Object.entries(pools).map(([name, cidr]) => {
-    const pool = parseCidr(cidr);
+    let pool: Pool;
+    try {
+      pool = parseCidr(cidr);
+    } catch (err) {
+      throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `${name}: ${(err as Error).message}`, { cause: err });
+    }
     const size = pool.size + (pool.first === 1 ? 2 : 0);
     return { name, cidr, from: pool.base, to: pool.base + size - 1 };
   });
@@ -88,7 +96,7 @@ export function checkVipPools(pools: VipPools): void {
       if (a.from <= b.to && b.from <= a.to)
         throw new MeshrelayError(
           'MESHRELAY_ERR_INVALID_CONFIG',
-          `VIP pools overlap: ${a.name} ${a.cidr} and ${b.name} ${b.cidr} (each kind of address needs its own range)`,
+          `${a.name} ${a.cidr} and ${b.name} ${b.cidr} overlap: each kind of address needs a range of its own`,
         );
 }
 

@@ -1,0 +1,196 @@
+// Round-robin, closest and instance addresses: equal in every cluster's output, stable across
+// re-translation and an instance moving to another cluster, from the pool of their kind.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { Resource } from '@meshrelay/api';
+import {
+  buildEastWestGateway,
+  buildEndpointSlice,
+  buildNode,
+  buildPod,
+  buildService,
+  buildTestInputSnapshot,
+  buildVirtualDestination,
+} from '@meshrelay/testkit';
+import {
+  allocateVips,
+  checkVipPools,
+  createIstioValidator,
+  translate,
+  virtualDestinationKeys,
+  type TranslationResult,
+} from '../src/index.ts';
+
+const validator = createIstioValidator();
+
+/** The db Service in one cluster with one Pod per instance id (`ip` per id). */
+function dbIn(cluster: 'a' | 'b', instances: Readonly<Record<string, string>>): Resource[] {
+  const node = `node-${cluster}`;
+  const ids = Object.keys(instances).sort();
+  return [
+    buildNode({ name: node, region: cluster === 'a' ? 'us-east' : 'us-west', zone: `zone-${cluster}` }),
+    buildService({ name: 'db', namespace: 'shop', ports: [{ name: 'grpc', port: 7000 }], selector: { app: 'db' } }),
+    buildEndpointSlice({
+      service: 'db',
+      namespace: 'shop',
+      ports: [{ name: 'grpc', port: 7000 }],
+      endpoints: ids.map((id) => ({ ip: instances[id] as string, pod: id, node })),
+    }),
+    ...ids.map((id) =>
+      buildPod({
+        name: id,
+        namespace: 'shop',
+        ip: instances[id] as string,
+        node,
+        labels: { app: 'db', 'meshrelay.io/instance': id },
+      }),
+    ),
+  ];
+}
+
+function dbDestination(instanceAddresses: boolean): Resource {
+  const vd = buildVirtualDestination({
+    name: 'db',
+    namespace: 'shop',
+    hosts: ['db.global'],
+    services: [{ name: 'db', namespace: 'shop' }],
+    ports: [{ number: 7000, protocol: 'GRPC' }],
+  });
+  if (!instanceAddresses) return vd;
+  return { ...vd, metadata: { ...vd.metadata, annotations: { 'meshrelay.io/instance-addresses': 'true' } } };
+}
+
+function mesh(
+  a: Readonly<Record<string, string>>,
+  b: Readonly<Record<string, string>>,
+  instanceAddresses = true,
+): Map<string, Resource[]> {
+  return new Map([
+    [
+      'cluster-a',
+      [...dbIn('a', a), buildEastWestGateway({ address: '203.0.113.10' }), dbDestination(instanceAddresses)],
+    ],
+    ['cluster-b', [...dbIn('b', b), buildEastWestGateway({ address: '203.0.113.20' })]],
+  ]);
+}
+
+function run(
+  perCluster: Map<string, Resource[]>,
+  existing: ReadonlyMap<string, string> = new Map(),
+): { vips: Map<string, string>; result: TranslationResult } {
+  const inputs = new Map([...perCluster].map(([c, resources]) => [c, buildTestInputSnapshot(c, resources)]));
+  const vips = allocateVips(existing, virtualDestinationKeys(inputs));
+  const result = translate({ inputs, clusters: [{ name: 'cluster-a' }, { name: 'cluster-b' }], vips }, validator);
+  return { vips, result };
+}
+
+function find(result: TranslationResult, cluster: string, kind: string, name: string): Record<string, unknown> {
+  const found = result.outputs.get(cluster)?.resources.find((r) => r.kind === kind && r.metadata.name === name);
+  assert.ok(found, `${cluster} has no ${kind} ${name}`);
+  return found.spec as Record<string, unknown>;
+}
+
+describe('semantic addresses', () => {
+  it('given a destination backed in two clusters, when translated, then its round-robin and closest entries carry one address each, equal in every cluster and from their own pools', () => {
+    const { vips, result } = run(mesh({ 'db-0': '10.1.0.1' }, { 'db-1': '10.2.0.1' }));
+    assert.deepEqual(result.problems, []);
+    const rr = vips.get('round-robin:shop/db') as string;
+    const closest = vips.get('closest:shop/db') as string;
+    assert.match(vips.get('shop/db') as string, /^10\.30\./);
+    assert.match(rr, /^10\.31\./);
+    assert.match(closest, /^10\.32\./);
+    for (const cluster of ['cluster-a', 'cluster-b']) {
+      assert.deepEqual(find(result, cluster, 'ServiceEntry', 'db-vd-round-robin')['addresses'], [rr]);
+      assert.deepEqual(find(result, cluster, 'ServiceEntry', 'db-vd-round-robin')['hosts'], ['rr.db.global']);
+      assert.deepEqual(find(result, cluster, 'ServiceEntry', 'db-vd-closest')['addresses'], [closest]);
+      assert.deepEqual(find(result, cluster, 'ServiceEntry', 'db-vd-closest')['hosts'], ['closest.db.global']);
+      // The same endpoints as the default host: only the DestinationRule differs.
+      assert.deepEqual(
+        find(result, cluster, 'ServiceEntry', 'db-vd-closest')['endpoints'],
+        find(result, cluster, 'ServiceEntry', 'db-vd')['endpoints'],
+      );
+    }
+  });
+
+  it('given the policy hosts, when translated, then round robin turns locality load balancing off and closest fails over with outlier detection', () => {
+    const { result } = run(mesh({ 'db-0': '10.1.0.1' }, { 'db-1': '10.2.0.1' }));
+    const rr = find(result, 'cluster-a', 'DestinationRule', 'db-vd-round-robin');
+    assert.equal(rr['host'], 'rr.db.global');
+    assert.deepEqual(rr['trafficPolicy'], {
+      tls: { mode: 'ISTIO_MUTUAL' },
+      loadBalancer: { simple: 'ROUND_ROBIN', localityLbSetting: { enabled: false } },
+    });
+    const closest = find(result, 'cluster-a', 'DestinationRule', 'db-vd-closest');
+    const policy = closest['trafficPolicy'] as Record<string, unknown>;
+    assert.equal(closest['host'], 'closest.db.global');
+    assert.deepEqual(policy['loadBalancer'], { localityLbSetting: { enabled: true } });
+    assert.ok(policy['outlierDetection'], 'failover needs outlier detection');
+  });
+
+  it('given instance addresses asked for, when translated, then each instance has a host holding only its endpoint, with one address in every cluster', () => {
+    const { vips, result } = run(mesh({ 'db-0': '10.1.0.1' }, { 'db-1': '10.2.0.1', 'db-2': '10.2.0.2' }));
+    const address = vips.get('instance:shop/db-1') as string;
+    assert.match(address, /^10\.33\./);
+    const inA = find(result, 'cluster-a', 'ServiceEntry', 'db-vd-instance-db-1');
+    const inB = find(result, 'cluster-b', 'ServiceEntry', 'db-vd-instance-db-1');
+    assert.deepEqual(inA['hosts'], ['db-1.db.global']);
+    assert.deepEqual(inA['addresses'], [address]);
+    assert.deepEqual(inB['addresses'], [address]);
+    // From cluster-a through cluster-b's gateway, one instance's weight; in cluster-b the pod itself.
+    assert.deepEqual(
+      (inA['endpoints'] as Record<string, unknown>[]).map((e) => [e['address'], e['weight']]),
+      [['203.0.113.20', 1]],
+    );
+    assert.deepEqual(
+      (inB['endpoints'] as Record<string, unknown>[]).map((e) => e['address']),
+      ['10.2.0.1'],
+    );
+    assert.deepEqual(find(result, 'cluster-b', 'DestinationRule', 'db-vd-instance-db-1')['host'], 'db-1.db.global');
+  });
+
+  it('given an instance that moves to the other cluster, when translated again with the kept allocations, then its address stays and its host follows it', () => {
+    const before = run(mesh({ 'db-0': '10.1.0.1' }, { 'db-1': '10.2.0.1' }));
+    const after = run(mesh({}, { 'db-0': '10.2.0.9', 'db-1': '10.2.0.1' }), before.vips);
+    assert.equal(after.vips.get('instance:shop/db-0'), before.vips.get('instance:shop/db-0'));
+    const inB = find(after.result, 'cluster-b', 'ServiceEntry', 'db-vd-instance-db-0');
+    assert.deepEqual(inB['addresses'], [before.vips.get('instance:shop/db-0')]);
+    assert.deepEqual(
+      (inB['endpoints'] as Record<string, unknown>[]).map((e) => e['address']),
+      ['10.2.0.9'],
+    );
+  });
+
+  it('given the same inputs, when allocated and translated afresh (a restart without the kept allocations), then every address and output is the same', () => {
+    const first = run(mesh({ 'db-0': '10.1.0.1' }, { 'db-1': '10.2.0.1' }));
+    const again = run(mesh({ 'db-0': '10.1.0.1' }, { 'db-1': '10.2.0.1' }));
+    assert.deepEqual([...again.vips].sort(), [...first.vips].sort());
+    for (const cluster of ['cluster-a', 'cluster-b'])
+      assert.equal(again.result.outputs.get(cluster)?.hash, first.result.outputs.get(cluster)?.hash);
+  });
+
+  it('given labelled pods but a destination that does not ask for instance addresses, when translated, then no instance host is produced', () => {
+    const { result } = run(mesh({ 'db-0': '10.1.0.1' }, { 'db-1': '10.2.0.1' }, false));
+    const names = (result.outputs.get('cluster-a')?.resources ?? []).map((r) => r.metadata.name);
+    assert.deepEqual(
+      names.filter((n) => n.includes('instance')),
+      [],
+    );
+    assert.ok(names.includes('db-vd-round-robin'));
+  });
+
+  it('given pools that overlap or are malformed, when checked, then a coded error names them', () => {
+    assert.throws(
+      () => checkVipPools({ '--vip-cidr': '10.30.0.0/16', '--instance-cidr': '10.30.128.0/17' }),
+      (err: { code?: string; message: string }) =>
+        err.code === 'MESHRELAY_ERR_INVALID_CONFIG' && /--vip-cidr .*--instance-cidr .*overlap/.test(err.message),
+    );
+    assert.throws(
+      () => checkVipPools({ '--vip-cidr-closest': '10.32.0.0/33' }),
+      (err: { code?: string; message: string }) =>
+        err.code === 'MESHRELAY_ERR_INVALID_CONFIG' && err.message.startsWith('--vip-cidr-closest:'),
+    );
+    assert.doesNotThrow(() =>
+      checkVipPools({ a: '10.30.0.0/16', b: '10.31.0.0/16', c: '10.32.0.0/16', d: '10.33.0.0/16' }),
+    );
+  });
+});
