@@ -54,6 +54,8 @@ export interface AccessLogSinkOptions {
   readonly logger: Logger;
   /** Distinct (source, destination) pairs counted before new ones fold into `other` (default 500). */
   readonly maxLabelSets?: number;
+  /** Called with each entry's destination (before label bounding): the hosts the cluster uses. */
+  readonly onDestination?: (destination: string) => void;
 }
 
 export const OTHER = 'other';
@@ -141,10 +143,12 @@ export class AccessLogSink {
   count(message: StreamAccessLogsMessage): void {
     for (const entry of message.http_logs?.log_entry ?? []) {
       const labels = httpLabels(entry);
+      this.#opts.onDestination?.(labels.destination);
       this.#requests.inc({ ...this.#bounded(labels.source, labels.destination), response_code: labels.response_code });
     }
     for (const entry of message.tcp_logs?.log_entry ?? []) {
       const labels = tcpLabels(entry);
+      this.#opts.onDestination?.(labels.destination);
       this.#connections.inc(this.#bounded(labels.source, labels.destination));
     }
   }

@@ -112,6 +112,11 @@ export class PullStream {
     this.#write({ dataPlane: report });
   }
 
+  /** Tells the server which hosts the cluster uses (see InterestTracker). */
+  sendInterest(report: relay.v1.IInterestReport): void {
+    this.#write({ interest: report });
+  }
+
   /** Resolves once every output received so far has been applied (or refused). */
   settled(): Promise<void> {
     return this.#applying;
