@@ -139,7 +139,10 @@ export async function createIntermediateCsr(
   csr.publicKey = forge.pki.publicKeyFromPem(publicKey);
   csr.setSubject(utf8Name(subjectOf(cluster, orgName)));
   csr.setAttributes([
-    { name: 'extensionRequest', extensions: [{ name: 'subjectAltName', altNames: [uriSan(`spiffe://${trustDomain}`)] }] },
+    {
+      name: 'extensionRequest',
+      extensions: [{ name: 'subjectAltName', altNames: [uriSan(`spiffe://${trustDomain}`)] }],
+    },
   ]);
   csr.sign(forge.pki.privateKeyFromPem(privateKey) as forge.pki.rsa.PrivateKey, forge.md.sha256.create());
   return { csrPem: lfPem(forge.pki.certificationRequestToPem(csr)), keyPem: privateKey };
@@ -204,8 +207,8 @@ function readIntermediateCsr(
   if (cn !== cluster) {
     throw refuseCsr(`common name ${JSON.stringify(cn ?? null)} is not the cluster ${JSON.stringify(cluster)}`);
   }
-  const requested = (csr.getAttribute({ name: 'extensionRequest' }) as { extensions?: RequestedExtension[] } | null)
-    ?.extensions ?? [];
+  const requested =
+    (csr.getAttribute({ name: 'extensionRequest' }) as { extensions?: RequestedExtension[] } | null)?.extensions ?? [];
   const extra = requested.filter((e) => e.name !== 'subjectAltName').map((e) => e.name ?? e.id ?? 'unknown');
   if (extra.length > 0) throw refuseCsr(`requests extensions it cannot be given: ${extra.join(', ')}`);
   const expected = `spiffe://${trustDomain}`;

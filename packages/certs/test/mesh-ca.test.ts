@@ -45,7 +45,16 @@ function handCsr(shape: CsrShape = {}): string {
 }
 
 const sign = (csrPem: string, overrides: Partial<Parameters<typeof signIntermediateCsr>[0]> = {}) =>
-  signIntermediateCsr({ root, csrPem, cluster: 'east', trustDomain: TD, ttlDays: 30, orgName: 'Acme', now: NOW, ...overrides });
+  signIntermediateCsr({
+    root,
+    csrPem,
+    cluster: 'east',
+    trustDomain: TD,
+    ttlDays: 30,
+    orgName: 'Acme',
+    now: NOW,
+    ...overrides,
+  });
 
 test('given a certificate, rootIdOf is the first 16 hex chars of sha256 over its DER', TIMEOUT, () => {
   const der = new X509Certificate(root.certPem).raw;
@@ -68,27 +77,40 @@ test('given createMeshRoot, the root has the contract extensions and O', TIMEOUT
   assert.ok(!root.certPem.includes('\r'), 'PEM uses LF line ends');
 });
 
-test('given a CSR from createIntermediateCsr, the signed intermediate has the contract extensions', TIMEOUT, async (t) => {
-  const { csrPem, keyPem } = await createIntermediateCsr({ cluster: 'east', trustDomain: TD, orgName: 'Acme', rsaKeyBits: 2048 });
-  const issued = sign(csrPem);
-  const dir = await opensslDir();
-  t.after(() => dir.close());
-  const text = await certText(await dir.file('int.pem', issued.certPem));
-  assert.match(text, /Subject: CN ?= ?east, O ?= ?Acme/);
-  assert.match(text, /X509v3 Basic Constraints: critical\s+CA:TRUE, pathlen:0\n/);
-  assert.match(text, /X509v3 Key Usage: critical\s+Certificate Sign, CRL Sign\n/);
-  assert.match(text, /X509v3 Subject Alternative Name:\s+URI:spiffe:\/\/cluster\.local\n/);
-  assert.match(text, /X509v3 Subject Key Identifier:/);
-  assert.match(text, /X509v3 Authority Key Identifier:/);
-  assert.equal((text.match(/X509v3 (?!extensions)/g) ?? []).length, 5, 'no extension beyond the five');
-  const cert = new X509Certificate(issued.certPem);
-  assert.ok(cert.checkPrivateKey(createPrivateKey(keyPem)), 'the CSR key is the certified key');
-  assert.equal(issued.notAfter.getTime(), NOW.getTime() + 30 * DAY_MS);
-  assert.equal(cert.validToDate.getTime(), issued.notAfter.getTime());
-  const at = Math.floor(NOW.getTime() / 1000);
-  const chain = await verifyStrict(await dir.file('root.pem', root.certPem), await dir.file('i.pem', issued.certPem), at);
-  assert.ok(chain.ok, chain.output);
-});
+test(
+  'given a CSR from createIntermediateCsr, the signed intermediate has the contract extensions',
+  TIMEOUT,
+  async (t) => {
+    const { csrPem, keyPem } = await createIntermediateCsr({
+      cluster: 'east',
+      trustDomain: TD,
+      orgName: 'Acme',
+      rsaKeyBits: 2048,
+    });
+    const issued = sign(csrPem);
+    const dir = await opensslDir();
+    t.after(() => dir.close());
+    const text = await certText(await dir.file('int.pem', issued.certPem));
+    assert.match(text, /Subject: CN ?= ?east, O ?= ?Acme/);
+    assert.match(text, /X509v3 Basic Constraints: critical\s+CA:TRUE, pathlen:0\n/);
+    assert.match(text, /X509v3 Key Usage: critical\s+Certificate Sign, CRL Sign\n/);
+    assert.match(text, /X509v3 Subject Alternative Name:\s+URI:spiffe:\/\/cluster\.local\n/);
+    assert.match(text, /X509v3 Subject Key Identifier:/);
+    assert.match(text, /X509v3 Authority Key Identifier:/);
+    assert.equal((text.match(/X509v3 (?!extensions)/g) ?? []).length, 5, 'no extension beyond the five');
+    const cert = new X509Certificate(issued.certPem);
+    assert.ok(cert.checkPrivateKey(createPrivateKey(keyPem)), 'the CSR key is the certified key');
+    assert.equal(issued.notAfter.getTime(), NOW.getTime() + 30 * DAY_MS);
+    assert.equal(cert.validToDate.getTime(), issued.notAfter.getTime());
+    const at = Math.floor(NOW.getTime() / 1000);
+    const chain = await verifyStrict(
+      await dir.file('root.pem', root.certPem),
+      await dir.file('i.pem', issued.certPem),
+      at,
+    );
+    assert.ok(chain.ok, chain.output);
+  },
+);
 
 test('given a ttl beyond the root, the intermediate ends when the root ends', TIMEOUT, () => {
   const issued = sign(handCsr(), { ttlDays: 3650 });

@@ -42,17 +42,35 @@ test('isExactBundleStep accepts only order-kept additions or removals', TIMEOUT,
     [['a'], ['a', 'b']],
     [['a'], ['a', 'b', 'c']],
     [['b'], ['a', 'b']],
-    [['a', 'c'], ['a', 'b', 'c']],
+    [
+      ['a', 'c'],
+      ['a', 'b', 'c'],
+    ],
     [['a', 'b'], ['b']],
-    [['a', 'b', 'c'], ['a', 'c']],
+    [
+      ['a', 'b', 'c'],
+      ['a', 'c'],
+    ],
     [['a', 'b'], []],
   ];
   const no: [string[], string[]][] = [
-    [['a', 'b'], ['b', 'a']],
-    [['a', 'b'], ['b', 'a', 'c']],
-    [['a', 'b'], ['a', 'c']],
+    [
+      ['a', 'b'],
+      ['b', 'a'],
+    ],
+    [
+      ['a', 'b'],
+      ['b', 'a', 'c'],
+    ],
+    [
+      ['a', 'b'],
+      ['a', 'c'],
+    ],
     [['a', 'b'], ['c']],
-    [['a', 'b', 'c'], ['c', 'a']],
+    [
+      ['a', 'b', 'c'],
+      ['c', 'a'],
+    ],
     [['a'], ['b']],
   ];
   for (const [prev, next] of yes) assert.ok(isExactBundleStep(prev, next), `${prev} -> ${next}`);

@@ -96,14 +96,27 @@ test('given bad names or an expired intermediate, issuing is refused', TIMEOUT, 
 
 test('jitteredLifetimeSeconds stays within ±fraction at the edges and spreads', TIMEOUT, () => {
   const base = DAY;
-  assert.equal(jitteredLifetimeSeconds(base, () => 0), Math.round(base * 0.9));
-  assert.equal(jitteredLifetimeSeconds(base, () => 0.5), base);
+  assert.equal(
+    jitteredLifetimeSeconds(base, () => 0),
+    Math.round(base * 0.9),
+  );
+  assert.equal(
+    jitteredLifetimeSeconds(base, () => 0.5),
+    base,
+  );
   const top = jitteredLifetimeSeconds(base, () => 0.9999999999);
   assert.ok(top <= base * 1.1 && top > base * 1.099, `top ${top}`);
-  assert.equal(jitteredLifetimeSeconds(base, () => 0, 0.25), Math.round(base * 0.75));
-  assert.equal(jitteredLifetimeSeconds(base, () => 7), Math.round(base * 1.1), 'a faulty random is clamped');
+  assert.equal(
+    jitteredLifetimeSeconds(base, () => 0, 0.25),
+    Math.round(base * 0.75),
+  );
+  assert.equal(
+    jitteredLifetimeSeconds(base, () => 7),
+    Math.round(base * 1.1),
+    'a faulty random is clamped',
+  );
   let seed = 42;
-  const lcg = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+  const lcg = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
   const samples = Array.from({ length: 500 }, () => jitteredLifetimeSeconds(base, lcg));
   for (const s of samples) assert.ok(s >= base * 0.9 && s <= base * 1.1, `sample ${s}`);
   assert.ok(new Set(samples).size > 400, 'lifetimes spread rather than bunch');
@@ -121,7 +134,7 @@ test('renewalTime falls between 60 % and 80 % of the validity and spreads', TIME
   const top = renewalTime(notBefore, notAfter, () => 0.9999999999).getTime();
   assert.ok(top <= at(0.8) && top > at(0.7999), `top ${top}`);
   let seed = 7;
-  const lcg = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+  const lcg = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
   const samples = Array.from({ length: 500 }, () => renewalTime(notBefore, notAfter, lcg).getTime());
   for (const s of samples) assert.ok(s >= at(0.6) && s <= at(0.8));
   assert.ok(new Set(samples).size > 400, 'renewals spread rather than bunch');
