@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { Command, Option } from 'commander';
 import { DNS_LABEL, MeshrelayError, parseByteSize, parseDuration } from '@meshrelay/api';
+import { checkVipPools, type VipPools } from '@meshrelay/translator';
 import { assertAdminToken } from './admin-credential.ts';
 import { assertRedisConfig } from './redis-endpoint-config.ts';
 
@@ -56,6 +57,10 @@ export interface ServerConfig {
   /** Idle time after which heap growth since the last reclaim is collected; 0 = never. */
   readonly memoryReclaimIdleMs: number;
   readonly vipCidr: string;
+  /** Pools of the round-robin and closest addresses and of instance addresses (one range per kind). */
+  readonly vipCidrRoundRobin: string;
+  readonly vipCidrClosest: string;
+  readonly instanceCidr: string;
   readonly safeMode: boolean;
   readonly safeStartWindowSeconds: number;
   readonly drainRetryAfterMs: number;
@@ -444,6 +449,33 @@ const SPECS: readonly Spec[] = [
     description: 'pool for VirtualDestination virtual IPs',
   },
   {
+    key: 'vipCidrRoundRobin',
+    flag: 'vip-cidr-round-robin',
+    env: 'MESHRELAY_VIP_CIDR_ROUND_ROBIN',
+    kind: 'string',
+    default: '10.31.0.0/16',
+    description:
+      'pool for the round-robin address of each VirtualDestination (host rr.<host>: locality load balancing off); must not overlap the other pools',
+  },
+  {
+    key: 'vipCidrClosest',
+    flag: 'vip-cidr-closest',
+    env: 'MESHRELAY_VIP_CIDR_CLOSEST',
+    kind: 'string',
+    default: '10.32.0.0/16',
+    description:
+      'pool for the closest address of each VirtualDestination (host closest.<host>: locality failover with outlier detection); must not overlap the other pools',
+  },
+  {
+    key: 'instanceCidr',
+    flag: 'instance-cidr',
+    env: 'MESHRELAY_INSTANCE_CIDR',
+    kind: 'string',
+    default: '10.33.0.0/16',
+    description:
+      'pool for instance addresses (host <instance>.<host>, for Pods labelled meshrelay.io/instance behind a VirtualDestination annotated meshrelay.io/instance-addresses: "true"); must not overlap the other pools',
+  },
+  {
     key: 'safeMode',
     flag: 'safe-mode',
     env: 'MESHRELAY_SAFE_MODE',
@@ -618,6 +650,16 @@ export function serverCommand(): Command {
 }
 
 /** Parses and validates; throws MESHRELAY_ERR_INVALID_CONFIG naming the bad option. */
+/** The address pools the VIP allocation store allocates from. */
+export function vipPoolsOf(config: ServerConfig): VipPools {
+  return {
+    virtualDestination: config.vipCidr,
+    roundRobin: config.vipCidrRoundRobin,
+    closest: config.vipCidrClosest,
+    instance: config.instanceCidr,
+  };
+}
+
 export function parseServerConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ServerConfig {
   // commander reads option variables from process.env: expose exactly `env`'s values while parsing.
   const saved = new Map(SPECS.map((spec) => [spec.env, process.env[spec.env]]));
@@ -687,9 +729,12 @@ export function parseServerConfig(argv: readonly string[], env: NodeJS.ProcessEn
       '--heartbeat-timeout must be larger than --heartbeat-interval',
     );
   }
-  if (!/^\d+\.\d+\.\d+\.\d+\/\d+$/.test(config.vipCidr) && !config.vipCidr.includes(':')) {
-    throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `--vip-cidr: "${config.vipCidr}" is not a CIDR`);
-  }
+  checkVipPools({
+    '--vip-cidr (MESHRELAY_VIP_CIDR)': config.vipCidr,
+    '--vip-cidr-round-robin (MESHRELAY_VIP_CIDR_ROUND_ROBIN)': config.vipCidrRoundRobin,
+    '--vip-cidr-closest (MESHRELAY_VIP_CIDR_CLOSEST)': config.vipCidrClosest,
+    '--instance-cidr (MESHRELAY_INSTANCE_CIDR)': config.instanceCidr,
+  });
   if (config.adminToken !== undefined && config.adminTokenFile !== undefined) {
     throw new MeshrelayError(
       'MESHRELAY_ERR_INVALID_CONFIG',

@@ -23,7 +23,7 @@ import {
   type VipAllocationStore,
 } from '@meshrelay/registry';
 import { ensureFileAdminToken, readAdminTokenFile, type AdminCredential } from './admin-credential.ts';
-import type { ServerConfig } from './config.ts';
+import { vipPoolsOf, type ServerConfig } from './config.ts';
 import { ensureSecretAdminToken } from './kubernetes-admin-credential.ts';
 
 export interface DurableState {
@@ -69,7 +69,7 @@ export async function openDurableState(config: ServerConfig, logger: Logger, now
     tokenOverlapSeconds: config.tokenOverlapSeconds,
     logger,
   });
-  const vips = new VipAllocations(join(config.stateDir, 'registry', 'vip-allocations.json'), config.vipCidr);
+  const vips = new VipAllocations(join(config.stateDir, 'registry', 'vip-allocations.json'), vipPoolsOf(config));
   const documents = (collection: SharedCollection) => new DirectoryDocumentStore(join(config.stateDir, collection));
   return { ca, admin, registry, vips, documents, close: () => registry.close() };
 }
@@ -114,7 +114,7 @@ async function openKubernetesState(config: ServerConfig, logger: Logger, now: ()
     ca,
     admin,
     registry,
-    vips: new KubernetesVipAllocations(apis, config.namespace, config.vipCidr),
+    vips: new KubernetesVipAllocations(apis, config.namespace, vipPoolsOf(config)),
     documents: (collection) => new KubernetesDocumentStore(apis, config.namespace, collection),
     close: async () => {
       await registry.close();
