@@ -77,6 +77,12 @@ kubeconfig and its context (the pod's service account is the credential) and MES
   value: {{ include "meshrelay.unitValue" $s.memoryReclaimIdle | quote }}
 - name: MESHRELAY_VIP_CIDR
   value: {{ $s.vipCidr | quote }}
+- name: MESHRELAY_VIP_CIDR_ROUND_ROBIN
+  value: {{ $s.vipCidrRoundRobin | quote }}
+- name: MESHRELAY_VIP_CIDR_CLOSEST
+  value: {{ $s.vipCidrClosest | quote }}
+- name: MESHRELAY_INSTANCE_CIDR
+  value: {{ $s.instanceCidr | quote }}
 - name: MESHRELAY_SAFE_MODE
   value: {{ $s.safeMode | toString | quote }}
 - name: MESHRELAY_SAFE_START_WINDOW
