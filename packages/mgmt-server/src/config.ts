@@ -83,6 +83,10 @@ export interface ServerConfig {
    * workspace.
    */
   readonly workspacesFile: string | undefined;
+  /** YAML file of the RootTrustPolicy in force; unset = the RootTrustPolicy CR (kubernetes registry) or none. */
+  readonly rootTrustPolicyFile: string | undefined;
+  /** How often the mesh trust rotation rules are evaluated. */
+  readonly trustTickMs: number;
 }
 
 /**
@@ -580,6 +584,22 @@ const SPECS: readonly Spec[] = [
       'YAML file of Gloo Workspaces (admin.gloo.solo.io/v2), read at start; unset = Workspace CRs in --namespace with --registry kubernetes, else one implicit workspace owning every namespace',
   },
   {
+    key: 'rootTrustPolicyFile',
+    flag: 'root-trust-policy',
+    env: 'MESHRELAY_ROOT_TRUST_POLICY',
+    kind: 'string',
+    description:
+      'YAML file of the RootTrustPolicy (admin.gloo.solo.io/v2) in force, read at start; unset = the RootTrustPolicy CR in --namespace with --registry kubernetes, else none (mesh trust off)',
+  },
+  {
+    key: 'trustTickMs',
+    flag: 'trust-tick',
+    env: 'MESHRELAY_TRUST_TICK',
+    kind: 'duration',
+    default: '5s',
+    description: 'how often the mesh root rotation rules are evaluated: a duration (500ms, 5s) or bare ms',
+  },
+  {
     key: 'logLevel',
     flag: 'log-level',
     env: 'MESHRELAY_LOG_LEVEL',
@@ -721,6 +741,12 @@ export function parseServerConfig(argv: readonly string[], env: NodeJS.ProcessEn
     throw new MeshrelayError(
       'MESHRELAY_ERR_INVALID_CONFIG',
       '--interest-idle (MESHRELAY_INTEREST_IDLE): must be at least 1s (a lease shorter than a report round trip would flap)',
+    );
+  }
+  if (config.trustTickMs < 100) {
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INVALID_CONFIG',
+      '--trust-tick (MESHRELAY_TRUST_TICK): must be at least 100ms',
     );
   }
   if (config.heartbeatTimeoutMs <= config.heartbeatIntervalMs) {

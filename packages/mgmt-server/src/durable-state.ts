@@ -15,6 +15,8 @@ import {
   KubernetesSecretCaStore,
   KubernetesVipAllocations,
   VipAllocations,
+  meshRootSecretName,
+  readRootCaSecret,
   createFileClusterRegistry,
   createKubernetesClusterRegistry,
   registryApis,
@@ -38,19 +40,27 @@ export interface DurableState {
    * management namespace with the kubernetes registry (each pod has a state directory of its own).
    */
   documents(collection: SharedCollection): SharedDocumentStore;
+  /**
+   * Where mesh root `index` and its key are kept (created at most once): `<stateDir>/mesh-ca/root-<index>`
+   * with the file registry, the Secret `meshrelay-mesh-root-ca-<index>` with the kubernetes registry.
+   */
+  meshRootStore(index: number): CaStore;
+  /** Reads an operator's root CA Secret (RootTrustPolicy secretRef); kubernetes registry only. */
+  readonly readRootSecret?: (ref: { readonly namespace: string; readonly name: string }) => Promise<CaBundle>;
   /** Closes the registry and leaves the election (releasing the Lease when held). */
   close(): Promise<void>;
 }
 
 /** The collections of plane-wide documents (directory names, and ConfigMap label values). */
 export type SharedCollection =
-  'stream-claims' | 'held-outputs' | 'contributions' | 'token-bindings' | 'data-plane' | 'interests';
+  'stream-claims' | 'held-outputs' | 'contributions' | 'token-bindings' | 'data-plane' | 'mesh-trust' | 'interests';
 
 /** The Lease of the status-writer election in the management namespace. */
 export const STATUS_WRITER_LEASE = 'meshrelay-mgmt-status-writer';
 // client-go's defaults for controllers (15 s / 10 s / 2 s).
 const LEASE_TIMING = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
 const CA_COMMON_NAME = 'meshrelay relay root CA';
+const MESH_ROOT_FILE_NAME = 'mesh-root-ca.json';
 
 /**
  * Opens the configured backend: the relay root CA (created once, atomically, by whichever replica
@@ -71,7 +81,9 @@ export async function openDurableState(config: ServerConfig, logger: Logger, now
   });
   const vips = new VipAllocations(join(config.stateDir, 'registry', 'vip-allocations.json'), vipPoolsOf(config));
   const documents = (collection: SharedCollection) => new DirectoryDocumentStore(join(config.stateDir, collection));
-  return { ca, admin, registry, vips, documents, close: () => registry.close() };
+  const meshRootStore = (index: number) =>
+    new FileCaStore(join(config.stateDir, 'mesh-ca', `root-${index}`), MESH_ROOT_FILE_NAME);
+  return { ca, admin, registry, vips, documents, meshRootStore, close: () => registry.close() };
 }
 
 async function openKubernetesState(config: ServerConfig, logger: Logger, now: () => Date): Promise<DurableState> {
@@ -116,6 +128,8 @@ async function openKubernetesState(config: ServerConfig, logger: Logger, now: ()
     registry,
     vips: new KubernetesVipAllocations(apis, config.namespace, vipPoolsOf(config)),
     documents: (collection) => new KubernetesDocumentStore(apis, config.namespace, collection),
+    meshRootStore: (index) => new KubernetesSecretCaStore(apis, config.namespace, meshRootSecretName(index)),
+    readRootSecret: (ref) => readRootCaSecret(apis, ref),
     close: async () => {
       await registry.close();
       await elector.stop();

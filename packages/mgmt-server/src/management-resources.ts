@@ -3,15 +3,20 @@
 // - else, with `--registry kubernetes`: Workspace CRs in the management namespace, followed as
 //   they change (each change re-runs translation, as a new input does);
 // - else none: one implicit global workspace.
-// With `--registry kubernetes` RootTrustPolicy CRs are followed too (read, not acted on yet).
+// The RootTrustPolicy in force (the mesh trust acts on it): `--root-trust-policy FILE` read at
+// start, else with `--registry kubernetes` the RootTrustPolicy CRs followed as they change, else none.
 
 import type { Logger } from 'pino';
 import type { Resource } from '@meshrelay/api';
 import { loadKubeConfig } from '@meshrelay/kube';
+import { readFileSync } from 'node:fs';
+import { parseAllDocuments } from 'yaml';
+import { MeshrelayError } from '@meshrelay/api';
 import {
-  NOT_ACTED_ON,
+  parseRootTrustPolicy,
   startKubernetesRootTrustPolicy,
   startKubernetesWorkspaces,
+  type RootTrustPolicy,
   type RootTrustPolicySource,
   type RootTrustPolicyState,
   type WorkspaceSource,
@@ -29,9 +34,9 @@ export interface ManagementResources {
   workspaces(): readonly Resource[];
   /** What the API reports about them, as of now. */
   workspacesView(): WorkspacesView;
-  /** The RootTrustPolicy read from the API; undefined without the kubernetes registry. */
+  /** The RootTrustPolicy read (file or CR); undefined when neither is configured. */
   rootTrustPolicy(): RootTrustPolicyState | undefined;
-  /** Called with the new state after the RootTrustPolicy read changed (kubernetes registry only). */
+  /** Called with the new state after the RootTrustPolicy read changed (CRs only: a file is read once). */
   onRootTrustPolicyChange(listener: (state: RootTrustPolicyState) => void): () => void;
   /** Called with a reason after the Workspaces in force (or their problems) changed. */
   onWorkspacesChange(listener: (reason: string) => void): () => void;
@@ -41,7 +46,7 @@ export interface ManagementResources {
 /** The part of the server's config this reads. */
 export type ManagementResourcesConfig = Pick<
   ServerConfig,
-  'workspacesFile' | 'registry' | 'namespace' | 'kubeconfig' | 'kubeContext'
+  'workspacesFile' | 'registry' | 'namespace' | 'kubeconfig' | 'kubeContext' | 'rootTrustPolicyFile'
 >;
 
 /**
@@ -54,6 +59,48 @@ export async function openManagementResources(
   logger: Logger,
 ): Promise<ManagementResources> {
   const fromFile = config.workspacesFile === undefined ? undefined : loadWorkspacesFile(config.workspacesFile);
+  const trustFile =
+    config.rootTrustPolicyFile === undefined ? undefined : loadRootTrustPolicyFile(config.rootTrustPolicyFile);
+  const resources = await openResources(config, fromFile, logger);
+  if (trustFile === undefined) return resources;
+  logger.info(
+    { file: config.rootTrustPolicyFile, policy: `${trustFile.namespace}/${trustFile.name}` },
+    'RootTrustPolicy from --root-trust-policy; RootTrustPolicy CRs are not read',
+  );
+  const state: RootTrustPolicyState = { policy: trustFile, problems: [], served: true };
+  return { ...resources, rootTrustPolicy: () => state, onRootTrustPolicyChange: () => () => undefined };
+}
+
+/**
+ * Reads the RootTrustPolicy of `--root-trust-policy`: one object, checked as a CR is. Throws
+ * MESHRELAY_ERR_INVALID_CONFIG naming the file and the field (the server does not start on it).
+ */
+export function loadRootTrustPolicyFile(path: string): RootTrustPolicy {
+  const fail = (why: string, cause?: unknown) =>
+    new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `--root-trust-policy ${path}: ${why}`, { cause });
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw fail(`cannot be read: ${(err as Error).message}`, err);
+  }
+  const docs = parseAllDocuments(text).filter((d) => d.contents !== null);
+  if (docs.length !== 1) throw fail(`must hold exactly one RootTrustPolicy, found ${docs.length} documents`);
+  const doc = docs[0];
+  if (doc === undefined || doc.errors.length > 0) throw fail(`not valid YAML: ${doc?.errors[0]?.message ?? ''}`);
+  const value: unknown = doc.toJS();
+  const kind = (value as { kind?: unknown } | null)?.kind;
+  if (kind !== 'RootTrustPolicy') throw fail(`kind must be RootTrustPolicy, not ${JSON.stringify(kind)}`);
+  const parsed = parseRootTrustPolicy(value);
+  if ('problem' in parsed) throw fail(parsed.problem);
+  return parsed.value;
+}
+
+async function openResources(
+  config: ManagementResourcesConfig,
+  fromFile: Resource[] | undefined,
+  logger: Logger,
+): Promise<ManagementResources> {
   if (config.registry !== 'kubernetes')
     return staticResources(fromFile ?? [], fromFile === undefined ? 'none' : 'file');
   const kubeConfig = loadKubeConfig({
@@ -65,7 +112,7 @@ export async function openManagementResources(
     ...common,
     logger: logger.child({ component: 'root-trust-policy' }),
   });
-  reportTrust(trust, logger);
+  if (config.rootTrustPolicyFile === undefined) reportTrust(trust, logger);
   if (fromFile !== undefined) {
     logger.info(
       { file: config.workspacesFile },
@@ -155,7 +202,7 @@ function reportTrust(trust: RootTrustPolicySource, logger: Logger): void {
   logger.info(
     { served },
     served
-      ? `no RootTrustPolicy in the management namespace (${NOT_ACTED_ON} when one exists)`
+      ? 'no RootTrustPolicy in the management namespace: mesh trust is off until one exists'
       : 'RootTrustPolicy is not served by the API (no CRD); none is read',
   );
 }

@@ -29,6 +29,8 @@ import { DataPlaneReports } from './data-plane-reports.ts';
 import { InterestLeases } from './interests/interest-leases.ts';
 import { registerInterestMetrics } from './http/interests-view.ts';
 import { DataPlaneStatusView } from './data-plane-status.ts';
+import { registerTrustMetrics, registerTrustRoutes } from './http/trust-view.ts';
+import { openMeshTrust } from './mesh-trust/open-mesh-trust.ts';
 import { registerDataPlaneMetrics } from './http/data-plane-view.ts';
 import { SharedHeldOutputs } from './shared-held-outputs.ts';
 import { StreamClaims } from './stream-claims.ts';
@@ -142,6 +144,15 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
   );
   const metrics = new RelayMetrics(config.replicaName, connections);
   registerDataPlaneMetrics(metrics.registry, dataPlane);
+  const meshTrust = await openMeshTrust({
+    durable,
+    management,
+    registry,
+    tickMs: config.trustTickMs,
+    logger: log.child({ component: 'mesh-trust' }),
+    now,
+  });
+  registerTrustMetrics(metrics.registry, meshTrust);
   // Leases are kept (and shown) whether or not outputs are scoped by them (DESIGN §17).
   const interests = new InterestLeases({
     documents: durable.documents('interests'),
@@ -312,6 +323,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     },
     tokenBindings,
     maxConnectionsPerPeer: config.maxConnectionsPerPeer,
+    meshTrust,
   });
   let draining = false;
   const api = buildApiServer({
@@ -341,6 +353,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     ready: () => !draining,
     workspaces: liveWorkspacesView(management),
   });
+  registerTrustRoutes(api, meshTrust, registry, now);
   await api.listen({ host: config.httpHost, port: config.httpPort });
   const httpPort = (api.server.address() as { port: number }).port;
   const metricsServer = await startMetricsServer(metrics, config.metricsHost, config.metricsPort);
@@ -401,6 +414,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
       unsubscribeInterests();
       reclaimer.stop();
       await relay.stop();
+      await meshTrust.stop();
       await loop.stop();
       await persister.close();
       contributions.stop();

@@ -38,6 +38,7 @@ export {
   type KubernetesRegistryApis,
 } from './kubernetes-objects.ts';
 export { KubernetesSecretCaStore } from './kubernetes-secret-ca-store.ts';
+export { meshRootSecretName, readRootCaSecret } from './kubernetes-root-secret.ts';
 export { TOKEN_PREFIX, hashToken, issueToken, tokenMatches, type IssuedToken, type TokenRecord } from './tokens.ts';
 export { VipAllocations, type VipAllocationStore } from './vip-allocations.ts';
 export { decodeVipTable, reconcileVips, type VipAllocation, type VipDemand, type VipTable } from './vip-ownership.ts';
@@ -82,7 +83,6 @@ export {
   type WorkspaceSource,
 } from './kubernetes-workspaces.ts';
 export {
-  NOT_ACTED_ON,
   parseRootTrustPolicy,
   type CertOptions,
   type MgmtServerCa,

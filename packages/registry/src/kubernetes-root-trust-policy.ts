@@ -1,6 +1,6 @@
 // RootTrustPolicy CRs in the management namespace, followed from the Kubernetes API and parsed
-// (root-trust-policy.ts). Reported through current()/onChange() and the log for what will act
-// on it; nothing does yet, and every report says so (NOT_ACTED_ON).
+// (root-trust-policy.ts). Reported through current()/onChange() to the management server's mesh
+// trust, which acts on the one in force.
 //
 // As with Workspaces, an invalid edit keeps the previous valid version of that policy in force
 // and is reported naming the field. One policy applies: when several exist, the first by name
@@ -14,7 +14,7 @@ import {
   type WatchedObjects,
   type WatchedResourceKind,
 } from './kubernetes-resource-watch.ts';
-import { NOT_ACTED_ON, parseRootTrustPolicy, type RootTrustPolicy } from './root-trust-policy.ts';
+import { parseRootTrustPolicy, type RootTrustPolicy } from './root-trust-policy.ts';
 
 export const ROOT_TRUST_POLICY_API: WatchedResourceKind = {
   group: 'admin.gloo.solo.io',
@@ -30,8 +30,6 @@ export interface RootTrustPolicyState {
   readonly problems: readonly string[];
   /** False while the API server does not serve the kind (no CRD installed). */
   readonly served: boolean;
-  /** Always NOT_ACTED_ON for now. */
-  readonly note: string;
 }
 
 export interface RootTrustPolicySource {
@@ -66,7 +64,7 @@ export class RootTrustPolicySet implements RootTrustPolicySource {
   readonly #logger: Logger;
   readonly #listeners = new Set<(state: RootTrustPolicyState) => void>();
   readonly #good = new Map<string, RootTrustPolicy>();
-  #state: RootTrustPolicyState = { policy: undefined, problems: [], served: true, note: NOT_ACTED_ON };
+  #state: RootTrustPolicyState = { policy: undefined, problems: [], served: true };
   #watch: KubernetesResourceWatch | undefined;
 
   constructor(namespace: string, logger: Logger) {
@@ -119,7 +117,6 @@ export class RootTrustPolicySet implements RootTrustPolicySource {
       policy,
       problems: Object.freeze(problems),
       served: current.served,
-      note: NOT_ACTED_ON,
     };
     if (JSON.stringify(state) === JSON.stringify(this.#state)) return;
     this.#report(state);
@@ -135,7 +132,7 @@ export class RootTrustPolicySet implements RootTrustPolicySource {
     else
       this.#logger.info(
         { kind: 'RootTrustPolicy', policy: state.policy },
-        `RootTrustPolicy ${state.policy.namespace}/${state.policy.name} read: ${NOT_ACTED_ON}`,
+        `RootTrustPolicy ${state.policy.namespace}/${state.policy.name} in force`,
       );
   }
 }

@@ -1,7 +1,7 @@
 // RootTrustPolicy (admin.gloo.solo.io/v2): the root of trust Gloo shares between meshes, with
 // Gloo's field names (solo-apis root_trust_policy.proto and CommonCertOptions). Parsed and
-// checked here into a typed value; nothing acts on it yet (the relay CA and the workloads'
-// certificates do not change with it), which NOT_ACTED_ON says wherever it is reported.
+// checked here into a typed value; the management server's mesh trust acts on it (the mesh root,
+// each cluster's intermediate CA). The relay CA is not part of it and never changes with it.
 
 import { isRecord } from '@meshrelay/api';
 
@@ -30,10 +30,6 @@ export interface RootTrustPolicy {
   readonly intermediateCertOptions: CertOptions;
   readonly autoRestartPods: boolean;
 }
-
-/** What every report of a RootTrustPolicy says, so nobody takes it for one in force. */
-export const NOT_ACTED_ON =
-  'parsed and validated only: not acted on yet (the relay CA and workload certificates do not change with it)';
 
 type Parsed<T> = { readonly value: T } | { readonly problem: string };
 

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { pino } from 'pino';
 import { waitFor } from '@meshrelay/testkit';
 import { startKubernetesRootTrustPolicy } from '../src/kubernetes-root-trust-policy.ts';
-import { NOT_ACTED_ON, parseRootTrustPolicy } from '../src/root-trust-policy.ts';
+import { parseRootTrustPolicy } from '../src/root-trust-policy.ts';
 import { NS, kubeConfigOf, startFakeKube } from './kube-harness.ts';
 
 const TIMEOUT = { timeout: 60_000 };
@@ -127,14 +127,13 @@ test(
       retryMaxMs: 200,
     });
     t.after(() => source.close());
-    assert.deepEqual(source.current(), { policy: undefined, problems: [], served: true, note: NOT_ACTED_ON });
+    assert.deepEqual(source.current(), { policy: undefined, problems: [], served: true });
     const states: unknown[] = [];
     source.onChange((s) => states.push(s));
 
     fake.put(policy('root', { config: { mgmtServerCa: { generated: OPTIONS } } }));
     await waitFor(() => source.current().policy?.name === 'root', { message: 'the created policy' });
     assert.deepEqual(source.current().policy?.mgmtServerCa, { type: 'generated', options: OPTIONS });
-    assert.equal(source.current().note, NOT_ACTED_ON);
 
     fake.put(policy('root', { config: { intermediateCertOptions: { ttlDays: -1 } } }));
     fake.put(policy('second', {}));
@@ -179,6 +178,6 @@ test(
       retryMaxMs: 200,
     });
     t.after(() => source.close());
-    assert.deepEqual(source.current(), { policy: undefined, problems: [], served: false, note: NOT_ACTED_ON });
+    assert.deepEqual(source.current(), { policy: undefined, problems: [], served: false });
   },
 );

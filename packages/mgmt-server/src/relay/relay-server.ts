@@ -3,9 +3,11 @@ import { Server, type ServerCredentials } from '@grpc/grpc-js';
 import { REGISTRATION_SERVICE, RELAY_SERVICE } from '@meshrelay/api';
 import { FailureRateLimiter } from '../rate-limiter.ts';
 import { PeerConnectionGuard } from './peer-connection-guard.ts';
+import { handleMeshTrust } from './mesh-trust-handler.ts';
 import { handlePull } from './pull-handler.ts';
 import { handlePush } from './push-handler.ts';
 import { handleRegister, handleRenew } from './registration-handler.ts';
+import type { MeshTrustService } from '../mesh-trust/mesh-trust-service.ts';
 import type { RelayContext } from './relay-context.ts';
 import type { TokenBindings } from './token-bindings.ts';
 
@@ -32,6 +34,8 @@ export interface RelayServerOptions {
   readonly tokenBindings?: TokenBindings;
   /** Concurrent TCP connections admitted from one peer address. */
   readonly maxConnectionsPerPeer: number;
+  /** Answers Relay.MeshTrust; absent, every call says mesh trust is off. */
+  readonly meshTrust?: MeshTrustService;
 }
 
 export interface RelayServer {
@@ -68,6 +72,8 @@ export async function startRelayServer(ctx: RelayContext, options: RelayServerOp
     pull: (call: Parameters<typeof handlePull>[1]) => handlePull(ctx, call),
     renew: (call: Parameters<typeof handleRenew>[1], callback: Parameters<typeof handleRenew>[2]) =>
       handleRenew(ctx, call, callback),
+    meshTrust: (call: Parameters<typeof handleMeshTrust>[2], callback: Parameters<typeof handleMeshTrust>[3]) =>
+      handleMeshTrust(ctx, options.meshTrust, call, callback),
   });
   const injector = server.createConnectionInjector(options.credentials);
   const guard = new PeerConnectionGuard(options.maxConnectionsPerPeer, ctx.logger);
