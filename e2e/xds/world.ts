@@ -24,6 +24,8 @@ export interface BackendSpec {
   readonly version: string;
   /** Last octet of its 127.0.0.N address: distinct per backend in the world. */
   readonly octet: number;
+  /** Its Pod's `meshrelay.io/instance` label: the identity an instance address is kept under. */
+  readonly instance?: string;
 }
 
 export interface Backend extends BackendSpec {
@@ -71,7 +73,7 @@ export function serviceYaml(
       .join('')}`,
     ...backends.map(
       (b) =>
-        `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${pod(b)}\n  namespace: ${NAMESPACE}\n  labels: { app: ${service}, version: ${b.version} }\nspec: { serviceAccountName: ${service}, nodeName: node-${cluster} }\nstatus: { phase: Running, podIP: 127.0.0.${b.octet}, podIPs: [{ ip: 127.0.0.${b.octet} }] }\n`,
+        `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${pod(b)}\n  namespace: ${NAMESPACE}\n  labels: { app: ${service}, version: ${b.version}${b.instance ? `, meshrelay.io/instance: ${b.instance}` : ''} }\nspec: { serviceAccountName: ${service}, nodeName: node-${cluster} }\nstatus: { phase: Running, podIP: 127.0.0.${b.octet}, podIPs: [{ ip: 127.0.0.${b.octet} }] }\n`,
     ),
   ];
   return docs.join('---\n');
