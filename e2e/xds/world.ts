@@ -91,17 +91,26 @@ export class XdsWorld {
     this.backendPort = backendPort;
   }
 
-  /** Starts redis, a server and one xDS-serving agent per cluster; stops everything in t.after. */
-  static async start(t: TestContext, clusters: readonly string[]): Promise<XdsWorld> {
+  /**
+   * Starts redis, a server and one xDS-serving agent per cluster; stops everything in t.after.
+   * `options` adds flags to the server and to every agent.
+   */
+  static async start(
+    t: TestContext,
+    clusters: readonly string[],
+    options: { readonly serverFlags?: readonly string[]; readonly agentFlags?: readonly string[] } = {},
+  ): Promise<XdsWorld> {
     const mesh = await Mesh.start(t);
     const world = new XdsWorld(mesh, await freePort());
     t.after(() => world.stopBackends());
-    await mesh.startServer();
+    await mesh.startServer(undefined, options.serverFlags ?? []);
     for (const cluster of clusters) await mesh.register(cluster);
     for (const cluster of clusters) {
       const port = await freePort();
       world.xdsPorts.set(cluster, port);
-      const agent = await mesh.startAgent(cluster, { extraFlags: ['--xds-port', String(port)] });
+      const agent = await mesh.startAgent(cluster, {
+        extraFlags: ['--xds-port', String(port), ...(options.agentFlags ?? [])],
+      });
       await agent.proc.waitForLine(/xds server listening/, 30_000);
       mesh.writeManifest(cluster, 'node.yaml', nodeYaml(cluster));
     }
