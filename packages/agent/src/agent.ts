@@ -8,7 +8,6 @@ import type { AgentConfig } from './config.ts';
 import type { DiscoveryProvider } from './discovery/discovery-provider.ts';
 import { HealthServer, type AgentStatus } from './health-server.ts';
 import { DataPlaneReporter, buildDataPlaneReport } from './xds/data-plane-reporter.ts';
-import { DEFAULT_INTEREST_RENEW_INTERVAL_MS, InterestTracker, subscribedNames } from './interest/interest-tracker.ts';
 import { XdsFeed } from './xds/xds-feed.ts';
 import { LeaderDuties } from './leader/leader-duties.ts';
 import { createAgentElector } from './leader/leader-election.ts';
@@ -17,6 +16,8 @@ import type { OutputApplier } from './apply/output-applier.ts';
 import { FileOutputWriter } from './apply/output-writer.ts';
 import { RelayClient } from './relay/relay-client.ts';
 import { StatusReporter } from './status/status-reporter.ts';
+import { createMeshTrust } from './trust/mesh-trust-setup.ts';
+import type { MeshTrustClient } from './trust/mesh-trust-client.ts';
 
 /** Knobs that are not operator configuration: timing overrides for tests. */
 export interface AgentTuning {
@@ -48,7 +49,7 @@ export class Agent {
   readonly #statuses: StatusReporter;
   readonly #xds: XdsFeed;
   readonly #dataPlane: DataPlaneReporter;
-  readonly #interest: InterestTracker;
+  readonly #trust: MeshTrustClient | undefined;
   #started = false;
 
   constructor(config: AgentConfig, logger: Logger, tuning: AgentTuning = {}) {
@@ -89,7 +90,7 @@ export class Agent {
       events: {
         onPullOpen: () => {
           this.#dataPlane.streamOpened();
-          this.#interest.streamOpened();
+          this.#trust?.callSoon();
         },
         onConnectionChange: (s) => {
           this.#metrics.pushConnected.set(s.pushConnected ? 1 : 0);
@@ -114,12 +115,12 @@ export class Agent {
       send: (report) => this.#relay.sendDataPlane(report),
     });
     this.#xds.onChange(() => this.#dataPlane.changed());
-    // The hosts proxies subscribe to and access logs name (DESIGN §17): a new one is told at once.
-    this.#interest = new InterestTracker({
-      send: (report) => this.#relay.sendInterest(report),
-      renewIntervalMs: config.interestRenewIntervalMs ?? DEFAULT_INTEREST_RENEW_INTERVAL_MS,
+    this.#trust = createMeshTrust(config, {
+      channel: () => this.#relay.channel,
+      discovered: () => this.#provider.current?.resources,
+      registry: this.#metrics.registry,
+      logger,
     });
-    this.#xds.onChange(() => this.#interest.subscribed(subscribedNames(this.#xds.proxies())));
     this.#provider.onSnapshot((snapshot) => {
       this.#xds.discovered(snapshot.resources);
       this.#metrics.inputGeneration.set(snapshot.generation);
@@ -134,7 +135,6 @@ export class Agent {
       xdsFindings: () => this.#xds.findings(),
     });
     this.#accessLog = new AccessLogSink({
-      onDestination: (destination) => this.#interest.used(destination),
       port: config.accessLogPort,
       host: tuning.healthHost ?? config.accessLogHost ?? '0.0.0.0',
       registry: this.#metrics.registry,
@@ -186,7 +186,6 @@ export class Agent {
     await this.#health.start();
     await this.#accessLog.start();
     await this.#xds.start();
-    this.#interest.start();
     // Without an election this starts the duties at once (and rejects on failure); with one, when the lease is won.
     await this.#duties.start();
     const { cluster, leaderElection } = this.#config;
@@ -209,7 +208,6 @@ export class Agent {
   async stop(): Promise<void> {
     await this.#duties.stop();
     this.#dataPlane.stop();
-    this.#interest.stop();
     await this.#accessLog.stop();
     await this.#xds.stop();
     await this.#health.stop();
@@ -229,10 +227,13 @@ export class Agent {
     if (this.#provider.current !== undefined) this.#xds.discovered(this.#provider.current.resources);
     this.#metrics.inputGeneration.set(this.#provider.current?.generation ?? 0);
     if (stillLeading()) this.#relay.start();
+    // Mesh trust starts from cacerts on disk: workload certificates keep being issued while the server is away.
+    if (stillLeading()) await this.#trust?.start();
   }
 
   /** Relay first (no more pushes or applies), then the applier's pending write, then discovery. */
   async #stopLeaderDuties(): Promise<void> {
+    await this.#trust?.stop();
     await this.#relay.stop();
     await this.#statuses.settled();
     await this.#writer.stop();
@@ -248,6 +249,7 @@ export class Agent {
         ? { epoch: input.epoch, generation: input.generation, hash: input.hash, resources: input.resources.length }
         : undefined,
       heldOutputHash: this.#writer.heldHash,
+      ...(this.#trust ? { meshTrust: this.#trust.status } : {}),
       problems: this.#provider.problems,
       leadership: {
         mode: this.#config.leaderElection,

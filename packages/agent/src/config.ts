@@ -91,8 +91,6 @@ export interface AgentConfig {
   readonly xdsPort?: number;
   /** Default 127.0.0.1: the clients run on this node; set the pod IP to serve the cluster. */
   readonly xdsHost?: string;
-  /** How often the hosts in use are renewed with the management plane (DESIGN §17). */
-  readonly interestRenewIntervalMs?: number;
   /** A Unix socket the xDS server listens on as well (or alone). */
   readonly xdsSocket?: string;
   /** How replicas of one cluster pick the one that relays: not at all (`none`), a lease file, or a Kubernetes Lease. */
@@ -106,6 +104,14 @@ export interface AgentConfig {
   readonly retryPeriodMs: number;
   /** This replica's identity in the lease (the pod name in Kubernetes). */
   readonly replicaId: string;
+  /** Mesh trust: `cacerts` as a directory; default `<stateDir>/cacerts`, or the Secret with `--apply kubernetes`. */
+  readonly cacertsDir?: string;
+  /** Mesh trust: where workload certificates are written; default `<stateDir>/workload-certs`. */
+  readonly workloadCertDir?: string;
+  /** Mesh trust: base lifetime of workload certificates (jittered), default 24 h. */
+  readonly workloadCertTtlMs?: number;
+  /** Mesh trust: how often the management plane is asked (default 30 s; 0 = mesh trust off). */
+  readonly trustIntervalMs?: number;
 }
 
 const ENV_PREFIX = 'MESHRELAY_AGENT_';
@@ -167,8 +173,28 @@ const OPTIONS: readonly OptionSpec[] = [
   {
     flags: '--istio-namespace <namespace>',
     description:
-      "namespace of Istio's mesh config ConfigMap `istio`, whose trustDomain the kubernetes provider reports",
+      "namespace of Istio's mesh config ConfigMap `istio` (its trustDomain) and of the `cacerts` Secret with --apply kubernetes",
     defaultValue: 'istio-system',
+  },
+  {
+    flags: '--cacerts-dir <dir>',
+    description:
+      "directory of the cluster's intermediate CA for istiod (ca-cert.pem, ca-key.pem, cert-chain.pem, root-cert.pem; default: <state-dir>/cacerts, or the Secret cacerts with --apply kubernetes)",
+  },
+  {
+    flags: '--workload-cert-dir <dir>',
+    description:
+      'directory of workload certificates for gRPC file_watcher, <namespace>/<serviceAccount>/ (default: <state-dir>/workload-certs)',
+  },
+  {
+    flags: '--workload-cert-ttl <duration>',
+    description: 'base lifetime of workload certificates, jittered by up to 10 %',
+    defaultValue: '24h',
+  },
+  {
+    flags: '--trust-interval <duration>',
+    description: 'how often the mesh trust (bundle, intermediate CA) is asked of the management server (0 = off)',
+    defaultValue: '30s',
   },
   {
     flags: '--state-dir <dir>',
@@ -259,12 +285,6 @@ const OPTIONS: readonly OptionSpec[] = [
   },
   { flags: '--xds-host <host>', description: 'address the xDS server listens on', defaultValue: '127.0.0.1' },
   { flags: '--xds-socket <path>', description: 'Unix socket the xDS server listens on, with or without --xds-port' },
-  {
-    flags: '--interest-renew-interval <duration>',
-    description:
-      "how often the hosts this cluster's proxies subscribe to and its access logs name are renewed with the management plane (keep it at most half the server's --interest-idle); a new host is told at once",
-    defaultValue: '5m',
-  },
   {
     flags: '--leader-election <mode>',
     description: `how replicas elect the one that relays (${LEADER_ELECTION_MODES.join('|')})`,
@@ -406,16 +426,18 @@ export function validateAgentOptions(
     accessLogHost: field('accessLogHost', 'access-log-host', parseListenHost, '0.0.0.0'),
     xdsPort: field('xdsPort', 'xds-port', (raw) => parseWholeNumber(raw, 0, 65_535), 0),
     xdsHost: field('xdsHost', 'xds-host', parseListenHost, '127.0.0.1'),
-    interestRenewIntervalMs: field(
-      'interestRenewInterval',
-      'interest-renew-interval',
-      (raw) => parseDuration(raw, 100),
-      300_000,
-    ),
     ...(optionalText(values['xdsSocket']) !== undefined
       ? { xdsSocket: optionalText(values['xdsSocket']) as string }
       : {}),
     ...leaderElectionOptions(values, fieldName, problems, cluster),
+    ...(optionalText(values['cacertsDir']) !== undefined
+      ? { cacertsDir: optionalText(values['cacertsDir']) as string }
+      : {}),
+    ...(optionalText(values['workloadCertDir']) !== undefined
+      ? { workloadCertDir: optionalText(values['workloadCertDir']) as string }
+      : {}),
+    workloadCertTtlMs: field('workloadCertTtl', 'workload-cert-ttl', (raw) => parseDuration(raw, 1000), 86_400_000),
+    trustIntervalMs: field('trustInterval', 'trust-interval', parseTrustInterval, 30_000),
   };
   if (config.accessLogPort !== 0 && config.accessLogPort === config.healthPort) {
     problems.push(`${fieldName('accessLogPort', 'access-log-port')}: ${config.accessLogPort} is already --health-port`);
@@ -624,6 +646,11 @@ function parseListenHost(raw: string): Parsed<string> {
   const host = raw.trim();
   if (isIP(host) !== 0 || (host.length <= 253 && HOST.test(host) && !host.startsWith('['))) return { value: host };
   return { error: `"${raw}" is not an IP address or host name to listen on` };
+}
+
+/** 0 (off) or a duration of at least 100 ms. */
+function parseTrustInterval(raw: string): Parsed<number> {
+  return raw.trim() === '0' ? { value: 0 } : parseDuration(raw, 100);
 }
 
 function parseDurationAtMost(raw: string, maxMs: number): Parsed<number> {

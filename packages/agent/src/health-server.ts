@@ -5,6 +5,7 @@ import { MeshrelayError } from '@meshrelay/api';
 import { http } from './node-http.ts';
 import type { InputProblem } from './discovery/input-problem.ts';
 import type { RelayClientStatus } from './relay/relay-client.ts';
+import type { MeshTrustStatus } from './trust/mesh-trust-client.ts';
 
 /** What /status reports; built fresh on every request. */
 export interface AgentStatus {
@@ -14,6 +15,8 @@ export interface AgentStatus {
     | { readonly epoch: string; readonly generation: number; readonly hash: string; readonly resources: number }
     | undefined;
   readonly heldOutputHash: string;
+  /** Absent with `--trust-interval 0`. */
+  readonly meshTrust?: MeshTrustStatus;
   readonly problems: readonly InputProblem[];
   readonly leadership: LeadershipStatus;
 }

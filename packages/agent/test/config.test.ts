@@ -53,6 +53,8 @@ test('given only the required flags, when parsed, then every default applies', (
       renewDeadlineMs: 10_000,
       retryPeriodMs: 2_000,
       replicaId: process.env['POD_NAME'] || `${hostname()}-${process.pid}`,
+      workloadCertTtlMs: 86_400_000,
+      trustIntervalMs: 30_000,
     },
   );
 });

@@ -115,6 +115,8 @@ export class RelayClient {
   #push: PushStream | undefined;
   #pull: PullStream | undefined;
   #pullOpen = false;
+  /** The mTLS channel of the session whose streams are open, for unary calls beside them (MeshTrust). */
+  #channel: Client | undefined;
   /** The last snapshot a server refused; new streams do not send it again. */
   #refused: InputSnapshot | undefined;
   #status: RelayClientStatus = {
@@ -140,6 +142,11 @@ export class RelayClient {
     return this.#status;
   }
 
+  /** The open session's mTLS channel, or undefined while there is none. */
+  get channel(): Client | undefined {
+    return this.#channel;
+  }
+
   /**
    * Sends `report` on the open Pull stream; false when none is open (the caller sends
    * again when the next one opens: see RelayClientEvents.onPullOpen).
@@ -147,13 +154,6 @@ export class RelayClient {
   sendDataPlane(report: relay.v1.IDataPlaneReport): boolean {
     if (this.#pull === undefined || !this.#pullOpen) return false;
     this.#pull.sendDataPlane(report);
-    return true;
-  }
-
-  /** Sends the hosts in use on the open Pull stream (see InterestTracker); false when none is open. */
-  sendInterest(report: relay.v1.IInterestReport): boolean {
-    if (this.#pull === undefined || !this.#pullOpen) return false;
-    this.#pull.sendInterest(report);
     return true;
   }
 
@@ -367,6 +367,7 @@ export class RelayClient {
       this.#push = this.#openPush(client, address, finish);
       pull = this.#openPull(client, address, finish);
       this.#pull = pull;
+      this.#channel = client;
       renewTimer = setInterval(() => {
         if (this.#creds && needsRenewal(this.#creds, this.#now())) void this.#renew(client).then((o) => o && finish(o));
       }, this.#opts.renewCheckIntervalMs ?? 60_000);
@@ -374,6 +375,7 @@ export class RelayClient {
     } finally {
       clearInterval(renewTimer);
       this.#endSession = undefined;
+      this.#channel = undefined;
       this.#push?.close();
       this.#push = undefined;
       this.#pull = undefined;

@@ -87,6 +87,15 @@ export async function renewCertificate(client: Client, csrPem: string, timeoutMs
   return issued(response);
 }
 
+/** Relay.MeshTrust over an existing mTLS client. Rejects with the gRPC error. */
+export function callMeshTrust(
+  client: Client,
+  request: relay.v1.IMeshTrustRequest,
+  timeoutMs: number,
+): Promise<relay.v1.IMeshTrustResponse> {
+  return unary(client, RELAY_SERVICE.meshTrust, request, timeoutMs);
+}
+
 interface UnaryMethod<Req, Res> {
   readonly path: string;
   readonly requestSerialize: (message: Req) => Buffer;

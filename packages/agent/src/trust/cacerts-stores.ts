@@ -96,7 +96,9 @@ export class SecretCacertsStore implements CacertsStore {
   }
 
   async write(next: CacertsFiles): Promise<void> {
-    const data = Object.fromEntries(CACERTS_KEYS.map((key) => [key, Buffer.from(next[key], 'utf8').toString('base64')]));
+    const data = Object.fromEntries(
+      CACERTS_KEYS.map((key) => [key, Buffer.from(next[key], 'utf8').toString('base64')]),
+    );
     const attempts = this.#opts.maxWriteAttempts ?? 5;
     for (let attempt = 1; ; attempt++) {
       const secret = await this.#read();
@@ -122,9 +124,13 @@ export class SecretCacertsStore implements CacertsStore {
       });
     } catch (err) {
       if (statusCodeOf(err) === 404) return undefined;
-      throw new MeshrelayError('MESHRELAY_ERR_UNAVAILABLE', `cannot read ${this.description}: ${(err as Error).message}`, {
-        cause: err,
-      });
+      throw new MeshrelayError(
+        'MESHRELAY_ERR_UNAVAILABLE',
+        `cannot read ${this.description}: ${(err as Error).message}`,
+        {
+          cause: err,
+        },
+      );
     }
   }
 

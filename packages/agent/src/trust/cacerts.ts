@@ -60,13 +60,15 @@ export function checkCacerts(files: CacertsFiles, now: Date): Cacerts {
   const intermediate = parse(files['ca-cert.pem'], 'ca-cert.pem', fail);
   if (!intermediate.ca) fail('ca-cert.pem is not a CA certificate');
   try {
-    if (!intermediate.checkPrivateKey(createPrivateKey(files['ca-key.pem']))) fail('ca-key.pem does not match ca-cert.pem');
+    if (!intermediate.checkPrivateKey(createPrivateKey(files['ca-key.pem'])))
+      fail('ca-key.pem does not match ca-cert.pem');
   } catch (err) {
     if (err instanceof MeshrelayError) throw err;
     fail(`ca-key.pem is not a private key: ${(err as Error).message}`);
   }
   const chain = certificateBlocks(files['cert-chain.pem']);
-  if (chain.length < 2) fail(`cert-chain.pem holds ${chain.length} certificate(s), expected the intermediate and its root`);
+  if (chain.length < 2)
+    fail(`cert-chain.pem holds ${chain.length} certificate(s), expected the intermediate and its root`);
   const chainHead = parse(chain[0] as string, 'cert-chain.pem', fail);
   if (chainHead.fingerprint256 !== intermediate.fingerprint256) fail('cert-chain.pem does not start with ca-cert.pem');
   const rootPem = chain[chain.length - 1] as string;
