@@ -51,8 +51,8 @@ export function workloadSpiffeId(trustDomain: string, namespace: string, service
 /**
  * Issues a workload certificate from the intermediate: empty subject with a critical URI SAN
  * (the SPIFFE X.509-SVID shape), CA:FALSE (critical), keyUsage digitalSignature + keyEncipherment
- * (critical), extKeyUsage serverAuth + clientAuth, AKI. Valid from now − 60 s for
- * lifetimeSeconds, never past the intermediate's notAfter.
+ * (critical), extKeyUsage serverAuth + clientAuth, AKI. Valid from now − 60 s (not before the
+ * intermediate) for lifetimeSeconds, never past the intermediate's notAfter.
  */
 export function issueWorkloadCertificate(options: WorkloadCertOptions): IssuedWorkloadCert {
   const { intermediate, trustDomain, namespace, serviceAccount, lifetimeSeconds, now } = options;
@@ -69,7 +69,9 @@ export function issueWorkloadCertificate(options: WorkloadCertOptions): IssuedWo
   const keyPair = options.keyPair ?? ecKeyPair();
   const requested = addSeconds(now, Math.floor(lifetimeSeconds));
   const notAfter = requested < issuer.validity.notAfter ? requested : issuer.validity.notAfter;
-  const notBefore = addSeconds(now, -CLOCK_SKEW_SECONDS);
+  // Never before the intermediate's own start: a chain whose leaf predates its issuer confuses strict validators.
+  const skewed = addSeconds(now, -CLOCK_SKEW_SECONDS);
+  const notBefore = skewed > issuer.validity.notBefore ? skewed : issuer.validity.notBefore;
   const certPem = signCertificateForAnyKey(
     {
       subject: [],

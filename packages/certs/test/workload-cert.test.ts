@@ -82,6 +82,14 @@ test('given a lifetime beyond the intermediate, the leaf ends with the intermedi
   assert.equal(new X509Certificate(leaf.certPem).validToDate.getTime(), end.getTime());
 });
 
+test('given a clock just behind the intermediate, the leaf does not start before it', TIMEOUT, async () => {
+  const intermediate = await intermediateFor(1);
+  const leaf = issue(intermediate, { now: new Date(NOW.getTime() - 30_000) });
+  const start = new X509Certificate(intermediate.certPem).validFromDate;
+  assert.equal(leaf.notBefore.getTime(), start.getTime());
+  assert.equal(new X509Certificate(leaf.certPem).validFromDate.getTime(), start.getTime());
+});
+
 test('given bad names or an expired intermediate, issuing is refused', TIMEOUT, async () => {
   const intermediate = await intermediateFor(1);
   const code = (c: string) => (err: unknown) => err instanceof MeshrelayError && err.code === c;
