@@ -72,6 +72,7 @@ test('given createMeshRoot, the root has the contract extensions and O', TIMEOUT
   assert.match(text, /X509v3 Basic Constraints: critical\s+CA:TRUE\n/);
   assert.match(text, /X509v3 Key Usage: critical\s+Certificate Sign, CRL Sign\n/);
   assert.match(text, /X509v3 Subject Key Identifier:/);
+  assert.equal((text.match(/X509v3 (?!extensions)/g) ?? []).length, 3, 'no extension beyond the three');
   const cert = new X509Certificate(root.certPem);
   assert.equal(cert.validToDate.getTime(), NOW.getTime() + 365 * DAY_MS);
   assert.ok(!root.certPem.includes('\r'), 'PEM uses LF line ends');
