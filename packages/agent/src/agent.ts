@@ -8,6 +8,7 @@ import type { AgentConfig } from './config.ts';
 import type { DiscoveryProvider } from './discovery/discovery-provider.ts';
 import { HealthServer, type AgentStatus } from './health-server.ts';
 import { DataPlaneReporter, buildDataPlaneReport } from './xds/data-plane-reporter.ts';
+import { DEFAULT_INTEREST_RENEW_INTERVAL_MS, InterestTracker, subscribedNames } from './interest/interest-tracker.ts';
 import { XdsFeed } from './xds/xds-feed.ts';
 import { LeaderDuties } from './leader/leader-duties.ts';
 import { createAgentElector } from './leader/leader-election.ts';
@@ -50,6 +51,7 @@ export class Agent {
   readonly #xds: XdsFeed;
   readonly #dataPlane: DataPlaneReporter;
   readonly #trust: MeshTrustClient | undefined;
+  readonly #interest: InterestTracker;
   #started = false;
 
   constructor(config: AgentConfig, logger: Logger, tuning: AgentTuning = {}) {
@@ -91,6 +93,7 @@ export class Agent {
         onPullOpen: () => {
           this.#dataPlane.streamOpened();
           this.#trust?.callSoon();
+          this.#interest.streamOpened();
         },
         onConnectionChange: (s) => {
           this.#metrics.pushConnected.set(s.pushConnected ? 1 : 0);
@@ -121,6 +124,12 @@ export class Agent {
       registry: this.#metrics.registry,
       logger,
     });
+    // The hosts proxies subscribe to and access logs name (DESIGN §17): a new one is told at once.
+    this.#interest = new InterestTracker({
+      send: (report) => this.#relay.sendInterest(report),
+      renewIntervalMs: config.interestRenewIntervalMs ?? DEFAULT_INTEREST_RENEW_INTERVAL_MS,
+    });
+    this.#xds.onChange(() => this.#interest.subscribed(subscribedNames(this.#xds.proxies())));
     this.#provider.onSnapshot((snapshot) => {
       this.#xds.discovered(snapshot.resources);
       this.#metrics.inputGeneration.set(snapshot.generation);
@@ -135,6 +144,7 @@ export class Agent {
       xdsFindings: () => this.#xds.findings(),
     });
     this.#accessLog = new AccessLogSink({
+      onDestination: (destination) => this.#interest.used(destination),
       port: config.accessLogPort,
       host: tuning.healthHost ?? config.accessLogHost ?? '0.0.0.0',
       registry: this.#metrics.registry,
@@ -186,6 +196,7 @@ export class Agent {
     await this.#health.start();
     await this.#accessLog.start();
     await this.#xds.start();
+    this.#interest.start();
     // Without an election this starts the duties at once (and rejects on failure); with one, when the lease is won.
     await this.#duties.start();
     const { cluster, leaderElection } = this.#config;
@@ -208,6 +219,7 @@ export class Agent {
   async stop(): Promise<void> {
     await this.#duties.stop();
     this.#dataPlane.stop();
+    this.#interest.stop();
     await this.#accessLog.stop();
     await this.#xds.stop();
     await this.#health.stop();

@@ -91,6 +91,8 @@ export interface AgentConfig {
   readonly xdsPort?: number;
   /** Default 127.0.0.1: the clients run on this node; set the pod IP to serve the cluster. */
   readonly xdsHost?: string;
+  /** How often the hosts in use are renewed with the management plane (DESIGN §17). */
+  readonly interestRenewIntervalMs?: number;
   /** A Unix socket the xDS server listens on as well (or alone). */
   readonly xdsSocket?: string;
   /** How replicas of one cluster pick the one that relays: not at all (`none`), a lease file, or a Kubernetes Lease. */
@@ -286,6 +288,12 @@ const OPTIONS: readonly OptionSpec[] = [
   { flags: '--xds-host <host>', description: 'address the xDS server listens on', defaultValue: '127.0.0.1' },
   { flags: '--xds-socket <path>', description: 'Unix socket the xDS server listens on, with or without --xds-port' },
   {
+    flags: '--interest-renew-interval <duration>',
+    description:
+      "how often the hosts this cluster's proxies subscribe to and its access logs name are renewed with the management plane (keep it at most half the server's --interest-idle); a new host is told at once",
+    defaultValue: '5m',
+  },
+  {
     flags: '--leader-election <mode>',
     description: `how replicas elect the one that relays (${LEADER_ELECTION_MODES.join('|')})`,
     defaultValue: 'none',
@@ -426,6 +434,12 @@ export function validateAgentOptions(
     accessLogHost: field('accessLogHost', 'access-log-host', parseListenHost, '0.0.0.0'),
     xdsPort: field('xdsPort', 'xds-port', (raw) => parseWholeNumber(raw, 0, 65_535), 0),
     xdsHost: field('xdsHost', 'xds-host', parseListenHost, '127.0.0.1'),
+    interestRenewIntervalMs: field(
+      'interestRenewInterval',
+      'interest-renew-interval',
+      (raw) => parseDuration(raw, 100),
+      300_000,
+    ),
     ...(optionalText(values['xdsSocket']) !== undefined
       ? { xdsSocket: optionalText(values['xdsSocket']) as string }
       : {}),

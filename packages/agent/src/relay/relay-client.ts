@@ -157,6 +157,13 @@ export class RelayClient {
     return true;
   }
 
+  /** Sends the hosts in use on the open Pull stream (see InterestTracker); false when none is open. */
+  sendInterest(report: relay.v1.IInterestReport): boolean {
+    if (this.#pull === undefined || !this.#pullOpen) return false;
+    this.#pull.sendInterest(report);
+    return true;
+  }
+
   /**
    * Starts the connect loop in the background; idempotent. May be called again
    * after stop() (a new leadership term): the new loop begins once the old one
