@@ -155,3 +155,26 @@ export interface DataPlaneView {
     readonly message: string;
   }[];
 }
+
+/** GET /api/v1/interests (DESIGN §17). */
+export interface InterestsView {
+  /** Whether the server scopes outputs by interest (--interest-scoped-outputs). */
+  readonly scoped: boolean;
+  readonly clusters: readonly {
+    readonly cluster: string;
+    readonly leases: readonly {
+      readonly host: string;
+      readonly source: string;
+      readonly renewedAt: string;
+      readonly expiresAt: string;
+    }[];
+    /** The VirtualDestinations its last output carried (or left out: reason `none`), and why. */
+    readonly destinations: readonly { readonly destination: string; readonly reason: string }[];
+  }[];
+  readonly destinations: readonly {
+    readonly destination: string;
+    readonly hosts: readonly string[];
+    readonly receiving: readonly string[];
+    readonly notReceiving: readonly string[];
+  }[];
+}

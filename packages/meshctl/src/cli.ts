@@ -7,9 +7,11 @@ import { addClusterCommands } from './commands/cluster.ts';
 import { addDashboardCommand } from './commands/dashboard.ts';
 import { addDebugCommands } from './commands/debug.ts';
 import { addGetCommand } from './commands/get.ts';
+import { addInterestCommands } from './commands/interest.ts';
 import { addOutputCommands } from './commands/output.ts';
 import { addSafeModeCommands } from './commands/safe-mode.ts';
 import { addSnapshotCommands } from './commands/snapshot.ts';
+import { addTrustCommands } from './commands/trust.ts';
 import { addXdsCommands } from './commands/xds.ts';
 import { ApiError, describeFailure } from './http-client.ts';
 
@@ -71,6 +73,8 @@ function buildProgram(ctx: CliContext, holdHelp: (text: string) => void): Comman
   addSnapshotCommands(program, ctx);
   addDashboardCommand(program, ctx);
   addXdsCommands(program, ctx);
+  addTrustCommands(program, ctx);
+  addInterestCommands(program, ctx);
   addDebugCommands(program, ctx, VERSION);
   return program;
 }
