@@ -11,7 +11,6 @@ import { addInterestCommands } from './commands/interest.ts';
 import { addOutputCommands } from './commands/output.ts';
 import { addSafeModeCommands } from './commands/safe-mode.ts';
 import { addSnapshotCommands } from './commands/snapshot.ts';
-import { addTrustCommands } from './commands/trust.ts';
 import { addXdsCommands } from './commands/xds.ts';
 import { ApiError, describeFailure } from './http-client.ts';
 
@@ -73,7 +72,6 @@ function buildProgram(ctx: CliContext, holdHelp: (text: string) => void): Comman
   addSnapshotCommands(program, ctx);
   addDashboardCommand(program, ctx);
   addXdsCommands(program, ctx);
-  addTrustCommands(program, ctx);
   addInterestCommands(program, ctx);
   addDebugCommands(program, ctx, VERSION);
   return program;
