@@ -18,8 +18,8 @@ function commonTlsContext(): Record<string, unknown> {
 
 /**
  * A Cluster's transport socket for mesh mTLS. The server's certificate is validated against the
- * mesh roots only, not against the destination's service accounts: grpc-js matches subject
- * alternative names on the whole SAN string of the certificate, which URI SANs never equal.
+ * mesh roots; it is not pinned to the destination's service accounts (Istio's
+ * match_subject_alt_names), which across clusters would need each remote cluster's trust domain.
  */
 export function upstreamTlsSocket(): Record<string, unknown> {
   return {
@@ -39,7 +39,9 @@ export function downstreamTlsSocket(requireClientCertificate: boolean): Record<s
     typed_config: {
       '@type': DOWNSTREAM_TLS_TYPE,
       common_tls_context: commonTlsContext(),
-      ...(requireClientCertificate ? { require_client_certificate: { value: true } } : {}),
+      // Written even when false: grpc-js-xds compares a new Listener with the one it holds by the
+      // old one's bytes only, so a context that merely appended this field would look unchanged.
+      require_client_certificate: { value: requireClientCertificate },
     },
   };
 }
