@@ -4,6 +4,7 @@
  * and prints one JSON line: answers counted per backend identity, failures per gRPC status code.
  * With `forever` instead of a count it keeps calling on the same channel (so on the xDS config it
  * holds) until stopped, printing the running totals as a `picks {...}` line every 250 ms.
+ * With CLIENT_XDS_CREDENTIALS=1 it uses XdsChannelCredentials (mTLS when the Cluster carries a TLS context).
  * Usage: client.ts <target> <calls|forever> [header=value ...]
  */
 import * as grpc from '@grpc/grpc-js';
@@ -27,7 +28,12 @@ for (const arg of headerArgs) {
   metadata.set(arg.slice(0, at), arg.slice(at + 1));
 }
 
-const client = new grpc.Client(target, grpc.credentials.createInsecure());
+// CLIENT_XDS_CREDENTIALS=1: the TLS the Cluster asks for, with the bootstrap's certificate providers.
+const credentials =
+  process.env['CLIENT_XDS_CREDENTIALS'] === '1'
+    ? new xds.XdsChannelCredentials(grpc.credentials.createInsecure())
+    : grpc.credentials.createInsecure();
+const client = new grpc.Client(target, credentials);
 const encode = (): Buffer => Buffer.from('{}');
 const decode = (bytes: Buffer): Identity => JSON.parse(bytes.toString('utf8')) as Identity;
 
