@@ -11,6 +11,7 @@ import { addInterestCommands } from './commands/interest.ts';
 import { addOutputCommands } from './commands/output.ts';
 import { addSafeModeCommands } from './commands/safe-mode.ts';
 import { addSnapshotCommands } from './commands/snapshot.ts';
+import { addTrustCommands } from './commands/trust.ts';
 import { addXdsCommands } from './commands/xds.ts';
 import { ApiError, describeFailure } from './http-client.ts';
 
@@ -72,6 +73,7 @@ function buildProgram(ctx: CliContext, holdHelp: (text: string) => void): Comman
   addSnapshotCommands(program, ctx);
   addDashboardCommand(program, ctx);
   addXdsCommands(program, ctx);
+  addTrustCommands(program, ctx);
   addInterestCommands(program, ctx);
   addDebugCommands(program, ctx, VERSION);
   return program;

@@ -19,6 +19,7 @@ import type {
   ServerStatus,
   TokenResponse,
 } from './api-types.ts';
+import type { TrustStatusView } from './trust-types.ts';
 
 export const DEFAULT_SERVER = 'http://localhost:8090';
 export const DEFAULT_TIMEOUT_MS = 5000;
@@ -104,6 +105,10 @@ export interface ApiClient {
   dataPlane(cluster?: string): Promise<DataPlaneView[]>;
   /** GET /api/v1/interests: per cluster its interest leases and destinations; per destination who receives it. */
   interests(): Promise<InterestsView>;
+  /** GET /api/v1/trust: the mesh roots, the rotation and what holds it, each cluster's intermediate. */
+  trust(): Promise<TrustStatusView>;
+  /** POST /api/v1/trust/rotate: rejects with MESHRELAY_ERR_ROTATION_IN_PROGRESS while one is under way. */
+  rotateTrust(): Promise<TrustStatusView>;
   health(): Promise<HealthResponse>;
   /** Resolves for both ready (200) and not ready (503) answers. */
   ready(): Promise<ReadyResponse>;
@@ -254,6 +259,14 @@ class HttpApiClient implements ApiClient {
       `${cluster(name)}/contribution/release`,
     );
     return answer.released;
+  }
+
+  trust(): Promise<TrustStatusView> {
+    return this.#call('GET', '/api/v1/trust');
+  }
+
+  rotateTrust(): Promise<TrustStatusView> {
+    return this.#call('POST', '/api/v1/trust/rotate');
   }
 
   health(): Promise<HealthResponse> {
