@@ -17,6 +17,7 @@ import type { OutputApplier } from './apply/output-applier.ts';
 import { FileOutputWriter } from './apply/output-writer.ts';
 import { RelayClient } from './relay/relay-client.ts';
 import { StatusReporter } from './status/status-reporter.ts';
+import { trustDomainOf } from './trust/identities.ts';
 import { createMeshTrust } from './trust/mesh-trust-setup.ts';
 import type { MeshTrustClient } from './trust/mesh-trust-client.ts';
 
@@ -123,6 +124,7 @@ export class Agent {
       discovered: () => this.#provider.current?.resources,
       registry: this.#metrics.registry,
       logger,
+      onStep: () => this.#syncMeshTls(config.istioNamespace ?? 'istio-system'),
     });
     // The hosts proxies subscribe to and access logs name (DESIGN §17): a new one is told at once.
     this.#interest = new InterestTracker({
@@ -241,6 +243,18 @@ export class Agent {
     if (stillLeading()) this.#relay.start();
     // Mesh trust starts from cacerts on disk: workload certificates keep being issued while the server is away.
     if (stillLeading()) await this.#trust?.start();
+  }
+
+  /**
+   * xDS carries mesh TLS while the agent holds an intermediate to issue workload certificates from
+   * and the management plane has not said mesh trust is off (so it stays on while the plane is away).
+   */
+  #syncMeshTls(rootNamespace: string): void {
+    const s = this.#trust?.status;
+    const on = s !== undefined && s.enabled !== false && s.intermediate !== undefined;
+    this.#xds.meshTls(
+      on ? { trustDomain: trustDomainOf(this.#provider.current?.resources ?? []), rootNamespace } : undefined,
+    );
   }
 
   /** Relay first (no more pushes or applies), then the applier's pending write, then discovery. */

@@ -24,6 +24,8 @@ export interface MeshTrustClientOptions {
   readonly logger: Logger;
   readonly metrics?: TrustMetrics;
   readonly now?: () => number;
+  /** Called after every step (enablement and the held intermediate may have changed); must not throw. */
+  readonly onStep?: () => void;
 }
 
 export type TrustStage = 'load' | 'call' | 'response' | 'intermediate' | 'cacerts' | 'workloads';
@@ -134,6 +136,7 @@ export class MeshTrustClient {
       .finally(() => {
         this.#running = undefined;
         this.#updateMetrics();
+        this.#opts.onStep?.();
       });
     return this.#running;
   }

@@ -24,6 +24,8 @@ export interface MeshTrustDeps {
   readonly logger: Logger;
   /** Deadline of each MeshTrust call (default 30 s: a 4096-bit CSR is checked and signed within it). */
   readonly rpcTimeoutMs?: number;
+  /** See MeshTrustClientOptions.onStep. */
+  readonly onStep?: () => void;
 }
 
 /**
@@ -63,5 +65,6 @@ export function createMeshTrust(config: AgentConfig, deps: MeshTrustDeps): MeshT
     intervalMs,
     logger: deps.logger,
     metrics: createTrustMetrics(deps.registry),
+    ...(deps.onStep ? { onStep: deps.onStep } : {}),
   });
 }
