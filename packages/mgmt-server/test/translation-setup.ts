@@ -18,7 +18,7 @@ import { ConnectionTracker } from '../src/connections.ts';
 import { RelayMetrics } from '../src/metrics.ts';
 import { OutputHub } from '../src/output-hub.ts';
 import { OutputPersister } from '../src/output-persister.ts';
-import { TranslationLoop } from '../src/translation-loop.ts';
+import { TranslationLoop, type InterestScope } from '../src/translation-loop.ts';
 
 /** Starts everything a TranslationLoop needs (closed in t.after); the gate is open from the start. */
 export async function translationSetup(
@@ -28,6 +28,8 @@ export async function translationSetup(
     commandTimeoutMs: number;
     debounceMs?: number;
     contributionDocuments?: (dir: string) => SharedDocumentStore;
+    /** Interest scoping (--interest-scoped-outputs); absent, outputs are unscoped. */
+    scope?: InterestScope;
   },
 ) {
   const redis = await startRedisServer();
@@ -78,6 +80,7 @@ export async function translationSetup(
     gate: { safeMode: false, safeStartWindowSeconds: 0 },
     debounceMs: options.debounceMs ?? 10,
     uptimeMs: () => 60_000,
+    ...(options.scope !== undefined ? { scope: options.scope } : {}),
   });
   t.after(() => loop.stop());
   return { redis, registry, store, outputs, metrics, persister, loop, contributions };
