@@ -46,6 +46,7 @@ test('given only the required flags, when parsed, then every default applies', (
       accessLogHost: '0.0.0.0',
       xdsPort: 0,
       xdsHost: '127.0.0.1',
+      interestRenewIntervalMs: 300_000,
       leaderElection: 'none',
       leaseName: 'meshrelay-agent-east',
       leaseNamespace: 'gloo-mesh',
