@@ -146,18 +146,20 @@ export class WorkloadIssuer {
       lifetimeSeconds: jitteredLifetimeSeconds(this.#opts.ttlSeconds, this.#opts.random),
       now: new Date(now),
     });
-    // Recorded before the files are written: a leaf that may exist counts for the rotation.
-    await this.#recordIssued(cacerts.signingRootId, issued.notAfter.getTime());
+    // The certificate's own notAfter (whole seconds), recorded before the files are written: a leaf that may exist
+    // counts for the rotation.
+    const notAfterMs = Date.parse(new X509Certificate(issued.certPem).validTo);
+    await this.#recordIssued(cacerts.signingRootId, notAfterMs);
     await this.#opts.files.write(id, {
       certificatePem: `${issued.certPem.trim()}\n${intermediatePem.trim()}\n`,
       privateKeyPem: issued.keyPem,
       caPem,
     });
-    const renewAt = renewalTime(issued.notBefore, issued.notAfter, this.#opts.random).getTime();
+    const renewAt = renewalTime(issued.notBefore, new Date(notAfterMs), this.#opts.random).getTime();
     this.#held.set(key, {
       id,
       spiffeId,
-      notAfterMs: issued.notAfter.getTime(),
+      notAfterMs,
       renewAtMs: renewAt,
       intermediatePem,
       caPem,
