@@ -17,6 +17,7 @@ import {
   VipAllocations,
   meshRootSecretName,
   readRootCaSecret,
+  writeRootTrustPolicyStatus,
   createFileClusterRegistry,
   createKubernetesClusterRegistry,
   registryApis,
@@ -47,6 +48,14 @@ export interface DurableState {
   meshRootStore(index: number): CaStore;
   /** Reads an operator's root CA Secret (RootTrustPolicy secretRef); kubernetes registry only. */
   readonly readRootSecret?: (ref: { readonly namespace: string; readonly name: string }) => Promise<CaBundle>;
+  /**
+   * Writes the status of a RootTrustPolicy CR (kubernetes registry only); only the replica that
+   * leads the status-writer election writes, the others resolve at once.
+   */
+  readonly writeRootTrustPolicyStatus?: (
+    policy: { readonly namespace: string; readonly name: string },
+    status: Readonly<Record<string, unknown>>,
+  ) => Promise<void>;
   /** Closes the registry and leaves the election (releasing the Lease when held). */
   close(): Promise<void>;
 }
@@ -130,6 +139,9 @@ async function openKubernetesState(config: ServerConfig, logger: Logger, now: ()
     documents: (collection) => new KubernetesDocumentStore(apis, config.namespace, collection),
     meshRootStore: (index) => new KubernetesSecretCaStore(apis, config.namespace, meshRootSecretName(index)),
     readRootSecret: (ref) => readRootCaSecret(apis, ref),
+    writeRootTrustPolicyStatus: async (policy, status) => {
+      if (elector.isLeader()) await writeRootTrustPolicyStatus(apis, policy.namespace, policy.name, status);
+    },
     close: async () => {
       await registry.close();
       await elector.stop();

@@ -29,6 +29,10 @@ function rootSecret(name: string, data: Record<string, string>) {
   return { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: NS }, data: encoded };
 }
 
+function crStatus(fake: FakeKubeApiServer): Record<string, unknown> | undefined {
+  return (fake.get('roottrustpolicies', 'root', NS) as { status?: Record<string, unknown> } | undefined)?.status;
+}
+
 const operatorRoot = (): CaBundle => createMeshRoot({ now: new Date(), rsaKeyBits: 2048, orgName: 'operator' });
 
 function kubeServer(t: TestContext, fake: FakeKubeApiServer): Promise<TestServer> {
@@ -53,7 +57,7 @@ async function waitForStatus(server: TestServer, ok: (s: TrustStatus) => boolean
 }
 
 test(
-  'given a RootTrustPolicy CR with a generated root, then the root is kept in a Secret of its own',
+  'given a RootTrustPolicy CR with a generated root, then the root is kept in a Secret of its own and the CR status names it',
   TIMEOUT,
   async (t) => {
     const fake = await startFakeKube(t);
@@ -67,6 +71,8 @@ test(
       status.roots.map((r) => [r.id, r.origin]),
       [[rootIdOf(certPem), 'generated']],
     );
+    await waitFor(() => crStatus(fake)?.['trustGeneration'] === 1, { timeoutMs: 20_000, message: 'the CR status' });
+    assert.deepEqual(crStatus(fake)?.['activeRoots'], status.roots);
   },
 );
 
@@ -113,5 +119,13 @@ test(
       ['silent'],
     );
     assert.ok(fake.get('secrets', 'meshrelay-mesh-root-ca-2', NS), "the operator's new root is kept as root 2");
+    await waitFor(() => crStatus(fake)?.['phase'] === 1, { timeoutMs: 20_000, message: 'the CR status shows phase 1' });
+    const written = crStatus(fake);
+    assert.deepEqual(
+      (written?.['activeRoots'] as { id: string }[]).map((r) => r.id),
+      rotating.roots.map((r) => r.id),
+    );
+    assert.deepEqual(written?.['clusters'], { silent: { appliedGeneration: 0 } });
+    assert.equal(written?.['state'], 'ACCEPTED');
   },
 );

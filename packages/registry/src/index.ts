@@ -39,6 +39,7 @@ export {
 } from './kubernetes-objects.ts';
 export { KubernetesSecretCaStore } from './kubernetes-secret-ca-store.ts';
 export { meshRootSecretName, readRootCaSecret } from './kubernetes-root-secret.ts';
+export { writeRootTrustPolicyStatus } from './kubernetes-root-trust-policy-status.ts';
 export { TOKEN_PREFIX, hashToken, issueToken, tokenMatches, type IssuedToken, type TokenRecord } from './tokens.ts';
 export { VipAllocations, type VipAllocationStore } from './vip-allocations.ts';
 export { decodeVipTable, reconcileVips, type VipAllocation, type VipDemand, type VipTable } from './vip-ownership.ts';

@@ -21,6 +21,7 @@ import {
   type RotationState,
 } from './rotation-state.ts';
 import type { ClusterTrustRecord, TrustRecords } from './trust-records.ts';
+import { policyStatus } from './trust-status.ts';
 
 export interface MeshTrustOptions {
   readonly records: TrustRecords;
@@ -32,6 +33,8 @@ export interface MeshTrustOptions {
   readonly logger: Logger;
   readonly now: () => Date;
   readonly tickMs: number;
+  /** Writes the policy's status (the RootTrustPolicy CR's); absent, the status is only in the API. */
+  readonly writePolicyStatus?: (policy: RootTrustPolicy, status: Readonly<Record<string, unknown>>) => Promise<void>;
 }
 
 /** What the last tick saw; read by metrics and the handler. Never mutated. */
@@ -90,12 +93,17 @@ export class MeshTrustService {
     const records = await this.#o.records.clusters();
     let holds: readonly RotationHold[] = [];
     if (state !== undefined) {
-      const registered = this.#o.registry.list().map((c) => c.metadata.name);
-      const step = advanceRotation(state, registered, records, now);
+      const step = advanceRotation(state, this.#registered(), records, now);
       holds = step.holds;
       if (step.changed) state = await this.#write(state, step.state, 'phase advanced: every cluster applied it');
     }
     this.#view = Object.freeze({ policy, state, records, holds, problems: Object.freeze(problems) });
+    if (policy !== undefined && this.#o.writePolicyStatus)
+      await this.#o.writePolicyStatus(policy, policyStatus(this.#view, this.#registered()));
+  }
+
+  #registered(): string[] {
+    return this.#o.registry.list().map((c) => c.metadata.name);
   }
 
   /** Makes or adopts the policy's root: the first root of the plane, or a rotation to the operator's new one. */

@@ -7,7 +7,7 @@ import { MeshTrustService } from './mesh-trust-service.ts';
 import { TrustRecords } from './trust-records.ts';
 
 export interface OpenMeshTrustOptions {
-  readonly durable: Pick<DurableState, 'documents' | 'meshRootStore' | 'readRootSecret'>;
+  readonly durable: Pick<DurableState, 'documents' | 'meshRootStore' | 'readRootSecret' | 'writeRootTrustPolicyStatus'>;
   readonly management: Pick<ManagementResources, 'rootTrustPolicy'>;
   readonly registry: Pick<ClusterRegistry, 'list'>;
   readonly tickMs: number;
@@ -26,6 +26,7 @@ export async function openMeshTrust(options: OpenMeshTrustOptions): Promise<Mesh
     records: new TrustRecords(durable.documents('mesh-trust')),
     roots: new MeshRoots((index) => durable.meshRootStore(index)),
     ...(durable.readRootSecret ? { readRootSecret: durable.readRootSecret } : {}),
+    ...(durable.writeRootTrustPolicyStatus ? { writePolicyStatus: durable.writeRootTrustPolicyStatus } : {}),
     policy: () => options.management.rootTrustPolicy(),
     registry: options.registry,
     logger: options.logger,

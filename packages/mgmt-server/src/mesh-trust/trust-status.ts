@@ -107,3 +107,27 @@ function clusterStatus(view: MeshTrustView, cluster: string, now: Date): Cluster
 export function earliestOf(workloads: readonly WorkloadCert[]): number | undefined {
   return workloads.length === 0 ? undefined : Math.min(...workloads.map((w) => w.notAfterMs));
 }
+
+/**
+ * The status written on the RootTrustPolicy CR: its active roots and each registered cluster's
+ * phase. Nothing in it changes between ticks unless the trust did, so it is written only then.
+ */
+export function policyStatus(view: MeshTrustView, registered: readonly string[]): Record<string, unknown> {
+  const { state } = view;
+  return {
+    state: view.problems.length === 0 ? 'ACCEPTED' : 'WARNING',
+    activeRoots: (state?.roots ?? []).map((r) => ({ id: r.id, origin: r.origin, notAfter: r.notAfter })),
+    trustGeneration: state?.generation ?? 0,
+    phase: state?.phase ?? 0,
+    ...(state ? { phaseSince: state.since } : {}),
+    clusters: Object.fromEntries(
+      [...registered].sort().map((name) => {
+        const applied = view.records.get(name)?.appliedGeneration ?? 0;
+        const phase = state ? phaseOfGeneration(state, applied) : undefined;
+        return [name, { appliedGeneration: applied, ...(phase !== undefined ? { phase } : {}) }];
+      }),
+    ),
+    holds: view.holds,
+    problems: view.problems,
+  };
+}
