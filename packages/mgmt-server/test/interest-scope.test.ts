@@ -86,6 +86,24 @@ test('given declared interest (backends here, or a route here names it), when sc
   assert.deepEqual(reasons, { [RATINGS]: 'backends-here', [REVIEWS]: 'routed-here' });
 });
 
+test('given routes from a RouteTable defined elsewhere, when scoped, then a route to only uninteresting destinations goes and one that also names a held one stays', () => {
+  const onlyRatings = virtualService('to-ratings', 'ratings.global', `RouteTable/bookinfo/rt@cluster-a,${RATINGS}`);
+  const both = virtualService('to-both', 'reviews.global', `RouteTable/bookinfo/rt2@cluster-a,${RATINGS},${REVIEWS}`);
+  const toService = virtualService(
+    'to-service',
+    'details.bookinfo.svc.cluster.local',
+    'RouteTable/bookinfo/rt3@cluster-a',
+  );
+  const scoped = scopeOutput(outputOfC([onlyRatings, both, toService]), new Set(['reviews.global']));
+  assert.deepEqual(names(scoped.output), [
+    'DestinationRule/reviews-vd',
+    'ServiceEntry/reviews-vd',
+    'VirtualService/to-both',
+    'VirtualService/to-service',
+  ]);
+  assert.equal(scoped.destinations.find((d) => d.destination === RATINGS)?.reason, 'none');
+});
+
 test('given a destination defined in the cluster itself, when scoped, then it stays', () => {
   const own = buildOutputSnapshot({
     cluster: 'cluster-a',

@@ -13,6 +13,9 @@ const VD_PREFIX = 'VirtualDestination/';
 const CLUSTER_LABEL = 'topology.istio.io/cluster';
 /** The outputs a VirtualDestination owns: they go when the cluster has no interest in it. */
 const SCOPED_KINDS = new Set(['ServiceEntry', 'DestinationRule']);
+/** Routes to VirtualDestinations: they go when the cluster has no interest in any destination they name. */
+const ROUTE_KIND = 'VirtualService';
+const ROUTE_TABLE_PREFIX = 'RouteTable/';
 
 /** Why a cluster receives a VirtualDestination (the first that applies). */
 export type InterestReason = 'defined-here' | 'backends-here' | 'routed-here' | 'lease' | 'none';
@@ -40,6 +43,22 @@ function isScopedKind(r: Resource): boolean {
   return SCOPED_KINDS.has(r.kind) && r.apiVersion.startsWith('networking.istio.io/');
 }
 
+function isRoute(r: Resource): boolean {
+  return r.kind === ROUTE_KIND && r.apiVersion.startsWith('networking.istio.io/');
+}
+
+/**
+ * Whether the output stays: a destination's ServiceEntry or DestinationRule while its destination
+ * is kept; a route naming destinations while one of them is kept; everything else always (security
+ * outputs are never scoped).
+ */
+function keeps(r: Resource, dropped: ReadonlySet<string>): boolean {
+  if (isScopedKind(r)) return !sourcesOf(r).some((s) => dropped.has(s));
+  if (!isRoute(r)) return true;
+  const named = sourcesOf(r).filter((s) => s.startsWith(VD_PREFIX));
+  return named.length === 0 || named.some((s) => !dropped.has(s));
+}
+
 interface DestinationFacts {
   hosts: Set<string>;
   backendsHere: boolean;
@@ -64,11 +83,13 @@ function factsOf(cluster: string, resources: readonly Resource[]): Map<string, D
       hosts?: unknown;
       endpoints?: readonly { labels?: Record<string, string> }[];
     };
+    // A RouteTable defined in this cluster that routes to the destination declares an interest;
+    // one defined elsewhere reaches every cluster of its workspace and says nothing about callers.
+    const routedHere = sourcesOf(r).some((s) => s.startsWith(ROUTE_TABLE_PREFIX) && s.endsWith(`@${cluster}`));
     for (const id of ids) {
       const f = of(id);
       if (!isScopedKind(r)) {
-        // A route (VirtualService from a RouteTable) in this cluster sends traffic to it.
-        f.routedHere = true;
+        if (routedHere) f.routedHere = true;
         continue;
       }
       if (r.kind !== 'ServiceEntry') continue;
@@ -91,9 +112,10 @@ function reasonFor(id: string, cluster: string, f: DestinationFacts, held: Reado
 /**
  * The output `cluster` receives when it holds leases on `held` hosts: every resource of the
  * unscoped output except the ServiceEntries and DestinationRules of VirtualDestinations the
- * cluster has no interest in. Declared interest needs no lease: the destination is defined in
- * this cluster, has backends here (an endpoint labelled with this cluster), or a route here names
- * it. `previous` (the last scoped output of the cluster) lets the hash resume where they differ.
+ * cluster has no interest in, and the VirtualServices that route only to such destinations.
+ * Declared interest needs no lease: the destination is defined in this cluster, has backends here
+ * (an endpoint labelled with this cluster), or a RouteTable defined here routes to it.
+ * `previous` (the last scoped output of the cluster) lets the hash resume where they differ.
  */
 export function scopeOutput(
   output: OutputSnapshot,
@@ -110,7 +132,7 @@ export function scopeOutput(
     }));
   const dropped = new Set(destinations.filter((d) => d.reason === 'none').map((d) => d.destination));
   if (dropped.size === 0) return { output, destinations };
-  const kept = output.resources.filter((r) => !isScopedKind(r) || !sourcesOf(r).some((s) => dropped.has(s)));
+  const kept = output.resources.filter((r) => keeps(r, dropped));
   const scoped = buildOutputSnapshot(
     { cluster: output.cluster, resources: kept, provenance: output.provenance },
     previous,
