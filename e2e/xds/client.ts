@@ -33,7 +33,14 @@ const credentials =
   process.env['CLIENT_XDS_CREDENTIALS'] === '1'
     ? new xds.XdsChannelCredentials(grpc.credentials.createInsecure())
     : grpc.credentials.createInsecure();
-const client = new grpc.Client(target, credentials);
+// CLIENT_RECONNECT_EVERY=N: a new channel (and connection, so a new TLS handshake with the
+// certificates on disk now) every N calls; by default one channel for the whole run.
+const RECONNECT_EVERY = Number(process.env['CLIENT_RECONNECT_EVERY'] ?? 0);
+const newClient = (): grpc.Client =>
+  new grpc.Client(target, credentials, RECONNECT_EVERY > 0 ? { 'grpc.use_local_subchannel_pool': 1 } : {});
+let client = newClient();
+// CLIENT_PACE_MS: the pause between calls of a long-running client (default 10 ms).
+const PACE_MS = Number(process.env['CLIENT_PACE_MS'] ?? 10);
 const encode = (): Buffer => Buffer.from('{}');
 const decode = (bytes: Buffer): Identity => JSON.parse(bytes.toString('utf8')) as Identity;
 
@@ -60,7 +67,11 @@ for (let i = 0; i < calls; i++) {
   if ('key' in r) counts[r.key] = (counts[r.key] ?? 0) + 1;
   else errors[String(r.code)] = (errors[String(r.code)] ?? 0) + 1;
   // A long-running client paces itself: a failing call returns at once and must not spin a core.
-  if (forever) await new Promise((resolve) => setTimeout(resolve, 10));
+  if (forever) await new Promise((resolve) => setTimeout(resolve, PACE_MS));
+  if (RECONNECT_EVERY > 0 && (i + 1) % RECONNECT_EVERY === 0) {
+    client.close();
+    client = newClient();
+  }
 }
 console.log(JSON.stringify({ counts, errors }));
 client.close();
