@@ -263,6 +263,11 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
       persister.forget(change.name);
       held.forget(change.name);
       dataPlane.forget(change.name);
+      void meshTrust
+        .forget(change.name)
+        .catch((err: unknown) =>
+          log.warn({ err, cluster: change.name }, 'could not drop the mesh trust record of a deregistered cluster'),
+        );
       interests.forget(change.name);
       void contributions
         .forget(change.name)

@@ -179,3 +179,33 @@ test('given a rotation and reports, then /metrics carries the mesh trust expiry 
   assert.match(text, /meshrelay_mesh_intermediate_expiry_timestamp_seconds\{cluster="east"[^}]*\} \d+/);
   assert.match(text, /meshrelay_mesh_workload_cert_expiry_timestamp_seconds\{cluster="east"[^}]*\} \d+/);
 });
+
+test(
+  'given a silent cluster holding the rotation, when it is deregistered, then the rotation runs on and its record goes',
+  TIMEOUT,
+  async (t) => {
+    const server = await startServerOn(t, tempDir(t, 'meshrelay-rot-'), 'r0', [
+      '--root-trust-policy',
+      policyFile(t),
+      ...TICK,
+    ]);
+    const gone = mtlsClient(t, server, await registerCluster(server, 'gone'));
+    await meshTrust(gone, { trustDomain: 'cluster.local', appliedGeneration: 1 });
+    assert.equal((await rotate(server)).status, 202);
+    const held = await waitForStatus(server, (s) => s.holds.length > 0, 'the silent cluster holds phase 1');
+    assert.deepEqual(
+      held.holds.map((h) => h.kind === 'cluster' && h.cluster),
+      ['gone'],
+    );
+
+    assert.ok(readdirSync(join(server.stateDir, 'mesh-trust')).includes('cluster.gone.json'));
+    await server.registry.deregister('gone');
+    const steady = await waitForStatus(server, (s) => s.phase === 0, 'the rotation finishes without it');
+    assert.equal(steady.roots.length, 1);
+    assert.deepEqual(steady.clusters, []);
+    await waitFor(() => !readdirSync(join(server.stateDir, 'mesh-trust')).some((f) => f.includes('gone')), {
+      timeoutMs: 10_000,
+      message: "the deregistered cluster's record is dropped",
+    });
+  },
+);

@@ -168,6 +168,11 @@ export class MeshTrustService {
     return next;
   }
 
+  /** Drops a deregistered cluster's record (it no longer holds a rotation either way: only registered ones do). */
+  async forget(cluster: string): Promise<void> {
+    await this.#o.records.forgetCluster(cluster);
+  }
+
   /** POST /api/v1/trust/rotate: a new generated root, rotated in through the three phases. */
   async rotate(): Promise<RotationState> {
     const policy = this.#o.policy()?.policy;
