@@ -35,10 +35,10 @@ function crStatus(fake: FakeKubeApiServer): Record<string, unknown> | undefined 
 
 const operatorRoot = (): CaBundle => createMeshRoot({ now: new Date(), rsaKeyBits: 2048, orgName: 'operator' });
 
-function kubeServer(t: TestContext, fake: FakeKubeApiServer): Promise<TestServer> {
+function kubeServer(t: TestContext, fake: FakeKubeApiServer, replica = 'test-0'): Promise<TestServer> {
   return startTestServer(t, [
     ...['--registry', 'kubernetes', '--kubeconfig', kubeConfigFile(t, fake)],
-    ...['--trust-tick', '100ms'],
+    ...['--trust-tick', '100ms', '--replica-name', replica],
   ]);
 }
 
@@ -127,5 +127,25 @@ test(
     );
     assert.deepEqual(written?.['clusters'], { silent: { appliedGeneration: 0 } });
     assert.equal(written?.['state'], 'ACCEPTED');
+  },
+);
+
+test(
+  'given two replicas starting together against one API with a generated root, then both use one root',
+  TIMEOUT,
+  async (t) => {
+    const fake = await startFakeKube(t);
+    fake.put(policyCr({ mgmtServerCa: { generated: { rsaKeySizeBytes: 2048 } } }));
+    const [a, b] = await Promise.all([kubeServer(t, fake, 'r0'), kubeServer(t, fake, 'r1')]);
+    const [sa, sb] = await Promise.all([trustStatusOf(a), trustStatusOf(b)]);
+    assert.equal(sa.roots.length, 1);
+    assert.deepEqual(sa.roots, sb.roots);
+    const rootSecrets = fake
+      .objects('secrets', NS)
+      .filter((o) => o.metadata.name?.startsWith('meshrelay-mesh-root-ca-'));
+    assert.deepEqual(
+      rootSecrets.map((o) => o.metadata.name),
+      ['meshrelay-mesh-root-ca-1'],
+    );
   },
 );
