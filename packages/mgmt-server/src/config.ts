@@ -459,7 +459,7 @@ const SPECS: readonly Spec[] = [
     kind: 'string',
     default: '10.31.0.0/16',
     description:
-      'pool for the round-robin address of each VirtualDestination (host rr.<host>: locality load balancing off); must not overlap the other pools',
+      'pool for the round-robin address of each VirtualDestination (host rr.<host>: locality load balancing off); must not overlap the other pools; off turns these addresses off',
   },
   {
     key: 'vipCidrClosest',
@@ -468,7 +468,7 @@ const SPECS: readonly Spec[] = [
     kind: 'string',
     default: '10.32.0.0/16',
     description:
-      'pool for the closest address of each VirtualDestination (host closest.<host>: locality failover with outlier detection); must not overlap the other pools',
+      'pool for the closest address of each VirtualDestination (host closest.<host>: locality failover with outlier detection); must not overlap the other pools; off turns these addresses off',
   },
   {
     key: 'instanceCidr',
@@ -477,7 +477,7 @@ const SPECS: readonly Spec[] = [
     kind: 'string',
     default: '10.33.0.0/16',
     description:
-      'pool for instance addresses (host <instance>.<host>, for Pods labelled meshrelay.io/instance behind a VirtualDestination annotated meshrelay.io/instance-addresses: "true"); must not overlap the other pools',
+      'pool for instance addresses (host <instance>.<host>, for Pods labelled meshrelay.io/instance behind a VirtualDestination annotated meshrelay.io/instance-addresses: "true"); must not overlap the other pools; off turns these addresses off',
   },
   {
     key: 'safeMode',
@@ -670,13 +670,17 @@ export function serverCommand(): Command {
 }
 
 /** Parses and validates; throws MESHRELAY_ERR_INVALID_CONFIG naming the bad option. */
-/** The address pools the VIP allocation store allocates from. */
+/** The value of a pool flag that turns its kind of address off. */
+const POOL_OFF = 'off';
+
+/** The address pools the VIP allocation store allocates from ('' for a kind turned off). */
 export function vipPoolsOf(config: ServerConfig): VipPools {
+  const pool = (cidr: string): string => (cidr === POOL_OFF ? '' : cidr);
   return {
     virtualDestination: config.vipCidr,
-    roundRobin: config.vipCidrRoundRobin,
-    closest: config.vipCidrClosest,
-    instance: config.instanceCidr,
+    roundRobin: pool(config.vipCidrRoundRobin),
+    closest: pool(config.vipCidrClosest),
+    instance: pool(config.instanceCidr),
   };
 }
 
@@ -755,11 +759,15 @@ export function parseServerConfig(argv: readonly string[], env: NodeJS.ProcessEn
       '--heartbeat-timeout must be larger than --heartbeat-interval',
     );
   }
-  checkVipPools({
-    '--vip-cidr (MESHRELAY_VIP_CIDR)': config.vipCidr,
+  // `off` turns that kind of address off; the default VIPs' pool is always needed.
+  const optional = {
     '--vip-cidr-round-robin (MESHRELAY_VIP_CIDR_ROUND_ROBIN)': config.vipCidrRoundRobin,
     '--vip-cidr-closest (MESHRELAY_VIP_CIDR_CLOSEST)': config.vipCidrClosest,
     '--instance-cidr (MESHRELAY_INSTANCE_CIDR)': config.instanceCidr,
+  };
+  checkVipPools({
+    '--vip-cidr (MESHRELAY_VIP_CIDR)': config.vipCidr,
+    ...Object.fromEntries(Object.entries(optional).filter(([, cidr]) => cidr !== POOL_OFF)),
   });
   if (config.adminToken !== undefined && config.adminTokenFile !== undefined) {
     throw new MeshrelayError(

@@ -1,5 +1,5 @@
 import { MeshrelayError, isRecord } from '@meshrelay/api';
-import { allocateVips, type VipPools } from '@meshrelay/translator';
+import { allocateVips, vipKindOff, vipPools, type VipPools } from '@meshrelay/translator';
 
 /**
  * One VirtualDestination's VIP and the clusters whose inputs declare it. `owners` is null for an
@@ -27,13 +27,25 @@ export type VipTable = ReadonlyMap<string, VipAllocation>;
  * had, so its VIPs stay stable. An allocation left with no owner is released; its address is free
  * for a later key. An allocation of unknown owners is settled only when every registered cluster
  * is present. New keys get an address as allocateVips() gives it, from the pool of their kind
- * (`cidr`: the default VIPs' pool, or every pool); existing ones never change.
+ * (`cidr`: the default VIPs' pool, or every pool); existing ones never change. Keys of a kind whose
+ * pool is empty are dropped.
  */
 export function reconcileVips(
-  table: VipTable,
-  demand: VipDemand,
+  stored: VipTable,
+  claimed: VipDemand,
   cidr: string | Partial<VipPools>,
 ): Map<string, VipAllocation> {
+  // A kind of address turned off (an empty pool) is neither allocated nor kept: the operator said so.
+  const pools = vipPools(cidr);
+  const on = (key: string): boolean => !vipKindOff(key, pools);
+  const allOn = pools.roundRobin !== '' && pools.closest !== '' && pools.instance !== '';
+  const table = allOn ? stored : new Map([...stored].filter(([key]) => on(key)));
+  const demand: VipDemand = allOn
+    ? claimed
+    : {
+        registered: claimed.registered,
+        present: new Map([...claimed.present].map(([cluster, keys]) => [cluster, keys.filter(on)])),
+      };
   const allPresent = [...demand.registered].every((c) => demand.present.has(c));
   const owners = new Map<string, Set<string> | null>();
   for (const [key, allocation] of table) {

@@ -84,3 +84,13 @@ test('given a destination that no cluster declares any more, when reconciled, th
   const dropped = await store.reconcile(demand({ east: [] }, ['east']));
   assert.deepEqual([...dropped.keys()], []);
 });
+
+test('given a kind of address turned off (its pool empty), when reconciled, then its keys get no address and those kept before are dropped', async (t) => {
+  const path = storePath(t);
+  const claims = demand({ east: [DESTINATION, instance('db-0', '10.1.0.1')] }, ['east']);
+  const before = await new VipAllocations(path, DEFAULT_VIP_POOLS).reconcile(claims);
+  assert.ok(before.has('round-robin:shop/db'));
+  const off = await new VipAllocations(path, { ...DEFAULT_VIP_POOLS, roundRobin: '', instance: '' }).reconcile(claims);
+  assert.deepEqual([...off.keys()].sort(), ['closest:shop/db', 'shop/db']);
+  assert.equal(off.get('closest:shop/db'), before.get('closest:shop/db'));
+});

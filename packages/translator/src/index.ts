@@ -26,6 +26,7 @@ export {
   DEFAULT_VIP_POOLS,
   allocateVips,
   checkVipPools,
+  vipKindOff,
   vipPools,
   virtualDestinationKeys,
   type VipPools,

@@ -35,7 +35,13 @@ export function vipPools(pools: string | Partial<VipPools> = {}): VipPools {
     : { ...DEFAULT_VIP_POOLS, ...pools };
 }
 
-function poolCidr(key: string, pools: VipPools): string {
+/** Whether `key` is of a kind the pools turn off (an empty pool; the default VIPs cannot be turned off). */
+export function vipKindOff(key: string, pools: VipPools): boolean {
+  return keyPool(key) !== 'default' && vipPoolOf(key, pools) === '';
+}
+
+/** The CIDR `key` is allocated from. */
+function vipPoolOf(key: string, pools: VipPools): string {
   const pool = keyPool(key);
   if (pool === 'round-robin') return pools.roundRobin;
   if (pool === 'closest') return pools.closest;
@@ -105,7 +111,8 @@ export function checkVipPools(pools: Readonly<Record<string, string>>): void {
  * none, from the key's pool (see keyPool): the first free address probing linearly (wrapping)
  * from an offset derived from sha256(key), so a released key that comes back gets its old
  * address again unless another key took it meanwhile. New keys are allocated in sorted order,
- * so the result does not depend on the order of `wanted`. A string is the default VIPs' pool.
+ * so the result does not depend on the order of `wanted`. A string is the default VIPs' pool; a key
+ * whose kind has an empty pool gets no address.
  * Throws MESHRELAY_ERR_INVALID_CONFIG for a malformed CIDR and when a pool has no free address
  * left (the configured pool is too small).
  */
@@ -120,7 +127,9 @@ export function allocateVips(
   const parsed = new Map<string, Pool>();
   for (const key of [...new Set(wanted)].sort()) {
     if (result.has(key)) continue;
-    const cidr = poolCidr(key, all);
+    // An empty pool turns its kind of address off: such keys get none.
+    if (vipKindOff(key, all)) continue;
+    const cidr = vipPoolOf(key, all);
     const pool = parsed.get(cidr) ?? parseCidr(cidr);
     parsed.set(cidr, pool);
     const start = startOffset(key, pool.size);
