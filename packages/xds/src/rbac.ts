@@ -192,6 +192,45 @@ function records(v: unknown): Json[] | undefined {
   return Array.isArray(v) && v.length > 0 ? v.filter(isRecord) : undefined;
 }
 
+const isList = (v: unknown, item: (x: unknown) => boolean): boolean => Array.isArray(v) && v.every(item);
+const isText = (x: unknown): boolean => typeof x === 'string';
+const isTextOrNumber = (x: unknown): boolean => typeof x === 'string' || typeof x === 'number';
+
+function fieldsProblem(v: unknown, where: string, item: (x: unknown) => boolean): string | undefined {
+  if (!isRecord(v)) return `${where} is not an object`;
+  const bad = Object.entries(v).find(([, value]) => !isList(value, item));
+  return bad === undefined ? undefined : `${where}.${bad[0]} is not a list of values`;
+}
+
+/** What is malformed in a rule (its fields read as something else would widen or narrow it), if anything. */
+function shapeProblem(rule: unknown, where: string): string | undefined {
+  if (!isRecord(rule)) return `${where} is not an object`;
+  for (const key of ['from', 'to', 'when'])
+    if (rule[key] !== undefined && !isList(rule[key], isRecord)) return `${where}.${key} is not a list of objects`;
+  const from = (rule['from'] ?? []) as Json[];
+  const to = (rule['to'] ?? []) as Json[];
+  const when = (rule['when'] ?? []) as Json[];
+  return (
+    from.map((f, i) => fieldsProblem(f['source'], `${where}.from[${i}].source`, isText)).find(Boolean) ??
+    to.map((o, i) => fieldsProblem(o['operation'], `${where}.to[${i}].operation`, isTextOrNumber)).find(Boolean) ??
+    when
+      .map((c, i) =>
+        typeof c['key'] !== 'string' ||
+        (c['values'] !== undefined && !isList(c['values'], isText)) ||
+        (c['notValues'] !== undefined && !isList(c['notValues'], isText))
+          ? `${where}.when[${i}] is not a condition (key, values, notValues)`
+          : undefined,
+      )
+      .find(Boolean)
+  );
+}
+
+/** The policy of a malformed rule: in a DENY policy it denies every request; in an ALLOW policy there is none. */
+function malformedRule(problem: string, ctx: Ctx): Json | undefined {
+  ctx.findings.add(ctx.resource, problem.split(' ')[0] ?? 'spec.rules', `${problem}; ${closedText(ctx)}`);
+  return ctx.action === 'DENY' ? { permissions: [ANY_RULE], principals: [ANY_ID] } : undefined;
+}
+
 /** One Istio rule as one Envoy RBAC policy. */
 function rulePolicy(rule: Json, where: string, ctx: Ctx): Json {
   const ids: Json[] = [];
@@ -225,7 +264,8 @@ function actionOf(spec: Json, r: Resource, findings: FindingList): RbacAction | 
     findings.add(r, 'spec.action', 'AUDIT has no gRPC RBAC mapping; the policy is not applied (it decides nothing)');
     return undefined;
   }
-  findings.add(r, 'spec.action', `${action} (external authorization) has no gRPC RBAC mapping; its rules deny`);
+  const what = action === 'CUSTOM' ? 'CUSTOM (external authorization)' : `action ${action}`;
+  findings.add(r, 'spec.action', `${what} has no gRPC RBAC mapping; its rules deny`);
   return 'DENY';
 }
 
@@ -249,12 +289,14 @@ export function compileAuthorizationPolicies(
       findings.add(r, 'spec.targetRefs', 'targetRefs is not applied to proxyless workloads; the whole namespace is');
     const ctx: Ctx = { resource: r, action, findings };
     const policies: Record<string, Json> = {};
-    (records(spec['rules']) ?? []).forEach((rule, i) => {
-      policies[`ns[${r.metadata.namespace ?? ''}]-policy[${r.metadata.name}]-rule[${i}]`] = rulePolicy(
-        rule,
-        `spec.rules[${i}]`,
-        ctx,
-      );
+    const rules: unknown[] =
+      spec['rules'] === undefined ? [] : Array.isArray(spec['rules']) ? spec['rules'] : [spec['rules']];
+    rules.forEach((rule, i) => {
+      const where = Array.isArray(spec['rules']) ? `spec.rules[${i}]` : 'spec.rules';
+      const problem = Array.isArray(spec['rules']) ? shapeProblem(rule, where) : `${where} is not a list`;
+      const policy = problem === undefined ? rulePolicy(rule as Json, where, ctx) : malformedRule(problem, ctx);
+      if (policy !== undefined)
+        policies[`ns[${r.metadata.namespace ?? ''}]-policy[${r.metadata.name}]-rule[${i}]`] = policy;
     });
     const selector =
       isRecord(spec['selector']) && isRecord(spec['selector']['matchLabels'])

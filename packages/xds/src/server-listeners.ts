@@ -44,8 +44,16 @@ function labelsOf(v: unknown): Labels | undefined {
   return Object.fromEntries(Object.entries(v).filter((e): e is [string, string] => typeof e[1] === 'string'));
 }
 
-function mtlsMode(v: unknown): string | undefined {
-  return isRecord(v) && typeof v['mode'] === 'string' && v['mode'] !== 'UNSET' ? v['mode'] : undefined;
+const MODES = new Set(['DISABLE', 'PERMISSIVE', 'STRICT']);
+
+/** The mode a PeerAuthentication `mtls` sets (undefined: inherit); one it cannot read counts as STRICT. */
+function mtlsMode(v: unknown, r: Resource, field: string, findings: FindingList): string | undefined {
+  if (v === undefined || v === null) return undefined;
+  const mode = isRecord(v) ? v['mode'] : undefined;
+  if (mode === undefined || mode === 'UNSET') return undefined;
+  if (typeof mode === 'string' && MODES.has(mode)) return mode;
+  findings.add(r, `${field}.mode`, `${JSON.stringify(mode)} is not an mTLS mode; STRICT is applied`);
+  return 'STRICT';
 }
 
 function indexWorkloads(discovered: readonly Resource[]): {
@@ -78,10 +86,10 @@ function peerAuthentications(input: XdsInput, findings: FindingList): PeerAuthen
     const portModes: Record<string, string> = {};
     if (isRecord(spec['portLevelMtls']))
       for (const [port, m] of Object.entries(spec['portLevelMtls'])) {
-        const mode = mtlsMode(m);
+        const mode = mtlsMode(m, r, `spec.portLevelMtls.${port}`, findings);
         if (mode !== undefined) portModes[port] = mode;
       }
-    const mode = mtlsMode(spec['mtls']);
+    const mode = mtlsMode(spec['mtls'], r, 'spec.mtls', findings);
     if (input.meshTls === undefined && [mode, ...Object.values(portModes)].includes('STRICT'))
       findings.add(
         r,
