@@ -22,6 +22,10 @@ const AGENT_UNMAPPED = [
   'MESHRELAY_AGENT_LEASE_FILE', // the chart elects with a Lease, never a file
   'MESHRELAY_AGENT_LEASE_NAME', // the binary's meshrelay-agent-<cluster> is unique per cluster
   'MESHRELAY_AGENT_STATUS_DIR', // the chart discovers through the Kubernetes API; statuses go to the resources
+  'MESHRELAY_AGENT_CACERTS_DIR', // the chart applies to Kubernetes: cacerts is the Secret in the Istio namespace
+  'MESHRELAY_AGENT_WORKLOAD_CERT_DIR', // in the pod's state dir; files for workloads on the agent's own node or VM
+  'MESHRELAY_AGENT_WORKLOAD_CERT_TTL', // the binary's 24h, as Istio's workload certificates
+  'MESHRELAY_AGENT_TRUST_INTERVAL', // the binary's 30s; the management plane's --trust-tick paces the rotation
 ];
 /** Variables whose value the chart derives (paths, names, the downward API) rather than copies from one value. */
 const SERVER_DERIVED = [
