@@ -8,7 +8,8 @@ import { test, type TestContext } from 'node:test';
 import type { Resource } from '@meshrelay/api';
 import { buildPod, buildTestInputSnapshot, buildVirtualDestination } from '@meshrelay/testkit';
 import { DEFAULT_VIP_POOLS, virtualDestinationKeys } from '@meshrelay/translator';
-import { VipAllocations, type VipDemand } from '../src/index.ts';
+import { KubernetesVipAllocations, VipAllocations, registryApis, type VipDemand } from '../src/index.ts';
+import { NS, kubeConfigOf, startFakeKube } from './kube-harness.ts';
 
 const DESTINATION = buildVirtualDestination({
   name: 'db',
@@ -93,4 +94,22 @@ test('given a kind of address turned off (its pool empty), when reconciled, then
   const off = await new VipAllocations(path, { ...DEFAULT_VIP_POOLS, roundRobin: '', instance: '' }).reconcile(claims);
   assert.deepEqual([...off.keys()].sort(), ['closest:shop/db', 'shop/db']);
   assert.equal(off.get('closest:shop/db'), before.get('closest:shop/db'));
+});
+
+test('given two replicas on the ConfigMap store, when each reconciles one cluster at once, then they agree on every address and a new replica reads the same ones', async (t) => {
+  const fake = await startFakeKube(t);
+  const replica = (): KubernetesVipAllocations =>
+    new KubernetesVipAllocations(registryApis(kubeConfigOf(fake)), NS, DEFAULT_VIP_POOLS);
+  const registered = ['east', 'west'];
+  const [fromA, fromB] = await Promise.all([
+    replica().reconcile(demand({ east: [DESTINATION, instance('db-0', '10.1.0.1')] }, registered)),
+    replica().reconcile(demand({ west: [DESTINATION, instance('db-1', '10.2.0.1')] }, registered)),
+  ]);
+  for (const key of ['shop/db', 'round-robin:shop/db', 'closest:shop/db']) assert.equal(fromA.get(key), fromB.get(key));
+  // A replica started later, with east's input again and west absent.
+  const later = await replica().reconcile(demand({ east: [DESTINATION, instance('db-0', '10.1.0.1')] }, registered));
+  assert.equal(later.size, 5);
+  assert.equal(later.get('instance:shop/db-0'), fromA.get('instance:shop/db-0'));
+  assert.equal(later.get('instance:shop/db-1'), fromB.get('instance:shop/db-1'));
+  assert.equal(new Set(later.values()).size, 5, 'no address handed out twice');
 });
