@@ -17,6 +17,7 @@ const ROOT_COMMON_NAME = 'meshrelay mesh root';
 // Gloo's defaults for a generated root.
 const DEFAULT_ROOT_TTL_DAYS = 365;
 const DEFAULT_RSA_BITS = 4096;
+const MAX_ADOPT_TRIES = 8;
 
 export class MeshRoots {
   readonly #store: (index: number) => CaStore;
@@ -43,13 +44,19 @@ export class MeshRoots {
     return this.#remember(index, stored, 'generated');
   }
 
-  /** Keeps the operator's root as root `index`; when another was stored there first, that one. */
+  /**
+   * Keeps the operator's root under the first index from `index` on that is free or holds it
+   * already (an index may hold a root made by a rotation that never got written to the state).
+   */
   async adopt(index: number, bundle: CaBundle): Promise<MeshRoot> {
-    const stored = await this.#store(index).createIfAbsent(bundle);
-    return this.#remember(
-      index,
-      stored,
-      rootIdOf(stored.certPem) === rootIdOf(bundle.certPem) ? 'secretRef' : 'generated',
+    const id = rootIdOf(bundle.certPem);
+    for (let at = index; at < index + MAX_ADOPT_TRIES; at++) {
+      const stored = await this.#store(at).createIfAbsent(bundle);
+      if (rootIdOf(stored.certPem) === id) return this.#remember(at, stored, 'secretRef');
+    }
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_UNAVAILABLE',
+      `mesh root store: indexes ${index} to ${index + MAX_ADOPT_TRIES - 1} all hold other roots`,
     );
   }
 

@@ -38,7 +38,9 @@ export function checkMeshTrustRequest(request: relay.v1.IMeshTrustRequest): Chec
   const csrPem = request.intermediateCsrPem ?? '';
   const trustDomain = request.trustDomain ?? '';
   if (csrPem.length > MAX_CSR_BYTES) throw invalid(`intermediate_csr_pem is larger than ${MAX_CSR_BYTES} bytes`);
-  if (trustDomain.length > DNS_NAME_MAX_LENGTH || !TRUST_DOMAIN.test(trustDomain) || trustDomain === '') {
+  // Required with a CSR (it is the intermediate's SAN); a report without one may leave it out.
+  const domainOk = trustDomain.length <= DNS_NAME_MAX_LENGTH && TRUST_DOMAIN.test(trustDomain);
+  if (csrPem !== '' ? !domainOk : trustDomain !== '' && !domainOk) {
     throw invalid(
       `trust_domain must be a DNS name such as cluster.local, not ${JSON.stringify(trustDomain.slice(0, 64))}`,
     );
