@@ -98,6 +98,8 @@ const SERVER_MAPPINGS: readonly Mapping[] = [
   ['glooMgmtServer.relay.admitRate', 120, 'MESHRELAY_RELAY_ADMIT_RATE', '120'],
   ['glooMgmtServer.translationDebounce', '250ms', 'MESHRELAY_TRANSLATION_DEBOUNCE', '250ms'],
   ['glooMgmtServer.memoryReclaimIdle', '30s', 'MESHRELAY_MEMORY_RECLAIM_IDLE', '30s'],
+  ['glooMgmtServer.interestScopedOutputs', true, 'MESHRELAY_INTEREST_SCOPED_OUTPUTS', 'true'],
+  ['glooMgmtServer.interestIdle', '20m', 'MESHRELAY_INTEREST_IDLE', '20m'],
   ['glooMgmtServer.vipCidr', '10.40.0.0/16', 'MESHRELAY_VIP_CIDR', '10.40.0.0/16'],
   ['glooMgmtServer.vipCidrRoundRobin', '10.41.0.0/16', 'MESHRELAY_VIP_CIDR_ROUND_ROBIN', '10.41.0.0/16'],
   ['glooMgmtServer.vipCidrClosest', '10.42.0.0/16', 'MESHRELAY_VIP_CIDR_CLOSEST', '10.42.0.0/16'],
@@ -163,6 +165,7 @@ const AGENT_COMMON_MAPPINGS: readonly Mapping[] = [
   ['glooAgent.accessLog.host', '127.0.0.1', 'MESHRELAY_AGENT_ACCESS_LOG_HOST', '127.0.0.1'],
   ['glooAgent.xds.host', '0.0.0.0', 'MESHRELAY_AGENT_XDS_HOST', '0.0.0.0'],
   ['glooAgent.xds.port', 15010, 'MESHRELAY_AGENT_XDS_PORT', '15010'],
+  ['glooAgent.interestRenewInterval', '1m', 'MESHRELAY_AGENT_INTEREST_RENEW_INTERVAL', '1m'],
   ['glooAgent.xds.socket', '/var/run/meshrelay/xds.sock', 'MESHRELAY_AGENT_XDS_SOCKET', '/var/run/meshrelay/xds.sock'],
   ['glooAgent.logLevel', 'warn', 'MESHRELAY_AGENT_LOG_LEVEL', 'warn'],
 ];

@@ -77,6 +77,8 @@ pod's service account).
   value: {{ $a.xds.host | quote }}
 - name: MESHRELAY_AGENT_XDS_PORT
   value: {{ $a.xds.port | int | quote }}
+- name: MESHRELAY_AGENT_INTEREST_RENEW_INTERVAL
+  value: {{ include "meshrelay.unitValue" $a.interestRenewInterval | quote }}
 {{- if $a.xds.socket }}
 - name: MESHRELAY_AGENT_XDS_SOCKET
   value: {{ $a.xds.socket | quote }}

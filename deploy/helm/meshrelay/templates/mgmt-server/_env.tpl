@@ -75,6 +75,10 @@ kubeconfig and its context (the pod's service account is the credential) and MES
   value: {{ include "meshrelay.unitValue" $s.translationDebounce | quote }}
 - name: MESHRELAY_MEMORY_RECLAIM_IDLE
   value: {{ include "meshrelay.unitValue" $s.memoryReclaimIdle | quote }}
+- name: MESHRELAY_INTEREST_SCOPED_OUTPUTS
+  value: {{ $s.interestScopedOutputs | toString | quote }}
+- name: MESHRELAY_INTEREST_IDLE
+  value: {{ include "meshrelay.unitValue" $s.interestIdle | quote }}
 - name: MESHRELAY_VIP_CIDR
   value: {{ $s.vipCidr | quote }}
 - name: MESHRELAY_VIP_CIDR_ROUND_ROBIN
