@@ -3,7 +3,9 @@
 // workload certificates (20 s, so the old-root leaves expire within the test), an XdsServer
 // backend in cluster-a and a grpc-js-xds client in cluster-b calling it over mTLS every 50 ms,
 // on a new connection (a new TLS handshake) every 20 calls. No call may fail while the roots
-// change through phases 1, 2, 3 and back to steady.
+// change through phases 1, 2, 3 and back to steady. Then a Gloo AccessPolicy, translated by the
+// server into PeerAuthentication + AuthorizationPolicy, becomes the backend's TLS and RBAC; and
+// no client or server NACKed anything, as the agents report it.
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -121,6 +123,7 @@ test('a root rotation under steady mTLS traffic between clusters', { timeout: 60
       String(backendPort),
     ],
     env: {
+      GRPC_XDS_EXPERIMENTAL_RBAC: 'true',
       GRPC_XDS_BOOTSTRAP_CONFIG: workloadBootstrap(
         xdsPorts.get('cluster-a') ?? 0,
         `sidecar~${BACKEND_IP}~ratings-v1-${BACKEND_OCTET}.${NAMESPACE}~${NAMESPACE}.svc.cluster.local`,
@@ -170,48 +173,115 @@ test('a root rotation under steady mTLS traffic between clusters', { timeout: 60
     { timeoutMs: 120_000, intervalMs: 0, message: `calls never became steady: ${JSON.stringify(latest())}` },
   );
 
-  const trust = async (): Promise<TrustView> => {
-    const res = await fetch(`${server.api}/api/v1/trust`, {
-      headers: { authorization: `Bearer ${mesh.adminToken()}` },
-    });
-    return (await res.json()) as TrustView;
-  };
-  const start = await trust();
-  const oldRoot = start.roots[0]?.id;
-  const rotated = await meshctlAt(server.api, ['trust', 'rotate'], { MESHRELAY_ADMIN_TOKEN: mesh.adminToken() });
-  assert.equal(rotated.code, 0, rotated.stderr);
-  const startedAt = Date.now();
-  const phases: { phase: number; atSeconds: number }[] = [];
-  let end: TrustView = start;
-  await waitFor(
-    async () => {
-      end = await trust();
-      if (phases.at(-1)?.phase !== end.phase)
-        phases.push({ phase: end.phase ?? -1, atSeconds: (Date.now() - startedAt) / 1000 });
-      return end.phase === 0 && (end.generation ?? 0) >= (start.generation ?? 0) + 4;
+  await t.test(
+    'given steady mTLS calls from cluster-b, when the root is rotated, then every phase passes and no call fails',
+    async (st) => {
+      const trust = async (): Promise<TrustView> => {
+        const res = await fetch(`${server.api}/api/v1/trust`, {
+          headers: { authorization: `Bearer ${mesh.adminToken()}` },
+        });
+        return (await res.json()) as TrustView;
+      };
+      const start = await trust();
+      const oldRoot = start.roots[0]?.id;
+      const rotated = await meshctlAt(server.api, ['trust', 'rotate'], { MESHRELAY_ADMIN_TOKEN: mesh.adminToken() });
+      assert.equal(rotated.code, 0, rotated.stderr);
+      const startedAt = Date.now();
+      const phases: { phase: number; atSeconds: number }[] = [];
+      let end: TrustView = start;
+      await waitFor(
+        async () => {
+          end = await trust();
+          if (phases.at(-1)?.phase !== end.phase)
+            phases.push({ phase: end.phase ?? -1, atSeconds: (Date.now() - startedAt) / 1000 });
+          return end.phase === 0 && (end.generation ?? 0) >= (start.generation ?? 0) + 4;
+        },
+        { timeoutMs: 300_000, intervalMs: 250, message: `the rotation did not finish: ${JSON.stringify(phases)}` },
+      );
+      // A few more seconds of calls on the new root alone.
+      await new Promise((r) => setTimeout(r, 3_000));
+      const done = latest();
+      const made = sum(done.counts) + sum(done.errors) - sum(warm.counts) - sum(warm.errors);
+      const failed = sum(done.errors) - sum(warm.errors);
+      st.diagnostic(`rotation phases (s after rotate): ${JSON.stringify(phases)}`);
+      st.diagnostic(`calls during the rotation: ${made} made, ${failed} failed; errors ${JSON.stringify(done.errors)}`);
+      assert.deepEqual(
+        phases.map((p) => p.phase),
+        [1, 2, 3, 0],
+      );
+      assert.equal(
+        failed,
+        0,
+        `failed calls by code: ${JSON.stringify(done.errors)} (before: ${JSON.stringify(warm.errors)})`,
+      );
+      assert.ok(made > 100, `only ${made} calls were made`);
+      assert.equal(end.roots.length, 1);
+      assert.notEqual(end.roots[0]?.id, oldRoot);
+      // The workloads now trust the new root alone.
+      const bundle = readFileSync(join(certDir('cluster-b', 'reviews'), 'ca_certificate.pem'), 'utf8');
+      assert.equal(bundle.match(/BEGIN CERTIFICATE/g)?.length, 1);
     },
-    { timeoutMs: 300_000, intervalMs: 250, message: `the rotation did not finish: ${JSON.stringify(phases)}` },
   );
-  // A few more seconds of calls on the new root alone.
-  await new Promise((r) => setTimeout(r, 3_000));
-  const done = latest();
-  const made = sum(done.counts) + sum(done.errors) - sum(warm.counts) - sum(warm.errors);
-  const failed = sum(done.errors) - sum(warm.errors);
-  t.diagnostic(`rotation phases (s after rotate): ${JSON.stringify(phases)}`);
-  t.diagnostic(`calls during the rotation: ${made} made, ${failed} failed; errors ${JSON.stringify(done.errors)}`);
-  assert.deepEqual(
-    phases.map((p) => p.phase),
-    [1, 2, 3, 0],
+
+  await t.test(
+    'given a Gloo AccessPolicy (STRICT, allowed clients), when it names another client and then this one, then calls are denied and then answered',
+    async () => {
+      const accessPolicy = (sa: string): string => `apiVersion: security.policy.gloo.solo.io/v2
+kind: AccessPolicy
+metadata: { name: ratings-access, namespace: ${NAMESPACE} }
+spec:
+  applyToDestinations:
+    - kind: VIRTUAL_DESTINATION
+      selector: { name: ratings-global, namespace: ${NAMESPACE} }
+  config:
+    authn: { tlsMode: STRICT }
+    authz:
+      allowedClients:
+        - serviceAccountSelector: { name: ${sa}, namespace: ${NAMESPACE}, cluster: cluster-b }
+`;
+      /** Calls answered and failed (by code) over the next two seconds. */
+      const window = async (): Promise<{ answered: number; errors: Record<string, number> }> => {
+        const before = latest();
+        await new Promise((r) => setTimeout(r, 2_000));
+        const after = latest();
+        const errors: Record<string, number> = {};
+        for (const [code, n] of Object.entries(after.errors)) {
+          const d = n - (before.errors[code] ?? 0);
+          if (d > 0) errors[code] = d;
+        }
+        return { answered: sum(after.counts) - sum(before.counts), errors };
+      };
+      mesh.writeManifest('cluster-a', 'ratings-access.yaml', accessPolicy('productpage'));
+      let w = await window();
+      await waitFor(async () => (w = await window()).answered === 0 && (w.errors['7'] ?? 0) >= 10, {
+        timeoutMs: 90_000,
+        intervalMs: 0,
+        message: `reviews was never denied by the AccessPolicy: ${JSON.stringify(w)}`,
+      });
+      mesh.writeManifest('cluster-a', 'ratings-access.yaml', accessPolicy('reviews'));
+      await waitFor(async () => (w = await window()).answered >= 20 && Object.keys(w.errors).length === 0, {
+        timeoutMs: 90_000,
+        intervalMs: 0,
+        message: `reviews was never allowed by the AccessPolicy: ${JSON.stringify(w)}`,
+      });
+    },
   );
-  assert.equal(
-    failed,
-    0,
-    `failed calls by code: ${JSON.stringify(done.errors)} (before: ${JSON.stringify(warm.errors)})`,
+
+  await t.test(
+    'given everything above, when the agents report their proxies, then none NACKed a resource',
+    async () => {
+      const res = await fetch(`${server.api}/api/v1/xds/proxies`, {
+        headers: { authorization: `Bearer ${mesh.adminToken()}` },
+      });
+      const text = await res.text();
+      assert.equal(res.status, 200, text);
+      const nacks = [...text.matchAll(/"nacks":(\d+)/g)].map((m) => Number(m[1]));
+      assert.ok(nacks.length > 0, text);
+      assert.deepEqual(
+        nacks.filter((n) => n > 0),
+        [],
+        text,
+      );
+    },
   );
-  assert.ok(made > 100, `only ${made} calls were made`);
-  assert.equal(end.roots.length, 1);
-  assert.notEqual(end.roots[0]?.id, oldRoot);
-  // The workloads now trust the new root alone.
-  const bundle = readFileSync(join(certDir('cluster-b', 'reviews'), 'ca_certificate.pem'), 'utf8');
-  assert.equal(bundle.match(/BEGIN CERTIFICATE/g)?.length, 1);
 });
