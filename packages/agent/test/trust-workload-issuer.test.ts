@@ -170,3 +170,15 @@ test(
     );
   },
 );
+
+test('a restart removes the files of identities no longer discovered, and keeps the others', TIMEOUT, async (t) => {
+  const cacerts = await intermediate(rootA, [rootA]);
+  const first = await issuerAt(t);
+  await first.issuer.reconcile([REVIEWS, WEB], cacerts, 'cluster.local');
+  const kept = await first.files.read(REVIEWS);
+
+  const restarted = await issuerAt(t, first.files.dir);
+  assert.equal(await restarted.issuer.reconcile([REVIEWS], cacerts, 'cluster.local'), 0);
+  assert.deepEqual(await restarted.files.list(), [REVIEWS]);
+  assert.deepEqual(await restarted.files.read(REVIEWS), kept);
+});

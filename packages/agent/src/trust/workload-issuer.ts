@@ -51,6 +51,7 @@ export class WorkloadIssuer {
   readonly #held = new Map<string, Held>();
   #issuedUnder: IssuedUnder | undefined;
   #loadedIds = new Set<string>();
+  #swept = false;
 
   constructor(options: WorkloadIssuerOptions) {
     this.#opts = options;
@@ -87,6 +88,12 @@ export class WorkloadIssuer {
           'workload certificate not issued',
         );
       }
+    }
+    if (!this.#swept) {
+      // Directories an earlier run left for identities no longer discovered.
+      this.#swept = true;
+      for (const id of await this.#opts.files.list())
+        if (!wanted.has(keyOf(id)) && !this.#held.has(keyOf(id))) await this.#opts.files.remove(id);
     }
     for (const key of [...this.#held.keys()]) {
       if (wanted.has(key)) continue;
