@@ -135,3 +135,26 @@ test('given a change only to a destination the cluster is not interested in, whe
   assert.notEqual(changedRatings.hash, outputOfC().hash);
   assert.equal(after.output.hash, before.output.hash);
 });
+
+test('given a scoper, when only a left-out destination changes, then the scoped output keeps its content without scoping again', () => {
+  const scoper = new OutputScoper();
+  const base = outputOfC();
+  const first = scoper.scope(base, new Set(['reviews.global']));
+  // The unchanged outputs are the same objects, as the translator hands them back.
+  const changed = buildOutputSnapshot({
+    cluster: base.cluster,
+    provenance: base.provenance,
+    resources: [...base.resources, destinationRule('ratings-extra', 'ratings.global', RATINGS)],
+  });
+  assert.ok(base.resources.every((r) => changed.resources.includes(r)));
+  const second = scoper.scope(changed, new Set(['reviews.global']));
+  assert.equal(second.output.resources, first.output.resources, 'the same resources, not rebuilt');
+  assert.equal(second.output.hash, first.output.hash);
+});
+
+test('given a scoper, when a left-out destination gains a backend in the cluster, then it is scoped again and kept', () => {
+  const scoper = new OutputScoper();
+  scoper.scope(outputOfC(), new Set());
+  const backed = scoper.scope(outputOfC([], 'cluster-c'), new Set());
+  assert.deepEqual(names(backed.output), ['DestinationRule/ratings-vd', 'ServiceEntry/ratings-vd']);
+});

@@ -145,6 +145,39 @@ export function scopeOutput(
  * give the previous result again (an interest change redoes only its cluster; a change of one
  * cluster's output redoes only that cluster).
  */
+/**
+ * Whether the scoped output of `before`'s cluster stays the same when its unscoped resources become
+ * `after`: every resource that came or went is an output scoping leaves out (a ServiceEntry,
+ * DestinationRule or route of left-out destinations only) and cannot make one of them interesting
+ * (no backend of this cluster, no RouteTable defined here, no held host). Resources are compared
+ * by identity: the translator hands unchanged outputs back as the same objects.
+ */
+function onlyLeftOutChanged(
+  cluster: string,
+  before: readonly Resource[],
+  after: readonly Resource[],
+  result: ScopedOutput,
+  held: ReadonlySet<string>,
+): boolean {
+  const dropped = new Set(result.destinations.filter((d) => d.reason === 'none').map((d) => d.destination));
+  if (dropped.size === 0) return false;
+  const leftOut = (r: Resource): boolean => {
+    if (!isScopedKind(r) && !isRoute(r)) return false;
+    const sources = sourcesOf(r);
+    const ids = sources.filter((s) => s.startsWith(VD_PREFIX));
+    if (ids.length === 0 || !ids.every((id) => dropped.has(id))) return false;
+    if (sources.some((s) => s.startsWith(ROUTE_TABLE_PREFIX) && s.endsWith(`@${cluster}`))) return false;
+    if (r.kind !== 'ServiceEntry') return true;
+    const facts = factsOf(cluster, [r]);
+    return [...facts.values()].every((f) => !f.backendsHere && ![...f.hosts].some((h) => held.has(h)));
+  };
+  const was = new Set(before);
+  const is = new Set(after);
+  for (const r of after) if (!was.has(r) && !leftOut(r)) return false;
+  for (const r of before) if (!is.has(r) && !leftOut(r)) return false;
+  return true;
+}
+
 export class OutputScoper {
   readonly #last = new Map<
     string,
@@ -163,6 +196,13 @@ export class OutputScoper {
         ...last.result,
         output: kept.resources === output.resources ? output : withProvenance(kept, output.provenance),
       };
+    } else if (
+      last !== undefined &&
+      last.heldKey === heldKey &&
+      onlyLeftOutChanged(output.cluster, last.resources, output.resources, last.result, held)
+    ) {
+      // The change is all in what this cluster does not receive: the scoped output stays.
+      result = { ...last.result, output: withProvenance(last.result.output, output.provenance) };
     } else {
       result = scopeOutput(output, held, last?.result.output);
     }
