@@ -194,3 +194,26 @@ describe('semantic addresses', () => {
     );
   });
 });
+
+describe('semantic hosts near the DNS length limit', () => {
+  it('given a host that a prefix would make longer than 253 characters, when translated, then that policy host is left out and the output stays valid', () => {
+    const long = `${'a'.repeat(60)}.${'b'.repeat(60)}.${'c'.repeat(60)}.${'d'.repeat(60)}.gl`; // 247 characters
+    const vd = buildVirtualDestination({
+      name: 'db',
+      namespace: 'shop',
+      hosts: [long],
+      services: [{ name: 'db', namespace: 'shop' }],
+      ports: [{ number: 7000, protocol: 'GRPC' }],
+    });
+    const { result } = run(
+      new Map([
+        ['cluster-a', [...dbIn('a', { 'db-0': '10.1.0.1' }), vd]],
+        ['cluster-b', dbIn('b', {})],
+      ]),
+    );
+    assert.deepEqual(result.problems, []);
+    const names = (result.outputs.get('cluster-a')?.resources ?? []).map((r) => `${r.kind}/${r.metadata.name}`);
+    assert.ok(names.includes('ServiceEntry/db-vd-round-robin'), '`rr.` keeps it within 253');
+    assert.ok(!names.includes('ServiceEntry/db-vd-closest') && !names.includes('DestinationRule/db-vd-closest'));
+  });
+});

@@ -6,6 +6,7 @@
  * them (directly in the consumer and in clusters without an east-west gateway, else through the
  * gateway, where the gateway's own cluster serves the same host with the pod's address).
  */
+import { isIP } from 'node:net';
 import { KINDS, type Resource } from '@meshrelay/api';
 import type { ClusterIndex, EastWestGateway } from '../gloo/cluster-index.ts';
 import { CLUSTER_LABEL, type VirtualDestinationModel } from '../gloo/virtual-destinations.ts';
@@ -17,11 +18,13 @@ import {
   type SemanticAddresses,
 } from './policy-vips.ts';
 import type { ClusterContext } from './service-entry.ts';
-import { isIP } from 'node:net';
 
-/** `<label>.<host>` for each of the VirtualDestination's hosts. */
+/** Longest DNS name: a longer prefixed host would make the whole output invalid, so it is left out. */
+const MAX_HOST = 253;
+
+/** `<label>.<host>` for each of the VirtualDestination's hosts that stays a valid DNS name. */
 export function prefixedHosts(label: string, hosts: readonly string[]): string[] {
-  return hosts.map((h) => `${label}.${h}`);
+  return hosts.map((h) => `${label}.${h}`).filter((h) => h.length <= MAX_HOST);
 }
 
 /** A policy's hosts. */
@@ -90,20 +93,27 @@ export function buildSemanticServiceEntries(
 ): Resource[] {
   const spec = defaultEntry.spec as Record<string, unknown>;
   const namespace = vd.owned.namespace;
-  const out: Resource[] = addresses.policies.map(({ policy, address }) => ({
-    apiVersion: KINDS.ServiceEntry.apiVersion,
-    kind: KINDS.ServiceEntry.kind,
-    metadata: outputMetadata(policyOutputName(vd.owned.name, policy), namespace),
-    spec: { ...spec, hosts: policyHosts(policy, vd.hosts), addresses: [address] },
-  }));
+  const out: Resource[] = [];
+  for (const { policy, address } of addresses.policies) {
+    const hosts = policyHosts(policy, vd.hosts);
+    if (hosts.length === 0) continue;
+    out.push({
+      apiVersion: KINDS.ServiceEntry.apiVersion,
+      kind: KINDS.ServiceEntry.kind,
+      metadata: outputMetadata(policyOutputName(vd.owned.name, policy), namespace),
+      spec: { ...spec, hosts, addresses: [address] },
+    });
+  }
   for (const instance of addresses.instances) {
+    const hosts = prefixedHosts(instance.id, vd.hosts);
+    if (hosts.length === 0) continue;
     const endpoints = instanceEndpoints(vd, instance, consumer, indexes, contexts, gatewayOf);
     out.push({
       apiVersion: KINDS.ServiceEntry.apiVersion,
       kind: KINDS.ServiceEntry.kind,
       metadata: outputMetadata(instanceOutputName(vd.owned.name, instance.id), namespace),
       spec: {
-        hosts: prefixedHosts(instance.id, vd.hosts),
+        hosts,
         addresses: [instance.address],
         ports: spec['ports'],
         location: 'MESH_INTERNAL',
