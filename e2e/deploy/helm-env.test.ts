@@ -14,6 +14,7 @@ const SERVER_UNMAPPED = [
   'KUBECONFIG',
   'MESHRELAY_KUBE_CONTEXT', // in-cluster: the pod's service account
   'MESHRELAY_WORKSPACES_FILE', // a local-run file; the chart has no Workspace source yet
+  'MESHRELAY_ROOT_TRUST_POLICY', // a local-run file; in a cluster the RootTrustPolicy CR is the source
 ];
 const AGENT_UNMAPPED = [
   'MESHRELAY_AGENT_TOKEN', // the token arrives as a file from a Secret
@@ -100,6 +101,7 @@ const SERVER_MAPPINGS: readonly Mapping[] = [
   ['glooMgmtServer.memoryReclaimIdle', '30s', 'MESHRELAY_MEMORY_RECLAIM_IDLE', '30s'],
   ['glooMgmtServer.interestScopedOutputs', true, 'MESHRELAY_INTEREST_SCOPED_OUTPUTS', 'true'],
   ['glooMgmtServer.interestIdle', '20m', 'MESHRELAY_INTEREST_IDLE', '20m'],
+  ['glooMgmtServer.trustTick', '2s', 'MESHRELAY_TRUST_TICK', '2s'],
   ['glooMgmtServer.vipCidr', '10.40.0.0/16', 'MESHRELAY_VIP_CIDR', '10.40.0.0/16'],
   ['glooMgmtServer.vipCidrRoundRobin', '10.41.0.0/16', 'MESHRELAY_VIP_CIDR_ROUND_ROBIN', '10.41.0.0/16'],
   ['glooMgmtServer.vipCidrClosest', '10.42.0.0/16', 'MESHRELAY_VIP_CIDR_CLOSEST', '10.42.0.0/16'],

@@ -267,10 +267,11 @@ test('given the default server, when the chart renders, then its Role grants exa
   assert.deepEqual(rbacVerbs(rules, '', 'secrets'), ['create', 'delete', 'get', 'list', 'update']);
   assert.deepEqual(rbacVerbs(rules, '', 'configmaps'), ['create', 'delete', 'get', 'list', 'update']);
   assert.deepEqual(rbacVerbs(rules, 'coordination.k8s.io', 'leases'), ['create', 'get', 'update']);
-  // Read only: the management plane's Workspaces and RootTrustPolicy, followed from their CRs.
+  // The management plane's Workspaces and RootTrustPolicy, followed from their CRs; the policy's status.
   assert.deepEqual(rbacVerbs(rules, 'admin.gloo.solo.io', 'workspaces'), ['list', 'watch']);
-  assert.deepEqual(rbacVerbs(rules, 'admin.gloo.solo.io', 'roottrustpolicies'), ['list', 'watch']);
-  assert.equal(rules.length, 6, "a rule beyond the registry's needs");
+  assert.deepEqual(rbacVerbs(rules, 'admin.gloo.solo.io', 'roottrustpolicies'), ['get', 'list', 'watch']);
+  assert.deepEqual(rbacVerbs(rules, 'admin.gloo.solo.io', 'roottrustpolicies/status'), ['get', 'update']);
+  assert.equal(rules.length, 8, "a rule beyond the registry's needs");
   const binding = findObject(objects, 'RoleBinding', MGMT);
   assert.deepEqual(asList(binding['subjects']), [{ kind: 'ServiceAccount', name: MGMT, namespace: 'mesh-mgmt' }]);
 });

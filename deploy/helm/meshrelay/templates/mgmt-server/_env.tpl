@@ -79,6 +79,8 @@ kubeconfig and its context (the pod's service account is the credential) and MES
   value: {{ $s.interestScopedOutputs | toString | quote }}
 - name: MESHRELAY_INTEREST_IDLE
   value: {{ include "meshrelay.unitValue" $s.interestIdle | quote }}
+- name: MESHRELAY_TRUST_TICK
+  value: {{ include "meshrelay.unitValue" $s.trustTick | quote }}
 - name: MESHRELAY_VIP_CIDR
   value: {{ $s.vipCidr | quote }}
 - name: MESHRELAY_VIP_CIDR_ROUND_ROBIN
