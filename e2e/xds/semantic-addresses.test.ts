@@ -4,7 +4,7 @@
 // (calls spread over every instance of both clusters), its closest host (the caller's locality
 // while a backend lives there, the other cluster when none does) and, opted in by annotation, by
 // one instance's host, before and after that instance moves to the other cluster. The addresses
-// are equal in both clusters' outputs and survive the move and a restart of the server.
+// are equal in both clusters' outputs and survive the move and a restart of the server and agents.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Resource } from '@meshrelay/api';
@@ -180,11 +180,15 @@ test('semantic addresses through the agent', { timeout: 900_000 }, async (t) => 
   );
 
   await t.test(
-    'given the server restarts, when the outputs change again, then every address is the one allocated before',
+    'given the server and both agents restart, when the outputs change again, then every address is the one allocated before',
     async () => {
       const server = world.mesh.servers[0];
       assert.ok(server);
-      await world.mesh.restartServer(server);
+      await server.proc.stop(5000);
+      // The agents come back without their xDS port: this step reads the applied outputs only.
+      for (const cluster of ['cluster-a', 'cluster-b']) await world.mesh.agents.get(cluster)?.proc.stop(3000);
+      const restarted = await world.mesh.restartServer(server);
+      for (const cluster of ['cluster-a', 'cluster-b']) await world.mesh.restartAgent(cluster, [restarted]);
       await world.addBackends([{ service: 'db', cluster: 'cluster-b', version: 'v1', octet: 95 }]);
       const has95 = (o: { resources: readonly Resource[] }): boolean =>
         JSON.stringify(o.resources).includes('127.0.0.95') && withAll(o);
