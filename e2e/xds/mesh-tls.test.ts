@@ -215,6 +215,40 @@ test('xDS security: mesh mTLS across clusters, STRICT, RBAC', { timeout: 600_000
   );
 
   await t.test(
+    "given a DestinationRule pinning ratings.global to another identity, when cluster-b calls, then the server's certificate is refused",
+    async () => {
+      const pinned = (sa: string): Resource => ({
+        apiVersion: 'networking.istio.io/v1',
+        kind: 'DestinationRule',
+        metadata: { name: 'ratings-global', namespace: NS },
+        spec: {
+          host: 'ratings.global',
+          trafficPolicy: {
+            tls: {
+              mode: 'ISTIO_MUTUAL',
+              subjectAltNames: [`spiffe://${TRUST_DOMAINS['cluster-a']}/ns/${NS}/sa/${sa}`],
+            },
+          },
+        },
+      });
+      const updateB = (extra: Resource[]): void => {
+        adsB.updateFrom({
+          cluster: 'cluster-b',
+          output: [ratingsEntry(backendPort), ...extra],
+          discovered: [],
+          meshTls: { trustDomain: TRUST_DOMAINS['cluster-b'] },
+        });
+      };
+      updateB([pinned('details')]);
+      const refused = await callAs('cluster-b', 'reviews', 'ratings.global', 5);
+      assert.deepEqual(refused.counts, {}, JSON.stringify(refused));
+      updateB([pinned('ratings')]);
+      assert.equal(answered(await callAs('cluster-b', 'reviews', 'ratings.global', 5)), 5);
+      updateB([]);
+    },
+  );
+
+  await t.test(
     'given PERMISSIVE (no PeerAuthentication), when a TLS caller presents no certificate, then it is answered',
     async () => {
       assert.equal(await directCall(address, noCert), 'answered');

@@ -145,15 +145,20 @@ function transportSocket(
   if (!sec.meshTls) return undefined;
   const tls = isRecord(policy['tls']) ? policy['tls'] : {};
   const mode = typeof tls['mode'] === 'string' ? tls['mode'] : undefined;
+  // The DestinationRule's subjectAltNames override the destination's own identities (as in istiod).
+  const ruleSans = Array.isArray(tls['subjectAltNames'])
+    ? tls['subjectAltNames'].filter((n): n is string => typeof n === 'string')
+    : [];
+  const sans = ruleSans.length > 0 ? ruleSans : (sec.host.subjectAltNames ?? []);
   if (mode === 'DISABLE') return undefined;
-  if (mode === undefined) return sec.host.external === true ? undefined : upstreamTlsSocket();
+  if (mode === undefined) return sec.host.external === true ? undefined : upstreamTlsSocket(sans);
   if (mode !== 'ISTIO_MUTUAL' && rule)
     sec.findings.add(
       rule.resource,
       `${whereOf('tls')}.tls.mode`,
       `${mode} needs certificate files gRPC clients are not given; the mesh certificate is presented instead`,
     );
-  return upstreamTlsSocket();
+  return upstreamTlsSocket(sans);
 }
 
 /** What decides a cluster's transport: the destination, whether mesh trust is on, where findings go. */

@@ -69,6 +69,9 @@ function serviceEntryHosts(input: XdsInput, out: Map<string, ServiceHost>): void
       servicePorts.push({ number, name, endpoints: eps });
     }
     const hosts = Array.isArray(s['hosts']) ? s['hosts'].filter((h): h is string => typeof h === 'string') : [];
+    const sans = Array.isArray(s['subjectAltNames'])
+      ? s['subjectAltNames'].filter((n): n is string => typeof n === 'string').sort()
+      : [];
     for (const host of hosts) {
       if (host.includes('*') || out.has(host)) continue;
       out.set(host, {
@@ -76,6 +79,7 @@ function serviceEntryHosts(input: XdsInput, out: Map<string, ServiceHost>): void
         namespace: r.metadata.namespace ?? '',
         ports: servicePorts,
         ...(s['location'] === 'MESH_EXTERNAL' ? { external: true } : {}),
+        ...(sans.length > 0 ? { subjectAltNames: sans } : {}),
       });
     }
   }
@@ -161,8 +165,28 @@ function kubernetesHosts(input: XdsInput, out: Map<string, ServiceHost>): void {
       const name = str(p['name']) ?? '';
       ports.push({ number: p['port'], name, endpoints: slices.flatMap((s) => sliceEndpoints(input, d, s, name)) });
     }
-    if (!out.has(host)) out.set(host, { host, namespace: ns, ports });
+    const sans = input.meshTls ? serviceAccountSans(d, slices, input.meshTls.trustDomain) : [];
+    if (!out.has(host))
+      out.set(host, { host, namespace: ns, ports, ...(sans.length > 0 ? { subjectAltNames: sans } : {}) });
   }
+}
+
+/** The SPIFFE ids of the Pods behind a Service's ready endpoints (Istio's service accounts of a service). */
+function serviceAccountSans(d: Discovered, slices: readonly Resource[], trustDomain: string): string[] {
+  const out = new Set<string>();
+  for (const slice of slices) {
+    const body = slice as unknown as Record<string, unknown>;
+    for (const e of Array.isArray(body['endpoints']) ? body['endpoints'].filter(isRecord) : []) {
+      if (isRecord(e['conditions']) && e['conditions']['ready'] === false) continue;
+      const ref = isRecord(e['targetRef']) ? e['targetRef'] : {};
+      const ns = str(ref['namespace']) ?? slice.metadata.namespace ?? '';
+      const pod = ref['kind'] === 'Pod' ? d.pods.get(`${ns}/${str(ref['name']) ?? ''}`) : undefined;
+      if (pod === undefined) continue;
+      const sa = str(isRecord(pod['spec']) ? pod['spec']['serviceAccountName'] : undefined) ?? 'default';
+      out.add(`spiffe://${trustDomain}/ns/${ns}/sa/${sa}`);
+    }
+  }
+  return [...out].sort();
 }
 
 /**

@@ -6,25 +6,29 @@
  */
 import { CERT_PROVIDER_INSTANCE, DOWNSTREAM_TLS_TYPE, TLS_SOCKET, UPSTREAM_TLS_TYPE } from './names.ts';
 
-/** The part both directions share: own certificate from the instance, peer validated by the instance's CA bundle. */
-function commonTlsContext(): Record<string, unknown> {
+/**
+ * The part both directions share: own certificate from the instance, peer validated by the
+ * instance's CA bundle and, when names are given, one of them as a subject alternative name.
+ */
+function commonTlsContext(subjectAltNames: readonly string[] = []): Record<string, unknown> {
   return {
     tls_certificate_provider_instance: { instance_name: CERT_PROVIDER_INSTANCE, certificate_name: 'default' },
     validation_context: {
       ca_certificate_provider_instance: { instance_name: CERT_PROVIDER_INSTANCE, certificate_name: 'ROOTCA' },
+      ...(subjectAltNames.length > 0 ? { match_subject_alt_names: subjectAltNames.map((exact) => ({ exact })) } : {}),
     },
   };
 }
 
 /**
- * A Cluster's transport socket for mesh mTLS. The server's certificate is validated against the
- * mesh roots; it is not pinned to the destination's service accounts (Istio's
- * match_subject_alt_names), which across clusters would need each remote cluster's trust domain.
+ * A Cluster's transport socket for mesh mTLS: the server's certificate must chain to the mesh
+ * roots and, as istiod pins it, carry one of the destination's identities (none given: any mesh
+ * identity, e.g. a ServiceEntry for another cluster's service without `subjectAltNames`).
  */
-export function upstreamTlsSocket(): Record<string, unknown> {
+export function upstreamTlsSocket(subjectAltNames: readonly string[] = []): Record<string, unknown> {
   return {
     name: TLS_SOCKET,
-    typed_config: { '@type': UPSTREAM_TLS_TYPE, common_tls_context: commonTlsContext() },
+    typed_config: { '@type': UPSTREAM_TLS_TYPE, common_tls_context: commonTlsContext(subjectAltNames) },
   };
 }
 

@@ -77,5 +77,10 @@ export interface ServiceHost {
   readonly namespace: string;
   /** A ServiceEntry with `location: MESH_EXTERNAL`: its endpoints hold no mesh certificates. */
   readonly external?: boolean;
+  /**
+   * The identities its endpoints present with mesh trust on (SPIFFE URIs): a ServiceEntry's
+   * `subjectAltNames`, a Kubernetes Service's Pods' service accounts. Empty: any mesh identity.
+   */
+  readonly subjectAltNames?: readonly string[];
   readonly ports: readonly ServicePort[];
 }
