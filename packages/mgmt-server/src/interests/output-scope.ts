@@ -53,9 +53,9 @@ function isRoute(r: Resource): boolean {
  * outputs are never scoped).
  */
 function keeps(r: Resource, dropped: ReadonlySet<string>): boolean {
-  if (isScopedKind(r)) return !sourcesOf(r).some((s) => dropped.has(s));
+  const named = resourceFactsOf(r).destinations;
+  if (isScopedKind(r)) return !named.some((s) => dropped.has(s));
   if (!isRoute(r)) return true;
-  const named = sourcesOf(r).filter((s) => s.startsWith(VD_PREFIX));
   return named.length === 0 || named.some((s) => !dropped.has(s));
 }
 
@@ -63,6 +63,43 @@ interface DestinationFacts {
   hosts: Set<string>;
   backendsHere: boolean;
   routedHere: boolean;
+}
+
+/** What one output says, once per output object (outputs are frozen and reused from run to run). */
+interface ResourceFacts {
+  /** The VirtualDestinations among its sources. */
+  readonly destinations: readonly string[];
+  /** Clusters whose RouteTables are among its sources. */
+  readonly routeTableClusters: ReadonlySet<string>;
+  /** A ServiceEntry's hosts (lower case). */
+  readonly hosts: readonly string[];
+  /** The `topology.istio.io/cluster` labels of a ServiceEntry's endpoints. */
+  readonly endpointClusters: ReadonlySet<string>;
+}
+
+const resourceFacts = new WeakMap<Resource, ResourceFacts>();
+
+function resourceFactsOf(r: Resource): ResourceFacts {
+  let facts = resourceFacts.get(r);
+  if (facts !== undefined) return facts;
+  const sources = sourcesOf(r);
+  const spec = (r.spec ?? {}) as { hosts?: unknown; endpoints?: readonly { labels?: Record<string, string> }[] };
+  const entry = r.kind === 'ServiceEntry' && isScopedKind(r);
+  facts = {
+    destinations: sources.filter((s) => s.startsWith(VD_PREFIX)),
+    routeTableClusters: new Set(
+      sources.filter((s) => s.startsWith(ROUTE_TABLE_PREFIX)).map((s) => s.slice(s.lastIndexOf('@') + 1)),
+    ),
+    hosts:
+      entry && Array.isArray(spec.hosts)
+        ? spec.hosts.filter((h): h is string => typeof h === 'string').map((h) => h.toLowerCase())
+        : [],
+    endpointClusters: new Set(
+      entry ? (spec.endpoints ?? []).map((e) => e.labels?.[CLUSTER_LABEL]).filter((c) => c !== undefined) : [],
+    ),
+  };
+  if (Object.isFrozen(r)) resourceFacts.set(r, facts);
+  return facts;
 }
 
 /** What the output says of each VirtualDestination: its hosts, whether it has backends or routes here. */
@@ -77,25 +114,19 @@ function factsOf(cluster: string, resources: readonly Resource[]): Map<string, D
     return f;
   };
   for (const r of resources) {
-    const ids = sourcesOf(r).filter((s) => s.startsWith(VD_PREFIX));
-    if (ids.length === 0) continue;
-    const spec = (r.spec ?? {}) as {
-      hosts?: unknown;
-      endpoints?: readonly { labels?: Record<string, string> }[];
-    };
+    const rf = resourceFactsOf(r);
+    if (rf.destinations.length === 0) continue;
     // A RouteTable defined in this cluster that routes to the destination declares an interest;
     // one defined elsewhere reaches every cluster of its workspace and says nothing about callers.
-    const routedHere = sourcesOf(r).some((s) => s.startsWith(ROUTE_TABLE_PREFIX) && s.endsWith(`@${cluster}`));
-    for (const id of ids) {
+    const routedHere = rf.routeTableClusters.has(cluster);
+    for (const id of rf.destinations) {
       const f = of(id);
       if (!isScopedKind(r)) {
         if (routedHere) f.routedHere = true;
         continue;
       }
-      if (r.kind !== 'ServiceEntry') continue;
-      if (Array.isArray(spec.hosts))
-        for (const h of spec.hosts) if (typeof h === 'string') f.hosts.add(h.toLowerCase());
-      if ((spec.endpoints ?? []).some((e) => e.labels?.[CLUSTER_LABEL] === cluster)) f.backendsHere = true;
+      for (const h of rf.hosts) f.hosts.add(h);
+      if (rf.endpointClusters.has(cluster)) f.backendsHere = true;
     }
   }
   return facts;
@@ -163,13 +194,11 @@ function onlyLeftOutChanged(
   if (dropped.size === 0) return false;
   const leftOut = (r: Resource): boolean => {
     if (!isScopedKind(r) && !isRoute(r)) return false;
-    const sources = sourcesOf(r);
-    const ids = sources.filter((s) => s.startsWith(VD_PREFIX));
+    const facts = resourceFactsOf(r);
+    const ids = facts.destinations;
     if (ids.length === 0 || !ids.every((id) => dropped.has(id))) return false;
-    if (sources.some((s) => s.startsWith(ROUTE_TABLE_PREFIX) && s.endsWith(`@${cluster}`))) return false;
-    if (r.kind !== 'ServiceEntry') return true;
-    const facts = factsOf(cluster, [r]);
-    return [...facts.values()].every((f) => !f.backendsHere && ![...f.hosts].some((h) => held.has(h)));
+    if (facts.routeTableClusters.has(cluster)) return false;
+    return !facts.endpointClusters.has(cluster) && !facts.hosts.some((h) => held.has(h));
   };
   const was = new Set(before);
   const is = new Set(after);
