@@ -55,6 +55,7 @@ export class MeshTrustService {
   #view: MeshTrustView = { policy: undefined, state: undefined, records: new Map(), holds: [], problems: [] };
   #timer: NodeJS.Timeout | undefined;
   #ticking: Promise<void> | undefined;
+  #queued: Promise<void> | undefined;
 
   constructor(options: MeshTrustOptions) {
     this.#o = options;
@@ -69,6 +70,7 @@ export class MeshTrustService {
 
   async stop(): Promise<void> {
     clearInterval(this.#timer);
+    await this.#queued;
     await this.#ticking;
   }
 
@@ -76,9 +78,21 @@ export class MeshTrustService {
     return this.#view;
   }
 
-  /** One evaluation: the policy's root, then the rotation rules. Ticks never overlap; failures are logged. */
+  /**
+   * One evaluation: the policy's root, then the rotation rules. Ticks never overlap. A call while
+   * one runs gets a fresh tick that starts after it (shared by every such call), so what the
+   * caller wrote before calling is always seen; failures are logged.
+   */
   tick(): Promise<void> {
-    this.#ticking ??= this.#tick()
+    if (this.#queued) return this.#queued;
+    if (this.#ticking) {
+      this.#queued = this.#ticking.then(() => {
+        this.#queued = undefined;
+        return this.tick();
+      });
+      return this.#queued;
+    }
+    this.#ticking = this.#tick()
       .catch((err: unknown) => this.#o.logger.warn({ err }, 'mesh trust tick failed; the next tick tries again'))
       .finally(() => (this.#ticking = undefined));
     return this.#ticking;
