@@ -22,6 +22,9 @@ test(
     const res = await meshTrust(mtlsClient(t, server, east), { trustDomain: 'cluster.local' });
     assert.equal(res.enabled, false);
     assert.equal((await trustStatusOf(server)).enabled, false);
+    // Both routes sit behind the admin credential like every /api/v1 route.
+    assert.equal((await fetch(`${server.api}/api/v1/trust`)).status, 401);
+    assert.equal((await fetch(`${server.api}/api/v1/trust/rotate`, { method: 'POST' })).status, 401);
   },
 );
 
