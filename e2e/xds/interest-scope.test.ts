@@ -7,11 +7,12 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { OutputSnapshot } from '@meshrelay/api';
 import { waitFor } from '@meshrelay/testkit';
+import { meshctlAt } from '../../packages/meshctl/test/harness.ts';
 import { byCluster, NAMESPACE, XdsWorld, type Picks } from './world.ts';
 
 const HOST = 'catalog.global';
 const DESTINATION = `VirtualDestination/${NAMESPACE}/catalog-global@cluster-a`;
-const IDLE = '4s';
+const IDLE = '8s';
 
 const CATALOG = `apiVersion: networking.gloo.solo.io/v2
 kind: VirtualDestination
@@ -98,6 +99,12 @@ test('interest-scoped outputs through real agents and grpc-js-xds clients', { ti
       const server = mesh.servers[0];
       assert.ok(server);
       assert.equal(metricValue(await mesh.metrics(server), 'meshrelay_interest_leases', 'cluster="cluster-b"'), 1);
+      const listed = await meshctlAt(server.api, ['interest', 'list', '--cluster', 'cluster-b'], {
+        MESHRELAY_ADMIN_TOKEN: mesh.adminToken(),
+      });
+      assert.equal(listed.code, 0, listed.stderr);
+      assert.match(listed.stdout, /cluster-b\s+catalog\.global\s+xds\s/);
+      assert.match(listed.stdout, new RegExp(`${DESTINATION}\\s+\\S*catalog\\.global\\S*\\s+cluster-b\\s`));
     },
   );
 
