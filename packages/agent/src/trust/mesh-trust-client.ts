@@ -55,6 +55,16 @@ class StageError extends Error {
   }
 }
 
+/** `pending`, or a rejection as soon as `signal` aborts. */
+function untilHalted<T>(pending: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(new Error('stopped'));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(new Error('stopped'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    pending.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
 async function stage<T>(name: TrustStage, work: () => Promise<T> | T): Promise<T> {
   try {
     return await work();
@@ -86,6 +96,7 @@ export class MeshTrustClient {
   #lastError: MeshTrustStatus['lastError'];
   #identities: { from: readonly Resource[]; ids: WorkloadIdentity[] } | undefined;
   #unimplementedLogged = false;
+  #halt = new AbortController();
 
   constructor(options: MeshTrustClientOptions) {
     this.#opts = options;
@@ -112,6 +123,7 @@ export class MeshTrustClient {
   /** Loads cacerts and issues workload certificates from it, then ticks; idempotent. */
   async start(): Promise<void> {
     if (this.#timer !== undefined) return;
+    this.#halt = new AbortController();
     const tickMs = this.#opts.tickMs ?? Math.min(1000, this.#opts.intervalMs);
     this.#timer = setInterval(() => void this.#tick(), tickMs);
     await this.#tick();
@@ -121,6 +133,9 @@ export class MeshTrustClient {
   async stop(): Promise<void> {
     clearInterval(this.#timer);
     this.#timer = undefined;
+    // A call in flight is not waited for (a replica that stops leading must let go at once), and nothing is
+    // written after this point.
+    this.#halt.abort();
     await this.#running;
   }
 
@@ -246,6 +261,7 @@ export class MeshTrustClient {
   }
 
   async #write(next: Cacerts): Promise<void> {
+    if (this.#halt.signal.aborted) throw new StageError('cacerts', new Error('stopped before writing'));
     await stage('cacerts', () => this.#opts.store.write(next.files, this.#held?.files));
     this.#held = next;
   }
@@ -266,7 +282,7 @@ export class MeshTrustClient {
     try {
       const pending = this.#opts.call(request);
       if (pending === undefined) return undefined;
-      const answer = await pending;
+      const answer = await untilHalted(pending, this.#halt.signal);
       this.#enabled = answer.enabled === true;
       return answer;
     } catch (err) {
@@ -292,6 +308,7 @@ export class MeshTrustClient {
   }
 
   #failed(err: unknown): void {
+    if (this.#halt.signal.aborted) return;
     this.#record(err instanceof StageError ? err.stage : 'call', err);
   }
 
