@@ -32,6 +32,8 @@ const CLUSTER_PREFIX = 'cluster.';
 /** Reads and writes the mesh trust documents; every read goes to the backend (no cache). */
 export class TrustRecords {
   readonly #documents: SharedDocumentStore;
+  /** What clusters() read last, by document name, with the revision it was read at. */
+  #read = new Map<string, { revision: string; record: ClusterTrustRecord | undefined }>();
 
   constructor(documents: SharedDocumentStore) {
     this.#documents = documents;
@@ -64,17 +66,25 @@ export class TrustRecords {
     await this.#documents.delete(CLUSTER_PREFIX + name);
   }
 
-  /** Every cluster's record; an unreadable one is left out (it is rewritten on the cluster's next report). */
+  /**
+   * Every cluster's record; an unreadable one is left out (it is rewritten on the cluster's next
+   * report). Only documents whose revision changed since the last call are read again: every
+   * replica calls this on each tick, and most clusters report nothing new between two ticks.
+   */
   async clusters(): Promise<Map<string, ClusterTrustRecord>> {
-    const names = (await this.#documents.list()).map((d) => d.name).filter((n) => n.startsWith(CLUSTER_PREFIX));
-    const out = new Map<string, ClusterTrustRecord>();
+    const listed = (await this.#documents.list()).filter((d) => d.name.startsWith(CLUSTER_PREFIX));
+    const seen = new Map<string, { revision: string; record: ClusterTrustRecord | undefined }>();
     await Promise.all(
-      names.map(async (name) => {
+      listed.map(async ({ name, revision }) => {
+        const known = this.#read.get(name);
+        if (known?.revision === revision) return seen.set(name, known);
         const body = await this.#documents.get(name);
-        const record = body === undefined ? undefined : parseRecord(body);
-        if (record) out.set(record.cluster, record);
+        return seen.set(name, { revision, record: body === undefined ? undefined : parseRecord(body) });
       }),
     );
+    this.#read = seen;
+    const out = new Map<string, ClusterTrustRecord>();
+    for (const { record } of seen.values()) if (record) out.set(record.cluster, record);
     return out;
   }
 }
