@@ -115,7 +115,7 @@ test('given invalid RootTrustPolicies, when parsed, then each problem names the 
 });
 
 test(
-  'given RootTrustPolicy CRs, when they are created, broken, fixed and deleted, then the state follows, keeps the last valid one and says it is not acted on',
+  'given RootTrustPolicy CRs, when they are created, broken, fixed and deleted, then the state follows and keeps the last valid one',
   TIMEOUT,
   async (t) => {
     const fake = await startFakeKube(t);
