@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { Registry } from 'prom-client';
 import type { relay } from '@meshrelay/api';
 import { waitFor } from '@meshrelay/testkit';
@@ -80,7 +80,7 @@ async function trustClient(t: TestContext, alter: Transit) {
     now: () => Date.now() + clock.offsetMs,
   });
   t.after(() => trust.stop());
-  return { trust, store, clock, registry };
+  return { trust, store, clock, registry, dir };
 }
 
 test('renewal at the grace point: a new key and a new intermediate under the same root', TIMEOUT, async (t) => {
@@ -160,3 +160,22 @@ test('stop does not wait for a call that never answers, and nothing is written a
   assert.deepEqual(await store.load(), held);
   assert.equal(trust.status.lastError, undefined, 'stopping is not an error');
 });
+
+test(
+  'a new term reads cacerts again: removed meanwhile, a new intermediate is requested and written',
+  TIMEOUT,
+  async (t) => {
+    const { trust, store, dir } = await trustClient(t, {});
+    await trust.start();
+    await waitFor(() => trust.status.appliedGeneration > 0, { timeoutMs: 30_000, message: 'first intermediate' });
+    const first = await store.load();
+    await trust.stop();
+    await rm(path.join(dir, 'cacerts'), { recursive: true });
+    await trust.start();
+    await waitFor(async () => (await store.load()) !== undefined, {
+      timeoutMs: 30_000,
+      message: 'cacerts written again',
+    });
+    assert.notEqual((await store.load())?.['ca-key.pem'], first?.['ca-key.pem'], 'a new key');
+  },
+);

@@ -124,6 +124,8 @@ export class MeshTrustClient {
   async start(): Promise<void> {
     if (this.#timer !== undefined) return;
     this.#halt = new AbortController();
+    // Each leadership term reads cacerts again: another replica may have renewed it meanwhile.
+    this.#loaded = false;
     const tickMs = this.#opts.tickMs ?? Math.min(1000, this.#opts.intervalMs);
     this.#timer = setInterval(() => void this.#tick(), tickMs);
     await this.#tick();
@@ -167,6 +169,8 @@ export class MeshTrustClient {
   async #load(): Promise<void> {
     const files = await this.#opts.store.load();
     this.#loaded = true;
+    // What is stored is what counts: removed or broken, a new intermediate is requested.
+    this.#held = undefined;
     if (files === undefined) return;
     try {
       this.#held = checkCacerts(files, new Date(this.#now()));
