@@ -149,6 +149,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     management,
     registry,
     tickMs: config.trustTickMs,
+    policyIsCr: config.rootTrustPolicyFile === undefined,
     logger: log.child({ component: 'mesh-trust' }),
     now,
   });

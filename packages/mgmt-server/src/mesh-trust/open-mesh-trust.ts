@@ -11,6 +11,8 @@ export interface OpenMeshTrustOptions {
   readonly management: Pick<ManagementResources, 'rootTrustPolicy'>;
   readonly registry: Pick<ClusterRegistry, 'list'>;
   readonly tickMs: number;
+  /** The policy is a CR (not --root-trust-policy): its status is written there. */
+  readonly policyIsCr: boolean;
   readonly logger: Logger;
   readonly now: () => Date;
 }
@@ -26,7 +28,9 @@ export async function openMeshTrust(options: OpenMeshTrustOptions): Promise<Mesh
     records: new TrustRecords(durable.documents('mesh-trust')),
     roots: new MeshRoots((index) => durable.meshRootStore(index)),
     ...(durable.readRootSecret ? { readRootSecret: durable.readRootSecret } : {}),
-    ...(durable.writeRootTrustPolicyStatus ? { writePolicyStatus: durable.writeRootTrustPolicyStatus } : {}),
+    ...(durable.writeRootTrustPolicyStatus && options.policyIsCr
+      ? { writePolicyStatus: durable.writeRootTrustPolicyStatus }
+      : {}),
     policy: () => options.management.rootTrustPolicy(),
     registry: options.registry,
     logger: options.logger,
