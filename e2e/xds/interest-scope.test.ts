@@ -144,3 +144,49 @@ test('interest-scoped outputs through real agents and grpc-js-xds clients', { ti
     },
   );
 });
+
+test('interest leases survive restarts of the server and of the agent', { timeout: 600_000 }, async (t) => {
+  const agentFlags = ['--interest-renew-interval', '1s'];
+  const world = await XdsWorld.start(t, ['cluster-a', 'cluster-b'], {
+    serverFlags: ['--interest-scoped-outputs', '--interest-idle', '10m'],
+    agentFlags,
+  });
+  const { mesh } = world;
+  const output = (cluster: string) => mesh.api<OutputSnapshot>(`/api/v1/clusters/${cluster}/output`);
+  const leaseOf = async () =>
+    (await mesh.api<InterestsView>('/api/v1/interests')).clusters
+      .find((c) => c.cluster === 'cluster-b')
+      ?.leases.find((l) => l.host === HOST);
+  await world.addBackends([{ service: 'catalog', cluster: 'cluster-a', version: 'v1', octet: 81 }]);
+  mesh.writeManifest('cluster-a', 'catalog-global.yaml', CATALOG);
+  await world.until('cluster-a', HOST, (p) => (byCluster(p)['cluster-a'] ?? 0) === 20);
+  assert.equal(total(await world.call('cluster-b', HOST, 1)), 1);
+  const lease = await leaseOf();
+  assert.ok(lease, 'the first call took a lease');
+
+  await t.test('given a lease and no caller, when the server restarts, then it holds the same lease', async () => {
+    const server = mesh.servers[0];
+    assert.ok(server);
+    await mesh.restartServer(server);
+    // Nothing in cluster-b subscribes now, so an unchanged expiry can only come from the stored lease.
+    assert.deepEqual(await leaseOf(), lease);
+    await waitFor(async () => catalogEndpoints(await output('cluster-b')) === 1, { timeoutMs: 30_000 });
+  });
+
+  await t.test(
+    'given a lease, when cluster-b’s agent restarts, then the destination stays and calls succeed',
+    async () => {
+      const agent = mesh.agents.get('cluster-b');
+      assert.ok(agent);
+      await agent.proc.stop(3000);
+      const restarted = await mesh.startAgent('cluster-b', {
+        keepDirs: true,
+        extraFlags: ['--xds-port', String(world.xdsPorts.get('cluster-b')), ...agentFlags],
+      });
+      await restarted.proc.waitForLine(/xds server listening/, 30_000);
+      assert.equal(catalogEndpoints(await output('cluster-b')), 1);
+      const picks = await world.until('cluster-b', HOST, (p) => total(p) === 20);
+      assert.deepEqual(byCluster(picks), { 'cluster-a': 20 });
+    },
+  );
+});
