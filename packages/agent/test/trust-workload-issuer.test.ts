@@ -182,3 +182,16 @@ test('a restart removes the files of identities no longer discovered, and keeps 
   assert.deepEqual(await restarted.files.list(), [REVIEWS]);
   assert.deepEqual(await restarted.files.read(REVIEWS), kept);
 });
+
+test('an identity that cannot get a certificate is logged once, and does not stop the others', TIMEOUT, async (t) => {
+  const cacerts = await intermediate(rootA, [rootA]);
+  const { logger, lines } = captureLogger();
+  const files = new WorkloadCertFiles(path.join(await tempDir(t), 'workload-certs'));
+  const issuer = new WorkloadIssuer({ files, ttlSeconds: TTL, logger });
+  const bad = { namespace: 'bookinfo', serviceAccount: 'Not_A_Name' };
+  for (let i = 0; i < 3; i++) await issuer.reconcile([bad, REVIEWS], cacerts, 'cluster.local');
+  const errors = lines.filter((l) => l['msg'] === 'workload certificate not issued');
+  assert.equal(errors.length, 1, 'one line for one problem');
+  assert.match(String((errors[0]?.['err'] as { message?: string } | undefined)?.message), /Not_A_Name/);
+  assert.ok(await files.read(REVIEWS), 'the good identity has its certificate');
+});

@@ -94,7 +94,9 @@ export class MeshTrustClient {
   #nextCallAt = 0;
   #pending: { trustDomain: string; csrPem: string; keyPem: string } | undefined;
   #lastError: MeshTrustStatus['lastError'];
-  #identities: { from: readonly Resource[]; ids: WorkloadIdentity[] } | undefined;
+  /** What the discovered resources say, worked out again only when they change. */
+  #discovered: { from: readonly Resource[]; ids: WorkloadIdentity[]; trustDomain: string } | undefined;
+  #nextLoadAt = 0;
   #unimplementedLogged = false;
   #halt = new AbortController();
 
@@ -126,6 +128,7 @@ export class MeshTrustClient {
     this.#halt = new AbortController();
     // Each leadership term reads cacerts again: another replica may have renewed it meanwhile.
     this.#loaded = false;
+    this.#nextLoadAt = 0;
     const tickMs = this.#opts.tickMs ?? Math.min(1000, this.#opts.intervalMs);
     this.#timer = setInterval(() => void this.#tick(), tickMs);
     await this.#tick();
@@ -159,7 +162,12 @@ export class MeshTrustClient {
   }
 
   async #step(): Promise<void> {
-    if (!this.#loaded) await stage('load', () => this.#load());
+    if (!this.#loaded) {
+      // A store that cannot be read (e.g. the API server refuses) is tried again at the interval, not every tick.
+      if (this.#now() < this.#nextLoadAt) return;
+      this.#nextLoadAt = this.#now() + this.#opts.intervalMs;
+      await stage('load', () => this.#load());
+    }
     await this.#reconcileWorkloads();
     for (let round = 0; round < MAX_ROUNDS_PER_TICK && this.#now() >= this.#nextCallAt; round++) {
       if (!(await this.#exchange())) break;
@@ -195,7 +203,7 @@ export class MeshTrustClient {
   async #exchange(): Promise<boolean> {
     const now = this.#now();
     this.#nextCallAt = now + this.#opts.intervalMs;
-    const trustDomain = trustDomainOf(this.#opts.discovered() ?? []);
+    const trustDomain = this.#trustDomain();
     const answer = await this.#ask('');
     if (answer === undefined || !answer.enabled) return false;
     let target = await stage('response', () => checkTarget(answer));
@@ -275,7 +283,7 @@ export class MeshTrustClient {
     const signingRootId = this.#target?.signingRootId ?? this.#held?.signingRootId ?? '';
     const request: relay.v1.IMeshTrustRequest = {
       intermediateCsrPem: csrPem,
-      trustDomain: trustDomainOf(this.#opts.discovered() ?? []),
+      trustDomain: this.#trustDomain(),
       appliedGeneration: this.#applied,
       intermediateRootId: this.#held?.signingRootId ?? '',
       intermediateNotAfterUnixMs: this.#held?.notAfter.getTime() ?? 0,
@@ -305,10 +313,22 @@ export class MeshTrustClient {
     const held = this.#held;
     const resources = this.#opts.discovered();
     if (held === undefined || resources === undefined) return;
-    if (this.#identities?.from !== resources)
-      this.#identities = { from: resources, ids: workloadIdentitiesOf(resources) };
-    const trustDomain = trustDomainOf(resources);
-    await stage('workloads', () => this.#opts.issuer.reconcile(this.#identities?.ids ?? [], held, trustDomain));
+    const { ids, trustDomain } = this.#readDiscovered(resources);
+    await stage('workloads', () => this.#opts.issuer.reconcile(ids, held, trustDomain));
+  }
+
+  #trustDomain(): string {
+    return this.#readDiscovered(this.#opts.discovered() ?? []).trustDomain;
+  }
+
+  #readDiscovered(resources: readonly Resource[]): { ids: WorkloadIdentity[]; trustDomain: string } {
+    if (this.#discovered?.from !== resources)
+      this.#discovered = {
+        from: resources,
+        ids: workloadIdentitiesOf(resources),
+        trustDomain: trustDomainOf(resources),
+      };
+    return this.#discovered;
   }
 
   #failed(err: unknown): void {

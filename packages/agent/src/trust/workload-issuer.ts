@@ -52,6 +52,7 @@ export class WorkloadIssuer {
   #issuedUnder: IssuedUnder | undefined;
   #loadedIds = new Set<string>();
   #swept = false;
+  readonly #failing = new Map<string, string>();
 
   constructor(options: WorkloadIssuerOptions) {
     this.#opts = options;
@@ -82,11 +83,16 @@ export class WorkloadIssuer {
     for (const [key, id] of wanted) {
       try {
         if (await this.#reconcileOne(key, id, cacerts, trustDomain, now)) written++;
+        this.#failing.delete(key);
       } catch (err) {
-        this.#opts.logger.error(
-          { err, namespace: id.namespace, serviceAccount: id.serviceAccount },
-          'workload certificate not issued',
-        );
+        // Tried again at every reconcile; logged when the problem is new, not at every try.
+        const message = (err as Error).message;
+        if (this.#failing.get(key) !== message)
+          this.#opts.logger.error(
+            { err, namespace: id.namespace, serviceAccount: id.serviceAccount },
+            'workload certificate not issued',
+          );
+        this.#failing.set(key, message);
       }
     }
     if (!this.#swept) {
