@@ -6,7 +6,7 @@
 // rotation ends with the new root alone.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { X509Certificate, createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile, readlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -145,6 +145,8 @@ test('mesh trust: two agents hold verifiable chains, and a root rotation never b
     assert.equal(await verify(vdir, held.leafBundle, held.leafChain, Date.now()), undefined, `${cluster}: leaf`);
   }
   const oldRoot = ((await trust()).bundleRootIds ?? [])[0] as string;
+  const oldRootKey = new X509Certificate(pemBlocks(((await readHeld(stateOf('east'))) as Held).bundle)[0] ?? '')
+    .publicKey;
 
   // The rotation, sampled.
   const started = Date.now();
@@ -207,6 +209,19 @@ test('mesh trust: two agents hold verifiable chains, and a root rotation never b
   assert.equal(newRoot.length, 1);
   assert.notEqual(newRoot[0], oldRoot);
   for (const cluster of CLUSTERS) assert.deepEqual(rootIds(last.held[cluster].leafBundle), newRoot);
+  // Phase 3 (the old root leaves the bundles) came only after every leaf issued under an old-root intermediate
+  // expired: the agents reported until when those live.
+  let lastOldLeaf = 0;
+  for (const sample of samples)
+    for (const cluster of CLUSTERS) {
+      const [leaf, intermediate] = pemBlocks(sample.held[cluster].leafChain);
+      if (new X509Certificate(intermediate ?? '').verify(oldRootKey))
+        lastOldLeaf = Math.max(lastOldLeaf, Date.parse(new X509Certificate(leaf ?? '').validTo));
+    }
+  const phase3At = started + (phases.find((p) => p.phase === 3)?.atMs ?? 0);
+  assert.ok(lastOldLeaf > started, 'old-root leaves were sampled during the rotation');
+  assert.ok(phase3At >= lastOldLeaf, `phase 3 at ${phase3At}, last old-root leaf until ${lastOldLeaf}`);
+  t.diagnostic(`phase 3 began ${phase3At - lastOldLeaf} ms after the last old-root leaf expired`);
   // What must fail does: a leaf from before the rotation, at its own time, against a bundle that dropped its root.
   const first = samples[0] as Sample;
   assert.match(
