@@ -195,3 +195,15 @@ test('an identity that cannot get a certificate is logged once, and does not sto
   assert.match(String((errors[0]?.['err'] as { message?: string } | undefined)?.message), /Not_A_Name/);
   assert.ok(await files.read(REVIEWS), 'the good identity has its certificate');
 });
+
+test('the MeshTrust report lists at most 200 workloads and counts the rest', TIMEOUT, async (t) => {
+  const cacerts = await intermediate(rootA, [rootA]);
+  const { issuer } = await issuerAt(t);
+  const ids = Array.from({ length: 203 }, (_, i) => ({ namespace: 'load', serviceAccount: `sa-${i}` }));
+  await issuer.reconcile(ids, cacerts, 'cluster.local');
+  const report = issuer.report();
+  assert.equal(report.workloads.length, 200);
+  assert.equal(report.workloadsNotListed, 3);
+  assert.ok(report.workloads.every((w) => w.spiffeId.startsWith('spiffe://cluster.local/ns/load/sa/sa-')));
+  assert.ok(report.workloads.every((w) => w.notAfterUnixMs > T0));
+});
