@@ -47,6 +47,8 @@ export interface MeshTrustView {
   readonly problems: readonly string[];
 }
 
+/** How stale a cluster's stored report time may get while it reports the same thing. */
+const REPORT_REFRESH_MS = 60_000;
 // Gloo's defaults for intermediateCertOptions.
 const DEFAULT_INTERMEDIATE = { ttlDays: 365, rsaKeyBits: 4096, orgName: 'gloo-mesh', graceRatio: 0.1 };
 
@@ -244,7 +246,7 @@ export class MeshTrustService {
       };
       this.#o.logger.info({ cluster, rootId: signer.id, generation: state.generation }, 'intermediate CA signed');
     }
-    await this.#o.records.writeCluster({
+    const record: ClusterTrustRecord = {
       cluster,
       appliedGeneration: req.appliedGeneration,
       oldRootLeafNotAfterMs: req.oldRootLeafNotAfterMs,
@@ -255,7 +257,8 @@ export class MeshTrustService {
       workloads: req.workloads,
       workloadsNotListed: req.workloadsNotListed,
       ...(signed !== undefined ? { signed } : {}),
-    });
+    };
+    if (!sameRecentReport(previous, record, now)) await this.#o.records.writeCluster(record);
     return {
       enabled: true,
       generation: state.generation,
@@ -270,6 +273,16 @@ export class MeshTrustService {
       ttlDays: options.ttlDays,
     };
   }
+}
+
+/**
+ * True when `next` says what `previous` said, reported less than REPORT_REFRESH_MS ago: then only
+ * its time would change, and an agent repeats its report every --trust-interval (each a
+ * ConfigMap write with the kubernetes registry), so the stored one stands a little longer.
+ */
+function sameRecentReport(previous: ClusterTrustRecord | undefined, next: ClusterTrustRecord, now: Date): boolean {
+  if (previous === undefined || now.getTime() - Date.parse(previous.reportedAt) >= REPORT_REFRESH_MS) return false;
+  return JSON.stringify({ ...previous, reportedAt: '' }) === JSON.stringify({ ...next, reportedAt: '' });
 }
 
 function intermediateOptions(policy: RootTrustPolicy) {
