@@ -34,6 +34,7 @@ export {
 export {
   INSTANCE_ADDRESSES_ANNOTATION,
   INSTANCE_LABEL,
+  POLICY_ADDRESSES_ANNOTATION,
   POLICY_HOST_LABEL,
   instanceVipKey,
   policyVipKey,

@@ -48,12 +48,8 @@ describe('examples/cluster-a and examples/cluster-b', () => {
     const bookinfo = [
       'AuthorizationPolicy/bookinfo/reviews-access-reviews-ap',
       'DestinationRule/bookinfo/reviews-global-vd',
-      'DestinationRule/bookinfo/reviews-global-vd-closest',
-      'DestinationRule/bookinfo/reviews-global-vd-round-robin',
       'PeerAuthentication/bookinfo/reviews-access-reviews-ap',
       'ServiceEntry/bookinfo/reviews-global-vd',
-      'ServiceEntry/bookinfo/reviews-global-vd-closest',
-      'ServiceEntry/bookinfo/reviews-global-vd-round-robin',
       'VirtualService/bookinfo/reviews-routes-rt',
     ];
     assert.deepEqual(names('cluster-a'), bookinfo);

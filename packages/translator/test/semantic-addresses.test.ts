@@ -48,7 +48,13 @@ function dbIn(cluster: 'a' | 'b', instances: Readonly<Record<string, string>>): 
   ];
 }
 
-function dbDestination(instanceAddresses: boolean): Resource {
+/** Both kinds of semantic address asked for. */
+const ALL_ON: Readonly<Record<string, string>> = {
+  'meshrelay.io/policy-addresses': 'true',
+  'meshrelay.io/instance-addresses': 'true',
+};
+
+function dbDestination(annotations: Readonly<Record<string, string>>): Resource {
   const vd = buildVirtualDestination({
     name: 'db',
     namespace: 'shop',
@@ -56,20 +62,17 @@ function dbDestination(instanceAddresses: boolean): Resource {
     services: [{ name: 'db', namespace: 'shop' }],
     ports: [{ number: 7000, protocol: 'GRPC' }],
   });
-  if (!instanceAddresses) return vd;
-  return { ...vd, metadata: { ...vd.metadata, annotations: { 'meshrelay.io/instance-addresses': 'true' } } };
+  if (Object.keys(annotations).length === 0) return vd;
+  return { ...vd, metadata: { ...vd.metadata, annotations: { ...annotations } } };
 }
 
 function mesh(
   a: Readonly<Record<string, string>>,
   b: Readonly<Record<string, string>>,
-  instanceAddresses = true,
+  annotations = ALL_ON,
 ): Map<string, Resource[]> {
   return new Map([
-    [
-      'cluster-a',
-      [...dbIn('a', a), buildEastWestGateway({ address: '203.0.113.10' }), dbDestination(instanceAddresses)],
-    ],
+    ['cluster-a', [...dbIn('a', a), buildEastWestGateway({ address: '203.0.113.10' }), dbDestination(annotations)]],
     ['cluster-b', [...dbIn('b', b), buildEastWestGateway({ address: '203.0.113.20' })]],
   ]);
 }
@@ -169,7 +172,9 @@ describe('semantic addresses', () => {
   });
 
   it('given labelled pods but a destination that does not ask for instance addresses, when translated, then no instance host is produced', () => {
-    const { result } = run(mesh({ 'db-0': '10.1.0.1' }, { 'db-1': '10.2.0.1' }, false));
+    const { result } = run(
+      mesh({ 'db-0': '10.1.0.1' }, { 'db-1': '10.2.0.1' }, { 'meshrelay.io/policy-addresses': 'true' }),
+    );
     const names = (result.outputs.get('cluster-a')?.resources ?? []).map((r) => r.metadata.name);
     assert.deepEqual(
       names.filter((n) => n.includes('instance')),
@@ -198,13 +203,14 @@ describe('semantic addresses', () => {
 describe('semantic hosts near the DNS length limit', () => {
   it('given a host that a prefix would make longer than 253 characters, when translated, then that policy host is left out and the output stays valid', () => {
     const long = `${'a'.repeat(60)}.${'b'.repeat(60)}.${'c'.repeat(60)}.${'d'.repeat(60)}.gl`; // 247 characters
-    const vd = buildVirtualDestination({
+    const built = buildVirtualDestination({
       name: 'db',
       namespace: 'shop',
       hosts: [long],
       services: [{ name: 'db', namespace: 'shop' }],
       ports: [{ number: 7000, protocol: 'GRPC' }],
     });
+    const vd = { ...built, metadata: { ...built.metadata, annotations: { 'meshrelay.io/policy-addresses': 'true' } } };
     const { result } = run(
       new Map([
         ['cluster-a', [...dbIn('a', { 'db-0': '10.1.0.1' }), vd]],
@@ -215,5 +221,106 @@ describe('semantic hosts near the DNS length limit', () => {
     const names = (result.outputs.get('cluster-a')?.resources ?? []).map((r) => `${r.kind}/${r.metadata.name}`);
     assert.ok(names.includes('ServiceEntry/db-vd-round-robin'), '`rr.` keeps it within 253');
     assert.ok(!names.includes('ServiceEntry/db-vd-closest') && !names.includes('DestinationRule/db-vd-closest'));
+  });
+});
+
+describe('semantic addresses are opt-in per destination', () => {
+  const names = (result: TranslationResult, cluster: string): string[] =>
+    (result.outputs.get(cluster)?.resources ?? []).map((r) => `${r.kind}/${r.metadata.name}`);
+
+  it('given a destination without the annotations, when allocated and translated, then it claims only its default address and gets no policy or instance host', () => {
+    const { vips, result } = run(mesh({ 'db-0': '10.1.0.1' }, { 'db-1': '10.2.0.1' }, {}));
+    assert.deepEqual(result.problems, []);
+    // Labelled pods still claim their instance keys: an address follows the instance, not a destination.
+    assert.deepEqual(
+      [...vips.keys()].filter((k) => !k.startsWith('instance:')),
+      ['shop/db'],
+    );
+    for (const cluster of ['cluster-a', 'cluster-b']) {
+      assert.deepEqual(
+        names(result, cluster).filter((n) => n.includes('db-vd')),
+        ['DestinationRule/db-vd', 'ServiceEntry/db-vd'],
+      );
+    }
+  });
+
+  it('given "false" on both annotations, when translated, then it is the same as no annotation and nothing is reported', () => {
+    const off = run(
+      mesh(
+        { 'db-0': '10.1.0.1' },
+        { 'db-1': '10.2.0.1' },
+        {
+          'meshrelay.io/policy-addresses': 'false',
+          'meshrelay.io/instance-addresses': 'false',
+        },
+      ),
+    );
+    const none = run(mesh({ 'db-0': '10.1.0.1' }, { 'db-1': '10.2.0.1' }, {}));
+    assert.deepEqual(off.result.problems, []);
+    assert.deepEqual([...off.vips].sort(), [...none.vips].sort());
+    for (const cluster of ['cluster-a', 'cluster-b'])
+      assert.equal(off.result.outputs.get(cluster)?.hash, none.result.outputs.get(cluster)?.hash);
+  });
+
+  it('given a destination that turns its policy addresses off while they are still allocated, when translated, then its policy hosts go at once and it no longer claims their keys', () => {
+    const on = run(mesh({ 'db-0': '10.1.0.1' }, { 'db-1': '10.2.0.1' }));
+    assert.ok(on.vips.has('round-robin:shop/db') && on.vips.has('closest:shop/db'));
+    const perCluster = mesh(
+      { 'db-0': '10.1.0.1' },
+      { 'db-1': '10.2.0.1' },
+      {
+        'meshrelay.io/instance-addresses': 'true',
+      },
+    );
+    const inputs = new Map([...perCluster].map(([c, resources]) => [c, buildTestInputSnapshot(c, resources)]));
+    assert.deepEqual(
+      virtualDestinationKeys(inputs).filter((k) => !k.startsWith('instance:')),
+      ['shop/db'],
+    );
+    // The store releases a key only on positive evidence, so the kept allocations still hold them here.
+    const { result } = run(perCluster, on.vips);
+    for (const cluster of ['cluster-a', 'cluster-b']) {
+      const list = names(result, cluster);
+      assert.deepEqual(
+        list.filter((n) => n.includes('round-robin') || n.includes('closest')),
+        [],
+      );
+      assert.ok(list.includes('ServiceEntry/db-vd-instance-db-1'), 'instance addresses are a separate choice');
+    }
+  });
+
+  it('given a value other than "true" or "false" on either annotation, when translated, then the destination is WARNING naming each annotation and its value, and those addresses stay off', () => {
+    const { vips, result } = run(
+      mesh(
+        { 'db-0': '10.1.0.1' },
+        { 'db-1': '10.2.0.1' },
+        {
+          'meshrelay.io/policy-addresses': 'yes',
+          'meshrelay.io/instance-addresses': 'True',
+        },
+      ),
+    );
+    assert.deepEqual(
+      [...vips.keys()].filter((k) => !k.startsWith('instance:')),
+      ['shop/db'],
+    );
+    const status = result.statuses.find((s) => s.kind === 'VirtualDestination' && s.name === 'db');
+    assert.equal(status?.state.approval, 'WARNING');
+    const message = status?.state.message ?? '';
+    assert.match(
+      message,
+      /metadata\.annotations\["meshrelay\.io\/policy-addresses"\] is "yes", not "true" or "false": round-robin and closest addresses stay off/,
+    );
+    assert.match(
+      message,
+      /metadata\.annotations\["meshrelay\.io\/instance-addresses"\] is "True", not "true" or "false": instance addresses stay off/,
+    );
+    // The destination itself is still translated: only the addresses the annotations would add are missing.
+    for (const cluster of ['cluster-a', 'cluster-b']) {
+      assert.deepEqual(
+        names(result, cluster).filter((n) => n.includes('db-vd')),
+        ['DestinationRule/db-vd', 'ServiceEntry/db-vd'],
+      );
+    }
   });
 });

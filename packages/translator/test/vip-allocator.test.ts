@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { buildService, buildTestInputSnapshot, buildVirtualDestination } from '@meshrelay/testkit';
-import { DEFAULT_VIP_CIDR, allocateVips, virtualDestinationKeys } from '../src/index.ts';
+import { DEFAULT_VIP_CIDR, POLICY_ADDRESSES_ANNOTATION, allocateVips, virtualDestinationKeys } from '../src/index.ts';
 
 function inPool(ip: string, prefix: string): boolean {
   return ip.startsWith(prefix);
@@ -59,31 +59,32 @@ describe('allocateVips', () => {
     });
   }
 
-  it('given inputs with VirtualDestinations in several clusters, when listing keys, then each namespace/name and its policy keys appear once, sorted', () => {
-    const vd = (name: string): ReturnType<typeof buildVirtualDestination> =>
-      buildVirtualDestination({
+  it('given inputs with VirtualDestinations in several clusters, one opted in to policy addresses, when listing keys, then each namespace/name appears once and only the opted-in one has policy keys, sorted', () => {
+    const vd = (name: string, policyAddresses = false): ReturnType<typeof buildVirtualDestination> => {
+      const built = buildVirtualDestination({
         name,
         namespace: 'bookinfo',
         hosts: [`${name}.global`],
         services: [{ name }],
         ports: [{ number: 80, protocol: 'HTTP' }],
       });
+      if (!policyAddresses) return built;
+      return { ...built, metadata: { ...built.metadata, annotations: { [POLICY_ADDRESSES_ANNOTATION]: 'true' } } };
+    };
     const inputs = new Map([
       [
         'b',
         buildTestInputSnapshot('b', [
-          vd('reviews'),
+          vd('reviews', true),
           buildService({ name: 'reviews', namespace: 'bookinfo', ports: [{ name: 'http', port: 80 }] }),
         ]),
       ],
-      ['a', buildTestInputSnapshot('a', [vd('ratings'), vd('reviews')])],
+      ['a', buildTestInputSnapshot('a', [vd('ratings'), vd('reviews', true)])],
     ]);
     assert.deepEqual(virtualDestinationKeys(inputs), [
       'bookinfo/ratings',
       'bookinfo/reviews',
-      'closest:bookinfo/ratings',
       'closest:bookinfo/reviews',
-      'round-robin:bookinfo/ratings',
       'round-robin:bookinfo/reviews',
     ]);
   });

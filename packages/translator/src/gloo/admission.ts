@@ -11,6 +11,8 @@ import {
   type Resource,
 } from '@meshrelay/api';
 import { isCleanInputList, isGlooResource, unimplementedFieldsOf, validateInputResource } from './input-validation.ts';
+import type { InputProblem } from './schema-errors.ts';
+import { addressAnnotationProblems } from '../istio/policy-vips.ts';
 import type { ProblemSink } from '../engine/problems.ts';
 import type { StatusBook } from '../engine/status-book.ts';
 
@@ -28,12 +30,15 @@ function isSecurityRelevant(r: Resource): boolean {
 interface Verdict {
   readonly issues: ReturnType<typeof validateInputResource>;
   readonly unimplemented: ReturnType<typeof unimplementedFieldsOf>;
+  /** Meshrelay annotations with a value that means nothing (see addressAnnotationProblems). */
+  readonly annotations: readonly InputProblem[];
 }
 
 /** The verdict on every valid resource that sets no unimplemented field (shared: most are). */
 const CLEAN: Verdict = Object.freeze({
   issues: Object.freeze([]) as unknown as Verdict['issues'],
   unimplemented: Object.freeze([]) as unknown as Verdict['unimplemented'],
+  annotations: Object.freeze([]),
 });
 
 /** `judged`: validateInputResource is known to find no problem with `r` (see isCleanInputList). */
@@ -41,7 +46,10 @@ function verdictOf(r: Resource, isGloo: boolean, judged: boolean): Verdict {
   const issues = judged ? [] : validateInputResource(r);
   // Only Gloo kinds have fields Meshrelay does not implement.
   const unimplemented = issues.length > 0 || !isGloo ? [] : unimplementedFieldsOf(r);
-  return issues.length === 0 && unimplemented.length === 0 ? CLEAN : { issues, unimplemented };
+  const annotations = issues.length > 0 || !isKind(r, KINDS.VirtualDestination) ? [] : addressAnnotationProblems(r);
+  return issues.length === 0 && unimplemented.length === 0 && annotations.length === 0
+    ? CLEAN
+    : { issues, unimplemented, annotations };
 }
 
 /** Resources validated between two yields (a driver may hand the event loop back there). */
@@ -64,11 +72,12 @@ export interface AdmittedCluster {
  * fields named), so one bad resource does not stop the rest. A valid resource that sets a field
  * Meshrelay does not implement is WARNING naming the field and translated without it, unless
  * ignoring the field would weaken security: then it is INVALID and not translated (so it fails
- * closed). Depends on nothing but `resources`: a result may be reused for an equal input. A list
- * that intake judged clean (isCleanInputList) is not validated again, only read for unimplemented
- * fields. `before`, the cluster's previous admission, only spares validating again the canonical
- * resources it found clean (a delta keeps the objects of unchanged resources). Yields between
- * slices of resources.
+ * closed). A VirtualDestination whose address annotation is neither "true" nor "false" is WARNING
+ * naming it, translated without those addresses. Depends on nothing but `resources`: a result may
+ * be reused for an equal input. A list that intake judged clean (isCleanInputList) is not validated
+ * again, only read for unimplemented fields and address annotations. `before`, the cluster's
+ * previous admission, only spares validating again the canonical resources it found clean (a delta
+ * keeps the objects of unchanged resources). Yields between slices of resources.
  */
 export function* admitCluster(
   cluster: string,
@@ -97,7 +106,7 @@ export function* admitCluster(
       if (isGloo) validGloo.push(r);
       continue;
     }
-    const { issues, unimplemented } = verdict;
+    const { issues, unimplemented, annotations } = verdict;
     // Only a resource with something to report needs its key (most have none).
     const resource = formatResourceKey(resourceKey(r));
     if (issues.length > 0) {
@@ -105,6 +114,8 @@ export function* admitCluster(
       problems.add({ cluster, resource, reason: `invalid input resource ignored: ${detail}`, approval: 'INVALID' });
       continue;
     }
+    // The destination is translated as if the annotation were absent: its default address is unaffected.
+    for (const a of annotations) problems.add({ cluster, resource, reason: `${a.path} ${a.message}` });
     for (const f of unimplemented) {
       if (f.effect === 'WARNING')
         problems.add({ cluster, resource, reason: `${f.path} is not supported by Meshrelay; ignored` });

@@ -1,12 +1,14 @@
 /**
- * Semantic addresses: besides its default VIP, a VirtualDestination has one address per balancing
- * policy (round robin, closest), each under a host of its own, and, when it opts in, one address
- * per backing instance that stays with the instance wherever it runs. A caller picks the behaviour
- * by the host (and address) it dials. Every address is an ordinary VIP allocation: keyed here,
- * allocated and released by the same store, so it is equal in every cluster and stable across
- * restarts. Pure.
+ * Semantic addresses: besides its default VIP, a VirtualDestination may opt in to one address per
+ * balancing policy (round robin, closest), each under a host of its own, and to one address per
+ * backing instance that stays with the instance wherever it runs. A caller picks the behaviour by
+ * the host (and address) it dials. Both are opt-in per destination because each policy host
+ * repeats the default entry: on for every destination they made each cluster's output about 3.2
+ * times larger. Every address is an ordinary VIP allocation: keyed here, allocated and released by
+ * the same store, so it is equal in every cluster and stable across restarts. Pure.
  */
 import { KINDS, isKind, type InputSnapshot, type Resource } from '@meshrelay/api';
+import { joinPath, type InputProblem } from '../gloo/schema-errors.ts';
 import type { VirtualDestinationModel } from '../gloo/virtual-destinations.ts';
 
 export type BalancingPolicy = 'round-robin' | 'closest';
@@ -21,6 +23,15 @@ export const POLICY_HOST_LABEL: Readonly<Record<BalancingPolicy, string>> = {
 
 /** VirtualDestination annotation that turns its instance addresses on ("true"). */
 export const INSTANCE_ADDRESSES_ANNOTATION = 'meshrelay.io/instance-addresses';
+
+/** VirtualDestination annotation that turns its round-robin and closest addresses on ("true"). */
+export const POLICY_ADDRESSES_ANNOTATION = 'meshrelay.io/policy-addresses';
+
+/** Each address annotation and what its value turns on or off (for the problem an operator reads). */
+const ADDRESS_ANNOTATIONS: readonly { readonly name: string; readonly what: string }[] = [
+  { name: POLICY_ADDRESSES_ANNOTATION, what: 'round-robin and closest addresses' },
+  { name: INSTANCE_ADDRESSES_ANNOTATION, what: 'instance addresses' },
+];
 
 /** Pod label naming the instance: the identity its address is kept under when it moves. */
 export const INSTANCE_LABEL = 'meshrelay.io/instance';
@@ -58,10 +69,37 @@ export function wantsInstanceAddresses(resource: Resource): boolean {
   return resource.metadata.annotations?.[INSTANCE_ADDRESSES_ANNOTATION] === 'true';
 }
 
+/** Whether a VirtualDestination resource asks for its round-robin and closest addresses. */
+export function wantsPolicyAddresses(resource: Resource): boolean {
+  return resource.metadata.annotations?.[POLICY_ADDRESSES_ANNOTATION] === 'true';
+}
+
 /**
- * The keys one input claims: for each VirtualDestination its default, round-robin and closest keys;
- * for each Pod labelled with an instance id, that instance's key. The cluster that runs an instance
- * claims its address, so the address is kept while any cluster runs it and released once none does.
+ * The address annotations of a VirtualDestination set to anything but "true" or "false". Such a
+ * value turns nothing on (an address is only ever handed out on an explicit "true"); the problem
+ * says so, so a typo is seen on the destination's status instead of silently meaning off.
+ */
+export function addressAnnotationProblems(resource: Resource): InputProblem[] {
+  const annotations = resource.metadata.annotations;
+  if (annotations === undefined) return [];
+  return ADDRESS_ANNOTATIONS.flatMap(({ name, what }) => {
+    const value = annotations[name];
+    if (value === undefined || value === 'true' || value === 'false') return [];
+    return [
+      {
+        path: joinPath('metadata.annotations', name),
+        message: `is ${JSON.stringify(value)}, not "true" or "false": ${what} stay off`,
+      },
+    ];
+  });
+}
+
+/**
+ * The keys one input claims: for each VirtualDestination its default key and, when it opts in, its
+ * round-robin and closest keys; for each Pod labelled with an instance id, that instance's key. The
+ * cluster that runs an instance claims its address, so the address is kept while any cluster runs
+ * it and released once none does. A destination that stops opting in stops claiming its policy
+ * keys, so they are released on the same evidence as a destination that is deleted.
  */
 export function inputAddressKeys(snapshot: InputSnapshot): string[] {
   const keys = new Set<string>();
@@ -69,7 +107,7 @@ export function inputAddressKeys(snapshot: InputSnapshot): string[] {
     if (isKind(r, KINDS.VirtualDestination)) {
       const key = `${r.metadata.namespace ?? ''}/${r.metadata.name}`;
       keys.add(key);
-      for (const policy of BALANCING_POLICIES) keys.add(policyVipKey(policy, key));
+      if (wantsPolicyAddresses(r)) for (const policy of BALANCING_POLICIES) keys.add(policyVipKey(policy, key));
     } else if (isKind(r, KINDS.Pod)) {
       const id = instanceId(r.metadata.labels);
       if (id !== undefined) keys.add(instanceVipKey(r.metadata.namespace ?? '', id));
@@ -92,12 +130,18 @@ export interface SemanticAddresses {
   readonly instances: readonly InstanceAddress[];
 }
 
-/** The allocated policy and instance addresses of `vd` (instances only when it opts in), sorted. */
+/**
+ * The allocated policy and instance addresses of `vd`, each kind only when it opts in, sorted. An
+ * address still allocated to a destination that no longer opts in (kept until its release) is not
+ * used: the hosts go at once.
+ */
 export function semanticAddressesOf(vd: VirtualDestinationModel, vips: ReadonlyMap<string, string>): SemanticAddresses {
-  const policies = BALANCING_POLICIES.flatMap((policy) => {
-    const address = vips.get(policyVipKey(policy, vd.key));
-    return address === undefined ? [] : [{ policy, address }];
-  });
+  const policies = !wantsPolicyAddresses(vd.owned.resource)
+    ? []
+    : BALANCING_POLICIES.flatMap((policy) => {
+        const address = vips.get(policyVipKey(policy, vd.key));
+        return address === undefined ? [] : [{ policy, address }];
+      });
   if (!wantsInstanceAddresses(vd.owned.resource)) return { policies, instances: [] };
   const byId = new Map<string, Map<number, number[]>>();
   vd.backends.forEach((backend, b) => {

@@ -154,8 +154,8 @@ export function allocateVips(
 
 /**
  * Every address key the inputs claim, sorted and unique: the keys translate() looks VIPs up by.
- * Per VirtualDestination `<namespace>/<name>` (its default VIP) and its round-robin and closest
- * keys; per Pod labelled with an instance id, that instance's key (see policy-vips.ts).
+ * Per VirtualDestination `<namespace>/<name>` (its default VIP) and, when it opts in, its
+ * round-robin and closest keys; per Pod labelled with an instance id, that instance's key (see policy-vips.ts).
  */
 export function virtualDestinationKeys(inputs: ReadonlyMap<string, InputSnapshot>): string[] {
   const keys = new Set<string>();
