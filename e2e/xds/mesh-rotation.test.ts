@@ -224,7 +224,7 @@ test('a root rotation under steady mTLS traffic between clusters', { timeout: 60
   );
 
   await t.test(
-    'given a Gloo AccessPolicy (STRICT, allowed clients), when it names another client and then this one, then calls are denied and then answered',
+    'given a Gloo AccessPolicy (STRICT, allowed clients), when it names another client, this one, then only JWT principals, then calls are denied, answered, denied with the policy WARNING',
     async () => {
       const accessPolicy = (sa: string): string => `apiVersion: security.policy.gloo.solo.io/v2
 kind: AccessPolicy
@@ -264,6 +264,36 @@ spec:
         intervalMs: 0,
         message: `reviews was never allowed by the AccessPolicy: ${JSON.stringify(w)}`,
       });
+      // JWT request principals: gRPC servers cannot check them, so the policy allows nothing and says so.
+      mesh.writeManifest(
+        'cluster-a',
+        'ratings-access.yaml',
+        accessPolicy('reviews').replace(
+          /- serviceAccountSelector: .*\n/,
+          "- requestIdentityMatcher: { requestPrincipals: ['https://issuer.example/*'] }\n",
+        ),
+      );
+      await waitFor(async () => (w = await window()).answered === 0 && (w.errors['7'] ?? 0) >= 10, {
+        timeoutMs: 90_000,
+        intervalMs: 0,
+        message: `a JWT-only AccessPolicy did not deny: ${JSON.stringify(w)}`,
+      });
+      let row: { name: string; approval: string; message: string } | undefined;
+      await waitFor(
+        async () => {
+          const { resources } = await mesh.api<{ resources: { name: string; approval: string; message: string }[] }>(
+            '/api/v1/resources?kind=AccessPolicy',
+          );
+          row = resources.find((r) => r.name === 'ratings-access');
+          return row?.approval === 'WARNING';
+        },
+        {
+          timeoutMs: 60_000,
+          intervalMs: 500,
+          message: `the AccessPolicy never turned WARNING: ${JSON.stringify(row)}`,
+        },
+      );
+      assert.match(row?.message ?? '', /requestPrincipals .*allows nothing/);
     },
   );
 
