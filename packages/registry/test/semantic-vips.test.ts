@@ -7,17 +7,24 @@ import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import type { Resource } from '@meshrelay/api';
 import { buildPod, buildTestInputSnapshot, buildVirtualDestination } from '@meshrelay/testkit';
-import { DEFAULT_VIP_POOLS, virtualDestinationKeys } from '@meshrelay/translator';
+import { DEFAULT_VIP_POOLS, POLICY_ADDRESSES_ANNOTATION, virtualDestinationKeys } from '@meshrelay/translator';
 import { KubernetesVipAllocations, VipAllocations, registryApis, type VipDemand } from '../src/index.ts';
 import { NS, kubeConfigOf, startFakeKube } from './kube-harness.ts';
 
-const DESTINATION = buildVirtualDestination({
+/** The destination without its round-robin and closest addresses. */
+const PLAIN_DESTINATION = buildVirtualDestination({
   name: 'db',
   namespace: 'shop',
   hosts: ['db.global'],
   services: [{ name: 'db', namespace: 'shop' }],
   ports: [{ number: 7000, protocol: 'GRPC' }],
 });
+
+/** The destination opted in to its round-robin and closest addresses. */
+const DESTINATION: Resource = {
+  ...PLAIN_DESTINATION,
+  metadata: { ...PLAIN_DESTINATION.metadata, annotations: { [POLICY_ADDRESSES_ANNOTATION]: 'true' } },
+};
 
 const instance = (id: string, ip: string): Resource =>
   buildPod({ name: id, namespace: 'shop', ip, labels: { app: 'db', 'meshrelay.io/instance': id } });
@@ -84,6 +91,23 @@ test('given a destination that no cluster declares any more, when reconciled, th
   await store.reconcile(demand({ east: [DESTINATION] }, ['east']));
   const dropped = await store.reconcile(demand({ east: [] }, ['east']));
   assert.deepEqual([...dropped.keys()], []);
+});
+
+test('given a destination that turns its policy addresses off, when reconciled, then they are kept while its cluster is absent and released once its input says so; its default address stays', async (t) => {
+  const store = new VipAllocations(storePath(t), DEFAULT_VIP_POOLS);
+  const before = await store.reconcile(demand({ east: [DESTINATION], west: [] }, ['east', 'west']));
+  // East absent: no evidence the annotation changed, so nothing is released.
+  const eastAbsent = await store.reconcile(demand({ west: [] }, ['east', 'west']));
+  assert.deepEqual([...eastAbsent].sort(), [...before].sort());
+  const off = await store.reconcile(demand({ east: [PLAIN_DESTINATION], west: [] }, ['east', 'west']));
+  assert.deepEqual([...off.keys()], ['shop/db']);
+  assert.equal(off.get('shop/db'), before.get('shop/db'));
+});
+
+test('given a destination without the annotation, when reconciled, then it gets only its default address', async (t) => {
+  const store = new VipAllocations(storePath(t), DEFAULT_VIP_POOLS);
+  const table = await store.reconcile(demand({ east: [PLAIN_DESTINATION] }, ['east']));
+  assert.deepEqual([...table.keys()], ['shop/db']);
 });
 
 test('given a kind of address turned off (its pool empty), when reconciled, then its keys get no address and those kept before are dropped', async (t) => {
