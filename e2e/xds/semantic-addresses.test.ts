@@ -1,9 +1,9 @@
 // Semantic addresses as proxyless gRPC clients live them: one VirtualDestination backed in two
 // clusters (two instances in cluster-a, three in cluster-b), with outlier detection (so its default
-// host prefers the caller's locality), is dialled by its round-robin host
-// (calls spread over every instance of both clusters), its closest host (the caller's locality
-// while a backend lives there, the other cluster when none does) and, opted in by annotation, by
-// one instance's host, before and after that instance moves to the other cluster. The addresses
+// host prefers the caller's locality), opted in by annotation to its policy and instance addresses,
+// is dialled by its round-robin host (calls spread over every instance of both clusters), its
+// closest host (the caller's locality while a backend lives there, the other cluster when none
+// does) and by one instance's host, before and after that instance moves to the other cluster. The addresses
 // are equal in both clusters' outputs and survive the move and a restart of the server and agents.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -22,7 +22,7 @@ kind: VirtualDestination
 metadata:
   name: db-global
   namespace: ${NAMESPACE}
-  annotations: { meshrelay.io/instance-addresses: "true" }
+  annotations: { meshrelay.io/policy-addresses: "true", meshrelay.io/instance-addresses: "true" }
 spec:
   hosts: [${HOST}]
   services: [{ name: db, namespace: ${NAMESPACE} }]

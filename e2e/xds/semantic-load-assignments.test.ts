@@ -1,7 +1,7 @@
-// What proxyless gRPC clients are sent for the round-robin and closest hosts when the other
-// cluster is reached through its east-west gateway (the e2e world has no gateway): the
-// translator's output for cluster-a, served by the agent's xDS translation to a proxy in
-// cluster-a's locality. Round robin: both localities in priority 0, each weighted by its
+// What proxyless gRPC clients are sent for the round-robin and closest hosts (of a destination
+// opted in to them) when the other cluster is reached through its east-west gateway (the e2e world
+// has no gateway): the translator's output for cluster-a, served by the agent's xDS translation to
+// a proxy in cluster-a's locality. Round robin: both localities in priority 0, each weighted by its
 // instances (1 here, 3 behind the gateway). Closest: the proxy's own locality first.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -15,7 +15,13 @@ import {
   buildTestInputSnapshot,
   buildVirtualDestination,
 } from '@meshrelay/testkit';
-import { allocateVips, createIstioValidator, translate, virtualDestinationKeys } from '@meshrelay/translator';
+import {
+  POLICY_ADDRESSES_ANNOTATION,
+  allocateVips,
+  createIstioValidator,
+  translate,
+  virtualDestinationKeys,
+} from '@meshrelay/translator';
 import { buildXdsConfig, loadAssignmentsFor } from '@meshrelay/xds';
 
 function db(cluster: 'a' | 'b', ips: readonly string[]): Resource[] {
@@ -53,13 +59,17 @@ function assignment(output: readonly Resource[], host: string): Record<string, [
 }
 
 test('given cluster-b behind its gateway, when a cluster-a proxy asks for the policy hosts, then round robin weighs instances in one priority and closest prefers its locality', () => {
-  const destination = buildVirtualDestination({
+  const built = buildVirtualDestination({
     name: 'db',
     namespace: 'shop',
     hosts: ['db.global'],
     services: [{ name: 'db', namespace: 'shop' }],
     ports: [{ number: 7000, protocol: 'GRPC' }],
   });
+  const destination = {
+    ...built,
+    metadata: { ...built.metadata, annotations: { [POLICY_ADDRESSES_ANNOTATION]: 'true' } },
+  };
   const perCluster = new Map([
     ['cluster-a', [...db('a', ['10.1.0.1']), buildEastWestGateway({ address: '203.0.113.10' }), destination]],
     [
