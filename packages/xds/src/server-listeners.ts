@@ -1,9 +1,9 @@
 /**
  * Listeners of XdsServer backends (gRFC A36): a gRPC server asks for the Listener of the address
  * it binds, `grpc/server?xds.resource.listening_address=<ip>:<port>`. Its workload is the Pod with
- * that IP (or, for a wildcard bind, the Pod its node id names); its PeerAuthentication decides the
- * TLS (mesh trust on) and its AuthorizationPolicies the RBAC filters, as istiod's proxyless
- * generator does. The policies are read once per translation (`planInbound`), the Listener is
+ * that IP (or, for a wildcard or loopback bind, the Pod its node id names); its PeerAuthentication
+ * decides the TLS (mesh trust on) and its AuthorizationPolicies the RBAC filters, as istiod's
+ * proxyless generator does. The policies are read once per translation (`planInbound`), the Listener is
  * built when a server asks (`buildServerListener`).
  */
 import { isRecord, type Resource } from '@meshrelay/api';
@@ -32,7 +32,7 @@ interface PeerAuthenticationRule {
 export interface InboundPlan {
   readonly meshTls: MeshTls | undefined;
   readonly rootNamespace: string;
-  /** Pods by IP, and by `namespace/name` for wildcard binds identified by node id. */
+  /** Pods by IP, and by `namespace/name` for wildcard and loopback binds identified by node id. */
   readonly byIp: ReadonlyMap<string, Workload>;
   readonly byName: ReadonlyMap<string, Workload>;
   readonly peerAuthentications: readonly PeerAuthenticationRule[];
@@ -156,10 +156,14 @@ function rbacFilters(plan: InboundPlan, w: Workload, denyAll: boolean): Json[] {
   return filters;
 }
 
+/** Addresses that are no other Pod's: wildcard and loopback binds. */
+const OWN_ADDRESS = /^(0\.0\.0\.0|::|127\.\d+\.\d+\.\d+|::1)$/;
+
 function workloadOf(plan: InboundPlan, address: string, nodeId: string | undefined): Workload | undefined {
   const found = plan.byIp.get(address);
-  if (found !== undefined || nodeId === undefined) return found;
-  // Istio's node id `sidecar~<ip>~<pod>.<namespace>~<namespace>.svc.<domain>` names the Pod.
+  if (found !== undefined || nodeId === undefined || !OWN_ADDRESS.test(address)) return found;
+  // A wildcard or loopback bind is the Pod's own; Istio's node id names it:
+  // `sidecar~<ip>~<pod>.<namespace>~<namespace>.svc.<domain>`.
   const podDotNs = nodeId.split('~')[2] ?? '';
   const dot = podDotNs.lastIndexOf('.');
   return dot <= 0 ? undefined : plan.byName.get(`${podDotNs.slice(dot + 1)}/${podDotNs.slice(0, dot)}`);
