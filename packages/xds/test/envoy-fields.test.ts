@@ -4,18 +4,14 @@
  * vanish on the wire without this walk. Each golden case's resources are checked.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import protobuf from 'protobufjs';
 import { parse } from 'yaml';
+import { loadEnvoyRoot } from './envoy-protos.ts';
 
 const TESTDATA = new URL('./testdata/', import.meta.url).pathname;
-const DEPS = join(dirname(createRequire(import.meta.url).resolve('@grpc/grpc-js-xds/package.json')), 'deps');
-const PROTOBUFJS = dirname(createRequire(import.meta.url).resolve('protobufjs/package.json'));
-// google/protobuf/descriptor.proto (for options) comes with protobufjs, not with grpc-js-xds.
-const INCLUDE = [...['envoy-api', 'xds', 'googleapis', 'protoc-gen-validate'].map((d) => join(DEPS, d)), PROTOBUFJS];
 const TYPES: Readonly<Record<string, string>> = {
   listeners: 'envoy.config.listener.v3.Listener',
   routes: 'envoy.config.route.v3.RouteConfiguration',
@@ -25,27 +21,17 @@ const TYPES: Readonly<Record<string, string>> = {
 };
 
 function loadRoot(): protobuf.Root {
-  const root = new protobuf.Root();
-  root.resolvePath = (_origin, target) =>
-    (target.startsWith('/') ? target : undefined) ??
-    INCLUDE.map((d) => join(d, target)).find((p) => existsSync(p)) ??
-    target;
-  root.loadSync(
-    [
-      'envoy/config/listener/v3/listener.proto',
-      'envoy/config/route/v3/route.proto',
-      'envoy/config/cluster/v3/cluster.proto',
-      'envoy/config/endpoint/v3/endpoint.proto',
-      'envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.proto',
-      'envoy/extensions/filters/http/router/v3/router.proto',
-      'envoy/extensions/filters/http/fault/v3/fault.proto',
-      'envoy/extensions/filters/http/rbac/v3/rbac.proto',
-      'envoy/extensions/transport_sockets/tls/v3/tls.proto',
-    ],
-    { keepCase: true },
-  );
-  root.resolveAll();
-  return root;
+  return loadEnvoyRoot([
+    'envoy/config/listener/v3/listener.proto',
+    'envoy/config/route/v3/route.proto',
+    'envoy/config/cluster/v3/cluster.proto',
+    'envoy/config/endpoint/v3/endpoint.proto',
+    'envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.proto',
+    'envoy/extensions/filters/http/router/v3/router.proto',
+    'envoy/extensions/filters/http/fault/v3/fault.proto',
+    'envoy/extensions/filters/http/rbac/v3/rbac.proto',
+    'envoy/extensions/transport_sockets/tls/v3/tls.proto',
+  ]);
 }
 
 /** Paths of keys in `value` that `type` has no field for (following `@type` into Any payloads). */
