@@ -459,7 +459,7 @@ const SPECS: readonly Spec[] = [
     kind: 'string',
     default: '10.31.0.0/16',
     description:
-      'pool for the round-robin address of each VirtualDestination (host rr.<host>: locality load balancing off); must not overlap the other pools; off turns these addresses off',
+      'pool for the round-robin address of each VirtualDestination annotated meshrelay.io/policy-addresses: "true" (host rr.<host>: locality load balancing off); must not overlap the other pools; off turns these addresses off',
   },
   {
     key: 'vipCidrClosest',
@@ -468,7 +468,7 @@ const SPECS: readonly Spec[] = [
     kind: 'string',
     default: '10.32.0.0/16',
     description:
-      'pool for the closest address of each VirtualDestination (host closest.<host>: locality failover with outlier detection); must not overlap the other pools; off turns these addresses off',
+      'pool for the closest address of each VirtualDestination annotated meshrelay.io/policy-addresses: "true" (host closest.<host>: locality failover with outlier detection); must not overlap the other pools; off turns these addresses off',
   },
   {
     key: 'instanceCidr',
