@@ -13,6 +13,7 @@ import {
   buildVirtualDestination,
 } from '@meshrelay/testkit';
 import {
+  IncrementalTranslator,
   allocateVips,
   checkVipPools,
   createIstioValidator,
@@ -321,6 +322,27 @@ describe('semantic addresses are opt-in per destination', () => {
         names(result, cluster).filter((n) => n.includes('db-vd')),
         ['DestinationRule/db-vd', 'ServiceEntry/db-vd'],
       );
+    }
+  });
+
+  it('given the incremental engine, when the policy annotation goes from "true" to a bad value and back, then each run matches a full translation', async () => {
+    const engine = new IncrementalTranslator(validator);
+    const vips = run(mesh({ 'db-0': '10.1.0.1' }, { 'db-1': '10.2.0.1' })).vips;
+    for (const value of ['true', 'yes', 'true']) {
+      const perCluster = mesh(
+        { 'db-0': '10.1.0.1' },
+        { 'db-1': '10.2.0.1' },
+        { 'meshrelay.io/policy-addresses': value },
+      );
+      const inputs = new Map([...perCluster].map(([c, resources]) => [c, buildTestInputSnapshot(c, resources)]));
+      const input = { inputs, clusters: [{ name: 'cluster-a' }, { name: 'cluster-b' }], vips };
+      const [incremental, full] = [await engine.run(input), translate(input, validator)];
+      assert.deepEqual(incremental.statuses, full.statuses);
+      for (const cluster of ['cluster-a', 'cluster-b'])
+        assert.equal(incremental.outputs.get(cluster)?.hash, full.outputs.get(cluster)?.hash);
+      assert.equal(names(incremental, 'cluster-a').includes('ServiceEntry/db-vd-round-robin'), value === 'true');
+      const status = incremental.statuses.find((s) => s.kind === 'VirtualDestination');
+      assert.equal(status?.state.approval, value === 'true' ? 'ACCEPTED' : 'WARNING');
     }
   });
 });
