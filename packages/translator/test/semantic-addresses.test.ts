@@ -290,7 +290,7 @@ describe('semantic addresses are opt-in per destination', () => {
     }
   });
 
-  it('given a value other than "true" or "false" on either annotation, when translated, then the destination is WARNING naming each annotation and its value, and those addresses stay off', () => {
+  it('given a value other than "true" or "false" on either annotation, when translated, then the destination is WARNING naming each annotation and its value, and those addresses stay on (a typo never releases addresses callers dial)', () => {
     const { vips, result } = run(
       mesh(
         { 'db-0': '10.1.0.1' },
@@ -301,28 +301,32 @@ describe('semantic addresses are opt-in per destination', () => {
         },
       ),
     );
-    assert.deepEqual(
-      [...vips.keys()].filter((k) => !k.startsWith('instance:')),
-      ['shop/db'],
+    const on = run(
+      mesh(
+        { 'db-0': '10.1.0.1' },
+        { 'db-1': '10.2.0.1' },
+        { 'meshrelay.io/policy-addresses': 'true', 'meshrelay.io/instance-addresses': 'true' },
+      ),
+    );
+    assert.deepEqual([...vips.keys()].sort(), [...on.vips.keys()].sort());
+    assert.ok(
+      [...vips.keys()].some((k) => k.startsWith('round-robin:')),
+      'the policy keys stay claimed',
     );
     const status = result.statuses.find((s) => s.kind === 'VirtualDestination' && s.name === 'db');
     assert.equal(status?.state.approval, 'WARNING');
     const message = status?.state.message ?? '';
     assert.match(
       message,
-      /metadata\.annotations\["meshrelay\.io\/policy-addresses"\] is "yes", not "true" or "false": round-robin and closest addresses stay off/,
+      /metadata\.annotations\["meshrelay\.io\/policy-addresses"\] is "yes", not "true" or "false": round-robin and closest addresses stay on until it is one of them/,
     );
     assert.match(
       message,
-      /metadata\.annotations\["meshrelay\.io\/instance-addresses"\] is "True", not "true" or "false": instance addresses stay off/,
+      /metadata\.annotations\["meshrelay\.io\/instance-addresses"\] is "True", not "true" or "false": instance addresses stay on until it is one of them/,
     );
-    // The destination itself is still translated: only the addresses the annotations would add are missing.
-    for (const cluster of ['cluster-a', 'cluster-b']) {
-      assert.deepEqual(
-        names(result, cluster).filter((n) => n.includes('db-vd')),
-        ['DestinationRule/db-vd', 'ServiceEntry/db-vd'],
-      );
-    }
+    // Every host callers may already dial is still served, as with "true".
+    for (const cluster of ['cluster-a', 'cluster-b'])
+      assert.deepEqual(names(result, cluster), names(on.result, cluster));
   });
 
   it('given the incremental engine, when the policy annotation goes from "true" to a bad value and back, then each run matches a full translation', async () => {
@@ -340,7 +344,8 @@ describe('semantic addresses are opt-in per destination', () => {
       assert.deepEqual(incremental.statuses, full.statuses);
       for (const cluster of ['cluster-a', 'cluster-b'])
         assert.equal(incremental.outputs.get(cluster)?.hash, full.outputs.get(cluster)?.hash);
-      assert.equal(names(incremental, 'cluster-a').includes('ServiceEntry/db-vd-round-robin'), value === 'true');
+      // A bad value keeps the addresses on, so the host stays through the typo.
+      assert.equal(names(incremental, 'cluster-a').includes('ServiceEntry/db-vd-round-robin'), true);
       const status = incremental.statuses.find((s) => s.kind === 'VirtualDestination');
       assert.equal(status?.state.approval, value === 'true' ? 'ACCEPTED' : 'WARNING');
     }

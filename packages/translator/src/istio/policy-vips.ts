@@ -64,20 +64,31 @@ export function instanceId(labels: Readonly<Record<string, string>> | undefined)
   return id !== undefined && DNS_LABEL.test(id) ? id : undefined;
 }
 
+/**
+ * Whether an address annotation is on: "true" is, absent or "false" is not. Any other value counts
+ * as on (and is a problem on the destination's status): a typo such as "True" on a destination
+ * whose addresses callers already dial must not release them and break those calls, while a typo
+ * meant as off only leaves addresses in place until it is corrected.
+ */
+function annotationOn(resource: Resource, name: string): boolean {
+  const value = resource.metadata.annotations?.[name];
+  return value !== undefined && value !== 'false';
+}
+
 /** Whether a VirtualDestination resource asks for instance addresses. */
 export function wantsInstanceAddresses(resource: Resource): boolean {
-  return resource.metadata.annotations?.[INSTANCE_ADDRESSES_ANNOTATION] === 'true';
+  return annotationOn(resource, INSTANCE_ADDRESSES_ANNOTATION);
 }
 
 /** Whether a VirtualDestination resource asks for its round-robin and closest addresses. */
 export function wantsPolicyAddresses(resource: Resource): boolean {
-  return resource.metadata.annotations?.[POLICY_ADDRESSES_ANNOTATION] === 'true';
+  return annotationOn(resource, POLICY_ADDRESSES_ANNOTATION);
 }
 
 /**
  * The address annotations of a VirtualDestination set to anything but "true" or "false". Such a
- * value turns nothing on (an address is only ever handed out on an explicit "true"); the problem
- * says so, so a typo is seen on the destination's status instead of silently meaning off.
+ * value keeps its addresses on (see annotationOn); the problem says so, so a typo is seen on the
+ * destination's status instead of silently meaning either.
  */
 export function addressAnnotationProblems(resource: Resource): InputProblem[] {
   const annotations = resource.metadata.annotations;
@@ -88,7 +99,7 @@ export function addressAnnotationProblems(resource: Resource): InputProblem[] {
     return [
       {
         path: joinPath('metadata.annotations', name),
-        message: `is ${JSON.stringify(value)}, not "true" or "false": ${what} stay off`,
+        message: `is ${JSON.stringify(value)}, not "true" or "false": ${what} stay on until it is one of them`,
       },
     ];
   });
