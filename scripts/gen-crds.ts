@@ -26,6 +26,7 @@ import {
   MIRROR_POLICY_SPEC,
 } from '../packages/translator/src/gloo/schemas/route-policies.ts';
 import { WORKSPACE_SETTINGS_SPEC, WORKSPACE_SPEC } from '../packages/translator/src/gloo/schemas/workspace.ts';
+import { ROOT_TRUST_POLICY_SPEC } from '../packages/translator/src/gloo/schemas/root-trust-policy.ts';
 import {
   ACCESS_POLICY_SPEC,
   FAILOVER_POLICY_SPEC,
@@ -56,6 +57,7 @@ const VALUE_KEYWORDS = new Set([
   'description',
 ]);
 const JUNCTORS = new Set(['not', 'oneOf', 'anyOf', 'allOf']);
+const EXCLUSIVE_BOUNDS: Readonly<Record<string, string>> = { exclusiveMinimum: 'minimum', exclusiveMaximum: 'maximum' };
 
 /** Converts one translator schema node into a structural one; throws on what a CRD cannot express. */
 function toStructural(node: Schema, path = '$'): Schema {
@@ -88,6 +90,13 @@ function toStructural(node: Schema, path = '$'): Schema {
         : junctorMember(value as Schema, `${path}.${key}`);
     } else if (VALUE_KEYWORDS.has(key)) {
       out[key] = value;
+    } else if (EXCLUSIVE_BOUNDS[key] !== undefined) {
+      // JSON Schema's numeric bound becomes OpenAPI v3.0's bound + boolean flag, the form a CRD takes.
+      const bound = EXCLUSIVE_BOUNDS[key];
+      if (typeof value !== 'number' || node[bound] !== undefined)
+        throw new Error(`${path}: ${key} must be a number and the only ${bound} bound`);
+      out[bound] = value;
+      out[key] = true;
     } else {
       throw new Error(`${path}: keyword "${key}" cannot be expressed in a CRD schema`);
     }
@@ -208,6 +217,39 @@ function glooKind(ref: KindRef, plural: string, spec: Schema): CrdSource {
   };
 }
 
+/**
+ * RootTrustPolicy: read by the management server, which writes its status (active roots, trust
+ * generation, phase, each cluster's phase, what holds a rotation). The columns are typed; the rest
+ * of the status is kept as written.
+ */
+const ROOT_TRUST_POLICY: CrdSource = {
+  ref: { apiVersion: 'admin.gloo.solo.io/v2', kind: 'RootTrustPolicy', namespaced: true },
+  plural: 'roottrustpolicies',
+  description:
+    'Gloo Mesh v2 RootTrustPolicy: the mesh root CA and the options of each cluster intermediate, read by the Meshrelay management server.',
+  spec: {
+    ...toStructural(ROOT_TRUST_POLICY_SPEC, 'RootTrustPolicy.spec'),
+    description: 'Gloo Mesh v2 RootTrustPolicy spec (solo-apis gloo-mesh-v2.6.x fields).',
+  },
+  status: {
+    type: 'object',
+    'x-kubernetes-preserve-unknown-fields': true,
+    properties: {
+      state: { type: 'string', enum: ['PENDING', 'ACCEPTED', 'INVALID', 'WARNING', 'FAILED'] },
+      observedGeneration: { type: 'integer' },
+      trustGeneration: { type: 'integer', minimum: 0 },
+      phase: { type: 'integer', minimum: 0, maximum: 3 },
+      phaseSince: { type: 'string', format: 'date-time' },
+    },
+  },
+  printerColumns: [
+    { name: 'State', type: 'string', jsonPath: '.status.state' },
+    { name: 'Phase', type: 'integer', jsonPath: '.status.phase' },
+    { name: 'Trust-Generation', type: 'integer', jsonPath: '.status.trustGeneration' },
+    AGE,
+  ],
+};
+
 const SOURCES: readonly CrdSource[] = [
   KUBERNETES_CLUSTER,
   glooKind(KINDS.VirtualDestination, 'virtualdestinations', VIRTUAL_DESTINATION_SPEC),
@@ -226,6 +268,7 @@ const SOURCES: readonly CrdSource[] = [
   glooKind(KINDS.VirtualGateway, 'virtualgateways', VIRTUAL_GATEWAY_SPEC),
   glooKind(KINDS.Workspace, 'workspaces', WORKSPACE_SPEC),
   glooKind(KINDS.WorkspaceSettings, 'workspacesettings', WORKSPACE_SETTINGS_SPEC),
+  ROOT_TRUST_POLICY,
 ];
 
 function crd(source: CrdSource): Schema {

@@ -61,5 +61,26 @@ export function compileCrdSchema(schema: Schema): ValidateFunction {
   ])
     ajv.addKeyword(keyword);
   ajv.addFormat('date-time', /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/);
-  return ajv.compile(schema);
+  return ajv.compile(withNumericExclusiveBounds(schema) as Schema);
+}
+
+/**
+ * OpenAPI v3.0 (a CRD) writes an exclusive bound as `minimum: 0, exclusiveMinimum: true`; the JSON
+ * Schema Ajv checks writes it `exclusiveMinimum: 0`. Rewrites the first form into the second.
+ */
+function withNumericExclusiveBounds(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withNumericExclusiveBounds);
+  if (typeof node !== 'object' || node === null) return node;
+  const out: Schema = {};
+  for (const [key, value] of Object.entries(node as Schema)) out[key] = withNumericExclusiveBounds(value);
+  for (const [flag, bound] of [
+    ['exclusiveMinimum', 'minimum'],
+    ['exclusiveMaximum', 'maximum'],
+  ] as const) {
+    if (out[flag] === false) delete out[flag];
+    if (out[flag] !== true) continue;
+    out[flag] = out[bound];
+    delete out[bound];
+  }
+  return out;
 }

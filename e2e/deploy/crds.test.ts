@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { parse, parseAllDocuments } from 'yaml';
 import { INPUT_KINDS, KINDS, type Resource } from '@meshrelay/api';
+import { ROOT_TRUST_POLICY_API, parseRootTrustPolicy } from '@meshrelay/registry';
 import { validateInputResource } from '@meshrelay/translator';
 import { compileCrdSchema, structuralProblems } from './crd-schema.ts';
 import { CHART, ROOT, objectsOfKind, renderChart } from './helm-runner.ts';
@@ -75,7 +76,7 @@ function genCrds(args: readonly string[]): Promise<{ code: number; out: string }
 test("given the committed CRDs, when gen-crds --check runs, then they match the translator's schemas", async () => {
   const run = await genCrds(['--check']);
   assert.equal(run.code, 0, run.out);
-  assert.match(run.out, /17 CRDs are up to date/);
+  assert.match(run.out, /18 CRDs are up to date/);
 });
 
 test('given a copy of the CRDs with one edited and one removed, when gen-crds --check runs on it, then it fails naming both', async (t) => {
@@ -119,8 +120,17 @@ test('given every CRD file, when checked as a Kubernetes object, then each is a 
   }
 });
 
-test('given the kinds the translator reads and the registry kind, when the CRDs are listed, then each has exactly one CRD of the right scope', () => {
-  const glooKinds = [...INPUT_KINDS.filter((k) => k.apiVersion.includes('.gloo.solo.io/')), KINDS.KubernetesCluster];
+test('given the kinds the translator reads and the management plane kinds, when the CRDs are listed, then each has exactly one CRD of the right scope', () => {
+  const rootTrustPolicy = {
+    apiVersion: `${ROOT_TRUST_POLICY_API.group}/${ROOT_TRUST_POLICY_API.version}`,
+    kind: ROOT_TRUST_POLICY_API.kind,
+    namespaced: true,
+  };
+  const glooKinds = [
+    ...INPUT_KINDS.filter((k) => k.apiVersion.includes('.gloo.solo.io/')),
+    KINDS.KubernetesCluster,
+    rootTrustPolicy,
+  ];
   for (const kind of glooKinds)
     assert.equal(crdFor(kind.apiVersion, kind.kind).spec.scope, kind.namespaced ? 'Namespaced' : 'Cluster', kind.kind);
   assert.equal(crdFiles().size, glooKinds.length);
@@ -264,3 +274,99 @@ for (const [kind, what, breakSpec] of BREAKAGES) {
     assert.equal(admittedByCrd(broken), false, 'the CRD accepted it');
   });
 }
+
+/** The RootTrustPolicy of docs/operating/mesh-trust.md, as an operator would apply it. */
+function documentedRootTrustPolicy(): Json {
+  const doc = readFileSync(join(ROOT, 'docs/operating/mesh-trust.md'), 'utf8');
+  const block = /```yaml\n(apiVersion: admin\.gloo\.solo\.io\/v2\nkind: RootTrustPolicy\n[\s\S]*?)```/.exec(doc)?.[1];
+  assert.ok(block, 'docs/operating/mesh-trust.md shows no RootTrustPolicy');
+  return parse(block) as Json;
+}
+
+test('given the RootTrustPolicy CRD, when inspected, then it is the kind the server watches, with a status subresource and columns', () => {
+  const crd = crdFor('admin.gloo.solo.io/v2', 'RootTrustPolicy');
+  assert.equal(crd.spec.names.plural, ROOT_TRUST_POLICY_API.plural);
+  const version = crd.spec.versions[0];
+  assert.deepEqual(version?.subresources, { status: {} });
+  assert.deepEqual(
+    version?.additionalPrinterColumns?.map((c) => c['jsonPath']),
+    ['.status.state', '.status.phase', '.status.trustGeneration', '.metadata.creationTimestamp'],
+  );
+});
+
+test('given the documented RootTrustPolicy and the status the server writes, when validated against the CRD, then both are admitted', () => {
+  const policy = documentedRootTrustPolicy();
+  assert.ok('value' in parseRootTrustPolicy(policy), 'the management server refuses the documented policy');
+  assert.equal(admittedByCrd(policy), true);
+  // The shape policyStatus() in the management server writes, with observedGeneration added.
+  const status = {
+    state: 'ACCEPTED',
+    activeRoots: [{ id: '0123456789abcdef', origin: 'generated', notAfter: '2027-11-29T00:00:00.000Z' }],
+    trustGeneration: 3,
+    phase: 2,
+    phaseSince: '2026-11-29T05:00:00.000Z',
+    clusters: { east: { appliedGeneration: 3, phase: 2 }, west: { appliedGeneration: 2, phase: 1 } },
+    holds: [{ kind: 'cluster', cluster: 'west', appliedGeneration: 2, since: '2026-11-29T05:00:00.000Z' }],
+    problems: [],
+    observedGeneration: 1,
+  };
+  assert.equal(admittedByCrd({ ...policy, status }), true);
+  assert.equal(admittedByCrd({ ...policy, status: { ...status, phase: 4 } }), false, 'a phase beyond 3');
+  assert.equal(admittedByCrd({ ...policy, status: { ...status, state: 'FINE' } }), false, 'an unknown state');
+});
+
+function propertiesAt(schema: Json, path: readonly string[]): Json {
+  let node = schema;
+  for (const name of path) node = (node['properties'] as Record<string, Json>)[name] ?? {};
+  return (node['properties'] ?? {}) as Json;
+}
+
+/** Edits of the documented policy's spec.config, and whether the management server accepts the result. */
+const ROOT_TRUST_EDITS: readonly (readonly [what: string, accepted: boolean, config: Json])[] = [
+  ['no config at all (a generated root)', true, {}],
+  ['a secretRef with a namespace', true, { mgmtServerCa: { secretRef: { name: 'root-ca', namespace: 'certs' } } }],
+  ['every cert option at its bounds', true, { intermediateCertOptions: bounds(1, 2048, 'acme', 0.01) }],
+  ['the largest cert options', true, { mgmtServerCa: { generated: bounds(36_500, 8192, 'a', 0.99) } }],
+  ['autoRestartPods', true, { autoRestartPods: true }],
+  ['both generated and secretRef', false, { mgmtServerCa: { generated: {}, secretRef: { name: 'root-ca' } } }],
+  ['a secretRef without a name', false, { mgmtServerCa: { secretRef: { namespace: 'certs' } } }],
+  ['a secretRef with an empty name', false, { mgmtServerCa: { secretRef: { name: '' } } }],
+  ['ttlDays 0', false, { intermediateCertOptions: { ttlDays: 0 } }],
+  ['ttlDays over a hundred years', false, { intermediateCertOptions: { ttlDays: 36_501 } }],
+  ['a fractional ttlDays', false, { intermediateCertOptions: { ttlDays: 1.5 } }],
+  ['a 1024-bit key', false, { mgmtServerCa: { generated: { rsaKeySizeBytes: 1024 } } }],
+  ['a 16384-bit key', false, { intermediateCertOptions: { rsaKeySizeBytes: 16_384 } }],
+  ['a blank orgName', false, { intermediateCertOptions: { orgName: '   ' } }],
+  ['an empty orgName', false, { intermediateCertOptions: { orgName: '' } }],
+  ['a grace ratio of 0', false, { intermediateCertOptions: { secretRotationGracePeriodRatio: 0 } }],
+  ['a grace ratio of 1', false, { intermediateCertOptions: { secretRotationGracePeriodRatio: 1 } }],
+  ['autoRestartPods as a string', false, { autoRestartPods: 'yes' }],
+];
+
+function bounds(ttlDays: number, rsaKeySizeBytes: number, orgName: string, ratio: number): Json {
+  return { ttlDays, rsaKeySizeBytes, orgName, secretRotationGracePeriodRatio: ratio };
+}
+
+for (const [what, accepted, config] of ROOT_TRUST_EDITS) {
+  test(`given a RootTrustPolicy with ${what}, when validated, then the CRD and the management server ${accepted ? 'both accept' : 'both refuse'} it`, () => {
+    const policy = { ...documentedRootTrustPolicy(), spec: { config } };
+    assert.equal('value' in parseRootTrustPolicy(policy), accepted, 'the management server');
+    assert.equal(admittedByCrd(policy), accepted, 'the CRD');
+  });
+}
+
+test('given a RootTrustPolicy with an agent CA or passive CAs, when admitted by the CRD, then the fields are kept and the management server refuses it naming them', () => {
+  for (const [field, value] of [
+    ['agentCa', { vault: { server: 'https://vault:8200' } }],
+    ['passiveCertificateAuthorities', [{ generated: {} }]],
+  ] as const) {
+    const policy = { ...documentedRootTrustPolicy(), spec: { config: { [field]: value } } };
+    assert.equal(admittedByCrd(policy), true, field);
+    const parsed = parseRootTrustPolicy(policy);
+    assert.ok('problem' in parsed && parsed.problem.includes(`spec.config.${field}`), JSON.stringify(parsed));
+    // Declared in the schema, so the API server's pruning does not drop them before the server reads them.
+    const schema = crdFor('admin.gloo.solo.io/v2', 'RootTrustPolicy').spec.versions[0]?.schema.openAPIV3Schema;
+    const fields = Object.keys(propertiesAt(schema ?? {}, ['spec', 'config']));
+    assert.ok(fields.includes(field), `${field} not among ${fields.join(', ')}`);
+  }
+});
