@@ -13,10 +13,7 @@ import {
   signIntermediateCsr,
   type CaBundle,
 } from '@meshrelay/certs';
-
-/** The certificate provider instance name the xDS TLS contexts refer to. */
-export const CERT_PROVIDER_INSTANCE = 'meshrelay';
-export const SERVER_LISTENER_TEMPLATE = 'grpc/server?xds.resource.listening_address=%s';
+import { buildXdsBootstrap } from '@meshrelay/meshctl';
 
 export interface WorkloadIdentity {
   readonly cluster: string;
@@ -77,24 +74,11 @@ export class MeshCertificates {
   }
 }
 
-/** A workload's bootstrap: its agent's xDS, its node id, the mesh certificate provider on `certDir`. */
+/**
+ * A workload's bootstrap, as `meshctl xds bootstrap --workload-certs <certDir>` prints it: so the
+ * bootstrap operators are told to use is the one these calls prove (its certificate provider name
+ * and server Listener template must be the ones the agent's xDS uses, or no call succeeds).
+ */
 export function workloadBootstrap(xdsPort: number, nodeId: string, certDir: string): string {
-  return JSON.stringify({
-    xds_servers: [
-      { server_uri: `localhost:${xdsPort}`, channel_creds: [{ type: 'insecure' }], server_features: ['xds_v3'] },
-    ],
-    node: { id: nodeId, locality: {} },
-    server_listener_resource_name_template: SERVER_LISTENER_TEMPLATE,
-    certificate_providers: {
-      [CERT_PROVIDER_INSTANCE]: {
-        plugin_name: 'file_watcher',
-        config: {
-          certificate_file: join(certDir, 'certificate.pem'),
-          private_key_file: join(certDir, 'private_key.pem'),
-          ca_certificate_file: join(certDir, 'ca_certificate.pem'),
-          refresh_interval: '1s',
-        },
-      },
-    },
-  });
+  return JSON.stringify(buildXdsBootstrap(`localhost:${xdsPort}`, nodeId, undefined, { dir: certDir, refresh: '1s' }));
 }

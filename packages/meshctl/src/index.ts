@@ -28,3 +28,10 @@ export { formatAge, formatTimeLeft, renderTable, shortHash } from './format.ts';
 export { renderCheckReport, runChecks, type CheckReport, type CheckResult } from './commands/check.ts';
 export { fillWaysOut, renderSafeMode, type WayOut } from './commands/safe-mode.ts';
 export { gatherDebugReport, type DebugReport } from './commands/debug.ts';
+export {
+  buildXdsBootstrap,
+  MESH_CERT_PROVIDER,
+  SERVER_LISTENER_TEMPLATE,
+  type WorkloadCerts,
+  type XdsBootstrap,
+} from './commands/xds.ts';

@@ -61,6 +61,51 @@ test(
 );
 
 test(
+  'given a workload certificate directory, when xds bootstrap runs, then it adds the file_watcher provider on its three files and the server Listener template',
+  { timeout: 60_000 },
+  async () => {
+    const r = await meshctl([
+      'xds',
+      'bootstrap',
+      '--agent-address',
+      'localhost:15010',
+      '--node-id',
+      'n',
+      '--workload-certs',
+      '/var/lib/meshrelay/workload-certs/shop/reviews/',
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    const bootstrap = JSON.parse(r.stdout);
+    assert.equal(bootstrap.server_listener_resource_name_template, 'grpc/server?xds.resource.listening_address=%s');
+    assert.deepEqual(bootstrap.certificate_providers, {
+      meshrelay: {
+        plugin_name: 'file_watcher',
+        config: {
+          certificate_file: '/var/lib/meshrelay/workload-certs/shop/reviews/certificate.pem',
+          private_key_file: '/var/lib/meshrelay/workload-certs/shop/reviews/private_key.pem',
+          ca_certificate_file: '/var/lib/meshrelay/workload-certs/shop/reviews/ca_certificate.pem',
+          refresh_interval: '10s',
+        },
+      },
+    });
+    const bad = await meshctl([
+      'xds',
+      'bootstrap',
+      '--agent-address',
+      'localhost:15010',
+      '--node-id',
+      'n',
+      '--workload-certs',
+      'd',
+      '--cert-refresh',
+      '10m',
+    ]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /"10m" is not a whole number of seconds such as 10s/);
+  },
+);
+
+test(
   'given an agent nobody listens for, when proxy list runs, then it fails with one line naming the URL',
   { timeout: 60_000 },
   async () => {

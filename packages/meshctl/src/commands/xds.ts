@@ -13,8 +13,38 @@ export interface XdsBootstrap {
   }[];
   readonly node: {
     readonly id: string;
-    readonly locality?: { readonly region: string; readonly zone?: string; readonly sub_zone?: string };
+    readonly locality: { readonly region?: string; readonly zone?: string; readonly sub_zone?: string };
   };
+  /** With mesh trust: the name an XdsServer asks its agent for, per address it listens on. */
+  readonly server_listener_resource_name_template?: string;
+  /** With mesh trust: the workload certificate files the agent writes, watched by gRPC. */
+  readonly certificate_providers?: Readonly<Record<string, CertificateProvider>>;
+}
+
+interface CertificateProvider {
+  readonly plugin_name: 'file_watcher';
+  readonly config: {
+    readonly certificate_file: string;
+    readonly private_key_file: string;
+    readonly ca_certificate_file: string;
+    readonly refresh_interval: string;
+  };
+}
+
+/**
+ * The names the agent's xDS uses for mesh TLS (packages/xds names.ts; an e2e test checks they agree,
+ * since meshctl does not depend on the agent's packages): the certificate provider instance its
+ * TLS contexts name, and the server Listener name template its ADS answers.
+ */
+export const MESH_CERT_PROVIDER = 'meshrelay';
+export const SERVER_LISTENER_TEMPLATE = 'grpc/server?xds.resource.listening_address=%s';
+
+/** Where a workload's certificates are, and how often gRPC re-reads them. */
+export interface WorkloadCerts {
+  /** The agent's `<workload-cert-dir>/<namespace>/<serviceAccount>` for this workload. */
+  readonly dir: string;
+  /** A protobuf JSON duration such as "10s". */
+  readonly refresh: string;
 }
 
 function parseAgentAddress(value: string): string {
@@ -36,23 +66,48 @@ function parseLocality(value: string): readonly string[] {
  * stays on loopback or the pod, as istio-agent's does), xDS v3, the node id and locality.
  * The locality decides which endpoints the workload prefers when failover is configured.
  */
-export function buildXdsBootstrap(agentAddress: string, nodeId: string, locality?: readonly string[]): XdsBootstrap {
+export function buildXdsBootstrap(
+  agentAddress: string,
+  nodeId: string,
+  locality?: readonly string[],
+  certs?: WorkloadCerts,
+): XdsBootstrap {
   const [region, zone, subZone] = locality ?? [];
+  const file = (name: string): string => `${certs?.dir.replace(/\/+$/, '') ?? ''}/${name}`;
   return {
     xds_servers: [{ server_uri: agentAddress, channel_creds: [{ type: 'insecure' }], server_features: ['xds_v3'] }],
     node: {
       id: nodeId,
-      ...(region !== undefined
-        ? {
-            locality: {
-              region,
-              ...(zone !== undefined ? { zone } : {}),
-              ...(subZone !== undefined ? { sub_zone: subZone } : {}),
-            },
-          }
-        : {}),
+      // Always present: grpc-js-xds refuses a bootstrap whose node has no locality (an XdsServer
+      // fails at start with "locality field missing in node element"); empty means none known.
+      locality:
+        region !== undefined
+          ? { region, ...(zone !== undefined ? { zone } : {}), ...(subZone !== undefined ? { sub_zone: subZone } : {}) }
+          : {},
     },
+    ...(certs !== undefined
+      ? {
+          server_listener_resource_name_template: SERVER_LISTENER_TEMPLATE,
+          certificate_providers: {
+            [MESH_CERT_PROVIDER]: {
+              plugin_name: 'file_watcher',
+              config: {
+                certificate_file: file('certificate.pem'),
+                private_key_file: file('private_key.pem'),
+                ca_certificate_file: file('ca_certificate.pem'),
+                refresh_interval: certs.refresh,
+              },
+            },
+          },
+        }
+      : {}),
   };
+}
+
+function parseRefresh(value: string): string {
+  if (!/^\d{1,5}s$/.test(value) || Number(value.slice(0, -1)) < 1)
+    throw new InvalidArgumentError(`"${value}" is not a whole number of seconds such as 10s`);
+  return value;
 }
 
 /** One connected proxy, from an agent's GET /xds/proxies or the server's GET /api/v1/xds/proxies. */
@@ -212,9 +267,25 @@ export function addXdsCommands(program: Command, ctx: CliContext): void {
       'where the workload runs: region[/zone[/subzone]] (decides locality failover)',
       parseLocality,
     )
-    .action((flags: { agentAddress: string; nodeId: string; locality?: readonly string[] }) => {
-      ctx.printJson(buildXdsBootstrap(flags.agentAddress, flags.nodeId, flags.locality));
-    });
+    .option(
+      '--workload-certs <dir>',
+      "with mesh trust: the workload's certificate directory, the agent's <workload-cert-dir>/<namespace>/<serviceAccount>",
+    )
+    .option('--cert-refresh <seconds>', 'how often gRPC re-reads the certificate files', parseRefresh, '10s')
+    .action(
+      (flags: {
+        agentAddress: string;
+        nodeId: string;
+        locality?: readonly string[];
+        workloadCerts?: string;
+        certRefresh: string;
+      }) => {
+        if (flags.workloadCerts === '') throw new InvalidArgumentError('--workload-certs: must name a directory');
+        const certs =
+          flags.workloadCerts !== undefined ? { dir: flags.workloadCerts, refresh: flags.certRefresh } : undefined;
+        ctx.printJson(buildXdsBootstrap(flags.agentAddress, flags.nodeId, flags.locality, certs));
+      },
+    );
 
   const proxy = program.command('proxy').description('proxies connected to the agents over xDS');
   proxy
