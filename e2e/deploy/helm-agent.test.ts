@@ -244,7 +244,7 @@ test('given one agent replica without election, when the chart renders, then it 
     objectsOfKind(objects, 'Role')
       .map((r) => r.metadata.name)
       .sort(),
-    ['meshrelay-agent-credentials', 'meshrelay-agent-mesh-config'],
+    ['meshrelay-agent-cacerts', 'meshrelay-agent-credentials', 'meshrelay-agent-mesh-config'],
     'no leader-election Role',
   );
 });

@@ -23,10 +23,9 @@ const AGENT_UNMAPPED = [
   'MESHRELAY_AGENT_LEASE_FILE', // the chart elects with a Lease, never a file
   'MESHRELAY_AGENT_LEASE_NAME', // the binary's meshrelay-agent-<cluster> is unique per cluster
   'MESHRELAY_AGENT_STATUS_DIR', // the chart discovers through the Kubernetes API; statuses go to the resources
-  'MESHRELAY_AGENT_CACERTS_DIR', // the chart applies to Kubernetes: cacerts is the Secret in the Istio namespace
+  // Applying to Kubernetes, cacerts is the Secret in discovery.istioNamespace; with file output, <state-dir>/cacerts.
+  'MESHRELAY_AGENT_CACERTS_DIR',
   'MESHRELAY_AGENT_WORKLOAD_CERT_DIR', // in the pod's state dir; files for workloads on the agent's own node or VM
-  'MESHRELAY_AGENT_WORKLOAD_CERT_TTL', // the binary's 24h, as Istio's workload certificates
-  'MESHRELAY_AGENT_TRUST_INTERVAL', // the binary's 30s; the management plane's --trust-tick paces the rotation
 ];
 /** Variables whose value the chart derives (paths, names, the downward API) rather than copies from one value. */
 const SERVER_DERIVED = [
@@ -168,6 +167,8 @@ const AGENT_COMMON_MAPPINGS: readonly Mapping[] = [
   ['glooAgent.xds.host', '0.0.0.0', 'MESHRELAY_AGENT_XDS_HOST', '0.0.0.0'],
   ['glooAgent.xds.port', 15010, 'MESHRELAY_AGENT_XDS_PORT', '15010'],
   ['glooAgent.interestRenewInterval', '1m', 'MESHRELAY_AGENT_INTEREST_RENEW_INTERVAL', '1m'],
+  ['glooAgent.meshTrust.interval', '10s', 'MESHRELAY_AGENT_TRUST_INTERVAL', '10s'],
+  ['glooAgent.meshTrust.workloadCertTtl', '12h', 'MESHRELAY_AGENT_WORKLOAD_CERT_TTL', '12h'],
   ['glooAgent.xds.socket', '/var/run/meshrelay/xds.sock', 'MESHRELAY_AGENT_XDS_SOCKET', '/var/run/meshrelay/xds.sock'],
   ['glooAgent.logLevel', 'warn', 'MESHRELAY_AGENT_LOG_LEVEL', 'warn'],
 ];
@@ -212,6 +213,8 @@ const AGENT_SAMPLES: Readonly<
       ['glooAgent.discovery.file.maxTotalBytes', '32MiB', 'MESHRELAY_AGENT_MAX_MANIFESTS_BYTES', '32MiB'],
       ['glooAgent.discovery.file.followExternalSymlinks', true, 'MESHRELAY_AGENT_FOLLOW_EXTERNAL_SYMLINKS', 'true'],
       ['glooAgent.apply', 'kubernetes', 'MESHRELAY_AGENT_APPLY', 'kubernetes'],
+      // Without Kubernetes discovery the Istio namespace still names where cacerts is written.
+      ['glooAgent.discovery.istioNamespace', 'istio-ca', 'MESHRELAY_AGENT_ISTIO_NAMESPACE', 'istio-ca'],
       ['glooAgent.leaderElection.enabled', false, 'MESHRELAY_AGENT_LEADER_ELECTION', 'none'],
     ],
   },

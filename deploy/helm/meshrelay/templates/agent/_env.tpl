@@ -2,8 +2,10 @@
 The relay agent's environment: each value maps onto exactly one MESHRELAY_AGENT_* variable of
 meshrelay-agent (packages/agent/src/config.ts). Secrets arrive as files, never as variables (the client
 key and certificate live in the Secret glooAgent.relay.credentialsSecret, read through the API). Left at
-the binary's default on purpose: the lease name (meshrelay-agent-<cluster>) and the kubeconfig (the
-pod's service account).
+the binary's default on purpose: the lease name (meshrelay-agent-<cluster>), the kubeconfig (the
+pod's service account), and where mesh trust files go (cacerts is the Secret in the Istio namespace
+when the agent applies to Kubernetes; otherwise it and the workload certificates are under the state
+dir). The list with reasons is AGENT_UNMAPPED in e2e/deploy/helm-env.test.ts.
 */}}
 {{- define "meshrelay.agent.tokenPath" -}}/var/run/secrets/meshrelay/relay-token/token{{- end -}}
 {{- define "meshrelay.agent.rootCaPath" -}}/var/run/secrets/meshrelay/relay-ca/ca.crt{{- end -}}
@@ -51,7 +53,7 @@ pod's service account).
 - name: MESHRELAY_AGENT_WATCH_NAMESPACES
   value: {{ join "," . | quote }}
 {{- end }}
-{{- if eq $a.discovery.provider "kubernetes" }}
+{{- if or (eq $a.discovery.provider "kubernetes") (eq $apply "kubernetes") }}
 - name: MESHRELAY_AGENT_ISTIO_NAMESPACE
   value: {{ $a.discovery.istioNamespace | quote }}
 {{- end }}
@@ -79,6 +81,10 @@ pod's service account).
   value: {{ $a.xds.port | int | quote }}
 - name: MESHRELAY_AGENT_INTEREST_RENEW_INTERVAL
   value: {{ include "meshrelay.unitValue" $a.interestRenewInterval | quote }}
+- name: MESHRELAY_AGENT_TRUST_INTERVAL
+  value: {{ include "meshrelay.unitValue" $a.meshTrust.interval | quote }}
+- name: MESHRELAY_AGENT_WORKLOAD_CERT_TTL
+  value: {{ include "meshrelay.unitValue" $a.meshTrust.workloadCertTtl | quote }}
 {{- if $a.xds.socket }}
 - name: MESHRELAY_AGENT_XDS_SOCKET
   value: {{ $a.xds.socket | quote }}
