@@ -2,7 +2,8 @@
 // and a relay agent run as processes with the environment the chart renders for them (only ports,
 // paths and the API's address swapped for local ones), each against a Kubernetes API test double
 // (@meshrelay/testkit: no real kube-apiserver runs on these machines). Every request either makes
-// must be allowed by the Role/ClusterRole the chart binds to its service account.
+// must be allowed by the Role/ClusterRole the chart binds to its service account. A RootTrustPolicy
+// is in force, so the mesh trust requests (root Secret, policy status, cacerts) are among them.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,7 +20,8 @@ import {
   type FakeKubeObjectInput,
   type ProcessHandle,
 } from '@meshrelay/testkit';
-import { ROOT, findObject, objectsOfKind, renderChart, type KubeObject } from './helm-runner.ts';
+import { compileCrdSchema } from './crd-schema.ts';
+import { CHART, ROOT, findObject, objectsOfKind, renderChart, type KubeObject } from './helm-runner.ts';
 import { containerEnv } from './kube-checks.ts';
 import { allowedBy, describeRequest, resourceRequestOf, type ResourceRequest } from './rbac-check.ts';
 
@@ -63,6 +65,28 @@ function kubeconfigFile(dir: string, fake: FakeKubeApiServer, name: string): str
   const file = join(dir, name);
   writeFileSync(file, fake.kubeConfigYaml(), { mode: 0o600 });
   return file;
+}
+
+/** A generated root with small keys (the test's CPU), as an operator would create the CR. */
+const ROOT_TRUST_POLICY = {
+  apiVersion: 'admin.gloo.solo.io/v2',
+  kind: 'RootTrustPolicy',
+  metadata: { name: 'root', namespace: NS },
+  spec: {
+    config: {
+      mgmtServerCa: { generated: { rsaKeySizeBytes: 2048 } },
+      intermediateCertOptions: { rsaKeySizeBytes: 2048, ttlDays: 7 },
+    },
+  },
+};
+
+/** True when the chart's RootTrustPolicy CRD admits `status` on the policy. */
+function statusAdmittedByCrd(status: unknown): boolean {
+  const crd = parseAllDocuments(
+    readFileSync(join(CHART, 'crds', 'admin.gloo.solo.io_roottrustpolicies.yaml'), 'utf8'),
+  )[0]?.toJS() as { spec: { versions: { schema: { openAPIV3Schema: Record<string, unknown> } }[] } };
+  const validate = compileCrdSchema(crd.spec.versions[0]?.schema.openAPIV3Schema ?? {});
+  return validate({ ...ROOT_TRUST_POLICY, status }) === true;
 }
 
 /** examples/cluster-a as objects in the workload cluster's API. */
@@ -131,6 +155,7 @@ test(
       metadata: { name: 'istio', namespace: 'istio-system' },
       data: { mesh: 'trustDomain: a.example\n' },
     });
+    mgmtApi.put(ROOT_TRUST_POLICY);
     const serverObjects = await renderChart({});
     const agentObjects = await renderChart(AGENT_VALUES);
     const [relayPort, httpPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
@@ -174,6 +199,7 @@ test(
         MESHRELAY_AGENT_STATE_DIR: join(dir, 'agent-state'),
         MESHRELAY_AGENT_HEALTH_PORT: '0',
         MESHRELAY_AGENT_ACCESS_LOG_PORT: '0',
+        MESHRELAY_AGENT_TRUST_INTERVAL: '1s',
       },
     );
     assert.deepEqual(
@@ -204,6 +230,20 @@ test(
         message: 'the agent wrote no status for the VirtualDestination',
       },
     );
+    await waitFor(() => workloadApi.get('Secret', 'cacerts', 'istio-system') !== undefined, {
+      timeoutMs: 45_000,
+      intervalMs: 100,
+      message: `the agent wrote no cacerts Secret; agent log:\n${agent.lines.slice(-20).join('\n')}`,
+    });
+    let status: unknown;
+    await waitFor(
+      () => {
+        status = mgmtApi.get('RootTrustPolicy', 'root', NS)?.['status'];
+        return status !== undefined;
+      },
+      { timeoutMs: 20_000, intervalMs: 100, message: 'the server wrote no RootTrustPolicy status' },
+    );
+    assert.equal(statusAdmittedByCrd(status), true, `the CRD refuses the status written: ${JSON.stringify(status)}`);
     await api(base, token, 'PATCH', `/api/v1/clusters/${CLUSTER}`, { skipWarming: true });
     await api(base, token, 'POST', `/api/v1/clusters/${CLUSTER}/token`);
     await agent.stop(5000);
@@ -229,6 +269,7 @@ test(
       'watch admin.gloo.solo.io/workspaces in gloo-mesh',
       'list admin.gloo.solo.io/roottrustpolicies in gloo-mesh',
       'watch admin.gloo.solo.io/roottrustpolicies in gloo-mesh',
+      'update admin.gloo.solo.io/roottrustpolicies/status in gloo-mesh',
     ]) {
       assert.ok(
         serverRequests.map(describeRequest).includes(expected),
@@ -246,6 +287,9 @@ test(
       // Istio's mesh config, for the trust domain.
       'list core/configmaps in istio-system',
       'watch core/configmaps in istio-system',
+      // Mesh trust: the cluster's intermediate CA for istiod.
+      'get core/secrets in istio-system',
+      'create core/secrets in istio-system',
     ]) {
       assert.ok(
         agentRequests.map(describeRequest).includes(expected),
