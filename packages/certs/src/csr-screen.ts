@@ -58,7 +58,13 @@ function pemBody(csrPem: string): Buffer {
   return Buffer.from(match[1].replace(/\s+/g, ''), 'base64');
 }
 
-function rsaKey(spkiDer: Buffer): KeyObject {
+/** The RSA key sizes a CSR may have, in bits. */
+export interface RsaBits {
+  readonly min: number;
+  readonly max: number;
+}
+
+function rsaKey(spkiDer: Buffer, allowed: RsaBits): KeyObject {
   let key: KeyObject;
   try {
     key = createPublicKey({ key: spkiDer, format: 'der', type: 'spki' });
@@ -70,17 +76,17 @@ function rsaKey(spkiDer: Buffer): KeyObject {
     throw refuse(`key type ${key.asymmetricKeyType ?? 'unknown'}; RSA is required`);
   if (details.publicExponent !== RSA_EXPONENT) throw refuse('RSA public exponent is not 65537');
   const bits = details.modulusLength;
-  if (bits < MIN_RSA_BITS || bits > MAX_RSA_BITS)
-    throw refuse(`key is RSA-${bits}; RSA-${MIN_RSA_BITS} to RSA-${MAX_RSA_BITS} is required`);
+  if (bits < allowed.min || bits > allowed.max)
+    throw refuse(`key is RSA-${bits}; RSA-${allowed.min} to RSA-${allowed.max} is required`);
   return key;
 }
 
 /**
  * Throws MESHRELAY_ERR_CERTIFICATE unless `csrPem` is one DER PKCS#10 request whose key is RSA
- * with exponent 65537 and 2048–4096 bits and whose signature (sha256/384/512 with RSA) verifies
+ * with exponent 65537 and `allowed` bits (default 2048–4096) and whose signature (sha256/384/512 with RSA) verifies
  * against that key. The key is checked before the signature. Runs in time linear in the input.
  */
-export function screenCsr(csrPem: string): void {
+export function screenCsr(csrPem: string, allowed: RsaBits = { min: MIN_RSA_BITS, max: MAX_RSA_BITS }): void {
   const der = pemBody(csrPem);
   const outer = readTlv(der, 0, 0x30);
   const info = readTlv(der, outer.start, 0x30, outer.end);
@@ -90,7 +96,7 @@ export function screenCsr(csrPem: string): void {
   const algorithm = readTlv(der, info.end, 0x30, outer.end);
   const oid = readTlv(der, algorithm.start, 0x06, algorithm.end);
   const signature = readTlv(der, algorithm.end, 0x03, outer.end);
-  const key = rsaKey(der.subarray(subject.end, spki.end));
+  const key = rsaKey(der.subarray(subject.end, spki.end), allowed);
   const hash = SIGNATURE_HASHES.get(der.subarray(oid.start, oid.end).toString('hex'));
   if (!hash) throw refuse('signature algorithm is not sha256/sha384/sha512 with RSA');
   if (der[signature.start] !== 0) throw refuse('signature is not a whole number of bytes');

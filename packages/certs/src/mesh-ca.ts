@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import forge from 'node-forge';
 import { isValidClusterName, MeshrelayError } from '@meshrelay/api';
 import type { CaBundle } from './ca.ts';
-import { MAX_RSA_BITS, MIN_RSA_BITS, screenCsr } from './csr-screen.ts';
+import { MIN_RSA_BITS, screenCsr } from './csr-screen.ts';
 import type { KeyPair } from './keys.ts';
 import {
   addSeconds,
@@ -27,6 +27,12 @@ import {
   utf8Name,
   type NameAttribute,
 } from './x509.ts';
+
+/**
+ * The largest mesh CA key: a RootTrustPolicy's rsaKeySizeBytes may ask for up to 8192 bits (the
+ * relay's own client keys stop at 4096), and a policy the server accepts must be one it can sign.
+ */
+export const MAX_INTERMEDIATE_RSA_BITS = 8192;
 
 export interface MeshRootOptions {
   /** Default 'meshrelay mesh root'. */
@@ -57,6 +63,11 @@ export interface SignIntermediateOptions {
   readonly trustDomain: string;
   readonly ttlDays: number;
   readonly orgName?: string;
+  /**
+   * The key size the RootTrustPolicy asks for (intermediateCertOptions.rsaKeySizeBytes, in bits):
+   * a CSR with a smaller key is refused. Unset: the relay's floor of 2048 bits.
+   */
+  readonly minRsaBits?: number;
   readonly now: Date;
 }
 
@@ -162,7 +173,7 @@ export function signIntermediateCsr(options: SignIntermediateOptions): IssuedInt
   assertTrustDomain(trustDomain);
   assertPositive('intermediate ttlDays', ttlDays);
   if (options.orgName !== undefined) assertName('intermediate orgName', options.orgName);
-  const csr = readIntermediateCsr(options.csrPem, cluster, trustDomain);
+  const csr = readIntermediateCsr(options.csrPem, cluster, trustDomain, options.minRsaBits);
   const rootCert = parseCertificate(root.certPem, 'mesh root certificate');
   assertIssuerValidAt(rootCert, now);
   const requested = addSeconds(now, ttlDays * 86_400);
@@ -195,8 +206,10 @@ function readIntermediateCsr(
   csrPem: string,
   cluster: string,
   trustDomain: string,
+  minRsaBits = MIN_RSA_BITS,
 ): forge.pki.CertificateSigningRequest {
-  screenCsr(csrPem);
+  // Up to 8192 bits, as a RootTrustPolicy may ask (the relay's own client keys stop at 4096).
+  screenCsr(csrPem, { min: Math.max(MIN_RSA_BITS, minRsaBits), max: MAX_INTERMEDIATE_RSA_BITS });
   let csr: forge.pki.CertificateSigningRequest;
   try {
     csr = forge.pki.certificationRequestFromPem(csrPem);
@@ -242,8 +255,8 @@ function rsaKeyPairSync(bits: number): KeyPair {
 }
 
 function assertRsaBits(bits: number): number {
-  if (!Number.isInteger(bits) || bits < MIN_RSA_BITS || bits > MAX_RSA_BITS) {
-    throw invalid(`rsaKeyBits must be an integer from ${MIN_RSA_BITS} to ${MAX_RSA_BITS}, got ${bits}`);
+  if (!Number.isInteger(bits) || bits < MIN_RSA_BITS || bits > MAX_INTERMEDIATE_RSA_BITS) {
+    throw invalid(`rsaKeyBits must be an integer from ${MIN_RSA_BITS} to ${MAX_INTERMEDIATE_RSA_BITS}, got ${bits}`);
   }
   return bits;
 }

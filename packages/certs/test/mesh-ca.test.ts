@@ -137,6 +137,23 @@ test('given an RSA-1024 CSR, it is refused naming the key size', TIMEOUT, () => 
   assert.throws(() => sign(weak), certificateError('RSA-1024'));
 });
 
+test(
+  'given the policy key size as a floor, a smaller key is refused naming both and a larger one up to 8192 bits is signed',
+  TIMEOUT,
+  () => {
+    // agentKey is RSA-2048: below a 3072-bit floor.
+    assert.throws(() => sign(handCsr(), { minRsaBits: 3072 }), certificateError('RSA-2048; RSA-3072 to RSA-8192'));
+    assert.doesNotThrow(() => sign(handCsr(), { minRsaBits: 2048 }));
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', {
+      modulusLength: 6144,
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    });
+    const large = handCsr({ key: { privateKeyPem: privateKey, publicKeyPem: publicKey } });
+    assert.ok(new X509Certificate(sign(large, { minRsaBits: 4096 }).certPem).ca);
+  },
+);
+
 test('given a SAN other than exactly spiffe://<trustDomain>, it is refused', TIMEOUT, () => {
   const cases: (readonly object[])[] = [
     [],

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import { status as grpcStatus } from '@grpc/grpc-js';
 import { rootIdOf } from '@meshrelay/certs';
 import { mtlsClient, registerCluster, startTestServer } from './harness.ts';
-import { intermediateCsr, meshTrust, policyFile, trustStatusOf } from './mesh-trust-harness.ts';
+import { GENERATED_POLICY, intermediateCsr, meshTrust, policyFile, trustStatusOf } from './mesh-trust-harness.ts';
 
 const TIMEOUT = { timeout: 120_000 };
 
@@ -104,5 +104,30 @@ test(
     );
     const after = (await trustStatusOf(server)).clusters.find((c) => c.cluster === 'east');
     assert.deepEqual(after, before, 'nothing of a refused request was recorded');
+  },
+);
+
+test(
+  "given a policy asking for 3072-bit intermediate keys, when a cluster sends a 2048-bit CSR, then INVALID_ARGUMENT names both sizes and the policy's size is what the agent is told",
+  TIMEOUT,
+  async (t) => {
+    const policy = GENERATED_POLICY.replace(
+      /(intermediateCertOptions:\n\s+ttlDays: 7\n\s+rsaKeySizeBytes: )2048/,
+      '$13072',
+    );
+    assert.notEqual(policy, GENERATED_POLICY);
+    const server = await startTestServer(t, ['--root-trust-policy', policyFile(t, policy), '--trust-tick', '100ms']);
+    const east = await registerCluster(server, 'east');
+    const client = mtlsClient(t, server, east);
+    await assert.rejects(
+      meshTrust(client, { intermediateCsrPem: (await intermediateCsr('east')).csrPem, trustDomain: 'cluster.local' }),
+      (err: { code: number; details: string }) => {
+        assert.equal(err.code, grpcStatus.INVALID_ARGUMENT);
+        assert.match(err.details, /RSA-2048; RSA-3072 to RSA-8192 is required/);
+        return true;
+      },
+    );
+    assert.equal((await meshTrust(client, { trustDomain: 'cluster.local' })).rsaKeyBits, 3072);
+    assert.equal((await trustStatusOf(server)).clusters.find((c) => c.cluster === 'east')?.lastSigned, undefined);
   },
 );

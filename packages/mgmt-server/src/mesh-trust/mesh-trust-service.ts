@@ -235,6 +235,8 @@ export class MeshTrustService {
         trustDomain: req.trustDomain,
         ttlDays: options.ttlDays,
         orgName: options.orgName,
+        // The policy's key size is a floor: an agent cannot weaken the mesh with a smaller key.
+        minRsaBits: options.rsaKeyBits,
         now,
       });
       intermediateCertPem = issued.certPem;
