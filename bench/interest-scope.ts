@@ -1,7 +1,8 @@
 /**
- * `node bench/interest-scope.ts [--clusters 50] [--services 200] [--endpoints 5] [--nodes 10] [--homes 5]
- * [--call-share 10] [--changes 20]`: what interest-scoped outputs (DESIGN §17) save, in process, against
- * unscoped outputs of the same translation.
+ * `npm run bench -- --interest [--clusters 50] [--services 1000] [--endpoints 10] [--nodes 50] [--homes H]
+ * [--call-share 10] [--changes 10]`: what interest-scoped outputs (DESIGN §17) save, in process, against
+ * unscoped outputs of the same translation. Without `--homes` it runs H = 5 and H = 50 (capped at the
+ * cluster count) and writes the `interest-scope` section of bench/RESULTS.md.
  *
  * The workload is the tier generator's (every 10th service exported through a VirtualDestination,
  * RouteTable and AccessPolicy defined in cluster-0), except that each exported service runs in
@@ -14,8 +15,9 @@
  *
  * Per change: the clusters whose output changed and the bytes each agent is sent (a delta with
  * patches, framed and compressed as the relay sends it), unscoped against scoped; the server CPU
- * of the translation and of the scoping. Prints a Markdown section.
+ * of the translation and of the scoping.
  */
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import {
   KINDS,
@@ -34,43 +36,32 @@ import {
   virtualDestinationKeys,
 } from '@meshrelay/translator';
 import { OutputScoper } from '../packages/mgmt-server/src/interests/output-scope.ts';
-import { TIER_S, clusterName, generateWorkload, serviceName, type WorkloadShape } from './workload.ts';
+import { describeMachine } from './report.ts';
+import { writeResultsSection } from './results-file.ts';
+import { TIER_M, clusterName, generateWorkload, serviceName, type WorkloadShape } from './workload.ts';
 
-const { values } = parseArgs({
-  options: {
-    clusters: { type: 'string', default: '50' },
-    services: { type: 'string', default: '200' },
-    endpoints: { type: 'string', default: '5' },
-    nodes: { type: 'string', default: '10' },
-    homes: { type: 'string', default: '5' },
-    'call-share': { type: 'string', default: '10' },
-    changes: { type: 'string', default: '20' },
-  },
-});
-const num = (flag: string, raw: string, min: number): number => {
-  const n = Number(raw);
-  if (!/^\d+$/.test(raw) || n < min)
-    throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `--${flag}: "${raw}" is not a whole number ≥ ${min}`);
-  return n;
-};
-const shape: WorkloadShape = {
-  ...TIER_S,
-  clusters: num('clusters', values.clusters, 2),
-  servicesPerCluster: num('services', values.services, 10),
-  endpointsPerService: num('endpoints', values.endpoints, 1),
-  nodesPerCluster: num('nodes', values.nodes, 1),
-};
-const homes = Math.min(num('homes', values.homes, 1), shape.clusters);
-const callShare = num('call-share', values['call-share'], 1);
-const changes = num('changes', values.changes, 1);
-const exported = Array.from({ length: shape.servicesPerCluster }, (_, s) => s).filter(
-  (s) => s % shape.exportEvery === 0,
-);
+export interface InterestScopeOptions {
+  readonly shape: WorkloadShape;
+  /** Clusters each exported service runs in. */
+  readonly homes: number;
+  /** Percentage of the destinations each cluster holds a lease on. */
+  readonly callShare: number;
+  readonly changes: number;
+}
 
-/** The clusters running exported service `s`: `homes` of them, spread by the service's ordinal. */
-function homesOf(s: number): number[] {
-  const k = s / shape.exportEvery;
-  return Array.from({ length: homes }, (_, i) => (k * homes + i) % shape.clusters);
+/** Totals over all changes of one run, unscoped against scoped. */
+export interface InterestScopeResult {
+  readonly options: InterestScopeOptions;
+  readonly exportedServices: number;
+  readonly coldMs: number;
+  /** Mean canonical bytes of one cluster's output (what its agent holds). */
+  readonly outputBytes: { readonly unscoped: number; readonly scoped: number };
+  /** Cluster outputs that changed, summed over the changes. */
+  readonly clustersSent: { readonly unscoped: number; readonly scoped: number };
+  /** Delta bytes on the wire, summed over the changes and clusters. */
+  readonly deltaBytes: { readonly unscoped: number; readonly scoped: number };
+  readonly translationMs: number;
+  readonly scopingMs: number;
 }
 
 /** The service a workload resource belongs to (Service, EndpointSlice, Pod), if any. */
@@ -78,24 +69,6 @@ function serviceOf(r: Resource): string | undefined {
   if (r.kind === KINDS.EndpointSlice.kind) return r.metadata.labels?.['kubernetes.io/service-name'];
   if (r.kind === KINDS.Service.kind || r.kind === KINDS.Pod.kind) return r.metadata.labels?.['app'];
   return undefined;
-}
-
-function homedInputs(): Map<string, InputSnapshot> {
-  const away = new Map<string, Set<number>>(exported.map((s) => [serviceName(s), new Set<number>()]));
-  for (const s of exported) {
-    const home = new Set(homesOf(s));
-    for (let c = 0; c < shape.clusters; c++) if (!home.has(c)) away.get(serviceName(s))?.add(c);
-  }
-  const out = new Map<string, InputSnapshot>();
-  for (const [cluster, input] of generateWorkload(shape).inputs) {
-    const c = Number(cluster.slice(cluster.lastIndexOf('-') + 1));
-    const resources = input.resources.filter((r) => {
-      const service = serviceOf(r);
-      return service === undefined || !(away.get(service)?.has(c) ?? false);
-    });
-    out.set(cluster, buildInputSnapshot({ cluster, epoch: input.epoch, generation: 1, resources }));
-  }
-  return out;
 }
 
 /** `resources` with the readiness of the first endpoint of `service`'s EndpointSlice flipped. */
@@ -129,80 +102,238 @@ async function deltaBytes(base: OutputSnapshot, next: OutputSnapshot): Promise<n
   return (await encodeSnapshotFor(base, next, { patches: true })).wireBytes;
 }
 
-const inputs = homedInputs();
-const clusters = [...inputs.keys()].map((name) => ({ name }));
-const vips = allocateVips(new Map(), virtualDestinationKeys(inputs), DEFAULT_VIP_CIDR);
-const engine = new IncrementalTranslator(createIstioValidator());
-const cold = await cpuOf(() => engine.run({ inputs, clusters, vips }));
-const scoper = new OutputScoper();
-/** Each cluster's held hosts: `callShare` % of the exported services' hosts, spread by cluster. */
-const held = new Map(
-  clusters.map((c, i) => [
-    c.name,
-    new Set(
-      exported.filter((_, k) => (k + i) % Math.round(100 / callShare) === 0).map((s) => `${serviceName(s)}.global`),
-    ),
-  ]),
-);
-const scopeAll = (outputs: ReadonlyMap<string, OutputSnapshot>) =>
-  new Map([...outputs].map(([name, o]) => [name, scoper.scope(o, held.get(name) ?? new Set()).output]));
-let unscoped = cold.value.outputs;
-let scoped = scopeAll(unscoped);
-const sum = (m: ReadonlyMap<string, OutputSnapshot>) => [...m.values()].reduce((n, o) => n + o.bytes, 0);
-const sizes = { unscoped: sum(unscoped) / unscoped.size, scoped: sum(scoped) / scoped.size };
+/** The workload of one run: which services are exported, where each runs, and the inputs without the rest. */
+class HomedWorkload {
+  readonly exported: number[];
+  readonly inputs: Map<string, InputSnapshot>;
+  readonly o: InterestScopeOptions;
 
-const totals = { unscopedClusters: 0, scopedClusters: 0, unscopedBytes: 0, scopedBytes: 0, engineMs: 0, scopeMs: 0 };
-let current = inputs;
-for (let i = 0; i < changes; i++) {
-  const s = exported[i % exported.length] as number;
-  const cluster = clusterName(homesOf(s)[0] as number);
-  const before = current.get(cluster) as InputSnapshot;
-  current = new Map(current).set(
-    cluster,
-    buildInputSnapshot({
-      cluster,
-      epoch: before.epoch,
-      generation: before.generation + 1,
-      resources: flipFirstEndpoint(before.resources, serviceName(s)),
-    }),
-  );
-  const run = await cpuOf(() => engine.run({ inputs: current, clusters, vips }));
-  const next = run.value.outputs;
-  const nextScoped = await cpuOf(() => scopeAll(next));
-  totals.engineMs += run.ms;
-  totals.scopeMs += nextScoped.ms;
-  for (const [name, o] of next) {
-    const was = unscoped.get(name) as OutputSnapshot;
-    if (was.hash !== o.hash) {
-      totals.unscopedClusters += 1;
-      totals.unscopedBytes += await deltaBytes(was, o);
-    }
-    const wasScoped = scoped.get(name) as OutputSnapshot;
-    const isScoped = nextScoped.value.get(name) as OutputSnapshot;
-    if (wasScoped.hash !== isScoped.hash) {
-      totals.scopedClusters += 1;
-      totals.scopedBytes += await deltaBytes(wasScoped, isScoped);
-    }
+  constructor(o: InterestScopeOptions) {
+    this.o = o;
+    const { shape } = o;
+    this.exported = Array.from({ length: shape.servicesPerCluster }, (_, s) => s).filter(
+      (s) => s % shape.exportEvery === 0,
+    );
+    this.inputs = this.#homedInputs();
   }
-  unscoped = next;
-  scoped = nextScoped.value;
+
+  /** The clusters running exported service `s`: `homes` of them, spread by the service's ordinal. */
+  homesOf(s: number): number[] {
+    const k = s / this.o.shape.exportEvery;
+    return Array.from({ length: this.o.homes }, (_, i) => (k * this.o.homes + i) % this.o.shape.clusters);
+  }
+
+  /** Each cluster's held hosts: `callShare` % of the exported services' hosts, spread by cluster. */
+  held(clusters: readonly string[]): Map<string, Set<string>> {
+    const every = Math.round(100 / this.o.callShare);
+    return new Map(
+      clusters.map((name, i) => [
+        name,
+        new Set(this.exported.filter((_, k) => (k + i) % every === 0).map((s) => `${serviceName(s)}.global`)),
+      ]),
+    );
+  }
+
+  #homedInputs(): Map<string, InputSnapshot> {
+    const away = new Map<string, Set<number>>();
+    for (const s of this.exported) {
+      const home = new Set(this.homesOf(s));
+      const notHome = new Set<number>();
+      for (let c = 0; c < this.o.shape.clusters; c++) if (!home.has(c)) notHome.add(c);
+      away.set(serviceName(s), notHome);
+    }
+    const out = new Map<string, InputSnapshot>();
+    for (const [cluster, input] of generateWorkload(this.o.shape).inputs) {
+      const c = Number(cluster.slice(cluster.lastIndexOf('-') + 1));
+      const resources = input.resources.filter((r) => {
+        const service = serviceOf(r);
+        return service === undefined || !(away.get(service)?.has(c) ?? false);
+      });
+      out.set(cluster, buildInputSnapshot({ cluster, epoch: input.epoch, generation: 1, resources }));
+    }
+    return out;
+  }
+
+  /** The inputs after change `i`: the first endpoint of an exported service flipped in its first home. */
+  changed(current: Map<string, InputSnapshot>, i: number): Map<string, InputSnapshot> {
+    const s = this.exported[i % this.exported.length] as number;
+    const cluster = clusterName(this.homesOf(s)[0] as number);
+    const before = current.get(cluster) as InputSnapshot;
+    return new Map(current).set(
+      cluster,
+      buildInputSnapshot({
+        cluster,
+        epoch: before.epoch,
+        generation: before.generation + 1,
+        resources: flipFirstEndpoint(before.resources, serviceName(s)),
+      }),
+    );
+  }
+}
+
+const meanBytes = (m: ReadonlyMap<string, OutputSnapshot>) => [...m.values()].reduce((n, o) => n + o.bytes, 0) / m.size;
+
+/** Translates the workload, then applies the changes one by one, scoping every output each time. */
+export async function measureInterestScope(o: InterestScopeOptions): Promise<InterestScopeResult> {
+  const w = new HomedWorkload(o);
+  const clusters = [...w.inputs.keys()].map((name) => ({ name }));
+  const vips = allocateVips(new Map(), virtualDestinationKeys(w.inputs), DEFAULT_VIP_CIDR);
+  const engine = new IncrementalTranslator(createIstioValidator());
+  const cold = await cpuOf(() => engine.run({ inputs: w.inputs, clusters, vips }));
+  const scoper = new OutputScoper();
+  const held = w.held(clusters.map((c) => c.name));
+  const scopeAll = (outputs: ReadonlyMap<string, OutputSnapshot>) =>
+    new Map([...outputs].map(([name, out]) => [name, scoper.scope(out, held.get(name) ?? new Set()).output]));
+  let unscoped = cold.value.outputs;
+  let scoped = scopeAll(unscoped);
+  const outputBytes = { unscoped: meanBytes(unscoped), scoped: meanBytes(scoped) };
+  const t = { unscopedClusters: 0, scopedClusters: 0, unscopedBytes: 0, scopedBytes: 0, engineMs: 0, scopeMs: 0 };
+  let current = w.inputs;
+  for (let i = 0; i < o.changes; i++) {
+    current = w.changed(current, i);
+    const run = await cpuOf(() => engine.run({ inputs: current, clusters, vips }));
+    const next = run.value.outputs;
+    const nextScoped = await cpuOf(() => scopeAll(next));
+    t.engineMs += run.ms;
+    t.scopeMs += nextScoped.ms;
+    for (const [name, out] of next) {
+      const was = unscoped.get(name) as OutputSnapshot;
+      if (was.hash !== out.hash) {
+        t.unscopedClusters += 1;
+        t.unscopedBytes += await deltaBytes(was, out);
+      }
+      const wasScoped = scoped.get(name) as OutputSnapshot;
+      const isScoped = nextScoped.value.get(name) as OutputSnapshot;
+      if (wasScoped.hash !== isScoped.hash) {
+        t.scopedClusters += 1;
+        t.scopedBytes += await deltaBytes(wasScoped, isScoped);
+      }
+    }
+    unscoped = next;
+    scoped = nextScoped.value;
+  }
+  return {
+    options: o,
+    exportedServices: w.exported.length,
+    coldMs: cold.ms,
+    outputBytes,
+    clustersSent: { unscoped: t.unscopedClusters, scoped: t.scopedClusters },
+    deltaBytes: { unscoped: t.unscopedBytes, scoped: t.scopedBytes },
+    translationMs: t.engineMs,
+    scopingMs: t.scopeMs,
+  };
 }
 
 const kib = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
-const per = (n: number) => n / changes;
-const perAgent = (n: number) => n / changes / shape.clusters;
-console.log(
-  [
-    `### Interest-scoped outputs (${shape.clusters} clusters × ${shape.servicesPerCluster} services × ${shape.endpointsPerService} endpoints, ${exported.length} VirtualDestinations each run in ${homes} clusters, each cluster calling ${callShare} % of them; ${changes} readiness changes)`,
+/** scoped / unscoped of the same run; 1.00 when both are 0 (nothing to leave out). */
+const ratio = (pair: { readonly unscoped: number; readonly scoped: number }) =>
+  (pair.unscoped === 0 ? (pair.scoped === 0 ? 1 : Number.POSITIVE_INFINITY) : pair.scoped / pair.unscoped).toFixed(2);
+
+/** One run's table: every figure beside the unscoped baseline of the same run. */
+export function renderInterestRun(r: InterestScopeResult, title: string): string {
+  const { shape, homes, callShare, changes } = r.options;
+  const per = (n: number) => n / changes;
+  const perAgent = (n: number) => n / changes / shape.clusters;
+  return [
+    `### ${title}: ${shape.clusters} clusters × ${shape.servicesPerCluster} services × ${shape.endpointsPerService} endpoints, ${r.exportedServices} VirtualDestinations each run in ${homes} clusters, each cluster calling ${callShare} % of them; ${changes} readiness changes`,
     '',
-    `Cold translation: ${Math.round(cold.ms)} ms CPU.`,
+    `Cold translation: ${Math.round(r.coldMs)} ms CPU.`,
     '',
     '| | unscoped | scoped | scoped / unscoped |',
     '|---|---:|---:|---:|',
-    `| output per cluster (canonical bytes, mean) | ${kib(sizes.unscoped)} | ${kib(sizes.scoped)} | ${(sizes.scoped / sizes.unscoped).toFixed(2)} |`,
-    `| clusters sent an output per change | ${per(totals.unscopedClusters).toFixed(1)} | ${per(totals.scopedClusters).toFixed(1)} | ${(totals.scopedClusters / Math.max(1, totals.unscopedClusters)).toFixed(2)} |`,
-    `| bytes per agent per change (delta on the wire, mean over all agents) | ${kib(perAgent(totals.unscopedBytes))} | ${kib(perAgent(totals.scopedBytes))} | ${(totals.scopedBytes / Math.max(1, totals.unscopedBytes)).toFixed(2)} |`,
-    `| server CPU per change: translation (ms) | ${per(totals.engineMs).toFixed(1)} | ${per(totals.engineMs).toFixed(1)} | 1.00 |`,
-    `| server CPU per change: scoping (ms) | 0 | ${per(totals.scopeMs).toFixed(1)} | — |`,
-  ].join('\n'),
-);
+    `| output per cluster, held by its agent (canonical bytes, mean) | ${kib(r.outputBytes.unscoped)} | ${kib(r.outputBytes.scoped)} | ${ratio(r.outputBytes)} |`,
+    `| clusters sent an output per change | ${per(r.clustersSent.unscoped).toFixed(1)} | ${per(r.clustersSent.scoped).toFixed(1)} | ${ratio(r.clustersSent)} |`,
+    `| bytes per agent per change (delta on the wire, mean over all agents) | ${kib(perAgent(r.deltaBytes.unscoped))} | ${kib(perAgent(r.deltaBytes.scoped))} | ${ratio(r.deltaBytes)} |`,
+    `| server CPU per change: translation (ms) | ${per(r.translationMs).toFixed(1)} | ${per(r.translationMs).toFixed(1)} | 1.00 |`,
+    `| server CPU per change: scoping (ms) | 0 | ${per(r.scopingMs).toFixed(1)} | — |`,
+  ].join('\n');
+}
+
+function wholeNumber(flag: string, raw: string | undefined, fallback: number, min: number): number {
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min)
+    throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `--${flag}: "${raw}" is not a whole number ≥ ${min}`);
+  return Number(raw);
+}
+
+/** The runs `argv` asks for: its `--homes`, or H = 5 and H = every cluster (the tier workload). */
+export function parseInterestArgs(argv: readonly string[]): InterestScopeOptions[] {
+  let values: Record<string, string | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: Object.fromEntries(
+        ['clusters', 'services', 'endpoints', 'nodes', 'homes', 'call-share', 'changes'].map((f) => [
+          f,
+          { type: 'string' as const },
+        ]),
+      ),
+    }) as { values: Record<string, string | undefined> });
+  } catch (err) {
+    throw new MeshrelayError(
+      'MESHRELAY_ERR_INVALID_ARGUMENT',
+      `npm run bench -- --interest: ${(err as Error).message}`,
+    );
+  }
+  const shape: WorkloadShape = {
+    ...TIER_M,
+    clusters: wholeNumber('clusters', values['clusters'], TIER_M.clusters, 2),
+    servicesPerCluster: wholeNumber('services', values['services'], TIER_M.servicesPerCluster, 10),
+    endpointsPerService: wholeNumber('endpoints', values['endpoints'], TIER_M.endpointsPerService, 1),
+    nodesPerCluster: wholeNumber('nodes', values['nodes'], TIER_M.nodesPerCluster, 1),
+  };
+  const callShare = wholeNumber('call-share', values['call-share'], 10, 1);
+  if (callShare > 100)
+    throw new MeshrelayError('MESHRELAY_ERR_INVALID_ARGUMENT', `--call-share: "${callShare}" is more than 100 %`);
+  const changes = wholeNumber('changes', values['changes'], 10, 1);
+  const homes =
+    values['homes'] === undefined
+      ? [Math.min(5, shape.clusters), shape.clusters]
+      : [Math.min(wholeNumber('homes', values['homes'], 5, 1), shape.clusters)];
+  return [...new Set(homes)].map((h) => ({ shape, homes: h, callShare, changes }));
+}
+
+const WORKLOADS =
+  'In process: the incremental translator and the scoper of `--interest-scoped-outputs`; per change, the delta ' +
+  'each agent whose output changed is sent (patches, framed and compressed as the relay sends it). The change ' +
+  'turns the first endpoint of an exported service unready (or ready again) in one of its home clusters, which ' +
+  'every consumer sees. In the tier workload every cluster runs every exported service (H = the cluster count), ' +
+  'so each holds a declared interest (`backends-here`) in every destination and scoping can leave nothing out; ' +
+  'with each exported service running in a few clusters (H = 5) and each cluster calling a share of the ' +
+  'destinations, it does. Each figure is set beside the unscoped baseline of the same run. The output per ' +
+  "cluster is also what that cluster's agent holds. VirtualDestinations carry no `rr.`/`closest.` policy hosts " +
+  '(opt-in through `meshrelay.io/policy-addresses`). Not measured: the whole-path tier M run with real agents ' +
+  'and load generators (`npm run bench -- --tier M`), nor agent apply CPU per change.';
+
+/** `npm run bench -- --interest …`: runs what `argv` asks for; writes the `interest-scope` section of `resultsPath`. */
+export async function runInterestBench(argv: readonly string[], resultsPath: string): Promise<string> {
+  const runs = parseInterestArgs(argv);
+  const startedAt = new Date();
+  const m = describeMachine();
+  const start = process.hrtime.bigint();
+  const tables: string[] = [];
+  for (const o of runs) {
+    console.error(`interest-scope bench: H = ${o.homes}…`);
+    const tierLike = o.homes === o.shape.clusters ? ' (the tier workload)' : '';
+    tables.push(renderInterestRun(await measureInterestScope(o), `H = ${o.homes}${tierLike}`));
+  }
+  const text = [
+    '## Interest-scoped outputs (issue 28)',
+    '',
+    `\`npm run bench -- --interest${argv.length > 0 ? ` ${argv.join(' ')}` : ''}\``,
+    '',
+    `Run on ${startedAt.toISOString()}: ${m.cpuModel} × ${m.cores} cores, ${(m.totalMemoryBytes / 1024 ** 3).toFixed(1)} GiB RAM, Node ${m.node}; ` +
+      `1-minute load average ${m.loadAverage1m.toFixed(2)} at start, ${(loadavg()[0] ?? 0).toFixed(2)} at end (the machine is shared: ` +
+      `absolute times move with load, ratios less). Took ${(Number(process.hrtime.bigint() - start) / 1e9).toFixed(0)} s.`,
+    '',
+    WORKLOADS,
+    '',
+    tables.join('\n\n'),
+  ].join('\n');
+  writeResultsSection(resultsPath, 'interest-scope', text);
+  console.log(text);
+  console.error(`wrote ${resultsPath}`);
+  return text;
+}

@@ -17,6 +17,7 @@ import {
   type TranslationResult,
 } from '@meshrelay/translator';
 import { agentApplySection, measureAgentApply } from './agent-apply.ts';
+import { runInterestBench } from './interest-scope.ts';
 import { canonicalizeOutputs, checkWireRoundTrip, frameOutputs, stringifyOutputs } from './floor.ts';
 import { deltaBytesSection } from './delta-bytes.ts';
 import { measureInterleaved, type MeasureOptions, type Measurement, type Task } from './measure.ts';
@@ -249,7 +250,9 @@ async function main(): Promise<void> {
 }
 
 // With flags (`npm run bench -- --tier S|M|L …`) it is the tier bench with real processes; `--xds …` the
-// agent's ADS server (bench/xds.ts); without, the in-process figures.
+// agent's ADS server (bench/xds.ts); `--interest …` interest-scoped outputs (bench/interest-scope.ts); without,
+// the in-process figures.
 if (process.argv[2] === '--xds') await runXdsBench(process.argv.slice(3), RESULTS_PATH);
+else if (process.argv[2] === '--interest') await runInterestBench(process.argv.slice(3), RESULTS_PATH);
 else if (process.argv.length > 2) await runTier(process.argv.slice(2));
 else await main();
