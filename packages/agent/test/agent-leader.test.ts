@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { pino } from 'pino';
-import type { Resource } from '@meshrelay/api';
 import { FileLeaseStore } from '@meshrelay/kube';
 import { startFakeKubeApiServer, waitFor } from '@meshrelay/testkit';
 import { Agent } from '../src/agent.ts';
@@ -13,13 +12,6 @@ import { captureLogger, serviceYaml } from './support/fixtures.ts';
 import { settled, startRelay, type RelayUnderTest } from './support/relay-harness.ts';
 
 const LEASE = { leaseDurationMs: 900, renewDeadlineMs: 600, retryPeriodMs: 100 };
-
-const VIRTUAL_SERVICE: Resource = {
-  apiVersion: 'networking.istio.io/v1',
-  kind: 'VirtualService',
-  metadata: { name: 'reviews', namespace: 'bookinfo' },
-  spec: { hosts: ['reviews.global'] },
-};
 
 /** Agents started in a test; stopped before the shared directory is removed (their leases renew until then). */
 const running = new WeakMap<TestContext, Agent[]>();
@@ -143,10 +135,17 @@ test('given a leader that applied an output, when it stops, then the follower ta
   const replicas = [await startReplica(t, configs[0] as AgentConfig), await startReplica(t, configs[1] as AgentConfig)];
   const { leader, follower } = await leaderOf(replicas);
   await waitFor(() => relay.stored.length > 0 && settled(relay), { message: 'the leader did not settle' });
-  const output = relay.publish([VIRTUAL_SERVICE], [{ cluster: 'east', inputHash: relay.stored[0]?.hash ?? '' }]);
-  await waitFor(() => relay.server.connections.applied('east') === output.hash, {
-    message: 'the leader did not apply the output',
-  });
+  // The translation's own output, not one published by hand: the new leader's input (a new epoch,
+  // the same content) translates to the same output again, so nothing new is sent after the
+  // takeover and what the new leader announces is what the old one applied.
+  await waitFor(
+    () => {
+      const current = relay.server.outputs.current('east');
+      return current !== undefined && relay.server.connections.applied('east') === current.hash;
+    },
+    { message: 'the leader did not apply the output' },
+  );
+  const output = relay.server.outputs.current('east') as { hash: string };
   const firstEpoch = relay.stored[0]?.epoch;
 
   const stoppedAt = Date.now();
