@@ -91,12 +91,17 @@ export async function checkAppliedOutput(
   return { cluster, hash: built.hash, provenance: built.provenance, resources: built.resources };
 }
 
-/** Writes a 0600 file through a temp file + fsync + rename, so readers see the old or the new content. */
-export async function writeFileAtomic(file: string, content: string): Promise<void> {
+/**
+ * Writes a file (0600 unless `mode` says otherwise) through a temp file + fsync + rename, so readers
+ * see the old or the new content, never a part.
+ */
+export async function writeFileAtomic(file: string, content: string, mode = 0o600): Promise<void> {
   const tmp = `${file}.tmp-${randomBytes(4).toString('hex')}`;
-  const handle = await open(tmp, 'w', 0o600);
+  const handle = await open(tmp, 'w', mode);
   try {
     await handle.writeFile(content);
+    // Exactly `mode`, whatever the umask took from it at open.
+    await handle.chmod(mode);
     await handle.sync();
   } finally {
     await handle.close();
