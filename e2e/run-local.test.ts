@@ -30,6 +30,23 @@ function answeredBy(log: string): Set<string> {
   return new Set([...log.matchAll(/call \d+: (\S+) answered/g)].map((m) => m[1] as string));
 }
 
+/**
+ * What a failed demo check needs to be understood afterwards: what the run printed besides the
+ * client's calls and Redis (greeters, agents, server), and the greeter.global ServiceEntry that
+ * cluster-a's agent applied (the endpoints its xDS serves the client).
+ */
+function demoDiagnosis(lines: readonly string[], runDir: string): string {
+  const told = lines.filter((l) => !l.startsWith('[grpc-demo] call') && !l.startsWith('[redis]')).slice(-120);
+  const entry = join(runDir, 'cluster-a', 'output', 'current', 'ServiceEntry.greeter.greeter-global-vd.yaml');
+  const applied = existsSync(entry) ? readFileSync(entry, 'utf8') : `(${entry} does not exist)`;
+  return [
+    'the run printed (besides calls and Redis):',
+    ...told.map((l) => `  | ${l}`),
+    "cluster-a's applied greeter.global ServiceEntry:",
+    ...applied.split('\n').map((l) => `  | ${l}`),
+  ].join('\n');
+}
+
 test(
   'given npm start with its run directory elsewhere, when the agents have reported resource statuses, then they are in the run directory and examples/ is unchanged',
   { timeout: 180_000 },
@@ -70,8 +87,12 @@ test(
     await t.test(
       "when the gRPC demo client calls greeter.global through cluster-a's agent, then both clusters' greeters answer, on stdout and in its log",
       async () => {
-        await run.waitForLine(/\[grpc-demo\] call \d+: cluster-a answered \(127\.0\.0\.71:17071\)/, 60_000);
-        await run.waitForLine(/\[grpc-demo\] call \d+: cluster-b answered \(127\.0\.0\.72:17071\)/, 60_000);
+        try {
+          await run.waitForLine(/\[grpc-demo\] call \d+: cluster-a answered \(127\.0\.0\.71:17071\)/, 60_000);
+          await run.waitForLine(/\[grpc-demo\] call \d+: cluster-b answered \(127\.0\.0\.72:17071\)/, 60_000);
+        } catch (err) {
+          throw new Error(`${(err as Error).message}\n${demoDiagnosis(run.lines, runDir)}`, { cause: err });
+        }
         const log = join(runDir, 'grpc-demo', 'client.log');
         await waitFor(() => existsSync(log) && answeredBy(readFileSync(log, 'utf8')).size === 2, {
           timeoutMs: 10_000,
