@@ -12,6 +12,7 @@ import { ConnectionTracker } from './connections.ts';
 import { openDurableState } from './durable-state.ts';
 import { HeldOutputs } from './held-outputs.ts';
 import { buildApiServer } from './http/api-server.ts';
+import { closeHttpServer } from './http/close-server.ts';
 import { allowedHostsOf } from './http/request-guard.ts';
 import { InputIntake } from './input-intake.ts';
 import { MemoryReclaimer } from './memory-reclaim.ts';
@@ -428,8 +429,8 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
       await dataPlane.stop();
       await interests.stop();
       await claims.stop();
-      await api.close();
-      await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
+      await closeHttpServer(api.server, () => api.close());
+      await closeHttpServer(metricsServer, () => new Promise<void>((resolve) => metricsServer.close(() => resolve())));
       await store.close();
       await management.close();
       await durable.close();
