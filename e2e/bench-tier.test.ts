@@ -56,6 +56,8 @@ test('given a results file with an in-process section, when the tier bench runs 
     '2',
     '--stagger-seconds',
     '1',
+    '--settle-idle-seconds',
+    '2',
     '--results',
     results,
   ];
@@ -76,6 +78,7 @@ test('given a results file with an in-process section, when the tier bench runs 
   assert.equal(figure(section, 'reconnect storm: bytes re-sent'), '0 B to 1 agents');
   assert.equal(figure(section, 'reconnect storm: re-applies'), '0');
   assert.match(figure(section, 'server RSS after convergence'), /^[\d.]+ MiB$/);
+  assert.match(figure(section, 'server RSS once settled (idle 2 s after going quiet'), /^[\d.]+ MiB$/);
   assert.equal(
     section.split('\n').filter((l) => /^- #\d+ cluster-\d\/svc-\d+ → 10\.99\./.test(l)).length,
     20,

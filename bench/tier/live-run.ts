@@ -48,6 +48,8 @@ export interface LiveOptions {
   readonly kindTargets: readonly number[];
   /** Window over which the clusters' inputs arrive at the cold start (0: all at once). */
   readonly staggerMs: number;
+  /** How long the converged server is left idle before its settled memory is read (see serverMemory). */
+  readonly settleIdleMs: number;
 }
 
 export interface ColdStart {
@@ -181,14 +183,6 @@ export async function serverQuiet(pid: number, signal: AbortSignal): Promise<Qui
   }
   return { afterMs: Date.now() - startedAt, share, reached: calm >= QUIET_WINDOWS };
 }
-
-/**
- * How long the converged server is left idle before its settled memory is read. Once idle (5 s
- * by default, --memory-reclaim-idle) after the cold start grew its heap, the server runs one full
- * collection that returns the cold start's garbage; before it did, V8 alone gave it back in some
- * idle runs and kept it for 45 s in others. The reading says how many reclaims had run.
- */
-const SETTLE_IDLE_MS = 30_000;
 
 async function serverMemory(metricsPort: number, pid: number | undefined): Promise<Memory> {
   const series = await scrapeMetrics(metricsPort);
@@ -455,10 +449,15 @@ export async function runLive(runner: PhaseRunner, options: LiveOptions): Promis
     const pid = plane.server.proc.pid;
     if (pid !== undefined)
       results.quiet = await runner.run('server goes quiet after convergence', (signal) => serverQuiet(pid, signal));
+    // The settled memory is read after options.settleIdleMs (30 s by default, --settle-idle-seconds).
+    // Once idle (5 s by default, --memory-reclaim-idle) after the cold start grew its heap, the
+    // server runs one full collection that returns the cold start's garbage; before it did, V8 alone
+    // gave it back in some idle runs and kept it for 45 s in others. The reading says how many
+    // reclaims had run.
     results.settledMemory = await runner.run(
-      `server memory once settled (${SETTLE_IDLE_MS / 1000} s idle)`,
+      `server memory once settled (${options.settleIdleMs / 1000} s idle)`,
       async (signal) => {
-        await sleep(SETTLE_IDLE_MS, undefined, { signal });
+        await sleep(options.settleIdleMs, undefined, { signal });
         return serverMemory(plane.metricsPort, plane.server.proc.pid);
       },
     );

@@ -86,6 +86,8 @@ export interface TierOptions {
   /** Changes of each kind (address, readiness) on the whole path. */
   readonly kindChanges: number;
   readonly staggerSeconds: number;
+  /** How long the converged server idles before its settled memory is read (see live-run.ts). */
+  readonly settleIdleSeconds: number;
 }
 
 function wholeNumber(flag: string, raw: string | undefined, fallback: number, min = 0): number {
@@ -128,6 +130,7 @@ export function parseTierOptions(argv: readonly string[]): TierOptions {
       'real-agents': { type: 'string' },
       'kind-changes': { type: 'string' },
       'stagger-seconds': { type: 'string' },
+      'settle-idle-seconds': { type: 'string' },
       'footprint-idle-seconds': { type: 'string' },
       'footprint-settle-ms': { type: 'string' },
       results: { type: 'string' },
@@ -172,6 +175,7 @@ export function parseTierOptions(argv: readonly string[]): TierOptions {
     realAgentIndexes: realIndexes,
     kindChanges: wholeNumber('kind-changes', values['kind-changes'], 10),
     staggerSeconds: wholeNumber('stagger-seconds', values['stagger-seconds'], defaults.staggerSeconds),
+    settleIdleSeconds: wholeNumber('settle-idle-seconds', values['settle-idle-seconds'], 30),
   };
 }
 
@@ -248,6 +252,7 @@ export async function runTier(argv: readonly string[]): Promise<string> {
       kindChanges: options.kindChanges,
       kindTargets: changeTargets(options.shape.clusters, options.realAgentIndexes),
       staggerMs: options.staggerSeconds * 1000,
+      settleIdleMs: options.settleIdleSeconds * 1000,
     });
     baseline = await runBaseline(runner, workload, options, changeIndexes);
   }

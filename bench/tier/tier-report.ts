@@ -251,7 +251,7 @@ function figureLines(r: TierReport): string[] {
       '',
     ),
     row(
-      'server RSS once settled (idle 30 s after going quiet, before the changes)',
+      `server RSS once settled (idle ${r.options.settleIdleSeconds} s after going quiet, before the changes)`,
       mib(settled?.rssBytes),
       `${perUnit(settled?.rssBytes, services, endpoints)}; ${reclaimText(settled)}`,
       '',
