@@ -11,6 +11,23 @@ export const HCM_TYPE =
 export const ROUTER_TYPE = 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router';
 export const FAULT_TYPE = 'type.googleapis.com/envoy.extensions.filters.http.fault.v3.HTTPFault';
 export const FAULT_FILTER = 'envoy.filters.http.fault';
+
+/**
+ * The Envoy proto files (paths under Envoy's api root) of every message the served resources
+ * carry, Any payloads included: a new filter or transport socket the translation emits is added
+ * here, and the agent's serializer and the field checks of the tests both follow.
+ */
+export const RESOURCE_PROTO_FILES: readonly string[] = [
+  'envoy/config/listener/v3/listener.proto',
+  'envoy/config/route/v3/route.proto',
+  'envoy/config/cluster/v3/cluster.proto',
+  'envoy/config/endpoint/v3/endpoint.proto',
+  'envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.proto',
+  'envoy/extensions/filters/http/router/v3/router.proto',
+  'envoy/extensions/filters/http/fault/v3/fault.proto',
+  'envoy/extensions/filters/http/rbac/v3/rbac.proto',
+  'envoy/extensions/transport_sockets/tls/v3/tls.proto',
+];
 export const ROUTER_FILTER = 'envoy.filters.http.router';
 
 /** Labels Istio puts on every endpoint itself. */

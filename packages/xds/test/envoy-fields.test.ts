@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import protobuf from 'protobufjs';
 import { parse } from 'yaml';
+import { RESOURCE_PROTO_FILES } from '../src/names.ts';
 import { loadEnvoyRoot } from './envoy-protos.ts';
 
 const TESTDATA = new URL('./testdata/', import.meta.url).pathname;
@@ -21,17 +22,7 @@ const TYPES: Readonly<Record<string, string>> = {
 };
 
 function loadRoot(): protobuf.Root {
-  return loadEnvoyRoot([
-    'envoy/config/listener/v3/listener.proto',
-    'envoy/config/route/v3/route.proto',
-    'envoy/config/cluster/v3/cluster.proto',
-    'envoy/config/endpoint/v3/endpoint.proto',
-    'envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.proto',
-    'envoy/extensions/filters/http/router/v3/router.proto',
-    'envoy/extensions/filters/http/fault/v3/fault.proto',
-    'envoy/extensions/filters/http/rbac/v3/rbac.proto',
-    'envoy/extensions/transport_sockets/tls/v3/tls.proto',
-  ]);
+  return loadEnvoyRoot(RESOURCE_PROTO_FILES);
 }
 
 /** Paths of keys in `value` that `type` has no field for (following `@type` into Any payloads). */

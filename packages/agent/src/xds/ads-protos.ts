@@ -5,6 +5,7 @@ import {
   type ServiceDefinition,
 } from '@grpc/grpc-js';
 import { loadSync, type Options as ProtoLoaderOptions } from '@grpc/proto-loader';
+import { RESOURCE_PROTO_FILES } from '@meshrelay/xds';
 import { envoyProtoIncludeDirs } from '../observability/access-log-sink.ts';
 
 /**
@@ -12,18 +13,7 @@ import { envoyProtoIncludeDirs } from '../observability/access-log-sink.ts';
  * proto-loader's serializer packs a resource written as `{'@type': url, ...fields}`
  * into a google.protobuf.Any by itself (the type is looked up in the same loaded root).
  */
-const PROTO_FILES = [
-  'envoy/service/discovery/v3/ads.proto',
-  'envoy/config/listener/v3/listener.proto',
-  'envoy/config/route/v3/route.proto',
-  'envoy/config/cluster/v3/cluster.proto',
-  'envoy/config/endpoint/v3/endpoint.proto',
-  'envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.proto',
-  'envoy/extensions/filters/http/router/v3/router.proto',
-  'envoy/extensions/filters/http/fault/v3/fault.proto',
-  'envoy/extensions/filters/http/rbac/v3/rbac.proto',
-  'envoy/extensions/transport_sockets/tls/v3/tls.proto',
-];
+const PROTO_FILES = ['envoy/service/discovery/v3/ads.proto', ...RESOURCE_PROTO_FILES];
 
 /**
  * snake_case fields as the xds package writes them; enums as names; absent fields left out;
