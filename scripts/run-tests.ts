@@ -7,9 +7,9 @@
 // Exits with the first failing phase's code, after running both (a failure in phase 1 still shows
 // phase 2's results).
 import { spawnSync } from 'node:child_process';
-import { globSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
-import { resolve } from 'node:path';
+import { globSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join, relative, resolve } from 'node:path';
 
 const root = resolve(import.meta.dirname, '..');
 const PATTERNS = ['packages/*/test/**/*.test.ts', 'bench/test/*.test.ts', 'e2e/**/*.test.ts'];
@@ -53,9 +53,39 @@ if (!Number.isInteger(concurrency) || concurrency < 1) {
   process.exit(2);
 }
 
+/**
+ * Node's compile cache for every test file's process and what it starts: each of ~260 files loads
+ * much the same modules, and compiling them again is most of a small file's time (importing the
+ * server, agent and testkit packages: 1.7 s without, 1.0 s with). Kept beside the binaries' caches.
+ */
+const compileCache = process.env['NODE_COMPILE_CACHE'] ?? join(root, '.compile-cache');
+
+/** How many of a phase's slowest files its summary names. */
+const SLOWEST_SHOWN = 8;
+
+/** The slowest files of a phase, from the lines scripts/test-exit-watchdog.ts wrote at each file's exit. */
+function slowestFiles(timesFile: string): string[] {
+  let text = '';
+  try {
+    text = readFileSync(timesFile, 'utf8');
+  } catch {
+    return [];
+  }
+  const times = text
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as { file: string; seconds: number })
+    .sort((a, b) => b.seconds - a.seconds);
+  return times
+    .slice(0, SLOWEST_SHOWN)
+    .map((t) => `#   ${t.seconds.toFixed(1).padStart(6)} s  ${relative(root, t.file)}`);
+}
+
 function phase(title: string, list: readonly string[], filesAtOnce: number): number {
   console.log(`\n# ${title}: ${list.length} files, ${filesAtOnce} at once`);
   const started = Date.now();
+  const timesDir = mkdtempSync(join(tmpdir(), 'meshrelay-test-times-'));
+  const timesFile = join(timesDir, 'times.jsonl');
   const result = spawnSync(
     process.execPath,
     [
@@ -66,11 +96,18 @@ function phase(title: string, list: readonly string[], filesAtOnce: number): num
       `--test-concurrency=${filesAtOnce}`,
       ...list,
     ],
-    { cwd: root, stdio: 'inherit' },
+    {
+      cwd: root,
+      stdio: 'inherit',
+      env: { ...process.env, NODE_COMPILE_CACHE: compileCache, MESHRELAY_TEST_TIMES: timesFile },
+    },
   );
   console.log(
     `# ${title}: ${result.status === 0 ? 'passed' : 'FAILED'} in ${((Date.now() - started) / 1000).toFixed(0)} s`,
   );
+  const slowest = slowestFiles(timesFile);
+  if (slowest.length > 0) console.log(`# the slowest of them:\n${slowest.join('\n')}`);
+  rmSync(timesDir, { recursive: true, force: true });
   return result.status ?? 1;
 }
 

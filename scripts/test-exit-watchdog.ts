@@ -5,6 +5,7 @@
  * runner, and says so on stderr. This replaces `--test-force-exit`, which ends the process the
  * moment its tests end and so can cut off the report of tests that already finished.
  */
+import { appendFileSync } from 'node:fs';
 import { after } from 'node:test';
 
 const GRACE_MS = 10_000;
@@ -19,5 +20,15 @@ if (process.env['NODE_TEST_CONTEXT'] !== undefined) {
       );
       process.exit();
     }, GRACE_MS).unref();
+  });
+}
+
+// When the runner asks (scripts/run-tests.ts sets MESHRELAY_TEST_TIMES to a file), each test file's
+// process adds one line at exit: its path and how long the process lived, start-up and all.
+const timesFile = process.env['MESHRELAY_TEST_TIMES'];
+if (process.env['NODE_TEST_CONTEXT'] !== undefined && timesFile !== undefined && timesFile !== '') {
+  process.on('exit', () => {
+    const line = JSON.stringify({ file: process.argv[1] ?? '?', seconds: performance.now() / 1000 });
+    appendFileSync(timesFile, `${line}\n`);
   });
 }

@@ -32,10 +32,17 @@ export async function translationSetup(
     scope?: InterestScope;
   },
 ) {
+  // Closed last-started first: the loop before the store it writes to, the store before its Redis.
+  // (t.after runs its hooks in the order they were added; in that order the loop's last writes met a
+  // stopped Redis and their command timeouts held the file's process open for 25 s.)
+  const cleanups: (() => unknown)[] = [];
+  t.after(async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup();
+  });
   const redis = await startRedisServer();
-  t.after(() => redis.stop());
+  cleanups.push(() => redis.stop());
   const dir = mkdtempSync(join(tmpdir(), `meshrelay-${options.keyPrefix}-`));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   const logger = pino({ level: 'silent' });
   const registry = await createFileClusterRegistry({
     dir: join(dir, 'registry'),
@@ -43,7 +50,7 @@ export async function translationSetup(
     tokenOverlapSeconds: 60,
     logger,
   });
-  t.after(() => registry.close());
+  cleanups.push(() => registry.close());
   const store = createRedisSnapshotStore({
     url: redis.url,
     replicaId: 'r1',
@@ -53,7 +60,7 @@ export async function translationSetup(
     maxReconnectDelayMs: 100,
     writeBackRetryMs: 100,
   });
-  t.after(() => store.close());
+  cleanups.push(() => store.close());
   await waitFor(() => store.health().redisUp, { timeoutMs: 5000, message: 'redis never came up' });
   const outputs = new OutputHub();
   const metrics = new RelayMetrics('r1', new ConnectionTracker());
@@ -66,7 +73,7 @@ export async function translationSetup(
     options.contributionDocuments?.(join(dir, 'contributions')) ??
     new DirectoryDocumentStore(join(dir, 'contributions'));
   const contributions = new CarriedContributions(documents, logger);
-  t.after(() => contributions.stop());
+  cleanups.push(() => contributions.stop());
   const loop = new TranslationLoop({
     registry,
     store,
@@ -82,6 +89,6 @@ export async function translationSetup(
     uptimeMs: () => 60_000,
     ...(options.scope !== undefined ? { scope: options.scope } : {}),
   });
-  t.after(() => loop.stop());
+  cleanups.push(() => loop.stop());
   return { redis, registry, store, outputs, metrics, persister, loop, contributions };
 }

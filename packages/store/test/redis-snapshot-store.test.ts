@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
+import { createHook } from 'node:async_hooks';
 import { after, before, test, type TestContext } from 'node:test';
 import { buildOutputSnapshot } from '@meshrelay/api';
 import { startRedisServer, waitFor, type RedisServerHandle } from '@meshrelay/testkit';
-import type { InputChangedEvent } from '../src/index.ts';
+import { createRedisSnapshotStore, type InputChangedEvent } from '../src/index.ts';
 import { encodeInput } from '../src/redis-codec.ts';
-import { inputOf, outputOf } from './fixtures.ts';
+import { capturingLogger, inputOf, outputOf } from './fixtures.ts';
 import { plainClientFor, readyRedisStoreFor, uniquePrefix } from './redis-harness.ts';
 import { runSnapshotStoreContract } from './store-contract.ts';
 
@@ -288,4 +289,38 @@ test('redis store: given a load reading several clusters, when one of them is pu
   assert.equal(loaded.get('west'), west, 'the put snapshot, not a copy read back from Redis');
   assert.equal(b.store.memoryInputs().get('west'), west, 'memory keeps the put snapshot');
   assert.deepEqual(loaded.get('east'), await a.store.getInput('east'));
+});
+
+test('redis store: given a store that connected and wrote, when it is closed, then no timer of its holds the process open', async () => {
+  // Every timer created while the store lives, until it fires or is cleared.
+  const timers = new Map<number, NodeJS.Timeout>();
+  const hook = createHook({
+    init: (id, type, _trigger, resource) => {
+      if (type === 'Timeout') timers.set(id, resource as NodeJS.Timeout);
+    },
+    destroy: (id) => timers.delete(id),
+  }).enable();
+  const { logger } = capturingLogger();
+  // A long command timeout, so a timer left armed would still be there when looked at.
+  const store = createRedisSnapshotStore({
+    url: server.url,
+    replicaId: 'r1',
+    keyPrefix: uniquePrefix(),
+    logger,
+    commandTimeoutMs: 60_000,
+    maxReconnectDelayMs: 100,
+    writeBackRetryMs: 200,
+  });
+  await waitFor(() => store.health().redisUp, { timeoutMs: 5000, message: 'the store never saw Redis up' });
+  await store.putInput(inputOf('east', { epoch: 'e-1', generation: 1, services: ['x'] }));
+  await store.close();
+  hook.disable();
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const armed = (timer: NodeJS.Timeout) => !(timer as unknown as { _destroyed: boolean })._destroyed;
+  const holding = [...timers.values()].filter((timer) => armed(timer) && timer.hasRef());
+  assert.deepEqual(
+    holding.map((timer) => String((timer as unknown as { _onTimeout: unknown })._onTimeout).slice(0, 120)),
+    [],
+    'timers still armed after close',
+  );
 });
