@@ -1,4 +1,5 @@
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { kubeClient } from './kube-client.ts';
 import { MeshrelayError } from '@meshrelay/api';
 
 export interface KubeConfigSource {
@@ -15,7 +16,7 @@ export interface KubeConfigSource {
  * cannot be read, the context does not exist, or no file is given outside a pod.
  */
 export function loadKubeConfig(source: KubeConfigSource = {}): KubeConfig {
-  const config = new KubeConfig();
+  const config = new (kubeClient().KubeConfig)();
   if (source.kubeconfig !== undefined) {
     try {
       config.loadFromFile(source.kubeconfig);

@@ -1,11 +1,5 @@
-import {
-  ApiException,
-  CoordinationV1Api,
-  V1MicroTime,
-  type KubeConfig,
-  type V1Lease,
-  type V1LeaseSpec,
-} from '@kubernetes/client-node';
+import type { ApiException, CoordinationV1Api, KubeConfig, V1Lease, V1LeaseSpec } from '@kubernetes/client-node';
+import { kubeClient } from './kube-client.ts';
 import type { ElectorBaseOptions, LeaderElector } from './leader-elector.ts';
 import { createLeaseElector, type LeaseStore, type LeaseUpdate } from './lease-elector.ts';
 import type { LeaseRecord } from './lease-record.ts';
@@ -41,7 +35,7 @@ export class KubernetesLeaseStore implements LeaseStore {
   readonly #name: string;
 
   constructor(kubeConfig: KubeConfig, namespace: string, name: string) {
-    this.#api = kubeConfig.makeApiClient(CoordinationV1Api);
+    this.#api = kubeConfig.makeApiClient(kubeClient().CoordinationV1Api);
     this.#namespace = namespace;
     this.#name = name;
     this.description = `lease ${namespace}/${name}`;
@@ -90,8 +84,8 @@ export class KubernetesLeaseStore implements LeaseStore {
 export function leaseSpecOf(record: LeaseRecord): V1LeaseSpec {
   return {
     holderIdentity: record.holder,
-    acquireTime: new V1MicroTime(record.acquireTimeMs),
-    renewTime: new V1MicroTime(record.renewTimeMs),
+    acquireTime: new (kubeClient().V1MicroTime)(record.acquireTimeMs),
+    renewTime: new (kubeClient().V1MicroTime)(record.renewTimeMs),
     // Whole seconds, rounded up: a candidate must never see a shorter lease than its holder keeps.
     leaseDurationSeconds: Math.ceil(record.leaseDurationMs / 1000),
     leaseTransitions: record.transitions,
@@ -119,5 +113,5 @@ function timeOf(value: unknown): number {
 }
 
 function statusOf(err: unknown): number | undefined {
-  return err instanceof ApiException ? (err as ApiException<unknown>).code : undefined;
+  return err instanceof kubeClient().ApiException ? (err as ApiException<unknown>).code : undefined;
 }

@@ -18,13 +18,7 @@
 // housekeeping write nobody asks for: ClusterWarm=False/ClusterRegistered on CRs created
 // outside the server (kubectl, meshctl), so N replicas do not race for it.
 
-import {
-  makeInformer,
-  type Informer,
-  type KubeConfig,
-  type KubernetesListObject,
-  type ObjectCache,
-} from '@kubernetes/client-node';
+import type { Informer, KubeConfig, KubernetesListObject, ObjectCache } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { CLUSTER_WARM_CONDITION, MeshrelayError, type ClusterCondition, type KubernetesCluster } from '@meshrelay/api';
 import type {
@@ -37,6 +31,7 @@ import type {
 } from './cluster-registry.ts';
 import { ClusterCache } from './cluster-cache.ts';
 import { assertClusterSpec } from './cluster-spec.ts';
+import { kubeClient } from './kube-client.ts';
 import { KubernetesConditionWriter } from './kubernetes-condition-writer.ts';
 import {
   KUBERNETES_CLUSTER_API,
@@ -127,7 +122,7 @@ class KubernetesClusterRegistry implements ClusterRegistry {
     });
     this.#rotation = new KubernetesTokenRotation(this.#apis, namespace, options);
     const path = `/apis/${KUBERNETES_CLUSTER_API.group}/${KUBERNETES_CLUSTER_API.version}/namespaces/${namespace}/${KUBERNETES_CLUSTER_API.plural}`;
-    this.#informer = makeInformer<KubernetesClusterObject>(options.kubeConfig, path, async () => {
+    this.#informer = kubeClient().makeInformer<KubernetesClusterObject>(options.kubeConfig, path, async () => {
       // CustomObjectsApi returns the list untyped.
       const list = (await this.#apis.custom.listNamespacedCustomObject({
         ...KUBERNETES_CLUSTER_API,

@@ -7,13 +7,13 @@
 //   - Secret `relay-root-ca` (kubernetes.io/tls) and ConfigMap `relay-vip-allocations`.
 
 import { setTimeout as delay } from 'node:timers/promises';
-import {
+import type {
   ApiException,
   CoreV1Api,
   CustomObjectsApi,
-  type KubeConfig,
-  type KubernetesObject,
-  type V1Secret,
+  KubeConfig,
+  KubernetesObject,
+  V1Secret,
 } from '@kubernetes/client-node';
 import {
   KINDS,
@@ -24,6 +24,7 @@ import {
 } from '@meshrelay/api';
 import { assertClusterSpec, clusterSpecProblem } from './cluster-spec.ts';
 import type { RegisterOptions } from './cluster-registry.ts';
+import { kubeClient } from './kube-client.ts';
 import { issueToken, type IssuedToken, type StoredToken, type TokenRecord } from './tokens.ts';
 
 /** Where KubernetesCluster CRs live in the API. */
@@ -48,7 +49,8 @@ export interface KubernetesRegistryApis {
 }
 
 export function registryApis(kubeConfig: KubeConfig): KubernetesRegistryApis {
-  return { custom: kubeConfig.makeApiClient(CustomObjectsApi), core: kubeConfig.makeApiClient(CoreV1Api) };
+  const { CustomObjectsApi: Custom, CoreV1Api: Core } = kubeClient();
+  return { custom: kubeConfig.makeApiClient(Custom), core: kubeConfig.makeApiClient(Core) };
 }
 
 export function tokenSecretName(cluster: string): string {
@@ -195,7 +197,7 @@ export function clusterFromObject(obj: KubernetesClusterObject): { cluster: Kube
 
 /** The HTTP status of a failed Kubernetes API call; undefined for a transport failure. */
 export function kubeErrorCode(err: unknown): number | undefined {
-  return err instanceof ApiException ? (err.code as number) : undefined;
+  return isApiException(err) ? (err.code as number) : undefined;
 }
 
 /** Transport failures, 429 and 5xx are worth retrying; other statuses are answers. */
@@ -205,7 +207,7 @@ export function isRetryableKubeError(err: unknown): boolean {
 }
 
 function kubeMessage(err: unknown): string {
-  if (!(err instanceof ApiException)) return err instanceof Error ? err.message : String(err);
+  if (!isApiException(err)) return err instanceof Error ? err.message : String(err);
   let body: unknown = err.body;
   if (typeof body === 'string') {
     try {
@@ -340,4 +342,9 @@ export async function readTokenRecord(
     if (kubeErrorCode(err) === 404) return undefined;
     throw kubeFailure(err, `read Secret ${namespace}/${name}`);
   }
+}
+
+/** Whether err is client-node's ApiException (which loads client-node, if nothing has yet). */
+function isApiException(err: unknown): err is ApiException<unknown> {
+  return err instanceof Error && err instanceof kubeClient().ApiException;
 }

@@ -9,15 +9,15 @@
 // failure: no such object can exist. It is listed again on the backoff (up to retryMaxMs), so a
 // CRD installed later is picked up without a restart.
 
-import {
-  makeInformer,
-  type Informer,
-  type KubeConfig,
-  type KubernetesListObject,
-  type KubernetesObject,
-  type ObjectCache,
+import type {
+  Informer,
+  KubeConfig,
+  KubernetesListObject,
+  KubernetesObject,
+  ObjectCache,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { kubeClient } from './kube-client.ts';
 import { isRetryableKubeError, kubeErrorCode, kubeFailure, registryApis } from './kubernetes-objects.ts';
 
 /** Where the API serves a kind: `/apis/<group>/<version>/namespaces/<ns>/<plural>`. */
@@ -79,7 +79,7 @@ export class KubernetesResourceWatch {
     const { namespace, kind } = options;
     const custom = registryApis(options.kubeConfig).custom;
     const path = `/apis/${kind.group}/${kind.version}/namespaces/${namespace}/${kind.plural}`;
-    this.#informer = makeInformer<KubernetesObject>(options.kubeConfig, path, async () => {
+    this.#informer = kubeClient().makeInformer<KubernetesObject>(options.kubeConfig, path, async () => {
       let list: KubernetesListObject<KubernetesObject>;
       try {
         // CustomObjectsApi returns the list untyped.

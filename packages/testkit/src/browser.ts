@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { TestContext } from 'node:test';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 
 export const CHROMIUM_PATH = '/usr/bin/chromium';
 /** Where screenshots go (gitignored): <repo>/test-artifacts/<group>/. */
@@ -27,6 +27,8 @@ export async function openBrowserPage(t: TestContext, url: string, timeoutMs = 1
     rmSync(profile, { recursive: true, force: true });
   });
   // A persistent context is how Playwright takes a user data dir: a fresh profile per test.
+  // Loaded here, not at the top: most test files import the testkit and never open a browser.
+  const { chromium } = await import('playwright-core');
   context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM_PATH,
     args: [
