@@ -74,11 +74,17 @@ function slowestFiles(timesFile: string): string[] {
   const times = text
     .split('\n')
     .filter((line) => line !== '')
-    .map((line) => JSON.parse(line) as { file: string; seconds: number })
+    .map((line) => JSON.parse(line) as { file: string; seconds: number; cpuSeconds?: number })
     .sort((a, b) => b.seconds - a.seconds);
-  return times
-    .slice(0, SLOWEST_SHOWN)
-    .map((t) => `#   ${t.seconds.toFixed(1).padStart(6)} s  ${relative(root, t.file)}`);
+  const cpu = (t: { cpuSeconds?: number }) =>
+    t.cpuSeconds === undefined ? '' : `  (${t.cpuSeconds.toFixed(1).padStart(5)} CPU-s with its children)`;
+  const totalCpu = times.reduce((sum, t) => sum + (t.cpuSeconds ?? 0), 0);
+  return [
+    ...times
+      .slice(0, SLOWEST_SHOWN)
+      .map((t) => `#   ${t.seconds.toFixed(1).padStart(6)} s  ${relative(root, t.file)}${cpu(t)}`),
+    `#   ${times.length} files used ${totalCpu.toFixed(0)} CPU-seconds with their children`,
+  ];
 }
 
 function phase(title: string, list: readonly string[], filesAtOnce: number): number {
