@@ -25,8 +25,12 @@ const seen = {};
 registerHooks({
   resolve(specifier, context, next) {
     const result = next(specifier, context);
-    for (const name of watched)
-      if (result.url.includes('/node_modules/' + name + '/')) (seen[name] ??= []).push(String(context.parentURL));
+    // Only where the process enters the package (its own modules importing each other are not news).
+    for (const name of watched) {
+      const inside = '/node_modules/' + name + '/';
+      const from = String(context.parentURL);
+      if (result.url.includes(inside) && !from.includes(inside) && !(seen[name] ??= []).includes(from)) seen[name].push(from);
+    }
     return result;
   },
 });
