@@ -9,7 +9,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import * as xds from '@grpc/grpc-js-xds';
-import { WHO_PATH, identityKey, type Identity } from './who.ts';
+import { ask as askWith, metadataOf, tally } from './calls.ts';
 
 const [target, callsText, ...headerArgs] = process.argv.slice(2);
 const forever = callsText === 'forever';
@@ -22,11 +22,9 @@ xds.register();
 // Each call's own deadline (CLIENT_DEADLINE_MS), so a delay longer than it shows as DEADLINE_EXCEEDED.
 const DEADLINE_MS = Number(process.env['CLIENT_DEADLINE_MS'] ?? 10_000);
 
-const metadata = new grpc.Metadata();
-for (const arg of headerArgs) {
-  const at = arg.indexOf('=');
-  metadata.set(arg.slice(0, at), arg.slice(at + 1));
-}
+const metadata = metadataOf(
+  Object.fromEntries(headerArgs.map((arg) => [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)])),
+);
 
 // CLIENT_XDS_CREDENTIALS=1: the TLS the Cluster asks for, with the bootstrap's certificate providers.
 const credentials =
@@ -41,31 +39,14 @@ const newClient = (): grpc.Client =>
 let client = newClient();
 // CLIENT_PACE_MS: the pause between calls of a long-running client (default 10 ms).
 const PACE_MS = Number(process.env['CLIENT_PACE_MS'] ?? 10);
-const encode = (): Buffer => Buffer.from('{}');
-const decode = (bytes: Buffer): Identity => JSON.parse(bytes.toString('utf8')) as Identity;
-
-function ask(): Promise<{ key: string } | { code: number }> {
-  return new Promise((resolve) => {
-    client.makeUnaryRequest(
-      WHO_PATH,
-      encode,
-      decode,
-      {},
-      metadata,
-      { deadline: Date.now() + DEADLINE_MS },
-      (err, res) => resolve(err || !res ? { code: err?.code ?? -1 } : { key: identityKey(res) }),
-    );
-  });
-}
+const ask = () => askWith(client, metadata, DEADLINE_MS);
 
 const counts: Record<string, number> = {};
 const errors: Record<string, number> = {};
 if (forever) setInterval(() => console.log(`picks ${JSON.stringify({ counts, errors })}`), 250);
 // Sequential calls: each pick is the balancer's, not an artefact of concurrency.
 for (let i = 0; i < calls; i++) {
-  const r = await ask();
-  if ('key' in r) counts[r.key] = (counts[r.key] ?? 0) + 1;
-  else errors[String(r.code)] = (errors[String(r.code)] ?? 0) + 1;
+  tally({ counts, errors }, await ask());
   // A long-running client paces itself: a failing call returns at once and must not spin a core.
   if (forever) await new Promise((resolve) => setTimeout(resolve, PACE_MS));
   if (RECONNECT_EVERY > 0 && (i + 1) % RECONNECT_EVERY === 0) {

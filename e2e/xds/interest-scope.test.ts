@@ -80,11 +80,11 @@ test('interest-scoped outputs through real agents and grpc-js-xds clients', { ti
     'given no interest, when a cluster-b client makes its first call, then the call succeeds',
     async (sub) => {
       const started = performance.now();
-      const first = await world.call('cluster-b', HOST, 1);
+      const first = await world.callFromNewProcess('cluster-b', HOST, 1);
       firstCallMs = performance.now() - started;
       assert.deepEqual(first, { counts: { 'cluster-a/v1/127.0.0.71': 1 }, errors: {} });
       const warmStarted = performance.now();
-      const warm = await world.call('cluster-b', HOST, 1);
+      const warm = await world.callFromNewProcess('cluster-b', HOST, 1);
       const warmMs = performance.now() - warmStarted;
       assert.equal(total(warm), 1, JSON.stringify(warm));
       sub.diagnostic(
@@ -134,7 +134,7 @@ test('interest-scoped outputs through real agents and grpc-js-xds clients', { ti
     'given the lease ran out, when cluster-b calls again, then it gets the destination back, current',
     async (sub) => {
       const started = performance.now();
-      const again = await world.call('cluster-b', HOST, 1);
+      const again = await world.callFromNewProcess('cluster-b', HOST, 1);
       sub.diagnostic(`call after the lease ran out: ${Math.round(performance.now() - started)} ms`);
       assert.equal(total(again), 1, JSON.stringify(again));
       assert.equal(catalogEndpoints(await output('cluster-b')), 2);
@@ -160,7 +160,7 @@ test('interest leases survive restarts of the server and of the agent', { timeou
   await world.addBackends([{ service: 'catalog', cluster: 'cluster-a', version: 'v1', octet: 81 }]);
   mesh.writeManifest('cluster-a', 'catalog-global.yaml', CATALOG);
   await world.until('cluster-a', HOST, (p) => (byCluster(p)['cluster-a'] ?? 0) === 20);
-  assert.equal(total(await world.call('cluster-b', HOST, 1)), 1);
+  assert.equal(total(await world.callFromNewProcess('cluster-b', HOST, 1)), 1);
   const lease = await leaseOf();
   assert.ok(lease, 'the first call took a lease');
 

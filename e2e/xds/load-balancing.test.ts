@@ -136,9 +136,17 @@ test(
       'given LEAST_REQUEST, when served, then calls are round robin and the LoadBalancerPolicy is WARNING naming the field',
       async (st) => {
         world.mesh.writeManifest('cluster-a', 'ledger-lb.yaml', policy('    simple: LEAST_REQUEST\n'));
-        const picks = await world.until('cluster-a', HOST, (p) => Object.keys(byVersion(p)).length === 2, {
-          'x-user': 'alice',
-        });
+        // From client processes that exit: the warning names the clusters whose proxies the agents
+        // report holding the destination, and a run in the world's caller closes its channel,
+        // which ends its subscription before any report counts it.
+        const picks = await world.until(
+          'cluster-a',
+          HOST,
+          (p) => Object.keys(byVersion(p)).length === 2,
+          { 'x-user': 'alice' },
+          90_000,
+          'new-process',
+        );
         st.diagnostic(`picks: ${JSON.stringify(byVersion(picks))}`);
         let row: ResourceRow | undefined;
         await waitFor(

@@ -5,12 +5,14 @@
  * ready EndpointSlice endpoint of a Pod labelled with its version, on a Node of its locality.
  * Clients are real grpc-js-xds processes whose bootstrap points at their cluster's agent.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { promisify } from 'node:util';
 import { freePort, spawnProcess, waitFor, type ProcessHandle } from '@meshrelay/testkit';
 import { Mesh } from '../mesh.ts';
+import type { Picks } from './calls.ts';
 import type { Identity } from './who.ts';
 
 const run = promisify(execFile);
@@ -39,10 +41,7 @@ export interface ClientSession {
   latest(): Picks;
 }
 
-export interface Picks {
-  readonly counts: Record<string, number>;
-  readonly errors: Record<string, number>;
-}
+export type { Picks } from './calls.ts';
 
 /** Region and zone of each cluster's single Node. */
 const LOCALITY: Readonly<Record<string, { region: string; zone: string }>> = {
@@ -85,6 +84,7 @@ export class XdsWorld {
   readonly xdsPorts = new Map<string, number>();
   readonly backends: Backend[] = [];
   readonly #clients = new Set<ReturnType<typeof execFile>>();
+  #caller: Caller | undefined;
 
   private constructor(mesh: Mesh, backendPort: number) {
     this.mesh = mesh;
@@ -198,8 +198,33 @@ export class XdsWorld {
     });
   }
 
-  /** Runs one client process in `cluster` making `calls` calls to `host` with `headers`; returns its counts. */
+  /**
+   * Makes `calls` calls from `cluster` to `host` with `headers` on a new channel with its own xDS
+   * client (a fresh subscription to the agent, as a new workload has), in the world's caller
+   * process; returns the counts.
+   */
   async call(
+    cluster: string,
+    host: string,
+    calls: number,
+    headers: Readonly<Record<string, string>> = {},
+    deadlineMs = 10_000,
+  ): Promise<Picks> {
+    this.#caller ??= new Caller();
+    return this.#caller.run({
+      target: `xds:///${host}:${SERVICE_PORT}`,
+      calls,
+      headers,
+      deadlineMs,
+      bootstrap: this.bootstrap(cluster),
+    });
+  }
+
+  /**
+   * As call, from a client process of its own that exits afterwards: a workload that starts,
+   * calls and goes away (its ADS stream ends with the process).
+   */
+  async callFromNewProcess(
     cluster: string,
     host: string,
     calls: number,
@@ -257,9 +282,12 @@ export class XdsWorld {
     check: (p: Picks) => boolean,
     headers: Readonly<Record<string, string>> = {},
     timeoutMs = 90_000,
+    from: 'caller' | 'new-process' = 'caller',
   ): Promise<Picks> {
     let last: Picks = { counts: {}, errors: {} };
-    await waitFor(async () => check((last = await this.call(cluster, host, 20, headers))), {
+    const sample = (): Promise<Picks> =>
+      from === 'caller' ? this.call(cluster, host, 20, headers) : this.callFromNewProcess(cluster, host, 20, headers);
+    await waitFor(async () => check((last = await sample())), {
       timeoutMs,
       intervalMs: 200,
       message: `calls from ${cluster} to ${host} never met the condition; last picks ${JSON.stringify(last)}`,
@@ -268,7 +296,70 @@ export class XdsWorld {
   }
 
   async stopBackends(): Promise<void> {
+    await this.#caller?.stop();
     for (const b of this.backends) if (b.proc.running) await b.proc.stop();
+  }
+}
+
+interface CallRun {
+  readonly target: string;
+  readonly calls: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly deadlineMs: number;
+  readonly bootstrap: string;
+}
+
+/** The world's caller.ts process: runs of calls sent on its stdin, answered by id on its stdout. */
+class Caller {
+  readonly #proc: ChildProcessWithoutNullStreams;
+  readonly #waiting = new Map<number, { resolve: (p: Picks) => void; reject: (e: Error) => void }>();
+  readonly #stderr: string[] = [];
+  #next = 1;
+
+  constructor() {
+    this.#proc = spawn(process.execPath, [join(HERE, 'caller.ts')], { stdio: 'pipe' });
+    createInterface({ input: this.#proc.stdout }).on('line', (line) => {
+      if (!line.startsWith('result ')) return;
+      const answer = JSON.parse(line.slice('result '.length)) as { id: number; picks?: Picks; error?: string };
+      const waiter = this.#waiting.get(answer.id);
+      this.#waiting.delete(answer.id);
+      if (answer.picks) waiter?.resolve(answer.picks);
+      else waiter?.reject(new Error(`caller: ${answer.error ?? 'no picks'}`));
+    });
+    createInterface({ input: this.#proc.stderr }).on('line', (line) => this.#stderr.push(line));
+    this.#proc.on('exit', (code, signal) => {
+      const err = new Error(`caller.ts exited (${code ?? signal}): ${this.#stderr.slice(-20).join('\n')}`);
+      for (const waiter of this.#waiting.values()) waiter.reject(err);
+      this.#waiting.clear();
+    });
+  }
+
+  run(run: CallRun): Promise<Picks> {
+    const id = this.#next++;
+    return new Promise<Picks>((resolve, reject) => {
+      // Each call has its own deadline; this bounds a run whose answer never comes.
+      const timer = setTimeout(() => {
+        this.#waiting.delete(id);
+        reject(new Error(`caller.ts did not answer run ${id} (${run.calls} calls to ${run.target}) in 170 s`));
+      }, 170_000);
+      const settle =
+        <T>(f: (v: T) => void) =>
+        (v: T) => {
+          clearTimeout(timer);
+          f(v);
+        };
+      this.#waiting.set(id, { resolve: settle(resolve), reject: settle(reject) });
+      this.#proc.stdin.write(`${JSON.stringify({ id, ...run })}\n`);
+    });
+  }
+
+  async stop(): Promise<void> {
+    if (this.#proc.exitCode !== null || this.#proc.signalCode !== null) return;
+    const exited = new Promise((resolve) => this.#proc.once('exit', resolve));
+    this.#proc.stdin.end();
+    const kill = setTimeout(() => this.#proc.kill('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(kill);
   }
 }
 
