@@ -3,7 +3,6 @@
  * A rejected resource is reported with the exact field path; its neighbours are unaffected.
  */
 import { isIP } from 'node:net';
-import { Ajv, type ValidateFunction } from 'ajv';
 import {
   DNS_LABEL,
   DNS_SUBDOMAIN,
@@ -34,9 +33,11 @@ import {
   MIRROR_POLICY_SPEC,
 } from './schemas/route-policies.ts';
 import { WORKSPACE_SETTINGS_SPEC, WORKSPACE_SPEC } from './schemas/workspace.ts';
+import type { ValidateFunction } from 'ajv';
 import { joinPath, problemsFromAjv, type InputProblem } from './schema-errors.ts';
 import { unimplementedFields, type UnimplementedField } from './unimplemented-fields.ts';
 import { quickCheckOf } from './input-fast-checks.ts';
+import { digestOf, schemaValidators, type SchemaSet } from '../schema-validators.ts';
 
 export type { InputProblem } from './schema-errors.ts';
 
@@ -75,21 +76,22 @@ function kindId(ref: { apiVersion: string; kind: string }): string {
   return `${ref.apiVersion}/${ref.kind}`;
 }
 
-let ajv: Ajv | undefined;
-const compiled = new Map<string, ValidateFunction>();
+/** The input kinds' schemas as a set compiled ahead of time (see schema-validators.ts). */
+export const INPUT_SCHEMA_SET: SchemaSet = {
+  file: 'input-validators.js',
+  source: 'packages/translator/src/gloo/schemas',
+  digest: () => digestOf([JSON.stringify([...KIND_SCHEMAS])]),
+  names: [...KIND_SCHEMAS.keys()],
+  schema: (name) => (KIND_SCHEMAS.get(name) as KindSchema).schema,
+  formats: { ip: (value: string) => isIP(value) !== 0 },
+  vocabulary: [],
+};
 
-/** Compiles each kind's schema on first use; the compiled functions are kept for the process. */
-function validatorFor(id: string, schema: JsonSchema): ValidateFunction {
-  let fn = compiled.get(id);
-  if (!fn) {
-    ajv ??= new Ajv({ allErrors: true, strict: false, verbose: true }).addFormat(
-      'ip',
-      (value: string) => isIP(value) !== 0,
-    );
-    fn = ajv.compile(schema);
-    compiled.set(id, fn);
-  }
-  return fn;
+/** The input kinds' validators, made on first use and kept for the process (they hold no input). */
+let validators: ((id: string) => ValidateFunction) | undefined;
+
+function validatorFor(id: string): ValidateFunction {
+  return (validators ??= schemaValidators(INPUT_SCHEMA_SET))(id);
 }
 
 function checkStringMap(value: unknown, path: string, problems: InputProblem[]): void {
@@ -163,10 +165,10 @@ export function validateInputResource(r: Resource): InputProblem[] {
       problems.push({ path: 'spec', message: 'is required and must be an object' });
       return problems;
     }
-    const validate = validatorFor(kindId(ref), entry.schema);
+    const validate = validatorFor(kindId(ref));
     if (!validate(value['spec'])) problems.push(...problemsFromAjv(validate.errors, 'spec'));
   } else {
-    const validate = validatorFor(kindId(ref), entry.schema);
+    const validate = validatorFor(kindId(ref));
     if (!validate(value)) problems.push(...problemsFromAjv(validate.errors, ''));
   }
   return problems;

@@ -3,7 +3,7 @@
  * Istio (or the Kubernetes API server) would reject or silently prune never leaves the server.
  */
 import { readFileSync } from 'node:fs';
-import { Ajv, type ValidateFunction } from 'ajv';
+import type { Format, ValidateFunction } from 'ajv';
 import {
   DNS_LABEL,
   DNS_SUBDOMAIN,
@@ -17,6 +17,7 @@ import {
 import { v1VersionOf } from './crd-versions.ts';
 import { problemsFromAjv } from '../gloo/schema-errors.ts';
 import { checkPortRanges, hasPortRangeProblems } from './port-ranges.ts';
+import { digestOf, schemaValidators, type SchemaSet } from '../schema-validators.ts';
 
 /** Checks one output resource. */
 export interface OutputValidator {
@@ -28,8 +29,9 @@ export interface IstioValidatorOptions {
   /** The CRD bundle to read; defaults to the copy shipped in this package's `schemas/`. */
   readonly crdFile?: string;
   /**
-   * Compile every output kind's schema when the validator is created (default false: on first
-   * use of each kind). A server sets it so its first translation after a start does not pay for it.
+   * Ready every output kind's validator when the validator is created (default false: on first
+   * use of each kind). A server sets it so its first translation after a start does not pay for it
+   * (and a CRD file that lacks a kind fails at start), where no generated code applies.
    */
   readonly precompile?: boolean;
 }
@@ -67,18 +69,15 @@ const KUBERNETES_KEYWORDS = [
 const INT32_MIN = -2147483648;
 const INT32_MAX = 2147483647;
 
-function createAjv(): Ajv {
-  const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
-  ajv.addVocabulary(KUBERNETES_KEYWORDS);
-  ajv.addFormat('int32', {
-    type: 'number',
-    validate: (n: number) => Number.isInteger(n) && n >= INT32_MIN && n <= INT32_MAX,
-  });
-  ajv.addFormat('double', { type: 'number', validate: () => true });
-  ajv.addFormat('byte', (s: string) => /^[A-Za-z0-9+/]*={0,2}$/.test(s));
-  ajv.addFormat('date-time', (s: string) => !Number.isNaN(Date.parse(s)));
-  return ajv;
-}
+const FORMATS: Readonly<Record<string, Format>> = {
+  int32: { type: 'number', validate: (n: number) => Number.isInteger(n) && n >= INT32_MIN && n <= INT32_MAX },
+  double: { type: 'number', validate: () => true },
+  byte: (s: string) => /^[A-Za-z0-9+/]*={0,2}$/.test(s),
+  'date-time': (s: string) => !Number.isNaN(Date.parse(s)),
+};
+
+/** The name of the one-endpoint schema in the set (beside the output kinds' ids). */
+const ENDPOINT = 'ServiceEntry endpoint';
 
 /**
  * Returns a copy of an OpenAPI schema in which every object schema that lists `properties`
@@ -119,20 +118,74 @@ function indexCrdDocuments(text: string): Map<string, string> {
   return docs;
 }
 
+/** The v1 spec schema of a kind's CRD (its `properties` by field name). */
+function parseSpecSchema(documents: ReadonlyMap<string, string>, id: string): Record<string, unknown> {
+  const crdName = CRD_BY_KIND.get(id) as string;
+  const doc = documents.get(crdName);
+  if (doc === undefined)
+    throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `the Istio CRD file has no ${crdName}`);
+  const v1 = v1VersionOf(doc);
+  const specSchema =
+    isRecord(v1) && isRecord(v1['schema']) && isRecord(v1['schema']['openAPIV3Schema'])
+      ? v1['schema']['openAPIV3Schema']
+      : undefined;
+  const properties = specSchema && isRecord(specSchema['properties']) ? specSchema['properties']['spec'] : undefined;
+  if (!isRecord(properties))
+    throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `the Istio CRD ${crdName} has no v1 spec schema`);
+  return properties;
+}
+
+/** The schema of one endpoint in a ServiceEntry's spec schema. */
+function endpointSchema(serviceEntrySpec: Record<string, unknown>): Record<string, unknown> {
+  const fields = serviceEntrySpec['properties'];
+  const endpoints = isRecord(fields) ? fields['endpoints'] : undefined;
+  const items = isRecord(endpoints) ? endpoints['items'] : undefined;
+  if (!isRecord(items))
+    throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', 'the Istio ServiceEntry CRD has no endpoint schema');
+  return items;
+}
+
+/**
+ * The output kinds' spec schemas (and one ServiceEntry endpoint's) in the CRD bundle `text`, as a
+ * set compiled ahead of time for the bundle this package ships (see schema-validators.ts). Each
+ * schema is parsed from the text only when compiled at run time.
+ */
+export function istioSchemaSet(text: string): SchemaSet {
+  const documents = indexCrdDocuments(text);
+  const parsed = new Map<string, Record<string, unknown>>();
+  const specSchema = (id: string): Record<string, unknown> => {
+    let schema = parsed.get(id);
+    if (!schema) {
+      schema = parseSpecSchema(documents, id);
+      parsed.set(id, schema);
+    }
+    return schema;
+  };
+  let digest: string | undefined;
+  return {
+    file: 'istio-spec-validators.js',
+    source: 'packages/translator/schemas/istio-crd-all.gen.yaml',
+    digest: () => (digest ??= digestOf([text, ...[closeObjectSchemas, parseSpecSchema, endpointSchema].map(String)])),
+    names: [...CRD_BY_KIND.keys(), ENDPOINT],
+    schema: (name) =>
+      closeObjectSchemas(name === ENDPOINT ? endpointSchema(specSchema(SERVICE_ENTRY_ID)) : specSchema(name)) as object,
+    formats: FORMATS,
+    vocabulary: KUBERNETES_KEYWORDS,
+  };
+}
+
 class IstioSchemaValidator implements OutputValidator {
-  private readonly ajv = createAjv();
-  private readonly documents: Map<string, string>;
-  private readonly compiled = new Map<string, ValidateFunction>();
-  #endpointSchema: ValidateFunction | undefined;
+  /** Each output kind's spec validator (and the endpoint's), by name in the set. */
+  readonly #validator: (name: string) => ValidateFunction;
+  readonly #names: readonly string[];
   /** Verdicts on canonical endpoint parts (deep-frozen, so they cannot change). */
   readonly #endpointVerdicts = new WeakMap<object, boolean>();
   /** Verdicts on the endpoint groups of concatenated endpoint lists (see `canonicalConcat`), per group. */
   readonly #groupVerdicts = new WeakMap<object, boolean>();
-  /** Parsed spec schemas by kind (the ServiceEntry's is read twice: whole and per endpoint). */
-  readonly #specSchemas = new Map<string, Record<string, unknown>>();
 
-  constructor(documents: Map<string, string>) {
-    this.documents = documents;
+  constructor(set: SchemaSet) {
+    this.#validator = schemaValidators(set);
+    this.#names = set.names;
   }
 
   validate(r: Resource): string[] {
@@ -172,7 +225,7 @@ class IstioSchemaValidator implements OutputValidator {
   #endpointValid(endpoint: object): boolean {
     let valid = this.#endpointVerdicts.get(endpoint);
     if (valid === undefined) {
-      valid = this.#endpointValidator()(endpoint) && !hasPortRangeProblems(endpoint, 'endpoints');
+      valid = this.#validator(ENDPOINT)(endpoint) && !hasPortRangeProblems(endpoint, 'endpoints');
       this.#endpointVerdicts.set(endpoint, valid);
     }
     return valid;
@@ -190,7 +243,7 @@ class IstioSchemaValidator implements OutputValidator {
     problems.push(...checkMetadata(value['metadata']));
     const spec = value['spec'];
     if (!isRecord(spec)) return [...problems, 'spec: is required and must be an object'];
-    const validateSpec = this.specValidator(id);
+    const validateSpec = this.#validator(id);
     if (!validateSpec(spec)) {
       for (const p of problemsFromAjv(validateSpec.errors, 'spec')) problems.push(`${p.path}: ${p.message}`);
     }
@@ -199,61 +252,12 @@ class IstioSchemaValidator implements OutputValidator {
     return problems;
   }
 
-  /** Compiles a kind's spec schema on first use and keeps it. */
-  private specValidator(id: string): ValidateFunction {
-    const cached = this.compiled.get(id);
-    if (cached) return cached;
-    const fn = this.ajv.compile(closeObjectSchemas(this.specSchema(id)) as Record<string, unknown>);
-    this.compiled.set(id, fn);
-    return fn;
-  }
-
-  /** The v1 spec schema of a kind's CRD (its `properties` by field name), parsed once per kind. */
-  private specSchema(id: string): Record<string, unknown> {
-    let schema = this.#specSchemas.get(id);
-    if (!schema) {
-      schema = this.#parseSpecSchema(id);
-      this.#specSchemas.set(id, schema);
-    }
-    return schema;
-  }
-
   /**
-   * Compiles every output kind's schema now instead of on first use: a server can pay for it at
+   * Readies every output kind's validator now instead of on first use: a server can pay for it at
    * start, while it waits for its inputs, instead of in its first translation.
    */
   precompile(): void {
-    for (const id of CRD_BY_KIND.keys()) this.specValidator(id);
-    this.#endpointValidator();
-  }
-
-  #parseSpecSchema(id: string): Record<string, unknown> {
-    const crdName = CRD_BY_KIND.get(id) as string;
-    const doc = this.documents.get(crdName);
-    if (doc === undefined)
-      throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `the Istio CRD file has no ${crdName}`);
-    const v1 = v1VersionOf(doc);
-    const specSchema =
-      isRecord(v1) && isRecord(v1['schema']) && isRecord(v1['schema']['openAPIV3Schema'])
-        ? v1['schema']['openAPIV3Schema']
-        : undefined;
-    const properties = specSchema && isRecord(specSchema['properties']) ? specSchema['properties']['spec'] : undefined;
-    if (!isRecord(properties))
-      throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', `the Istio CRD ${crdName} has no v1 spec schema`);
-    return properties;
-  }
-
-  /** The schema of one ServiceEntry endpoint, compiled on first use. */
-  #endpointValidator(): ValidateFunction {
-    if (!this.#endpointSchema) {
-      const fields = this.specSchema(SERVICE_ENTRY_ID)['properties'];
-      const endpoints = isRecord(fields) ? fields['endpoints'] : undefined;
-      const items = isRecord(endpoints) ? endpoints['items'] : undefined;
-      if (!isRecord(items))
-        throw new MeshrelayError('MESHRELAY_ERR_INVALID_CONFIG', 'the Istio ServiceEntry CRD has no endpoint schema');
-      this.#endpointSchema = this.ajv.compile(closeObjectSchemas(items) as Record<string, unknown>);
-    }
-    return this.#endpointSchema;
+    for (const name of this.#names) this.#validator(name);
   }
 }
 
@@ -275,8 +279,9 @@ function checkMetadata(metadata: unknown): string[] {
 }
 
 /**
- * Builds a validator for the Istio output kinds. Reads the CRD file once, here; schemas are
- * compiled lazily per kind and cached. Throws MESHRELAY_ERR_INVALID_CONFIG if the file cannot
+ * Builds a validator for the Istio output kinds. Reads the CRD file once, here, and takes the
+ * validators generated ahead of time when they were made from this file; otherwise each kind's
+ * schema is compiled at first use and kept. Throws MESHRELAY_ERR_INVALID_CONFIG if the file cannot
  * be read. The returned validator does no I/O.
  */
 export function createIstioValidator(options: IstioValidatorOptions = {}): OutputValidator {
@@ -290,7 +295,7 @@ export function createIstioValidator(options: IstioValidatorOptions = {}): Outpu
       { cause: err },
     );
   }
-  const validator = new IstioSchemaValidator(indexCrdDocuments(text));
+  const validator = new IstioSchemaValidator(istioSchemaSet(text));
   if (options.precompile === true) validator.precompile();
   return validator;
 }
