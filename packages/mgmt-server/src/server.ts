@@ -439,13 +439,6 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
   };
 }
 
-/**
- * The Istio output validator with every output schema compiled (each kind's,
- * and the per-endpoint one shared ServiceEntry endpoints are checked against).
- * Compiling takes noticeable CPU (see
- * docs/design/decisions/README.md#output-validator-compiled-at-start); done here, before the relay port opens, it is
- * not part of the first translation while agents' streams wait on heartbeats.
- */
 /** How long a starting server waits for Redis before it serves without it (DESIGN §7: Redis down). */
 const REDIS_START_WAIT_MS = 5000;
 
@@ -473,6 +466,13 @@ async function firstRedisConnection(store: SnapshotStore, waitMs: number, log: L
     );
 }
 
+/**
+ * The Istio output validator with every output kind's validator ready (each kind's, and the
+ * per-endpoint one shared ServiceEntry endpoints are checked against): loaded from the code
+ * generated ahead of time, or compiled when the CRD bundle is not the one it was generated from
+ * (see docs/design/decisions/README.md#schema-validators-generated). Done here, before the relay
+ * port opens, it is not part of the first translation while agents' streams wait on heartbeats.
+ */
 function warmedValidator(): OutputValidator {
   return (sharedValidator ??= createIstioValidator({ precompile: true }));
 }
