@@ -27,7 +27,6 @@ const SERIAL: Readonly<Record<string, string>> = {
   'packages/agent/test/pull-stream-limits.test.ts': "the agent's heartbeats keep their timing while a delta is refused",
   'packages/agent/test/agent-leader.test.ts': 'lease durations and renew deadlines measured against the clock',
   'e2e/faults/restart.test.ts': 'safe-start windows measured against the clock',
-  'e2e/bench-tier.test.ts': 'runs the tier bench',
   'packages/mgmt-server/test/ui.test.ts': 'a safe-start countdown read live in the browser',
   'e2e/run-local.test.ts': "npm start's fixed ports and .run/",
   'e2e/examples.test.ts': "npm start's fixed ports and .run/",
