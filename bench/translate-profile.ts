@@ -21,8 +21,8 @@ import {
   IncrementalTranslator,
   allocateVips,
   createIstioValidator,
+  InputJudgements,
   judgedClean,
-  recordCleanInputs,
   translate,
   validateInputResources,
   virtualDestinationKeys,
@@ -56,12 +56,13 @@ log(
 // PRECOMPILE=1: the output schemas are compiled before the engine runs, as a server can do at start.
 const validator = createIstioValidator({ precompile: process.env['PRECOMPILE'] === '1' });
 const vips = allocateVips(new Map(), virtualDestinationKeys(workload.inputs), DEFAULT_VIP_CIDR);
-const base = { inputs: workload.inputs, clusters: workload.clusters, vips };
+const judgements = new InputJudgements();
+const base = { inputs: workload.inputs, clusters: workload.clusters, vips, judgements };
 if (process.env['INTAKE'] === '1') {
   const intakeStart = performance.now();
   for (const input of workload.inputs.values()) {
     const judged = validateInputResources(input.resources);
-    if (judgedClean(judged)) recordCleanInputs(input.resources);
+    if (judgedClean(judged)) judgements.record(input.resources, true);
   }
   log(`inputs judged as intake does: ${ms(intakeStart).toFixed(0)} ms`);
 }

@@ -16,9 +16,8 @@ import {
 } from '@meshrelay/api';
 import type { InputVersion, SnapshotStore } from '@meshrelay/store';
 import {
-  isCleanInputList,
+  InputJudgements,
   judgedClean,
-  recordCleanInputs,
   validateInputResources,
   type InputValidationResult,
 } from '@meshrelay/translator';
@@ -60,26 +59,26 @@ async function validateInSlices(
   return { valid, rejected, carried };
 }
 
-/** Stored input lists judged here that had a problem: translation reports it; they are not judged again. */
-const judgedWithProblems = new WeakSet<readonly Resource[]>();
-
-/** Whether no intake of this process judged `input`'s resources (see judgeStoredInputs). */
-export function isUnjudged(input: InputSnapshot): boolean {
-  return !isCleanInputList(input.resources) && !judgedWithProblems.has(input.resources);
+/** Whether `judgements` holds no verdict on `input`'s resources (see judgeStoredInputs). */
+export function isUnjudged(input: InputSnapshot, judgements: InputJudgements): boolean {
+  return !judgements.isJudged(input.resources);
 }
 
 /**
- * Validates every resource of stored inputs that no intake of this process judged (an input
+ * Validates every resource of stored inputs that `judgements` holds no verdict on (an input
  * loaded from Redis after a restart, or written there by another replica), in slices, and
- * records the lists found clean, so translation does not judge them again (recordCleanInputs).
- * A list with a problem is left to translation, which reports it.
+ * records the verdicts, so translation does not judge the clean lists again. A list with a
+ * problem is left to translation, which reports it.
  */
-export async function judgeStoredInputs(inputs: Iterable<InputSnapshot>, slicer = new LoopSlicer()): Promise<void> {
+export async function judgeStoredInputs(
+  inputs: Iterable<InputSnapshot>,
+  judgements: InputJudgements,
+  slicer = new LoopSlicer(),
+): Promise<void> {
   for (const input of inputs) {
-    if (!isUnjudged(input)) continue;
+    if (!isUnjudged(input, judgements)) continue;
     const result = await validateInSlices(input.resources, validateInputResources, slicer);
-    if (judgedClean(result)) recordCleanInputs(input.resources);
-    else judgedWithProblems.add(input.resources);
+    judgements.record(input.resources, judgedClean(result));
   }
 }
 
@@ -153,12 +152,13 @@ interface ChangedValidation extends InputValidationResult {
 /**
  * Validates only the resources that differ from the held snapshot's and keeps the held copies of
  * the others, in the incoming order: the same valid resources and refusals as validating all.
- * Kept held copies are clean when the held list was recorded clean (recordCleanInputs).
+ * Kept held copies are clean when the held list was recorded clean in `judgements`.
  */
 async function validateChanged(
   resources: readonly Resource[],
   held: InputSnapshot | undefined,
   validate: InputValidator,
+  judgements: InputJudgements,
   slicer: LoopSlicer,
 ): Promise<ChangedValidation> {
   if (!held) {
@@ -182,7 +182,7 @@ async function validateChanged(
     if (!changed.has(r)) valid.push(heldCopies.get(r) ?? r);
     else if (accepted.has(r)) valid.push(r);
   }
-  const clean = judgedClean(judged) && (changed.size === resources.length || isCleanInputList(held.resources));
+  const clean = judgedClean(judged) && (changed.size === resources.length || judgements.isClean(held.resources));
   return { valid, rejected: judged.rejected, carried: judged.carried, clean };
 }
 
@@ -228,22 +228,27 @@ async function adoptResolved(
  * copied; the others are the held copies. Validation and canonical encoding run in slices (a 16 MiB snapshot
  * takes seconds of both), so relay heartbeats and the HTTP API keep answering.
  */
+export interface InputIntakeOptions {
+  /** Where the verdicts on accepted lists are recorded, for translation (default: the intake's own). */
+  readonly judgements?: InputJudgements;
+  /** The translator's validateInputResources unless a test counts calls. */
+  readonly validate?: InputValidator;
+}
+
 export class InputIntake {
   readonly #store: SnapshotStore;
   readonly #registry: ClusterRegistry;
   readonly #logger: Logger;
   readonly #validate: InputValidator;
+  /** The verdicts on the lists this intake accepted (and whatever else their owner recorded). */
+  readonly judgements: InputJudgements;
 
-  constructor(
-    store: SnapshotStore,
-    registry: ClusterRegistry,
-    logger: Logger,
-    validate: InputValidator = validateInputResources,
-  ) {
+  constructor(store: SnapshotStore, registry: ClusterRegistry, logger: Logger, options: InputIntakeOptions = {}) {
     this.#store = store;
     this.#registry = registry;
     this.#logger = logger;
-    this.#validate = validate;
+    this.#validate = options.validate ?? validateInputResources;
+    this.judgements = options.judgements ?? new InputJudgements();
   }
 
   /**
@@ -299,7 +304,13 @@ export class InputIntake {
         `generation ${assembled.generation} of epoch ${assembled.epoch} is not newer than the held generation ${held.generation}`,
       );
     }
-    const { valid, rejected, clean } = await validateChanged(assembled.resources, held, this.#validate, slicer);
+    const { valid, rejected, clean } = await validateChanged(
+      assembled.resources,
+      held,
+      this.#validate,
+      this.judgements,
+      slicer,
+    );
     const warnings = rejected.map(
       (r) => `${formatResourceKey(r.key)}: ${r.problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`,
     );
@@ -308,7 +319,7 @@ export class InputIntake {
       (rejected.length === 0 ? await adoptResolved(init, assembled, slicer) : undefined) ??
       (await buildInputSnapshotInSlices(init, slicer));
     // Judged here once: translation admits the list without judging its resources again.
-    if (clean) recordCleanInputs(snapshot.resources);
+    if (clean) this.judgements.record(snapshot.resources, true);
     const changed = held?.hash !== snapshot.hash;
     if (changed || held?.generation !== snapshot.generation || held.epoch !== snapshot.epoch) {
       // The store's memory holds the snapshot as soon as putInput is called (SnapshotStore's contract).

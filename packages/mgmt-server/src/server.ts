@@ -15,7 +15,7 @@ import { buildApiServer } from './http/api-server.ts';
 import { closeHttpServer } from './http/close-server.ts';
 import { allowedHostsOf } from './http/request-guard.ts';
 import { InputIntake } from './input-intake.ts';
-import { MemoryReclaimer } from './memory-reclaim.ts';
+import { MemoryReclaimer } from './runtime.ts';
 import { RelayMetrics } from './metrics.ts';
 import { OutputHub } from './output-hub.ts';
 import { OutputPersister } from './output-persister.ts';
@@ -169,6 +169,8 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     logger: log.child({ component: 'output-persister' }),
     onFailure: (cluster) => metrics.outputWriteFailures.inc({ cluster }),
   });
+  // The intake's verdicts on the inputs it accepted, which translation trusts (InputJudgements).
+  const intake = new InputIntake(store, registry, log);
   const loop = new TranslationLoop({
     registry,
     store,
@@ -184,6 +186,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     uptimeMs: () => Date.now() - startedAt,
     workspaces: () => management.workspaces(),
     ...(config.interestScopedOutputs ? { scope: interests } : {}),
+    judgements: intake.judgements,
   });
   const unsubscribeInterests = config.interestScopedOutputs
     ? interests.onChange((changed) => loop.trigger(`interest changed in ${changed.join(', ')}`))
@@ -212,7 +215,7 @@ export async function startManagementServer(config: ServerConfig, logger: Logger
     clientCertLifetimeSeconds: config.clientCertLifetimeSeconds,
     registry,
     store,
-    intake: new InputIntake(store, registry, log),
+    intake,
     outputs,
     held,
     blastRadius: { maxDeleteShare: config.maxDeleteShare, minResources: config.blastRadiusMinResources },

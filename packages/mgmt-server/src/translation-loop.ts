@@ -6,6 +6,7 @@ import {
   IncrementalTranslator,
   virtualDestinationKeys,
   type ClusterInfo,
+  type InputJudgements,
   type OutputValidator,
   type ProducedOutput,
   type ResourceStatus,
@@ -46,6 +47,12 @@ export interface TranslationLoopOptions {
    * a VirtualDestination only while the cluster has an interest in it. Absent: outputs unscoped.
    */
   readonly scope?: InterestScope;
+  /**
+   * The verdicts of this server's intake on the input lists it accepted; stored inputs it did
+   * not judge are judged and recorded here before translation, which then admits the clean ones
+   * without validating each resource again.
+   */
+  readonly judgements: InputJudgements;
 }
 
 /** The hosts each cluster holds a lease on; `version` bumps when any of that may have changed. */
@@ -66,23 +73,8 @@ export interface TranslationStatus {
   readonly admitted: readonly { cluster: string; inputHash: string }[];
 }
 
-/**
- * The VirtualDestination keys an input declares, computed once per snapshot (snapshots are
- * immutable; at scale a scan of every input's resources on every run costs more than the change).
- */
 /** Workspaces when the loop is given none (one implicit global workspace). */
 const NO_WORKSPACES: readonly Resource[] = Object.freeze([]);
-
-const destinationKeys = new WeakMap<InputSnapshot, readonly string[]>();
-
-function destinationKeysOf(input: InputSnapshot): readonly string[] {
-  let keys = destinationKeys.get(input);
-  if (keys === undefined) {
-    keys = virtualDestinationKeys(new Map([[input.cluster, input]]));
-    destinationKeys.set(input, keys);
-  }
-  return keys;
-}
 
 /**
  * Everything a translation reads: the input snapshots (by object: a snapshot is immutable) and
@@ -138,6 +130,11 @@ export class TranslationLoop {
   /** Hash of each cluster's last unscoped output: a change that scoping hid is a push avoided. */
   readonly #unscopedHashes = new Map<string, string>();
   readonly #statusListeners = new Set<(s: TranslationStatus) => void>();
+  /**
+   * The VirtualDestination keys each input declares, computed once per snapshot (snapshots are
+   * immutable; at scale a scan of every input's resources on every run costs more than the change).
+   */
+  readonly #destinationKeys = new WeakMap<InputSnapshot, readonly string[]>();
 
   constructor(options: TranslationLoopOptions) {
     this.#o = options;
@@ -148,6 +145,15 @@ export class TranslationLoop {
       resources: [],
       admitted: [],
     };
+  }
+
+  #destinationKeysOf(input: InputSnapshot): readonly string[] {
+    let keys = this.#destinationKeys.get(input);
+    if (keys === undefined) {
+      keys = virtualDestinationKeys(new Map([[input.cluster, input]]));
+      this.#destinationKeys.set(input, keys);
+    }
+    return keys;
   }
 
   status(): TranslationStatus {
@@ -276,10 +282,10 @@ export class TranslationLoop {
    * then admits them without judging each resource again.
    */
   async #judgeStored(inputs: ReadonlyMap<string, InputSnapshot>): Promise<void> {
-    const unjudged = [...inputs.values()].filter(isUnjudged);
+    const unjudged = [...inputs.values()].filter((input) => isUnjudged(input, this.#o.judgements));
     if (unjudged.length === 0) return;
     const end = this.#o.metrics.storedInputValidationDuration.startTimer();
-    await judgeStoredInputs(unjudged);
+    await judgeStoredInputs(unjudged, this.#o.judgements);
     end();
   }
 
@@ -293,7 +299,7 @@ export class TranslationLoop {
     const staleClusters = new Set(carried.keys());
     // VIPs are released only on positive evidence: an input without the destination, or deregistration.
     // A carried input is the absent cluster's last admitted one, so it claims exactly what it claimed then.
-    const present = new Map([...inputs].map(([name, input]) => [name, destinationKeysOf(input)]));
+    const present = new Map([...inputs].map(([name, input]) => [name, this.#destinationKeysOf(input)]));
     const vips = await this.#o.vips.reconcile({ present, registered: new Set(clusters.map((c) => c.metadata.name)) });
     const infos: ClusterInfo[] = clusters.map((c) => ({
       name: c.metadata.name,
@@ -332,6 +338,7 @@ export class TranslationLoop {
       previousSecurityOutputs: this.#securityOutputs,
       previousNameOwners: this.#nameOwners,
       workspaces,
+      judgements: this.#o.judgements,
     };
     const result = await this.#engine.run(input);
     end();

@@ -15,7 +15,7 @@ import {
 import { createFileClusterRegistry } from '@meshrelay/registry';
 import { createMemorySnapshotStore, type SnapshotStore } from '@meshrelay/store';
 import { buildGloo, buildNode, buildService } from '@meshrelay/testkit';
-import { isCleanInputList, validateInputResources } from '@meshrelay/translator';
+import { InputJudgements, validateInputResources } from '@meshrelay/translator';
 import { InputIntake, isUnjudged, judgeStoredInputs } from '../src/input-intake.ts';
 
 const CLUSTER = 'cluster-a';
@@ -49,9 +49,11 @@ async function intakeHolding(
   const store = wrap(createMemorySnapshotStore());
   t.after(() => store.close());
   const judged: Resource[] = [];
-  const intake = new InputIntake(store, registry, logger, (batch) => {
-    judged.push(...batch);
-    return validateInputResources(batch);
+  const intake = new InputIntake(store, registry, logger, {
+    validate: (batch) => {
+      judged.push(...batch);
+      return validateInputResources(batch);
+    },
   });
   const first = buildInputSnapshot({ cluster: CLUSTER, epoch: 'e1', generation: 1, resources });
   const { snapshot: held } = await intake.accept(CLUSTER, {
@@ -246,7 +248,7 @@ test('intake: given the held content from a restarted agent (new epoch), then `s
 test('intake: given clean snapshots, when accepted full and then as a delta, then each list is recorded as judged and translation does not judge it again', async (t) => {
   const before = [buildNode({ name: 'node-1', zone: 'z1' }), ...services(10)];
   const { intake, held } = await intakeHolding(t, before);
-  assert.ok(isCleanInputList(held.resources), 'a full snapshot whose every resource passed');
+  assert.ok(intake.judgements.isClean(held.resources), 'a full snapshot whose every resource passed');
   const after = [...before];
   after[3] = buildService({ name: 'svc-002', namespace: 'shop', ports: [{ name: 'http', port: 8080 }] });
   const delta = await computeDelta(held.resources, after);
@@ -261,7 +263,7 @@ test('intake: given clean snapshots, when accepted full and then as a delta, the
     LIMITS,
   );
   const { snapshot } = await intake.accept(CLUSTER, assembled);
-  assert.ok(isCleanInputList(snapshot.resources), 'the held resources were clean and the changed one passed');
+  assert.ok(intake.judgements.isClean(snapshot.resources), 'the held resources were clean and the changed one passed');
 });
 
 test('intake: given a Gloo resource kept despite an invalid spec, then its list is not recorded as judged, nor a later one that keeps it', async (t) => {
@@ -276,12 +278,12 @@ test('intake: given a Gloo resource kept despite an invalid spec, then its list 
     held.resources.some((r) => r.kind === 'AccessPolicy'),
     'carried so translation reports it INVALID',
   );
-  assert.ok(!isCleanInputList(held.resources));
+  assert.ok(!intake.judgements.isClean(held.resources));
   const after = [...before];
   after[1] = buildService({ name: 'svc-000', namespace: 'shop', ports: [{ name: 'http', port: 8080 }] });
   const { snapshot } = await intake.accept(CLUSTER, full(after, 2));
   assert.ok(
-    !isCleanInputList(snapshot.resources),
+    !intake.judgements.isClean(snapshot.resources),
     'only the changed Service was judged; the kept policy still has problems',
   );
 });
@@ -294,9 +296,11 @@ test('judgeStoredInputs: given stored inputs no intake judged, then clean ones a
     spec: { config: { authz: { allowedHosts: ['x'] } } },
   });
   const flawed = buildInputSnapshot({ cluster: 'b', epoch: 'e', generation: 1, resources: [policy] });
-  assert.ok(isUnjudged(clean) && isUnjudged(flawed));
-  await judgeStoredInputs([clean, flawed]);
-  assert.ok(isCleanInputList(clean.resources));
-  assert.ok(!isCleanInputList(flawed.resources));
-  assert.ok(!isUnjudged(clean) && !isUnjudged(flawed));
+  const judgements = new InputJudgements();
+  assert.ok(isUnjudged(clean, judgements) && isUnjudged(flawed, judgements));
+  await judgeStoredInputs([clean, flawed], judgements);
+  assert.ok(judgements.isClean(clean.resources));
+  assert.ok(!judgements.isClean(flawed.resources));
+  assert.ok(!isUnjudged(clean, judgements) && !isUnjudged(flawed, judgements));
+  assert.ok(isUnjudged(clean, new InputJudgements()), "another owner's judgements know nothing of these lists");
 });

@@ -12,7 +12,7 @@ import {
 } from '@meshrelay/registry';
 import { createRedisSnapshotStore } from '@meshrelay/store';
 import { startRedisServer, waitFor } from '@meshrelay/testkit';
-import { DEFAULT_VIP_CIDR, createIstioValidator } from '@meshrelay/translator';
+import { DEFAULT_VIP_CIDR, InputJudgements, createIstioValidator } from '@meshrelay/translator';
 import { CarriedContributions } from '../src/carried-contributions.ts';
 import { ConnectionTracker } from '../src/connections.ts';
 import { RelayMetrics } from '../src/metrics.ts';
@@ -88,6 +88,7 @@ export async function translationSetup(
     debounceMs: options.debounceMs ?? 10,
     uptimeMs: () => 60_000,
     ...(options.scope !== undefined ? { scope: options.scope } : {}),
+    judgements: new InputJudgements(),
   });
   cleanups.push(() => loop.stop());
   return { redis, registry, store, outputs, metrics, persister, loop, contributions };

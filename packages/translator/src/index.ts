@@ -1,7 +1,6 @@
 export {
-  isCleanInputList,
+  InputJudgements,
   judgedClean,
-  recordCleanInputs,
   validateInputResource,
   validateInputResources,
   type InputProblem,

@@ -6,13 +6,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import {
-  createIstioValidator,
-  isCleanInputList,
-  recordCleanInputs,
-  translate,
-  validateInputResources,
-} from '../src/index.ts';
+import { createIstioValidator, InputJudgements, translate, validateInputResources } from '../src/index.ts';
 import { TESTDATA, parseCase, renderResult } from './support.ts';
 
 const UPDATE = process.env['UPDATE_GOLDEN'] === '1';
@@ -47,12 +41,19 @@ describe('golden translations', () => {
     it(`given case ${name}, when the inputs intake finds clean are recorded as judged, then translation gives the same result without judging them again`, () => {
       const dir = join(TESTDATA, name);
       const { input } = parseCase(readFileSync(join(dir, 'input.yaml'), 'utf8'));
+      const judgements = new InputJudgements();
       for (const snapshot of input.inputs.values()) {
         const judged = validateInputResources(snapshot.resources);
-        if (judged.rejected.length === 0 && judged.carried.length === 0) recordCleanInputs(snapshot.resources);
-        assert.equal(isCleanInputList(snapshot.resources), judged.rejected.length === 0 && judged.carried.length === 0);
+        if (judged.rejected.length === 0 && judged.carried.length === 0) judgements.record(snapshot.resources, true);
+        assert.equal(
+          judgements.isClean(snapshot.resources),
+          judged.rejected.length === 0 && judged.carried.length === 0,
+        );
       }
-      assert.equal(renderResult(translate(input, validator)), readFileSync(join(dir, 'output.yaml'), 'utf8'));
+      assert.equal(
+        renderResult(translate({ ...input, judgements }, validator)),
+        readFileSync(join(dir, 'output.yaml'), 'utf8'),
+      );
     });
   }
 });

@@ -11,8 +11,7 @@ import {
 } from '@meshrelay/testkit';
 import {
   createIstioValidator,
-  isCleanInputList,
-  recordCleanInputs,
+  InputJudgements,
   translate,
   validateInputResource,
   validateInputResources,
@@ -328,21 +327,37 @@ describe('inputs judged once', () => {
     const judged = buildTestInputSnapshot('c1', [bad]);
     const trusted = buildTestInputSnapshot('c1', [bad]);
     assert.ok(Object.isFrozen(trusted.resources));
-    recordCleanInputs(trusted.resources);
-    assert.ok(isCleanInputList(trusted.resources));
-    assert.ok(!isCleanInputList(judged.resources), 'a record names one list object, not its content');
+    const judgements = new InputJudgements();
+    judgements.record(trusted.resources, true);
+    assert.ok(judgements.isClean(trusted.resources));
+    assert.ok(!judgements.isClean(judged.resources), 'a record names one list object, not its content');
     const validator = createIstioValidator();
-    const reasons = (snapshot: typeof judged): string[] =>
-      translate({ inputs: new Map([['c1', snapshot]]), clusters: [], vips: new Map() }, validator).problems.map(
-        (p) => p.reason,
-      );
-    assert.ok(reasons(judged).some((r) => r.startsWith('invalid input resource ignored: spec.ports[0].port')));
-    assert.ok(!reasons(trusted).some((r) => r.startsWith('invalid input resource ignored')));
+    const reasons = (snapshot: typeof judged, given?: InputJudgements): string[] =>
+      translate(
+        {
+          inputs: new Map([['c1', snapshot]]),
+          clusters: [],
+          vips: new Map(),
+          ...(given ? { judgements: given } : {}),
+        },
+        validator,
+      ).problems.map((p) => p.reason);
+    assert.ok(
+      reasons(judged, judgements).some((r) => r.startsWith('invalid input resource ignored: spec.ports[0].port')),
+    );
+    assert.ok(!reasons(trusted, judgements).some((r) => r.startsWith('invalid input resource ignored')));
+    // The record is the owner's: translation not given these judgements judges the list itself.
+    assert.ok(reasons(trusted).some((r) => r.startsWith('invalid input resource ignored: spec.ports[0].port')));
+    assert.ok(
+      reasons(trusted, new InputJudgements()).some((r) => r.startsWith('invalid input resource ignored')),
+      "another owner's judgements know nothing of the list",
+    );
   });
 
   it('given a list that is not frozen, when recorded, then it is not taken as judged (it could change)', () => {
     const list = [reviews()];
-    recordCleanInputs(list);
-    assert.ok(!isCleanInputList(list));
+    const judgements = new InputJudgements();
+    judgements.record(list, true);
+    assert.ok(!judgements.isClean(list) && !judgements.isJudged(list));
   });
 });

@@ -11,6 +11,7 @@ import {
   isKind,
   resourceEncoding,
   sha256Hex,
+  type InputSnapshot,
   type Provenance,
   type Resource,
 } from '@meshrelay/api';
@@ -156,12 +157,14 @@ export function* translationSteps(
   const perCluster = new Map<string, Resource[]>();
   const validGloo = new Map<string, readonly Resource[]>();
   const security = new Map<string, SecurityResource>();
+  const isJudgedClean = (snapshot: InputSnapshot | undefined): boolean =>
+    snapshot !== undefined && input.judgements?.isClean(snapshot.resources) === true;
   for (const name of clusterNames) {
     const snapshot = input.inputs.get(name);
     // Inputs are validated once per content: the hash covers every resource.
     const before = memo.last<AdmittedCluster>('admitted', name);
     const admitted = yield* memo.unitSteps('admit', `${name}\u0000${snapshot?.hash ?? ''}`, problems, (own) =>
-      admitCluster(name, snapshot?.resources ?? [], own, before),
+      admitCluster(name, snapshot?.resources ?? [], own, isJudgedClean(snapshot), before),
     );
     memo.keep('admitted', name, admitted, () => false);
     registerGloo(name, admitted, book, security);
@@ -288,6 +291,7 @@ export function* translationSteps(
     previousSecurityOutputs: input.previousSecurityOutputs ?? new Map(),
     denyByDefault: denyByDefaultOf(security, model, indexByName, accessCtx),
     validator,
+    lastingVerdicts: memo.verdicts(),
     book,
     problems,
     snapshot: (cluster, resources, prov) => memo.snapshot(cluster, resources, prov),

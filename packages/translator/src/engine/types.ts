@@ -1,3 +1,4 @@
+import type { InputJudgements } from '../gloo/input-validation.ts';
 import type { InputSnapshot, OutputSnapshot, Resource } from '@meshrelay/api';
 
 /** What the translator knows about a workload cluster beyond its input snapshot. */
@@ -44,6 +45,12 @@ export interface TranslationInput {
    * None: one implicit workspace owns every namespace of every cluster.
    */
   readonly workspaces?: readonly Resource[];
+  /**
+   * What the caller's intake found when it judged input lists (a server's, see InputJudgements):
+   * a list recorded clean is admitted without validating each resource again. None: every input
+   * is validated here. The result is the same either way.
+   */
+  readonly judgements?: Pick<InputJudgements, 'isClean'>;
 }
 
 /** Gloo's approval states (common.gloo.solo.io.ApprovalState), without PENDING and UNLICENSED. */

@@ -10,7 +10,7 @@ import {
   resourceKey,
   type Resource,
 } from '@meshrelay/api';
-import { isCleanInputList, isGlooResource, unimplementedFieldsOf, validateInputResource } from './input-validation.ts';
+import { isGlooResource, unimplementedFieldsOf, validateInputResource } from './input-validation.ts';
 import type { InputProblem } from './schema-errors.ts';
 import { addressAnnotationProblems } from '../istio/policy-vips.ts';
 import type { ProblemSink } from '../engine/problems.ts';
@@ -41,7 +41,7 @@ const CLEAN: Verdict = Object.freeze({
   annotations: Object.freeze([]),
 });
 
-/** `judged`: validateInputResource is known to find no problem with `r` (see isCleanInputList). */
+/** `judged`: validateInputResource is known to find no problem with `r` (see InputJudgements). */
 function verdictOf(r: Resource, isGloo: boolean, judged: boolean): Verdict {
   const issues = judged ? [] : validateInputResource(r);
   // Only Gloo kinds have fields Meshrelay does not implement.
@@ -74,15 +74,17 @@ export interface AdmittedCluster {
  * ignoring the field would weaken security: then it is INVALID and not translated (so it fails
  * closed). A VirtualDestination whose address annotation is neither "true" nor "false" is WARNING
  * naming it, translated without those addresses. Depends on nothing but `resources`: a result may
- * be reused for an equal input. A list that intake judged clean (isCleanInputList) is not validated
- * again, only read for unimplemented fields and address annotations. `before`, the cluster's
- * previous admission, only spares validating again the canonical resources it found clean (a delta
- * keeps the objects of unchanged resources). Yields between slices of resources.
+ * be reused for an equal input. A list `judgedClean` (intake found every resource valid, see
+ * InputJudgements) is not validated again, only read for unimplemented fields and address
+ * annotations. `before`, the cluster's previous admission, only spares validating again the
+ * canonical resources it found clean (a delta keeps the objects of unchanged resources). Yields
+ * between slices of resources.
  */
 export function* admitCluster(
   cluster: string,
   resources: readonly Resource[],
   problems: ProblemSink,
+  judgedClean: boolean,
   before?: AdmittedCluster,
 ): Generator<void, AdmittedCluster> {
   const gloo: Resource[] = [];
@@ -90,7 +92,7 @@ export function* admitCluster(
   const validGloo: Resource[] = [];
   const clean: Resource[] = [];
   // A canonical resource (deep-frozen: it cannot have changed) found clean in the cluster's input before is clean now.
-  const judged = isCleanInputList(resources);
+  const judged = judgedClean;
   const reusable = !judged && before && before.clean.length > 0 ? new Set(before.clean) : undefined;
   for (const [i, r] of resources.entries()) {
     if (i % ADMIT_SLICE === ADMIT_SLICE - 1) yield;

@@ -234,25 +234,35 @@ export function validateInputResources(resources: readonly Resource[]): InputVal
 }
 
 /**
- * Frozen input resource lists (an input snapshot's) in which validateInputResource found no
- * problem with any resource. Inputs are judged once, where they enter the server (the intake of
- * an agent's snapshot, the load of a stored one), which records the lists it found clean here;
- * translation admits a recorded list without judging its resources again.
+ * What one owner (a server) found when it judged whole input lists with validateInputResource:
+ * inputs are judged once, where they enter (the intake of an agent's snapshot, the load of a
+ * stored one), and translation given these judgements admits a list recorded clean without
+ * judging its resources again. Only frozen lists are recorded (an input snapshot's: they cannot
+ * change after they were judged); a record names one list object, never an equal one.
  */
-const cleanLists = new WeakSet<readonly Resource[]>();
+export class InputJudgements {
+  readonly #clean = new WeakSet<readonly Resource[]>();
+  readonly #withProblems = new WeakSet<readonly Resource[]>();
 
-/**
- * Records that every resource of `resources` passed validateInputResource with no problem. The
- * caller judged them all (or reused resources of a list recorded before). Only a frozen list is
- * recorded (it cannot change after it was judged); its resources are a snapshot's deep-frozen ones.
- */
-export function recordCleanInputs(resources: readonly Resource[]): void {
-  if (Object.isFrozen(resources)) cleanLists.add(resources);
-}
+  /**
+   * Records the verdict on `resources`: `clean` when every resource passed validateInputResource
+   * with no problem (the caller judged them all, or kept resources of a list recorded clean).
+   */
+  record(resources: readonly Resource[], clean: boolean): void {
+    if (!Object.isFrozen(resources)) return;
+    if (clean) this.#clean.add(resources);
+    else this.#withProblems.add(resources);
+  }
 
-/** Whether `resources` was recorded by recordCleanInputs: validateInputResource finds no problem with any of them. */
-export function isCleanInputList(resources: readonly Resource[]): boolean {
-  return cleanLists.has(resources);
+  /** Whether `resources` was recorded clean: validateInputResource finds no problem with any of them. */
+  isClean(resources: readonly Resource[]): boolean {
+    return this.#clean.has(resources);
+  }
+
+  /** Whether `resources` was recorded at all, clean or not. */
+  isJudged(resources: readonly Resource[]): boolean {
+    return this.#clean.has(resources) || this.#withProblems.has(resources);
+  }
 }
 
 /** resourceKey() for a value that may be malformed. */
