@@ -39,16 +39,15 @@ export interface PushStreamOptions {
   readonly onAck: (snapshot: InputSnapshot, ack: PushAck) => void;
   /** Called once, with why the stream ended. */
   readonly onEnd: (outcome: SessionOutcome) => void;
+  /**
+   * Snapshots a server that takes deltas accepted, on any stream of the owner (the relay client).
+   * Such a snapshot opens a later stream as a resume; one a server could not resume leaves the set
+   * until a server accepts it again. Weak: a snapshot the agent dropped is forgotten with it.
+   */
+  readonly acceptedByDeltaServers: WeakSet<InputSnapshot>;
 }
 
 type PushCall = ClientDuplexStream<relay.v1.IPushRequest, relay.v1.IPushResponse>;
-
-/**
- * Snapshots a server that takes deltas accepted (on any stream of this process). Such a snapshot
- * opens a later stream as a resume (see PushStream); one a server could not resume leaves the set
- * until a server accepts it again. Weak: a snapshot the agent dropped is forgotten with it.
- */
-const acceptedByDeltaServers = new WeakSet<InputSnapshot>();
 
 const EMPTY_PAYLOAD = '[]';
 
@@ -116,7 +115,7 @@ export class PushStream {
     this.#call.on('error', () => {});
     this.#call.on('status', (status: StatusObject) => this.#end(outcomeOfStatus(status, 'push')));
     const latest = options.latest();
-    if (latest && acceptedByDeltaServers.has(latest)) this.#base = latest;
+    if (latest && options.acceptedByDeltaServers.has(latest)) this.#base = latest;
     this.offer();
   }
 
@@ -218,7 +217,7 @@ export class PushStream {
           ? 'server refused the delta at a patch limit; resending the snapshot full'
           : 'server does not hold the delta base; resending the snapshot full',
       );
-      acceptedByDeltaServers.delete(snapshot);
+      this.#opts.acceptedByDeltaServers.delete(snapshot);
       this.#base = undefined;
       this.#handled = undefined;
     } else {
@@ -226,7 +225,7 @@ export class PushStream {
       if (ack.accepted) this.#base = raw.acceptsDeltas === true ? snapshot : undefined;
       // Only a server that says so gets patches in its deltas.
       if (ack.accepted) this.#takesPatches = raw.acceptsPatches === true;
-      if (this.#base === snapshot) acceptedByDeltaServers.add(snapshot);
+      if (this.#base === snapshot) this.#opts.acceptedByDeltaServers.add(snapshot);
       this.#opts.onAck(snapshot, ack);
     }
     this.offer();

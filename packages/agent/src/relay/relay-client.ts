@@ -119,6 +119,8 @@ export class RelayClient {
   #channel: Client | undefined;
   /** The last snapshot a server refused; new streams do not send it again. */
   #refused: InputSnapshot | undefined;
+  /** Snapshots a server that takes deltas accepted, on any of this client's streams (a new one resumes them). */
+  readonly #acceptedByDeltaServers = new WeakSet<InputSnapshot>();
   #status: RelayClientStatus = {
     address: undefined,
     pushConnected: false,
@@ -413,6 +415,7 @@ export class RelayClient {
       },
       onAck: (snapshot, ack) => this.#recordAck(snapshot, ack, address),
       onEnd: finish,
+      acceptedByDeltaServers: this.#acceptedByDeltaServers,
     });
   }
 

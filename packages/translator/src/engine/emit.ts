@@ -30,6 +30,12 @@ export interface EmitInput {
   /** Deny-by-default outputs of a security resource that never had a good translation. */
   readonly denyByDefault: (source: string, cluster: string) => readonly Resource[];
   readonly validator: OutputValidator;
+  /**
+   * The validator's verdicts on canonical (deep-frozen, so unchangeable) outputs, kept by the
+   * caller across runs with the same validator (an incremental engine's memo), so an output
+   * shared by many runs is validated once.
+   */
+  readonly lastingVerdicts: WeakMap<Resource, string[]>;
   readonly book: StatusBook;
   readonly problems: ProblemSink;
   /** Builds a cluster's output snapshot (an incremental engine returns the previous one when nothing changed). */
@@ -97,18 +103,9 @@ function dedupe(cluster: string, list: readonly Sourced[], book: StatusBook, pro
   return out;
 }
 
-/** Verdicts on canonical (deep-frozen, so unchangeable) outputs, per validator, kept across translations. */
-const lasting = new WeakMap<OutputValidator, WeakMap<Resource, string[]>>();
-
-function makeChecker(validator: OutputValidator): (r: Resource) => string[] {
+function makeChecker(validator: OutputValidator, frozen: WeakMap<Resource, string[]>): (r: Resource) => string[] {
   // Shared outputs are the same objects in every cluster: validate each once.
   const verdicts = new Map<Resource, string[]>();
-  let kept = lasting.get(validator);
-  if (!kept) {
-    kept = new WeakMap();
-    lasting.set(validator, kept);
-  }
-  const frozen = kept;
   return (r) => {
     const cache = isCanonicalResource(r) || isScopedCopy(r) ? frozen : verdicts;
     let issues = cache.get(r);
@@ -217,7 +214,7 @@ function emitCluster(
 /** Emits the outputs, yielding after each cluster (a driver may hand the event loop back there). */
 export function* emitSteps(input: EmitInput): Generator<void, EmitResult> {
   const { book, problems } = input;
-  const check = makeChecker(input.validator);
+  const check = makeChecker(input.validator, input.lastingVerdicts);
   const perCluster = new Map<string, Sourced[]>();
   const previous = new Map<string, ClusterEmit>();
   const deduped = new Set<string>();

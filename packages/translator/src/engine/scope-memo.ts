@@ -18,8 +18,13 @@ interface ScopedEntry {
   readonly out: Resource | null;
 }
 
-/** Scoping results by output object, then by consumer cluster. */
-export type ScopeDecisions = WeakMap<Resource, Map<string, ScopedEntry>>;
+/** Scoping results, kept by whoever runs the translations (a memo) for as long as it keeps them. */
+export class ScopeDecisions {
+  /** By output object, then by consumer cluster. */
+  readonly byOutput = new WeakMap<Resource, Map<string, ScopedEntry>>();
+  /** The last list scoped per consumer cluster. */
+  readonly lastLists = new Map<string, LastList>();
+}
 
 export interface ScopeReads {
   readonly consumer: string;
@@ -35,8 +40,6 @@ interface LastList {
   readonly out: readonly Sourced[];
 }
 
-const lastLists = new WeakMap<ScopeDecisions, Map<string, LastList>>();
-
 /**
  * `scope(list)` for `reads.consumer`, computing only the outputs whose kept result does not
  * match `reads`; `scope` must be `scopeCandidates` bound to this run's model and consumer.
@@ -49,11 +52,7 @@ export function scopeKept(
   decisions: ScopeDecisions,
   scope: (list: readonly Sourced[]) => Sourced[],
 ): readonly Sourced[] {
-  let byConsumer = lastLists.get(decisions);
-  if (!byConsumer) {
-    byConsumer = new Map();
-    lastLists.set(decisions, byConsumer);
-  }
+  const byConsumer = decisions.lastLists;
   const last = byConsumer.get(reads.consumer);
   if (last && last.world === reads.world && last.index === reads.index && sameCandidates(last.list, list)) {
     byConsumer.set(reads.consumer, { ...last, list });
@@ -72,10 +71,10 @@ function scopeEach(
 ): Sourced[] {
   const out: Sourced[] = [];
   for (const s of list) {
-    let byConsumer = decisions.get(s.resource);
+    let byConsumer = decisions.byOutput.get(s.resource);
     if (!byConsumer) {
       byConsumer = new Map();
-      decisions.set(s.resource, byConsumer);
+      decisions.byOutput.set(s.resource, byConsumer);
     }
     let entry = byConsumer.get(reads.consumer);
     if (

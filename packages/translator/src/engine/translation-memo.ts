@@ -17,7 +17,7 @@ import {
 } from '@meshrelay/api';
 import { ProblemSink } from './problems.ts';
 import { sameContent } from './same-content.ts';
-import type { ScopeDecisions } from './scope-memo.ts';
+import { ScopeDecisions } from './scope-memo.ts';
 import type { ScopeCache } from '../workspaces/workspace-outputs.ts';
 
 export interface TranslationMemo {
@@ -52,6 +52,8 @@ export interface TranslationMemo {
   scopes(): ScopeCache;
   /** Scoping results per output and consumer (across runs, for an incremental engine). */
   scopeDecisions(): ScopeDecisions;
+  /** The output validator's verdicts on canonical outputs (across runs, for an incremental engine). */
+  verdicts(): WeakMap<Resource, string[]>;
   /** The output snapshot of `cluster` (the previous one when it holds the same resources). */
   snapshot(cluster: string, resources: readonly Resource[], provenance: readonly Provenance[]): OutputSnapshot;
 }
@@ -92,7 +94,8 @@ export const FRESH: TranslationMemo = {
   resource: (_slot, resource) => resource,
   id: idOf,
   scopes: () => new WeakMap(),
-  scopeDecisions: () => new WeakMap(),
+  scopeDecisions: () => new ScopeDecisions(),
+  verdicts: () => new WeakMap(),
   snapshot: (cluster, resources, provenance) => buildOutputSnapshot({ cluster, resources, provenance }),
 };
 
@@ -209,7 +212,8 @@ export class RunMemo implements TranslationMemo {
   readonly #resources = new Generations<Resource>();
   readonly #snapshots = new Generations<KeptSnapshot>();
   readonly #scopes: ScopeCache = new WeakMap();
-  readonly #scopeDecisions: ScopeDecisions = new WeakMap();
+  readonly #scopeDecisions = new ScopeDecisions();
+  readonly #verdicts = new WeakMap<Resource, string[]>();
 
   unit<T>(table: string, key: string, problems: ProblemSink, compute: (problems: ProblemSink) => T): T {
     const steps = this.unitSteps(table, key, problems, function* (own) {
@@ -296,6 +300,10 @@ export class RunMemo implements TranslationMemo {
 
   scopeDecisions(): ScopeDecisions {
     return this.#scopeDecisions;
+  }
+
+  verdicts(): WeakMap<Resource, string[]> {
+    return this.#verdicts;
   }
 
   snapshot(cluster: string, resources: readonly Resource[], provenance: readonly Provenance[]): OutputSnapshot {

@@ -59,6 +59,12 @@ export interface ClusterIndex {
   readonly trustDomain?: string;
   /** Ready endpoints of a Service (`ns/name`), from its EndpointSlices or else its Endpoints. */
   endpointsOf(serviceKey: string): readonly ServiceEndpoint[];
+  /**
+   * A view of this index that `build` derives from it (an index by label, by service account…),
+   * built on first use and kept with the index: one per builder function, so a module passes
+   * the same function every time. The index is immutable, so a view never goes stale.
+   */
+  derived<T>(build: (index: ClusterIndex) => T): T;
 }
 
 export const EAST_WEST_GATEWAY_LABEL = { key: 'istio', value: 'eastwestgateway' } as const;
@@ -273,7 +279,8 @@ export function indexCluster(
   const services = serviceResources.map((r) => toService(cluster, r, workspaceOf)).sort((a, b) => compareKeys(a, b));
   const serviceByKey = new Map(services.map((s) => [objectKey(s.namespace, s.name), s]));
   const endpointCache = new Map<string, readonly ServiceEndpoint[]>();
-  return {
+  const views = new Map<(index: ClusterIndex) => unknown, unknown>();
+  const index: ClusterIndex = {
     cluster,
     services,
     serviceByKey,
@@ -296,7 +303,12 @@ export function indexCluster(
       }
       return cached;
     },
+    derived<T>(build: (index: ClusterIndex) => T): T {
+      if (!views.has(build)) views.set(build, build(index));
+      return views.get(build) as T;
+    },
   };
+  return index;
 }
 
 function meta(r: Resource): { namespace: string; name: string } {

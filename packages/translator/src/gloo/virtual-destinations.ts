@@ -118,24 +118,22 @@ interface LabelIndex {
   readonly position: Map<ServiceInfo, number>;
 }
 
-const labelIndexes = new WeakMap<ClusterIndex, LabelIndex>();
+function buildLabelIndex(index: ClusterIndex): LabelIndex {
+  const built: LabelIndex = { byLabel: new Map(), position: new Map() };
+  for (const [i, svc] of index.services.entries()) {
+    built.position.set(svc, i);
+    for (const [key, value] of Object.entries(svc.labels)) {
+      const id = `${key}=${value}`;
+      const list = built.byLabel.get(id) ?? [];
+      list.push(svc);
+      built.byLabel.set(id, list);
+    }
+  }
+  return built;
+}
 
 function labelIndexOf(index: ClusterIndex): LabelIndex {
-  let found = labelIndexes.get(index);
-  if (!found) {
-    found = { byLabel: new Map(), position: new Map() };
-    for (const [i, svc] of index.services.entries()) {
-      found.position.set(svc, i);
-      for (const [key, value] of Object.entries(svc.labels)) {
-        const id = `${key}=${value}`;
-        const list = found.byLabel.get(id) ?? [];
-        list.push(svc);
-        found.byLabel.set(id, list);
-      }
-    }
-    labelIndexes.set(index, found);
-  }
-  return found;
+  return index.derived(buildLabelIndex);
 }
 
 /**

@@ -50,7 +50,17 @@ function uniqueSorted(values: Iterable<string>): string[] {
 }
 
 /** A cluster's pods by label (`key=value` → their `namespace/name` keys), for workload selectors. */
-const podsByLabelOf = new WeakMap<ClusterIndex, Map<string, string[]>>();
+function podsByLabel(index: ClusterIndex): ReadonlyMap<string, readonly string[]> {
+  const byLabel = new Map<string, string[]>();
+  for (const [key, pod] of index.pods) {
+    for (const [k, v] of Object.entries(pod.labels)) {
+      const list = byLabel.get(`${k}=${v}`);
+      if (list) list.push(key);
+      else byLabel.set(`${k}=${v}`, [key]);
+    }
+  }
+  return byLabel;
+}
 
 /**
  * The `namespace/name` keys of the pods of `index` that may carry `labels`: those with its first
@@ -60,19 +70,7 @@ const podsByLabelOf = new WeakMap<ClusterIndex, Map<string, string[]>>();
 function podCandidates(index: ClusterIndex, labels: StringMap | undefined): Iterable<string> {
   const first = labels && Object.entries(labels)[0];
   if (!first) return index.pods.keys();
-  let byLabel = podsByLabelOf.get(index);
-  if (!byLabel) {
-    byLabel = new Map();
-    for (const [key, pod] of index.pods) {
-      for (const [k, v] of Object.entries(pod.labels)) {
-        const list = byLabel.get(`${k}=${v}`);
-        if (list) list.push(key);
-        else byLabel.set(`${k}=${v}`, [key]);
-      }
-    }
-    podsByLabelOf.set(index, byLabel);
-  }
-  return byLabel.get(`${first[0]}=${first[1]}`) ?? [];
+  return index.derived(podsByLabel).get(`${first[0]}=${first[1]}`) ?? [];
 }
 
 function workloadTargets(policy: Owned<AccessPolicySpec>, ctx: AccessContext): Target[] {
@@ -178,23 +176,20 @@ function destinationTargets(policy: Owned<AccessPolicySpec>, ctx: AccessContext)
   return targets;
 }
 
-const accountNamespaces = new WeakMap<ClusterIndex, Map<string, string[]>>();
-
 /** Per service account of a cluster: the sorted namespaces where pods run as it (an index, not a scan per policy). */
 function namespacesByAccount(index: ClusterIndex): ReadonlyMap<string, readonly string[]> {
-  let found = accountNamespaces.get(index);
-  if (!found) {
-    const sets = new Map<string, Set<string>>();
-    for (const [key, pod] of index.pods) {
-      if (pod.serviceAccount === undefined) continue;
-      const set = sets.get(pod.serviceAccount) ?? new Set();
-      set.add(key.split('/')[0] as string);
-      sets.set(pod.serviceAccount, set);
-    }
-    found = new Map([...sets].map(([account, namespaces]) => [account, uniqueSorted(namespaces)]));
-    accountNamespaces.set(index, found);
+  return index.derived(buildNamespacesByAccount);
+}
+
+function buildNamespacesByAccount(index: ClusterIndex): ReadonlyMap<string, readonly string[]> {
+  const sets = new Map<string, Set<string>>();
+  for (const [key, pod] of index.pods) {
+    if (pod.serviceAccount === undefined) continue;
+    const set = sets.get(pod.serviceAccount) ?? new Set();
+    set.add(key.split('/')[0] as string);
+    sets.set(pod.serviceAccount, set);
   }
-  return found;
+  return new Map([...sets].map(([account, namespaces]) => [account, uniqueSorted(namespaces)]));
 }
 
 /** Principals for one service-account selector, or undefined when it cannot be expressed. */
