@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { waitFor } from '@meshrelay/testkit';
-import { tunedAllocatorEnvironment } from '../packages/mgmt-server/src/allocator-tuning.ts';
+import { tunedAllocatorEnvironment } from '../packages/mgmt-server/src/runtime.ts';
 import { Mesh, hasResource, virtualDestinationYaml } from './mesh.ts';
 
 interface Status {

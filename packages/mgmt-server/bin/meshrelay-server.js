@@ -6,11 +6,12 @@ import { enableCompileCache } from 'node:module';
 // TypeScript transpiler when its sources did not change, which shortens a reconnect storm
 // (see docs/design/decisions/README.md#compile-cache).
 enableCompileCache(new URL('../.compile-cache', import.meta.url).pathname);
-// On Linux the server runs with a fixed glibc mmap threshold (see allocator-tuning.ts): this
-// starts the process once more, with the same id and arguments, before anything else is loaded.
-const { startWithTunedAllocator } = await import('../src/allocator-tuning.ts');
+// The process's own settings live in one module (src/runtime.ts): on Linux this starts the
+// process once more, with the same id and arguments and a fixed glibc mmap threshold, before
+// anything else is loaded.
+const { prepareServerProcess } = await import('../src/runtime.ts');
 try {
-  startWithTunedAllocator();
+  prepareServerProcess();
 } catch (err) {
   console.error(`meshrelay-server: ${err instanceof Error ? err.message : String(err)}`);
   process.exit(2);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { test } from 'node:test';
-import { SERVER_MMAP_THRESHOLD_BYTES, tunedAllocatorEnvironment } from '../src/allocator-tuning.ts';
+import { SERVER_MMAP_THRESHOLD_BYTES, tunedAllocatorEnvironment } from '../src/runtime.ts';
 
 const ENTRY = `glibc.malloc.mmap_threshold=${SERVER_MMAP_THRESHOLD_BYTES}`;
 const CHILD = new URL('./fixtures/tuned-allocator-child.ts', import.meta.url).pathname;

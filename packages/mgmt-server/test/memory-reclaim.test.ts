@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { waitFor } from '@meshrelay/testkit';
-import { MemoryReclaimer, lastResortCollection, v8FullCollection, type Reclaim } from '../src/memory-reclaim.ts';
+import { MemoryReclaimer, lastResortCollection, v8FullCollection, type Reclaim } from '../src/runtime.ts';
 
 const MIB = 1024 * 1024;
 const logger = pino({ level: 'silent' });

@@ -1,3 +1,84 @@
+/**
+ * The server process's runtime: every setting the server binary gives its own process, in one
+ * place. Each is here because of a measurement (docs/design/decisions/README.md, the sections
+ * named below); nothing else in the server tunes the process.
+ *
+ * - The C allocator's mmap threshold, fixed at start by running the binary once more with it
+ *   (`prepareServerProcess`, called first by bin/meshrelay-server.js; #allocator-mmap-threshold).
+ * - An idle reclaim: one full collection once the server has gone idle after a burst of work
+ *   grew its heap (`MemoryReclaimer`, started by the server with --memory-reclaim-idle;
+ *   #idle-memory-reclaim).
+ * - The compile cache is enabled by the binary itself, before this module loads (#compile-cache).
+ */
+import { Session } from 'node:inspector/promises';
+import { performance, type EventLoopUtilization } from 'node:perf_hooks';
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import type { Logger } from 'pino';
+
+// ---------------------------------------------------------------------------------------------
+// The allocator
+// ---------------------------------------------------------------------------------------------
+
+/*
+ * The C allocator setting the server runs with on Linux (glibc).
+ *
+ * glibc serves an allocation above its mmap threshold with its own mapping, returned on free,
+ * and everything below it from the main heap, which gives memory back only from its top. The
+ * threshold starts at 128 KiB but rises to the size of each large block freed (up to 32 MiB).
+ * After a cold start (input snapshots received in chunks, written to Redis, outputs encoded) it
+ * sits in the megabytes, so every snapshot-sized buffer lands in the main heap. Once they are
+ * freed, a few live allocations above them pin the holes, and a large share of the heap stays
+ * free but held (see docs/design/decisions/README.md#allocator-mmap-threshold).
+ *
+ * A fixed threshold stops the rise: buffers from 256 KiB up (every snapshot chunk, Redis value,
+ * encoded output) get their own mapping and return it when freed. The setting has to be in the
+ * environment when the process starts, so the server's binary starts itself once more with it
+ * (`process.execve`: same process id, arguments and descriptors) unless the operator already
+ * chose a setting, or turned this off with MESHRELAY_MALLOC_TUNING=off.
+ */
+
+/** The mmap threshold the server sets: the relay's snapshot chunk size (256 KiB). */
+export const SERVER_MMAP_THRESHOLD_BYTES = 256 * 1024;
+
+const TUNABLE = 'glibc.malloc.mmap_threshold';
+
+/**
+ * The environment to start the server again with, or undefined when it runs as it is: not on
+ * Linux, turned off, or the operator already set the threshold (either spelling glibc reads).
+ */
+export function tunedAllocatorEnvironment(
+  env: NodeJS.ProcessEnv,
+  platform: NodeJS.Platform,
+): NodeJS.ProcessEnv | undefined {
+  if (platform !== 'linux') return undefined;
+  const setting = env['MESHRELAY_MALLOC_TUNING'];
+  if (setting !== undefined && setting !== 'on') {
+    if (setting === 'off') return undefined;
+    throw new Error(`MESHRELAY_MALLOC_TUNING must be "on" or "off", not ${JSON.stringify(setting)}`);
+  }
+  if (env['MALLOC_MMAP_THRESHOLD_'] !== undefined) return undefined;
+  const tunables = env['GLIBC_TUNABLES'] ?? '';
+  if (tunables.split(':').some((entry) => entry.split('=')[0] === TUNABLE)) return undefined;
+  const entry = `${TUNABLE}=${SERVER_MMAP_THRESHOLD_BYTES}`;
+  return { ...env, GLIBC_TUNABLES: tunables ? `${tunables}:${entry}` : entry };
+}
+
+/**
+ * Readies this process before the server loads: starts it once more with the tuned allocator
+ * when it needs it (see above), and returns when it runs as it is. Throws on an invalid
+ * MESHRELAY_MALLOC_TUNING.
+ */
+export function prepareServerProcess(): void {
+  const env = tunedAllocatorEnvironment(process.env, process.platform);
+  if (!env || typeof process.execve !== 'function') return;
+  process.execve(process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], env);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The idle reclaim
+// ---------------------------------------------------------------------------------------------
+
 // A converged server that has gone idle gives back the memory a burst of work left behind.
 //
 // V8 sizes the heap for the allocation rate it last saw. After a cold start at tier M (50 input
@@ -8,12 +89,6 @@
 // mostly idle and the heap has not grown for a while, and the heap has grown by a large amount
 // since the last reclaim, one full collection returns it. Growth that turns out to be live
 // raises the baseline instead, so a larger mesh does not cause a collection on every idle spell.
-
-import { Session } from 'node:inspector/promises';
-import { performance, type EventLoopUtilization } from 'node:perf_hooks';
-import { getHeapStatistics, setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
-import type { Logger } from 'pino';
 
 /** Heap growth since the last reclaim worth a full collection (below it V8's own collections suffice). */
 export const RECLAIM_MIN_GROWTH_BYTES = 256 * 1024 * 1024;
