@@ -23,8 +23,17 @@ function current(path: string): string | undefined {
   }
 }
 
+/** The files of `set`'s generated module: the code and its declarations. */
+function files(set: SchemaSet): [path: string, text: string][] {
+  const { js, dts } = generatedModuleText(set);
+  return [
+    [join(GEN_DIR, set.file), js],
+    [join(GEN_DIR, set.file.replace(/\.js$/, '.d.ts')), dts],
+  ];
+}
+
 if (process.argv.includes('--check')) {
-  const stale = sets.filter((set) => current(join(GEN_DIR, set.file)) !== generatedModuleText(set));
+  const stale = sets.filter((set) => files(set).some(([path, text]) => current(path) !== text));
   if (stale.length > 0) {
     console.error(
       `generated validators are stale: ${stale.map((s) => `packages/translator/src/gen/${s.file}`).join(', ')}; run "npm run validators"`,
@@ -34,7 +43,7 @@ if (process.argv.includes('--check')) {
   console.log('generated validators are up to date');
 } else {
   for (const set of sets) {
-    writeFileSync(join(GEN_DIR, set.file), generatedModuleText(set));
-    console.log(`wrote packages/translator/src/gen/${set.file}`);
+    for (const [path, text] of files(set)) writeFileSync(path, text);
+    console.log(`wrote packages/translator/src/gen/${set.file} and its declarations`);
   }
 }

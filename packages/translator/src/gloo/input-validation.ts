@@ -38,6 +38,7 @@ import { joinPath, problemsFromAjv, type InputProblem } from './schema-errors.ts
 import { unimplementedFields, type UnimplementedField } from './unimplemented-fields.ts';
 import { quickCheckOf } from './input-fast-checks.ts';
 import { digestOf, schemaValidators, type SchemaSet } from '../schema-validators.ts';
+import * as generatedInputValidators from '../gen/input-validators.js';
 
 export type { InputProblem } from './schema-errors.ts';
 
@@ -79,6 +80,7 @@ function kindId(ref: { apiVersion: string; kind: string }): string {
 /** The input kinds' schemas as a set compiled ahead of time (see schema-validators.ts). */
 export const INPUT_SCHEMA_SET: SchemaSet = {
   file: 'input-validators.js',
+  generated: generatedInputValidators,
   source: 'packages/translator/src/gloo/schemas',
   digest: () => digestOf([JSON.stringify([...KIND_SCHEMAS])]),
   names: [...KIND_SCHEMAS.keys()],

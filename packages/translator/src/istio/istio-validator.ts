@@ -18,6 +18,7 @@ import { v1VersionOf } from './crd-versions.ts';
 import { problemsFromAjv } from '../gloo/schema-errors.ts';
 import { checkPortRanges, hasPortRangeProblems } from './port-ranges.ts';
 import { digestOf, schemaValidators, type SchemaSet } from '../schema-validators.ts';
+import * as generatedIstioValidators from '../gen/istio-spec-validators.js';
 
 /** Checks one output resource. */
 export interface OutputValidator {
@@ -164,6 +165,7 @@ export function istioSchemaSet(text: string): SchemaSet {
   let digest: string | undefined;
   return {
     file: 'istio-spec-validators.js',
+    generated: generatedIstioValidators,
     source: 'packages/translator/schemas/istio-crd-all.gen.yaml',
     digest: () => (digest ??= digestOf([text, ...[closeObjectSchemas, parseSpecSchema, endpointSchema].map(String)])),
     names: [...CRD_BY_KIND.keys(), ENDPOINT],
