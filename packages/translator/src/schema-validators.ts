@@ -57,7 +57,7 @@ export function digestOf(parts: readonly string[]): string {
 
 const requireHere = createRequire(import.meta.url);
 
-/** Ajv itself loads only where a schema is compiled (~45 ms of CPU a process need not spend). */
+/** Ajv itself loads only where a schema is compiled: a process on generated code never loads it. */
 function ajvFor(set: SchemaSet, generating: boolean): Ajv {
   const { Ajv, _ } = requireHere('ajv') as typeof AjvModule;
   const ajv = new Ajv(generating ? { ...AJV_OPTIONS, code: { source: true, formats: _`formats` } } : AJV_OPTIONS);
@@ -74,8 +74,8 @@ export interface SchemaValidators {
 }
 
 /**
- * The validators of `set`: from the generated code when it is current (loaded here, so validating
- * does no I/O), otherwise each compiled from its schema on first use.
+ * The validators of `set`: from the generated code when it is current, otherwise each compiled
+ * from its schema on first use.
  */
 export function schemaValidators(set: SchemaSet): SchemaValidators {
   const generated = set.generated.DIGEST === set.digest() ? set.generated.validators(set.formats) : undefined;
