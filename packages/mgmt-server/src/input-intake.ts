@@ -219,6 +219,13 @@ async function adoptResolved(
   });
 }
 
+export interface InputIntakeOptions {
+  /** Where the verdicts on accepted lists are recorded, for translation (default: the intake's own). */
+  readonly judgements?: InputJudgements;
+  /** The translator's validateInputResources unless a test counts calls. */
+  readonly validate?: InputValidator;
+}
+
 /**
  * Accepts an assembled input snapshot for a cluster whose identity was already
  * established: drops invalid resources one by one (reported as warnings), refuses
@@ -228,13 +235,6 @@ async function adoptResolved(
  * copied; the others are the held copies. Validation and canonical encoding run in slices (a 16 MiB snapshot
  * takes seconds of both), so relay heartbeats and the HTTP API keep answering.
  */
-export interface InputIntakeOptions {
-  /** Where the verdicts on accepted lists are recorded, for translation (default: the intake's own). */
-  readonly judgements?: InputJudgements;
-  /** The translator's validateInputResources unless a test counts calls. */
-  readonly validate?: InputValidator;
-}
-
 export class InputIntake {
   readonly #store: SnapshotStore;
   readonly #registry: ClusterRegistry;
