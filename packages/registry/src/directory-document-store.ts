@@ -12,11 +12,6 @@ import {
 const SUFFIX = '.json';
 
 /**
- * Documents as files `<name>.json` in a directory of the state directory. A write goes to a temp
- * file first and is renamed over the document, so readers never see a torn body; the last rename
- * wins. A document's revision is its inode and mtime (a rename always brings a new inode).
- */
-/**
  * Writes text pieces to a new file, each handed to the file as a string: the UTF-8 copy is made
  * outside the JS heap for the write, not as a Buffer per piece that the garbage collector counts.
  */
@@ -34,6 +29,11 @@ async function writePieces(path: string, pieces: AsyncIterable<string>): Promise
   }
 }
 
+/**
+ * Documents as files `<name>.json` in a directory of the state directory. A write goes to a temp
+ * file first and is renamed over the document, so readers never see a torn body; the last rename
+ * wins. A document's revision is its inode and mtime (a rename always brings a new inode).
+ */
 export class DirectoryDocumentStore implements SharedDocumentStore {
   readonly #dir: string;
 
