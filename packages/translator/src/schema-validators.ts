@@ -79,15 +79,17 @@ export interface SchemaValidators {
  */
 export function schemaValidators(set: SchemaSet): SchemaValidators {
   const generated = set.generated.DIGEST === set.digest() ? set.generated.validators(set.formats) : undefined;
+  // Asked once per validated resource: a map lookup, the name checked only before compiling.
+  const known = new Map(Object.entries(generated ?? {}));
   let ajv: Ajv | undefined;
-  const compiled = new Map<string, ValidateFunction>();
+  const names = new Set(set.names);
   const validator = (name: string): ValidateFunction => {
-    if (!set.names.includes(name)) throw new Error(`no schema named ${name} in ${set.file}`);
-    let fn = generated?.[name] ?? compiled.get(name);
+    let fn = known.get(name);
     if (!fn) {
+      if (!names.has(name)) throw new Error(`no schema named ${name} in ${set.file}`);
       ajv ??= ajvFor(set, false);
       fn = ajv.compile(set.schema(name));
-      compiled.set(name, fn);
+      known.set(name, fn);
     }
     return fn;
   };
